@@ -1,0 +1,322 @@
+"""`AuditConfig`: every defaults.json key, parsed and validated in one place.
+
+This module is the only source of error messages about settings: each names the key, the value
+and what is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from engine.errors import ConfigError
+
+METRICS = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULTS_PATH = Path(__file__).resolve().parent.parent / "defaults.json"
+
+# Mirrors the repository's defaults.json (a test keeps the two equal), so an installed wheel
+# without the file behaves the same.
+DEFAULTS: dict = {
+    "embedding_model": DEFAULT_MODEL,
+    "normalize_similarities": True,
+    "similarity_power": 1.0,
+    "similarity_top_k": [5, 10, 15, 20, 25, 30, 35, 40, 45, 50],
+    "similarity_top_k_symmetric": True,
+    "similarity_top_k_chunk": 2048,
+    "colbert_top_k": 100,
+    "colbert_batch_size": 256,
+    "selection_metric": "kappa",
+    "class_weight": "balanced",
+    "text_column": "answer",
+    "score_column": "score",
+    "id_column": "id",
+    "second_score_column": None,
+    "on_bad_rows": "error",
+    "embedding_batch_size": 32,
+    "near_duplicate_threshold": 0.95,
+    "bootstrap_samples": 200,
+    "cross_fit_folds": 5,
+    "seed": 0,
+}
+
+
+@dataclass(frozen=True)
+class PowerInterval:
+    """Bounded interval for Brent's method on the power p."""
+
+    min: float
+    max: float
+    tol: float = 0.02
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Validated settings. `similarity_top_k`/`similarity_power` are tuples when they are grids."""
+
+    embedding_model: str = DEFAULT_MODEL
+    normalize_similarities: bool = True
+    similarity_power: float | tuple[float, ...] | PowerInterval = 1.0
+    similarity_top_k: int | tuple[int, ...] | None = (5, 10, 15, 20, 25, 30, 35, 40, 45, 50)
+    similarity_top_k_symmetric: bool = True
+    similarity_top_k_chunk: int = 2048
+    colbert_top_k: int | None = 100
+    colbert_batch_size: int = 256
+    selection_metric: str = "kappa"
+    class_weight: str | None = "balanced"
+    text_column: str = "answer"
+    score_column: str = "score"
+    id_column: str | None = "id"
+    second_score_column: str | None = None
+    on_bad_rows: str = "error"
+    embedding_batch_size: int = 32
+    near_duplicate_threshold: float = 0.95
+    bootstrap_samples: int = 200
+    cross_fit_folds: int = 5
+    seed: int = 0
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    # -- views used by the engine ---------------------------------------------------------------
+    @property
+    def top_k_values(self) -> tuple[int | None, ...]:
+        k = self.similarity_top_k
+        return (None,) if k is None else (k,) if isinstance(k, int) else tuple(k)
+
+    @property
+    def power_values(self) -> tuple[float, ...] | None:
+        """The fixed or grid powers, or None when the power is tuned on an interval."""
+        p = self.similarity_power
+        if isinstance(p, PowerInterval):
+            return None
+        return (p,) if isinstance(p, float) else tuple(p)
+
+    @property
+    def late_interaction(self) -> bool:
+        return is_late_interaction(self.embedding_model)
+
+    def to_dict(self) -> dict:
+        """The JSON form, the same shape defaults.json has."""
+        out = asdict(self)
+        out.pop("warnings")
+        p = self.similarity_power
+        out["similarity_power"] = (
+            {"min": p.min, "max": p.max, "tol": p.tol}
+            if isinstance(p, PowerInterval)
+            else list(p)
+            if isinstance(p, tuple)
+            else p
+        )
+        k = self.similarity_top_k
+        out["similarity_top_k"] = list(k) if isinstance(k, tuple) else k
+        return out
+
+    def updated(self, **changes) -> AuditConfig:
+        """A new validated config with some keys changed (values in JSON form)."""
+        merged = self.to_dict()
+        merged.update(changes)
+        return config_from_dict(merged)
+
+
+def is_late_interaction(model_name: str) -> bool:
+    """The paper's rule: a name containing colbert, lateon or late-interaction selects ColBERT."""
+    name = model_name.lower()
+    return any(tag in name for tag in ("colbert", "lateon", "late-interaction"))
+
+
+def _fail(key: str, value, accepted: str) -> ConfigError:
+    return ConfigError(
+        f"Setting '{key}' = {json.dumps(value, default=str)} is invalid: {accepted}."
+    )
+
+
+def _bool(key, value):
+    if not isinstance(value, bool):
+        raise _fail(key, value, "expected true or false")
+    return value
+
+
+def _int(key, value, minimum=1, nullable=False):
+    if value is None and nullable:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        extra = " or null" if nullable else ""
+        raise _fail(key, value, f"expected an integer >= {minimum}{extra}")
+    return value
+
+
+def _positive(key, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(key, value, "expected a number > 0")
+    if not math.isfinite(value) or value <= 0:
+        raise _fail(key, value, "expected a finite number > 0")
+    return float(value)
+
+
+def _text(key, value, nullable=False):
+    if value is None and nullable:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(key, value, "expected a non-empty string" + (" or null" if nullable else ""))
+    return value
+
+
+def _top_k(value):
+    key = "similarity_top_k"
+    accepted = "expected an integer >= 1, a non-empty list of them, or null for the dense graph"
+    if value is None:
+        return None
+    if isinstance(value, list):
+        if not value:
+            raise _fail(key, value, accepted)
+        for v in value:
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise _fail(key, value, accepted)
+        return tuple(sorted(set(value)))
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _fail(key, value, accepted)
+    return value
+
+
+def _power(value):
+    key = "similarity_power"
+    if isinstance(value, dict):
+        unknown = set(value) - {"min", "max", "tol"}
+        if unknown or "min" not in value or "max" not in value:
+            raise _fail(key, value, 'an interval needs "min" and "max" (and optionally "tol")')
+        lo, hi = _positive(key, value["min"]), _positive(key, value["max"])
+        tol = _positive(key, value.get("tol", 0.02))
+        if lo >= hi:
+            raise _fail(key, value, "the interval needs min < max")
+        return PowerInterval(lo, hi, tol)
+    if isinstance(value, list):
+        if not value:
+            raise _fail(key, value, "a grid needs at least one power")
+        return tuple(sorted({_positive(key, v) for v in value}))
+    return _positive(key, value)
+
+
+def _choice(key, value, choices):
+    if value not in choices:
+        shown = ", ".join("null" if c is None else str(c) for c in choices)
+        raise _fail(key, value, f"expected one of {shown}")
+    return value
+
+
+def config_from_dict(values: dict) -> AuditConfig:
+    """Validate a dict of settings (missing keys take the defaults) into an `AuditConfig`."""
+    if not isinstance(values, dict):
+        raise ConfigError(f"Settings must be a JSON object, got {type(values).__name__}.")
+    unknown = sorted(set(values) - set(DEFAULTS))
+    if unknown:
+        raise ConfigError(
+            f"Unknown setting(s): {', '.join(unknown)}. Known settings: {', '.join(DEFAULTS)}."
+        )
+    v = {**DEFAULTS, **values}
+    warnings = []
+    power = _power(v["similarity_power"])
+    if not v["normalize_similarities"] and power != 1.0:
+        warnings.append(
+            "normalize_similarities is false: negative cosine similarities are set to 0 "
+            "before the power is applied."
+        )
+    return AuditConfig(
+        embedding_model=_text("embedding_model", v["embedding_model"]),
+        normalize_similarities=_bool("normalize_similarities", v["normalize_similarities"]),
+        similarity_power=power,
+        similarity_top_k=_top_k(v["similarity_top_k"]),
+        similarity_top_k_symmetric=_bool(
+            "similarity_top_k_symmetric", v["similarity_top_k_symmetric"]
+        ),
+        similarity_top_k_chunk=_int("similarity_top_k_chunk", v["similarity_top_k_chunk"]),
+        colbert_top_k=_int("colbert_top_k", v["colbert_top_k"], nullable=True),
+        colbert_batch_size=_int("colbert_batch_size", v["colbert_batch_size"]),
+        selection_metric=_choice("selection_metric", v["selection_metric"], METRICS),
+        class_weight=_choice("class_weight", v["class_weight"], ("balanced", None)),
+        text_column=_text("text_column", v["text_column"]),
+        score_column=_text("score_column", v["score_column"]),
+        id_column=_text("id_column", v["id_column"], nullable=True),
+        second_score_column=_text("second_score_column", v["second_score_column"], nullable=True),
+        on_bad_rows=_choice("on_bad_rows", v["on_bad_rows"], ("error", "skip")),
+        embedding_batch_size=_int("embedding_batch_size", v["embedding_batch_size"]),
+        near_duplicate_threshold=_unit("near_duplicate_threshold", v["near_duplicate_threshold"]),
+        bootstrap_samples=_int("bootstrap_samples", v["bootstrap_samples"], minimum=0),
+        cross_fit_folds=_int("cross_fit_folds", v["cross_fit_folds"], minimum=0),
+        seed=_int("seed", v["seed"], minimum=0),
+        warnings=tuple(warnings),
+    )
+
+
+def _unit(key, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise _fail(key, value, "expected a number in (0, 1]")
+    return float(value)
+
+
+def load_defaults() -> AuditConfig:
+    """The repository's defaults.json when present, else the built-in copy of it."""
+    if DEFAULTS_PATH.is_file():
+        return load_config(DEFAULTS_PATH)
+    return config_from_dict({})
+
+
+def load_config(path: str | Path) -> AuditConfig:
+    """Read a JSON settings file; keys it leaves out take the defaults."""
+    path = Path(path).expanduser()
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise ConfigError(f"Config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Config file {path} cannot be read: {exc}") from None
+    try:
+        values = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"Config file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}): "
+            f"{exc.msg}."
+        ) from None
+    try:
+        return config_from_dict(values)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def parse_override(item: str) -> tuple[str, object]:
+    """`KEY=VALUE` from the command line: VALUE as JSON, or a plain string when it is not JSON."""
+    if "=" not in item:
+        raise ConfigError(f"--set expects KEY=VALUE, got '{item}'.")
+    key, raw = item.split("=", 1)
+    key = key.strip()
+    if key not in DEFAULTS:
+        raise ConfigError(
+            f"Unknown setting '{key}' in --set. Known settings: {', '.join(DEFAULTS)}."
+        )
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key, value
+
+
+def save_config(config: AuditConfig, path: str | Path) -> None:
+    """Write the settings as JSON (atomically), so they can be loaded again."""
+    from engine.export import atomic_write_text
+
+    atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
+
+
+__all__ = [
+    "AuditConfig",
+    "PowerInterval",
+    "METRICS",
+    "DEFAULTS",
+    "config_from_dict",
+    "load_config",
+    "load_defaults",
+    "parse_override",
+    "save_config",
+    "is_late_interaction",
+    "replace",
+]

@@ -1,0 +1,28 @@
+"""Typed errors. Every message names the file, row, column or setting it is about."""
+
+
+class ParmError(Exception):
+    """Base class: an error a user can act on. Front ends show the message, never a traceback."""
+
+
+class ConfigError(ParmError):
+    """A setting has an invalid value."""
+
+
+class DataError(ParmError):
+    """The input file or its columns cannot be used."""
+
+
+class EmbeddingError(ParmError):
+    """The embedding model or precomputed embeddings cannot be used."""
+
+
+class ExportError(ParmError):
+    """Outputs cannot be written."""
+
+
+class Cancelled(ParmError):
+    """The user cancelled a run."""
+
+    def __init__(self, message: str = "Run cancelled.") -> None:
+        super().__init__(message)

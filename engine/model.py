@@ -1,0 +1,194 @@
+"""The PARM pseudo-likelihood: features, objective, analytic gradient and Hessian, and `fit()`.
+
+For response i with human score x_i in {0..C}, the conditional probability of score c is the
+multinomial logit
+    p_ic = exp(eta_ic - Q_i),  eta_ic = beta_c T_i(c) + gamma_c S_i + mu_c,  Q_i = log sum_a exp(eta_ia)
+with beta_0 = gamma_0 = mu_0 = 0, so theta = (beta_1..C, gamma_1..C, mu_1..C) has 3C entries.
+The weighted log pseudo-likelihood is L = sum_i w_i log p_{i, x_i} (balanced weights
+w_i = N / ((C+1) n_{x_i}), or 1). We minimise -L / sum_i w_i with L-BFGS-B on [-1000, 1000].
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.special import logsumexp
+
+BOUND = 1000.0
+PROBA_FLOOR = 1e-15
+
+
+@dataclass(frozen=True)
+class FittedPARM:
+    """A fitted model. Arrays over categories have length C+1 with entry 0 fixed at 0.
+
+    beta, gamma, mu: (C+1,); se: (3C,) sandwich standard errors of theta (NaN when the
+    information matrix is singular); proba: (N, C+1) conditional probabilities p_ic.
+    """
+
+    beta: np.ndarray
+    gamma: np.ndarray
+    mu: np.ndarray
+    se: np.ndarray
+    proba: np.ndarray
+    objective: float
+    converged: bool
+    message: str
+    iterations: int
+    at_bounds: bool
+    se_method: str = "sandwich"
+
+    @property
+    def theta(self) -> np.ndarray:
+        return pack(self.beta, self.gamma, self.mu)
+
+    @property
+    def predicted(self) -> np.ndarray:
+        return np.argmax(self.proba, axis=1)
+
+
+def pack(beta: np.ndarray, gamma: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    return np.concatenate([beta[1:], gamma[1:], mu[1:]])
+
+
+def unpack(theta: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """theta (3C,) -> beta, gamma, mu, each (C+1,) with a leading 0 for the baseline."""
+    c = n_classes - 1
+    zero = np.zeros(1)
+    return (
+        np.concatenate([zero, theta[:c]]),
+        np.concatenate([zero, theta[c : 2 * c]]),
+        np.concatenate([zero, theta[2 * c :]]),
+    )
+
+
+def class_weights(scores: np.ndarray, n_classes: int, mode: str | None) -> np.ndarray:
+    """Per-response weights: balanced (inverse category frequency, as scikit-learn) or all 1."""
+    if mode is None:
+        return np.ones(scores.shape[0])
+    counts = np.bincount(scores, minlength=n_classes).astype(np.float64)
+    present = np.count_nonzero(counts)
+    per_class = np.divide(
+        scores.shape[0], present * counts, out=np.zeros_like(counts), where=counts > 0
+    )
+    return per_class[scores]
+
+
+def design(t: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The per-category regressors X (N, C, 3): (T_i(c), S_i, 1) for c = 1..C."""
+    n, k = t.shape
+    x = np.empty((n, k - 1, 3))
+    x[:, :, 0] = t[:, 1:]
+    x[:, :, 1] = s[:, None]
+    x[:, :, 2] = 1.0
+    return x
+
+
+def log_proba(theta: np.ndarray, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """log p_ic (N, C+1) by log-sum-exp."""
+    beta, gamma, mu = unpack(theta, t.shape[1])
+    eta = beta * t + np.outer(s, gamma) + mu
+    return eta - logsumexp(eta, axis=1, keepdims=True)
+
+
+def proba(theta: np.ndarray, t: np.ndarray, s: np.ndarray) -> np.ndarray:
+    return np.exp(log_proba(theta, t, s))
+
+
+def _theta_layout(grad_ic: np.ndarray) -> np.ndarray:
+    """Rearrange per-(i, c, feature) terms into theta order: all beta, then gamma, then mu."""
+    return np.concatenate([grad_ic[..., 0], grad_ic[..., 1], grad_ic[..., 2]], axis=-1)
+
+
+def score_contributions(theta, t, s, scores, weights) -> np.ndarray:
+    """Per-response gradients of w_i log p_{i,x_i}: (N, 3C). Row i is w_i (1{x_i=c} - p_ic) x_ic."""
+    x = design(t, s)
+    p = proba(theta, t, s)[:, 1:]
+    resid = -p
+    hit = scores > 0
+    resid[np.flatnonzero(hit), scores[hit] - 1] += 1.0
+    return _theta_layout(weights[:, None, None] * resid[:, :, None] * x)
+
+
+def neg_log_pl(theta, t, s, scores, weights) -> tuple[float, np.ndarray]:
+    """-L / sum(w) and its gradient (3C,), L the weighted log pseudo-likelihood."""
+    logp = log_proba(theta, t, s)
+    chosen = np.maximum(logp[np.arange(scores.shape[0]), scores], np.log(PROBA_FLOOR))
+    total = weights.sum()
+    value = -(weights * chosen).sum() / total
+    grad = -score_contributions(theta, t, s, scores, weights).sum(axis=0) / total
+    return float(value), grad
+
+
+def hessian(theta, t, s, weights) -> np.ndarray:
+    """Hessian of L (not of -L/sum w): (3C, 3C), the paper's second derivatives with weights.
+
+    d2L / d theta_(c,f) d theta_(d,g) = -sum_i w_i x_icf x_idg (p_ic 1{c=d} - p_ic p_id).
+    """
+    x = design(t, s)
+    p = proba(theta, t, s)[:, 1:]
+    n, c, f = x.shape
+    cov = -p[:, :, None] * p[:, None, :]
+    cov[:, np.arange(c), np.arange(c)] += p
+    # H[c,f,d,g] = -sum_i w_i cov[i,c,d] x[i,c,f] x[i,d,g]
+    h = -np.einsum("i,icd,icf,idg->cfdg", weights, cov, x, x)
+    # theta order is feature-major (all beta, all gamma, all mu): reorder (c,f) -> (f,c).
+    return h.transpose(1, 0, 3, 2).reshape(f * c, f * c)
+
+
+def sandwich_se(theta, t, s, scores, weights) -> np.ndarray:
+    """Sandwich standard errors H^-1 B H^-1 with B = sum_i g_i g_i^T (g_i the per-response score).
+
+    The pseudo-likelihood is not a likelihood, so the inverse Hessian alone understates the
+    variance; the sandwich is robust to that and to the class weights.
+    """
+    h = hessian(theta, t, s, weights)
+    g = score_contributions(theta, t, s, scores, weights)
+    b = g.T @ g
+    try:
+        h_inv = np.linalg.inv(h)
+    except np.linalg.LinAlgError:
+        return np.full(theta.shape, np.nan)
+    cov = h_inv @ b @ h_inv
+    diag = np.diag(cov)
+    return np.where(diag >= 0, np.sqrt(np.abs(diag)), np.nan)
+
+
+def fit(
+    t: np.ndarray,
+    s: np.ndarray,
+    scores: np.ndarray,
+    class_weight: str | None = "balanced",
+    start: np.ndarray | None = None,
+    with_se: bool = True,
+) -> FittedPARM:
+    """Maximise the weighted pseudo-likelihood for features T (N, C+1), S (N,), scores (N,)."""
+    n_classes = t.shape[1]
+    weights = class_weights(scores, n_classes, class_weight)
+    theta0 = np.zeros(3 * (n_classes - 1)) if start is None else np.asarray(start, float)
+    result = minimize(
+        neg_log_pl,
+        theta0,
+        args=(t, s, scores, weights),
+        jac=True,
+        method="L-BFGS-B",
+        bounds=[(-BOUND, BOUND)] * theta0.size,
+        options={"maxiter": 2000},
+    )
+    theta = result.x
+    beta, gamma, mu = unpack(theta, n_classes)
+    se = sandwich_se(theta, t, s, scores, weights) if with_se else np.full(theta.shape, np.nan)
+    return FittedPARM(
+        beta=beta,
+        gamma=gamma,
+        mu=mu,
+        se=se,
+        proba=proba(theta, t, s),
+        objective=float(result.fun),
+        converged=bool(result.success),
+        message=str(result.message),
+        iterations=int(result.nit),
+        at_bounds=bool(np.any(np.abs(theta) >= BOUND * (1 - 1e-9))),
+    )

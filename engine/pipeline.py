@@ -1,0 +1,146 @@
+"""`run_audit`: the one call both front ends make. Embeds, builds the graph once, tunes K and p,
+and turns the selected fit into an audit."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine import audit
+from engine.config import AuditConfig
+from engine.data import Responses
+from engine.embed import embed_texts
+from engine.graph import NeighbourGraph, build_graph
+from engine.model import FittedPARM
+from engine.progress import CancelToken, ProgressCallback, Reporter
+from engine.tuning import TuningResult, TuningRow, tune
+
+
+@dataclass
+class AuditResult:
+    """Everything a run produced. Arrays are (N,) in the order of `responses`."""
+
+    responses: Responses
+    config: AuditConfig
+    mode: str
+    graph: NeighbourGraph
+    tuning: TuningResult
+    predicted: np.ndarray
+    severity: np.ndarray
+    evidence: list[list[audit.Neighbour]]
+    timings: dict[str, float]
+    embedding_info: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def fitted(self) -> FittedPARM:
+        return self.tuning.fitted
+
+    @property
+    def selected(self) -> TuningRow:
+        return self.tuning.best
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.tuning.best.metrics
+
+    @property
+    def flagged(self) -> np.ndarray:
+        return audit.flags(self.predicted, self.responses.scores)
+
+    def review_order(self) -> np.ndarray:
+        """Flagged rows first, most severe first; then the rest by severity."""
+        return np.lexsort((-self.severity, ~self.flagged))
+
+
+def embeddings_for(responses: Responses, config: AuditConfig, reporter: Reporter):
+    vectors, info = embed_texts(
+        responses.texts, config.embedding_model, config.embedding_batch_size, reporter
+    )
+    return vectors, {"model": config.embedding_model, **info}
+
+
+def run_audit(
+    responses: Responses,
+    config: AuditConfig,
+    progress: ProgressCallback | None = None,
+    cancel: CancelToken | None = None,
+    embeddings: np.ndarray | None = None,
+) -> AuditResult:
+    """Run the whole PARM audit on `responses` with `config`.
+
+    embeddings: optional precomputed (N, d) unit vectors (one per response) to skip embedding.
+    Raises Cancelled when `cancel` is set; ParmError subclasses for problems a user can fix.
+    """
+    reporter = Reporter(progress, cancel)
+    timings: dict[str, float] = {}
+    warnings = list(config.warnings) + list(responses.warnings)
+    started = time.perf_counter()
+    if config.late_interaction:
+        from engine.colbert import late_interaction_graph
+
+        graph, info = late_interaction_graph(responses, config, reporter)
+        timings["embedding"] = info.pop("embedding_seconds", 0.0)
+    else:
+        if embeddings is None:
+            embeddings, info = embeddings_for(responses, config, reporter)
+        else:
+            info = {"model": "precomputed", "cached": False, "seconds": 0.0, "truncated": 0}
+        timings["embedding"] = time.perf_counter() - started
+        graph = _neighbour_graph(embeddings, config, reporter)
+    timings["neighbours"] = time.perf_counter() - started - timings["embedding"]
+    if info.get("truncated"):
+        warnings.append(
+            f"{info['truncated']} response(s) were longer than the model's input "
+            "limit and were truncated before embedding."
+        )
+    mark = time.perf_counter()
+    result = tune(graph, responses.scores, responses.n_classes, config, reporter)
+    timings["tuning"] = time.perf_counter() - mark
+    warnings += result.warnings
+    fitted = result.fitted
+    predicted = fitted.predicted
+    best = result.best
+    if best.top_k is None:
+        idx, raw, _ = graph.indices, graph.similarities, None
+        evidence = audit.evidence_from_lists(idx, graph.transform(raw, best.power))
+    else:
+        weights = graph.weights(best.top_k, best.power, config.similarity_top_k_symmetric)
+        evidence = audit.evidence_from_weights(weights)
+    timings["total"] = time.perf_counter() - started
+    reporter("done", 1, 1, "audit finished")
+    return AuditResult(
+        responses=responses,
+        config=config,
+        mode=graph.mode,
+        graph=graph,
+        tuning=result,
+        predicted=predicted,
+        severity=audit.severity(fitted.proba, responses.scores),
+        evidence=evidence,
+        timings={k: round(v, 3) for k, v in timings.items()},
+        embedding_info=info,
+        warnings=warnings,
+    )
+
+
+def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:
+    ks = [k for k in config.top_k_values if k is not None]
+    k_max = max(ks + [audit.EVIDENCE_COUNT])
+    n = embeddings.shape[0]
+    if k_max >= n:
+        raise_k(k_max, n)
+    return build_graph(
+        embeddings, k_max, config.similarity_top_k_chunk, config.normalize_similarities, reporter
+    )
+
+
+def raise_k(k_max: int, n: int) -> None:
+    from engine.errors import ConfigError
+
+    raise ConfigError(
+        f"Setting 'similarity_top_k' asks for {k_max} neighbours but there are only {n} "
+        f"responses; use values below {n}."
+    )

@@ -1,0 +1,57 @@
+"""Progress events and the cancel token that every long loop in the engine checks."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.errors import Cancelled
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """One progress report: `done` of `total` units of `stage` finished."""
+
+    stage: str
+    done: int
+    total: int
+    message: str = ""
+    payload: object = None
+
+
+ProgressCallback = Callable[[ProgressEvent], None]
+
+
+class CancelToken:
+    """A thread-safe flag; `check()` raises `Cancelled` once `cancel()` was called."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    def check(self) -> None:
+        if self._event.is_set():
+            raise Cancelled()
+
+
+class Reporter:
+    """Bundles an optional callback and an optional token so loops need one object."""
+
+    def __init__(self, callback: ProgressCallback | None = None, cancel: CancelToken | None = None):
+        self.callback = callback
+        self.token = cancel or CancelToken()
+
+    def __call__(self, stage: str, done: int, total: int, message: str = "", payload=None) -> None:
+        self.token.check()
+        if self.callback is not None:
+            self.callback(ProgressEvent(stage, done, total, message, payload))
+
+    def check(self) -> None:
+        self.token.check()

@@ -1,0 +1,142 @@
+"""Tuning K and p: the Cartesian grid, or bounded Brent on p separately for each K.
+
+Every configuration tried becomes one `TuningRow`; the best by the selection metric (lowest for
+nll; ties go to the configuration tried first) is refitted with standard errors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from engine.config import AuditConfig, PowerInterval
+from engine.graph import NeighbourGraph
+from engine.metrics import HIGHER_IS_BETTER, better, evaluate
+from engine.model import FittedPARM, fit
+from engine.progress import Reporter
+
+METRIC_NAMES = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
+
+
+@dataclass(frozen=True)
+class TuningRow:
+    """One configuration: top_k (None = dense graph), power, and its six metrics."""
+
+    top_k: int | None
+    power: float
+    metrics: dict[str, float]
+    converged: bool = True
+    selected: bool = False
+
+    def as_dict(self) -> dict:
+        return {"top_k": self.top_k, "power": self.power, **self.metrics, "selected": self.selected}
+
+
+@dataclass
+class TuningResult:
+    rows: list[TuningRow]
+    best: TuningRow
+    fitted: FittedPARM
+    features: tuple[np.ndarray, np.ndarray]
+    warnings: list[str] = field(default_factory=list)
+
+
+class _Search:
+    """Evaluates configurations, keeps every row and the best fit so far."""
+
+    def __init__(self, graph, scores, n_classes, config: AuditConfig, reporter, total):
+        self.graph, self.scores, self.n_classes = graph, scores, n_classes
+        self.config, self.reporter, self.total = config, reporter, total
+        self.rows: list[TuningRow] = []
+        self.best: tuple[TuningRow, FittedPARM, tuple] | None = None
+        self.start: np.ndarray | None = None
+
+    def evaluate(self, top_k: int | None, power: float) -> TuningRow:
+        self.reporter.check()
+        t, s = self.graph.features(
+            self.scores,
+            self.n_classes,
+            top_k,
+            power,
+            self.config.similarity_top_k_symmetric,
+            self.reporter,
+        )
+        # The objective is convex in theta, so warm starts change speed, not the optimum.
+        fitted = fit(t, s, self.scores, self.config.class_weight, self.start, with_se=False)
+        self.start = fitted.theta
+        row = TuningRow(top_k, float(power), evaluate(self.scores, fitted.proba), fitted.converged)
+        self.rows.append(row)
+        metric = self.config.selection_metric
+        if self.best is None or better(metric, row.metrics[metric], self.best[0].metrics[metric]):
+            self.best = (row, fitted, (t, s))
+        self.reporter("tuning", len(self.rows), self.total, _describe(row, metric), payload=row)
+        return row
+
+
+def _describe(row: TuningRow, metric: str) -> str:
+    k = "dense" if row.top_k is None else f"K={row.top_k}"
+    return f"{k}, p={row.power:.3g}: {metric}={row.metrics[metric]:.3f}"
+
+
+def brent_power(search: _Search, top_k: int | None, interval: PowerInterval) -> float:
+    """Bounded Brent on p in [min, max] for one K; returns the p it settles on."""
+    metric = search.config.selection_metric
+    sign = -1.0 if HIGHER_IS_BETTER[metric] else 1.0
+
+    def objective(power: float) -> float:
+        value = search.evaluate(top_k, power).metrics[metric]
+        return sign * value if np.isfinite(value) else np.inf
+
+    result = minimize_scalar(
+        objective,
+        bounds=(interval.min, interval.max),
+        method="bounded",
+        options={"xatol": interval.tol},
+    )
+    return float(result.x)
+
+
+def tune(
+    graph: NeighbourGraph,
+    scores: np.ndarray,
+    n_classes: int,
+    config: AuditConfig,
+    reporter: Reporter | None = None,
+) -> TuningResult:
+    """Evaluate every configuration the config asks for and select the best."""
+    reporter = reporter or Reporter()
+    ks = config.top_k_values
+    powers = config.power_values
+    total = len(ks) * len(powers) if powers is not None else 0
+    search = _Search(graph, scores, n_classes, config, reporter, total)
+    for top_k in ks:
+        if powers is None:
+            brent_power(search, top_k, config.similarity_power)
+        else:
+            for power in powers:
+                search.evaluate(top_k, power)
+    row, tuned, (t, s) = search.best
+    # Starting at the tuned optimum, this refit only adds the standard errors.
+    fitted = fit(t, s, scores, config.class_weight, tuned.theta)
+    rows = [TuningRow(r.top_k, r.power, r.metrics, r.converged, r is row) for r in search.rows]
+    best = next(r for r in rows if r.selected)
+    return TuningResult(rows, best, fitted, (t, s), _fit_warnings(fitted))
+
+
+def _fit_warnings(fitted: FittedPARM) -> list[str]:
+    notes = []
+    if not fitted.converged:
+        notes.append(f"The optimiser did not converge: {fitted.message}.")
+    if fitted.at_bounds:
+        notes.append(
+            "Some parameters reached the bound of +/-1000: the categories are (nearly) separable "
+            "by the similarity features, so estimates and standard errors are unreliable."
+        )
+    if np.any(~np.isfinite(fitted.se)):
+        notes.append(
+            "Standard errors could not be computed for some parameters (singular "
+            "information matrix)."
+        )
+    return notes

@@ -1,0 +1,88 @@
+"""The command line: `parm [FILE]` opens the app; `parm audit FILE` runs headless."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="parm",
+    help="Audit the reliability of human scoring of free-text answers (PARM).",
+    add_completion=False,
+    no_args_is_help=False,
+    rich_markup_mode=None,
+)
+COMMANDS = ("audit", "open")
+
+
+def build_config(config_path: Path | None, overrides: list[str], columns: dict):
+    """defaults.json (or --config), then column flags, then --set KEY=VALUE, validated once."""
+    from engine.config import load_config, load_defaults, parse_override
+
+    config = load_config(config_path) if config_path else load_defaults()
+    changes = {key: value for key, value in columns.items() if value is not None}
+    for item in overrides:
+        key, value = parse_override(item)
+        changes[key] = value
+    return config.updated(**changes) if changes else config
+
+
+@app.command()
+def audit(
+    file: Annotated[Path, typer.Argument(help="CSV or TSV file of scored responses.")],
+    config: Annotated[Path | None, typer.Option("--config", help="JSON settings file.")] = None,
+    text_col: Annotated[str | None, typer.Option("--text-col", help="Text column.")] = None,
+    score_col: Annotated[str | None, typer.Option("--score-col", help="Score column.")] = None,
+    id_col: Annotated[str | None, typer.Option("--id-col", help="Id column.")] = None,
+    second_score_col: Annotated[
+        str | None, typer.Option("--second-score-col", help="A second rater's score column.")
+    ] = None,
+    embeddings: Annotated[
+        Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("parm-out"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a setting: KEY=VALUE (VALUE as JSON, else text)."),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run the PARM audit headless and write predictions.csv, tuning.csv, report.json, report.md."""
+    from parm_tui.headless import run_headless
+
+    columns = {
+        "text_column": text_col,
+        "score_column": score_col,
+        "id_column": id_col,
+        "second_score_column": second_score_col,
+    }
+    code = run_headless(file, config, columns, set_ or [], embeddings, out, force, quiet)
+    raise typer.Exit(code)
+
+
+@app.command("open")
+def open_app(
+    file: Annotated[Path | None, typer.Argument(help="File to load on start.")] = None,
+) -> None:
+    """Open the interactive app (the same as `parm` or `parm FILE`)."""
+    from parm_tui.app import run_app
+
+    run_app(file)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: a first argument that is not a command or an option is a file to open."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args:
+        args = ["open"]
+    elif args[0] not in COMMANDS and not args[0].startswith("-"):
+        args = ["open", *args]
+    app(args=args, prog_name="parm")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+"""Shared fixtures. The sample data is embedded once per session with the bundled model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CSV = ROOT / "sample_data" / "plant_growth.csv"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_dirs(tmp_path_factory):
+    """Keep tests out of the user's cache and data folders."""
+    base = tmp_path_factory.mktemp("parm-dirs")
+    old = {k: os.environ.get(k) for k in ("PARM_CACHE_DIR", "PARM_DATA_DIR", "HF_HUB_OFFLINE")}
+    os.environ["PARM_CACHE_DIR"] = str(base / "cache")
+    os.environ["PARM_DATA_DIR"] = str(base / "data")
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    yield base
+    for key, value in old.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def sample_config():
+    from engine.config import load_defaults
+
+    return load_defaults()
+
+
+@pytest.fixture(scope="session")
+def sample_responses(sample_config):
+    from engine.data import load_responses
+
+    return load_responses(SAMPLE_CSV, sample_config)
+
+
+@pytest.fixture(scope="session")
+def sample_embeddings(sample_responses) -> np.ndarray:
+    """The sample answers embedded with the bundled model (about 5 s, once per session)."""
+    from engine.embed import embed_texts
+
+    vectors, _ = embed_texts(sample_responses.texts)
+    return vectors
+
+
+@pytest.fixture(scope="session")
+def sample_embeddings_file(sample_embeddings, tmp_path_factory) -> Path:
+    """The sample embeddings as a .npy file, one row per input row."""
+    path = tmp_path_factory.mktemp("emb") / "plant_growth.npy"
+    np.save(path, sample_embeddings)
+    return path
+
+
+def clustered_embeddings(n: int, n_classes: int, dim: int = 16, noise: float = 0.6, seed: int = 0):
+    """Synthetic unit vectors in clusters, one cluster per score, and the scores."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_classes, dim))
+    scores = rng.integers(0, n_classes, size=n)
+    vectors = centres[scores] + noise * rng.normal(size=(n, dim))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors.astype(np.float32), scores
