@@ -1,0 +1,51 @@
+"""Packaging promises: defaults.json mirrors the built-in defaults, and the engine stays free of
+the front ends' libraries and of heavy imports."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.config import DEFAULTS, DEFAULTS_PATH, config_from_dict, load_defaults
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_defaults_json_equals_the_built_in_defaults():
+    assert DEFAULTS_PATH == ROOT / "defaults.json"
+    on_disk = json.loads((ROOT / "defaults.json").read_text(encoding="utf-8"))
+    assert on_disk == DEFAULTS
+    assert list(on_disk) == list(DEFAULTS)
+
+
+def test_defaults_round_trip_through_the_config():
+    assert load_defaults() == config_from_dict({})
+    assert load_defaults().to_dict() == DEFAULTS
+
+
+@pytest.fixture(scope="module")
+def engine_modules() -> set[str]:
+    """Top-level module names loaded by importing the engine in a fresh interpreter."""
+    script = (
+        "import engine, engine.pipeline, engine.report, engine.export, engine.embed\n"
+        "import sys, json\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def test_importing_the_engine_loads_neither_textual_nor_rich(engine_modules):
+    assert "engine" in engine_modules
+    assert not engine_modules & {"textual", "rich", "parm_tui"}
+
+
+def test_importing_the_engine_does_not_load_torch_or_sentence_transformers(engine_modules):
+    """Heavy imports happen inside the embedding step, so `parm --help` stays instant."""
+    assert not engine_modules & {"torch", "sentence_transformers", "transformers"}
