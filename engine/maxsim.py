@@ -1,0 +1,127 @@
+"""Token embeddings of a set of responses and the MaxSim late-interaction score between them.
+
+For responses i and j with unit token embeddings e_t (t in T_i) and e_u (u in T_j), the paper's
+MaxSim is
+
+    MaxSim(i -> j) = sum_{t in T_i} max_{u in T_j} cos(e_t, e_u).
+
+It is not symmetric and grows with |T_i|, so on its own it cannot weight an undirected graph whose
+edges are compared across responses of different lengths. parm uses the mean of the two
+length-normalised directions (the "mean-max" similarity):
+
+    s_ij = ( MaxSim(i -> j) / |T_i| + MaxSim(j -> i) / |T_j| ) / 2,
+
+which is symmetric, lies in [-1, 1] like a cosine, equals 1 for two identical responses, and does
+not change when a response's text is repeated (every token finds the same maxima again).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from engine.progress import Reporter
+
+
+@dataclass(frozen=True)
+class TokenEmbeddings:
+    """A ragged array: the token vectors of N responses stacked into one matrix.
+
+    matrix: (T, d) float32 unit vectors, all responses' tokens one after another;
+    offsets: (N + 1,) int64, response i owns rows offsets[i]:offsets[i + 1] (at least one).
+    """
+
+    matrix: np.ndarray
+    offsets: np.ndarray
+
+    @classmethod
+    def from_list(cls, vectors: list[np.ndarray]) -> TokenEmbeddings:
+        """Stack per-response (|T_i|, d) arrays; rows are L2-normalised."""
+        lengths = np.array([len(v) for v in vectors], dtype=np.int64)
+        if np.any(lengths == 0):
+            raise ValueError("every response needs at least one token vector")
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        return cls(unit_rows(np.concatenate(vectors, axis=0)), offsets)
+
+    @property
+    def n(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """(N,) token counts |T_i|."""
+        return np.diff(self.offsets)
+
+    def of(self, i: int) -> np.ndarray:
+        """(|T_i|, d) token vectors of response i."""
+        return self.matrix[self.offsets[i] : self.offsets[i + 1]]
+
+    def mean_pooled(self) -> np.ndarray:
+        """(N, d) unit vectors: the mean of each response's token vectors, L2-normalised."""
+        sums = np.add.reduceat(self.matrix.astype(np.float64), self.offsets[:-1], axis=0)
+        return unit_rows(sums / self.lengths[:, None])
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def maxsim(query: np.ndarray, document: np.ndarray) -> float:
+    """The paper's MaxSim(query -> document) for unit token vectors (|T_q|, d) and (|T_d|, d)."""
+    return float((query @ document.T).max(axis=1).sum())
+
+
+def symmetric_score(tokens: TokenEmbeddings, i: int, j: int) -> float:
+    """s_ij = (MaxSim(i->j)/|T_i| + MaxSim(j->i)/|T_j|) / 2 for one pair (reference version)."""
+    a, b = tokens.of(i), tokens.of(j)
+    return 0.5 * (maxsim(a, b) / len(a) + maxsim(b, a) / len(b))
+
+
+def pair_scores(
+    tokens: TokenEmbeddings,
+    left: np.ndarray,
+    right: np.ndarray,
+    batch_size: int = 256,
+    reporter: Reporter | None = None,
+) -> np.ndarray:
+    """Symmetrised mean-max scores s_ij for the pairs (left[k], right[k]); (P,) float32.
+
+    Pairs are grouped by their left response i: one matrix product of i's tokens against the
+    stacked tokens of all its partners j gives, per partner's column block, the row maxima
+    (MaxSim(i->j)) and the column maxima (MaxSim(j->i)) without any padding. Groups are taken
+    until a batch holds about `batch_size` pairs; after each batch, progress (stage "colbert",
+    pairs done) and a cancel check.
+    """
+    left, right = np.asarray(left, dtype=np.int64), np.asarray(right, dtype=np.int64)
+    total = len(left)
+    scores = np.empty(total, dtype=np.float32)
+    order = np.argsort(left, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(left[order]) != 0])
+    bounds = np.r_[starts, total]
+    done = 0
+    # The products are small (tokens x a few thousand); BLAS threads cost more than they gain.
+    with threadpool_limits(1):
+        for g in range(len(starts)):
+            members = order[bounds[g] : bounds[g + 1]]
+            scores[members] = _one_against_many(tokens, int(left[members[0]]), right[members])
+            if bounds[g + 1] - done >= batch_size or g == len(starts) - 1:
+                done = int(bounds[g + 1])
+                if reporter is not None:
+                    reporter("colbert", done, total, f"MaxSim {done:,} of {total:,} pairs")
+    return scores
+
+
+def _one_against_many(tokens: TokenEmbeddings, i: int, partners: np.ndarray) -> np.ndarray:
+    """s_ij for one response i and each j in partners; (len(partners),) float32."""
+    sizes = tokens.lengths[partners]
+    segment = np.r_[0, np.cumsum(sizes)[:-1]]
+    # Row index of every token of every partner, partners one after another.
+    rows = np.repeat(tokens.offsets[partners] - segment, sizes) + np.arange(sizes.sum())
+    sims = tokens.matrix[rows] @ tokens.of(i).T  # (sum_j |T_j|, |T_i|) cosines
+    forward = np.maximum.reduceat(sims, segment, axis=0).mean(axis=1)  # MaxSim(i->j)/|T_i|
+    backward = np.add.reduceat(sims.max(axis=1), segment) / sizes  # MaxSim(j->i)/|T_j|
+    return (0.5 * (forward + backward)).astype(np.float32)
