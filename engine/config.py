@@ -208,7 +208,7 @@ def config_from_dict(values: dict) -> AuditConfig:
     """Validate a dict of settings (missing keys take the defaults) into an `AuditConfig`."""
     if not isinstance(values, dict):
         raise ConfigError(f"Settings must be a JSON object, got {type(values).__name__}.")
-    unknown = sorted(set(values) - set(DEFAULTS))
+    unknown = sorted(str(key) for key in set(values) - set(DEFAULTS))
     if unknown:
         raise ConfigError(
             f"Unknown setting(s): {', '.join(unknown)}. Known settings: {', '.join(DEFAULTS)}."
@@ -221,7 +221,7 @@ def config_from_dict(values: dict) -> AuditConfig:
             "normalize_similarities is false: negative cosine similarities are set to 0 "
             "before the power is applied."
         )
-    return AuditConfig(
+    config = AuditConfig(
         embedding_model=_text("embedding_model", v["embedding_model"]),
         normalize_similarities=_bool("normalize_similarities", v["normalize_similarities"]),
         similarity_power=power,
@@ -246,12 +246,56 @@ def config_from_dict(values: dict) -> AuditConfig:
         seed=_int("seed", v["seed"], minimum=0),
         warnings=tuple(warnings),
     )
+    _check_candidates(config)
+    return config
+
+
+def _check_candidates(config: AuditConfig) -> None:
+    """In late-interaction mode the top-K graph is pruned from the colbert_top_k candidates."""
+    if not config.late_interaction or config.colbert_top_k is None:
+        return
+    too_large = [k for k in config.top_k_values if k is not None and k > config.colbert_top_k]
+    if too_large:
+        raise ConfigError(
+            f"Setting 'similarity_top_k' has {', '.join(map(str, too_large))} above "
+            f"'colbert_top_k' = {config.colbert_top_k}: in late-interaction mode the top-K graph "
+            "is pruned from the colbert_top_k MaxSim candidates, so every similarity_top_k must be "
+            "<= colbert_top_k. Raise colbert_top_k or lower similarity_top_k."
+        )
 
 
 def _unit(key, value):
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
         raise _fail(key, value, "expected a number in (0, 1]")
     return float(value)
+
+
+def fit_top_k(config: AuditConfig, n_responses: int) -> tuple[AuditConfig, list[str]]:
+    """Keep only the K values a run on `n_responses` responses can use (K < N).
+
+    Grid values at or above N are dropped with a warning, so the default grid still runs on a
+    small file; when no value is left the run stops with an error naming the setting.
+    Returns the (possibly changed) config and its warnings.
+    """
+    k = config.similarity_top_k
+    if k is None:
+        return config, []
+    values = (k,) if isinstance(k, int) else tuple(k)
+    usable = [v for v in values if v < n_responses]
+    if len(usable) == len(values):
+        return config, []
+    too_big = ", ".join(str(v) for v in values if v >= n_responses)
+    if not usable:
+        raise ConfigError(
+            f"Setting 'similarity_top_k' = {json.dumps(list(values) if len(values) > 1 else k)} "
+            f"is invalid for this file: every K must be smaller than the number of responses "
+            f"({n_responses}). Use values below {n_responses}, or null for the dense graph."
+        )
+    changed = config.updated(similarity_top_k=usable if len(usable) > 1 else usable[0])
+    return changed, [
+        f"Setting 'similarity_top_k': left out K = {too_big}, not smaller than the number of "
+        f"responses ({n_responses})."
+    ]
 
 
 def load_defaults() -> AuditConfig:
@@ -317,6 +361,7 @@ __all__ = [
     "load_defaults",
     "parse_override",
     "save_config",
+    "fit_top_k",
     "is_late_interaction",
     "replace",
 ]

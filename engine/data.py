@@ -3,6 +3,7 @@ columns chosen by name, score labels coded 0..C in sorted order with the origina
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import math
@@ -15,7 +16,12 @@ import pandas as pd
 from engine.config import AuditConfig
 from engine.errors import DataError
 
+# Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10
+# Below 50 the audit runs but warns that its estimates are imprecise.
+SMALL_SAMPLE = 50
+# More distinct scores than this is almost always a text or id column chosen as the score.
+MAX_CATEGORIES = 50
 _SNIFF_BYTES = 256 * 1024
 
 
@@ -48,7 +54,8 @@ class Responses:
 
 
 def read_text_file(path: str | Path) -> str:
-    """The file's text: UTF-8 (with or without BOM), else latin-1. Errors name the file."""
+    """The file's text: UTF-8 (with or without BOM), UTF-16 with a BOM, else Windows-1252,
+    else latin-1 (which decodes any bytes). Errors name the file."""
     path = Path(path).expanduser()
     if not path.exists():
         raise DataError(f"File not found: {path}")
@@ -60,12 +67,25 @@ def read_text_file(path: str | Path) -> str:
         raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
     if not raw.strip():
         raise DataError(f"File {path} is empty.")
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # Excel's "Unicode text" export: UTF-16 with a BOM (its NUL bytes are not binary).
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            raise DataError(f"File {path} starts like UTF-16 text but cannot be decoded.") from None
+    if raw.startswith(b"PK\x03\x04"):
+        raise DataError(
+            f"File {path} is a zip archive (an Excel .xlsx workbook?), not a CSV or TSV text "
+            "file; save it as CSV (UTF-8) first."
+        )
     if b"\x00" in raw[:_SNIFF_BYTES]:
         raise DataError(f"File {path} looks binary, not a CSV or TSV text file.")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
+    for encoding in ("utf-8-sig", "cp1252"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return raw.decode("latin-1")
 
 
 def sniff_delimiter(text: str, path: Path | None = None) -> str:
@@ -93,12 +113,18 @@ def read_table(path: str | Path) -> pd.DataFrame:
         )
     except (pd.errors.ParserError, ValueError, csv.Error) as exc:
         raise DataError(f"File {path} is not a readable CSV/TSV file: {exc}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    repeated = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    if repeated:
+        raise DataError(
+            f"File {path} has more than one column named {', '.join(map(repr, repeated))}; "
+            "rename them so each column name is unique."
+        )
     if frame.shape[1] < 2:
         raise DataError(
             f"File {path} has {frame.shape[1]} column(s); expected at least a text and a score "
             "column (is it a CSV or TSV file?)."
         )
-    frame.columns = [str(c).strip() for c in frame.columns]
     return frame
 
 
@@ -110,13 +136,16 @@ def _column(frame: pd.DataFrame, name: str | None, role: str, path) -> pd.Series
             f"{path}: the {role} column '{name}' does not exist. "
             f"Columns in the file: {', '.join(map(str, frame.columns))}."
         )
-    return frame[name]
+    column = frame[name]
+    if isinstance(column, pd.DataFrame):
+        raise DataError(f"{path}: more than one column is named '{name}'; rename them.")
+    return column.astype(str)
 
 
 def _as_number(value: str) -> float | None:
     try:
         number = float(value)
-    except ValueError:
+    except (ValueError, OverflowError):
         return None
     return number if math.isfinite(number) else None
 
@@ -125,15 +154,25 @@ def _label_text(value: str) -> str:
     return value.strip()
 
 
-def code_labels(values: list[str]) -> tuple[tuple[str, ...], dict[str, int], set[str]]:
+def is_numeric(values: list[str]) -> bool:
+    """Scores are numbers when more than half of the non-empty values parse as finite numbers."""
+    present = [v for v in (_label_text(x) for x in values) if v != ""]
+    return sum(_as_number(v) is not None for v in present) > len(present) / 2
+
+
+def code_labels(
+    values: list[str], numeric: bool | None = None
+) -> tuple[tuple[str, ...], dict[str, int], set[str]]:
     """Code score labels 0..C in sorted order (numerically when most values are numbers).
 
     Returns (labels in code order, mapping from stripped value to code, values that are bad).
     Labels like "2" and "2.0" are the same score; the first spelling seen is kept.
+    numeric: force numeric or text coding (None: decide with `is_numeric`).
     """
     present = [v for v in (_label_text(x) for x in values) if v != ""]
     numbers = {v: _as_number(v) for v in present}
-    numeric = sum(n is not None for n in numbers.values()) > len(present) / 2
+    if numeric is None:
+        numeric = is_numeric(present)
     bad: set[str] = set()
     if numeric:
         spelling: dict[float, str] = {}
@@ -144,11 +183,13 @@ def code_labels(values: list[str]) -> tuple[tuple[str, ...], dict[str, int], set
             else:
                 spelling.setdefault(n, v)
         order = sorted(spelling)
+        position = {n: i for i, n in enumerate(order)}
         labels = tuple(spelling[n] for n in order)
-        code = {v: order.index(numbers[v]) for v in present if numbers[v] is not None}
+        code = {v: position[numbers[v]] for v in present if numbers[v] is not None}
     else:
         labels = tuple(sorted(set(present)))
-        code = {v: labels.index(v) for v in present}
+        position = {label: i for i, label in enumerate(labels)}
+        code = {v: position[v] for v in present}
     return labels, code, bad
 
 
@@ -163,20 +204,10 @@ def load_responses(path: str | Path, config: AuditConfig) -> Responses:
     return responses_from_frame(read_table(path), config, source=str(path))
 
 
-def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> Responses:
-    """Select, validate and code the columns of an already-read table."""
-    where = source or "input"
-    texts = _column(frame, config.text_column, "text", where)
-    scores = _column(frame, config.score_column, "score", where)
-    ids = _column(frame, config.id_column, "id", where) if config.id_column else None
-    second = _column(frame, config.second_score_column, "second score", where)
-    raw_scores = scores.astype(str).tolist()
-    raw_second = second.astype(str).tolist() if second is not None else []
-    labels, code, bad_values = code_labels(raw_scores + raw_second)
-
+def _row_problems(texts: list[str], scores: list[str], bad_values: set[str]) -> dict[int, str]:
+    """0-based row -> why it cannot be used (missing or non-number score, empty text)."""
     problems: dict[int, str] = {}
-    text_list = texts.astype(str).tolist()
-    for i, (text, value) in enumerate(zip(text_list, raw_scores)):
+    for i, (text, value) in enumerate(zip(texts, scores)):
         value = _label_text(value)
         if value == "":
             problems[i] = "missing score"
@@ -184,38 +215,38 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
             problems[i] = f"score '{value}' is not a number"
         elif not text.strip():
             problems[i] = "empty text"
-    keep = [i for i in range(len(frame)) if i not in problems]
-    skipped = tuple((i + 1, problems[i]) for i in sorted(problems))
-    warnings: list[str] = []
-    if problems:
-        summary = _summarise_problems(skipped)
-        if config.on_bad_rows == "error":
-            raise DataError(
-                f"{where}: {len(problems)} row(s) cannot be used: {summary}. Fix them, or set "
-                'on_bad_rows to "skip" to leave them out.'
-            )
-        warnings.append(f"Skipped {len(problems)} row(s): {summary}.")
+    return problems
 
-    if len(keep) < MIN_RESPONSES:
-        raise DataError(
-            f"{where}: {len(keep)} usable response(s); parm needs at least {MIN_RESPONSES}."
-        )
-    coded = np.array([code[_label_text(raw_scores[i])] for i in keep], dtype=np.int64)
-    used = np.unique(coded)
-    if used.size < 2:
-        raise DataError(
-            f"{where}: every usable response has score '{labels[used[0]]}' in column "
-            f"'{config.score_column}'; an audit needs at least two score categories."
-        )
+
+def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> Responses:
+    """Select, validate and code the columns of an already-read table.
+
+    Rows with a missing or unreadable score or an empty text stop the load
+    (on_bad_rows "error") or are left out with a warning ("skip"); kept rows keep their
+    original 1-based data-row numbers.
+    """
+    where = source or "input"
+    text_list = _column(frame, config.text_column, "text", where).tolist()
+    raw_scores = _column(frame, config.score_column, "score", where).tolist()
+    second = _column(frame, config.second_score_column, "second score", where)
+    raw_second = second.tolist() if second is not None else []
+    numeric = is_numeric(raw_scores + raw_second)
+    _, _, bad_values = code_labels(raw_scores + raw_second, numeric)
+    problems = _row_problems(text_list, raw_scores, bad_values)
+    keep, skipped, warnings = _apply_bad_rows(len(frame), problems, config.on_bad_rows, where)
+    # Categories come from the rows kept, so a score seen only in skipped rows is no category.
+    kept_scores = [raw_scores[i] for i in keep]
+    kept_second = [raw_second[i] for i in keep] if second is not None else []
+    labels, code, _ = code_labels(kept_scores + kept_second, numeric)
+    coded = np.array([code[_label_text(v)] for v in kept_scores], dtype=np.int64)
+    _check_categories(coded, labels, config.score_column, where)
+    warnings += _category_warnings(coded, labels, keep, config.score_column)
     second_codes = None
     if second is not None:
-        second_codes = np.array(
-            [code.get(_label_text(raw_second[i]), -1) for i in keep], dtype=np.int64
-        )
-    id_list = (
-        [str(ids.iloc[i]).strip() for i in keep] if ids is not None else [str(i + 1) for i in keep]
-    )
-    warnings += _id_warnings(id_list, config.id_column)
+        second_codes = np.array([code.get(_label_text(v), -1) for v in kept_second], dtype=np.int64)
+        warnings += _second_warnings(kept_second, keep, bad_values, config.second_score_column)
+    id_list, id_notes = _ids(frame, config.id_column, keep, where)
+    warnings += id_notes
     return Responses(
         texts=[text_list[i] for i in keep],
         scores=coded,
@@ -228,6 +259,96 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
         file_rows=len(frame),
         warnings=tuple(warnings),
     )
+
+
+def _apply_bad_rows(n_rows: int, problems: dict[int, str], on_bad_rows: str, where):
+    """(kept 0-based rows, skipped (row, reason) pairs, warnings); raises under "error"."""
+    keep = [i for i in range(n_rows) if i not in problems]
+    skipped = tuple((i + 1, problems[i]) for i in sorted(problems))
+    warnings: list[str] = []
+    if problems:
+        summary = _summarise_problems(skipped)
+        if on_bad_rows == "error":
+            raise DataError(
+                f"{where}: {len(problems)} row(s) cannot be used: {summary}. Fix them, or set "
+                'on_bad_rows to "skip" to leave them out.'
+            )
+        warnings.append(f"Skipped {len(problems)} row(s): {summary}.")
+    if len(keep) < MIN_RESPONSES:
+        raise DataError(
+            f"{where}: {len(keep)} usable response(s); parm needs at least {MIN_RESPONSES}."
+        )
+    return keep, skipped, warnings
+
+
+def _ids(frame: pd.DataFrame, column: str | None, keep: list[int], where):
+    """The kept rows' ids and warnings. Ids are only shown to people (rows are told apart by
+    their numbers), so a missing id column falls back to row numbers with a warning."""
+    if column and column not in frame.columns:
+        return [str(i + 1) for i in keep], [
+            f"The id column '{column}' does not exist; responses are identified by their row "
+            f"numbers. Columns in the file: {', '.join(map(str, frame.columns))}."
+        ]
+    if not column:
+        return [str(i + 1) for i in keep], []
+    values = _column(frame, column, "id", where).tolist()
+    ids = [values[i].strip() for i in keep]
+    return ids, _id_warnings(ids, column)
+
+
+def _check_categories(coded: np.ndarray, labels: tuple[str, ...], column: str, where) -> None:
+    """Refuse one score category, and a column with so many distinct scores it is no score."""
+    used = np.unique(coded)
+    if used.size < 2:
+        raise DataError(
+            f"{where}: every usable response has score '{labels[used[0]]}' in column "
+            f"'{column}'; an audit needs at least two score categories."
+        )
+    if len(labels) > MAX_CATEGORIES:
+        shown = ", ".join(repr(v if len(v) <= 30 else v[:29] + "…") for v in labels[:3])
+        raise DataError(
+            f"{where}: column '{column}' has {len(labels)} distinct scores (e.g. {shown}); parm "
+            f"accepts at most {MAX_CATEGORIES}. Is it the score column?"
+        )
+
+
+def _category_warnings(
+    coded: np.ndarray, labels: tuple[str, ...], keep: list[int], column: str
+) -> list[str]:
+    """Warn about categories with 0 or 1 responses (their parameters are not identifiable)."""
+    counts = np.bincount(coded, minlength=len(labels))
+    notes = []
+    for c in np.flatnonzero(counts <= 1):
+        if counts[c] == 0:
+            where = "appears only in the second rater's column"
+            notes.append(
+                f"Score '{labels[c]}' {where} and has no responses in column '{column}': its "
+                "parameters cannot be estimated."
+            )
+        else:
+            row = keep[int(np.flatnonzero(coded == c)[0])] + 1
+            notes.append(
+                f"Score '{labels[c]}' in column '{column}' has a single response (row {row}): "
+                "its parameters are not identifiable and its estimates are unreliable."
+            )
+    if len(coded) < SMALL_SAMPLE:
+        notes.append(
+            f"Only {len(coded)} usable responses: the estimates and agreement figures are "
+            f"imprecise (parm is meant for {SMALL_SAMPLE} or more)."
+        )
+    return notes
+
+
+def _second_warnings(values: list[str], keep: list[int], bad: set[str], column) -> list[str]:
+    """Unreadable second-rater scores are left out of the agreement (empty ones silently: a
+    second rater usually scores only a sample)."""
+    unreadable = [keep[j] + 1 for j, v in enumerate(values) if _label_text(v) in bad]
+    if not unreadable:
+        return []
+    return [
+        f"Column '{column}' has {len(unreadable)} score(s) that are not numbers "
+        f"(rows {_describe_rows(unreadable)}); they count as missing."
+    ]
 
 
 def _summarise_problems(skipped: tuple[tuple[int, str], ...]) -> str:
@@ -246,7 +367,7 @@ def _id_warnings(ids: list[str], column: str | None) -> list[str]:
     for value in ids:
         seen[value] = seen.get(value, 0) + 1
     dupes = [v for v, n in seen.items() if n > 1]
-    if not dupes or column is None:
+    if not dupes:
         return []
     shown = ", ".join(repr(v) for v in dupes[:5])
     return [

@@ -21,6 +21,10 @@ class ExportError(ParmError):
     """Outputs cannot be written."""
 
 
+class ReviewError(ParmError):
+    """A review decision cannot be recorded, or the decision store cannot be used."""
+
+
 class Cancelled(ParmError):
     """The user cancelled a run."""
 

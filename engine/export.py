@@ -1,13 +1,14 @@
 """Writing outputs: predictions.csv, tuning.csv, report.json, report.md (and decisions.csv).
 
-Every file is written to a temporary file in the same folder and renamed into place, so an
-interrupted export leaves the previous file intact; existing outputs are never overwritten
+Every file is written in full to a temporary file in the same folder before any is renamed into
+place, so an interrupted or failed export leaves the previous outputs intact; existing outputs are never overwritten
 unless asked. Text cells that a spreadsheet would run as a formula are prefixed with a quote.
 """
 
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
 import os
@@ -33,24 +34,63 @@ def guard_cell(value):
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write via a temporary file in the same folder and rename; errors name the path."""
-    path = Path(path)
+    atomic_write_files({Path(path): text})
+
+
+def _stage(path: Path, text: str) -> Path:
+    """Write `text` to a temporary file beside `path` (flushed to disk); returns its path."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise ExportError(f"Cannot write to {path.parent}: {exc.strerror or exc}") from None
+        raise ExportError(f"Cannot write to {path.parent}: {_reason(exc)}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        # Lone surrogates cannot be encoded; replacing one character beats losing the export.
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise ExportError(f"Could not write {path}: {exc.strerror or exc}") from None
+    except BaseException as exc:
+        _remove(Path(tmp))
+        if isinstance(exc, OSError):
+            raise ExportError(f"Could not write {path}: {_reason(exc)}") from None
+        raise
+    return Path(tmp)
+
+
+def atomic_write_files(files: dict[Path, str]) -> None:
+    """Write several files all-or-nothing as far as the file system allows.
+
+    Every file is first written in full to a temporary file beside its target; only when all
+    are written are they renamed into place. A failure (full disk, Ctrl+C) before the renames
+    leaves every previous file untouched, and no temporary file is left behind.
+    """
+    staged: dict[Path, Path] = {}
+    try:
+        for path, text in files.items():
+            staged[Path(path)] = _stage(Path(path), text)
+        for path, tmp in list(staged.items()):
+            try:
+                os.replace(tmp, path)
+            except OSError as exc:
+                raise ExportError(f"Could not write {path}: {_reason(exc)}") from None
+            del staged[path]
+    finally:
+        for tmp in staged.values():
+            _remove(tmp)
+
+
+def _remove(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full (no space left on device)"
+    return exc.strerror or str(exc)
 
 
 def csv_text(header: list[str], rows) -> str:
@@ -67,7 +107,12 @@ def json_text(data: dict) -> str:
 
 
 def check_writable(out_dir: Path, names, overwrite: bool) -> None:
-    """Refuse to replace existing outputs silently; check the folder can be written."""
+    """Refuse to replace existing outputs silently; check the folder can be written.
+
+    The folder is not created here (a run that fails later leaves nothing behind): the
+    nearest existing folder is probed by creating and removing a temporary file, which also
+    catches read-only file systems that permission bits do not show.
+    """
     out_dir = Path(out_dir).expanduser()
     if out_dir.exists() and not out_dir.is_dir():
         raise ExportError(f"Output path {out_dir} exists and is not a folder.")
@@ -77,28 +122,41 @@ def check_writable(out_dir: Path, names, overwrite: bool) -> None:
             f"{out_dir} already has {', '.join(existing)}; choose another folder or allow "
             "overwriting (--force in the CLI)."
         )
+    probe = out_dir
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ExportError(f"Cannot create output folder {out_dir}: {probe} is not a folder.")
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=probe):
+            pass
     except OSError as exc:
-        raise ExportError(f"Cannot create output folder {out_dir}: {exc.strerror or exc}") from None
-    if not os.access(out_dir, os.W_OK):
-        raise ExportError(f"Output folder {out_dir} is not writable.")
+        raise ExportError(f"Output folder {out_dir} is not writable: {_reason(exc)}.") from None
 
 
-def write_outputs(result, out_dir: str | Path, overwrite: bool = False) -> list[Path]:
-    """Write predictions.csv, tuning.csv, report.json and report.md into out_dir."""
+def write_outputs(
+    result, out_dir: str | Path, overwrite: bool = False, names=OUTPUT_FILES
+) -> list[Path]:
+    """Write predictions.csv, tuning.csv, report.json and report.md into out_dir.
+
+    names: the subset of OUTPUT_FILES to write (the app's export screen lets users choose).
+    """
     from engine import report
 
     out_dir = Path(out_dir).expanduser()
-    check_writable(out_dir, OUTPUT_FILES, overwrite)
-    contents = {
-        "predictions.csv": csv_text(*report.prediction_table(result)),
-        "tuning.csv": csv_text(*report.tuning_table(result)),
-        "report.json": json_text(report.report_dict(result)),
-        "report.md": report.report_markdown(result),
+    unknown = sorted(set(names) - set(OUTPUT_FILES))
+    if unknown:
+        raise ExportError(
+            f"Unknown output file(s) {', '.join(unknown)}; choose from {OUTPUT_FILES}."
+        )
+    names = [name for name in OUTPUT_FILES if name in names]
+    check_writable(out_dir, names, overwrite)
+    builders = {
+        "predictions.csv": lambda: csv_text(*report.prediction_table(result)),
+        "tuning.csv": lambda: csv_text(*report.tuning_table(result)),
+        "report.json": lambda: json_text(report.report_dict(result)),
+        "report.md": lambda: report.report_markdown(result),
     }
-    written = []
-    for name, text in contents.items():
-        atomic_write_text(out_dir / name, text)
-        written.append(out_dir / name)
-    return written
+    files = {out_dir / name: builders[name]() for name in names}
+    atomic_write_files(files)
+    return list(files)

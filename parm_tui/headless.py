@@ -1,7 +1,14 @@
-"""`parm audit`: the headless run with a Rich progress bar and calm, one-line errors."""
+"""`parm audit`: the headless run with a Rich progress bar and calm, one-line errors.
+
+Exit codes: 0 done, 1 internal error (a bug: details go to a log file), 2 a problem the user can
+fix (the message names the file, row, column or setting), 130 interrupted or cancelled.
+"""
 
 from __future__ import annotations
 
+import os
+import time
+import traceback
 from pathlib import Path
 
 from rich.console import Console
@@ -14,6 +21,7 @@ STAGE_NAMES = {
     "colbert": "MaxSim scoring",
     "audit": "Audit",
 }
+EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED = 1, 2, 130
 
 
 class _Bars:
@@ -37,43 +45,85 @@ class _Bars:
         )
 
 
+def log_dir() -> Path:
+    """Where internal-error logs go: $PARM_DATA_DIR/logs, else the platformdirs user log dir."""
+    override = os.environ.get("PARM_DATA_DIR")
+    if override:
+        return Path(override) / "logs"
+    from platformdirs import user_log_dir
+
+    return Path(user_log_dir("parm"))
+
+
+def write_crash_log(exc: BaseException) -> Path | None:
+    """Save the traceback of an unexpected error; None when even that is impossible."""
+    folder = log_dir()
+    path = folder / f"parm-error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    return path
+
+
 def run_headless(file, config_path, columns, overrides, embeddings_path, out, force, quiet) -> int:
-    """Run an audit and write its outputs; returns the process exit code."""
+    """Run an audit and write its outputs; returns the process exit code (see module doc)."""
+    console = Console(stderr=True, highlight=False, soft_wrap=True)
+    try:
+        return _run(
+            console, file, config_path, columns, overrides, embeddings_path, out, force, quiet
+        )
+    except KeyboardInterrupt:
+        console.print("Interrupted: no outputs were written.", markup=False)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
+        from engine.errors import Cancelled, ParmError
+
+        if isinstance(exc, Cancelled):
+            console.print(f"{exc} No outputs were written.", markup=False)
+            return EXIT_INTERRUPTED
+        if isinstance(exc, ParmError):
+            console.print(f"Error: {exc}", markup=False)
+            return EXIT_USER
+        log = write_crash_log(exc)
+        where = f"details in {log}" if log else "no log could be written"
+        console.print(f"Internal error: {type(exc).__name__}: {exc} ({where})", markup=False)
+        return EXIT_INTERNAL
+
+
+def _run(console, file, config_path, columns, overrides, embeddings_path, out, force, quiet):
+    # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
     from engine.data import load_responses
     from engine.embed import load_embeddings
-    from engine.errors import Cancelled, ParmError
     from engine.export import OUTPUT_FILES, check_writable, write_outputs
     from engine.pipeline import run_audit
     from parm_tui.cli import build_config
 
-    console = Console(stderr=True, highlight=False)
-    try:
-        config = build_config(config_path, overrides, columns)
-        responses = load_responses(file, config)
-        check_writable(Path(out), OUTPUT_FILES, force)
-        vectors = None
-        if embeddings_path is not None:
-            vectors = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeRemainingColumn(),
-            console=console,
-            disable=quiet,
-            transient=False,
-        ) as progress:
+    config = build_config(config_path, overrides, columns)
+    responses = load_responses(file, config)
+    check_writable(Path(out), OUTPUT_FILES, force)
+    vectors = None
+    if embeddings_path is not None:
+        vectors = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=quiet,
+        transient=False,
+    )
+    with progress:
+        try:
             result = run_audit(responses, config, _Bars(progress), embeddings=vectors)
-        written = write_outputs(result, out, overwrite=force)
-    except KeyboardInterrupt:
-        console.print("Interrupted: no outputs were written.")
-        return 130
-    except Cancelled as exc:
-        console.print(str(exc))
-        return 130
-    except ParmError as exc:
-        console.print(f"Error: {exc}", markup=False)
-        return 2
+        except BaseException:
+            # A stopped run's half-filled bars would only clutter the one-line message.
+            progress.live.transient = True
+            raise
+    written = write_outputs(result, out, overwrite=force)
     for warning in result.warnings:
         console.print(f"Warning: {warning}", markup=False)
     _summary(console, result, written)

@@ -1,0 +1,441 @@
+"""Bad input through the real CLI: each case exits non-zero with one clear message that names
+the file, row, column or setting, and never a traceback. Also: exports are all-or-nothing, a
+bug is reported as an internal error with a log file, and numerical trouble is a warning."""
+
+from __future__ import annotations
+
+import csv
+import errno
+import os
+
+import numpy as np
+import pytest
+from conftest import clustered_embeddings
+from typer.testing import CliRunner
+
+from engine import export
+from engine.config import config_from_dict
+from engine.data import Responses
+from engine.errors import ExportError
+from engine.pipeline import run_audit
+from parm_tui.cli import app
+
+N = 60
+FAST = ["--set", "similarity_top_k=[5,10]", "-q"]
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    """A valid 60-row file, its embeddings, and an output folder name."""
+    folder = tmp_path_factory.mktemp("good")
+    vectors, scores = clustered_embeddings(N, 3, seed=3)
+    rows = [[f"s{i}", f"Plants need light {i}", int(scores[i])] for i in range(N)]
+    np.save(folder / "emb.npy", vectors)
+    write_rows(folder / "answers.csv", ["id", "answer", "score"], rows)
+    return folder, rows
+
+
+def write_rows(path, header, rows, delimiter=",", encoding="utf-8"):
+    with open(path, "w", newline="", encoding=encoding) as handle:
+        writer = csv.writer(handle, delimiter=delimiter)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def cli(*args):
+    result = CliRunner().invoke(app, ["audit", *map(str, args)])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.output
+
+
+def audit_rows(tmp_path, good, change, *extra):
+    """Run the CLI on the good rows after `change(rows)`, with the good embeddings."""
+    folder, rows = good
+    rows = [list(r) for r in rows]
+    change(rows)
+    path = write_rows(tmp_path / "edited.csv", ["id", "answer", "score"], rows)
+    return cli(path, "--embeddings", folder / "emb.npy", "--out", tmp_path / "out", *FAST, *extra)
+
+
+# -- the input file ----------------------------------------------------------------------------
+FILE_CASES = {
+    "missing": (None, "File not found"),
+    "empty": (b"", "is empty"),
+    "blank lines only": (b"\n\n  \n", "is empty"),
+    "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "looks binary"),
+    "excel workbook": (b"PK\x03\x04\x14\x00\x06\x00", "Excel .xlsx workbook?"),
+    "one column, not a table": (b"just some words\nmore words\n", "1 column(s)"),
+    "header only": (b"id,answer,score\n", "0 usable response(s)"),
+    "unbalanced quote": (b'id,answer,score\n1,"open quote,1\n2,b,0\n', "EOF inside string"),
+}
+
+
+@pytest.mark.parametrize("case", FILE_CASES)
+def test_unusable_file_is_named_in_a_one_line_error(tmp_path, case):
+    content, expected = FILE_CASES[case]
+    path = tmp_path / "input.csv"
+    if content is not None:
+        path.write_bytes(content)
+    code, output = cli(path, *FAST)
+    assert code == 2
+    assert output.startswith("Error: ")
+    assert expected in output
+    assert "input.csv" in output
+
+
+def test_folder_given_as_file_is_refused(tmp_path):
+    code, output = cli(tmp_path, *FAST)
+    assert code == 2 and "Not a file" in output
+
+
+def test_unreadable_file_says_why(tmp_path, good, monkeypatch):
+    from pathlib import Path
+
+    def refuse(self):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    code, output = cli(good[0] / "answers.csv", *FAST)
+    assert code == 2
+    assert "answers.csv cannot be read: Permission denied" in output
+
+
+# -- columns and rows --------------------------------------------------------------------------
+def set_score(row_index, value):
+    def change(rows):
+        rows[row_index][2] = value
+
+    return change
+
+
+def set_text(row_index, value):
+    def change(rows):
+        rows[row_index][1] = value
+
+    return change
+
+
+ROW_CASES = {
+    "score not a number": (set_score(4, "high"), "score is not a number in 1 row(s) (5)"),
+    "score missing": (set_score(9, ""), "missing score in 1 row(s) (10)"),
+    "text empty": (set_text(0, ""), "empty text in 1 row(s) (1)"),
+    "text whitespace": (set_text(59, " \t "), "empty text in 1 row(s) (60)"),
+}
+
+
+@pytest.mark.parametrize("case", ROW_CASES)
+def test_bad_rows_stop_the_run_by_default(tmp_path, good, case):
+    change, expected = ROW_CASES[case]
+    code, output = audit_rows(tmp_path, good, change)
+    assert code == 2
+    assert expected in output and "edited.csv" in output and 'on_bad_rows to "skip"' in output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("case", ROW_CASES)
+def test_bad_rows_are_skipped_when_asked_and_rows_keep_numbers(tmp_path, good, case):
+    change, expected = ROW_CASES[case]
+    code, output = audit_rows(tmp_path, good, change, "--set", "on_bad_rows=skip")
+    assert code == 0, output
+    assert "Warning: Skipped 1 row(s): " + expected in output
+    with open(tmp_path / "out" / "predictions.csv", newline="", encoding="utf-8") as handle:
+        rows = [int(r["row"]) for r in csv.DictReader(handle)]
+    assert len(rows) == N - 1
+    assert set(range(1, N + 1)) - set(rows) == {int(expected.split("(")[-1].rstrip(")"))}
+
+
+@pytest.mark.parametrize(
+    ("flag", "name", "role"),
+    [("--text-col", "essay", "text"), ("--score-col", "grade", "score")],
+)
+def test_missing_column_lists_the_columns_that_exist(good, flag, name, role):
+    code, output = cli(good[0] / "answers.csv", flag, name, *FAST)
+    assert code == 2
+    assert f"the {role} column '{name}' does not exist" in output
+    assert "Columns in the file: id, answer, score" in output
+
+
+def test_single_score_category_is_refused(tmp_path, good):
+    code, output = audit_rows(tmp_path, good, lambda rows: [r.__setitem__(2, 1) for r in rows])
+    assert code == 2 and "at least two score categories" in output
+
+
+def test_too_few_responses_are_refused(tmp_path):
+    path = write_rows(tmp_path / "few.csv", ["answer", "score"], [["a", 0], ["b", 1]] * 4)
+    code, output = cli(path, *FAST)
+    assert code == 2 and "8 usable response(s); parm needs at least 10" in output
+
+
+def test_duplicate_ids_and_single_response_category_warn_but_run(tmp_path, good):
+    def change(rows):
+        rows[1][0] = rows[0][0]
+        for row in rows:
+            row[2] = min(int(row[2]), 1)
+        rows[7][2] = 2
+
+    code, output = audit_rows(tmp_path, good, change)
+    assert code == 0, output
+    assert "Warning: Column 'id' has 1 duplicated id(s)" in output
+    assert "Score '2' in column 'score' has a single response (row 8)" in output
+
+
+@pytest.mark.parametrize(
+    ("delimiter", "encoding"), [(";", "latin-1"), ("\t", "utf-8-sig"), (",", "cp1252")]
+)
+def test_other_delimiters_and_encodings_just_work(tmp_path, good, delimiter, encoding):
+    folder, rows = good
+    rows = [[r[0], "Lumière et eau " + r[1], r[2]] for r in rows]
+    path = write_rows(tmp_path / "fr.csv", ["id", "answer", "score"], rows, delimiter, encoding)
+    code, output = cli(path, "--embeddings", folder / "emb.npy", "--out", tmp_path / "o", *FAST)
+    assert code == 0, output
+    predictions = (tmp_path / "o" / "predictions.csv").read_text(encoding="utf-8")
+    assert "Lumière et eau Plants need light 0" in predictions
+
+
+# -- settings ----------------------------------------------------------------------------------
+CONFIG_CASES = {
+    "K zero": ("similarity_top_k=0", "'similarity_top_k' = 0"),
+    "K negative": ("similarity_top_k=-4", "'similarity_top_k' = -4"),
+    "K not below N": ("similarity_top_k=60", "smaller than the number of responses (60)"),
+    "power zero": ("similarity_power=0", "'similarity_power' = 0"),
+    "power negative": ("similarity_power=-1", "expected a finite number > 0"),
+    "interval min >= max": ('similarity_power={"min":3,"max":1}', "min < max"),
+    "unknown metric": ("selection_metric=auc", "'selection_metric' = \"auc\""),
+    "unknown key": ("top_k=5", "Unknown setting 'top_k'"),
+    "not KEY=VALUE": ("similarity_top_k", "--set expects KEY=VALUE"),
+    "bad on_bad_rows": ("on_bad_rows=drop", "expected one of error, skip"),
+}
+
+
+@pytest.mark.parametrize("case", CONFIG_CASES)
+def test_invalid_setting_is_named(tmp_path, good, case):
+    setting, expected = CONFIG_CASES[case]
+    folder, _ = good
+    code, output = cli(
+        folder / "answers.csv", "--embeddings", folder / "emb.npy", "--out", tmp_path / "o",
+        "--set", setting, "-q",
+    )  # fmt: skip
+    assert code == 2
+    assert output.startswith("Error: ") and expected in output
+    assert not (tmp_path / "o").exists()
+
+
+def test_k_grid_partly_too_large_runs_with_a_warning(tmp_path, good):
+    folder, _ = good
+    code, output = cli(
+        folder / "answers.csv", "--embeddings", folder / "emb.npy", "--out", tmp_path / "o",
+        "--set", "similarity_top_k=[5,59,60,100]", "-q",
+    )  # fmt: skip
+    assert code == 0, output
+    assert "left out K = 60, 100, not smaller than the number of responses (60)" in output
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json", "is not valid JSON (line 1, column 2)"),
+        ('{"similarity_power": {"min": 2, "max": 2}}', "min < max"),
+        ("[1, 2]", "must be a JSON object"),
+    ],
+)
+def test_bad_config_file_is_named(tmp_path, good, content, expected):
+    settings = tmp_path / "settings.json"
+    settings.write_text(content)
+    code, output = cli(good[0] / "answers.csv", "--config", settings, "-q")
+    assert code == 2 and "settings.json" in output and expected in output
+
+
+# -- embeddings --------------------------------------------------------------------------------
+def test_model_that_cannot_load_offline_names_the_bundled_default(tmp_path, good):
+    code, output = cli(
+        good[0] / "answers.csv", "--out", tmp_path / "o", "--set", "embedding_model=no-such/model",
+        *FAST,
+    )  # fmt: skip
+    assert code == 2
+    assert "Embedding model 'no-such/model' could not be loaded" in output
+    assert "The bundled default 'sentence-transformers/all-MiniLM-L6-v2' works offline" in output
+
+
+EMBEDDING_CASES = {
+    "wrong row count": (lambda v: v[:-3], "has 57 rows but the input has 60 data rows"),
+    "non-finite": (lambda v: np.where(np.arange(N)[:, None] == 7, np.nan, v), "data rows 8"),
+    "one dimension": (lambda v: v[:, 0], "expected (rows, dim)"),
+    "text values": (lambda v: v.astype(str), "expected numbers"),
+}
+
+
+@pytest.mark.parametrize("case", EMBEDDING_CASES)
+def test_bad_precomputed_embeddings_are_named(tmp_path, good, case):
+    change, expected = EMBEDDING_CASES[case]
+    folder, _ = good
+    np.save(tmp_path / "bad.npy", change(np.load(folder / "emb.npy")))
+    code, output = cli(folder / "answers.csv", "--embeddings", tmp_path / "bad.npy", *FAST)
+    assert code == 2 and "bad.npy" in output and expected in output
+
+
+def test_missing_or_unreadable_embeddings_file_is_named(tmp_path, good):
+    (tmp_path / "junk.npy").write_bytes(b"not numpy")
+    for name, expected in (("nothere.npy", "not found"), ("junk.npy", "not a readable .npy")):
+        code, output = cli(good[0] / "answers.csv", "--embeddings", tmp_path / name, *FAST)
+        assert code == 2 and name in output and expected in output
+
+
+# -- the output folder -------------------------------------------------------------------------
+def test_output_path_that_is_a_file_is_refused(tmp_path, good):
+    folder, _ = good
+    blocker = tmp_path / "blocker"
+    blocker.write_text("x")
+    for out in (blocker, blocker / "sub"):
+        code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
+                           "--out", out, *FAST)  # fmt: skip
+        assert code == 2 and "blocker" in output and "not a folder" in output
+
+
+def test_unwritable_output_folder_is_refused_before_the_run(tmp_path, good, monkeypatch):
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(export.tempfile, "TemporaryFile", read_only)
+    folder, _ = good
+    code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
+                       "--out", tmp_path / "o", *FAST)  # fmt: skip
+    assert code == 2 and "Output folder" in output and "is not writable: Read-only" in output
+
+
+def test_existing_outputs_are_not_overwritten_without_force(tmp_path, good):
+    folder, _ = good
+    args = [folder / "answers.csv", "--embeddings", folder / "emb.npy", "--out", tmp_path / "o"]
+    assert cli(*args, *FAST)[0] == 0
+    code, output = cli(*args, *FAST)
+    assert code == 2 and "already has predictions.csv" in output and "--force" in output
+    assert cli(*args, *FAST, "--force")[0] == 0
+
+
+# -- exports are all or nothing ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_result():
+    vectors, scores = clustered_embeddings(N, 3, noise=2.0, seed=5)
+    responses = Responses(
+        texts=[f"=cmd {i}" for i in range(N)],
+        scores=scores.astype(np.int64),
+        labels=("0", "1", "2"),
+        ids=[str(i) for i in range(N)],
+        rows=np.arange(1, N + 1),
+        file_rows=N,
+    )
+    config = config_from_dict({"similarity_top_k": [5], "similarity_power": 1.0})
+    return run_audit(responses, config, embeddings=vectors)
+
+
+def snapshot(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def full_disk_on_call(target, number):
+    calls = {"n": 0}
+
+    def failing(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == number:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return target(*args, **kwargs)
+
+    return failing
+
+
+@pytest.mark.parametrize(("where", "call"), [("fsync", 1), ("fsync", 3), ("replace", 1)])
+def test_full_disk_during_export_keeps_previous_outputs(tmp_path, small_result, where, call):
+    out = tmp_path / "out"
+    export.write_outputs(small_result, out)
+    before = snapshot(out)
+    (out / "report.md").write_text("previous report")
+    before["report.md"] = b"previous report"
+    patch = pytest.MonkeyPatch()
+    patch.setattr(export.os, where, full_disk_on_call(getattr(os, where), call))
+    try:
+        with pytest.raises(ExportError, match="Could not write .*: the disk is full"):
+            export.write_outputs(small_result, out, overwrite=True)
+    finally:
+        patch.undo()
+    assert snapshot(out) == before
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_interrupted_export_leaves_no_temporary_files(tmp_path, small_result, monkeypatch):
+    def interrupt(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(export.os, "fsync", full_disk_on_call(os.fsync, 99))
+    monkeypatch.setattr(export.os, "replace", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        export.write_outputs(small_result, tmp_path / "out")
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_full_disk_in_cli_export_is_one_line(tmp_path, good, monkeypatch):
+    monkeypatch.setattr(export.os, "fsync", full_disk_on_call(os.fsync, 2))
+    folder, _ = good
+    code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
+                       "--out", tmp_path / "o", *FAST)  # fmt: skip
+    assert code == 2
+    assert output.strip().count("\n") == 0 and "the disk is full" in output
+    assert not list((tmp_path / "o").glob("*.csv"))
+
+
+def test_formula_cells_are_guarded_in_predictions(tmp_path, small_result):
+    export.write_outputs(small_result, tmp_path)
+    assert "'=cmd 0" in (tmp_path / "predictions.csv").read_text(encoding="utf-8")
+
+
+# -- bugs and numerical trouble ----------------------------------------------------------------
+def test_internal_error_prints_one_line_and_writes_a_log(tmp_path, good, monkeypatch):
+    import engine.pipeline
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(engine.pipeline, "run_audit", broken)
+    folder, _ = good
+    code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
+                       "--out", tmp_path / "o", *FAST)  # fmt: skip
+    assert code == 1
+    assert output.startswith("Internal error: RuntimeError: boom (details in ")
+    log = output.strip().split("details in ", 1)[1].rstrip(")")
+    assert log.startswith(os.environ["PARM_DATA_DIR"])
+    text = open(log, encoding="utf-8").read()
+    assert "Traceback" in text and "RuntimeError: boom" in text
+
+
+def test_separable_categories_are_reported_as_a_warning():
+    n = 60
+    scores = np.arange(n) % 3
+    rng = np.random.default_rng(1)
+    vectors = np.eye(8)[scores] + 0.01 * rng.normal(size=(n, 8))
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    responses = Responses(
+        texts=[f"t{i}" for i in range(n)],
+        scores=scores,
+        labels=("0", "1", "2"),
+        ids=[str(i) for i in range(n)],
+        rows=np.arange(1, n + 1),
+    )
+    config = config_from_dict({"similarity_top_k": [5], "similarity_power": 1.0})
+    result = run_audit(responses, config, embeddings=vectors)
+    assert any("perfectly separated" in w for w in result.warnings)
+
+
+def test_overlapping_categories_give_no_separation_warning(small_result):
+    assert not any("perfectly separated" in w for w in small_result.warnings)
+
+
+def test_long_texts_are_counted_as_truncated_also_from_the_cache():
+    from engine.embed import embed_texts
+
+    texts = [f"Plants need light {i}." for i in range(11)]
+    texts.append("Plants need light and water and soil. " * 120)
+    first = embed_texts(texts)[1]
+    cached = embed_texts(texts)[1]
+    assert first["truncated"] == 1
+    assert cached["cached"] is True and cached["truncated"] == 1

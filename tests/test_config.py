@@ -1,0 +1,158 @@
+"""Settings: every invalid value is refused with a message naming the key, the value and what
+is accepted; K values not below N are dropped with a warning, or refused when none is left."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from engine.config import (
+    DEFAULTS,
+    DEFAULTS_PATH,
+    PowerInterval,
+    config_from_dict,
+    fit_top_k,
+    load_config,
+    parse_override,
+)
+from engine.errors import ConfigError
+
+INVALID = [
+    ("similarity_top_k", 0, "integer >= 1"),
+    ("similarity_top_k", -5, "integer >= 1"),
+    ("similarity_top_k", [], "non-empty list"),
+    ("similarity_top_k", [5, 0], "integer >= 1"),
+    ("similarity_top_k", 2.5, "integer >= 1"),
+    ("similarity_top_k", True, "integer >= 1"),
+    ("similarity_top_k", "ten", "integer >= 1"),
+    ("similarity_power", 0, "number > 0"),
+    ("similarity_power", -1.5, "number > 0"),
+    ("similarity_power", float("nan"), "finite number > 0"),
+    ("similarity_power", [], "at least one power"),
+    ("similarity_power", {"min": 2, "max": 1}, "min < max"),
+    ("similarity_power", {"min": 1, "max": 1}, "min < max"),
+    ("similarity_power", {"min": 1}, '"min" and "max"'),
+    ("similarity_power", {"min": 0.5, "max": 2, "step": 1}, '"min" and "max"'),
+    ("selection_metric", "auc", "accuracy, kappa, qwk, near, f1, nll"),
+    ("class_weight", "equal", "balanced, null"),
+    ("on_bad_rows", "ignore", "error, skip"),
+    ("normalize_similarities", "yes", "true or false"),
+    ("embedding_batch_size", 0, "integer >= 1"),
+    ("similarity_top_k_chunk", -1, "integer >= 1"),
+    ("near_duplicate_threshold", 1.5, "(0, 1]"),
+    ("bootstrap_samples", -1, "integer >= 0"),
+    ("seed", "x", "integer >= 0"),
+    ("text_column", "  ", "non-empty string"),
+    ("embedding_model", None, "non-empty string"),
+]
+
+
+@pytest.mark.parametrize(("key", "value", "accepted"), INVALID)
+def test_invalid_setting_message_names_key_value_and_accepted(key, value, accepted):
+    with pytest.raises(ConfigError) as caught:
+        config_from_dict({key: value})
+    message = str(caught.value)
+    assert f"'{key}'" in message
+    assert json.dumps(value, default=str) in message
+    assert accepted in message
+
+
+def test_unknown_key_is_refused_and_known_keys_listed():
+    with pytest.raises(ConfigError, match="Unknown setting.*top_kk.*Known settings: .*seed"):
+        config_from_dict({"top_kk": 5})
+
+
+def test_non_string_keys_are_reported_not_crashed_on():
+    with pytest.raises(ConfigError, match="Unknown setting"):
+        config_from_dict({1: 2, "zz": 3})
+
+
+def test_settings_must_be_an_object():
+    with pytest.raises(ConfigError, match="JSON object, got list"):
+        config_from_dict([1, 2])
+
+
+def test_config_file_that_is_not_json_names_file_line_and_column(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{"similarity_top_k": [5, 10,\n oops}')
+    with pytest.raises(ConfigError, match=r"settings.json is not valid JSON \(line 2, column 2\)"):
+        load_config(path)
+
+
+def test_config_file_missing_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="Config file not found: .*nothere.json"):
+        load_config(tmp_path / "nothere.json")
+
+
+def test_config_file_invalid_value_names_the_file(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_text('{"similarity_power": -2}')
+    with pytest.raises(ConfigError, match=r"settings.json: Setting 'similarity_power' = -2"):
+        load_config(path)
+
+
+def test_config_file_with_bom_is_read(tmp_path):
+    path = tmp_path / "settings.json"
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"seed": 3}')
+    assert load_config(path).seed == 3
+
+
+def test_defaults_json_equals_the_builtin_defaults():
+    assert json.loads(DEFAULTS_PATH.read_text()) == DEFAULTS
+
+
+def test_interval_and_grid_are_parsed():
+    config = config_from_dict({"similarity_power": {"min": 0.5, "max": 4}})
+    assert config.similarity_power == PowerInterval(0.5, 4.0, 0.02)
+    assert config.power_values is None
+    grid = config_from_dict({"similarity_power": [2, 1, 2], "similarity_top_k": [10, 5, 10]})
+    assert grid.power_values == (1.0, 2.0)
+    assert grid.top_k_values == (5, 10)
+
+
+def test_round_trip_through_to_dict():
+    config = config_from_dict({"similarity_power": {"min": 0.5, "max": 4}, "on_bad_rows": "skip"})
+    assert config_from_dict(config.to_dict()) == config
+
+
+@pytest.mark.parametrize(
+    ("item", "expected"),
+    [
+        ("similarity_top_k=[5,10]", ("similarity_top_k", [5, 10])),
+        ("text_column=answer", ("text_column", "answer")),
+        ("second_score_column=null", ("second_score_column", None)),
+    ],
+)
+def test_override_value_is_json_else_text(item, expected):
+    assert parse_override(item) == expected
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [("similarity_top_k", "KEY=VALUE"), ("top_kk=3", "Unknown setting 'top_kk'")],
+)
+def test_bad_override_is_refused(item, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_override(item)
+
+
+def test_k_values_not_below_n_are_dropped_with_a_warning():
+    config = config_from_dict({"similarity_top_k": [5, 10, 40, 50]})
+    fitted, notes = fit_top_k(config, 40)
+    assert fitted.top_k_values == (5, 10)
+    assert len(notes) == 1
+    assert "K = 40, 50" in notes[0] and "(40)" in notes[0]
+
+
+def test_k_grid_that_fits_is_unchanged():
+    config = config_from_dict({"similarity_top_k": [5, 10]})
+    assert fit_top_k(config, 11) == (config, [])
+    dense = config_from_dict({"similarity_top_k": None})
+    assert fit_top_k(dense, 11) == (dense, [])
+
+
+@pytest.mark.parametrize("top_k", [30, [30, 31]])
+def test_k_with_no_value_below_n_is_refused(top_k):
+    with pytest.raises(ConfigError, match="'similarity_top_k'.*smaller than the number.*\\(30\\)"):
+        fit_top_k(config_from_dict({"similarity_top_k": top_k}), 30)
