@@ -5,16 +5,16 @@ multinomial logit
     p_ic = exp(eta_ic - Q_i),  eta_ic = beta_c T_i(c) + gamma_c S_i + mu_c,  Q_i = log sum_a exp(eta_ia)
 with beta_0 = gamma_0 = mu_0 = 0, so theta = (beta_1..C, gamma_1..C, mu_1..C) has 3C entries.
 The weighted log pseudo-likelihood is L = sum_i w_i log p_{i, x_i} (balanced weights
-w_i = N / ((C+1) n_{x_i}), or 1). We minimise -L / sum_i w_i with L-BFGS-B on [-1000, 1000].
+w_i = N / (G n_{x_i}) with G the number of categories present, or 1). We minimise -L / sum_i w_i with L-BFGS-B on [-1000, 1000].
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import logsumexp
 
 BOUND = 1000.0
 PROBA_FLOOR = 1e-15
@@ -90,7 +90,9 @@ def log_proba(theta: np.ndarray, t: np.ndarray, s: np.ndarray) -> np.ndarray:
     """log p_ic (N, C+1) by log-sum-exp."""
     beta, gamma, mu = unpack(theta, t.shape[1])
     eta = beta * t + np.outer(s, gamma) + mu
-    return eta - logsumexp(eta, axis=1, keepdims=True)
+    # log-sum-exp by hand: scipy's logsumexp is 2-3x slower on (N, C+1) and this runs per fit.
+    top = eta.max(axis=1, keepdims=True)
+    return eta - (top + np.log(np.exp(eta - top).sum(axis=1, keepdims=True)))
 
 
 def proba(theta: np.ndarray, t: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -156,6 +158,59 @@ def sandwich_se(theta, t, s, scores, weights) -> np.ndarray:
     return np.where(diag >= 0, np.sqrt(np.abs(diag)), np.nan)
 
 
+class _Objective:
+    """`neg_log_pl` for the optimiser, with the data laid out once per fit as (C, N) arrays.
+
+    Same value and gradient as `neg_log_pl` (to rounding), about 20x faster at N = 15,000: no
+    design matrix per call, and every reduction over categories is a sum of N-vectors (numpy
+    reduces a short last axis slowly).
+    """
+
+    def __init__(self, t, s, scores, weights):
+        n, k = t.shape
+        self.c = k - 1
+        self.t = np.ascontiguousarray(t[:, 1:].T, dtype=np.float64)  # (C, N)
+        self.s = np.ascontiguousarray(s, dtype=np.float64)
+        self.weights = weights
+        self.total = weights.sum()
+        self.chosen = scores * n + np.arange(n)  # flat positions of eta[x_i, i]
+        target = np.zeros((k, n))
+        target[scores, np.arange(n)] = 1.0
+        self.weighted_target = weights * target[1:]
+        self.eta = np.zeros((k, n))  # row 0 is the baseline category, always 0
+
+    def __call__(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        c, eta = self.c, self.eta
+        np.multiply(self.t, theta[:c, None], out=eta[1:])
+        eta[1:] += self.s * theta[c : 2 * c, None]
+        eta[1:] += theta[2 * c :, None]
+        top = eta.max(axis=0)
+        e = np.exp(eta - top)
+        z = e.sum(axis=0)
+        chosen = np.maximum(eta.ravel()[self.chosen] - np.log(z) - top, np.log(PROBA_FLOOR))
+        value = -(self.weights * chosen).sum() / self.total
+        resid = self.weighted_target - e[1:] * (self.weights / z)  # w_i (1{x_i=c} - p_ic)
+        grad = np.concatenate([(resid * self.t).sum(axis=1), resid @ self.s, resid.sum(axis=1)])
+        return float(value), -grad / self.total
+
+
+_BLAS_CONTROLLER = None
+
+
+def one_blas_thread():
+    """A context with BLAS limited to one thread. L-BFGS-B and the objective make thousands of
+    tiny BLAS calls; OpenBLAS hands each to its threads, which costs ~10 ms a call on a busy
+    2-core machine (measured: a 9-parameter fit took 2 s instead of 0.1 s)."""
+    global _BLAS_CONTROLLER
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # scikit-learn brings it; without it, only speed suffers
+        return contextlib.nullcontext()
+    if _BLAS_CONTROLLER is None:
+        _BLAS_CONTROLLER = ThreadpoolController()
+    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
+
+
 def fit(
     t: np.ndarray,
     s: np.ndarray,
@@ -168,18 +223,18 @@ def fit(
     n_classes = t.shape[1]
     weights = class_weights(scores, n_classes, class_weight)
     theta0 = np.zeros(3 * (n_classes - 1)) if start is None else np.asarray(start, float)
-    result = minimize(
-        neg_log_pl,
-        theta0,
-        args=(t, s, scores, weights),
-        jac=True,
-        method="L-BFGS-B",
-        bounds=[(-BOUND, BOUND)] * theta0.size,
-        options={"maxiter": 2000},
-    )
-    theta = result.x
+    with one_blas_thread():
+        result = minimize(
+            _Objective(t, s, scores, weights),
+            theta0,
+            jac=True,
+            method="L-BFGS-B",
+            bounds=[(-BOUND, BOUND)] * theta0.size,
+            options={"maxiter": 2000},
+        )
+        theta = result.x
+        se = sandwich_se(theta, t, s, scores, weights) if with_se else np.full(theta.shape, np.nan)
     beta, gamma, mu = unpack(theta, n_classes)
-    se = sandwich_se(theta, t, s, scores, weights) if with_se else np.full(theta.shape, np.nan)
     return FittedPARM(
         beta=beta,
         gamma=gamma,

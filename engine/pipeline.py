@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine import audit
-from engine.config import AuditConfig
+from engine import audit, uncertainty
+from engine.config import AuditConfig, fit_top_k
 from engine.data import Responses
 from engine.embed import embed_texts
 from engine.graph import NeighbourGraph, build_graph
@@ -33,6 +33,13 @@ class AuditResult:
     timings: dict[str, float]
     embedding_info: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # Second rater (None without a second score column); near-duplicates scored differently.
+    second_rater: audit.SecondRater | None = None
+    near_duplicates: list[audit.NearDuplicate] = field(default_factory=list)
+    # Bootstrap intervals {metric: Interval} (empty when bootstrap_samples = 0) and the
+    # cross-fitted agreement (None when cross_fit_folds = 0).
+    intervals: dict[str, uncertainty.Interval] = field(default_factory=dict)
+    cross_fit: uncertainty.CrossFit | None = None
 
     @property
     def fitted(self) -> FittedPARM:
@@ -45,6 +52,11 @@ class AuditResult:
     @property
     def metrics(self) -> dict[str, float]:
         return self.tuning.best.metrics
+
+    @property
+    def raters_disagree(self) -> np.ndarray | None:
+        """(N,) bool where both raters scored a response differently, or None."""
+        return None if self.second_rater is None else self.second_rater.disagree
 
     @property
     def flagged(self) -> np.ndarray:
@@ -76,13 +88,24 @@ def run_audit(
     """
     reporter = Reporter(progress, cancel)
     timings: dict[str, float] = {}
-    warnings = list(config.warnings) + list(responses.warnings)
+    # K values not below N are dropped with a warning (none left: ConfigError), see config.py.
+    config, k_notes = fit_top_k(config, len(responses))
+    warnings = list(config.warnings) + list(responses.warnings) + k_notes
     started = time.perf_counter()
+    tune_config = config
     if config.late_interaction:
-        from engine.colbert import late_interaction_graph
+        from engine.colbert import late_interaction_graph, tuning_config
 
         graph, info = late_interaction_graph(responses, config, reporter)
         timings["embedding"] = info.pop("embedding_seconds", 0.0)
+        warnings += info.pop("warnings", [])
+        if embeddings is not None:
+            warnings.append(
+                "Precomputed embeddings were not used: late-interaction mode needs token "
+                "embeddings, which were computed with the model."
+            )
+        # similarity_top_k null means "all colbert_top_k candidates" here (no dense graph).
+        tune_config = tuning_config(config, graph)
     else:
         if embeddings is None:
             embeddings, info = embeddings_for(responses, config, reporter)
@@ -97,7 +120,7 @@ def run_audit(
             "limit and were truncated before embedding."
         )
     mark = time.perf_counter()
-    result = tune(graph, responses.scores, responses.n_classes, config, reporter)
+    result = tune(graph, responses.scores, responses.n_classes, tune_config, reporter)
     timings["tuning"] = time.perf_counter() - mark
     warnings += result.warnings
     fitted = result.fitted
@@ -109,6 +132,8 @@ def run_audit(
     else:
         weights = graph.weights(best.top_k, best.power, config.similarity_top_k_symmetric)
         evidence = audit.evidence_from_weights(weights)
+    evidence = audit.with_similarities(evidence, graph.indices, graph.similarities)
+    checks = _checks(graph, responses, tune_config, predicted, reporter, timings)
     timings["total"] = time.perf_counter() - started
     reporter("done", 1, 1, "audit finished")
     return AuditResult(
@@ -118,18 +143,47 @@ def run_audit(
         graph=graph,
         tuning=result,
         predicted=predicted,
-        severity=audit.severity(fitted.proba, responses.scores),
+        severity=audit.margin_severity(fitted.proba, responses.scores),
         evidence=evidence,
         timings={k: round(v, 3) for k, v in timings.items()},
         embedding_info=info,
         warnings=warnings,
+        **checks,
     )
+
+
+def _checks(graph, responses: Responses, config: AuditConfig, predicted, reporter, timings):
+    """Second rater, near-duplicates, bootstrap intervals and cross-fitting for `AuditResult`.
+
+    `config` is the configuration tuning used, so cross-fitting repeats exactly that search.
+    """
+    mark = time.perf_counter()
+    scores, n_classes = responses.scores, responses.n_classes
+    duplicates = []
+    # The threshold is a cosine similarity; late-interaction scores are on another scale.
+    if graph.mode == "single-vector":
+        duplicates = audit.near_duplicates(
+            graph.indices, graph.similarities, scores, config.near_duplicate_threshold
+        )
+    intervals = {}
+    if config.bootstrap_samples > 0:
+        intervals = uncertainty.bootstrap_agreement(
+            scores, predicted, n_classes, config.bootstrap_samples, config.seed, reporter
+        )
+    crossed = uncertainty.cross_fit(graph, scores, n_classes, config, reporter)
+    timings["checks"] = time.perf_counter() - mark
+    return {
+        "second_rater": audit.second_rater(scores, responses.second_scores, predicted, n_classes),
+        "near_duplicates": duplicates,
+        "intervals": intervals,
+        "cross_fit": crossed,
+    }
 
 
 def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:
     ks = [k for k in config.top_k_values if k is not None]
-    k_max = max(ks + [audit.EVIDENCE_COUNT])
     n = embeddings.shape[0]
+    k_max = max(ks + [min(audit.EVIDENCE_COUNT, n - 1)])
     if k_max >= n:
         raise_k(k_max, n)
     return build_graph(

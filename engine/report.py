@@ -10,6 +10,23 @@ import numpy as np
 
 from engine.metrics import confusion
 from engine.tuning import METRIC_NAMES
+from engine.uncertainty import LEVEL
+
+SEVERITY_DEFINITION = (
+    "max over other scores of p(score) minus p(human score), from the fitted (balanced) model: "
+    "between -1 and 1, positive exactly when the model prefers another score"
+)
+BOOTSTRAP_METHOD = (
+    "percentile bootstrap over responses; the model's predictions are held fixed (not refitted)"
+)
+CROSS_FIT_METHOD = (
+    "K, p and the parameters chosen on the other folds' labels only; held-out labels masked "
+    "from the features; agreement over all held-out predictions"
+)
+EVIDENCE_FORMAT = (
+    "row:score:weight for the strongest neighbours in the fitted graph (weight = normalised "
+    "similarity to the power p), separated by ';'"
+)
 
 METRIC_LABELS = {
     "accuracy": "Exact agreement (accuracy)",
@@ -31,7 +48,10 @@ def _clean(value):
 
 
 def evidence_text(result, i: int) -> str:
-    """Compact evidence: `row:score:weight` for each neighbour, separated by `;`."""
+    """Compact evidence for predictions.csv: `row:score:weight` for each of the neighbours that
+    drove the prediction (strongest first, separated by `;`). row is the neighbour's data row in
+    the input file, score its human score, weight its edge weight in the fitted graph (normalised
+    similarity to the power p); ids and raw similarities are in report.md and on `Neighbour`."""
     responses = result.responses
     parts = []
     for nb in result.evidence[i]:
@@ -131,6 +151,7 @@ def report_dict(result) -> dict:
             "graph": "dense" if best.top_k is None else "top-k",
         },
         "metrics": {m: _clean(best.metrics[m]) for m in METRIC_NAMES},
+        "uncertainty": uncertainty_dict(result),
         "confusion_matrix": {
             "rows": "human score",
             "columns": "predicted score",
@@ -145,11 +166,81 @@ def report_dict(result) -> dict:
             "iterations": result.fitted.iterations,
             "at_bounds": result.fitted.at_bounds,
         },
+        "severity": SEVERITY_DEFINITION,
+        "evidence_format": EVIDENCE_FORMAT,
         "flagged": int(result.flagged.sum()),
+        "second_rater": _second_rater_dict(result),
+        "near_duplicates": near_duplicate_rows(result),
         "configurations_tried": len(result.tuning.rows),
         "timings_seconds": result.timings,
         "warnings": list(result.warnings),
     }
+
+
+def uncertainty_dict(result) -> dict:
+    """Bootstrap intervals (predictions fixed) and the cross-fitted agreement, JSON-ready."""
+    config = result.config
+    crossed = result.cross_fit
+    return {
+        "bootstrap": {
+            "method": BOOTSTRAP_METHOD,
+            "samples": config.bootstrap_samples,
+            "seed": config.seed,
+            "level": LEVEL,
+            "intervals": {
+                m: {k: _clean(v) for k, v in iv.as_dict().items()}
+                for m, iv in result.intervals.items()
+            },
+        },
+        "cross_fit": None
+        if crossed is None
+        else {
+            "method": CROSS_FIT_METHOD,
+            "folds": len(crossed.folds),
+            "seed": config.seed,
+            "metrics": {m: _clean(v) for m, v in crossed.metrics.items()},
+            "in_sample": {m: _clean(result.metrics[m]) for m in crossed.metrics},
+            "selected_per_fold": [
+                {
+                    "fold": f.fold,
+                    "held_out": int(f.held_out.size),
+                    "top_k": f.top_k,
+                    "power": _clean(f.power),
+                }
+                for f in crossed.folds
+            ],
+        },
+        "standard_errors": result.fitted.se_method,
+    }
+
+
+def _second_rater_dict(result) -> dict | None:
+    second = result.second_rater
+    if second is None:
+        return None
+    out = second.as_dict()
+    for key in ("rater1_vs_rater2", "model_vs_rater1", "model_vs_rater2"):
+        if out[key] is not None:
+            out[key] = {m: _clean(v) for m, v in out[key].items()}
+    out["column"] = result.config.second_score_column
+    return out
+
+
+def near_duplicate_rows(result) -> list[dict]:
+    """Near-duplicate pairs with different human scores: both rows, ids, scores and texts."""
+    responses = result.responses
+    out = []
+    for pair in result.near_duplicates:
+        entry = {"similarity": _clean(pair.similarity)}
+        for name, i in (("first", pair.first), ("second", pair.second)):
+            entry[name] = {
+                "row": int(responses.rows[i]),
+                "id": responses.ids[i],
+                "score": responses.labels[responses.scores[i]],
+                "text": responses.texts[i],
+            }
+        out.append(entry)
+    return out
 
 
 def _version() -> str:
@@ -161,80 +252,8 @@ def _version() -> str:
         return "unknown"
 
 
-def _table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _md_escape(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def report_markdown(result, top: int = 20) -> str:
-    """A readable report for a rater-lead."""
-    data = report_dict(result)
-    responses = result.responses
-    labels = responses.labels
-    sel = data["selected"]
-    graph = "dense graph" if sel["top_k"] is None else f"top-K graph, K = {sel['top_k']}"
-    out = [
-        "# parm audit report",
-        "",
-        f"- File: `{responses.source}` ({len(responses):,} responses, "
-        f"{len(responses.skipped)} skipped)",
-        "- Scores: " + ", ".join(f"{k}: {v}" for k, v in data["input"]["score_counts"].items()),
-        f"- Similarity: {result.mode}, model `{result.config.embedding_model}`",
-        f"- Selected configuration: {graph}, power p = {sel['power']:.3g} "
-        f"(by {result.config.selection_metric}, {len(result.tuning.rows)} configurations tried)",
-        f"- Flagged for review: {data['flagged']} responses (model and human score differ)",
-        "",
-        "## Agreement between the model and the human scores",
-        "",
-        _table(
-            ["Metric", "Value"],
-            [[METRIC_LABELS[m], _fmt(data["metrics"][m])] for m in METRIC_NAMES],
-        ),
-        "",
-        "## Confusion matrix (rows: human score, columns: model)",
-        "",
-        _table(
-            ["human \\ model", *labels],
-            [[labels[i], *row] for i, row in enumerate(data["confusion_matrix"]["counts"])],
-        ),
-        "",
-        f"## Top {top} responses to review",
-        "",
-    ]
-    order = result.review_order()[:top]
-    rows = []
-    for i in order:
-        if not result.flagged[i]:
-            break
-        rows.append(
-            [
-                responses.rows[i],
-                _md_escape(responses.ids[i], 40),
-                labels[responses.scores[i]],
-                labels[result.predicted[i]],
-                f"{result.severity[i]:.3f}",
-                _md_escape(responses.texts[i], 160),
-                evidence_text(result, i),
-            ]
-        )
-    out.append(
-        _table(
-            ["row", "id", "human", "model", "severity", "text", "evidence (row:score:sim)"], rows
-        )
-        if rows
-        else "No responses are flagged."
-    )
-    if result.warnings:
-        out += ["", "## Warnings", ""] + [f"- {w}" for w in result.warnings]
-    return "\n".join(out) + "\n"
+    """A readable report for a rater-lead (built in engine/markdown_report.py)."""
+    from engine.markdown_report import markdown_report
 
-
-def _fmt(value) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
+    return markdown_report(result, top)

@@ -12,7 +12,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from engine.config import AuditConfig, PowerInterval
-from engine.graph import NeighbourGraph
+from engine.graph import NeighbourGraph, dense_warning
 from engine.metrics import HIGHER_IS_BETTER, better, evaluate
 from engine.model import FittedPARM, fit
 from engine.progress import Reporter
@@ -55,6 +55,8 @@ class _Search:
 
     def evaluate(self, top_k: int | None, power: float) -> TuningRow:
         self.reporter.check()
+        # Only the dense path takes the per-block progress callback (fakes in tests need not).
+        extra = {} if top_k is not None else {"block_progress": self._dense_progress(power)}
         t, s = self.graph.features(
             self.scores,
             self.n_classes,
@@ -62,6 +64,7 @@ class _Search:
             power,
             self.config.similarity_top_k_symmetric,
             self.reporter,
+            **extra,
         )
         # The objective is convex in theta, so warm starts change speed, not the optimum.
         fitted = fit(t, s, self.scores, self.config.class_weight, self.start, with_se=False)
@@ -73,6 +76,16 @@ class _Search:
             self.best = (row, fitted, (t, s))
         self.reporter("tuning", len(self.rows), self.total, _describe(row, metric), payload=row)
         return row
+
+    def _dense_progress(self, power):
+        """Progress within one dense configuration, which takes seconds per block pass."""
+        done = len(self.rows)
+
+        def report(rows: int, n: int) -> None:
+            message = f"dense, p={power:.3g}: {rows:,} of {n:,} rows"
+            self.reporter("tuning", done, self.total, message)
+
+        return report
 
 
 def _describe(row: TuningRow, metric: str) -> str:
@@ -111,6 +124,9 @@ def tune(
     powers = config.power_values
     total = len(ks) * len(powers) if powers is not None else 0
     search = _Search(graph, scores, n_classes, config, reporter, total)
+    notes = _dense_cost(graph, ks, powers)
+    for note in notes:
+        reporter("tuning", 0, total, note)
     for top_k in ks:
         if powers is None:
             brent_power(search, top_k, config.similarity_power)
@@ -122,11 +138,32 @@ def tune(
     fitted = fit(t, s, scores, config.class_weight, tuned.theta)
     rows = [TuningRow(r.top_k, r.power, r.metrics, r.converged, r is row) for r in search.rows]
     best = next(r for r in rows if r.selected)
-    return TuningResult(rows, best, fitted, (t, s), _fit_warnings(fitted))
+    return TuningResult(rows, best, fitted, (t, s), notes + _fit_warnings(fitted, scores))
 
 
-def _fit_warnings(fitted: FittedPARM) -> list[str]:
+# Bounded Brent on a power interval typically evaluates 10-15 powers.
+BRENT_EVALUATIONS = 12
+
+
+def _dense_cost(graph: NeighbourGraph, ks, powers) -> list[str]:
+    """A warning when the dense graph is in the grid and N makes it slow."""
+    if None not in ks or graph.embeddings is None:
+        return []
+    evaluations = len(powers) if powers is not None else BRENT_EVALUATIONS
+    note = dense_warning(graph.n, graph.embeddings.shape[1], evaluations)
+    return [note] if note else []
+
+
+def _fit_warnings(fitted: FittedPARM, scores: np.ndarray | None = None) -> list[str]:
     notes = []
+    if scores is not None and np.array_equal(fitted.predicted, scores):
+        # Argmax equal to the score everywhere means scaling theta up always raises the
+        # pseudo-likelihood: it has no finite maximum, and the optimiser stopped somewhere.
+        notes.append(
+            "Every response's predicted score equals its human score: the categories are "
+            "perfectly separated by the similarity features, so the parameters have no finite "
+            "estimate; their values and standard errors are unreliable."
+        )
     if not fitted.converged:
         notes.append(f"The optimiser did not converge: {fitted.message}.")
     if fitted.at_bounds:

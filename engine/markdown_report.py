@@ -1,0 +1,259 @@
+"""report.md: the audit as a rater-lead reads it, section by section, from `report_dict`."""
+
+from __future__ import annotations
+
+import math
+
+from engine.report import METRIC_LABELS, report_dict
+from engine.tuning import METRIC_NAMES
+
+
+def _table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _md_escape(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+QWK_THRESHOLD = 0.70
+DEGRADATION_THRESHOLD = 0.10
+MEANINGS = (
+    "95% interval: the range the agreement figure would plausibly take on another sample of "
+    "responses like these, with the model's predictions held fixed (percentile bootstrap).",
+    "Cross-fitted kappa: agreement when every response is predicted by a model whose K, p and "
+    "parameters were chosen without its own score; the gap to the in-sample kappa shows how "
+    "optimistic selecting and fitting on the same scores is.",
+    "Standard errors (sandwich): how much each parameter estimate would vary between samples, "
+    "computed so that they stay valid for a pseudo-likelihood.",
+    "Severity: how clearly the model prefers another score to the human one (positive when it "
+    "does); it orders the responses a second rater should look at first.",
+)
+
+
+def markdown_report(result, top: int = 20) -> str:
+    """A readable report for a rater-lead."""
+    data = report_dict(result)
+    sections = [
+        _summary_section(result, data),
+        _settings_section(result, data),
+        _agreement_section(result, data),
+        _second_rater_section(result, data),
+        _confusion_section(result, data),
+        _review_section(result, top),
+        _duplicates_section(result, data),
+        _parameters_section(data),
+        "## What the uncertainty figures mean\n\n" + "\n".join(f"- {m}" for m in MEANINGS),
+    ]
+    if result.warnings:
+        sections.append("## Warnings\n\n" + "\n".join(f"- {w}" for w in result.warnings))
+    return "# parm audit report\n\n" + "\n\n".join(s for s in sections if s) + "\n"
+
+
+def _summary_section(result, data) -> str:
+    responses = result.responses
+    lines = [
+        "## Data",
+        "",
+        f"- File: `{responses.source}` ({len(responses):,} responses, "
+        f"{len(responses.skipped)} skipped)",
+        "- Scores: " + ", ".join(f"{k}: {v}" for k, v in data["input"]["score_counts"].items()),
+        f"- Flagged for review: {data['flagged']} responses (model and human score differ)",
+    ]
+    if result.second_rater is not None:
+        lines.append(
+            f"- Second rater (`{result.config.second_score_column}`): "
+            f"{result.second_rater.rows_with_both} responses scored twice, "
+            f"{int(result.second_rater.disagree.sum())} with different scores"
+        )
+    return "\n".join(lines)
+
+
+def _settings_section(result, data) -> str:
+    config = result.config
+    sel = data["selected"]
+    graph = "dense graph" if sel["top_k"] is None else f"top-K graph, K = {sel['top_k']}"
+    return "\n".join(
+        [
+            "## Settings",
+            "",
+            f"- Similarity: {result.mode}, model `{config.embedding_model}`",
+            f"- Selected configuration: {graph}, power p = {sel['power']:.3g} "
+            f"(by {config.selection_metric}, {len(result.tuning.rows)} configurations tried)",
+            f"- Class weights: {config.class_weight or 'none'}; bootstrap samples: "
+            f"{config.bootstrap_samples}; cross-fitting folds: {config.cross_fit_folds}; "
+            f"seed: {config.seed}",
+            f"- Near-duplicate threshold: cosine similarity above {config.near_duplicate_threshold}",
+        ]
+    )
+
+
+def _agreement_section(result, data) -> str:
+    intervals = data["uncertainty"]["bootstrap"]["intervals"]
+    rows = []
+    for m in METRIC_NAMES:
+        value = data["metrics"][m]
+        iv = intervals.get(m)
+        ci = "" if iv is None else f"{_fmt(iv['low'])} to {_fmt(iv['high'])}"
+        note = ""
+        if m == "qwk" and value is not None and value < QWK_THRESHOLD:
+            note = f"**below {QWK_THRESHOLD:.2f}**"
+        rows.append([METRIC_LABELS[m], _fmt(value), ci, note])
+    out = [
+        "## Agreement between the model and the human scores",
+        "",
+        _table(["Metric", "In-sample", "95% interval", "Note"], rows),
+    ]
+    crossed = data["uncertainty"]["cross_fit"]
+    if crossed is not None:
+        out += [
+            "",
+            f"Cross-fitted ({crossed['folds']} folds): kappa {_fmt(crossed['metrics']['kappa'])} "
+            f"(in-sample {_fmt(crossed['in_sample']['kappa'])}), QWK "
+            f"{_fmt(crossed['metrics']['qwk'])}, exact agreement "
+            f"{_fmt(crossed['metrics']['accuracy'])}.",
+        ]
+    out += [
+        "",
+        f"QWK below {QWK_THRESHOLD:.2f} is marked (a common minimum for automated scoring).",
+    ]
+    return "\n".join(out)
+
+
+def _second_rater_section(result, data) -> str:
+    second = data["second_rater"]
+    if second is None:
+        return ""
+    columns = [
+        ("Rater 1 vs rater 2", second["rater1_vs_rater2"]),
+        ("Model vs rater 1", second["model_vs_rater1"]),
+        ("Model vs rater 2", second["model_vs_rater2"]),
+    ]
+    names = {
+        "exact": "Exact agreement",
+        "adjacent": "Adjacent (within 1)",
+        "kappa": "Cohen's kappa",
+        "qwk": "Quadratic weighted kappa",
+    }
+    rows = [
+        [label, *(_fmt(None if v is None else v[key]) for _, v in columns)]
+        for key, label in names.items()
+    ]
+    out = [
+        "## Second rater",
+        "",
+        _table(["Metric", *(name for name, _ in columns)], rows),
+        "",
+        "Rater-vs-rater and model-vs-rater-2 figures use the "
+        f"{second['rows_with_both_scores']} responses with both scores; "
+        f"{second['raters_disagree']} of them have different scores "
+        "(`raters_disagree` in predictions.csv).",
+    ]
+    human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
+    if human and human["qwk"] is not None and model["qwk"] is not None:
+        if human["qwk"] - model["qwk"] > DEGRADATION_THRESHOLD:
+            out.append(
+                f"**The model's QWK is more than {DEGRADATION_THRESHOLD:.2f} below the raters' "
+                "agreement with each other.**"
+            )
+    return "\n".join(out)
+
+
+def _confusion_section(result, data) -> str:
+    labels = result.responses.labels
+    return "## Confusion matrix (rows: human score, columns: model)\n\n" + _table(
+        ["human \\ model", *labels],
+        [[labels[i], *row] for i, row in enumerate(data["confusion_matrix"]["counts"])],
+    )
+
+
+def _review_section(result, top: int) -> str:
+    responses = result.responses
+    labels = responses.labels
+    rows = []
+    for i in result.review_order()[:top]:
+        if not result.flagged[i]:
+            break
+        rows.append(
+            [
+                responses.rows[i],
+                _md_escape(responses.ids[i], 40),
+                labels[responses.scores[i]],
+                labels[result.predicted[i]],
+                f"{result.severity[i]:.3f}",
+                _md_escape(responses.texts[i], 160),
+                _md_escape(_evidence_md(result, i), 400),
+            ]
+        )
+    header = ["row", "id", "human", "model", "severity", "text", "evidence"]
+    return "\n".join(
+        [
+            f"## Top {top} responses to review",
+            "",
+            "Most severe first. Evidence: the neighbours that drove the prediction, as "
+            "row (id) score, cosine similarity.",
+            "",
+            _table(header, rows) if rows else "No responses are flagged.",
+        ]
+    )
+
+
+def _evidence_md(result, i: int) -> str:
+    responses = result.responses
+    parts = []
+    for nb in result.evidence[i]:
+        j = nb.index
+        sim = "" if math.isnan(nb.similarity) else f", {nb.similarity:.3f}"
+        parts.append(
+            f"{responses.rows[j]} ({responses.ids[j]}) {responses.labels[responses.scores[j]]}{sim}"
+        )
+    return "; ".join(parts)
+
+
+def _duplicates_section(result, data) -> str:
+    pairs = data["near_duplicates"]
+    threshold = result.config.near_duplicate_threshold
+    out = ["## Consistency: near-duplicates with different scores", ""]
+    if result.mode != "single-vector":
+        return "\n".join(out + ["Checked only with single-vector (cosine) similarity."])
+    if not pairs:
+        return "\n".join(out + [f"No pair above similarity {threshold} has different scores."])
+    out.append(
+        f"{len(pairs)} pair(s) of responses with cosine similarity above {threshold} received "
+        "different scores."
+    )
+    out.append("")
+    rows = [
+        [
+            f"{p['similarity']:.3f}",
+            *(f"{p[k]['row']} ({_md_escape(p[k]['id'], 40)})" for k in ("first", "second")),
+            *(p[k]["score"] for k in ("first", "second")),
+            *(_md_escape(p[k]["text"], 200) for k in ("first", "second")),
+        ]
+        for p in pairs[:50]
+    ]
+    out.append(
+        _table(["similarity", "row A", "row B", "score A", "score B", "text A", "text B"], rows)
+    )
+    if len(pairs) > 50:
+        out += ["", f"The first 50 of {len(pairs)} are shown; report.json lists all."]
+    return "\n".join(out)
+
+
+def _parameters_section(data) -> str:
+    rows = [[p["name"], _fmt(p["estimate"]), _fmt(p["se"])] for p in data["parameters"]]
+    return "\n".join(
+        [
+            "## Parameters",
+            "",
+            _table(["parameter", "estimate", f"standard error ({data['standard_errors']})"], rows),
+        ]
+    )
+
+
+def _fmt(value) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

@@ -1,0 +1,251 @@
+"""How sure are we? Bootstrap intervals for the agreement metrics, a bootstrap of the fit (to check
+the sandwich standard errors), and a cross-fitted kappa for the whole tune-and-fit procedure.
+
+Both loops report progress with stage "audit" and check the cancel token every iteration.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from engine.config import AuditConfig
+from engine.graph import NeighbourGraph
+from engine.metrics import HIGHER_IS_BETTER, agreement, better, evaluate
+from engine.model import fit, proba
+from engine.progress import Reporter
+
+INTERVAL_METRICS = ("accuracy", "kappa", "qwk")
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A point estimate and its percentile bootstrap interval at `level`."""
+
+    estimate: float
+    low: float
+    high: float
+    level: float = LEVEL
+
+    def as_dict(self) -> dict:
+        return {"estimate": self.estimate, "low": self.low, "high": self.high}
+
+
+def bootstrap_agreement(
+    human: np.ndarray,
+    predicted: np.ndarray,
+    n_classes: int,
+    samples: int,
+    seed: int = 0,
+    reporter: Reporter | None = None,
+    level: float = LEVEL,
+) -> dict[str, Interval]:
+    """Percentile bootstrap intervals for accuracy, kappa and QWK.
+
+    Responses are resampled with replacement; the model's predictions are held fixed (the fit is
+    not repeated), so the intervals describe sampling of responses, not of the tuning.
+    human, predicted: (N,) codes. Returns {metric: Interval}.
+    """
+    reporter = reporter or Reporter()
+    rng = np.random.default_rng(seed)
+    n = human.shape[0]
+    point = agreement(human, predicted, n_classes)
+    draws = np.empty((samples, len(INTERVAL_METRICS)))
+    for b in range(samples):
+        pick = rng.integers(0, n, size=n)
+        metrics = agreement(human[pick], predicted[pick], n_classes)
+        draws[b] = [metrics[m] for m in INTERVAL_METRICS]
+        _report(reporter, b + 1, samples, "bootstrap")
+    tail = 100 * (1 - level) / 2
+    low = np.nanpercentile(draws, tail, axis=0)
+    high = np.nanpercentile(draws, 100 - tail, axis=0)
+    return {
+        m: Interval(point[m], float(low[j]), float(high[j]), level)
+        for j, m in enumerate(INTERVAL_METRICS)
+    }
+
+
+def bootstrap_fit_se(
+    t: np.ndarray,
+    s: np.ndarray,
+    scores: np.ndarray,
+    class_weight: str | None,
+    samples: int,
+    seed: int = 0,
+    start: np.ndarray | None = None,
+) -> np.ndarray:
+    """Bootstrap standard errors (3C,) of theta: refit on responses (T_i, S_i, x_i) resampled with
+    replacement; the features are held fixed, as the sandwich assumes."""
+    rng = np.random.default_rng(seed)
+    n = scores.shape[0]
+    thetas = []
+    for _ in range(samples):
+        pick = rng.integers(0, n, size=n)
+        thetas.append(fit(t[pick], s[pick], scores[pick], class_weight, start, with_se=False).theta)
+    return np.std(np.array(thetas), axis=0, ddof=1)
+
+
+def _report(reporter: Reporter, done: int, total: int, what: str) -> None:
+    # Events every few iterations keep a front end responsive; the cancel check is every one.
+    if done == total or done % 10 == 0:
+        reporter("audit", done, total, f"{what} {done} of {total}")
+    else:
+        reporter.check()
+
+
+@dataclass(frozen=True)
+class FoldFit:
+    """What one cross-fitting fold selected and fitted.
+
+    held_out: positions of the held-out responses; top_k, power: the configuration chosen on the
+    training responses; theta: its parameters; training_digest: SHA-256 over every (features,
+    scores) array the fold fitted, in order, so a test can check that held-out labels never
+    entered them.
+    """
+
+    fold: int
+    held_out: np.ndarray
+    top_k: int | None
+    power: float
+    theta: np.ndarray
+    training_digest: str
+
+
+@dataclass(frozen=True)
+class CrossFit:
+    """Cross-fitted agreement: every response predicted by a model tuned without its label.
+
+    predicted: (N,) held-out predictions; metrics: accuracy, kappa, qwk over all of them.
+    """
+
+    folds: list[FoldFit]
+    predicted: np.ndarray
+    metrics: dict[str, float]
+
+
+@dataclass
+class _FoldState:
+    held_out: np.ndarray
+    train: np.ndarray
+    digest: object = field(default_factory=hashlib.sha256)
+    best: tuple | None = None  # (metric value, top_k, power, theta, held-out predictions)
+    start: np.ndarray | None = None
+
+
+def fold_assignment(n: int, folds: int, seed: int) -> list[np.ndarray]:
+    """Random folds from the seed and N only, never from the scores (so permuting labels leaves
+    the folds unchanged)."""
+    order = np.random.default_rng(seed).permutation(n)
+    return [np.sort(part) for part in np.array_split(order, folds)]
+
+
+def masked_features(graph, scores, train, n_classes, top_k, power, symmetric, weights=None):
+    """T (N, C+1), S (N,) from training labels only: held-out rows' one-hot rows are zero, so
+    T_i(c) sums over training neighbours and S_i = sum_c T_i(c) over the same neighbours."""
+    onehot = np.zeros((scores.shape[0], n_classes))
+    onehot[train, scores[train]] = 1.0
+    if top_k is None:
+        # The dense path computes T block by block; its S includes held-out rows, so recompute.
+        t, _ = graph._dense_features(onehot, power, None)
+    else:
+        w = weights if weights is not None else graph.weights(top_k, power, symmetric)
+        t = np.asarray(w @ onehot)
+    return t, t.sum(axis=1)
+
+
+def _consider(state: _FoldState, scores, n_classes, config, top_k, power, t, s) -> float:
+    train, held = state.train, state.held_out
+    for array in (t[train], s[train], scores[train]):
+        state.digest.update(np.ascontiguousarray(array).tobytes())
+    fitted = fit(t[train], s[train], scores[train], config.class_weight, state.start, False)
+    state.start = fitted.theta
+    metric = config.selection_metric
+    value = evaluate(scores[train], fitted.proba)[metric]
+    if state.best is None or better(metric, value, state.best[0]):
+        held_pred = np.argmax(proba(fitted.theta, t[held], s[held]), axis=1)
+        state.best = (value, top_k, float(power), fitted.theta, held_pred)
+    return value
+
+
+def cross_fit(
+    graph: NeighbourGraph,
+    scores: np.ndarray,
+    n_classes: int,
+    config: AuditConfig,
+    reporter: Reporter | None = None,
+) -> CrossFit | None:
+    """Cross-fitted accuracy, kappa and QWK of the whole tune-and-fit procedure.
+
+    For each of config.cross_fit_folds folds, K and p are selected and the parameters fitted on
+    the other folds' responses, with features built from their labels only (held-out one-hot
+    rows zeroed); the held-out responses are then predicted from their training neighbours. The
+    neighbour graph is reused: only labels change. Returns None when folds < 2.
+    """
+    reporter = reporter or Reporter()
+    n = scores.shape[0]
+    folds = min(config.cross_fit_folds, n)
+    if folds < 2:
+        return None
+    states = []
+    for part in fold_assignment(n, folds, config.seed):
+        train = np.ones(n, dtype=bool)
+        train[part] = False
+        states.append(_FoldState(part, np.flatnonzero(train)))
+    powers = config.power_values
+    total = len(config.top_k_values) * (len(powers) if powers else 1) * folds
+    done = 0
+    symmetric = config.similarity_top_k_symmetric
+
+    def evaluate_all(state, top_k, power, weights=None):
+        t, s = masked_features(
+            graph, scores, state.train, n_classes, top_k, power, symmetric, weights
+        )
+        return _consider(state, scores, n_classes, config, top_k, power, t, s)
+
+    for top_k in config.top_k_values:
+        if powers is not None:
+            for power in powers:
+                weights = None if top_k is None else graph.weights(top_k, power, symmetric)
+                for state in states:
+                    evaluate_all(state, top_k, power, weights)
+                    done += 1
+                    _report(reporter, done, total, "cross-fitting")
+        else:
+            for state in states:
+                _brent(lambda p, st=state, k=top_k: evaluate_all(st, k, p), config)
+                done += 1
+                _report(reporter, done, total, "cross-fitting")
+    return _collect(states, scores, n_classes)
+
+
+def _brent(objective, config: AuditConfig) -> None:
+    interval = config.similarity_power
+    sign = -1.0 if HIGHER_IS_BETTER[config.selection_metric] else 1.0
+
+    def signed(power: float) -> float:
+        value = objective(power)
+        return sign * value if np.isfinite(value) else np.inf
+
+    minimize_scalar(
+        signed,
+        bounds=(interval.min, interval.max),
+        method="bounded",
+        options={"xatol": interval.tol},
+    )
+
+
+def _collect(states: list[_FoldState], scores: np.ndarray, n_classes: int) -> CrossFit:
+    predicted = np.empty_like(scores)
+    fold_fits = []
+    for number, state in enumerate(states):
+        _, top_k, power, theta, held_pred = state.best
+        predicted[state.held_out] = held_pred
+        fold_fits.append(
+            FoldFit(number, state.held_out, top_k, power, theta, state.digest.hexdigest())
+        )
+    metrics = agreement(scores, predicted, n_classes)
+    return CrossFit(fold_fits, predicted, {m: metrics[m] for m in INTERVAL_METRICS})

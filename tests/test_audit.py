@@ -1,0 +1,169 @@
+"""Severity, evidence, second-rater agreement and near-duplicates (engine/audit.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from conftest import clustered_embeddings
+from sklearn.metrics import accuracy_score, cohen_kappa_score, roc_auc_score
+
+from engine import audit
+from engine.config import load_defaults
+from engine.data import Responses
+from engine.pipeline import run_audit
+
+N, CLASSES, FLIPS = 300, 3, 15
+
+
+def synthetic_responses(scores: np.ndarray, second: np.ndarray | None = None) -> Responses:
+    n = scores.shape[0]
+    return Responses(
+        texts=[f"answer {i}" for i in range(n)],
+        scores=np.asarray(scores, dtype=np.int64),
+        labels=tuple(str(c) for c in range(int(scores.max()) + 1)),
+        ids=[f"R{i}" for i in range(n)],
+        rows=np.arange(1, n + 1),
+        second_scores=second,
+        source="synthetic.csv",
+    )
+
+
+def small_config(**changes):
+    settings = {"similarity_top_k": [5, 10, 15], "bootstrap_samples": 20, "cross_fit_folds": 0}
+    return load_defaults().updated(**{**settings, **changes})
+
+
+@pytest.fixture(scope="module")
+def flipped_run():
+    """Clustered answers whose score is their cluster, with FLIPS scores deliberately changed."""
+    vectors, scores = clustered_embeddings(N, CLASSES, noise=0.5, seed=3)
+    rng = np.random.default_rng(7)
+    flipped = rng.choice(N, size=FLIPS, replace=False)
+    noisy = scores.copy()
+    noisy[flipped] = (scores[flipped] + rng.integers(1, CLASSES, size=FLIPS)) % CLASSES
+    result = run_audit(synthetic_responses(noisy), small_config(), embeddings=vectors)
+    is_flipped = np.zeros(N, dtype=bool)
+    is_flipped[flipped] = True
+    return result, is_flipped, vectors
+
+
+def test_severity_is_higher_for_deliberately_flipped_scores(flipped_run):
+    result, is_flipped, _ = flipped_run
+    assert result.severity[is_flipped].mean() > result.severity[~is_flipped].mean() + 0.5
+    assert roc_auc_score(is_flipped, result.severity) > 0.95
+
+
+def test_flipped_scores_come_first_in_the_review_order(flipped_run):
+    result, is_flipped, _ = flipped_run
+    first = result.review_order()[:FLIPS]
+    assert is_flipped[first].mean() >= 0.8
+
+
+def test_severity_is_positive_exactly_when_the_model_prefers_another_score(flipped_run):
+    result, _, _ = flipped_run
+    np.testing.assert_array_equal(result.severity > 0, result.flagged)
+
+
+def test_margin_severity_is_best_other_minus_human_probability():
+    proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
+    scores = np.array([0, 0, 2])
+    np.testing.assert_allclose(audit.margin_severity(proba, scores), [-0.5, 0.5, 0.2])
+    np.testing.assert_allclose(audit.severity(proba, scores), [0.3, 0.9, 0.7])
+
+
+def test_evidence_is_the_strongest_edges_of_the_fitted_graph(flipped_run):
+    result, _, vectors = flipped_run
+    best = result.selected
+    weights = result.graph.weights(best.top_k, best.power, True).toarray()
+    for i in (0, 17, 123):
+        evidence = result.evidence[i]
+        assert len(evidence) == audit.EVIDENCE_COUNT
+        row_weights = [nb.weight for nb in evidence]
+        assert row_weights == sorted(row_weights, reverse=True)
+        assert row_weights[0] == pytest.approx(weights[i].max())
+        for nb in evidence:
+            assert nb.index != i
+            assert nb.weight == pytest.approx(weights[i, nb.index])
+            assert nb.similarity == pytest.approx(float(vectors[i] @ vectors[nb.index]), abs=1e-5)
+
+
+def test_evidence_text_lists_row_score_and_weight(flipped_run):
+    from engine.report import evidence_text
+
+    result, _, _ = flipped_run
+    parts = evidence_text(result, 5).split(";")
+    assert len(parts) == audit.EVIDENCE_COUNT
+    for part, nb in zip(parts, result.evidence[5]):
+        row, score, weight = part.split(":")
+        assert int(row) == result.responses.rows[nb.index]
+        assert score == result.responses.labels[result.responses.scores[nb.index]]
+        assert float(weight) == pytest.approx(nb.weight, abs=5e-4)
+
+
+def test_second_rater_agreement_matches_scikit_learn():
+    rng = np.random.default_rng(11)
+    first = rng.integers(0, 4, size=400)
+    second = np.where(rng.random(400) < 0.7, first, rng.integers(0, 4, size=400))
+    second[rng.choice(400, size=40, replace=False)] = -1
+    predicted = np.where(rng.random(400) < 0.6, first, rng.integers(0, 4, size=400))
+    summary = audit.second_rater(first, second, predicted, 4)
+    both = second >= 0
+    a, b = first[both], second[both]
+    labels = [0, 1, 2, 3]
+    human = summary.human_human
+    assert summary.rows_with_both == 360
+    assert human["exact"] == pytest.approx(accuracy_score(a, b))
+    assert human["adjacent"] == pytest.approx(np.mean(np.abs(a - b) <= 1))
+    assert human["kappa"] == pytest.approx(cohen_kappa_score(a, b, labels=labels))
+    assert human["qwk"] == pytest.approx(
+        cohen_kappa_score(a, b, labels=labels, weights="quadratic")
+    )
+    assert summary.model_vs_first["kappa"] == pytest.approx(
+        cohen_kappa_score(first, predicted, labels=labels)
+    )
+    assert summary.model_vs_second["qwk"] == pytest.approx(
+        cohen_kappa_score(b, predicted[both], labels=labels, weights="quadratic")
+    )
+    np.testing.assert_array_equal(summary.disagree, both & (first != second))
+
+
+def test_second_rater_is_none_without_a_second_column():
+    assert audit.second_rater(np.array([0, 1]), None, np.array([0, 1]), 2) is None
+
+
+def test_second_rater_reaches_the_audit_result(flipped_run):
+    result, _, vectors = flipped_run
+    scores = result.responses.scores
+    second = scores.copy()
+    second[:10] = (second[:10] + 1) % CLASSES
+    second[10:20] = -1
+    responses = dataclasses.replace(result.responses, second_scores=second)
+    rerun = run_audit(responses, small_config(bootstrap_samples=0), embeddings=vectors)
+    assert rerun.second_rater.rows_with_both == N - 10
+    np.testing.assert_array_equal(np.flatnonzero(rerun.raters_disagree), np.arange(10))
+
+
+def test_near_duplicates_with_different_scores_are_found():
+    vectors, scores = clustered_embeddings(120, 2, noise=0.8, seed=5)
+    vectors[1] = vectors[0] + 0.001  # near-duplicate of 0, scored differently
+    vectors[3] = vectors[2] + 0.001  # near-duplicate of 2, scored the same
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    scores[0], scores[1], scores[2], scores[3] = 0, 1, 1, 1
+    result = run_audit(synthetic_responses(scores), small_config(), embeddings=vectors)
+    pairs = [(p.first, p.second) for p in result.near_duplicates]
+    assert (0, 1) in pairs
+    assert (2, 3) not in pairs
+    for pair in result.near_duplicates:
+        assert pair.similarity > 0.95
+        assert scores[pair.first] != scores[pair.second]
+
+
+def test_near_duplicates_lists_each_pair_once_most_similar_first():
+    indices = np.array([[1, 2], [0, 2], [1, 0]])
+    similarities = np.array([[0.99, 0.97], [0.99, 0.96], [0.96, 0.97]], dtype=np.float32)
+    scores = np.array([0, 1, 0])
+    found = audit.near_duplicates(indices, similarities, scores, 0.95)
+    assert [(p.first, p.second) for p in found] == [(0, 1), (1, 2)]
+    assert found[0].similarity == pytest.approx(0.99)

@@ -1,0 +1,176 @@
+"""Bootstrap intervals, sandwich standard errors and cross-fitting (engine/uncertainty.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import clustered_embeddings
+
+from engine.config import load_defaults
+from engine.errors import Cancelled
+from engine.graph import build_graph
+from engine.model import fit
+from engine.progress import CancelToken, Reporter
+from engine.uncertainty import bootstrap_agreement, bootstrap_fit_se, cross_fit, fold_assignment
+
+# Sandwich and bootstrap standard errors are both estimates (the bootstrap's own sampling error
+# with 200 resamples is about 5%), so they must agree within this relative tolerance.
+SE_TOLERANCE = 0.20
+
+
+def noisy_codes(n: int, agree: float, seed: int, classes: int = 3):
+    rng = np.random.default_rng(seed)
+    human = rng.integers(0, classes, size=n)
+    predicted = np.where(rng.random(n) < agree, human, rng.integers(0, classes, size=n))
+    return human, predicted
+
+
+def noisy_clusters(n: int, seed: int, classes: int = 3, noise: float = 0.9, flip: float = 0.15):
+    vectors, scores = clustered_embeddings(n, classes, noise=noise, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    scores = np.where(rng.random(n) < flip, rng.integers(0, classes, size=n), scores)
+    return vectors, scores
+
+
+def test_bootstrap_intervals_contain_the_point_estimate():
+    human, predicted = noisy_codes(300, 0.7, seed=1)
+    intervals = bootstrap_agreement(human, predicted, 3, samples=200, seed=0)
+    assert set(intervals) == {"accuracy", "kappa", "qwk"}
+    for interval in intervals.values():
+        assert interval.low < interval.estimate < interval.high
+    assert intervals["accuracy"].estimate == pytest.approx(np.mean(human == predicted))
+
+
+def test_bootstrap_intervals_shrink_with_more_responses():
+    widths = []
+    for n in (150, 2400):
+        human, predicted = noisy_codes(n, 0.7, seed=2)
+        intervals = bootstrap_agreement(human, predicted, 3, samples=200, seed=0)
+        widths.append({m: iv.high - iv.low for m, iv in intervals.items()})
+    for metric in widths[0]:
+        # Width goes as 1/sqrt(N): 16 times the responses, about a quarter of the width.
+        assert widths[1][metric] < 0.5 * widths[0][metric]
+
+
+def test_bootstrap_is_reproducible_with_the_seed():
+    human, predicted = noisy_codes(200, 0.6, seed=3)
+    first = bootstrap_agreement(human, predicted, 3, samples=50, seed=4)
+    again = bootstrap_agreement(human, predicted, 3, samples=50, seed=4)
+    other = bootstrap_agreement(human, predicted, 3, samples=50, seed=5)
+    assert first == again
+    assert first != other
+
+
+def test_bootstrap_reports_progress_and_stops_when_cancelled():
+    human, predicted = noisy_codes(100, 0.6, seed=3)
+    events = []
+    bootstrap_agreement(human, predicted, 3, 30, reporter=Reporter(events.append))
+    assert events[-1].stage == "audit" and events[-1].done == events[-1].total == 30
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        bootstrap_agreement(human, predicted, 3, 30, reporter=Reporter(None, token))
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", None])
+def test_sandwich_standard_errors_match_a_bootstrap_of_the_fit(class_weight):
+    vectors, scores = noisy_clusters(600, seed=1)
+    graph = build_graph(vectors, 15)
+    t, s = graph.features(scores, 3, 15, 1.0)
+    fitted = fit(t, s, scores, class_weight)
+    assert not fitted.at_bounds
+    assert fitted.se_method == "sandwich"
+    boot = bootstrap_fit_se(t, s, scores, class_weight, samples=200, seed=0, start=fitted.theta)
+    np.testing.assert_allclose(fitted.se, boot, rtol=SE_TOLERANCE)
+
+
+def crossfit_config(**changes):
+    settings = {"similarity_top_k": [5, 10, 20], "cross_fit_folds": 4, "seed": 3}
+    return load_defaults().updated(**{**settings, **changes})
+
+
+@pytest.fixture(scope="module")
+def crossfit_graph():
+    vectors, scores = noisy_clusters(320, seed=4, noise=0.7)
+    return build_graph(vectors, 20), scores
+
+
+def corrupt(scores: np.ndarray, rows: np.ndarray, seed: int) -> np.ndarray:
+    changed = scores.copy()
+    rng = np.random.default_rng(seed)
+    changed[rows] = (scores[rows] + rng.integers(1, 3, size=rows.size)) % 3
+    return changed
+
+
+def test_cross_fit_never_uses_the_held_out_labels(crossfit_graph):
+    graph, scores = crossfit_graph
+    config = crossfit_config()
+    base = cross_fit(graph, scores, 3, config)
+    held_out = fold_assignment(scores.size, 4, config.seed)[0]
+    np.testing.assert_array_equal(base.folds[0].held_out, held_out)
+    changed = cross_fit(graph, corrupt(scores, held_out, seed=0), 3, config)
+    before, after = base.folds[0], changed.folds[0]
+    # Everything fold 0 fitted, its selection and its predictions are unchanged ...
+    assert after.training_digest == before.training_digest
+    assert (after.top_k, after.power) == (before.top_k, before.power)
+    np.testing.assert_array_equal(after.theta, before.theta)
+    np.testing.assert_array_equal(changed.predicted[held_out], base.predicted[held_out])
+    # ... while the other folds, which train on those rows, did see the change.
+    assert changed.folds[1].training_digest != base.folds[1].training_digest
+
+
+def test_cross_fit_fingerprint_changes_when_a_training_label_changes(crossfit_graph):
+    graph, scores = crossfit_graph
+    config = crossfit_config()
+    base = cross_fit(graph, scores, 3, config)
+    training_row = fold_assignment(scores.size, 4, config.seed)[1][:1]
+    changed = cross_fit(graph, corrupt(scores, training_row, seed=1), 3, config)
+    assert changed.folds[0].training_digest != base.folds[0].training_digest
+
+
+def test_cross_fit_predicts_every_response_once_and_finds_nothing_in_shuffled_scores(
+    crossfit_graph,
+):
+    graph, scores = crossfit_graph
+    result = cross_fit(graph, scores, 3, crossfit_config())
+    held = np.concatenate([f.held_out for f in result.folds])
+    np.testing.assert_array_equal(np.sort(held), np.arange(scores.size))
+    assert 0.3 < result.metrics["kappa"] < 1.0
+    shuffled = np.random.default_rng(0).permutation(scores)
+    chance = cross_fit(graph, shuffled, 3, crossfit_config())
+    assert abs(chance.metrics["kappa"]) < 0.15
+
+
+def test_cross_fit_works_with_a_power_interval_and_reports_progress(crossfit_graph):
+    graph, scores = crossfit_graph
+    config = crossfit_config(
+        similarity_top_k=[10], similarity_power={"min": 0.5, "max": 3, "tol": 0.2}
+    )
+    events = []
+    result = cross_fit(graph, scores, 3, config, Reporter(events.append))
+    assert all(0.5 <= f.power <= 3 for f in result.folds)
+    assert {e.stage for e in events} == {"audit"}
+
+
+def test_cross_fit_works_on_the_dense_graph(crossfit_graph):
+    graph, scores = crossfit_graph
+    held_out = fold_assignment(scores.size, 3, 0)[0]
+    config = crossfit_config(similarity_top_k=None, cross_fit_folds=3, seed=0)
+    base = cross_fit(graph, scores, 3, config)
+    changed = cross_fit(graph, corrupt(scores, held_out, seed=2), 3, config)
+    assert base.folds[0].top_k is None
+    assert changed.folds[0].training_digest == base.folds[0].training_digest
+    assert base.metrics["kappa"] > 0.3
+
+
+def test_cross_fit_is_skipped_with_zero_folds(crossfit_graph):
+    graph, scores = crossfit_graph
+    assert cross_fit(graph, scores, 3, crossfit_config(cross_fit_folds=0)) is None
+
+
+def test_cross_fit_stops_when_cancelled(crossfit_graph):
+    graph, scores = crossfit_graph
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        cross_fit(graph, scores, 3, crossfit_config(), Reporter(None, token))
