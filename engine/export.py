@@ -45,6 +45,8 @@ def _stage(path: Path, text: str) -> Path:
     except OSError as exc:
         raise ExportError(f"Cannot write to {path.parent}: {_reason(exc)}") from None
     try:
+        # mkstemp creates 0600 files; outputs are shared, so give them the usual umask mode.
+        os.fchmod(fd, 0o666 & ~_umask())
         # Lone surrogates cannot be encoded; replacing one character beats losing the export.
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as handle:
             handle.write(text)
@@ -78,6 +80,12 @@ def atomic_write_files(files: dict[Path, str]) -> None:
     finally:
         for tmp in staged.values():
             _remove(tmp)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _remove(path: Path) -> None:

@@ -67,11 +67,15 @@ def audit(
 @app.command("open")
 def open_app(
     file: Annotated[Path | None, typer.Argument(help="File to load on start.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", help="JSON settings file.")] = None,
+    embeddings: Annotated[
+        Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
+    ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""
     from parm_tui.app import run_app
 
-    run_app(file)
+    run_app(file, config_path=config, embeddings_path=embeddings)
 
 
 def main(argv: list[str] | None = None) -> None:

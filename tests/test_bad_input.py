@@ -439,3 +439,17 @@ def test_long_texts_are_counted_as_truncated_also_from_the_cache():
     cached = embed_texts(texts)[1]
     assert first["truncated"] == 1
     assert cached["cached"] is True and cached["truncated"] == 1
+
+
+def test_exports_follow_the_umask_not_mkstemps_private_mode(tmp_path):
+    import os
+    import stat
+
+    from engine.export import atomic_write_text
+
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "shared.csv", "a,b\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "shared.csv").stat().st_mode) == 0o644

@@ -1,0 +1,348 @@
+"""The rater-lead's review decisions, saved the moment they are made.
+
+Decisions live in one SQLite database under the user data folder ($PARM_DATA_DIR, else
+platformdirs' user data dir for "parm"), in WAL mode with one committed transaction per
+decision, so a crash or a killed terminal never loses a decision that was shown as saved.
+
+A decision belongs to a file (its resolved absolute path) and to one response in it: the
+1-based data row, the response id and a hash of its text. When the file changes, a decision
+whose row no longer holds the same id and text is reported as stale and never applied to a
+different answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from engine.errors import ReviewError
+from engine.export import atomic_write_text, check_writable, csv_text
+
+SCHEMA_VERSION = 1
+DATABASE_NAME = "decisions.sqlite3"
+ACTIONS = ("keep", "change", "unsure")
+DECISIONS_FILE = "decisions.csv"
+DECISION_COLUMNS = [
+    "row",
+    "id",
+    "text",
+    "score",
+    "predicted",
+    "severity",
+    "action",
+    "new_score",
+    "note",
+    "decided_at",
+]
+
+_CREATE_DECISIONS = """
+CREATE TABLE IF NOT EXISTS decisions (
+    source TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    response_id TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    action TEXT NOT NULL,
+    new_score TEXT,
+    note TEXT NOT NULL DEFAULT '',
+    decided_at TEXT NOT NULL,
+    PRIMARY KEY (source, row)
+)
+"""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision on one response. row: the 1-based data row in the input file;
+    new_score: the original label chosen for "change", else None; decided_at: UTC ISO 8601."""
+
+    row: int
+    response_id: str
+    action: str
+    new_score: str | None
+    note: str
+    decided_at: str
+
+
+def data_dir() -> Path:
+    """Where decisions are kept: $PARM_DATA_DIR, else the platformdirs user data dir."""
+    override = os.environ.get("PARM_DATA_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("parm"))
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def source_key(source_path: str | Path) -> str:
+    return str(Path(source_path).expanduser().resolve())
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating or migrating) the decision database; problems name the path."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit mode: every write below opens and commits its own transaction.
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+    except (OSError, sqlite3.Error) as exc:
+        raise ReviewError(f"Cannot open the decision database {path}: {exc}") from None
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        # FULL syncs the WAL at every commit, so a decision survives a power cut too.
+        conn.execute("PRAGMA synchronous=FULL")
+        _migrate(conn, path)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise ReviewError(
+            f"The decision database {path} cannot be read ({exc}). Move it aside to start "
+            "a new one; your input files are not affected."
+        ) from None
+    return conn
+
+
+def _schema_version(conn: sqlite3.Connection) -> int:
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "meta" in tables:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        return int(row[0]) if row else 0
+    return 0 if "decisions" in tables else -1
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema to SCHEMA_VERSION. Version 0 (first release) had no meta table and no
+    note column; -1 is an empty database."""
+    version = _schema_version(conn)
+    if version == SCHEMA_VERSION:
+        return
+    if version > SCHEMA_VERSION:
+        raise ReviewError(
+            f"The decision database {path} was written by a newer parm (schema {version}); "
+            "update parm to read it."
+        )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        conn.execute(_CREATE_DECISIONS)
+        if version == 0:
+            columns = {r[1] for r in conn.execute("PRAGMA table_info(decisions)")}
+            if "note" not in columns:
+                conn.execute("ALTER TABLE decisions ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+class DecisionStore:
+    """Decisions for the responses of one file. Every `record`/`clear` is committed before it
+    returns. Safe to call from any one thread at a time (a lock guards the connection)."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, source: str, responses) -> None:
+        self.path = path
+        self.source = source
+        self.responses = responses
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._index = {int(r): i for i, r in enumerate(responses.rows)}
+        self._decisions: dict[int, Decision] = {}
+        self.stale: list[Decision] = []
+        self._load()
+
+    def _load(self) -> None:
+        query = (
+            "SELECT row, response_id, text_hash, action, new_score, note, decided_at "
+            "FROM decisions WHERE source=? ORDER BY row"
+        )
+        for row, rid, digest, action, new_score, note, decided_at in self._query(
+            query, (self.source,)
+        ):
+            decision = Decision(row, rid, action, new_score, note or "", decided_at)
+            i = self._index.get(row)
+            if i is not None and self._matches(i, rid, digest):
+                self._decisions[row] = decision
+            else:
+                self.stale.append(decision)
+
+    def _matches(self, i: int, response_id: str, digest: str) -> bool:
+        return self.responses.ids[i] == response_id and text_hash(self.responses.texts[i]) == digest
+
+    def _query(self, sql: str, params=()) -> list:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise ReviewError(f"Cannot read the decision database {self.path}: {exc}") from None
+
+    def _write(self, sql: str, params) -> None:
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                self._conn.execute(sql, params)
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise ReviewError(
+                    f"Could not save the decision to {self.path}: {exc}. It was not recorded."
+                ) from None
+
+    def _rollback(self) -> None:
+        try:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass  # a closed or broken connection has nothing to roll back
+
+    def _position(self, row: int) -> int:
+        i = self._index.get(int(row))
+        if i is None:
+            raise ReviewError(f"Row {row} is not one of the responses loaded from {self.source}.")
+        return i
+
+    def _validate(self, row: int, response_id: str, text: str, action: str, new_score) -> None:
+        i = self._position(row)
+        if not self._matches(i, response_id, text_hash(text)):
+            raise ReviewError(
+                f"Row {row} of {self.source} holds a different response than the one decided on "
+                f"(id {response_id!r}); reload the file."
+            )
+        if action not in ACTIONS:
+            raise ReviewError(f"Unknown action {action!r} for row {row}; use one of {ACTIONS}.")
+        labels = self.responses.labels
+        human = labels[self.responses.scores[i]]
+        if action == "change":
+            if new_score is None or str(new_score) not in labels:
+                raise ReviewError(
+                    f"Row {row}: the new score {new_score!r} is not one of the labels "
+                    f"{', '.join(labels)}."
+                )
+            if str(new_score) == human:
+                raise ReviewError(
+                    f"Row {row}: the new score {new_score} is the human score already; "
+                    "use keep instead."
+                )
+        elif new_score is not None:
+            raise ReviewError(f"Row {row}: only a 'change' decision takes a new score.")
+
+    def record(
+        self,
+        row: int,
+        response_id: str,
+        text: str,
+        action: str,
+        new_score: str | None = None,
+        note: str = "",
+    ) -> Decision:
+        """Save a decision for the response at data row `row` (replacing an earlier one) and
+        return it. Committed to disk before this returns."""
+        self._validate(row, response_id, text, action, new_score)
+        new_score = None if new_score is None else str(new_score)
+        decision = Decision(int(row), response_id, action, new_score, note, _now())
+        self._write(
+            "INSERT OR REPLACE INTO decisions (source, row, response_id, text_hash, action, "
+            "new_score, note, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.source,
+                decision.row,
+                response_id,
+                text_hash(text),
+                action,
+                new_score,
+                note,
+                decision.decided_at,
+            ),
+        )
+        self._decisions[decision.row] = decision
+        return decision
+
+    def get(self, row: int) -> Decision | None:
+        return self._decisions.get(int(row))
+
+    def all(self) -> dict[int, Decision]:
+        """Decisions that apply to the loaded responses, by data row, in row order."""
+        return dict(sorted(self._decisions.items()))
+
+    def clear(self, row: int) -> None:
+        """Forget the decision for data row `row` (no-op when there is none)."""
+        self._position(row)
+        self._write("DELETE FROM decisions WHERE source=? AND row=?", (self.source, int(row)))
+        self._decisions.pop(int(row), None)
+
+    def stale_message(self) -> str | None:
+        """A sentence about decisions that no longer match the file, or None."""
+        if not self.stale:
+            return None
+        rows = ", ".join(str(d.row) for d in self.stale[:5])
+        more = "…" if len(self.stale) > 5 else ""
+        return (
+            f"{len(self.stale)} earlier decision(s) on {self.source} were not applied because "
+            f"the response at that row changed (rows {rows}{more})."
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> DecisionStore:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_store(source_path: str | Path, responses, database: Path | None = None) -> DecisionStore:
+    """The decisions for `responses` loaded from `source_path`; earlier ones come back."""
+    path = Path(database) if database is not None else data_dir() / DATABASE_NAME
+    conn = connect(path)
+    return DecisionStore(conn, path, source_key(source_path), responses)
+
+
+def decisions_table(store: DecisionStore, result) -> tuple[list[str], list[list]]:
+    """Header and rows of decisions.csv: one row per decision, in input-row order."""
+    responses = result.responses
+    labels = responses.labels
+    index = {int(r): i for i, r in enumerate(responses.rows)}
+    rows = []
+    for row, decision in store.all().items():
+        i = index.get(row)
+        if i is None:
+            continue
+        rows.append(
+            [
+                row,
+                responses.ids[i],
+                responses.texts[i],
+                labels[responses.scores[i]],
+                labels[result.predicted[i]],
+                f"{result.severity[i]:.6f}",
+                decision.action,
+                decision.new_score or "",
+                decision.note,
+                decision.decided_at,
+            ]
+        )
+    return list(DECISION_COLUMNS), rows
+
+
+def write_decisions(store: DecisionStore, result, out_dir: str | Path, overwrite: bool = False):
+    """Write decisions.csv into out_dir (never replacing an existing one unless asked)."""
+    out_dir = Path(out_dir).expanduser()
+    check_writable(out_dir, [DECISIONS_FILE], overwrite)
+    target = out_dir / DECISIONS_FILE
+    atomic_write_text(target, csv_text(*decisions_table(store, result)))
+    return target

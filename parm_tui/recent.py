@@ -1,0 +1,78 @@
+"""The app's data folder and the list of recently opened files kept in it."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+RECENT_FILE = "recent.json"
+RECENT_LIMIT = 10
+ERROR_LOG = "parm-errors.log"
+
+
+def data_dir() -> Path:
+    """$PARM_DATA_DIR when set (tests use it), else the platformdirs user data folder."""
+    override = os.environ.get("PARM_DATA_DIR")
+    if override:
+        return Path(override)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("parm"))
+
+
+def recent_files() -> list[Path]:
+    """Recently opened files, newest first. A missing or damaged list reads as empty."""
+    try:
+        entries = json.loads((data_dir() / RECENT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(entries, list):
+        return []
+    return [Path(entry) for entry in entries if isinstance(entry, str)]
+
+
+def add_recent(path: Path) -> list[Path]:
+    """Put `path` (made absolute) first in the recent list; returns the new list.
+
+    The list is a convenience, so a folder that cannot be written is not an error.
+    """
+    path = Path(path).expanduser().resolve()
+    entries = [path] + [p for p in recent_files() if p != path]
+    entries = entries[:RECENT_LIMIT]
+    try:
+        folder = data_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        text = json.dumps([str(p) for p in entries], indent=2)
+        (folder / RECENT_FILE).write_text(text, encoding="utf-8")
+    except OSError:
+        pass
+    return entries
+
+
+def log_exception(error: BaseException) -> Path | None:
+    """Append the traceback of an unexpected error to the error log; returns the log's path."""
+    import traceback
+    from datetime import datetime, timezone
+
+    path = data_dir() / ERROR_LOG
+    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    lines = traceback.format_exception(type(error), error, error.__traceback__)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as log:
+            log.write(f"--- {stamp}\n{''.join(lines)}\n")
+    except OSError:
+        return None
+    return path
+
+
+def display_path(path: Path) -> str:
+    """A path as short as it can be said: relative to the working folder, else with `~`."""
+    path = Path(path)
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(path.relative_to(base))
+        except ValueError:
+            continue
+    return str(path)

@@ -1,0 +1,233 @@
+"""Export: write the chosen outputs into a folder. Existing files are never replaced without
+asking; every problem is shown as the engine's message, which names the file or folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Static
+from textual.worker import Worker, WorkerState
+
+DEFAULT_FOLDER = "./parm-out"
+# (checkbox id, label, files it writes)
+CHOICES = [
+    ("export-predictions", "predictions.csv (one row per response)", ("predictions.csv",)),
+    ("export-tuning", "tuning.csv (every top-K / power tried)", ("tuning.csv",)),
+    ("export-report", "report (report.json and report.md)", ("report.json", "report.md")),
+    ("export-decisions", "decisions.csv (your review decisions)", ("decisions.csv",)),
+]
+
+
+def output_folder(value: str) -> Path:
+    """The folder typed by the user, `~` expanded; empty means the default."""
+    return Path(value.strip() or DEFAULT_FOLDER).expanduser().absolute()
+
+
+def write_chosen(result, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
+    """Write the chosen files (runs in a worker thread); raises ParmError subclasses."""
+    from engine.export import write_outputs
+    from engine.review import DECISIONS_FILE, write_decisions
+
+    outputs = [name for name in names if name != DECISIONS_FILE]
+    written = []
+    if outputs:
+        written += write_outputs(result, folder, overwrite=overwrite, names=outputs)
+    if DECISIONS_FILE in names and store is not None:
+        written.append(write_decisions(store, result, folder, overwrite=overwrite))
+    return written
+
+
+class ConfirmOverwrite(ModalScreen[bool]):
+    """Asks before replacing existing outputs: y/enter replaces, n/escape keeps them."""
+
+    BINDINGS = [
+        Binding("y", "answer(True)", "Replace"),
+        Binding("n,escape", "answer(False)", "Keep"),
+    ]
+    DEFAULT_CSS = """
+    ConfirmOverwrite { align: center middle; }
+    ConfirmOverwrite > Vertical {
+        width: 64; max-width: 95%; height: auto;
+        border: thick $warning; background: $surface; padding: 0 1;
+    }
+    ConfirmOverwrite Horizontal { height: auto; margin-top: 1; }
+    ConfirmOverwrite Button { margin-right: 2; }
+    """
+
+    def __init__(self, folder: Path, existing: list[str]) -> None:
+        super().__init__()
+        self.folder = folder
+        self.existing = existing
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(f"{self.folder} already has:", style="bold"))
+            yield Label(Text("\n".join(f"  {name}" for name in self.existing)))
+            yield Label(Text("Replace them?"))
+            with Horizontal():
+                yield Button("Replace (y)", variant="warning", id="overwrite-yes")
+                yield Button("Keep them (n)", variant="primary", id="overwrite-no")
+
+    def on_mount(self) -> None:
+        self.query_one("#overwrite-no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "overwrite-yes")
+
+    def action_answer(self, replace: bool) -> None:
+        self.dismiss(replace)
+
+
+class ExportScreen(Screen):
+    """Choose a folder and the outputs, then write them."""
+
+    SUB_TITLE = "Export"
+
+    BINDINGS = [Binding("ctrl+s", "export", "Write files")]
+    DEFAULT_CSS = """
+    ExportScreen #export-form { padding: 1 2; height: 1fr; }
+    ExportScreen #export-folder { width: 1fr; max-width: 80; }
+    ExportScreen Checkbox { margin: 0 0 0 1; }
+    ExportScreen #export-where { margin: 0 0 1 1; }
+    ExportScreen #export-write { margin-top: 1; }
+    ExportScreen #export-status { margin-top: 1; height: auto; }
+    ExportScreen .export-title { text-style: bold; margin-bottom: 1; }
+    """
+
+    def __init__(self, result, store=None) -> None:
+        super().__init__()
+        self.result = result
+        self.store = store
+        self.export_worker: Worker | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="export-form"):
+            yield Static(self.summary(), classes="export-title")
+            yield Label("Folder (created if missing; ~ allowed)")
+            yield Input(value=DEFAULT_FOLDER, id="export-folder")
+            yield Static(id="export-where")
+            for box_id, label, _ in CHOICES:
+                yield Checkbox(label, value=True, id=box_id, compact=True)
+            yield Button("Write files (ctrl+s)", variant="primary", id="export-write")
+            yield Static(id="export-status")
+        yield Footer(compact=True)
+
+    def summary(self) -> Text:
+        responses = self.result.responses
+        name = Path(responses.source).name if responses.source else "input"
+        flagged = int(self.result.flagged.sum())
+        return Text(f"{name} · {len(responses):,} responses · {flagged:,} flagged", style="bold")
+
+    def on_mount(self) -> None:
+        decisions = self.query_one("#export-decisions", Checkbox)
+        if self.store is None:
+            decisions.value = False
+            decisions.disabled = True
+            decisions.label = "decisions.csv (off: no decision store is open)"
+        else:
+            decisions.label = self.decisions_label()
+        self.query_one("#export-folder", Input).focus()
+
+    def on_screen_resume(self) -> None:
+        if self.store is not None:
+            self.query_one("#export-decisions", Checkbox).label = self.decisions_label()
+
+    def decisions_label(self) -> str:
+        count = len(self.store.all())
+        return f"decisions.csv ({count:,} review decision{'' if count == 1 else 's'})"
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "export-folder":
+            where = Text(f"→ {output_folder(event.value)}", style="dim")
+            self.query_one("#export-where", Static).update(where)
+
+    def chosen_names(self) -> list[str]:
+        names: list[str] = []
+        for box_id, _, files in CHOICES:
+            box = self.query_one(f"#{box_id}", Checkbox)
+            if box.value and not box.disabled:
+                names += files
+        return names
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_export()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "export-write":
+            event.stop()
+            self.action_export()
+
+    def action_export(self) -> None:
+        """Check first; ask before replacing files; then write in a worker thread."""
+        from engine.errors import ExportError
+        from engine.export import check_writable
+
+        if self.export_worker is not None and self.export_worker.state == WorkerState.RUNNING:
+            return
+        folder = output_folder(self.query_one("#export-folder", Input).value)
+        names = self.chosen_names()
+        if not names:
+            self.show_status(Text("Choose at least one output.", style="yellow"))
+            return
+        try:
+            check_writable(folder, names, overwrite=False)
+        except ExportError as exc:
+            existing = [n for n in names if (folder / n).exists()]
+            if not existing or (folder.exists() and not folder.is_dir()):
+                self.show_status(Text(str(exc), style="red"))
+                return
+            self.app.push_screen(
+                ConfirmOverwrite(folder, existing),
+                lambda replace: (
+                    self._write(folder, names, True)
+                    if replace
+                    else self.show_status(
+                        Text("Nothing written: the existing files were kept.", style="yellow")
+                    )
+                ),
+            )
+            return
+        self._write(folder, names, overwrite=False)
+
+    def _write(self, folder: Path, names: list[str], overwrite: bool) -> None:
+        self.show_status(Text(f"Writing {len(names)} file(s) to {folder}…"))
+        self.export_worker = self.write_files(folder, names, overwrite)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="export")
+    def write_files(self, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
+        return write_chosen(self.result, self.store, folder, names, overwrite)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is not self.export_worker:
+            return
+        if event.state == WorkerState.SUCCESS:
+            written = event.worker.result
+            text = Text(f"Wrote {len(written)} file(s):\n", style="green")
+            text.append("\n".join(f"  {path}" for path in written), style="")
+            self.show_status(text)
+            self.notify(f"Wrote {len(written)} file(s).")
+        elif event.state == WorkerState.ERROR:
+            self.report_error(event.worker.error)
+
+    def report_error(self, error: BaseException) -> None:
+        from engine.errors import ParmError
+
+        if isinstance(error, ParmError):
+            self.show_status(Text(str(error), style="red"))
+        elif hasattr(self.app, "show_error"):
+            self.show_status(Text("The export failed: see the message.", style="red"))
+            self.app.show_error(error)
+        else:
+            self.show_status(Text(f"{type(error).__name__}: {error}", style="red"))
+
+    def show_status(self, text: Text) -> None:
+        self.query_one("#export-status", Static).update(text)

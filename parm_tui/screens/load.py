@@ -1,0 +1,229 @@
+"""Load: choose a file, preview it, pick the text/score/id/second-score columns, validate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Label, Select, Static
+from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
+
+from parm_tui.recent import display_path, recent_files
+from parm_tui.widgets.lists import VimDataTable, VimOptionList
+from parm_tui.widgets.path_input import PathInput, expand, path_problem
+
+PREVIEW_ROWS = 30
+CELL_WIDTH = 50
+# Select id -> (config key, guess_columns key, label shown above the selector)
+COLUMN_ROLES = {
+    "col-text": ("text_column", "text", "Text"),
+    "col-score": ("score_column", "score", "Score"),
+    "col-id": ("id_column", "id", "Id (opt.)"),
+    "col-second": ("second_score_column", "second", "2nd score (opt.)"),
+}
+
+
+def short(value: str, width: int = CELL_WIDTH) -> Text:
+    """A table cell as plain text (never markup), cut to `width` characters on one line."""
+    flat = " ".join(str(value).split())
+    return Text(flat if len(flat) <= width else flat[: width - 1] + "…")
+
+
+def counts_line(responses) -> Text:
+    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater: 128'."""
+    import numpy as np
+
+    counts = np.bincount(responses.scores, minlength=responses.n_classes)
+    parts = [f"{len(responses):,} responses"]
+    if responses.file_rows != len(responses):
+        parts[0] += f" (of {responses.file_rows:,} rows)"
+    parts.append("scores " + ", ".join(f"{lab}: {n:,}" for lab, n in zip(responses.labels, counts)))
+    if responses.second_scores is not None:
+        parts.append(f"2nd rater on {int((responses.second_scores >= 0).sum()):,}")
+    if responses.skipped:
+        parts.append(f"{len(responses.skipped):,} rows skipped")
+    return Text(" · ".join(parts))
+
+
+class LoadScreen(Screen):
+    """The first screen: a path input, recent files, column selectors, validation, preview."""
+
+    SUB_TITLE = "Load"
+    BINDINGS = [Binding("c", "copy_row", "Copy answer")]
+
+    def __init__(self, initial_path: Path | None = None) -> None:
+        super().__init__(id="load-screen")
+        self.initial_path = initial_path
+        self.frame = None
+        self.frame_path: Path | None = None
+        self._filling = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="path-row"):
+            yield PathInput(id="path", compact=True)
+            yield Button("Open", id="open", compact=True, variant="primary")
+        yield Static("", id="path-message")
+        yield VimOptionList(id="recent")
+        with Horizontal(id="columns"):
+            for select_id, (_, _, label) in COLUMN_ROLES.items():
+                with Vertical(classes="column-choice"):
+                    yield Label(label)
+                    yield Select([], id=select_id, compact=True, prompt="(none)")
+        yield Static("", id="validation")
+        yield VimDataTable(id="preview", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#recent", VimOptionList).border_title = "Recent files (enter opens)"
+        self.show_recent()
+        self.query_one("#preview").border_title = "Preview"
+        if self.initial_path is not None:
+            self.query_one("#path", PathInput).value = str(self.initial_path)
+            self.open_path(str(self.initial_path))
+        else:
+            self.query_one("#path", PathInput).focus()
+
+    def show_recent(self) -> None:
+        recent = self.query_one("#recent", VimOptionList)
+        recent.clear_options()
+        recent.add_options([Option(Text(display_path(p)), id=str(p)) for p in recent_files()])
+        recent.display = recent.option_count > 0
+
+    # -- opening a file -------------------------------------------------------------------------
+    @on(PathInput.Submitted, "#path")
+    @on(Button.Pressed, "#open")
+    def submit_path(self) -> None:
+        self.open_path(self.query_one("#path", PathInput).value)
+
+    @on(VimOptionList.OptionSelected, "#recent")
+    def open_recent(self, event: VimOptionList.OptionSelected) -> None:
+        self.query_one("#path", PathInput).value = display_path(Path(event.option.id))
+        self.open_path(event.option.id)
+
+    def open_path(self, text: str) -> None:
+        """Check the path, then read the table in a thread (big files take a moment)."""
+        problem = path_problem(text)
+        message = self.query_one("#path-message", Static)
+        message.set_class(problem is not None, "error")
+        if problem is not None:
+            message.update(Text(problem))
+            return
+        path = expand(text).resolve()
+        message.update(Text(f"Reading {display_path(path)} …"))
+        self.read_frame(path)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="read-table")
+    def read_frame(self, path: Path):
+        from engine.data import read_table
+
+        return path, read_table(path)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.group != "read-table":
+            return
+        message = self.query_one("#path-message", Static)
+        if event.state == WorkerState.SUCCESS:
+            path, frame = event.worker.result
+            message.set_class(False, "error")
+            message.update(
+                Text(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
+            )
+            self.show_frame(path, frame)
+        elif event.state == WorkerState.ERROR:
+            from engine.errors import ParmError
+
+            error = event.worker.error
+            if isinstance(error, ParmError):
+                message.set_class(True, "error")
+                message.update(Text(str(error)))
+            else:
+                self.app.show_error(error)
+
+    # -- columns and validation -----------------------------------------------------------------
+    def show_frame(self, path: Path, frame) -> None:
+        from engine.data import guess_columns
+
+        self.frame, self.frame_path = frame, path
+        guesses = guess_columns(frame)
+        columns = [str(c) for c in frame.columns]
+        options = [(Text(c), c) for c in columns]
+        self._filling = True
+        try:
+            for select_id, (key, guess_key, _) in COLUMN_ROLES.items():
+                select = self.query_one(f"#{select_id}", Select)
+                select.set_options(options)
+                # A column named in the settings (defaults or --config) wins over a guess.
+                configured = getattr(self.app.config, key)
+                guess = configured if configured in columns else guesses.get(guess_key)
+                select.value = guess if guess is not None else Select.NULL
+        finally:
+            self._filling = False
+        self.fill_preview(frame)
+        self.validate()
+
+    def fill_preview(self, frame) -> None:
+        table = self.query_one("#preview", VimDataTable)
+        table.clear(columns=True)
+        table.add_columns(*(short(c, 24) for c in frame.columns))
+        for values in frame.head(PREVIEW_ROWS).itertuples(index=False):
+            table.add_row(*(short(v) for v in values))
+        table.border_subtitle = f"first {min(PREVIEW_ROWS, len(frame))} of {len(frame):,} rows"
+
+    @on(Select.Changed)
+    def column_changed(self) -> None:
+        if not self._filling and self.frame is not None:
+            self.validate()
+
+    def chosen_columns(self) -> dict[str, str | None]:
+        chosen = {}
+        for select_id, (key, _, _) in COLUMN_ROLES.items():
+            value = self.query_one(f"#{select_id}", Select).value
+            chosen[key] = None if value is Select.NULL else str(value)
+        return chosen
+
+    def validate(self) -> None:
+        """Build Responses from the chosen columns; show counts and warnings, or the error."""
+        from engine.data import responses_from_frame
+        from engine.errors import ParmError
+
+        if self.frame is None:
+            return
+        box = self.query_one("#validation", Static)
+        columns = self.chosen_columns()
+        if columns["text_column"] is None or columns["score_column"] is None:
+            box.set_class(True, "error")
+            box.update(Text("Choose the text and the score column."))
+            self.app.clear_responses()
+            return
+        try:
+            config = self.app.config.updated(**columns)
+            responses = responses_from_frame(self.frame, config, source=str(self.frame_path))
+        except ParmError as exc:
+            box.set_class(True, "error")
+            box.update(Text(str(exc)))
+            self.app.clear_responses()
+            return
+        box.set_class(False, "error")
+        lines = Text("✓ ", style="bold green") + counts_line(responses)
+        for warning in responses.warnings:
+            lines.append("\n⚠ " + warning, style="yellow")
+        box.update(lines)
+        self.app.accept_responses(responses, self.frame_path, config)
+        self.show_recent()
+
+    def action_copy_row(self) -> None:
+        """Copy the full text of the preview row under the cursor (the chosen text column)."""
+        column = self.chosen_columns()["text_column"] if self.frame is not None else None
+        if column is None:
+            self.app.notify("Open a file and choose its text column first.", severity="warning")
+            return
+        row = self.query_one("#preview", VimDataTable).cursor_row
+        self.app.copy_to_clipboard(str(self.frame.iloc[row][column]))
+        self.app.notify(f"Copied the answer in data row {row + 1}.")

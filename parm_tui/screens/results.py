@@ -1,0 +1,90 @@
+"""Results: agreement metrics for the selected configuration, the confusion matrix, the tuning
+table with a plot of the selection metric against K and p, and parameter estimates with SEs."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+
+from parm_tui.widgets.metrics import (
+    RichPanel,
+    confusion_table,
+    metrics_summary,
+    metrics_table,
+    parameters_table,
+    selected_text,
+)
+from parm_tui.widgets.plot import MetricPlot
+from parm_tui.widgets.tuning_table import TuningTable
+
+
+class ResultsScreen(Screen):
+    """The finished audit. `c` copies the metrics summary to the clipboard."""
+
+    SUB_TITLE = "Results"
+    BINDINGS = [
+        Binding("c", "copy_summary", "Copy"),
+        Binding("1", "tab('summary')", "Summary", show=False),
+        Binding("2", "tab('tuning')", "Tuning", show=False),
+        Binding("3", "tab('parameters')", "Parameters", show=False),
+    ]
+
+    def __init__(self, result) -> None:
+        super().__init__()
+        self.result = result
+
+    def compose(self) -> ComposeResult:
+        result = self.result
+        yield Header()
+        with TabbedContent(id="results-tabs"):
+            with TabPane("1 Summary", id="summary"):
+                with VerticalScroll():
+                    yield Static(self.headline(), id="results-headline")
+                    with Horizontal(id="results-tables"):
+                        yield RichPanel(metrics_table(result), id="results-metrics")
+                        yield RichPanel(confusion_table(result), id="results-confusion")
+                    yield Static(self.warnings_text(), id="results-warnings")
+            with TabPane("2 Tuning", id="tuning"):
+                with VerticalScroll():
+                    yield TuningTable(id="results-tuning")
+                    yield MetricPlot(id="results-plot")
+            with TabPane("3 Parameters", id="parameters"):
+                with VerticalScroll():
+                    yield RichPanel(parameters_table(result), id="results-parameters")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        metric = self.result.config.selection_metric
+        table = self.query_one("#results-tuning", TuningTable)
+        table.show_rows(self.result.tuning.rows, metric)
+        self.query_one("#results-plot", MetricPlot).show(self.result.tuning.rows, metric)
+
+    def headline(self) -> Text:
+        result = self.result
+        flagged = int(result.flagged.sum())
+        text = Text("Selected: ", "bold")
+        text.append(selected_text(result))
+        text.append(f"\n{flagged:,} of {len(result.responses):,} responses flagged for review")
+        text.append(" (F6 opens the review)", "dim")
+        return text
+
+    def warnings_text(self) -> Text:
+        warnings = list(self.result.warnings)
+        if not warnings:
+            return Text("No warnings.", "dim")
+        text = Text("Warnings\n", "bold yellow")
+        for warning in warnings:
+            text.append(f"⚠ {warning}\n", "yellow")
+        text.rstrip()
+        return text
+
+    def action_copy_summary(self) -> None:
+        self.app.copy_to_clipboard(metrics_summary(self.result))
+        self.app.notify("Metrics summary copied to the clipboard.")
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#results-tabs", TabbedContent).active = tab

@@ -1,0 +1,177 @@
+"""Run: start the audit, follow each stage live (embedding, neighbour search, tuning grid) and
+cancel with Esc. Progress events arrive from the engine's thread in a queue that a timer on
+this screen drains ten times a second, so the UI thread never waits on the engine."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Label, ProgressBar, Static
+
+from parm_tui.widgets.tuning_table import TuningTable
+
+STAGES = {
+    "embedding": "Embedding",
+    "neighbours": "Neighbours",
+    "colbert": "MaxSim",
+    "tuning": "Tuning",
+}
+DRAIN_SECONDS = 0.1
+
+
+def duration(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class StageClock:
+    """Rate and time left for one stage, from its first and latest progress events."""
+
+    def __init__(self) -> None:
+        self.start: tuple[float, int] | None = None
+
+    def describe(self, done: int, total: int, now: float) -> str:
+        if self.start is None:
+            self.start = (now, done)
+            return ""
+        t0, d0 = self.start
+        elapsed, finished = now - t0, done - d0
+        if elapsed <= 0 or finished <= 0:
+            return ""
+        rate = finished / elapsed
+        left = (total - done) / rate if total > done else 0.0
+        return f"{rate:,.1f}/s · {duration(left)} left"
+
+
+def configuration_count(config) -> str:
+    ks = len(config.top_k_values)
+    powers = config.power_values
+    if powers is None:
+        return f"{ks} K value(s) × Brent search on p"
+    return f"{ks * len(powers)} configuration(s)"
+
+
+class RunScreen(Screen):
+    """Live progress of the audit worker; Esc cancels it."""
+
+    SUB_TITLE = "Run"
+    BINDINGS = [
+        Binding("escape", "cancel_run", "Cancel run"),
+        Binding("ctrl+r", "start_run", "Start", show=False),
+        Binding("s", "start_run", "Start"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(id="run-screen")
+        self.feed: deque = deque()
+        self.clocks: dict[str, StageClock] = {}
+        self.started_at: float | None = None
+        self.running = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="run-controls"):
+            yield Button("Start audit", id="run-start", variant="primary", compact=True)
+            yield Button("Cancel (Esc)", id="run-cancel", variant="error", compact=True)
+        yield Static("", id="run-summary")
+        for stage, name in STAGES.items():
+            with Horizontal(classes="stage", id=f"stage-{stage}"):
+                yield Label(name, classes="stage-name")
+                yield ProgressBar(id=f"bar-{stage}", show_eta=False, show_percentage=False)
+                yield Static("", id=f"detail-{stage}", classes="stage-detail")
+        yield Static("", id="run-status")
+        yield TuningTable(id="run-tuning")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#run-tuning").border_title = "Tuning (★ current best)"
+        self.query_one("#stage-colbert").display = False
+        self.query_one("#run-cancel", Button).disabled = True
+        self.set_interval(DRAIN_SECONDS, self.drain)
+        self.on_screen_resume()
+
+    def on_screen_resume(self) -> None:
+        if not self.running:
+            self.query_one("#run-summary", Static).update(Text(self.app.run_summary()))
+
+    async def action_start_run(self) -> None:
+        await self.app.start_audit()
+
+    def action_cancel_run(self) -> None:
+        self.app.cancel_audit()
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "run-start":
+            await self.app.start_audit()
+        elif event.button.id == "run-cancel":
+            self.app.cancel_audit()
+
+    # -- called by the app ----------------------------------------------------------------------
+    def begin(self, config, late_interaction: bool) -> deque:
+        """Reset the display for a new run; returns the queue the engine's callback fills."""
+        self.feed = deque()
+        self.clocks = {stage: StageClock() for stage in STAGES}
+        self.started_at = time.monotonic()
+        self.running = True
+        for stage in STAGES:
+            self.query_one(f"#bar-{stage}", ProgressBar).update(total=None, progress=0)
+            self.query_one(f"#detail-{stage}", Static).update("waiting")
+        self.query_one("#stage-colbert").display = late_interaction
+        self.query_one("#stage-embedding").display = not late_interaction
+        self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
+        self.query_one("#run-start", Button).disabled = True
+        self.query_one("#run-cancel", Button).disabled = False
+        self.query_one("#run-summary", Static).update(Text(self.app.run_summary()))
+        self.set_status("Running… (Esc cancels)")
+        return self.feed
+
+    def finish(self, message: str) -> None:
+        """The run ended (finished, cancelled or failed): show any last events and `message`."""
+        self.drain()
+        self.running = False
+        for bar in self.query(ProgressBar):
+            if bar.total is None:  # stop the "waiting" animation of stages that never began
+                bar.update(total=1, progress=0)
+        self.query_one("#run-start", Button).disabled = False
+        self.query_one("#run-cancel", Button).disabled = True
+        self.set_status(message)
+
+    def set_status(self, message: str) -> None:
+        self.query_one("#run-status", Static).update(Text(message))
+
+    # -- progress -------------------------------------------------------------------------------
+    def drain(self) -> None:
+        """Apply every queued event: the latest one per stage, each tuning row."""
+        latest = {}
+        table = self.query_one("#run-tuning", TuningTable)
+        while self.feed:
+            event = self.feed.popleft()
+            latest[event.stage] = event
+            if event.stage == "tuning" and event.payload is not None:
+                table.add_tuning_row(event.payload)
+                table.move_cursor(row=table.row_count - 1)
+        now = time.monotonic()
+        for stage, event in latest.items():
+            if stage in STAGES:
+                self.show_stage(event, now)
+        if self.running and self.started_at is not None:
+            self.query_one("#run-status", Static).update(
+                Text(f"Running… {duration(now - self.started_at)} elapsed (Esc cancels)")
+            )
+
+    def show_stage(self, event, now: float) -> None:
+        bar = self.query_one(f"#bar-{event.stage}", ProgressBar)
+        total = event.total if event.total > 0 else None
+        bar.update(total=total, progress=event.done)
+        detail = f"{event.done:,}/{event.total:,}" if total else f"{event.done:,}"
+        timing = self.clocks[event.stage].describe(event.done, event.total, now)
+        # Most engine messages repeat the counts; show only those that add something.
+        message = "" if f"{event.done:,} of" in event.message else event.message
+        text = " · ".join(part for part in (detail, timing, message) if part)
+        self.query_one(f"#detail-{event.stage}", Static).update(Text(text))

@@ -1,0 +1,340 @@
+"""Settings: every defaults.json key as a widget, validated live by engine.config, with the
+engine's message under the field it names; save to and load from a JSON file."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Header, Input, Label, Select, Static, Switch
+
+from parm_tui.screens import settings_form as form
+from parm_tui.widgets.path_input import PathInput, expand
+
+POWER_MODES = [("fixed", "fixed"), ("list (grid)", "list"), ("interval (Brent)", "interval")]
+TOP_K_MODES = [("off: dense graph", "off"), ("fixed", "fixed"), ("list (grid)", "list")]
+CHOICES = {
+    "selection_metric": [(m, m) for m in ("accuracy", "kappa", "qwk", "near", "f1", "nll")],
+    "class_weight": [("balanced", "balanced"), ("none", "none")],
+    "on_bad_rows": [("error: stop", "error"), ("skip: leave out", "skip")],
+}
+INPUT_KEYS = (
+    "similarity_top_k_chunk",
+    "embedding_batch_size",
+    "near_duplicate_threshold",
+    "bootstrap_samples",
+    "cross_fit_folds",
+    "seed",
+)
+LABELS = {
+    "embedding_model": "Embedding model",
+    "normalize_similarities": "Normalise similarities",
+    "similarity_power": "Power p",
+    "similarity_top_k": "Top-K neighbours",
+    "similarity_top_k_symmetric": "Symmetric top-K",
+    "similarity_top_k_chunk": "Chunk size (rows)",
+    "colbert_top_k": "ColBERT top-K",
+    "colbert_batch_size": "ColBERT batch size",
+    "selection_metric": "Selection metric",
+    "class_weight": "Class weighting",
+    "on_bad_rows": "Bad rows",
+    "embedding_batch_size": "Embedding batch",
+    "near_duplicate_threshold": "Near-duplicate cos",
+    "bootstrap_samples": "Bootstrap samples",
+    "cross_fit_folds": "Cross-fit folds",
+    "seed": "Seed",
+}
+
+
+def error_line(key: str) -> Static:
+    """Where the engine's message about `key` appears (hidden while there is none)."""
+    return Static("", id=f"error-{key}", classes="field-error")
+
+
+def field(key: str, *widgets, with_error: bool = True) -> ComposeResult:
+    """A labelled row and, unless the caller places it lower, the error line under it."""
+    with Horizontal(classes="field", id=f"field-{key}"):
+        yield Label(LABELS[key], classes="field-label")
+        yield from widgets
+    if with_error:
+        yield error_line(key)
+
+
+class SettingsScreen(Screen):
+    """The settings form. Valid settings are applied to the app as they are typed."""
+
+    SUB_TITLE = "Settings"
+
+    def __init__(self) -> None:
+        super().__init__(id="settings-screen")
+        self._filling = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll(id="settings-form"):
+            yield from self.compose_model()
+            yield from field(
+                "normalize_similarities", Switch(id="normalize_similarities", animate=False)
+            )
+            yield from self.compose_power()
+            yield from self.compose_top_k()
+            with Vertical(id="colbert-keys"):
+                yield from field("colbert_top_k", Input(id="colbert_top_k", compact=True))
+                yield from field("colbert_batch_size", Input(id="colbert_batch_size", compact=True))
+            for key, options in CHOICES.items():
+                yield from field(key, Select(options, id=key, compact=True, allow_blank=False))
+            for key in INPUT_KEYS:
+                yield from field(key, Input(id=key, compact=True))
+            yield Static("", id="settings-status")
+        with Horizontal(id="settings-file-row"):
+            yield PathInput(id="settings-file", compact=True, placeholder="settings.json")
+            yield Button("Save", id="settings-save", compact=True)
+            yield Button("Load", id="settings-load", compact=True)
+            yield Button("Defaults", id="settings-defaults", compact=True)
+        yield Static("", id="settings-file-message")
+        yield Footer(compact=True)
+
+    def compose_model(self) -> ComposeResult:
+        from engine.config import DEFAULT_MODEL
+
+        known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
+        known += [(Text(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
+        yield from field(
+            "embedding_model",
+            Select(known, id="model-choice", compact=True, prompt="known models…"),
+        )
+        with Horizontal(classes="field sub"):
+            yield Label("  or name/path", classes="field-label")
+            yield Input(id="embedding_model", compact=True)
+
+    def compose_power(self) -> ComposeResult:
+        mode = Select(POWER_MODES, id="power-mode", compact=True, allow_blank=False)
+        yield from field("similarity_power", mode, with_error=False)
+        with Horizontal(classes="field sub", id="power-fixed-row"):
+            yield Label("  p", classes="field-label")
+            yield Input(id="power-fixed", compact=True)
+        with Horizontal(classes="field sub", id="power-list-row"):
+            yield Label("  p values", classes="field-label")
+            yield Input(id="power-list", compact=True, placeholder="0.5, 1, 2, 4")
+        with Horizontal(classes="field sub", id="power-interval-row"):
+            yield Label("  min / max / tol", classes="field-label")
+            yield Input(id="power-min", compact=True, classes="third")
+            yield Input(id="power-max", compact=True, classes="third")
+            yield Input(id="power-tol", compact=True, classes="third")
+        yield error_line("similarity_power")
+
+    def compose_top_k(self) -> ComposeResult:
+        mode = Select(TOP_K_MODES, id="top-k-mode", compact=True, allow_blank=False)
+        yield from field("similarity_top_k", mode, with_error=False)
+        with Horizontal(classes="field sub", id="top-k-fixed-row"):
+            yield Label("  K", classes="field-label")
+            yield Input(id="top-k-fixed", compact=True)
+        with Horizontal(classes="field sub", id="top-k-list-row"):
+            yield Label("  K values", classes="field-label")
+            yield Input(id="top-k-list", compact=True, placeholder="5, 10, 20, 50")
+        yield error_line("similarity_top_k")
+        yield from field(
+            "similarity_top_k_symmetric", Switch(id="similarity_top_k_symmetric", animate=False)
+        )
+
+    def on_mount(self) -> None:
+        self.fill(self.app.config)
+
+    # -- config -> widgets ----------------------------------------------------------------------
+    def fill(self, config) -> None:
+        """Show `config` in the form (without re-validating each widget as it is set)."""
+        from engine.config import PowerInterval
+
+        self._filling = True
+        values = config.to_dict()
+        self.query_one("#embedding_model", Input).value = config.embedding_model
+        for key in ("normalize_similarities", "similarity_top_k_symmetric"):
+            self.query_one(f"#{key}", Switch).value = values[key]
+        for key in ("colbert_top_k", "colbert_batch_size", *INPUT_KEYS):
+            self.query_one(f"#{key}", Input).value = form.shown(values[key])
+        for key in CHOICES:
+            self.query_one(f"#{key}", Select).value = values[key] or "none"
+        power = config.similarity_power
+        mode = "interval" if isinstance(power, PowerInterval) else "list"
+        mode = "fixed" if isinstance(power, float) else mode
+        self.query_one("#power-mode", Select).value = mode
+        self.query_one("#power-fixed", Input).value = form.shown(power) if mode == "fixed" else "1"
+        self.query_one("#power-list", Input).value = (
+            form.shown_list(power) if mode == "list" else ""
+        )
+        interval = power if mode == "interval" else PowerInterval(0.25, 8.0)
+        for part in ("min", "max", "tol"):
+            self.query_one(f"#power-{part}", Input).value = form.shown(getattr(interval, part))
+        top_k = config.similarity_top_k
+        k_mode = "off" if top_k is None else "fixed" if isinstance(top_k, int) else "list"
+        self.query_one("#top-k-mode", Select).value = k_mode
+        self.query_one("#top-k-fixed", Input).value = str(top_k) if k_mode == "fixed" else "10"
+        self.query_one("#top-k-list", Input).value = (
+            form.shown_list(top_k) if k_mode == "list" else ""
+        )
+        self.call_after_refresh(self.end_fill)
+
+    def end_fill(self) -> None:
+        self._filling = False
+        self.validate()
+
+    # -- widgets -> settings dict ---------------------------------------------------------------
+    def value(self, selector: str) -> str:
+        return self.query_one(selector, Input).value
+
+    def power_value(self):
+        mode = self.query_one("#power-mode", Select).value
+        if mode == "fixed":
+            return form.number(self.value("#power-fixed"))
+        if mode == "list":
+            return form.number_list(self.value("#power-list"))
+        return {part: form.number(self.value(f"#power-{part}")) for part in ("min", "max", "tol")}
+
+    def top_k_value(self):
+        mode = self.query_one("#top-k-mode", Select).value
+        if mode == "off":
+            return None
+        if mode == "fixed":
+            return form.number(self.value("#top-k-fixed"), integer=True)
+        return form.number_list(self.value("#top-k-list"), integer=True)
+
+    def settings_dict(self) -> dict:
+        """The form as a settings dict (JSON form), the data-column keys kept from the app."""
+        values = {
+            "embedding_model": self.value("#embedding_model").strip(),
+            "similarity_power": self.power_value(),
+            "similarity_top_k": self.top_k_value(),
+        }
+        for key in ("normalize_similarities", "similarity_top_k_symmetric"):
+            values[key] = self.query_one(f"#{key}", Switch).value
+        for key in ("colbert_top_k", "colbert_batch_size", *INPUT_KEYS):
+            values[key] = form.number(self.value(f"#{key}"), integer=key in form.INT_KEYS)
+        for key in CHOICES:
+            choice = self.query_one(f"#{key}", Select).value
+            values[key] = None if choice == "none" else choice
+        return values
+
+    def field_errors(self, values: dict) -> dict[str, str]:
+        """Each key checked on its own against the app's valid config: every bad field shows."""
+        from engine.config import config_from_dict
+        from engine.errors import ConfigError
+
+        base = self.app.config.to_dict()
+        errors = {}
+        for key, value in values.items():
+            try:
+                config_from_dict({**base, key: value})
+            except ConfigError as exc:
+                errors[key] = str(exc)
+        return errors
+
+    def validate(self):
+        """Validate the form; apply it to the app when valid. Returns the config or None."""
+        from engine.config import config_from_dict, is_late_interaction
+        from engine.errors import ConfigError
+
+        values = self.settings_dict()
+        self.query_one("#colbert-keys").display = is_late_interaction(values["embedding_model"])
+        self.show_modes()
+        errors = self.field_errors(values)
+        config = None
+        if not errors:
+            try:
+                config = config_from_dict({**self.app.config.to_dict(), **values})
+            except ConfigError as exc:
+                errors[form.field_of(str(exc)) or "general"] = str(exc)
+        for error_box in self.query(".field-error"):
+            key = (error_box.id or "").removeprefix("error-")
+            error_box.update(Text(errors.get(key, "")))
+            error_box.display = key in errors
+        status = self.query_one("#settings-status", Static)
+        if config is None:
+            status.update(Text(errors.get("general", "Fix the settings marked above."), "red"))
+            return None
+        notes = Text("✓ Settings valid and applied.", "green")
+        for warning in config.warnings:
+            notes.append("\n⚠ " + warning, "yellow")
+        status.update(notes)
+        if config != self.app.config:
+            self.app.set_config(config)
+        return config
+
+    def show_modes(self) -> None:
+        power_mode = self.query_one("#power-mode", Select).value
+        for mode in ("fixed", "list", "interval"):
+            self.query_one(f"#power-{mode}-row").display = power_mode == mode
+        k_mode = self.query_one("#top-k-mode", Select).value
+        for mode in ("fixed", "list"):
+            self.query_one(f"#top-k-{mode}-row").display = k_mode == mode
+
+    @on(Input.Changed)
+    @on(Switch.Changed)
+    @on(Select.Changed)
+    def changed(self, event) -> None:
+        if getattr(event, "input", None) is not None and event.input.id == "settings-file":
+            return
+        if getattr(event, "select", None) is not None and event.select.id == "model-choice":
+            if event.value is not Select.NULL:
+                self.query_one("#embedding_model", Input).value = str(event.value)
+            return
+        if not self._filling:
+            self.validate()
+
+    # -- save / load ----------------------------------------------------------------------------
+    def file_message(self, text: str, error: bool) -> None:
+        message = self.query_one("#settings-file-message", Static)
+        message.set_class(error, "error")
+        message.update(Text(text))
+
+    @on(Button.Pressed, "#settings-save")
+    def save(self) -> None:
+        self.save_settings()
+
+    def save_settings(self) -> bool:
+        from engine.config import save_config
+        from engine.errors import ParmError
+
+        text = self.query_one("#settings-file", PathInput).value
+        if not text.strip():
+            self.file_message("Type a file name to save the settings to.", True)
+            self.query_one("#settings-file", PathInput).focus()
+            return False
+        config = self.validate()
+        if config is None:
+            self.file_message("Not saved: fix the settings marked above first.", True)
+            return False
+        path = expand(text)
+        try:
+            save_config(config, path)
+        except (ParmError, OSError) as exc:
+            self.file_message(f"Could not save to {path}: {exc}", True)
+            return False
+        self.file_message(f"Saved settings to {path}", False)
+        return True
+
+    @on(Button.Pressed, "#settings-load")
+    @on(PathInput.Submitted, "#settings-file")
+    def load(self) -> None:
+        from engine.config import load_config
+        from engine.errors import ParmError
+
+        text = self.query_one("#settings-file", PathInput).value
+        try:
+            config = load_config(expand(text))
+        except ParmError as exc:
+            self.file_message(str(exc), True)
+            return
+        self.app.set_config(config)
+        self.fill(config)
+        self.file_message(f"Loaded settings from {expand(text)}", False)
+
+    @on(Button.Pressed, "#settings-defaults")
+    def defaults(self) -> None:
+        from engine.config import load_defaults
+
+        config = load_defaults()
+        self.app.set_config(config)
+        self.fill(config)
+        self.file_message("Settings reset to the defaults.", False)

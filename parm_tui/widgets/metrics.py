@@ -1,0 +1,95 @@
+"""Result widgets built from Rich tables: agreement metrics, the confusion matrix and the
+parameter estimates with standard errors. Numbers are read from the result, not computed."""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.table import Table
+from rich.text import Text
+from textual.widgets import Static
+
+METRIC_LABELS = {
+    "accuracy": "Exact agreement",
+    "kappa": "Cohen's kappa",
+    "qwk": "Quadratic w. kappa",
+    "near": "Near agreement ±1",
+    "f1": "Macro F1",
+    "nll": "Neg. log-likelihood",
+}
+
+
+def fmt(value, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{value:.{digits}f}"
+
+
+def selected_text(result) -> str:
+    """'K=15, p=1 (top-k graph), chosen by kappa over 10 configurations'."""
+    best = result.selected
+    graph = "dense graph" if best.top_k is None else f"K={best.top_k}"
+    return (
+        f"{graph}, p={best.power:.3g}, chosen by {result.config.selection_metric} "
+        f"over {len(result.tuning.rows)} configuration(s)"
+    )
+
+
+def metrics_summary(result) -> str:
+    """Plain-text summary for the clipboard."""
+    lines = [f"parm audit of {result.responses.source}", f"Selected: {selected_text(result)}"]
+    lines += [f"{METRIC_LABELS[m]}: {fmt(v)}" for m, v in result.metrics.items()]
+    lines.append(f"Flagged: {int(result.flagged.sum())} of {len(result.responses)}")
+    return "\n".join(lines)
+
+
+def metrics_table(result) -> Table:
+    table = Table(title="Agreement, model vs human", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    metric = result.config.selection_metric
+    for name, value in result.metrics.items():
+        style = "bold green" if name == metric else ""
+        table.add_row(Text(METRIC_LABELS.get(name, name), style), Text(fmt(value), style))
+    return table
+
+
+def confusion_table(result) -> Table:
+    """Human score (rows) against predicted score (columns), counts from the result."""
+    from engine.metrics import confusion
+
+    responses = result.responses
+    counts = confusion(responses.scores, result.predicted, responses.n_classes)
+    table = Table(title="Confusion matrix", title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("human↓ model→")
+    for label in responses.labels:
+        table.add_column(Text(label), justify="right")
+    for i, label in enumerate(responses.labels):
+        cells = [Text(f"{n:,}", "bold" if i == j else "") for j, n in enumerate(counts[i])]
+        table.add_row(Text(label, "bold"), *cells)
+    return table
+
+
+def parameters_table(result) -> Table:
+    from engine.report import parameters
+
+    table = Table(
+        title=f"Parameter estimates (SE: {result.fitted.se_method})",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+    )
+    for header in ("parameter", "category", "estimate", "SE"):
+        table.add_column(header, justify="left" if header in ("parameter", "category") else "right")
+    for entry in parameters(result):
+        table.add_row(
+            entry["parameter"],
+            Text(str(entry["category"])),
+            fmt(entry["estimate"]),
+            fmt(entry["se"]),
+        )
+    return table
+
+
+class RichPanel(Static):
+    """A Static that shows a Rich renderable (tables, text) built from a result."""

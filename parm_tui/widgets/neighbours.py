@@ -1,0 +1,76 @@
+"""The evidence for one prediction: the response's strongest neighbours in the fitted graph,
+with their human scores, similarities and edge weights."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+SNIPPET_CHARS = 160
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    """One line of a response: whitespace collapsed, cut at `limit` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def raw_similarity(graph, i: int, j: int) -> float | None:
+    """The cosine similarity of responses i and j from the neighbour lists (None when the pair
+    is in neither list, e.g. an edge kept only by symmetrisation beyond Kmax)."""
+    for a, b in ((i, j), (j, i)):
+        hits = (graph.indices[a] == b).nonzero()[0]
+        if hits.size:
+            return float(graph.similarities[a, hits[0]])
+    return None
+
+
+def neighbour_rows(result, i: int) -> list[dict]:
+    """The evidence neighbours of response i as plain values, strongest first."""
+    responses = result.responses
+    labels = responses.labels
+    rows = []
+    for nb in result.evidence[i]:
+        j = nb.index
+        rows.append(
+            {
+                "row": int(responses.rows[j]),
+                "id": responses.ids[j],
+                "score": labels[responses.scores[j]],
+                "predicted": labels[result.predicted[j]],
+                "similarity": raw_similarity(result.graph, i, j),
+                "weight": nb.weight,
+                "text": responses.texts[j],
+            }
+        )
+    return rows
+
+
+def neighbour_text(result, i: int) -> Text:
+    """Two lines per neighbour (numbers, then the answer), so it reads in a narrow pane.
+    Students' text goes in as Text, never as markup."""
+    text = Text()
+    for n, nb in enumerate(neighbour_rows(result, i)):
+        if n:
+            text.append("\n")
+        similarity = "—" if nb["similarity"] is None else f"{nb['similarity']:.2f}"
+        text.append(f"row {nb['row']}", style="bold")
+        text.append("  score ")
+        text.append(nb["score"], style="bold")
+        text.append(f"  sim {similarity}  w {nb['weight']:.2f}\n")
+        text.append("  " + snippet(nb["text"]) + "\n", style="dim")
+    return text
+
+
+class NeighbourList(Static):
+    """Shows the evidence neighbours of one response; call `show(result, i)`."""
+
+    DEFAULT_CSS = """
+    NeighbourList { height: auto; }
+    """
+
+    def show(self, result, i: int) -> None:
+        if not result.evidence[i]:
+            self.update(Text("No neighbours in the fitted graph.", style="dim"))
+            return
+        self.update(neighbour_text(result, i))

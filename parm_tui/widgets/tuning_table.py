@@ -1,0 +1,87 @@
+"""The tuning table: one row per configuration as it finishes, the current best marked."""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+
+from parm_tui.widgets.lists import VimDataTable
+
+METRIC_COLUMNS = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
+HEADERS = ("", "K", "p", "acc", "kappa", "QWK", "near", "F1", "NLL", "conv")
+BEST_STYLE = "bold reverse"
+
+
+def fmt(value: float) -> str:
+    return "—" if value is None or not math.isfinite(value) else f"{value:.3f}"
+
+
+def is_better(metric: str, a: float, b: float) -> bool:
+    """Same rule as engine.metrics.better: nll lower, the rest higher; NaN never wins."""
+    if not math.isfinite(a):
+        return False
+    if not math.isfinite(b):
+        return True
+    return a < b if metric == "nll" else a > b
+
+
+class TuningTable(VimDataTable):
+    """A DataTable of TuningRows. `add_tuning_row` keeps the best (by `metric`) highlighted."""
+
+    def __init__(self, metric: str = "kappa", **kwargs) -> None:
+        kwargs.setdefault("cursor_type", "row")
+        kwargs.setdefault("zebra_stripes", True)
+        super().__init__(**kwargs)
+        self.metric = metric
+        self.tuning_rows: list = []
+        self.best_index: int | None = None
+
+    def on_mount(self) -> None:
+        for i, header in enumerate(HEADERS):
+            self.add_column(header, key=f"c{i}")
+
+    def reset(self, metric: str) -> None:
+        self.clear()
+        self.metric = metric
+        self.tuning_rows = []
+        self.best_index = None
+
+    def cells(self, row, best: bool) -> list[Text]:
+        style = BEST_STYLE if best else ""
+        values = [
+            "★" if best else "",
+            "dense" if row.top_k is None else str(row.top_k),
+            f"{row.power:.3g}",
+            *(fmt(row.metrics[m]) for m in METRIC_COLUMNS),
+            "yes" if row.converged else "no",
+        ]
+        return [
+            Text(v, style=style, justify="right" if i > 0 else "left") for i, v in enumerate(values)
+        ]
+
+    def add_tuning_row(self, row) -> None:
+        index = len(self.tuning_rows)
+        self.tuning_rows.append(row)
+        previous = self.best_index
+        best_value = None if previous is None else self.tuning_rows[previous].metrics[self.metric]
+        if previous is None or is_better(self.metric, row.metrics[self.metric], best_value):
+            self.best_index = index
+        self.add_row(*self.cells(row, self.best_index == index), key=str(index))
+        if previous is not None and self.best_index != previous:
+            self.restyle(previous, False)
+
+    def restyle(self, index: int, best: bool) -> None:
+        for column, cell in enumerate(self.cells(self.tuning_rows[index], best)):
+            self.update_cell(str(index), f"c{column}", cell)
+
+    def show_rows(self, rows, metric: str) -> None:
+        """Fill with finished rows; the engine's `selected` flag decides the highlight."""
+        self.reset(metric)
+        for index, row in enumerate(rows):
+            self.tuning_rows.append(row)
+            if row.selected:
+                self.best_index = index
+            self.add_row(*self.cells(row, row.selected), key=str(index))
+        if self.best_index is not None:
+            self.move_cursor(row=self.best_index)

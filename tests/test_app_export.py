@@ -1,0 +1,98 @@
+"""The export screen on its own: the chosen files are written, nothing is replaced without
+asking, and problems are shown as the engine's message."""
+
+from __future__ import annotations
+
+import pytest
+from test_app_review import synthetic_result
+from textual.app import App
+from textual.widgets import Checkbox, Input, Static
+
+from engine.review import open_store
+from parm_tui.screens.export import ConfirmOverwrite, ExportScreen
+
+
+@pytest.fixture(scope="module")
+def result():
+    return synthetic_result(120, second=False)
+
+
+class Host(App):
+    def __init__(self, result, store) -> None:
+        super().__init__()
+        self.result, self.store = result, store
+
+    def on_mount(self) -> None:
+        self.push_screen(ExportScreen(self.result, self.store))
+
+
+async def export_to(pilot, folder) -> None:
+    screen = pilot.app.screen
+    screen.query_one("#export-folder", Input).value = str(folder)
+    await pilot.press("ctrl+s")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def status(pilot) -> str:
+    return str(pilot.app.screen.query_one("#export-status", Static).render())
+
+
+async def test_only_the_chosen_outputs_are_written(result, tmp_path):
+    out = tmp_path / "out"
+    async with Host(result, None).run_test(size=(80, 24)) as pilot:
+        pilot.app.screen.query_one("#export-tuning", Checkbox).value = False
+        pilot.app.screen.query_one("#export-report", Checkbox).value = False
+        await export_to(pilot, out)
+        assert sorted(p.name for p in out.iterdir()) == ["predictions.csv"]
+        assert "Wrote 1 file(s)" in status(pilot)
+
+
+async def test_without_a_store_decisions_cannot_be_chosen(result, tmp_path):
+    async with Host(result, None).run_test(size=(80, 24)) as pilot:
+        box = pilot.app.screen.query_one("#export-decisions", Checkbox)
+        assert box.disabled and not box.value
+        await export_to(pilot, tmp_path / "out")
+        assert not (tmp_path / "out" / "decisions.csv").exists()
+
+
+async def test_existing_files_are_replaced_only_after_yes(result, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "decisions.csv").write_text("older decisions\n")
+    source = tmp_path / "answers.csv"
+    source.write_text("x\n")
+    responses = result.responses
+    with open_store(source, responses, tmp_path / "d.sqlite3") as store:
+        store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
+        async with Host(result, store).run_test(size=(80, 24)) as pilot:
+            await export_to(pilot, out)
+            assert isinstance(pilot.app.screen, ConfirmOverwrite)
+            assert pilot.app.screen.existing == ["decisions.csv"]
+            await pilot.press("n")
+            await pilot.pause()
+            assert (out / "decisions.csv").read_text() == "older decisions\n"
+            assert not (out / "predictions.csv").exists()
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            await pilot.press("y")
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+    assert "keep" in (out / "decisions.csv").read_text()
+    assert (out / "predictions.csv").exists()
+
+
+async def test_a_folder_that_is_a_file_shows_the_engine_message(result, tmp_path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("x")
+    async with Host(result, None).run_test(size=(80, 24)) as pilot:
+        await export_to(pilot, blocked)
+        assert "exists and is not a folder" in status(pilot)
+        assert str(blocked) in status(pilot)
+
+
+async def test_a_tilde_folder_is_expanded(result, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    async with Host(result, None).run_test(size=(80, 24)) as pilot:
+        await export_to(pilot, "~/exports")
+        assert (tmp_path / "exports" / "predictions.csv").exists()

@@ -1,0 +1,122 @@
+"""The Results screen: metrics of the selected configuration, the confusion matrix, the tuning
+table and its plot, parameter estimates with standard errors, warnings, copying."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Static, TabbedContent
+
+from engine.metrics import confusion
+from engine.report import parameters
+from engine.tuning import TuningRow
+from parm_tui.app import ParmApp
+from parm_tui.screens.results import ResultsScreen
+from parm_tui.widgets.metrics import metrics_summary
+from parm_tui.widgets.plot import bar, metric_plot
+from parm_tui.widgets.tuning_table import TuningTable
+
+
+@pytest.fixture(scope="module")
+def grid_result(sample_responses, sample_embeddings, sample_config):
+    """A finished audit over K in (5, 10) and p in (1, 2): four configurations."""
+    from engine.pipeline import run_audit
+
+    config = sample_config.updated(similarity_top_k=[5, 10], similarity_power=[1.0, 2.0])
+    return run_audit(sample_responses, config, embeddings=sample_embeddings)
+
+
+async def show_results(pilot, result):
+    pilot.app.result = result
+    await pilot.app.action_show("results")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+def cells(table, column: int) -> list[str]:
+    return [str(cell) for cell in table.columns[column]._cells]
+
+
+async def test_metrics_are_those_of_the_selected_configuration(grid_result):
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, grid_result)
+        assert isinstance(screen, ResultsScreen)
+        table = screen.query_one("#results-metrics", Static).content
+        shown = dict(zip(cells(table, 0), cells(table, 1)))
+        assert shown["Cohen's kappa"] == f"{grid_result.metrics['kappa']:.3f}"
+        assert shown["Neg. log-likelihood"] == f"{grid_result.metrics['nll']:.3f}"
+        headline = str(screen.query_one("#results-headline", Static).content)
+        assert f"K={grid_result.selected.top_k}, p={grid_result.selected.power:.3g}" in headline
+        assert f"{int(grid_result.flagged.sum()):,} of" in headline
+
+
+async def test_confusion_matrix_counts_every_response(grid_result):
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, grid_result)
+        table = screen.query_one("#results-confusion", Static).content
+        responses = grid_result.responses
+        expected = confusion(responses.scores, grid_result.predicted, responses.n_classes)
+        for j in range(responses.n_classes):
+            assert cells(table, j + 1) == [f"{n:,}" for n in expected[:, j]]
+
+
+async def test_tuning_tab_lists_every_configuration_and_plots_the_metric(grid_result):
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, grid_result)
+        await pilot.press("2")
+        assert screen.query_one("#results-tabs", TabbedContent).active == "tuning"
+        table = screen.query_one("#results-tuning", TuningTable)
+        assert table.row_count == len(grid_result.tuning.rows) == 4
+        assert table.tuning_rows[table.best_index].selected
+        plot = str(screen.query_one("#results-plot", Static).content)
+        assert "K=5" in plot and "K=10" in plot
+        assert "p=1" in plot and "p=2" in plot
+
+
+async def test_parameters_show_estimates_with_standard_errors(grid_result):
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, grid_result)
+        await pilot.press("3")
+        table = screen.query_one("#results-parameters", Static).content
+        expected = parameters(grid_result)
+        assert cells(table, 2) == [f"{p['estimate']:.3f}" for p in expected]
+        assert cells(table, 3) == [f"{p['se']:.3f}" for p in expected]
+
+
+async def test_warnings_of_the_result_are_shown(grid_result):
+    grid_result.warnings.append("A [bold]warning[/bold] with brackets.")
+    try:
+        async with ParmApp().run_test(size=(80, 24)) as pilot:
+            screen = await show_results(pilot, grid_result)
+            text = str(screen.query_one("#results-warnings", Static).content)
+            assert "A [bold]warning[/bold] with brackets." in text
+    finally:
+        grid_result.warnings.pop()
+
+
+async def test_c_copies_the_metrics_summary(grid_result):
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        await show_results(pilot, grid_result)
+        await pilot.press("c")
+        assert pilot.app.clipboard == metrics_summary(grid_result)
+        assert f"Cohen's kappa: {grid_result.metrics['kappa']:.3f}" in pilot.app.clipboard
+
+
+def test_bars_are_drawn_in_eighths_of_a_cell():
+    assert bar(1.0, 4) == "████"
+    assert bar(0.5, 3) == "█▌ "
+    assert bar(0.0, 2) == "  "
+
+
+def test_plot_marks_the_selected_k_and_shows_p_for_it():
+    def row(k, p, kappa, selected=False):
+        metrics = dict(accuracy=0.5, kappa=kappa, qwk=0.5, near=0.9, f1=0.5, nll=1.0)
+        return TuningRow(k, p, metrics, True, selected)
+
+    rows = [row(5, 1.0, 0.40), row(5, 2.0, 0.45), row(10, 1.0, 0.50, True), row(10, 2.0, 0.30)]
+    lines = metric_plot(rows, "kappa").plain.splitlines()
+    k_lines = [line for line in lines if line.lstrip().startswith("K=")]
+    assert k_lines[0].strip().startswith("K=5") and "0.450" in k_lines[0]
+    assert k_lines[1].strip().startswith("K=10") and k_lines[1].endswith("★")
+    p_lines = [line for line in lines if line.lstrip().startswith("p=")]
+    assert [line.split()[0] for line in p_lines] == ["p=1", "p=2"]
+    assert p_lines[0].endswith("★")

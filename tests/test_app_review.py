@@ -1,0 +1,310 @@
+"""The review screen on its own (pushed onto a tiny host app): the list, the filters, paging
+through thousands of rows, the detail pane, and decisions saved the moment they are made."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import clustered_embeddings
+from textual.app import App
+from textual.widgets import Checkbox, Input, Select, Static
+
+from engine.review import open_store
+from parm_tui.screens.review import NO_STORE, ReviewScreen
+from parm_tui.widgets.neighbours import NeighbourList, neighbour_rows
+from parm_tui.widgets.review_detail import NoteModal, ScoreModal
+from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
+
+MARKUP_TEXT = "[bold red]not markup[/bold red] and [link=http://x]a link[/link]"
+
+
+def synthetic_result(n: int, noise: float = 2.5, seed: int = 0, second: bool = True):
+    """An AuditResult on clustered synthetic embeddings (3 scores, many disagreements)."""
+    from engine.config import load_defaults
+    from engine.data import responses_from_frame
+    from engine.pipeline import run_audit
+
+    vectors, scores = clustered_embeddings(n, 3, noise=noise, seed=seed)
+    texts = [f"answer {i} about roots and leaves" for i in range(n)]
+    texts[7] = MARKUP_TEXT
+    frame = pd.DataFrame(
+        {
+            "id": [f"S{i:05d}" for i in range(n)],
+            "answer": texts,
+            "score": [str(s) for s in scores],
+            "score2": [str((s + (i % 4 == 0)) % 3) for i, s in enumerate(scores)],
+        }
+    )
+    config = load_defaults().updated(
+        similarity_top_k=[10], second_score_column="score2" if second else None
+    )
+    responses = responses_from_frame(frame, config, "synthetic.csv")
+    return run_audit(responses, config, embeddings=vectors)
+
+
+@pytest.fixture(scope="module")
+def result():
+    return synthetic_result(300)
+
+
+@pytest.fixture
+def store(result, tmp_path):
+    source = tmp_path / "synthetic.csv"
+    source.write_text("placeholder\n")
+    with open_store(source, result.responses, tmp_path / "decisions.sqlite3") as opened:
+        yield opened
+
+
+class Host(App):
+    """Shows one ReviewScreen, as ParmApp would."""
+
+    def __init__(self, result, store) -> None:
+        super().__init__()
+        self.result, self.store = result, store
+
+    def on_mount(self) -> None:
+        self.push_screen(ReviewScreen(self.result, self.store))
+
+
+def shown_rows(screen: ReviewScreen) -> list[int]:
+    """Data rows listed on the current page, top to bottom."""
+    table = screen.query_one(ReviewTable)
+    rows = screen.result.responses.rows
+    return [int(rows[int(key.value)]) for key in table.rows]
+
+
+def text_of(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+async def test_the_list_starts_with_the_flagged_responses_most_severe_first(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        flagged = np.flatnonzero(result.flagged)
+        assert len(screen.view) == flagged.size
+        severities = result.severity[screen.view]
+        assert np.all(np.diff(severities) <= 0)
+        top = int(result.responses.rows[screen.view[0]])
+        assert shown_rows(screen)[0] == top
+        assert f"Row {top}" in text_of(screen, "#detail-header")
+
+
+async def test_keep_is_saved_at_once_and_shown_in_the_list(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        first = screen.current()
+        row = int(result.responses.rows[first])
+        await pilot.press("k")
+        await pilot.pause()
+        assert store.get(row).action == "keep"
+        table = screen.query_one(ReviewTable)
+        assert str(table.get_cell(str(first), "decision")) == "keep"
+        # Deciding moves on to the next response.
+        assert screen.current() == int(screen.view[1])
+
+
+async def test_change_asks_for_the_new_score_and_saves_it(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        labels = result.responses.labels
+        human = labels[result.responses.scores[i]]
+        new = next(label for label in labels if label != human)
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ScoreModal)
+        assert human not in pilot.app.screen.choices
+        await pilot.press(new)
+        await pilot.pause()
+        decision = store.get(int(result.responses.rows[i]))
+        assert (decision.action, decision.new_score) == ("change", new)
+        table = screen.query_one(ReviewTable)
+        assert str(table.get_cell(str(i), "decision")) == f"→ {new}"
+
+
+async def test_a_cancelled_change_records_nothing(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert store.all() == {}
+
+
+async def test_a_note_is_saved_with_the_decision_and_shown(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        row = int(result.responses.rows[i])
+        await pilot.press("u", "up", "n")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, NoteModal)
+        await pilot.press(*"ask [b]Sam[/b]", "enter")
+        await pilot.pause()
+        decision = store.get(row)
+        assert (decision.action, decision.note) == ("unsure", "ask [b]Sam[/b]")
+        await pilot.pause()
+        assert "ask [b]Sam[/b]" in text_of(screen, "#detail-header")
+        await pilot.press("x")
+        await pilot.pause()
+        assert store.get(row) is None
+
+
+async def test_typing_a_search_narrows_the_list(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        before = len(screen.view)
+        await pilot.press("a")  # all responses, so the searched answer is listed
+        await pilot.press("slash", *"answer 12", "enter")
+        await pilot.pause()
+        texts = result.responses.texts
+        assert 0 < len(screen.view) < before
+        assert all("answer 12" in texts[i] for i in screen.view)
+        # While typing in the search box, k, u and c are letters, not decisions.
+        await pilot.press("slash", "k", "u", "c")
+        await pilot.pause()
+        assert screen.query_one("#review-search", Input).value == "kuc"
+        assert store.all() == {}
+
+
+async def test_filters_by_scores_and_distance(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        screen.query_one("#filter-human", Select).value = 0
+        await pilot.pause()
+        assert len(screen.view) and all(result.responses.scores[screen.view] == 0)
+        screen.query_one("#filter-off2", Checkbox).value = True
+        await pilot.pause()
+        gap = np.abs(result.predicted[screen.view] - result.responses.scores[screen.view])
+        assert np.all(gap >= 2)
+        screen.query_one("#filter-all", Checkbox).value = True
+        screen.query_one("#filter-human", Select).clear()
+        screen.query_one("#filter-off2", Checkbox).value = False
+        await pilot.pause()
+        assert len(screen.view) == len(result.responses)
+
+
+def test_review_view_puts_flagged_first_when_showing_all(result):
+    view = review_view(result, show_all=True)
+    flags = result.flagged[view]
+    assert sorted(view.tolist()) == list(range(len(result.responses)))
+    assert not np.any(np.diff(flags.astype(int)) > 0)
+
+
+async def test_students_markup_is_shown_as_typed(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        screen.query_one("#filter-all", Checkbox).value = True
+        screen.query_one("#review-search", Input).value = "not markup"
+        screen.refresh_view()
+        await pilot.pause()
+        assert screen.current() == 7
+        assert MARKUP_TEXT in text_of(screen, "#detail-text")
+
+
+async def test_the_detail_shows_scores_probabilities_second_rater_and_neighbours(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        header = text_of(screen, "#detail-header")
+        labels = result.responses.labels
+        assert f"model {labels[result.predicted[i]]}" in header
+        assert f"human {labels[result.responses.scores[i]]}" in header
+        assert "2nd rater" in header
+        for p in result.fitted.proba[i]:
+            assert f"{p:.3f}" in header
+        neighbours = str(screen.query_one(NeighbourList).render())
+        for nb in neighbour_rows(result, i):
+            assert f"row {nb['row']}" in neighbours
+
+
+def test_neighbour_similarities_come_from_the_graph(result):
+    i = int(result.review_order()[0])
+    rows = neighbour_rows(result, i)
+    assert len(rows) == len(result.evidence[i]) > 0
+    embeddings = result.graph.embeddings
+    for nb, evidence in zip(rows, result.evidence[i]):
+        j = evidence.index
+        if nb["similarity"] is not None:
+            assert nb["similarity"] == pytest.approx(float(embeddings[i] @ embeddings[j]), abs=1e-4)
+
+
+async def test_without_a_store_decisions_are_off_and_say_so(result):
+    async with Host(result, None).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        await pilot.press("k")
+        await pilot.pause()
+        messages = [n.message for n in pilot.app._notifications]
+        assert NO_STORE in messages
+        assert "decisions off" in text_of(screen, "#review-status")
+        assert str(screen.query_one(ReviewTable).get_cell_at((0, 4))) == ""
+
+
+async def test_y_copies_the_answer_to_the_clipboard(result, store):
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        i = pilot.app.screen.current()
+        await pilot.press("y")
+        assert pilot.app.clipboard == result.responses.texts[i]
+
+
+async def test_decisions_made_earlier_show_when_the_screen_opens(result, store):
+    i = int(result.review_order()[0])
+    responses = result.responses
+    store.record(int(responses.rows[i]), responses.ids[i], responses.texts[i], "unsure")
+    async with Host(result, store).run_test(size=(100, 30)) as pilot:
+        table = pilot.app.screen.query_one(ReviewTable)
+        assert str(table.get_cell(str(i), "decision")) == "unsure"
+        assert "1 decided" in text_of(pilot.app.screen, "#review-status")
+
+
+@pytest.fixture(scope="module")
+def large_result():
+    return synthetic_result(6000, second=False)
+
+
+async def test_thousands_of_rows_are_paged_and_stay_usable(large_result, tmp_path):
+    result = large_result
+    source = tmp_path / "large.csv"
+    source.write_text("x\n")
+    with open_store(source, result.responses, tmp_path / "d.sqlite3") as store:
+        async with Host(result, store).run_test(size=(100, 30)) as pilot:
+            screen = pilot.app.screen
+            await pilot.press("a")
+            await pilot.pause()
+            table = screen.query_one(ReviewTable)
+            assert len(screen.view) == 6000
+            assert table.row_count == PAGE_SIZE
+            assert screen.pages == 30
+            await pilot.press("pagedown")
+            assert screen.page == 1 and screen.current() == int(screen.view[PAGE_SIZE])
+            await pilot.press("up")  # across the page edge, back to the end of page 1
+            assert screen.page == 0 and screen.current() == int(screen.view[PAGE_SIZE - 1])
+            await pilot.press("G")
+            assert screen.page == 29 and screen.current() == int(screen.view[-1])
+            await pilot.press("j")  # the last row stays the last row
+            assert screen.current() == int(screen.view[-1])
+            await pilot.press("k")
+            await pilot.pause()
+            assert store.get(int(result.responses.rows[screen.view[-1]])).action == "keep"
+            await pilot.press("g")
+            assert screen.page == 0 and screen.current() == int(screen.view[0])
+            assert "page 1/30" in text_of(screen, "#review-status")
+
+
+async def test_decisions_on_changed_answers_are_reported_not_shown(result, tmp_path):
+    from dataclasses import replace
+
+    responses = result.responses
+    source = tmp_path / "answers.csv"
+    source.write_text("x\n")
+    database = tmp_path / "d.sqlite3"
+    edited = replace(responses, texts=["an earlier answer"] + list(responses.texts[1:]))
+    with open_store(source, edited, database) as before:
+        before.record(int(edited.rows[0]), edited.ids[0], edited.texts[0], "keep")
+    with open_store(source, responses, database) as store:
+        async with Host(result, store).run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            messages = " ".join(n.message for n in pilot.app._notifications)
+            assert "were not applied" in messages and f"rows {int(responses.rows[0])}" in messages
+            assert "0 decided" in text_of(pilot.app.screen, "#review-status")

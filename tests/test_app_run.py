@@ -1,0 +1,235 @@
+"""The Run screen and the audit worker: a finished run fills the tuning table and opens the
+results; Esc cancels at once and leaves no result; engine and unexpected errors go to the error
+modal and the app keeps running."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from conftest import SAMPLE_CSV
+from textual.widgets import Static
+
+import engine.pipeline
+from engine.progress import ProgressEvent
+from parm_tui.app import ParmApp
+from parm_tui.recent import ERROR_LOG, data_dir
+from parm_tui.screens.error import ErrorModal
+from parm_tui.screens.load import LoadScreen
+from parm_tui.screens.results import ResultsScreen
+from parm_tui.screens.run import RunScreen, StageClock
+from parm_tui.widgets.tuning_table import TuningTable
+
+
+async def loaded_app(pilot):
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    assert pilot.app.responses is not None
+    return pilot.app
+
+
+async def run_to_end(pilot):
+    app = pilot.app
+    await pilot.press("f4")
+    await pilot.press("s")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    return app
+
+
+async def test_a_run_with_precomputed_embeddings_fills_the_table_and_shows_results(
+    sample_embeddings_file,
+):
+    app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await run_to_end(pilot)
+        result = app.result
+        assert result is not None
+        assert len(result.tuning.rows) == len(app.config.top_k_values)
+        run_table = app.get_screen("run").query_one("#run-tuning", TuningTable)
+        assert run_table.row_count == len(result.tuning.rows)
+        marked = run_table.tuning_rows[run_table.best_index]
+        assert (marked.top_k, marked.power) == (result.selected.top_k, result.selected.power)
+        assert isinstance(app.screen, ResultsScreen)
+        headline = str(app.screen.query_one("#results-headline", Static).content)
+        assert f"K={result.selected.top_k}," in headline
+        metrics = app.screen.query_one("#results-metrics", Static).content
+        shown = dict(zip(map(str, metrics.columns[0]._cells), map(str, metrics.columns[1]._cells)))
+        assert shown["Cohen's kappa"] == f"{result.metrics['kappa']:.3f}"
+
+
+async def test_a_second_run_replaces_the_screens_of_the_first(sample_embeddings_file):
+    app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await run_to_end(pilot)
+        first = app.result
+        await pilot.press("f6")
+        assert app.screen.parm_result is first
+        await app.start_audit()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.result is not first
+        assert isinstance(app.screen, ResultsScreen) and app.screen.result is app.result
+        await pilot.press("f6")
+        assert app.screen.parm_result is app.result
+
+
+def slow_fake_audit(reached_end: threading.Event, stopped: threading.Event):
+    """A run_audit that reports progress until it is cancelled (it never finishes by itself
+    within the test)."""
+
+    def fake(responses, config, progress=None, cancel=None, embeddings=None):
+        try:
+            for i in range(100_000):
+                cancel.check()
+                progress(ProgressEvent("embedding", i, 100_000, f"{i} of 100000"))
+                threading.Event().wait(0.005)
+        except Exception:
+            stopped.set()
+            raise
+        reached_end.set()
+        return None
+
+    return fake
+
+
+async def test_escape_cancels_and_leaves_the_app_usable(monkeypatch, tmp_path):
+    reached_end, stopped = threading.Event(), threading.Event()
+    monkeypatch.setattr(engine.pipeline, "run_audit", slow_fake_audit(reached_end, stopped))
+    app = ParmApp(SAMPLE_CSV)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await pilot.press("f4", "s")
+        await pilot.pause()
+        assert app.audit_running
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not app.audit_running
+        assert stopped.wait(timeout=30)
+        assert not reached_end.is_set()
+        assert app.result is None
+        assert "Cancelled" in str(app.screen.query_one("#run-status", Static).content)
+        await pilot.press("f2")
+        assert isinstance(app.screen, LoadScreen)
+        await pilot.press("f5")
+        assert isinstance(app.screen, LoadScreen)
+    assert not list(tmp_path.iterdir())
+
+
+async def test_a_run_can_start_again_after_cancelling(monkeypatch, sample_embeddings_file):
+    reached_end, stopped = threading.Event(), threading.Event()
+    real_run_audit = engine.pipeline.run_audit
+    monkeypatch.setattr(engine.pipeline, "run_audit", slow_fake_audit(reached_end, stopped))
+    app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await pilot.press("f4", "s")
+        await pilot.press("escape")
+        assert stopped.wait(timeout=30)
+        monkeypatch.setattr(engine.pipeline, "run_audit", real_run_audit)
+        await pilot.press("s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.result is not None
+        assert isinstance(app.screen, ResultsScreen)
+
+
+async def test_embeddings_with_the_wrong_row_count_show_the_error_modal(tmp_path):
+    wrong = tmp_path / "wrong.npy"
+    np.save(wrong, np.ones((5, 8), dtype=np.float32))
+    app = ParmApp(SAMPLE_CSV, embeddings_path=wrong)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await run_to_end(pilot)
+        assert isinstance(app.screen, ErrorModal)
+        message = str(app.screen.query_one("#error-message", Static).content)
+        assert "has 5 rows" in message and str(wrong) in message
+        assert "Traceback" not in message
+        await pilot.press("escape")
+        assert isinstance(app.screen, RunScreen)
+        assert app.result is None
+        await pilot.press("f3")
+        assert app.screen.id == "settings-screen"
+
+
+async def test_an_unexpected_error_shows_its_type_and_logs_the_traceback(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("the graph fell over")
+
+    monkeypatch.setattr(engine.pipeline, "run_audit", broken)
+    app = ParmApp(SAMPLE_CSV)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await run_to_end(pilot)
+        assert isinstance(app.screen, ErrorModal)
+        message = str(app.screen.query_one("#error-message", Static).content)
+        assert message.startswith("RuntimeError: the graph fell over")
+        log = (data_dir() / ERROR_LOG).read_text()
+        assert "Traceback" in log and "the graph fell over" in log
+        assert app.is_running
+
+
+async def test_two_errors_share_one_modal():
+    app = ParmApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        from engine.errors import DataError
+
+        app.show_error(DataError("first problem"))
+        app.show_error(DataError("second problem"))
+        await pilot.pause()
+        assert len([s for s in app.screen_stack if isinstance(s, ErrorModal)]) == 1
+        message = str(app.screen.query_one("#error-message", Static).content)
+        assert "first problem" in message and "second problem" in message
+
+
+async def test_result_screens_need_a_run_first():
+    app = ParmApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        for key in ("f5", "f6", "f7"):
+            await pilot.press(key)
+            assert isinstance(app.screen, LoadScreen)
+        assert any("Run an audit first" in n.message for n in app._notifications)
+
+
+async def test_starting_without_a_file_asks_for_one():
+    app = ParmApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f4", "s")
+        assert app.audit_worker is None
+        assert any("Load a file first" in n.message for n in app._notifications)
+
+
+def test_stage_clock_reports_rate_and_time_left():
+    clock = StageClock()
+    assert clock.describe(0, 100, now=10.0) == ""
+    assert clock.describe(50, 100, now=20.0) == "5.0/s · 0:10 left"
+
+
+@pytest.mark.parametrize("key", ["q", "ctrl+q"])
+async def test_quit_keys_close_the_app(key):
+    app = ParmApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f4")
+        await pilot.press(key)
+        assert not app.is_running
+
+
+def test_quitting_cancels_a_running_audit_and_waits_for_it():
+    from types import SimpleNamespace
+
+    from engine.progress import CancelToken
+    from parm_tui.app import stop_audit_threads
+
+    token = CancelToken()
+
+    def engine_loop():
+        while not token.cancelled:
+            threading.Event().wait(0.01)
+
+    thread = threading.Thread(target=engine_loop)
+    thread.start()
+    stop_audit_threads(SimpleNamespace(cancel_token=token, audit_threads={thread}), 30.0)
+    assert token.cancelled and not thread.is_alive()

@@ -1,0 +1,145 @@
+"""The Settings screen: every key as a widget, the engine's messages under the field they
+name, live application of valid settings, and save/load round trips."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Input, Select, Static, Switch
+
+from engine.config import config_from_dict, load_config, load_defaults
+from engine.errors import ConfigError
+from parm_tui.app import ParmApp
+from parm_tui.screens import settings_form as form
+from parm_tui.widgets.path_input import PathInput
+
+
+def engine_message(**values) -> str:
+    with pytest.raises(ConfigError) as error:
+        config_from_dict(values)
+    return str(error.value)
+
+
+async def open_settings(pilot):
+    await pilot.press("f3")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def set_input(screen, selector: str, value: str, pilot) -> None:
+    screen.query_one(selector, Input).value = value
+    await pilot.pause()
+
+
+def error_under(screen, key: str) -> str:
+    box = screen.query_one(f"#error-{key}", Static)
+    return str(box.content) if box.display else ""
+
+
+async def test_power_interval_with_min_not_below_max_shows_the_engine_message():
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        screen.query_one("#power-mode", Select).value = "interval"
+        await pilot.pause()
+        await set_input(screen, "#power-min", "2", pilot)
+        await set_input(screen, "#power-max", "1", pilot)
+        expected = engine_message(similarity_power={"min": 2, "max": 1, "tol": 0.02})
+        assert error_under(screen, "similarity_power") == expected
+        assert "min < max" in expected
+        # The app keeps the last valid settings (the interval before max was lowered).
+        applied = pilot.app.config.similarity_power
+        assert applied.min < applied.max
+        assert "Fix the settings" in str(screen.query_one("#settings-status", Static).content)
+
+
+async def test_every_bad_field_shows_its_own_message_at_once():
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        await set_input(screen, "#seed", "abc", pilot)
+        await set_input(screen, "#near_duplicate_threshold", "1.5", pilot)
+        assert error_under(screen, "seed") == engine_message(seed="abc")
+        assert error_under(screen, "near_duplicate_threshold") == engine_message(
+            near_duplicate_threshold=1.5
+        )
+        assert error_under(screen, "embedding_batch_size") == ""
+
+
+async def test_a_valid_change_is_applied_to_the_app():
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        screen.query_one("#top-k-mode", Select).value = "fixed"
+        await pilot.pause()
+        await set_input(screen, "#top-k-fixed", "12", pilot)
+        screen.query_one("#selection_metric", Select).value = "qwk"
+        screen.query_one("#normalize_similarities", Switch).value = False
+        await pilot.pause()
+        config = pilot.app.config
+        assert (config.similarity_top_k, config.selection_metric) == (12, "qwk")
+        assert config.normalize_similarities is False
+
+
+async def test_colbert_keys_show_only_for_a_late_interaction_model():
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        assert not screen.query_one("#colbert-keys").display
+        await set_input(screen, "#embedding_model", "lightonai/colbertv2.0", pilot)
+        assert screen.query_one("#colbert-keys").display
+        assert pilot.app.config.late_interaction
+
+
+async def test_save_then_load_round_trips_the_settings(tmp_path):
+    path = tmp_path / "settings.json"
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        await set_input(screen, "#top-k-list", "5, 10", pilot)
+        screen.query_one("#power-mode", Select).value = "list"
+        await pilot.pause()
+        await set_input(screen, "#power-list", "0.5, 2", pilot)
+        screen.query_one("#class_weight", Select).value = "none"
+        await pilot.pause()
+        edited = pilot.app.config
+        assert edited.similarity_top_k == (5, 10)
+        assert edited.similarity_power == (0.5, 2.0)
+        assert edited.class_weight is None
+
+        screen.query_one("#settings-file", PathInput).value = str(path)
+        await pilot.click("#settings-save")
+        assert load_config(path) == edited
+
+        await pilot.click("#settings-defaults")
+        assert pilot.app.config == load_defaults()
+        await pilot.click("#settings-load")
+        await pilot.pause()
+        assert pilot.app.config == edited
+        assert screen.query_one("#top-k-list", Input).value == "5, 10"
+        assert screen.query_one("#power-list", Input).value == "0.5, 2"
+
+
+async def test_loading_a_broken_settings_file_shows_the_engine_message(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"seed": -1}')
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        screen.query_one("#settings-file", PathInput).value = str(path)
+        await pilot.click("#settings-load")
+        message = str(screen.query_one("#settings-file-message", Static).content)
+        assert "'seed'" in message and str(path) in message
+        assert pilot.app.config == load_defaults()
+
+
+async def test_a_config_file_given_on_start_fills_the_form(tmp_path):
+    path = tmp_path / "start.json"
+    path.write_text('{"similarity_top_k": 7, "seed": 3}')
+    async with ParmApp(config_path=path).run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        assert screen.query_one("#top-k-mode", Select).value == "fixed"
+        assert screen.query_one("#top-k-fixed", Input).value == "7"
+        assert screen.query_one("#seed", Input).value == "3"
+
+
+def test_form_numbers_leave_non_numbers_for_the_engine_to_name():
+    assert form.number("12", integer=True) == 12
+    assert form.number("2.5", integer=True) == 2.5
+    assert form.number("abc") == "abc"
+    assert form.number("") is None
+    assert form.number_list("5, 10 20", integer=True) == [5, 10, 20]
+    assert form.field_of(engine_message(seed=-1)) == "seed"

@@ -1,0 +1,310 @@
+"""The decision store: decisions are saved as they are made, come back when the same file is
+opened again, never attach to a changed answer, and survive an older schema or a killed process."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.data import Responses
+from engine.errors import ParmError, ReviewError
+from engine.review import (
+    DECISION_COLUMNS,
+    SCHEMA_VERSION,
+    decisions_table,
+    open_store,
+    text_hash,
+    write_decisions,
+)
+
+
+def make_responses(texts=None, n=12) -> Responses:
+    texts = texts or [f"answer number {i}" for i in range(n)]
+    n = len(texts)
+    return Responses(
+        texts=list(texts),
+        scores=np.arange(n) % 3,
+        labels=("0", "1", "2"),
+        ids=[f"S{i:03d}" for i in range(n)],
+        rows=np.arange(1, n + 1),
+        source="answers.csv",
+        file_rows=n,
+    )
+
+
+@pytest.fixture
+def database(tmp_path) -> Path:
+    return tmp_path / "data" / "decisions.sqlite3"
+
+
+@pytest.fixture
+def source(tmp_path) -> Path:
+    path = tmp_path / "answers.csv"
+    path.write_text("id,answer,score\n")
+    return path
+
+
+def record(store, responses, i, action, new_score=None, note=""):
+    return store.record(
+        int(responses.rows[i]), responses.ids[i], responses.texts[i], action, new_score, note
+    )
+
+
+def test_recorded_decisions_can_be_read_back_and_cleared(source, database):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        kept = record(store, responses, 0, "keep")
+        changed = record(store, responses, 1, "change", "2", note="clearly a 2")
+        record(store, responses, 2, "unsure")
+        assert store.get(1) == kept
+        assert store.get(2).new_score == "2" and store.get(2).note == "clearly a 2"
+        assert store.get(2) == changed
+        assert list(store.all()) == [1, 2, 3]
+        store.clear(3)
+        assert store.get(3) is None
+        assert list(store.all()) == [1, 2]
+
+
+def test_a_new_decision_replaces_the_earlier_one_for_that_response(source, database):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        record(store, responses, 4, "keep")
+        record(store, responses, 4, "unsure", note="ask Sam")
+        assert store.get(5).action == "unsure"
+        assert len(store.all()) == 1
+
+
+def test_reopening_the_same_file_brings_its_decisions_back(source, database, monkeypatch):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        record(store, responses, 3, "change", "2", note="see rubric")
+    # The same file reached through another spelling of its path is the same file.
+    monkeypatch.chdir(source.parent)
+    with open_store(Path(source.name), responses, database) as store:
+        decision = store.get(4)
+        assert decision.action == "change" and decision.new_score == "2"
+        assert decision.note == "see rubric"
+        assert store.stale == []
+
+
+def test_decisions_belong_to_their_file(source, database, tmp_path):
+    responses = make_responses()
+    other = tmp_path / "other.csv"
+    other.write_text("x\n")
+    with open_store(source, responses, database) as store:
+        record(store, responses, 0, "keep")
+    with open_store(other, responses, database) as store:
+        assert store.all() == {}
+
+
+def test_a_decision_does_not_attach_to_a_changed_answer(source, database):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        record(store, responses, 0, "keep")
+        record(store, responses, 1, "unsure")
+    texts = list(responses.texts)
+    texts[0] = "a different answer now sits in row 1"
+    changed = make_responses(texts)
+    with open_store(source, changed, database) as store:
+        assert store.get(1) is None
+        assert store.get(2).action == "unsure"
+        assert [d.row for d in store.stale] == [1]
+        assert "row" in store.stale_message() and "1" in store.stale_message()
+
+
+def test_invalid_decisions_are_refused_with_a_message(source, database):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        with pytest.raises(ReviewError, match="Unknown action"):
+            record(store, responses, 0, "maybe")
+        with pytest.raises(ReviewError, match="not one of the labels"):
+            record(store, responses, 0, "change", "7")
+        # Row 1 has human score "0"; changing it to "0" is no change.
+        with pytest.raises(ReviewError, match="human score already"):
+            record(store, responses, 0, "change", "0")
+        with pytest.raises(ReviewError, match="only a 'change'"):
+            record(store, responses, 0, "keep", "1")
+        with pytest.raises(ReviewError, match="Row 99"):
+            store.record(99, "S099", "x", "keep")
+        with pytest.raises(ParmError, match="different response"):
+            store.record(1, responses.ids[0], "not the text", "keep")
+        assert store.all() == {}
+
+
+def _write_v0_database(path: Path, source: Path, responses: Responses) -> None:
+    """The first schema: no meta table, no note column."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE decisions (source TEXT NOT NULL, row INTEGER NOT NULL, "
+        "response_id TEXT NOT NULL, text_hash TEXT NOT NULL, action TEXT NOT NULL, "
+        "new_score TEXT, decided_at TEXT NOT NULL, PRIMARY KEY (source, row))"
+    )
+    conn.execute(
+        "INSERT INTO decisions VALUES (?, 2, ?, ?, 'change', '0', '2026-01-01T00:00:00+00:00')",
+        (str(source.resolve()), responses.ids[1], text_hash(responses.texts[1])),
+    )
+    conn.commit()
+    conn.close()
+
+
+def test_an_older_database_is_migrated_and_keeps_its_decisions(source, database):
+    responses = make_responses()
+    _write_v0_database(database, source, responses)
+    with open_store(source, responses, database) as store:
+        decision = store.get(2)
+        assert decision.action == "change" and decision.new_score == "0"
+        assert decision.note == ""
+        record(store, responses, 1, "change", "0", note="now with a note")
+    conn = sqlite3.connect(database)
+    version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    conn.close()
+    assert int(version[0]) == SCHEMA_VERSION
+    with open_store(source, responses, database) as store:
+        assert store.get(2).note == "now with a note"
+
+
+def test_a_corrupt_database_gives_an_error_naming_it(source, database):
+    database.parent.mkdir(parents=True)
+    database.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(ParmError, match=str(database).replace("\\", "\\\\")):
+        open_store(source, make_responses(), database)
+
+
+def test_a_database_from_a_newer_parm_is_refused(source, database):
+    database.parent.mkdir(parents=True)
+    conn = sqlite3.connect(database)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '99')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ReviewError, match="newer parm"):
+        open_store(source, make_responses(), database)
+
+
+def test_the_store_lives_under_the_data_dir_by_default(source, tmp_path, monkeypatch):
+    monkeypatch.setenv("PARM_DATA_DIR", str(tmp_path / "elsewhere"))
+    with open_store(source, make_responses()) as store:
+        assert store.path == tmp_path / "elsewhere" / "decisions.sqlite3"
+        assert store.path.exists()
+
+
+class _Result:
+    """The parts of an AuditResult that decisions.csv reads."""
+
+    def __init__(self, responses):
+        self.responses = responses
+        self.predicted = (responses.scores + 1) % 3
+        self.severity = np.linspace(0.1, 0.9, len(responses))
+
+
+def test_decisions_csv_has_the_columns_and_guards_formulas(source, database, tmp_path):
+    texts = [f"answer {i}" for i in range(6)]
+    texts[2] = '=HYPERLINK("http://evil")'
+    responses = make_responses(texts)
+    result = _Result(responses)
+    with open_store(source, responses, database) as store:
+        record(store, responses, 2, "change", "1", note="+1 from me")
+        record(store, responses, 0, "keep")
+        header, rows = decisions_table(store, result)
+        assert header == DECISION_COLUMNS
+        assert [r[0] for r in rows] == [1, 3]
+        out = tmp_path / "out"
+        written = write_decisions(store, result, out)
+    with written.open(newline="") as handle:
+        table = list(csv.DictReader(handle))
+    assert list(table[0]) == DECISION_COLUMNS
+    change = table[1]
+    assert change["text"] == '\'=HYPERLINK("http://evil")'
+    assert change["note"] == "'+1 from me"
+    assert (change["score"], change["predicted"], change["new_score"]) == ("2", "0", "1")
+    assert table[0]["action"] == "keep" and table[0]["new_score"] == ""
+
+
+def test_decisions_csv_is_not_overwritten_silently(source, database, tmp_path):
+    responses = make_responses()
+    result = _Result(responses)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "decisions.csv").write_text("earlier export\n")
+    with open_store(source, responses, database) as store:
+        record(store, responses, 0, "keep")
+        with pytest.raises(ParmError, match="decisions.csv"):
+            write_decisions(store, result, out)
+        assert (out / "decisions.csv").read_text() == "earlier export\n"
+        write_decisions(store, result, out, overwrite=True)
+    assert "keep" in (out / "decisions.csv").read_text()
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from pathlib import Path
+    from engine.data import Responses
+    from engine.review import open_store
+
+    n = 400
+    responses = Responses(
+        texts=[f"answer {i}" for i in range(n)], scores=np.arange(n) % 3,
+        labels=("0", "1", "2"), ids=[f"S{i}" for i in range(n)], rows=np.arange(1, n + 1),
+    )
+    store = open_store(Path(sys.argv[1]), responses, Path(sys.argv[2]))
+    for i in range(n):
+        store.record(i + 1, responses.ids[i], responses.texts[i], "unsure", note=f"n{i}")
+        sys.stdout.write(f"recorded {i + 1}\\n")
+        sys.stdout.flush()
+    """
+)
+
+
+def test_every_decision_reported_as_recorded_survives_a_killed_process(source, database):
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(source), str(database)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    reported = []
+    for line in child.stdout:
+        reported.append(int(line.split()[1]))
+        if len(reported) == 25:
+            # Killed mid-stream: the child is busy recording the next decisions.
+            child.send_signal(signal.SIGKILL)
+            break
+    child.wait(timeout=30)
+    child.stdout.close()
+    assert child.returncode == -signal.SIGKILL
+    assert reported == list(range(1, 26))
+    n = 400
+    responses = Responses(
+        texts=[f"answer {i}" for i in range(n)],
+        scores=np.arange(n) % 3,
+        labels=("0", "1", "2"),
+        ids=[f"S{i}" for i in range(n)],
+        rows=np.arange(1, n + 1),
+    )
+    with open_store(source, responses, database) as store:
+        saved = store.all()
+    assert set(reported) <= set(saved)
+    assert all(saved[row].note == f"n{row - 1}" for row in reported)
+
+
+def test_a_closed_store_refuses_decisions_with_a_message(source, database):
+    responses = make_responses()
+    store = open_store(source, responses, database)
+    store.close()
+    with pytest.raises(ReviewError, match="not recorded"):
+        record(store, responses, 0, "keep")
+    assert store.get(1) is None
