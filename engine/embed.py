@@ -51,23 +51,30 @@ def pick_device() -> str:
     return "cpu"
 
 
-_MODELS: dict[tuple[str, str], object] = {}
+_MODELS: dict[tuple[str, str, str], object] = {}
 
 
-def load_sentence_model(name: str):
-    """Load (once per process) a sentence-transformers model; errors say what to do."""
-    from sentence_transformers import SentenceTransformer
+def load_sentence_model(name: str, factory=None):
+    """Load (once per process) a sentence-transformers model; errors say what to do.
+
+    factory: the model class to load with (default SentenceTransformer; the late-interaction
+    mode passes MultiVectorEncoder for ColBERT checkpoints).
+    """
+    if factory is None:
+        from sentence_transformers import SentenceTransformer
+
+        factory = SentenceTransformer
 
     resolved = resolve_model(name)
     device = pick_device()
-    key = (resolved, device)
+    key = (resolved, device, factory.__name__)
     if key in _MODELS:
         return _MODELS[key]
     try:
         if Path(resolved).expanduser().exists():
-            model = SentenceTransformer(str(Path(resolved).expanduser()), device=device)
+            model = factory(str(Path(resolved).expanduser()), device=device)
         else:
-            model = _load_by_name(SentenceTransformer, resolved, device)
+            model = _load_by_name(factory, resolved, device)
     except EmbeddingError:
         raise
     except Exception as exc:  # noqa: BLE001 - third-party loaders raise anything
@@ -123,6 +130,45 @@ def write_cache(key: str, array: np.ndarray) -> None:
         pass
 
 
+def read_cache_arrays(key: str) -> dict[str, np.ndarray] | None:
+    """Several arrays cached together under one key (an .npz), e.g. a ragged array as a
+    concatenated matrix plus offsets; None when absent or unreadable."""
+    path = cache_dir() / f"{key}.npz"
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            return {name: stored[name] for name in stored.files}
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def write_cache_arrays(key: str, arrays: dict[str, np.ndarray]) -> None:
+    """Best effort, atomic like write_cache: readers never see half an .npz."""
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{key}.{os.getpid()}.tmp.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, folder / f"{key}.npz")
+    except OSError:
+        pass
+
+
+def read_cache_count(key: str) -> int | None:
+    """The truncated-text count stored beside a cached array, or None (older cache entry)."""
+    try:
+        return int((cache_dir() / f"{key}.truncated").read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_cache_count(key: str, truncated: int) -> None:
+    """Best effort, like write_cache: the count lets a cached run still report truncation."""
+    try:
+        (cache_dir() / f"{key}.truncated").write_text(str(int(truncated)), encoding="ascii")
+    except OSError:
+        pass
+
+
 def normalise_rows(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
@@ -134,7 +180,10 @@ def count_truncated(model, texts: list[str]) -> int:
     tokenizer = getattr(model, "tokenizer", None)
     if not limit or tokenizer is None:
         return 0
-    lengths = tokenizer(texts, add_special_tokens=True, truncation=False)["input_ids"]
+    # verbose=False: counting long texts is the point, the tokenizer's warning about them is noise.
+    lengths = tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)[
+        "input_ids"
+    ]
     return int(sum(len(ids) > limit for ids in lengths))
 
 
@@ -157,7 +206,10 @@ def embed_texts(
         cached = read_cache(key)
         if cached is not None and cached.shape[0] == len(texts):
             reporter("embedding", len(texts), len(texts), "loaded from cache")
-            return cached, {"cached": True, "seconds": 0.0, "truncated": 0}
+            truncated = read_cache_count(key)
+            if truncated is None:
+                truncated = count_truncated(load_sentence_model(model_name), texts)
+            return cached, {"cached": True, "seconds": 0.0, "truncated": truncated}
     reporter("embedding", 0, len(texts), f"loading model {model_name}")
     model = load_sentence_model(model_name)
     started = time.perf_counter()
@@ -177,12 +229,14 @@ def embed_texts(
         reporter("embedding", done, len(texts), f"{done:,} of {len(texts):,} responses")
     vectors = normalise_rows(vectors)
     seconds = time.perf_counter() - started
+    truncated = count_truncated(model, texts)
     if use_cache:
         write_cache(key, vectors)
+        write_cache_count(key, truncated)
     return vectors, {
         "cached": False,
         "seconds": round(seconds, 3),
-        "truncated": count_truncated(model, texts),
+        "truncated": truncated,
         "device": str(getattr(model, "device", "cpu")),
     }
 
@@ -204,9 +258,19 @@ def load_embeddings(
         raise EmbeddingError(
             f"Embeddings file {path} is not a readable .npy array: {exc}"
         ) from None
-    if array.ndim != 2 or array.shape[1] < 1:
+    if not isinstance(array, np.ndarray):
+        # np.load returns an archive for .npz files; the audit needs one plain array.
+        raise EmbeddingError(
+            f"Embeddings file {path} is not a single .npy array (an .npz archive?); "
+            "save it with numpy.save."
+        )
+    if array.ndim != 2 or array.shape[1] < 1 or array.shape[0] < 1:
         raise EmbeddingError(
             f"Embeddings file {path} has shape {array.shape}; expected (rows, dim)."
+        )
+    if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+        raise EmbeddingError(
+            f"Embeddings file {path} holds {array.dtype} values; expected numbers (float32)."
         )
     expected = n_file_rows if n_file_rows is not None else int(rows.max())
     if array.shape[0] != expected:
