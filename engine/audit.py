@@ -53,13 +53,17 @@ def evidence_from_weights(
     """For every row, the `count` neighbours with the largest weights in the graph that was fitted:
     the edges that make up T_i(c), so the responses that drove the prediction."""
     weights = weights.tocsr()
-    out: list[list[Neighbour]] = []
-    for i in range(weights.shape[0]):
-        lo, hi = weights.indptr[i], weights.indptr[i + 1]
-        cols, vals = weights.indices[lo:hi], weights.data[lo:hi]
-        order = np.lexsort((cols, -vals))[:count]
-        out.append([Neighbour(int(cols[j]), float(vals[j])) for j in order])
-    return out
+    n = weights.shape[0]
+    rows = np.repeat(np.arange(n), np.diff(weights.indptr))
+    # Sort every row's edges by weight (descending, ties by column) in one pass, keep the first.
+    order = np.lexsort((weights.indices, -weights.data, rows))
+    rank = np.arange(order.size) - weights.indptr[rows[order]]
+    keep = order[rank < count]
+    cols, vals, owner = weights.indices[keep].tolist(), weights.data[keep].tolist(), rows[keep]
+    bounds = np.searchsorted(owner, np.arange(n + 1)).tolist()
+    return [
+        [Neighbour(cols[j], vals[j]) for j in range(bounds[i], bounds[i + 1])] for i in range(n)
+    ]
 
 
 def evidence_from_lists(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -47,6 +48,7 @@ class Reporter:
     def __init__(self, callback: ProgressCallback | None = None, cancel: CancelToken | None = None):
         self.callback = callback
         self.token = cancel or CancelToken()
+        self._last_event = 0.0
 
     def __call__(self, stage: str, done: int, total: int, message: str = "", payload=None) -> None:
         self.token.check()
@@ -55,3 +57,14 @@ class Reporter:
 
     def check(self) -> None:
         self.token.check()
+
+    def tick(self, stage: str, done: int, total: int, message: str = "",
+             interval: float = 0.25) -> None:
+        """Check cancel every call, but emit an event only every `interval` seconds (and at the
+        end), so tight loops stay cheap and front ends still hear from them several times a second."""
+        now = time.monotonic()
+        if done >= total or now - self._last_event >= interval:
+            self._last_event = now
+            self(stage, done, total, message)
+        else:
+            self.token.check()

@@ -90,11 +90,7 @@ def bootstrap_fit_se(
 
 
 def _report(reporter: Reporter, done: int, total: int, what: str) -> None:
-    # Events every few iterations keep a front end responsive; the cancel check is every one.
-    if done == total or done % 10 == 0:
-        reporter("audit", done, total, f"{what} {done} of {total}")
-    else:
-        reporter.check()
+    reporter.tick("audit", done, total, f"{what} {done} of {total}")
 
 
 @dataclass(frozen=True)
@@ -201,6 +197,8 @@ def cross_fit(
     symmetric = config.similarity_top_k_symmetric
 
     def evaluate_all(state, top_k, power, weights=None):
+        # Brent evaluates several powers per fold: report from inside each evaluation too.
+        reporter.tick("audit", done, total, f"cross-fitting {done} of {total}")
         t, s = masked_features(
             graph, scores, state.train, n_classes, top_k, power, symmetric, weights
         )
