@@ -65,6 +65,7 @@ def load_sentence_model(name: str, factory=None):
 
         factory = SentenceTransformer
 
+    _quiet_loaders()
     resolved = resolve_model(name)
     device = pick_device()
     key = (resolved, device, factory.__name__)
@@ -81,6 +82,17 @@ def load_sentence_model(name: str, factory=None):
         raise EmbeddingError(_not_available(name, exc)) from None
     _MODELS[key] = model
     return model
+
+
+def _quiet_loaders() -> None:
+    """Silence transformers' "Loading weights" bars: they would draw over parm's own progress."""
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    except ImportError:
+        pass
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 def _load_by_name(factory, name: str, device: str):
