@@ -221,18 +221,24 @@ def fit(
 ) -> FittedPARM:
     """Maximise the weighted pseudo-likelihood for features T (N, C+1), S (N,), scores (N,)."""
     n_classes = t.shape[1]
+    c = n_classes - 1
     weights = class_weights(scores, n_classes, class_weight)
-    theta0 = np.zeros(3 * (n_classes - 1)) if start is None else np.asarray(start, float)
+    theta0 = np.zeros(3 * c) if start is None else np.asarray(start, float)
+    # T and S grow with the number of neighbours (into the hundreds on a dense graph), which
+    # leaves L-BFGS-B badly conditioned and stopping early. Optimising over beta*a, gamma*a with
+    # features divided by a = mean|S| is the same problem with the same box (scaled), but O(1).
+    scale = float(np.mean(np.abs(s))) or 1.0
+    factor = np.concatenate([np.full(2 * c, scale), np.ones(c)])
     with one_blas_thread():
         result = minimize(
-            _Objective(t, s, scores, weights),
-            theta0,
+            _Objective(t / scale, s / scale, scores, weights),
+            theta0 * factor,
             jac=True,
             method="L-BFGS-B",
-            bounds=[(-BOUND, BOUND)] * theta0.size,
-            options={"maxiter": 2000},
+            bounds=list(zip(-BOUND * factor, BOUND * factor)),
+            options={"maxiter": 5000, "ftol": 1e-12, "gtol": 1e-8},
         )
-        theta = result.x
+        theta = result.x / factor
         se = sandwich_se(theta, t, s, scores, weights) if with_se else np.full(theta.shape, np.nan)
     beta, gamma, mu = unpack(theta, n_classes)
     return FittedPARM(

@@ -147,6 +147,26 @@ def test_fit_reaches_a_stationary_point_of_the_objective():
     )
 
 
+@pytest.mark.parametrize("magnitude", [1.0, 300.0])
+def test_fit_converges_to_the_same_optimum_when_features_are_large(magnitude):
+    """Dense graphs give T and S in the hundreds; the fit must still reach the optimum, so that
+    scaling the features by a only scales beta and gamma by 1/a and leaves predictions alone."""
+    t, s, scores, weights, _ = random_problem(n=400, n_classes=4, seed=11)
+    s = s + 5.0 * t.sum(axis=1)  # S much larger than T, as on a dense graph
+    small = fit(t, s, scores, with_se=False)
+    large = fit(t * magnitude, s * magnitude, scores, with_se=False)
+    c = 3
+    np.testing.assert_allclose(
+        large.theta[: 2 * c] * magnitude, small.theta[: 2 * c], rtol=1e-4, atol=1e-6
+    )
+    np.testing.assert_allclose(large.theta[2 * c :], small.theta[2 * c :], rtol=1e-4, atol=1e-6)
+    assert abs(large.objective - small.objective) < 1e-10
+    _, grad = neg_log_pl(large.theta, t * magnitude, s * magnitude, scores, weights)
+    # d/d beta of the large problem is magnitude x d/d beta of the small one.
+    assert np.max(np.abs(grad[: 2 * c])) / magnitude < 1e-5
+    assert np.max(np.abs(grad[2 * c :])) < 1e-5
+
+
 def test_separable_scores_give_a_finite_fit_inside_the_bounds():
     """Scores perfectly predicted by T have no finite optimum; the fit still returns finite
     parameters within +/-1000 that reproduce the scores, and flags a parameter at a bound."""
