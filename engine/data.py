@@ -52,6 +52,25 @@ class Responses:
     def n_classes(self) -> int:
         return len(self.labels)
 
+    def same_as(self, other: Responses) -> bool:
+        """The same file's same responses, ids, labels and (first and second) scores, so a
+        result computed on one still describes the other."""
+
+        def same(a, b):
+            return (a is None and b is None) or (
+                a is not None and b is not None and np.array_equal(a, b)
+            )
+
+        return (
+            self.source == other.source
+            and self.texts == other.texts
+            and self.ids == other.ids
+            and self.labels == other.labels
+            and same(self.rows, other.rows)
+            and same(self.scores, other.scores)
+            and same(self.second_scores, other.second_scores)
+        )
+
 
 def read_text_file(path: str | Path) -> str:
     """The file's text: UTF-8 (with or without BOM), UTF-16 with a BOM, else Windows-1252,

@@ -24,17 +24,6 @@ from parm_tui.screens.settings import SettingsScreen
 RESULT_SCREENS = ("results", "review", "export")
 
 
-def same_responses(old, new) -> bool:
-    """Whether two Responses hold the same file's same answers and scores."""
-    import numpy as np
-
-    return (
-        old.source == new.source
-        and old.texts == new.texts
-        and np.array_equal(old.scores, new.scores)
-    )
-
-
 class ParmApp(App):
     """parm's interactive app. Attributes the screens share: responses, config, source_path,
     result (AuditResult or None) and store (engine.review.DecisionStore or None)."""
@@ -97,9 +86,10 @@ class ParmApp(App):
             return None
         if self.is_screen_installed(name):
             screen = self.get_screen(name)
-            if screen.parm_result is self.result or screen in self.screen_stack:
+            current = screen.parm_result is self.result and self.has_current_store(screen)
+            if current or screen in self.screen_stack:
                 return screen
-            # Built for an earlier result: forget it and build a fresh one.
+            # Built for an earlier result or decision store: forget it and build a fresh one.
             self.uninstall_screen(name)
             await screen.remove()
         screen = self.build_result_screen(name)
@@ -107,6 +97,11 @@ class ParmApp(App):
             screen.parm_result = self.result
             self.install_screen(screen, name)
         return screen
+
+    def has_current_store(self, screen: Screen) -> bool:
+        """Whether a Review/Export screen writes to the open decision store (the others have
+        no store)."""
+        return not hasattr(screen, "store") or screen.store is self.store
 
     def build_result_screen(self, name: str) -> Screen | None:
         if name == "results":
@@ -140,12 +135,12 @@ class ParmApp(App):
         changed = (
             self.responses is None
             or path != self.source_path
-            or not same_responses(self.responses, responses)
+            or not self.responses.same_as(responses)
         )
         if path != self.source_path:
             add_recent(path)
         self.responses, self.source_path, self.config = responses, path, config
-        if self.result is not None and not same_responses(self.result.responses, responses):
+        if self.result is not None and not self.result.responses.same_as(responses):
             self.result = None
             self.notify("New data loaded: the previous results were closed.")
         if changed or self.store is None:
@@ -165,6 +160,13 @@ class ParmApp(App):
             self.store = open_store(self.source_path, self.responses)
         except (ParmError, OSError) as exc:
             self.notify(escape(f"Review decisions cannot be saved: {exc}"), severity="warning")
+        # The old store is closed: a result screen on show now writes to the new one; the
+        # others are rebuilt with it when next shown (screen_for).
+        for name in ("review", "export"):
+            if self.is_screen_installed(name):
+                screen = self.get_screen(name)
+                if screen in self.screen_stack:
+                    screen.store = self.store
 
     def clear_responses(self) -> None:
         self.responses = None

@@ -3,13 +3,18 @@ asking, and problems are shown as the engine's message."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from test_app_review import synthetic_result
 from textual.app import App
 from textual.widgets import Checkbox, Input, Static
 
+import parm_tui.app
 from engine.review import open_store
 from parm_tui.screens.export import ConfirmOverwrite, ExportScreen
+
+PARM_CSS = Path(parm_tui.app.__file__).with_name("parm.tcss")
 
 
 @pytest.fixture(scope="module")
@@ -18,6 +23,10 @@ def result():
 
 
 class Host(App):
+    """Shows one ExportScreen, as ParmApp would (with parm's styling)."""
+
+    CSS_PATH = PARM_CSS
+
     def __init__(self, result, store) -> None:
         super().__init__()
         self.result, self.store = result, store

@@ -3,6 +3,8 @@ through thousands of rows, the detail pane, and decisions saved the moment they 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ from conftest import clustered_embeddings
 from textual.app import App
 from textual.widgets import Checkbox, Input, Select, Static
 
+import parm_tui.app
 from engine.review import open_store
 from parm_tui.screens.review import NO_STORE, ReviewScreen
 from parm_tui.widgets.neighbours import NeighbourList, neighbour_rows
@@ -18,8 +21,12 @@ from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
 
 MARKUP_TEXT = "[bold red]not markup[/bold red] and [link=http://x]a link[/link]"
 
+PARM_CSS = Path(parm_tui.app.__file__).with_name("parm.tcss")
 
-def synthetic_result(n: int, noise: float = 2.5, seed: int = 0, second: bool = True):
+
+def synthetic_result(
+    n: int, noise: float = 2.5, seed: int = 0, second: bool = True, top_k=(10,), power=1.0
+):
     """An AuditResult on clustered synthetic embeddings (3 scores, many disagreements)."""
     from engine.config import load_defaults
     from engine.data import responses_from_frame
@@ -37,7 +44,9 @@ def synthetic_result(n: int, noise: float = 2.5, seed: int = 0, second: bool = T
         }
     )
     config = load_defaults().updated(
-        similarity_top_k=[10], second_score_column="score2" if second else None
+        similarity_top_k=list(top_k),
+        similarity_power=power,
+        second_score_column="score2" if second else None,
     )
     responses = responses_from_frame(frame, config, "synthetic.csv")
     return run_audit(responses, config, embeddings=vectors)
@@ -58,6 +67,8 @@ def store(result, tmp_path):
 
 class Host(App):
     """Shows one ReviewScreen, as ParmApp would."""
+
+    CSS_PATH = PARM_CSS
 
     def __init__(self, result, store) -> None:
         super().__init__()
@@ -238,7 +249,8 @@ async def test_without_a_store_decisions_are_off_and_say_so(result):
         messages = [n.message for n in pilot.app._notifications]
         assert NO_STORE in messages
         assert "decisions off" in text_of(screen, "#review-status")
-        assert str(screen.query_one(ReviewTable).get_cell_at((0, 4))) == ""
+        table = screen.query_one(ReviewTable)
+        assert str(table.get_cell(str(screen.current()), "decision")) == ""
 
 
 async def test_y_copies_the_answer_to_the_clipboard(result, store):

@@ -202,6 +202,59 @@ async def test_starting_without_a_file_asks_for_one():
         assert any("Load a file first" in n.message for n in app._notifications)
 
 
+def staged_fake_audit(stages):
+    """A run_audit that reports each (stage, done, total, message), then stops as cancelled."""
+
+    def fake(responses, config, progress=None, cancel=None, embeddings=None):
+        from engine.errors import Cancelled
+
+        for stage, done, total, message in stages:
+            progress(ProgressEvent(stage, done, total, message))
+        raise Cancelled("stopped by the test")
+
+    return fake
+
+
+LATE_STAGES = [
+    ("embedding", 758, 758, "758 of 758 responses (tokens)"),
+    ("neighbours", 758, 758, "758 of 758 rows"),
+    ("colbert", 4000, 9000, "MaxSim 4,000 of 9,000 pairs"),
+    ("tuning", 3, 10, "K=15 p=1 kappa 0.61"),
+    ("audit", 120, 200, "bootstrap 120 of 200"),
+]
+
+
+@pytest.mark.parametrize("model", ["sentence-transformers/all-MiniLM-L6-v2", "lightonai/colbert"])
+async def test_every_stage_the_engine_reports_is_shown(monkeypatch, model):
+    monkeypatch.setattr(engine.pipeline, "run_audit", staged_fake_audit(LATE_STAGES))
+    late = "colbert" in model
+    stages = LATE_STAGES if late else [s for s in LATE_STAGES if s[0] != "colbert"]
+    app = ParmApp(SAMPLE_CSV)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        app.config = app.config.updated(embedding_model=model)
+        await run_to_end(pilot)
+        screen = app.get_screen("run")
+        assert screen.query_one("#stage-colbert").display == late
+        for stage, done, total, _ in stages:
+            assert screen.query_one(f"#stage-{stage}").display
+            assert screen.query_one(f"#bar-{stage}").progress == done
+            detail = str(screen.query_one(f"#detail-{stage}", Static).content)
+            assert detail.startswith(f"{done:,}/{total:,}")
+        audit = str(screen.query_one("#detail-audit", Static).content)
+        assert audit.endswith("bootstrap")
+        if late:
+            assert str(screen.query_one("#detail-colbert", Static).content).endswith("MaxSim")
+
+
+def test_a_new_loop_within_a_stage_restarts_its_clock():
+    clock = StageClock()
+    clock.describe(0, 200, now=0.0)
+    assert clock.describe(200, 200, now=10.0) == "20.0/s · 0:00 left"
+    assert clock.describe(1, 50, now=11.0) == ""  # cross-fitting after the bootstrap
+    assert clock.describe(11, 50, now=21.0) == "1.0/s · 0:39 left"
+
+
 def test_stage_clock_reports_rate_and_time_left():
     clock = StageClock()
     assert clock.describe(0, 100, now=10.0) == ""

@@ -216,3 +216,20 @@ def test_scores_are_int_codes(tmp_path):
     responses = load(write(tmp_path, rows_for(12)))
     assert responses.scores.dtype == np.int64
     assert responses.n_classes == 3
+
+
+def test_responses_differ_when_the_second_score_column_changes(tmp_path):
+    from engine.config import config_from_dict
+    from engine.data import load_responses
+
+    path = tmp_path / "two.csv"
+    rows = ["id,answer,score,score2,score3"]
+    rows += [f"r{i},answer number {i},{i % 3},{(i + 1) % 3},{i % 3}" for i in range(12)]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    first = load_responses(path, config_from_dict({"second_score_column": "score2"}))
+    again = load_responses(path, config_from_dict({"second_score_column": "score2"}))
+    other = load_responses(path, config_from_dict({"second_score_column": "score3"}))
+    without = load_responses(path, config_from_dict({}))
+    assert first.same_as(again)
+    assert not first.same_as(other)
+    assert not first.same_as(without)

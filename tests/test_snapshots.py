@@ -1,5 +1,6 @@
 """A few snapshots at 80x24 (the smallest terminal parm supports): the Load screen with the
-sample file, and the Results screen. Nothing time-dependent is on these screens."""
+sample file, and the Results screen of a synthetic, seeded result. Nothing time-dependent or
+machine-dependent is on these screens."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from test_app_review import synthetic_result
 from textual.widgets import Input
 
 from parm_tui.app import ParmApp
@@ -22,10 +24,10 @@ def in_repo(monkeypatch, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def sample_result(sample_responses, sample_embeddings, sample_config):
-    from engine.pipeline import run_audit
-
-    return run_audit(sample_responses, sample_config, embeddings=sample_embeddings)
+def sample_result():
+    """A result from seeded synthetic embeddings (not the model's CPU embeddings, whose last
+    digits may differ between machines), with a second rater, intervals and cross-fitting."""
+    return synthetic_result(300, top_k=(5, 10, 20), power=[1.0, 2.0])
 
 
 async def loaded(pilot):
@@ -62,3 +64,14 @@ def test_results_screen_tuning_tab(snap_compare, in_repo, sample_result):
         await pilot.pause()
 
     assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=show)
+
+
+def test_all_styling_lives_in_parm_tcss():
+    """ARCHITECTURE: parm_tui/parm.tcss holds all styling, so no widget carries its own CSS."""
+    package = ROOT / "parm_tui"
+    inline = [
+        str(path.relative_to(ROOT))
+        for path in package.rglob("*.py")
+        if "DEFAULT_CSS" in path.read_text() or "\n    CSS = " in path.read_text()
+    ]
+    assert inline == []

@@ -50,15 +50,6 @@ class ConfirmOverwrite(ModalScreen[bool]):
         Binding("y", "answer(True)", "Replace"),
         Binding("n,escape", "answer(False)", "Keep"),
     ]
-    DEFAULT_CSS = """
-    ConfirmOverwrite { align: center middle; }
-    ConfirmOverwrite > Vertical {
-        width: 64; max-width: 95%; height: auto;
-        border: thick $warning; background: $surface; padding: 0 1;
-    }
-    ConfirmOverwrite Horizontal { height: auto; margin-top: 1; }
-    ConfirmOverwrite Button { margin-right: 2; }
-    """
 
     def __init__(self, folder: Path, existing: list[str]) -> None:
         super().__init__()
@@ -91,15 +82,6 @@ class ExportScreen(Screen):
     SUB_TITLE = "Export"
 
     BINDINGS = [Binding("ctrl+s", "export", "Write files")]
-    DEFAULT_CSS = """
-    ExportScreen #export-form { padding: 1 2; height: 1fr; }
-    ExportScreen #export-folder { width: 1fr; max-width: 80; }
-    ExportScreen Checkbox { margin: 0 0 0 1; }
-    ExportScreen #export-where { margin: 0 0 1 1; }
-    ExportScreen #export-write { margin-top: 1; }
-    ExportScreen #export-status { margin-top: 1; height: auto; }
-    ExportScreen .export-title { text-style: bold; margin-bottom: 1; }
-    """
 
     def __init__(self, result, store=None) -> None:
         super().__init__()

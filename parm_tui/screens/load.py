@@ -171,9 +171,15 @@ class LoadScreen(Screen):
     def fill_preview(self, frame) -> None:
         table = self.query_one("#preview", VimDataTable)
         table.clear(columns=True)
-        table.add_columns(*(short(c, 24) for c in frame.columns))
-        for values in frame.head(PREVIEW_ROWS).itertuples(index=False):
-            table.add_row(*(short(v) for v in values))
+        head = frame.head(PREVIEW_ROWS)
+        rows = [[short(v) for v in values] for values in head.itertuples(index=False)]
+        # Widths set here: auto widths were sometimes drawn at the header's width (ids cut).
+        for n, column in enumerate(frame.columns):
+            header = short(column, 24)
+            width = max([header.cell_len] + [row[n].cell_len for row in rows])
+            table.add_column(header, width=width)
+        for row in rows:
+            table.add_row(*row)
         table.border_subtitle = f"first {min(PREVIEW_ROWS, len(frame))} of {len(frame):,} rows"
 
     @on(Select.Changed)

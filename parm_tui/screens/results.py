@@ -1,5 +1,7 @@
-"""Results: agreement metrics for the selected configuration, the confusion matrix, the tuning
-table with a plot of the selection metric against K and p, and parameter estimates with SEs."""
+"""Results: agreement metrics for the selected configuration with bootstrap intervals and their
+cross-fitted values, the confusion matrix, agreement with a second rater, the tuning table with a
+plot of the selection metric against K and p, parameter estimates with SEs, and near-duplicate
+answers that were scored differently."""
 
 from __future__ import annotations
 
@@ -10,6 +12,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 
+from parm_tui.widgets.checks import (
+    consistency_heading,
+    consistency_pairs,
+    disagreement_line,
+    second_rater_table,
+)
 from parm_tui.widgets.metrics import (
     RichPanel,
     confusion_table,
@@ -17,6 +25,7 @@ from parm_tui.widgets.metrics import (
     metrics_table,
     parameters_table,
     selected_text,
+    uncertainty_note,
 )
 from parm_tui.widgets.plot import MetricPlot
 from parm_tui.widgets.tuning_table import TuningTable
@@ -26,11 +35,14 @@ class ResultsScreen(Screen):
     """The finished audit. `c` copies the metrics summary to the clipboard."""
 
     SUB_TITLE = "Results"
+    # Below 100 columns the confusion matrix goes under the metrics instead of beside them.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("c", "copy_summary", "Copy"),
         Binding("1", "tab('summary')", "Summary", show=False),
         Binding("2", "tab('tuning')", "Tuning", show=False),
         Binding("3", "tab('parameters')", "Parameters", show=False),
+        Binding("4", "tab('consistency')", "Consistency", show=False),
     ]
 
     def __init__(self, result) -> None:
@@ -47,6 +59,9 @@ class ResultsScreen(Screen):
                     with Horizontal(id="results-tables"):
                         yield RichPanel(metrics_table(result), id="results-metrics")
                         yield RichPanel(confusion_table(result), id="results-confusion")
+                    yield Static(uncertainty_note(result), id="results-uncertainty")
+                    yield RichPanel(second_rater_table(result), id="results-second-rater")
+                    yield Static(disagreement_line(result), id="results-disagree")
                     yield Static(self.warnings_text(), id="results-warnings")
             with TabPane("2 Tuning", id="tuning"):
                 with VerticalScroll():
@@ -55,6 +70,10 @@ class ResultsScreen(Screen):
             with TabPane("3 Parameters", id="parameters"):
                 with VerticalScroll():
                     yield RichPanel(parameters_table(result), id="results-parameters")
+            with TabPane("4 Consistency", id="consistency"):
+                with VerticalScroll():
+                    yield Static(consistency_heading(result), id="consistency-heading")
+                    yield Static(consistency_pairs(result), id="consistency-pairs")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -62,6 +81,7 @@ class ResultsScreen(Screen):
         table = self.query_one("#results-tuning", TuningTable)
         table.show_rows(self.result.tuning.rows, metric)
         self.query_one("#results-plot", MetricPlot).show(self.result.tuning.rows, metric)
+        self.query_one("#results-disagree").display = self.result.second_rater is not None
 
     def headline(self) -> Text:
         result = self.result

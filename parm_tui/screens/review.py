@@ -24,6 +24,7 @@ from parm_tui.widgets.review_detail import (
     ScoreModal,
     decision_cell,
     response_header,
+    second_rater_cell,
 )
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
 
@@ -51,19 +52,6 @@ class ReviewScreen(Screen):
         Binding("right_square_bracket", "scroll_detail(1)", "Detail ↓", show=False),
         Binding("left_square_bracket", "scroll_detail(-1)", "Detail ↑", show=False),
     ]
-    DEFAULT_CSS = """
-    ReviewScreen #review-status { height: 1; padding: 0 1; background: $boost; }
-    ReviewScreen #review-filters { height: 1; margin: 0 0 1 0; }
-    ReviewScreen #review-filters Input { width: 1fr; }
-    ReviewScreen #review-filters Select { width: 16; margin-left: 1; }
-    ReviewScreen #review-filters Checkbox { margin-left: 1; }
-    ReviewScreen #review-body { height: 1fr; }
-    ReviewScreen ReviewTable { width: 1fr; height: 1fr; }
-    ReviewScreen #review-detail {
-        width: 40%; min-width: 36; height: 1fr; padding: 0 1; border-left: solid $panel;
-    }
-    ReviewScreen .detail-title { margin-top: 1; text-style: bold underline; }
-    """
 
     def __init__(self, result, store=None) -> None:
         super().__init__()
@@ -95,18 +83,21 @@ class ReviewScreen(Screen):
                 yield Static(id="detail-text")
                 yield Static("Nearest neighbours (evidence)", classes="detail-title")
                 yield NeighbourList(id="detail-neighbours")
-        yield Footer(compact=True)
+        # Without the palette hint the footer fits every key at 80 columns (ctrl+p still works).
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         table = self.query_one(ReviewTable)
-        for key, label in (
-            ("row", "row"),
-            ("human", "human"),
+        columns = [("row", "row"), ("human", "human")]
+        if self.result.raters_disagree is not None:
+            columns.append(("second", "2nd"))
+        columns += [
             ("model", "model"),
             ("severity", "sev"),
             ("decision", "decision"),
             ("answer", "answer"),
-        ):
+        ]
+        for key, label in columns:
             table.add_column(label, key=key)
         self.refresh_view()
         table.focus()
@@ -172,11 +163,12 @@ class ReviewScreen(Screen):
         labels = responses.labels
         human, model = int(responses.scores[i]), int(self.result.predicted[i])
         row = int(responses.rows[i])
-        return [
-            Text(str(row), justify="right"),
-            Text(labels[human], justify="center"),
+        cells = [Text(str(row), justify="right"), Text(labels[human], justify="center")]
+        if self.result.raters_disagree is not None:
+            cells.append(second_rater_cell(self.result, i))
+        return cells + [
             Text(labels[model], justify="center", style="bold yellow" if model != human else ""),
-            Text(f"{float(self.result.severity[i]):.2f}"),
+            Text(f"{float(self.result.severity[i]):+.2f}", justify="right"),
             decision_cell(self._decision(i)),
             Text(snippet(responses.texts[i], 60)),
         ]

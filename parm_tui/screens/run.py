@@ -1,6 +1,7 @@
-"""Run: start the audit, follow each stage live (embedding, neighbour search, tuning grid) and
-cancel with Esc. Progress events arrive from the engine's thread in a queue that a timer on
-this screen drains ten times a second, so the UI thread never waits on the engine."""
+"""Run: start the audit, follow each stage live (embedding, neighbour search, late-interaction
+MaxSim, tuning grid, bootstrap and cross-fitting) and cancel with Esc. Progress events arrive
+from the engine's thread in a queue that a timer on this screen drains ten times a second, so
+the UI thread never waits on the engine."""
 
 from __future__ import annotations
 
@@ -16,11 +17,14 @@ from textual.widgets import Button, Footer, Header, Label, ProgressBar, Static
 
 from parm_tui.widgets.tuning_table import TuningTable
 
+# Every stage the engine reports, in the order it reports them. "colbert" (MaxSim between
+# candidate pairs) only happens in late-interaction mode; "audit" is bootstrap + cross-fitting.
 STAGES = {
     "embedding": "Embedding",
     "neighbours": "Neighbours",
     "colbert": "MaxSim",
     "tuning": "Tuning",
+    "audit": "Checks",
 }
 DRAIN_SECONDS = 0.1
 
@@ -35,10 +39,12 @@ class StageClock:
 
     def __init__(self) -> None:
         self.start: tuple[float, int] | None = None
+        self.total: int | None = None
 
     def describe(self, done: int, total: int, now: float) -> str:
-        if self.start is None:
-            self.start = (now, done)
+        # A new total is a new loop within the stage (bootstrap, then cross-fitting): restart.
+        if self.start is None or total != self.total or done < self.start[1]:
+            self.start, self.total = (now, done), total
             return ""
         t0, d0 = self.start
         elapsed, finished = now - t0, done - d0
@@ -47,6 +53,15 @@ class StageClock:
         rate = finished / elapsed
         left = (total - done) / rate if total > done else 0.0
         return f"{rate:,.1f}/s · {duration(left)} left"
+
+
+def stage_message(event) -> str:
+    """The part of an engine message that the counts do not already say: "bootstrap" from
+    "bootstrap 10 of 200", nothing from "1,000 of 5,000 rows", the whole of other messages."""
+    for counts in (f"{event.done:,} of {event.total:,}", f"{event.done} of {event.total}"):
+        if counts in event.message:
+            return event.message.split(counts)[0].strip()
+    return event.message
 
 
 def configuration_count(config) -> str:
@@ -62,7 +77,7 @@ class RunScreen(Screen):
 
     SUB_TITLE = "Run"
     BINDINGS = [
-        Binding("escape", "cancel_run", "Cancel run"),
+        Binding("escape", "cancel_run", "Cancel"),
         Binding("ctrl+r", "start_run", "Start", show=False),
         Binding("s", "start_run", "Start"),
     ]
@@ -87,7 +102,8 @@ class RunScreen(Screen):
                 yield Static("", id=f"detail-{stage}", classes="stage-detail")
         yield Static("", id="run-status")
         yield TuningTable(id="run-tuning")
-        yield Footer(compact=True)
+        # Without the palette hint the footer fits every key at 80 columns (ctrl+p still works).
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.query_one("#run-tuning").border_title = "Tuning (★ current best)"
@@ -123,7 +139,6 @@ class RunScreen(Screen):
             self.query_one(f"#bar-{stage}", ProgressBar).update(total=None, progress=0)
             self.query_one(f"#detail-{stage}", Static).update("waiting")
         self.query_one("#stage-colbert").display = late_interaction
-        self.query_one("#stage-embedding").display = not late_interaction
         self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
         self.query_one("#run-start", Button).disabled = True
         self.query_one("#run-cancel", Button).disabled = False
@@ -171,7 +186,6 @@ class RunScreen(Screen):
         bar.update(total=total, progress=event.done)
         detail = f"{event.done:,}/{event.total:,}" if total else f"{event.done:,}"
         timing = self.clocks[event.stage].describe(event.done, event.total, now)
-        # Most engine messages repeat the counts; show only those that add something.
-        message = "" if f"{event.done:,} of" in event.message else event.message
+        message = stage_message(event)
         text = " · ".join(part for part in (detail, timing, message) if part)
         self.query_one(f"#detail-{event.stage}", Static).update(Text(text))

@@ -36,23 +36,66 @@ def selected_text(result) -> str:
     )
 
 
+def interval_text(result, name: str) -> str:
+    interval = result.intervals.get(name)
+    return "" if interval is None else f"{fmt(interval.low)}–{fmt(interval.high)}"
+
+
 def metrics_summary(result) -> str:
     """Plain-text summary for the clipboard."""
     lines = [f"parm audit of {result.responses.source}", f"Selected: {selected_text(result)}"]
-    lines += [f"{METRIC_LABELS[m]}: {fmt(v)}" for m, v in result.metrics.items()]
+    for name, value in result.metrics.items():
+        line = f"{METRIC_LABELS[name]}: {fmt(value)}"
+        if name in result.intervals:
+            line += f" (95% CI {interval_text(result, name)})"
+        if result.cross_fit is not None and name in result.cross_fit.metrics:
+            line += f", cross-fitted {fmt(result.cross_fit.metrics[name])}"
+        lines.append(line)
     lines.append(f"Flagged: {int(result.flagged.sum())} of {len(result.responses)}")
     return "\n".join(lines)
 
 
 def metrics_table(result) -> Table:
+    """Each metric in-sample, with its bootstrap interval and its cross-fitted value."""
     table = Table(title="Agreement, model vs human", title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("metric")
     table.add_column("value", justify="right")
+    with_intervals = bool(result.intervals)
+    crossed = result.cross_fit.metrics if result.cross_fit is not None else None
+    if with_intervals:
+        table.add_column("95% CI", justify="center")
+    if crossed is not None:
+        table.add_column("cross-fit", justify="right")
     metric = result.config.selection_metric
     for name, value in result.metrics.items():
         style = "bold green" if name == metric else ""
-        table.add_row(Text(METRIC_LABELS.get(name, name), style), Text(fmt(value), style))
+        cells = [Text(METRIC_LABELS.get(name, name), style), Text(fmt(value), style)]
+        if with_intervals:
+            cells.append(Text(interval_text(result, name), "dim"))
+        if crossed is not None:
+            cells.append(Text(fmt(crossed[name]) if name in crossed else "", style))
+        table.add_row(*cells)
     return table
+
+
+def uncertainty_note(result) -> Text:
+    """One line each on what the interval and the cross-fitted column mean."""
+    text = Text(style="dim")
+    if result.intervals:
+        text.append(
+            f"95% CI: bootstrap over responses ({result.config.bootstrap_samples} samples, "
+            "predictions held fixed)."
+        )
+    if result.cross_fit is not None:
+        if text:
+            text.append("\n")
+        text.append(
+            f"Cross-fit: each score predicted by a model tuned and fitted without it "
+            f"({len(result.cross_fit.folds)} folds) — the honest estimate; in-sample is optimistic."
+        )
+    if not text:
+        text.append("No intervals or cross-fit (bootstrap_samples and cross_fit_folds are 0).")
+    return text
 
 
 def confusion_table(result) -> Table:

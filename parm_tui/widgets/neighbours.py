@@ -65,10 +65,6 @@ def neighbour_text(result, i: int) -> Text:
 class NeighbourList(Static):
     """Shows the evidence neighbours of one response; call `show(result, i)`."""
 
-    DEFAULT_CSS = """
-    NeighbourList { height: auto; }
-    """
-
     def show(self, result, i: int) -> None:
         if not result.evidence[i]:
             self.update(Text("No neighbours in the fitted graph.", style="dim"))

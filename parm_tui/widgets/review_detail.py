@@ -29,6 +29,26 @@ def decision_cell(decision) -> Text:
     return cell
 
 
+def second_rater_cell(result, i: int) -> Text:
+    """The second rater's score; `≠` (magenta) when the two raters disagree."""
+    code = int(result.responses.second_scores[i])
+    if code < 0:
+        return Text("—", justify="center", style="dim")
+    label = result.responses.labels[code]
+    if result.raters_disagree[i]:
+        return Text(f"{label}≠", justify="center", style="bold magenta")
+    return Text(label, justify="center")
+
+
+def severity_text(value: float) -> Text:
+    """Severity is a margin, not a probability: best other p minus p(human score)."""
+    text = Text("severity ")
+    text.append(f"{value:+.3f}", style="bold")
+    meaning = "model prefers another score" if value > 0 else "model agrees with the human"
+    text.append(f" ({meaning}; margin in −1…1)", style="dim")
+    return text
+
+
 def decision_text(decision) -> Text:
     if decision is None:
         return Text("not decided yet", style="dim")
@@ -88,7 +108,11 @@ def response_header(result, i: int, decision) -> Text:
         second = int(responses.second_scores[i])
         text.append(" · 2nd rater ")
         text.append("—" if second < 0 else labels[second], style="bold")
-    text.append(f"\nseverity {float(result.severity[i]):.3f}\n\n")
+        if result.raters_disagree is not None and result.raters_disagree[i]:
+            text.append(" · raters disagree", style="bold magenta")
+    text.append("\n")
+    text.append_text(severity_text(float(result.severity[i])))
+    text.append("\n\n")
     text.append("Class probabilities\n", style="underline")
     text.append_text(probability_lines(result, i))
     text.append("\n\nDecision: ")
@@ -100,14 +124,6 @@ class ScoreModal(ModalScreen[str | None]):
     """Pick the new score for a "change" decision: arrows + enter, or the label's key."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
-    DEFAULT_CSS = """
-    ScoreModal { align: center middle; }
-    ScoreModal > Vertical {
-        width: 50; height: auto; max-height: 80%;
-        border: thick $accent; background: $surface; padding: 0 1;
-    }
-    ScoreModal OptionList { height: auto; max-height: 12; }
-    """
 
     def __init__(self, row: int, labels, human: str, suggested: str | None) -> None:
         super().__init__()
@@ -125,7 +141,7 @@ class ScoreModal(ModalScreen[str | None]):
             yield OptionList(
                 *[Option(Text(label), id=f"score-{n}") for n, label in enumerate(self.choices)]
             )
-            yield Label(Text("enter choose · a label's key picks it · esc cancel", style="dim"))
+            yield Label(Text("enter or the score's key picks · esc cancel", style="dim"))
 
     def on_mount(self) -> None:
         options = self.query_one(OptionList)
@@ -150,13 +166,6 @@ class NoteModal(ModalScreen[str | None]):
     """Add or edit the note on a decision; enter saves, escape cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
-    DEFAULT_CSS = """
-    NoteModal { align: center middle; }
-    NoteModal > Vertical {
-        width: 70; max-width: 95%; height: auto;
-        border: thick $accent; background: $surface; padding: 0 1;
-    }
-    """
 
     def __init__(self, row: int, note: str) -> None:
         super().__init__()

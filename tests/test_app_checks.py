@@ -1,0 +1,187 @@
+"""The audit's checks in the app: bootstrap intervals and cross-fitted agreement beside the
+in-sample metrics, the second-rater table, near-duplicates scored differently (Consistency tab),
+rater disagreements marked in the review, and severity shown as a margin, never a probability."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from conftest import SAMPLE_CSV
+from test_app_flow import load_and_run, open_review, wait_for
+from test_app_review import MARKUP_TEXT, Host, synthetic_result, text_of
+from textual.widgets import Static, TabbedContent
+
+from engine.audit import NearDuplicate
+from parm_tui.app import ParmApp
+from parm_tui.widgets.review_list import ReviewTable
+
+
+@pytest.fixture
+def sample_copy(tmp_path):
+    path = tmp_path / "plant_growth.csv"
+    shutil.copy(SAMPLE_CSV, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def result():
+    return synthetic_result(300)
+
+
+async def show_results(pilot, result):
+    pilot.app.result = result
+    await pilot.app.action_show("results")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+def cells(table, column: int) -> list[str]:
+    return [str(cell) for cell in table.columns[column]._cells]
+
+
+def column(table, header: str) -> list[str]:
+    index = [str(c.header) for c in table.columns].index(header)
+    return cells(table, index)
+
+
+async def test_metrics_show_bootstrap_intervals_and_cross_fitted_values(result):
+    assert result.intervals and result.cross_fit is not None
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, result)
+        table = screen.query_one("#results-metrics", Static).content
+        names = cells(table, 0)
+        intervals = dict(zip(names, column(table, "95% CI")))
+        crossed = dict(zip(names, column(table, "cross-fit")))
+        kappa = result.intervals["kappa"]
+        assert intervals["Cohen's kappa"] == f"{kappa.low:.3f}–{kappa.high:.3f}"
+        assert crossed["Cohen's kappa"] == f"{result.cross_fit.metrics['kappa']:.3f}"
+        assert crossed["Macro F1"] == "" and intervals["Macro F1"] == ""
+        note = str(screen.query_one("#results-uncertainty", Static).content)
+        assert "bootstrap" in note and "without it" in note
+
+
+async def test_second_rater_table_compares_raters_and_model(result):
+    second = result.second_rater
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, result)
+        table = screen.query_one("#results-second-rater", Static).content
+        assert cells(table, 0) == ["rater 1 vs rater 2", "model vs rater 1", "model vs rater 2"]
+        assert column(table, "kappa")[0] == f"{second.human_human['kappa']:.3f}"
+        assert column(table, "QWK")[2] == f"{second.model_vs_second['qwk']:.3f}"
+        assert column(table, "adjacent")[1] == f"{second.model_vs_first['adjacent']:.3f}"
+        line = str(screen.query_one("#results-disagree", Static).content)
+        assert f"disagree on {int(second.disagree.sum()):,}" in line
+
+
+async def test_without_a_second_rater_the_table_says_so():
+    single = synthetic_result(120, second=False)
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, single)
+        text = str(screen.query_one("#results-second-rater", Static).content)
+        assert text.startswith("Second rater: none")
+        assert not screen.query_one("#results-disagree").display
+
+
+async def test_consistency_tab_lists_both_answers_of_each_pair_as_typed(result):
+    responses = result.responses
+    other = next(i for i in range(len(responses)) if responses.scores[i] != responses.scores[7])
+    pairs = [NearDuplicate(min(7, other), max(7, other), 0.987)]
+    with_pairs = replace(result, near_duplicates=pairs)
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, with_pairs)
+        await pilot.press("4")
+        assert screen.query_one("#results-tabs", TabbedContent).active == "consistency"
+        heading = str(screen.query_one("#consistency-heading", Static).content)
+        assert "similarity: single-vector" in heading and "1 pair(s)" in heading
+        assert "model: " in heading
+        shown = str(screen.query_one("#consistency-pairs", Static).content)
+        assert "similarity 0.987" in shown
+        assert MARKUP_TEXT in shown and " ".join(responses.texts[other].split()) in shown
+        for i in (7, other):
+            assert f"row {int(responses.rows[i])}" in shown
+
+
+async def test_late_interaction_results_say_the_consistency_check_was_skipped(result):
+    late = replace(result, mode="late-interaction", near_duplicates=[])
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, late)
+        heading = str(screen.query_one("#consistency-heading", Static).content)
+        assert "similarity: late-interaction" in heading and "Not checked" in heading
+
+
+async def test_review_marks_rows_where_the_raters_disagree(result, tmp_path):
+    disagree = result.raters_disagree
+    async with Host(result, None).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        table = screen.query_one(ReviewTable)
+        labels = result.responses.labels
+        for key in table.rows:
+            i = int(key.value)
+            cell = str(table.get_cell(key, "second"))
+            assert cell == labels[result.responses.second_scores[i]] + ("≠" if disagree[i] else "")
+        i = next(int(j) for j in screen.view if disagree[int(j)])
+        screen.go_to(int(np.flatnonzero(screen.view == i)[0]))
+        await pilot.pause()
+        assert "raters disagree" in text_of(screen, "#detail-header")
+
+
+async def test_severity_is_labelled_as_a_margin_not_a_probability(result):
+    async with Host(result, None).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        header = text_of(screen, "#detail-header")
+        severity_line = next(line for line in header.splitlines() if "severity" in line)
+        assert f"{result.severity[i]:+.3f}" in severity_line
+        assert "margin" in severity_line and "probab" not in severity_line
+        assert str(screen.query_one(ReviewTable).get_cell(str(i), "severity")) == (
+            f"{result.severity[i]:+.2f}"
+        )
+
+
+async def test_a_new_file_hands_its_decision_store_to_the_review(tmp_path, sample_embeddings_file):
+    first, second = tmp_path / "a" / "answers.csv", tmp_path / "b" / "answers.csv"
+    for path in (first, second):
+        path.parent.mkdir()
+        shutil.copy(SAMPLE_CSV, path)
+    app = ParmApp(path=first, embeddings_path=sample_embeddings_file)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await load_and_run(pilot)
+        await open_review(pilot)
+        old_store = app.store
+        await pilot.press("f2")
+        app.get_screen("load").open_path(str(second))
+        await wait_for(pilot, lambda: app.store is not old_store, "the second file")
+        await load_and_run(pilot)
+        review = await open_review(pilot)
+        assert review.store is app.store
+        i = review.current()
+        row = int(app.responses.rows[i])
+        await pilot.press("k")
+        await pilot.pause()
+        assert app.store.get(row).action == "keep"
+        assert app.store.source.endswith(str(second))
+
+
+async def test_reopening_the_store_rebuilds_the_review_with_the_new_one(
+    sample_copy, sample_embeddings_file
+):
+    app = ParmApp(path=sample_copy, embeddings_path=sample_embeddings_file)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await load_and_run(pilot)
+        await open_review(pilot)
+        await pilot.press("f2")
+        old_store = app.store
+        app.open_store()  # as accept_responses does for a new file; the result stays
+        assert app.store is not old_store
+        review = await open_review(pilot)
+        assert review.store is app.store and review.parm_result is app.result
+        row = int(app.responses.rows[review.current()])
+        await pilot.press("k")
+        await pilot.pause()
+        assert app.store.get(row).action == "keep"
+        await pilot.press("f7")
+        await pilot.pause()
+        assert app.screen.store is app.store

@@ -1,0 +1,95 @@
+"""Usable at 80x24 (the smallest terminal parm supports): every key of the Run and Review screens
+is in the footer, the Results tables are not cut off, dialog hints fit, and preview cells are
+shown whole."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import SAMPLE_CSV
+from test_app_review import synthetic_result
+from textual.widgets import Label
+from textual.widgets._footer import FooterKey
+
+from parm_tui.app import ParmApp
+from parm_tui.recent import add_recent
+from parm_tui.widgets.review_detail import ScoreModal
+
+WIDTH = 80
+
+
+@pytest.fixture(scope="module")
+def result():
+    return synthetic_result(200)
+
+
+def footer_keys(screen) -> dict[str, FooterKey]:
+    return {key.description: key for key in screen.query(FooterKey)}
+
+
+def visible_end(keys: dict[str, FooterKey]) -> int:
+    """Where the footer's keys stop being readable: the palette hint, docked right, covers them."""
+    palette = keys.get("palette")
+    return WIDTH if palette is None else palette.region.x
+
+
+async def with_result(pilot, result, name: str):
+    pilot.app.result = result
+    await pilot.app.action_show(name)
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def test_every_run_key_fits_in_the_footer():
+    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
+        await pilot.press("f4")
+        await pilot.pause()
+        keys = footer_keys(pilot.app.screen)
+        assert {"Cancel", "Start", "Review", "Export"} <= set(keys)
+        assert all(key.region.right <= visible_end(keys) for key in keys.values())
+
+
+async def test_every_review_key_fits_in_the_footer(result):
+    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
+        screen = await with_result(pilot, result, "review")
+        keys = footer_keys(screen)
+        own = [b.description for b in screen.BINDINGS if b.show]
+        assert set(own) <= set(keys)
+        assert all(keys[name].region.right <= visible_end(keys) for name in own)
+
+
+async def test_results_tables_are_not_cut_off_at_80_columns(result):
+    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
+        screen = await with_result(pilot, result, "results")
+        metrics = screen.query_one("#results-metrics")
+        confusion = screen.query_one("#results-confusion")
+        assert confusion.region.x >= 0 and confusion.region.right <= WIDTH
+        assert confusion.region.y > metrics.region.y  # below the metrics, not beside them
+
+
+async def test_results_tables_stand_side_by_side_when_there_is_room(result):
+    async with ParmApp().run_test(size=(120, 40)) as pilot:
+        screen = await with_result(pilot, result, "results")
+        metrics = screen.query_one("#results-metrics")
+        confusion = screen.query_one("#results-confusion")
+        assert confusion.region.y == metrics.region.y
+        assert confusion.region.right <= 120
+
+
+async def test_the_new_score_dialog_shows_its_whole_hint():
+    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
+        await pilot.app.push_screen(ScoreModal(12, ["0", "1", "2"], "1", "2"))
+        await pilot.pause()
+        hint = list(pilot.app.screen.query(Label))[-1]
+        assert hint.region.right <= hint.parent.content_region.right
+
+
+async def test_preview_cells_are_shown_whole_with_recent_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARM_DATA_DIR", str(tmp_path))
+    add_recent(SAMPLE_CSV)
+    app = ParmApp(SAMPLE_CSV)
+    async with app.run_test(size=(WIDTH, 24)) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        table = app.screen.query_one("#preview")
+        first_id = str(app.responses.ids[0])
+        assert first_id in table.render_line(1).text
