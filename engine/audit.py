@@ -173,3 +173,31 @@ def near_duplicates(
         pairs[(a, b)] = max(s, pairs.get((a, b), -np.inf))
     ordered = sorted(pairs.items(), key=lambda item: (-item[1], item[0]))
     return [NearDuplicate(a, b, s) for (a, b), s in ordered]
+
+
+def review_view(
+    result, show_all=False, human=None, predicted=None, off_by_two=False, search="", folded=None
+) -> np.ndarray:
+    """Indices of the responses to list, in review order (flagged first, most severe first).
+
+    human/predicted: score codes to keep (None = any); off_by_two: |model - human| >= 2 codes;
+    search: case-insensitive text (or id) to look for; folded: texts already casefolded.
+    """
+    scores, model = result.responses.scores, result.predicted
+    order = result.review_order()
+    keep = np.ones(len(scores), dtype=bool)
+    if not show_all:
+        keep &= model != scores
+    if human is not None:
+        keep &= scores == human
+    if predicted is not None:
+        keep &= model == predicted
+    if off_by_two:
+        keep &= np.abs(model.astype(int) - scores.astype(int)) >= 2
+    if search:
+        needle = search.casefold()
+        texts = folded if folded is not None else [t.casefold() for t in result.responses.texts]
+        ids = result.responses.ids
+        found = [needle in t or needle in ids[i].casefold() for i, t in enumerate(texts)]
+        keep &= np.asarray(found, dtype=bool)
+    return order[keep[order]]

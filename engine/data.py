@@ -52,6 +52,11 @@ class Responses:
     def n_classes(self) -> int:
         return len(self.labels)
 
+    @property
+    def score_counts(self) -> np.ndarray:
+        """(C+1,) number of responses with each score code."""
+        return np.bincount(self.scores, minlength=self.n_classes)
+
     def same_as(self, other: Responses) -> bool:
         """The same file's same responses, ids, labels and (first and second) scores, so a
         result computed on one still describes the other."""

@@ -37,9 +37,7 @@ def short(value: str, width: int = CELL_WIDTH) -> Text:
 
 def counts_line(responses) -> Text:
     """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater: 128'."""
-    import numpy as np
-
-    counts = np.bincount(responses.scores, minlength=responses.n_classes)
+    counts = responses.score_counts
     parts = [f"{len(responses):,} responses"]
     if responses.file_rows != len(responses):
         parts[0] += f" (of {responses.file_rows:,} rows)"
