@@ -227,7 +227,8 @@ def embed_texts(
     started = time.perf_counter()
     order = np.argsort([len(t) for t in texts], kind="stable")[::-1]
     vectors = None
-    group = batch_size * 4
+    # One batch per call: about a second of work on a CPU, so progress and cancel stay prompt.
+    group = batch_size
     for start in range(0, len(texts), group):
         reporter.check()
         chunk = [texts[i] for i in order[start : start + group]]
