@@ -119,7 +119,7 @@ class LoadScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="read-table")
     def read_frame(self, path: Path):
-        from engine.data import read_table
+        from engine.table import read_table
 
         return path, read_table(path)
 
@@ -146,7 +146,7 @@ class LoadScreen(Screen):
 
     # -- columns and validation -----------------------------------------------------------------
     def show_frame(self, path: Path, frame) -> None:
-        from engine.data import guess_columns
+        from engine.table import guess_columns
 
         self.frame, self.frame_path = frame, path
         guesses = guess_columns(frame)

@@ -1,0 +1,131 @@
+"""Reading CSV/TSV tables: the file's text (UTF-8 with or without BOM, UTF-16 with BOM,
+Windows-1252, latin-1), the sniffed delimiter, and a guess at which columns hold what."""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from engine.errors import DataError
+
+_SNIFF_BYTES = 256 * 1024
+
+
+def as_number(value: str) -> float | None:
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def read_text_file(path: str | Path) -> str:
+    """The file's text: UTF-8 (with or without BOM), UTF-16 with a BOM, else Windows-1252,
+    else latin-1 (which decodes any bytes). Errors name the file."""
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise DataError(f"File not found: {path}")
+    if not path.is_file():
+        raise DataError(f"Not a file: {path}")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
+    if not raw.strip():
+        raise DataError(f"File {path} is empty.")
+    if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # Excel's "Unicode text" export: UTF-16 with a BOM (its NUL bytes are not binary).
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError:
+            raise DataError(f"File {path} starts like UTF-16 text but cannot be decoded.") from None
+    if raw.startswith(b"PK\x03\x04"):
+        raise DataError(
+            f"File {path} is a zip archive (an Excel .xlsx workbook?), not a CSV or TSV text "
+            "file; save it as CSV (UTF-8) first."
+        )
+    if b"\x00" in raw[:_SNIFF_BYTES]:
+        raise DataError(f"File {path} looks binary, not a CSV or TSV text file.")
+    for encoding in ("utf-8-sig", "cp1252"):
+        try:
+            return raw.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    return raw.decode("latin-1")
+
+
+def sniff_delimiter(text: str, path: Path | None = None) -> str:
+    """The delimiter among , ; tab |, from the first lines; tab for .tsv files."""
+    sample = text[:_SNIFF_BYTES]
+    if path is not None and path.suffix.lower() in (".tsv", ".tab"):
+        return "\t"
+    try:
+        return csv.Sniffer().sniff(sample, delimiters=",;\t|").delimiter
+    except csv.Error:
+        header = sample.splitlines()[0] if sample else ""
+        counts = {d: header.count(d) for d in ",;\t|"}
+        best = max(counts, key=counts.get)
+        return best if counts[best] else ","
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """Read a CSV/TSV as strings (no NA guessing), delimiter sniffed."""
+    path = Path(path).expanduser()
+    text = read_text_file(path)
+    delimiter = sniff_delimiter(text, path)
+    try:
+        frame = pd.read_csv(
+            io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, na_filter=False
+        )
+    except (pd.errors.ParserError, ValueError, csv.Error) as exc:
+        raise DataError(f"File {path} is not a readable CSV/TSV file: {exc}") from None
+    frame.columns = [str(c).strip() for c in frame.columns]
+    repeated = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    if repeated:
+        raise DataError(
+            f"File {path} has more than one column named {', '.join(map(repr, repeated))}; "
+            "rename them so each column name is unique."
+        )
+    if frame.shape[1] < 2:
+        raise DataError(
+            f"File {path} has {frame.shape[1]} column(s); expected at least a text and a score "
+            "column (is it a CSV or TSV file?)."
+        )
+    return frame
+
+
+def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
+    """Guess the text, score, id and second-score columns of a table (for the app's selectors)."""
+    columns = list(frame.columns)
+    lowered = {c: c.lower() for c in columns}
+
+    def numeric_share(col):
+        values = [v for v in frame[col].astype(str).head(200) if v.strip()]
+        return sum(as_number(v) is not None for v in values) / max(len(values), 1)
+
+    def mean_length(col):
+        return frame[col].astype(str).head(200).str.len().mean()
+
+    text_hint = ("answer", "response", "text", "essay")
+    text = next((c for c in columns if any(h in lowered[c] for h in text_hint)), None)
+    if text is None:
+        text = max(columns, key=mean_length)
+    scoreish = [c for c in columns if c != text and numeric_share(c) > 0.9]
+    named = [
+        c for c in scoreish if any(h in lowered[c] for h in ("score", "grade", "mark", "rating"))
+    ]
+    ordered = named + [c for c in scoreish if c not in named]
+    ids = [
+        c
+        for c in columns
+        if lowered[c] in ("id", "uid", "response_id", "student_id") or lowered[c].endswith("_id")
+    ]
+    score = ordered[0] if ordered else None
+    candidates = [c for c in ordered[1:] if not ids or c != ids[0]]
+    second = next((c for c in candidates if any(ch.isdigit() for ch in c) or "2" in c), None)
+    return {"text": text, "score": score, "id": ids[0] if ids else None, "second": second}
