@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_CSV
 from test_app_flow import load_and_run, open_review, wait_for
+from test_app_results import cells, show_results
 from test_app_review import MARKUP_TEXT, Host, synthetic_result, text_of
 from textual.widgets import Static, TabbedContent
 
@@ -29,17 +30,6 @@ def sample_copy(tmp_path):
 @pytest.fixture(scope="module")
 def result():
     return synthetic_result(300)
-
-
-async def show_results(pilot, result):
-    pilot.app.result = result
-    await pilot.app.action_show("results")
-    await pilot.pause()
-    return pilot.app.screen
-
-
-def cells(table, column: int) -> list[str]:
-    return [str(cell) for cell in table.columns[column]._cells]
 
 
 def column(table, header: str) -> list[str]:

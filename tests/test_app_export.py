@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_app_review import synthetic_result
-from textual.app import App
+from test_app_review import Host, synthetic_result
 from textual.widgets import Checkbox, Input, Static
 
 import parm_tui.app
@@ -22,17 +21,8 @@ def result():
     return synthetic_result(120, second=False)
 
 
-class Host(App):
-    """Shows one ExportScreen, as ParmApp would (with parm's styling)."""
-
-    CSS_PATH = PARM_CSS
-
-    def __init__(self, result, store) -> None:
-        super().__init__()
-        self.result, self.store = result, store
-
-    def on_mount(self) -> None:
-        self.push_screen(ExportScreen(self.result, self.store))
+def export_host(result, store):
+    return Host(result, store, ExportScreen)
 
 
 async def export_to(pilot, folder) -> None:
@@ -49,7 +39,7 @@ def status(pilot) -> str:
 
 async def test_only_the_chosen_outputs_are_written(result, tmp_path):
     out = tmp_path / "out"
-    async with Host(result, None).run_test(size=(80, 24)) as pilot:
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
         pilot.app.screen.query_one("#export-tuning", Checkbox).value = False
         pilot.app.screen.query_one("#export-report", Checkbox).value = False
         await export_to(pilot, out)
@@ -58,7 +48,7 @@ async def test_only_the_chosen_outputs_are_written(result, tmp_path):
 
 
 async def test_without_a_store_decisions_cannot_be_chosen(result, tmp_path):
-    async with Host(result, None).run_test(size=(80, 24)) as pilot:
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
         box = pilot.app.screen.query_one("#export-decisions", Checkbox)
         assert box.disabled and not box.value
         await export_to(pilot, tmp_path / "out")
@@ -74,7 +64,7 @@ async def test_existing_files_are_replaced_only_after_yes(result, tmp_path):
     responses = result.responses
     with open_store(source, responses, tmp_path / "d.sqlite3") as store:
         store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
-        async with Host(result, store).run_test(size=(80, 24)) as pilot:
+        async with export_host(result, store).run_test(size=(80, 24)) as pilot:
             await export_to(pilot, out)
             assert isinstance(pilot.app.screen, ConfirmOverwrite)
             assert pilot.app.screen.existing == ["decisions.csv"]
@@ -94,7 +84,7 @@ async def test_existing_files_are_replaced_only_after_yes(result, tmp_path):
 async def test_a_folder_that_is_a_file_shows_the_engine_message(result, tmp_path):
     blocked = tmp_path / "not-a-folder"
     blocked.write_text("x")
-    async with Host(result, None).run_test(size=(80, 24)) as pilot:
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
         await export_to(pilot, blocked)
         assert "exists and is not a folder" in status(pilot)
         assert str(blocked) in status(pilot)
@@ -102,6 +92,6 @@ async def test_a_folder_that_is_a_file_shows_the_engine_message(result, tmp_path
 
 async def test_a_tilde_folder_is_expanded(result, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
-    async with Host(result, None).run_test(size=(80, 24)) as pilot:
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
         await export_to(pilot, "~/exports")
         assert (tmp_path / "exports" / "predictions.csv").exists()

@@ -66,16 +66,16 @@ def store(result, tmp_path):
 
 
 class Host(App):
-    """Shows one ReviewScreen, as ParmApp would."""
+    """Shows one result screen (ReviewScreen unless told otherwise), as ParmApp would."""
 
     CSS_PATH = PARM_CSS
 
-    def __init__(self, result, store) -> None:
+    def __init__(self, result, store, screen=ReviewScreen) -> None:
         super().__init__()
-        self.result, self.store = result, store
+        self.result, self.store, self.screen_class = result, store, screen
 
     def on_mount(self) -> None:
-        self.push_screen(ReviewScreen(self.result, self.store))
+        self.push_screen(self.screen_class(self.result, self.store))
 
 
 def shown_rows(screen: ReviewScreen) -> list[int]:
