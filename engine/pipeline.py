@@ -12,6 +12,7 @@ from engine import audit, uncertainty
 from engine.config import AuditConfig, fit_top_k
 from engine.data import Responses
 from engine.embed import embed_texts
+from engine.errors import EmbeddingError
 from engine.graph import NeighbourGraph, build_graph
 from engine.model import FittedPARM
 from engine.progress import CancelToken, ProgressCallback, Reporter
@@ -109,6 +110,11 @@ def run_audit(
     else:
         if embeddings is None:
             embeddings, info = embeddings_for(responses, config, reporter)
+        elif embeddings.shape[0] != len(responses):
+            raise EmbeddingError(
+                f"{embeddings.shape[0]:,} precomputed embeddings for {len(responses):,} "
+                "responses; there must be one per response."
+            )
         else:
             info = {"model": "precomputed", "cached": False, "seconds": 0.0, "truncated": 0}
         timings["embedding"] = time.perf_counter() - started
@@ -127,8 +133,8 @@ def run_audit(
     predicted = fitted.predicted
     best = result.best
     if best.top_k is None:
-        idx, raw, _ = graph.indices, graph.similarities, None
-        evidence = audit.evidence_from_lists(idx, graph.transform(raw, best.power))
+        weights = graph.transform(graph.similarities, best.power)
+        evidence = audit.evidence_from_lists(graph.indices, weights)
     else:
         weights = graph.weights(best.top_k, best.power, config.similarity_top_k_symmetric)
         evidence = audit.evidence_from_weights(weights)
@@ -181,20 +187,10 @@ def _checks(graph, responses: Responses, config: AuditConfig, predicted, reporte
 
 
 def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:
+    # fit_top_k has already left out every K not below N.
     ks = [k for k in config.top_k_values if k is not None]
-    n = embeddings.shape[0]
-    k_max = max(ks + [min(audit.EVIDENCE_COUNT, n - 1)])
-    if k_max >= n:
-        raise_k(k_max, n)
+    k_max = max(ks + [min(audit.EVIDENCE_COUNT, embeddings.shape[0] - 1)])
     return build_graph(
         embeddings, k_max, config.similarity_top_k_chunk, config.normalize_similarities, reporter
     )
 
-
-def raise_k(k_max: int, n: int) -> None:
-    from engine.errors import ConfigError
-
-    raise ConfigError(
-        f"Setting 'similarity_top_k' asks for {k_max} neighbours but there are only {n} "
-        f"responses; use values below {n}."
-    )

@@ -167,3 +167,15 @@ def test_near_duplicates_lists_each_pair_once_most_similar_first():
     found = audit.near_duplicates(indices, similarities, scores, 0.95)
     assert [(p.first, p.second) for p in found] == [(0, 1), (1, 2)]
     assert found[0].similarity == pytest.approx(0.99)
+
+
+def test_run_audit_refuses_embeddings_that_do_not_match_the_responses(
+    sample_responses, sample_embeddings, sample_config
+):
+    import pytest
+
+    from engine.errors import EmbeddingError
+    from engine.pipeline import run_audit
+
+    with pytest.raises(EmbeddingError, match="one per response"):
+        run_audit(sample_responses, sample_config, embeddings=sample_embeddings[:-3])
