@@ -143,11 +143,17 @@ def check_writable(out_dir: Path, names, overwrite: bool) -> None:
 
 
 def write_outputs(
-    result, out_dir: str | Path, overwrite: bool = False, names=OUTPUT_FILES
+    result,
+    out_dir: str | Path,
+    overwrite: bool = False,
+    names=OUTPUT_FILES,
+    extra: dict[str, str] | None = None,
 ) -> list[Path]:
     """Write predictions.csv, tuning.csv, report.json and report.md into out_dir.
 
-    names: the subset of OUTPUT_FILES to write (the app's export screen lets users choose).
+    names: the subset of OUTPUT_FILES to write (the app's export screen lets users choose);
+    extra: more files by name and content (decisions.csv), written in the same all-or-nothing
+    batch.
     """
     from engine import report
 
@@ -158,7 +164,8 @@ def write_outputs(
             f"Unknown output file(s) {', '.join(unknown)}; choose from {OUTPUT_FILES}."
         )
     names = [name for name in OUTPUT_FILES if name in names]
-    check_writable(out_dir, names, overwrite)
+    extra = extra or {}
+    check_writable(out_dir, names + list(extra), overwrite)
     builders = {
         "predictions.csv": lambda: csv_text(*report.prediction_table(result)),
         "tuning.csv": lambda: csv_text(*report.tuning_table(result)),
@@ -166,5 +173,6 @@ def write_outputs(
         "report.md": lambda: report.report_markdown(result),
     }
     files = {out_dir / name: builders[name]() for name in names}
+    files.update({out_dir / name: text for name, text in extra.items()})
     atomic_write_files(files)
     return list(files)

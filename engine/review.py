@@ -339,10 +339,15 @@ def decisions_table(store: DecisionStore, result) -> tuple[list[str], list[list]
     return list(DECISION_COLUMNS), rows
 
 
+def decisions_csv(store: DecisionStore, result) -> str:
+    """The text of decisions.csv (formula cells guarded)."""
+    return csv_text(*decisions_table(store, result))
+
+
 def write_decisions(store: DecisionStore, result, out_dir: str | Path, overwrite: bool = False):
     """Write decisions.csv into out_dir (never replacing an existing one unless asked)."""
     out_dir = Path(out_dir).expanduser()
     check_writable(out_dir, [DECISIONS_FILE], overwrite)
     target = out_dir / DECISIONS_FILE
-    atomic_write_text(target, csv_text(*decisions_table(store, result)))
+    atomic_write_text(target, decisions_csv(store, result))
     return target

@@ -95,3 +95,32 @@ async def test_a_tilde_folder_is_expanded(result, tmp_path, monkeypatch):
     async with export_host(result, None).run_test(size=(80, 24)) as pilot:
         await export_to(pilot, "~/exports")
         assert (tmp_path / "exports" / "predictions.csv").exists()
+
+
+def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path, monkeypatch):
+    """A failure while writing decisions.csv leaves every earlier output untouched."""
+    import engine.export
+    from engine.errors import ExportError
+    from engine.review import DECISIONS_FILE
+    from parm_tui.screens.export import write_chosen
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "predictions.csv").write_text("old predictions\n")
+    source = tmp_path / "synthetic.csv"
+    source.write_text("placeholder\n")
+    responses = result.responses
+    real_stage = engine.export._stage
+
+    def failing_stage(path, text):
+        if path.name == DECISIONS_FILE:
+            raise ExportError(f"Could not write {path}: the disk is full")
+        return real_stage(path, text)
+
+    monkeypatch.setattr(engine.export, "_stage", failing_stage)
+    with open_store(source, responses, tmp_path / "d.sqlite3") as store:
+        store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
+        with pytest.raises(ExportError):
+            write_chosen(result, store, folder, ["predictions.csv", DECISIONS_FILE], True)
+    assert (folder / "predictions.csv").read_text() == "old predictions\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["predictions.csv"]

@@ -32,15 +32,14 @@ def output_folder(value: str) -> Path:
 def write_chosen(result, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
     """Write the chosen files (runs in a worker thread); raises ParmError subclasses."""
     from engine.export import write_outputs
-    from engine.review import DECISIONS_FILE, write_decisions
+    from engine.review import DECISIONS_FILE, decisions_csv
 
     outputs = [name for name in names if name != DECISIONS_FILE]
-    written = []
-    if outputs:
-        written += write_outputs(result, folder, overwrite=overwrite, names=outputs)
+    extra = {}
     if DECISIONS_FILE in names and store is not None:
-        written.append(write_decisions(store, result, folder, overwrite=overwrite))
-    return written
+        extra[DECISIONS_FILE] = decisions_csv(store, result)
+    # One batch: a failure leaves every previous file in the folder as it was.
+    return write_outputs(result, folder, overwrite=overwrite, names=outputs, extra=extra)
 
 
 class ConfirmOverwrite(ModalScreen[bool]):
