@@ -286,3 +286,17 @@ def test_quitting_cancels_a_running_audit_and_waits_for_it():
     thread.start()
     stop_audit_threads(SimpleNamespace(cancel_token=token, audit_threads={thread}), 30.0)
     assert token.cancelled and not thread.is_alive()
+
+
+async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():
+    """The drain timer can fire once more while the screen's children are being removed."""
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        await pilot.app.action_show("run")
+        await pilot.pause()
+        screen = pilot.app.screen
+        assert isinstance(screen, RunScreen)
+        screen.feed.append(ProgressEvent("tuning", 1, 2, "K=5"))
+        await screen.query("#run-tuning").remove()
+        screen.drain()
+        screen.finish("Cancelled.")
+        assert screen.running is False

@@ -146,10 +146,16 @@ class RunScreen(Screen):
         self.set_status("Running… (Esc cancels)")
         return self.feed
 
+    def torn_down(self) -> bool:
+        """True while the screen is being removed: its timer can still fire once, childless."""
+        return not self.is_mounted or not self.query("#run-tuning")
+
     def finish(self, message: str) -> None:
         """The run ended (finished, cancelled or failed): show any last events and `message`."""
-        self.drain()
         self.running = False
+        if self.torn_down():
+            return
+        self.drain()
         for bar in self.query(ProgressBar):
             if bar.total is None:  # stop the "waiting" animation of stages that never began
                 bar.update(total=1, progress=0)
@@ -163,6 +169,8 @@ class RunScreen(Screen):
     # -- progress -------------------------------------------------------------------------------
     def drain(self) -> None:
         """Apply every queued event: the latest one per stage, each tuning row."""
+        if self.torn_down():
+            return
         latest = {}
         table = self.query_one("#run-tuning", TuningTable)
         while self.feed:
