@@ -93,13 +93,15 @@ def _describe(row: TuningRow, metric: str) -> str:
     return f"{k}, p={row.power:.3g}: {metric}={row.metrics[metric]:.3f}"
 
 
-def brent_power(search: _Search, top_k: int | None, interval: PowerInterval) -> float:
-    """Bounded Brent on p in [min, max] for one K; returns the p it settles on."""
-    metric = search.config.selection_metric
+def brent_search(metric_at, interval: PowerInterval, metric: str) -> float:
+    """Bounded Brent on p in [min, max], best `metric` wins; `metric_at(p)` evaluates one power.
+
+    Returns the p it settles on. Used by tuning and, on each fold, by cross-fitting.
+    """
     sign = -1.0 if HIGHER_IS_BETTER[metric] else 1.0
 
     def objective(power: float) -> float:
-        value = search.evaluate(top_k, power).metrics[metric]
+        value = metric_at(power)
         return sign * value if np.isfinite(value) else np.inf
 
     result = minimize_scalar(
@@ -109,6 +111,14 @@ def brent_power(search: _Search, top_k: int | None, interval: PowerInterval) -> 
         options={"xatol": interval.tol},
     )
     return float(result.x)
+
+
+def brent_power(search: _Search, top_k: int | None, interval: PowerInterval) -> float:
+    """Bounded Brent on p for one K; every power it tries becomes a tuning row."""
+    metric = search.config.selection_metric
+    return brent_search(
+        lambda power: search.evaluate(top_k, power).metrics[metric], interval, metric
+    )
 
 
 def tune(

@@ -10,13 +10,13 @@ import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from engine.config import AuditConfig
 from engine.graph import NeighbourGraph
-from engine.metrics import HIGHER_IS_BETTER, agreement, better, evaluate
+from engine.metrics import agreement, better, evaluate
 from engine.model import fit, proba
 from engine.progress import Reporter
+from engine.tuning import brent_search
 
 INTERVAL_METRICS = ("accuracy", "kappa", "qwk")
 LEVEL = 0.95
@@ -214,26 +214,14 @@ def cross_fit(
                     _report(reporter, done, total, "cross-fitting")
         else:
             for state in states:
-                _brent(lambda p, st=state, k=top_k: evaluate_all(st, k, p), config)
+                brent_search(
+                    lambda p, st=state, k=top_k: evaluate_all(st, k, p),
+                    config.similarity_power,
+                    config.selection_metric,
+                )
                 done += 1
                 _report(reporter, done, total, "cross-fitting")
     return _collect(states, scores, n_classes)
-
-
-def _brent(objective, config: AuditConfig) -> None:
-    interval = config.similarity_power
-    sign = -1.0 if HIGHER_IS_BETTER[config.selection_metric] else 1.0
-
-    def signed(power: float) -> float:
-        value = objective(power)
-        return sign * value if np.isfinite(value) else np.inf
-
-    minimize_scalar(
-        signed,
-        bounds=(interval.min, interval.max),
-        method="bounded",
-        options={"xatol": interval.tol},
-    )
 
 
 def _collect(states: list[_FoldState], scores: np.ndarray, n_classes: int) -> CrossFit:
