@@ -330,12 +330,6 @@ class NeighbourGraph:
                 block_progress(stop, n)
         return out[:, :-1].copy(), out[:, -1].copy()
 
-    def neighbour_weights(self, row: int, count: int, power: float = 1.0):
-        """The `count` nearest neighbours of `row`: (indices, raw, transformed similarities)."""
-        count = min(count, self.k_max)
-        raw = self.similarities[row, :count]
-        return self.indices[row, :count], raw, self.transform(raw, power)
-
 
 def dense_seconds(n: int, dim: int, evaluations: int = 1) -> float:
     """Estimated seconds for `evaluations` dense-graph feature computations on two cores."""
