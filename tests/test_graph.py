@@ -95,14 +95,17 @@ def test_features_equal_the_naive_features(data, graph, top_k, power, symmetric)
 
 
 def test_dense_features_in_small_blocks_equal_one_block(data, graph, monkeypatch):
-    """Cap blocks at 7 rows (the cap is what bounds memory on large N) and compare."""
+    """Cap blocks at 7 rows (the cap is what bounds memory on large N) and compare.
+
+    Similarities are float32 products, and BLAS may round a 7-row block differently from a
+    whole one, so the two agree to float32 precision, not bit for bit."""
     emb, scores = data
     whole = graph.features(scores, 3, None, 2.0)
     monkeypatch.setattr(engine.graph, "MAX_BLOCK_ELEMENTS", 7 * N)
     assert engine.graph.effective_chunk(N, 1024) == 7
     blocked = graph.features(scores, 3, None, 2.0)
-    np.testing.assert_allclose(blocked[0], whole[0], rtol=1e-12)
-    np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-12)
+    np.testing.assert_allclose(blocked[0], whole[0], rtol=1e-6)
+    np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-6)
 
 
 def test_features_without_normalisation_clip_negative_similarities(data):
