@@ -1,10 +1,10 @@
 """parm's engine: the PARM method, importable without Textual or Rich."""
 
-from engine.config import AuditConfig, config_from_dict, load_config, load_defaults
-from engine.data import Responses, load_responses
-from engine.errors import Cancelled, ParmError
+from engine.input.config import AuditConfig, config_from_dict, load_config, load_defaults
+from engine.input.responses import Responses, load_responses
+from engine.core.errors import Cancelled, ParmError
 from engine.pipeline import AuditResult, run_audit
-from engine.progress import CancelToken, ProgressEvent
+from engine.core.progress import CancelToken, ProgressEvent
 
 __all__ = [
     "AuditConfig",

@@ -8,15 +8,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine import audit, uncertainty
-from engine.config import AuditConfig, fit_top_k
-from engine.data import Responses
-from engine.embed import embed_texts
-from engine.errors import EmbeddingError
-from engine.graph import NeighbourGraph, build_graph
-from engine.model import FittedPARM
-from engine.progress import CancelToken, ProgressCallback, Reporter
-from engine.tuning import TuningResult, TuningRow, tune
+from engine.audit import evidence as audit
+from engine.model import cross_fit as uncertainty
+from engine.input.config import AuditConfig, fit_top_k
+from engine.input.responses import Responses
+from engine.embedding.sentence import embed_texts
+from engine.core.errors import EmbeddingError
+from engine.graph.neighbour_graph import NeighbourGraph, build_graph
+from engine.model.pseudo_likelihood import FittedPARM
+from engine.core.progress import CancelToken, ProgressCallback, Reporter
+from engine.model.tuning import TuningResult, TuningRow, tune
 
 
 @dataclass
@@ -95,7 +96,7 @@ def run_audit(
     started = time.perf_counter()
     tune_config = config
     if config.late_interaction:
-        from engine.colbert import late_interaction_graph, tuning_config
+        from engine.embedding.tokens import late_interaction_graph, tuning_config
 
         graph, info = late_interaction_graph(responses, config, reporter)
         timings["embedding"] = info.pop("embedding_seconds", 0.0)

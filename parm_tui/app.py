@@ -26,7 +26,7 @@ RESULT_SCREENS = ("results", "review", "export")
 
 class ParmApp(App):
     """parm's interactive app. Attributes the screens share: responses, config, source_path,
-    result (AuditResult or None) and store (engine.review.DecisionStore or None)."""
+    result (AuditResult or None) and store (engine.audit.decisions.DecisionStore or None)."""
 
     CSS_PATH = "parm.tcss"
     TITLE = "parm"
@@ -50,8 +50,8 @@ class ParmApp(App):
         embeddings_path: Path | None = None,
     ) -> None:
         super().__init__()
-        from engine.config import load_config, load_defaults
-        from engine.errors import ConfigError
+        from engine.input.config import load_config, load_defaults
+        from engine.core.errors import ConfigError
 
         self.initial_path = Path(path) if path is not None else None
         self.embeddings_path = Path(embeddings_path) if embeddings_path is not None else None
@@ -147,13 +147,13 @@ class ParmApp(App):
             self.open_store()
 
     def open_store(self) -> None:
-        from engine.errors import ParmError
+        from engine.core.errors import ParmError
 
         old, self.store = self.store, None
         if old is not None and hasattr(old, "close"):
             old.close()
         try:
-            from engine.review import open_store
+            from engine.audit.decisions import open_store
         except ImportError:
             return
         try:
@@ -207,7 +207,7 @@ class ParmApp(App):
         )
 
     async def start_audit(self) -> None:
-        from engine.progress import CancelToken
+        from engine.core.progress import CancelToken
 
         if self.responses is None:
             self.notify("Load a file first (F2).", severity="warning")
@@ -236,7 +236,7 @@ class ParmApp(App):
         try:
             embeddings = None
             if embeddings_path is not None:
-                from engine.embed import load_embeddings
+                from engine.embedding.sentence import load_embeddings
 
                 embeddings = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
             return run_audit(
@@ -279,7 +279,7 @@ class ParmApp(App):
         await self.action_show("results")
 
     def audit_failed(self, error: BaseException) -> None:
-        from engine.errors import Cancelled
+        from engine.core.errors import Cancelled
 
         self.audit_worker = None
         run = self.get_screen("run")
@@ -292,7 +292,7 @@ class ParmApp(App):
     # -- errors ---------------------------------------------------------------------------------
     def show_error(self, error: BaseException) -> None:
         """Every error ends here: engine errors by message, others by type (traceback logged)."""
-        from engine.errors import ParmError
+        from engine.core.errors import ParmError
 
         log_path = None if isinstance(error, ParmError) else log_exception(error)
         title, message = describe_error(error, log_path)

@@ -20,7 +20,7 @@ COMMANDS = ("audit", "open")
 
 def build_config(config_path: Path | None, overrides: list[str], columns: dict):
     """defaults.json (or --config), then column flags, then --set KEY=VALUE, validated once."""
-    from engine.config import load_config, load_defaults, parse_override
+    from engine.input.config import load_config, load_defaults, parse_override
 
     config = load_config(config_path) if config_path else load_defaults()
     changes = {key: value for key, value in columns.items() if value is not None}

@@ -79,7 +79,7 @@ def run_headless(file, config_path, columns, overrides, embeddings_path, out, fo
         console.print("Interrupted: no outputs were written.", markup=False)
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
-        from engine.errors import Cancelled, ParmError
+        from engine.core.errors import Cancelled, ParmError
 
         if isinstance(exc, Cancelled):
             console.print(f"{exc} No outputs were written.", markup=False)
@@ -95,9 +95,9 @@ def run_headless(file, config_path, columns, overrides, embeddings_path, out, fo
 
 def _run(console, file, config_path, columns, overrides, embeddings_path, out, force, quiet):
     # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
-    from engine.data import load_responses
-    from engine.embed import load_embeddings
-    from engine.export import OUTPUT_FILES, check_writable, write_outputs
+    from engine.input.responses import load_responses
+    from engine.embedding.sentence import load_embeddings
+    from engine.outputs.write import OUTPUT_FILES, check_writable, write_outputs
     from engine.pipeline import run_audit
     from parm_tui.cli import build_config
 

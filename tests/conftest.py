@@ -30,14 +30,14 @@ def isolated_dirs(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def sample_config():
-    from engine.config import load_defaults
+    from engine.input.config import load_defaults
 
     return load_defaults()
 
 
 @pytest.fixture(scope="session")
 def sample_responses(sample_config):
-    from engine.data import load_responses
+    from engine.input.responses import load_responses
 
     return load_responses(SAMPLE_CSV, sample_config)
 
@@ -45,7 +45,7 @@ def sample_responses(sample_config):
 @pytest.fixture(scope="session")
 def sample_embeddings(sample_responses) -> np.ndarray:
     """The sample answers embedded with the bundled model (about 5 s, once per session)."""
-    from engine.embed import embed_texts
+    from engine.embedding.sentence import embed_texts
 
     vectors, _ = embed_texts(sample_responses.texts)
     return vectors

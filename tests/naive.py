@@ -1,7 +1,7 @@
 """A deliberately naive, dense implementation of the paper's equations, used as the reference.
 
-Everything here follows the paper's text literally and shares no code with `engine.model` or
-`engine.graph`: a full N x N float64 cosine matrix, min-max normalisation over the off-diagonal
+Everything here follows the paper's text literally and shares no code with `engine.model.pseudo_likelihood` or
+`engine.graph.neighbour_graph`: a full N x N float64 cosine matrix, min-max normalisation over the off-diagonal
 entries, zero diagonal, the power, per-row top-K by "the K largest off-diagonal entries in row
 i", symmetrisation by the union of the directed neighbourhoods, features T_i(c) and S_i by
 loops, and its own pseudo-likelihood objective fitted with scipy. It is slow on purpose

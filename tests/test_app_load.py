@@ -12,7 +12,7 @@ import pytest
 from conftest import SAMPLE_CSV
 from textual.widgets import Select, Static
 
-from engine.errors import DataError
+from engine.core.errors import DataError
 from parm_tui.app import ParmApp
 from parm_tui.recent import recent_files
 from parm_tui.widgets.path_input import PathInput, PathSuggester, path_problem
@@ -90,8 +90,8 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
 
 
 async def test_a_single_score_category_shows_the_engine_message(tmp_path):
-    from engine.config import load_defaults
-    from engine.data import read_table, responses_from_frame
+    from engine.input.config import load_defaults
+    from engine.input.responses import read_table, responses_from_frame
 
     path = write_csv(tmp_path / "one-score.csv", [1] * 12)
     with pytest.raises(DataError) as expected:
@@ -128,7 +128,7 @@ async def test_skipping_bad_rows_in_settings_revalidates_with_a_warning(tmp_path
 
 
 async def test_choosing_another_score_column_revalidates():
-    from engine.data import read_table, responses_from_frame
+    from engine.input.responses import read_table, responses_from_frame
 
     async with ParmApp(SAMPLE_CSV).run_test(size=(80, 24)) as pilot:
         await pilot.app.workers.wait_for_complete()
@@ -155,7 +155,7 @@ async def test_recent_files_record_the_opened_file(tmp_path):
 def test_importing_the_app_does_not_import_torch():
     code = (
         "import sys, parm_tui.app\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'engine.embed') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'engine.embedding.sentence') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

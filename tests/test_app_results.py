@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Static, TabbedContent
 
-from engine.metrics import confusion
-from engine.report import parameters
-from engine.tuning import TuningRow
+from engine.model.metrics import confusion
+from engine.outputs.report import parameters
+from engine.model.tuning import TuningRow
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.widgets.metrics import metrics_summary

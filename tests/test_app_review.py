@@ -13,7 +13,7 @@ from textual.app import App
 from textual.widgets import Checkbox, Input, Select, Static
 
 import parm_tui.app
-from engine.review import open_store
+from engine.audit.decisions import open_store
 from parm_tui.screens.review import NO_STORE, ReviewScreen
 from parm_tui.widgets.neighbours import NeighbourList, neighbour_rows
 from parm_tui.widgets.review_detail import NoteModal, ScoreModal
@@ -28,8 +28,8 @@ def synthetic_result(
     n: int, noise: float = 2.5, seed: int = 0, second: bool = True, top_k=(10,), power=1.0
 ):
     """An AuditResult on clustered synthetic embeddings (3 scores, many disagreements)."""
-    from engine.config import load_defaults
-    from engine.data import responses_from_frame
+    from engine.input.config import load_defaults
+    from engine.input.responses import responses_from_frame
     from engine.pipeline import run_audit
 
     vectors, scores = clustered_embeddings(n, 3, noise=noise, seed=seed)

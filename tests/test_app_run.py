@@ -12,7 +12,7 @@ from conftest import SAMPLE_CSV
 from textual.widgets import Static
 
 import engine.pipeline
-from engine.progress import ProgressEvent
+from engine.core.progress import ProgressEvent
 from parm_tui.app import ParmApp
 from parm_tui.recent import ERROR_LOG, data_dir
 from parm_tui.screens.error import ErrorModal
@@ -175,7 +175,7 @@ async def test_an_unexpected_error_shows_its_type_and_logs_the_traceback(monkeyp
 async def test_two_errors_share_one_modal():
     app = ParmApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        from engine.errors import DataError
+        from engine.core.errors import DataError
 
         app.show_error(DataError("first problem"))
         app.show_error(DataError("second problem"))
@@ -206,7 +206,7 @@ def staged_fake_audit(stages):
     """A run_audit that reports each (stage, done, total, message), then stops as cancelled."""
 
     def fake(responses, config, progress=None, cancel=None, embeddings=None):
-        from engine.errors import Cancelled
+        from engine.core.errors import Cancelled
 
         for stage, done, total, message in stages:
             progress(ProgressEvent(stage, done, total, message))
@@ -273,7 +273,7 @@ async def test_quit_keys_close_the_app(key):
 def test_quitting_cancels_a_running_audit_and_waits_for_it():
     from types import SimpleNamespace
 
-    from engine.progress import CancelToken
+    from engine.core.progress import CancelToken
     from parm_tui.app import stop_audit_threads
 
     token = CancelToken()

@@ -9,9 +9,9 @@ import pytest
 from conftest import clustered_embeddings
 from sklearn.metrics import accuracy_score, cohen_kappa_score, roc_auc_score
 
-from engine import audit
-from engine.config import load_defaults
-from engine.data import Responses
+from engine.audit import evidence as audit
+from engine.input.config import load_defaults
+from engine.input.responses import Responses
 from engine.pipeline import run_audit
 
 N, CLASSES, FLIPS = 300, 3, 15
@@ -90,7 +90,7 @@ def test_evidence_is_the_strongest_edges_of_the_fitted_graph(flipped_run):
 
 
 def test_evidence_text_lists_row_score_and_weight(flipped_run):
-    from engine.report import evidence_text
+    from engine.outputs.report import evidence_text
 
     result, _, _ = flipped_run
     parts = evidence_text(result, 5).split(";")
@@ -174,7 +174,7 @@ def test_run_audit_refuses_embeddings_that_do_not_match_the_responses(
 ):
     import pytest
 
-    from engine.errors import EmbeddingError
+    from engine.core.errors import EmbeddingError
     from engine.pipeline import run_audit
 
     with pytest.raises(EmbeddingError, match="one per response"):

@@ -13,10 +13,10 @@ import pytest
 from conftest import clustered_embeddings
 from typer.testing import CliRunner
 
-from engine import export
-from engine.config import config_from_dict
-from engine.data import Responses
-from engine.errors import ExportError
+from engine.outputs import write as export
+from engine.input.config import config_from_dict
+from engine.input.responses import Responses
+from engine.core.errors import ExportError
 from engine.pipeline import run_audit
 from parm_tui.cli import app
 
@@ -431,7 +431,7 @@ def test_overlapping_categories_give_no_separation_warning(small_result):
 
 
 def test_long_texts_are_counted_as_truncated_also_from_the_cache():
-    from engine.embed import embed_texts
+    from engine.embedding.sentence import embed_texts
 
     texts = [f"Plants need light {i}." for i in range(11)]
     texts.append("Plants need light and water and soil. " * 120)
@@ -445,7 +445,7 @@ def test_exports_follow_the_umask_not_mkstemps_private_mode(tmp_path):
     import os
     import stat
 
-    from engine.export import atomic_write_text
+    from engine.outputs.write import atomic_write_text
 
     old = os.umask(0o022)
     try:

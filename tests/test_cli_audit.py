@@ -12,7 +12,7 @@ from conftest import SAMPLE_CSV
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 from typer.testing import CliRunner
 
-from engine.config import load_defaults
+from engine.input.config import load_defaults
 from parm_tui.cli import app
 
 PREDICTION_COLUMNS = ["row", "id", "text", "score", "predicted"]

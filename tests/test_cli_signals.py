@@ -17,7 +17,7 @@ from conftest import ROOT
 # interrupts a run that is surely in progress instead of guessing a delay.
 LAUNCHER = """
 import pathlib, sys
-import engine.tuning as tuning
+import engine.model.tuning as tuning
 marker = pathlib.Path(sys.argv[1])
 original = tuning._Search.evaluate
 def evaluate(self, *args, **kwargs):

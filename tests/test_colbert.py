@@ -11,17 +11,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.colbert import (
+from engine.embedding.tokens import (
     candidate_count,
     embed_tokens,
     is_multi_vector_checkpoint,
     maxsim_graph,
     tuning_config,
 )
-from engine.config import config_from_dict
-from engine.errors import Cancelled, ConfigError, EmbeddingError
-from engine.maxsim import TokenEmbeddings, maxsim, pair_scores, symmetric_score
-from engine.progress import CancelToken, Reporter
+from engine.input.config import config_from_dict
+from engine.core.errors import Cancelled, ConfigError, EmbeddingError
+from engine.graph.maxsim import TokenEmbeddings, maxsim, pair_scores, symmetric_score
+from engine.core.progress import CancelToken, Reporter
 from tests.conftest import SAMPLE_CSV
 
 
@@ -311,8 +311,8 @@ def small_sample_csv(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def late_interaction_run(small_sample_csv, colbert_minilm):
-    from engine.config import load_defaults
-    from engine.data import load_responses
+    from engine.input.config import load_defaults
+    from engine.input.responses import load_responses
     from engine.pipeline import run_audit
 
     config = load_defaults().updated(
@@ -335,7 +335,7 @@ def test_run_audit_in_late_interaction_mode(late_interaction_run):
 
 
 def test_report_json_says_late_interaction(late_interaction_run, tmp_path):
-    from engine.export import write_outputs
+    from engine.outputs.write import write_outputs
 
     write_outputs(late_interaction_run[0], tmp_path)
     report = json.loads((tmp_path / "report.json").read_text())

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from engine.config import (
+from engine.input.config import (
     DEFAULTS,
     DEFAULTS_PATH,
     PowerInterval,
@@ -16,7 +16,7 @@ from engine.config import (
     load_config,
     parse_override,
 )
-from engine.errors import ConfigError
+from engine.core.errors import ConfigError
 
 INVALID = [
     ("similarity_top_k", 0, "integer >= 1"),

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.config import config_from_dict
-from engine.data import MAX_CATEGORIES, MIN_RESPONSES, code_labels, load_responses, read_table
-from engine.errors import DataError
+from engine.input.config import config_from_dict
+from engine.input.responses import MAX_CATEGORIES, MIN_RESPONSES, code_labels, load_responses, read_table
+from engine.core.errors import DataError
 
 HEADER = ["id", "answer", "score"]
 
@@ -219,8 +219,8 @@ def test_scores_are_int_codes(tmp_path):
 
 
 def test_responses_differ_when_the_second_score_column_changes(tmp_path):
-    from engine.config import config_from_dict
-    from engine.data import load_responses
+    from engine.input.config import config_from_dict
+    from engine.input.responses import load_responses
 
     path = tmp_path / "two.csv"
     rows = ["id,answer,score,score2,score3"]

@@ -1,4 +1,4 @@
-"""engine.metrics against scikit-learn, always over the full label set."""
+"""engine.model.metrics against scikit-learn, always over the full label set."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score, log_loss
 
-from engine.metrics import agreement, better, confusion, evaluate
+from engine.model.metrics import agreement, better, confusion, evaluate
 
 
 def random_case(n, n_classes, seed, never_predicted=None, never_scored=None):

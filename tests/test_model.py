@@ -1,4 +1,4 @@
-"""The PARM pseudo-likelihood in engine.model: derivatives, weights, and parameter recovery."""
+"""The PARM pseudo-likelihood in engine.model.pseudo_likelihood: derivatives, weights, and parameter recovery."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from engine.model import (
+from engine.model.pseudo_likelihood import (
     class_weights,
     fit,
     hessian,
@@ -78,7 +78,7 @@ def test_hessian_matches_the_paper_formula_for_beta_c_and_mu_d():
 def test_the_optimisers_objective_equals_neg_log_pl(n_classes):
     """fit() minimises a re-laid-out copy of the objective for speed; it must be the same
     function, including the 1e-15 floor on probabilities."""
-    from engine.model import _Objective
+    from engine.model.pseudo_likelihood import _Objective
 
     t, s, scores, weights, theta = random_problem(n_classes=n_classes, seed=20 + n_classes)
     objective = _Objective(t, s, scores, weights)

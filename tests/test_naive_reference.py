@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from conftest import clustered_embeddings
 
-from engine.config import config_from_dict
-from engine.graph import build_graph
-from engine.tuning import tune
+from engine.input.config import config_from_dict
+from engine.graph.neighbour_graph import build_graph
+from engine.model.tuning import tune
 
 N = 150
 N_CLASSES = 3

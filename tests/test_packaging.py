@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import DEFAULTS, DEFAULTS_PATH, config_from_dict, load_defaults
+from engine.input.config import DEFAULTS, DEFAULTS_PATH, config_from_dict, load_defaults
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,7 +31,7 @@ def test_defaults_round_trip_through_the_config():
 def engine_modules() -> set[str]:
     """Top-level module names loaded by importing the engine in a fresh interpreter."""
     script = (
-        "import engine, engine.pipeline, engine.report, engine.export, engine.embed\n"
+        "import engine, engine.pipeline, engine.outputs.report, engine.outputs.write, engine.embedding.sentence\n"
         "import sys, json\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_CSV, clustered_embeddings
 
-from engine.data import Responses, load_responses
-from engine.export import csv_text, json_text
+from engine.input.responses import Responses, load_responses
+from engine.outputs.write import csv_text, json_text
 from engine.pipeline import run_audit
-from engine.report import prediction_table, report_dict, report_markdown
+from engine.outputs.report import prediction_table, report_dict, report_markdown
 
 SECTIONS = (
     "## Data",
@@ -87,7 +87,7 @@ def test_report_lists_near_duplicates_with_both_texts():
         source="dupes.csv",
     )
     config_changes = {"similarity_top_k": [5, 10], "bootstrap_samples": 0, "cross_fit_folds": 0}
-    from engine.config import load_defaults
+    from engine.input.config import load_defaults
 
     result = run_audit(responses, load_defaults().updated(**config_changes), embeddings=vectors)
     pair = report_dict(result)["near_duplicates"][0]

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.data import Responses
-from engine.errors import ParmError, ReviewError
-from engine.review import (
+from engine.input.responses import Responses
+from engine.core.errors import ParmError, ReviewError
+from engine.audit.decisions import (
     DECISION_COLUMNS,
     SCHEMA_VERSION,
     decisions_table,
@@ -250,8 +250,8 @@ CHILD = textwrap.dedent(
     import sys
     import numpy as np
     from pathlib import Path
-    from engine.data import Responses
-    from engine.review import open_store
+    from engine.input.responses import Responses
+    from engine.audit.decisions import open_store
 
     n = 400
     responses = Responses(

@@ -1,4 +1,4 @@
-"""engine.tuning: the Cartesian grid, Brent per K on a power interval, and selection."""
+"""engine.model.tuning: the Cartesian grid, Brent per K on a power interval, and selection."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 from conftest import clustered_embeddings
 
-import engine.tuning
-from engine.config import METRICS, config_from_dict
-from engine.errors import Cancelled
-from engine.graph import build_graph
-from engine.metrics import evaluate
-from engine.model import fit
-from engine.progress import CancelToken, Reporter
-from engine.tuning import TuningRow, tune
+import engine.model.tuning
+from engine.input.config import METRICS, config_from_dict
+from engine.core.errors import Cancelled
+from engine.graph.neighbour_graph import build_graph
+from engine.model.metrics import evaluate
+from engine.model.pseudo_likelihood import fit
+from engine.core.progress import CancelToken, Reporter
+from engine.model.tuning import TuningRow, tune
 
 N_CLASSES = 3
 
@@ -83,7 +83,7 @@ def test_ties_go_to_the_first_configuration(data, graph, metric, monkeypatch):
         value = next(calls)
         return {m: value for m in METRICS}
 
-    monkeypatch.setattr(engine.tuning, "evaluate", fake_evaluate)
+    monkeypatch.setattr(engine.model.tuning, "evaluate", fake_evaluate)
     settings = config(similarity_top_k=[3, 6], similarity_power=[1.0, 2.0], selection_metric=metric)
     result = tune(graph, scores, N_CLASSES, settings)
     assert [r.selected for r in result.rows] == [False, True, False, False]
@@ -91,7 +91,7 @@ def test_ties_go_to_the_first_configuration(data, graph, metric, monkeypatch):
 
 
 def test_all_metrics_equal_selects_the_first_configuration(data, graph, monkeypatch):
-    monkeypatch.setattr(engine.tuning, "evaluate", lambda human, proba: dict.fromkeys(METRICS, 0.5))
+    monkeypatch.setattr(engine.model.tuning, "evaluate", lambda human, proba: dict.fromkeys(METRICS, 0.5))
     result = tune(graph, data[1], N_CLASSES, config(similarity_top_k=[3, 6, 9]))
     assert [r.selected for r in result.rows] == [True, False, False]
 
@@ -141,13 +141,13 @@ def test_brent_stays_inside_interval_and_tunes_power_separately_per_k(data):
 
 def test_brent_on_a_real_graph_runs_once_per_k_with_the_interval(data, graph, monkeypatch):
     calls = []
-    original = engine.tuning.minimize_scalar
+    original = engine.model.tuning.minimize_scalar
 
     def spy(func, **kwargs):
         calls.append(kwargs)
         return original(func, **kwargs)
 
-    monkeypatch.setattr(engine.tuning, "minimize_scalar", spy)
+    monkeypatch.setattr(engine.model.tuning, "minimize_scalar", spy)
     settings = config(
         similarity_top_k=[4, 8],
         similarity_power={"min": 0.5, "max": 3.0, "tol": 0.05},

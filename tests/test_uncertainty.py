@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from conftest import clustered_embeddings
 
-from engine.config import load_defaults
-from engine.errors import Cancelled
-from engine.graph import build_graph
-from engine.model import fit
-from engine.progress import CancelToken, Reporter
-from engine.uncertainty import bootstrap_agreement, bootstrap_fit_se, cross_fit, fold_assignment
+from engine.input.config import load_defaults
+from engine.core.errors import Cancelled
+from engine.graph.neighbour_graph import build_graph
+from engine.model.pseudo_likelihood import fit
+from engine.core.progress import CancelToken, Reporter
+from engine.model.cross_fit import bootstrap_agreement, bootstrap_fit_se, cross_fit, fold_assignment
 
 # Sandwich and bootstrap standard errors are both estimates (the bootstrap's own sampling error
 # with 200 resamples is about 5%), so they must agree within this relative tolerance.

@@ -13,7 +13,7 @@ from textual.widgets import Button, Label, Static
 
 def describe_error(error: BaseException, log_path=None) -> tuple[str, str]:
     """(title, message) for an error: ParmErrors speak for themselves; others say what they are."""
-    from engine.errors import ParmError
+    from engine.core.errors import ParmError
 
     if isinstance(error, ParmError):
         return "Cannot continue", str(error)

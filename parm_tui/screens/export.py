@@ -31,8 +31,8 @@ def output_folder(value: str) -> Path:
 
 def write_chosen(result, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
     """Write the chosen files (runs in a worker thread); raises ParmError subclasses."""
-    from engine.export import write_outputs
-    from engine.review import DECISIONS_FILE, decisions_csv
+    from engine.outputs.write import write_outputs
+    from engine.audit.decisions import DECISIONS_FILE, decisions_csv
 
     outputs = [name for name in names if name != DECISIONS_FILE]
     extra = {}
@@ -149,8 +149,8 @@ class ExportScreen(Screen):
 
     def action_export(self) -> None:
         """Check first; ask before replacing files; then write in a worker thread."""
-        from engine.errors import ExportError
-        from engine.export import check_writable
+        from engine.core.errors import ExportError
+        from engine.outputs.write import check_writable
 
         if self.export_worker is not None and self.export_worker.state == WorkerState.RUNNING:
             return
@@ -200,7 +200,7 @@ class ExportScreen(Screen):
             self.report_error(event.worker.error)
 
     def report_error(self, error: BaseException) -> None:
-        from engine.errors import ParmError
+        from engine.core.errors import ParmError
 
         if isinstance(error, ParmError):
             self.show_status(Text(str(error), style="red"))

@@ -119,7 +119,7 @@ class LoadScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="read-table")
     def read_frame(self, path: Path):
-        from engine.table import read_table
+        from engine.input.table import read_table
 
         return path, read_table(path)
 
@@ -135,7 +135,7 @@ class LoadScreen(Screen):
             )
             self.show_frame(path, frame)
         elif event.state == WorkerState.ERROR:
-            from engine.errors import ParmError
+            from engine.core.errors import ParmError
 
             error = event.worker.error
             if isinstance(error, ParmError):
@@ -146,7 +146,7 @@ class LoadScreen(Screen):
 
     # -- columns and validation -----------------------------------------------------------------
     def show_frame(self, path: Path, frame) -> None:
-        from engine.table import guess_columns
+        from engine.input.table import guess_columns
 
         self.frame, self.frame_path = frame, path
         guesses = guess_columns(frame)
@@ -194,8 +194,8 @@ class LoadScreen(Screen):
 
     def validate(self) -> None:
         """Build Responses from the chosen columns; show counts and warnings, or the error."""
-        from engine.data import responses_from_frame
-        from engine.errors import ParmError
+        from engine.input.responses import responses_from_frame
+        from engine.core.errors import ParmError
 
         if self.frame is None:
             return

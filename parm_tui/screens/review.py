@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Select, Static
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
-from engine.errors import ParmError
+from engine.core.errors import ParmError
 from parm_tui.widgets.neighbours import NeighbourList, snippet
 from parm_tui.widgets.review_detail import (
     NoteModal,

@@ -1,4 +1,4 @@
-"""Settings: every defaults.json key as a widget, validated live by engine.config, with the
+"""Settings: every defaults.json key as a widget, validated live by engine.input.config, with the
 engine's message under the field it names; save to and load from a JSON file."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class SettingsScreen(Screen):
         yield Footer(compact=True)
 
     def compose_model(self) -> ComposeResult:
-        from engine.config import DEFAULT_MODEL
+        from engine.input.config import DEFAULT_MODEL
 
         known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
         known += [(Text(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
@@ -145,7 +145,7 @@ class SettingsScreen(Screen):
     # -- config -> widgets ----------------------------------------------------------------------
     def fill(self, config) -> None:
         """Show `config` in the form (without re-validating each widget as it is set)."""
-        from engine.config import PowerInterval
+        from engine.input.config import PowerInterval
 
         self._filling = True
         values = config.to_dict()
@@ -218,8 +218,8 @@ class SettingsScreen(Screen):
 
     def field_errors(self, values: dict) -> dict[str, str]:
         """Each key checked on its own against the app's valid config: every bad field shows."""
-        from engine.config import config_from_dict
-        from engine.errors import ConfigError
+        from engine.input.config import config_from_dict
+        from engine.core.errors import ConfigError
 
         base = self.app.config.to_dict()
         errors = {}
@@ -232,8 +232,8 @@ class SettingsScreen(Screen):
 
     def validate(self):
         """Validate the form; apply it to the app when valid. Returns the config or None."""
-        from engine.config import config_from_dict, is_late_interaction
-        from engine.errors import ConfigError
+        from engine.input.config import config_from_dict, is_late_interaction
+        from engine.core.errors import ConfigError
 
         values = self.settings_dict()
         self.query_one("#colbert-keys").display = is_late_interaction(values["embedding_model"])
@@ -293,8 +293,8 @@ class SettingsScreen(Screen):
         self.save_settings()
 
     def save_settings(self) -> bool:
-        from engine.config import save_config
-        from engine.errors import ParmError
+        from engine.input.config import save_config
+        from engine.core.errors import ParmError
 
         text = self.query_one("#settings-file", PathInput).value
         if not text.strip():
@@ -317,8 +317,8 @@ class SettingsScreen(Screen):
     @on(Button.Pressed, "#settings-load")
     @on(PathInput.Submitted, "#settings-file")
     def load(self) -> None:
-        from engine.config import load_config
-        from engine.errors import ParmError
+        from engine.input.config import load_config
+        from engine.core.errors import ParmError
 
         text = self.query_one("#settings-file", PathInput).value
         try:
@@ -332,7 +332,7 @@ class SettingsScreen(Screen):
 
     @on(Button.Pressed, "#settings-defaults")
     def defaults(self) -> None:
-        from engine.config import load_defaults
+        from engine.input.config import load_defaults
 
         config = load_defaults()
         self.app.set_config(config)

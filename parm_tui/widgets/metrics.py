@@ -100,7 +100,7 @@ def uncertainty_note(result) -> Text:
 
 def confusion_table(result) -> Table:
     """Human score (rows) against predicted score (columns), counts from the result."""
-    from engine.metrics import confusion
+    from engine.model.metrics import confusion
 
     responses = result.responses
     counts = confusion(responses.scores, result.predicted, responses.n_classes)
@@ -115,7 +115,7 @@ def confusion_table(result) -> Table:
 
 
 def parameters_table(result) -> Table:
-    from engine.report import parameters
+    from engine.outputs.report import parameters
 
     table = Table(
         title=f"Parameter estimates (SE: {result.fitted.se_method})",

@@ -18,7 +18,7 @@ def fmt(value: float) -> str:
 
 
 def is_better(metric: str, a: float, b: float) -> bool:
-    """Same rule as engine.metrics.better: nll lower, the rest higher; NaN never wins."""
+    """Same rule as engine.model.metrics.better: nll lower, the rest higher; NaN never wins."""
     if not math.isfinite(a):
         return False
     if not math.isfinite(b):

@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from engine.config import load_defaults
-from engine.data import load_responses
-from engine.embed import cache_dir, cache_key, resolve_model
+from engine.input.config import load_defaults
+from engine.input.responses import load_responses
+from engine.embedding.sentence import cache_dir, cache_key, resolve_model
 from engine.pipeline import run_audit
 
 K_GRID = list(range(5, 55, 5))

@@ -1,4 +1,4 @@
-"""Embedding throughput on CPU: engine.embed.embed_texts against sentence-transformers' encode.
+"""Embedding throughput on CPU: engine.embedding.sentence.embed_texts against sentence-transformers' encode.
 
     python tests/benchmarks/bench_embed.py [--texts FILE.csv] [--column EssayText] [--n 1000]
 
@@ -62,8 +62,8 @@ def main() -> None:
 
     import torch
 
-    from engine.config import DEFAULT_MODEL
-    from engine.embed import embed_texts, load_sentence_model
+    from engine.input.config import DEFAULT_MODEL
+    from engine.embedding.sentence import embed_texts, load_sentence_model
 
     texts, source = load_texts(args.texts, args.column, args.n)
     started = time.perf_counter()

@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from engine.config import load_defaults
-from engine.data import load_responses
+from engine.input.config import load_defaults
+from engine.input.responses import load_responses
 from engine.pipeline import run_audit
 
 VARIANTS = {

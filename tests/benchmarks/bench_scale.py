@@ -84,8 +84,8 @@ def run_cli(table: Path, array: Path, out: Path, settings: dict[str, str]) -> di
 
 def in_process(emb: np.ndarray, scores: np.ndarray, settings: dict) -> dict:
     """run_audit with a progress callback: stage timings and the largest gap between events."""
-    from engine.config import load_defaults
-    from engine.data import Responses
+    from engine.input.config import load_defaults
+    from engine.input.responses import Responses
     from engine.pipeline import run_audit
 
     n = len(scores)
@@ -122,7 +122,7 @@ def naive_run(emb: np.ndarray, scores: np.ndarray, ks: list[int], grid: int) -> 
     import naive
     from scipy.optimize import minimize
 
-    from engine.model import one_blas_thread
+    from engine.model.pseudo_likelihood import one_blas_thread
 
     n_classes = int(scores.max()) + 1
     weights = naive.balanced_weights(scores, n_classes)

@@ -20,11 +20,11 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from engine import audit
-from engine.config import load_defaults
-from engine.data import load_responses
-from engine.embed import embed_texts
-from engine.model import fit
+from engine.audit import evidence as audit
+from engine.input.config import load_defaults
+from engine.input.responses import load_responses
+from engine.embedding.sentence import embed_texts
+from engine.model.pseudo_likelihood import fit
 from engine.pipeline import run_audit
 
 DATA = Path(os.environ.get("PARM_ASAP_DIR", "/work/shared/data/asap-sas"))

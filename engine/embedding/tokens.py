@@ -1,13 +1,13 @@
 """Late-interaction (ColBERT) similarities: token embeddings, candidate retrieval, MaxSim.
 
 An `embedding_model` whose name contains colbert, lateon or late-interaction selects this mode
-(`engine.config.is_late_interaction`). The graph is built in two stages, as in the paper:
+(`engine.input.config.is_late_interaction`). The graph is built in two stages, as in the paper:
 
 1. Coarse retrieval. Each response's token vectors are mean-pooled and L2-normalised, and
-   `engine.graph.build_graph` picks its K_c = `colbert_top_k` nearest candidates by cosine
+   `engine.graph.neighbour_graph.build_graph` picks its K_c = `colbert_top_k` nearest candidates by cosine
    (null: all N - 1 candidates, i.e. MaxSim on every pair).
 2. MaxSim on the candidate pairs only, `colbert_batch_size` pairs per batch, symmetrised and
-   length-normalised as the mean of the two mean-max directions (see `engine.maxsim`):
+   length-normalised as the mean of the two mean-max directions (see `engine.graph.maxsim`):
        s_ij = ( MaxSim(i -> j) / |T_i| + MaxSim(j -> i) / |T_j| ) / 2.
 
 Each response's candidates are then re-sorted by s_ij into a `NeighbourGraph` (mode
@@ -34,13 +34,13 @@ from pathlib import Path
 
 import numpy as np
 
-from engine import embed
-from engine.config import AuditConfig, replace
-from engine.data import Responses
-from engine.errors import ConfigError, EmbeddingError
-from engine.graph import NeighbourGraph, build_graph
-from engine.maxsim import TokenEmbeddings, pair_scores, unit_rows
-from engine.progress import Reporter
+from engine.embedding import sentence as embed
+from engine.input.config import AuditConfig, replace
+from engine.input.responses import Responses
+from engine.core.errors import ConfigError, EmbeddingError
+from engine.graph.neighbour_graph import NeighbourGraph, build_graph
+from engine.graph.maxsim import TokenEmbeddings, pair_scores, unit_rows
+from engine.core.progress import Reporter
 
 MODE = "late-interaction"
 PYLATE_KEYS = ("query_prefix", "document_prefix", "skiplist_words", "document_length")

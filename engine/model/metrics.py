@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.model import PROBA_FLOOR
+from engine.model.pseudo_likelihood import PROBA_FLOOR
 
 HIGHER_IS_BETTER = {
     "accuracy": True,

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.errors import Cancelled
+from engine.core.errors import Cancelled
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from engine.progress import Reporter
+from engine.core.progress import Reporter
 
 # Blocks hold chunk x N float32 similarities; this caps one block at 64 MB whatever chunk says.
 # It also bounds the time between progress events: a block is at most 1.3e10 flops at d = 384,

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from engine.errors import ReviewError
-from engine.export import atomic_write_text, check_writable, csv_text
+from engine.core.errors import ReviewError
+from engine.outputs.write import atomic_write_text, check_writable, csv_text
 
 SCHEMA_VERSION = 1
 DATABASE_NAME = "decisions.sqlite3"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.errors import DataError
+from engine.core.errors import DataError
 
 _SNIFF_BYTES = 256 * 1024
 

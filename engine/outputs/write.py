@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from engine.errors import ExportError
+from engine.core.errors import ExportError
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 OUTPUT_FILES = ("predictions.csv", "tuning.csv", "report.json", "report.md")
@@ -155,7 +155,7 @@ def write_outputs(
     extra: more files by name and content (decisions.csv), written in the same all-or-nothing
     batch.
     """
-    from engine import report
+    from engine.outputs import report
 
     out_dir = Path(out_dir).expanduser()
     unknown = sorted(set(names) - set(OUTPUT_FILES))

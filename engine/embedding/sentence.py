@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.config import DEFAULT_MODEL
-from engine.errors import EmbeddingError
-from engine.progress import Reporter
+from engine.input.config import DEFAULT_MODEL
+from engine.core.errors import EmbeddingError
+from engine.core.progress import Reporter
 
 BUNDLED_NAMES = {DEFAULT_MODEL.lower(), "all-minilm-l6-v2"}
 CACHE_VERSION = "1"

@@ -1,4 +1,4 @@
-"""Scored responses from a table (engine.table reads the file): columns chosen by name, score labels coded 0..C in sorted order with the originals kept."""
+"""Scored responses from a table (engine.input.table reads the file): columns chosen by name, score labels coded 0..C in sorted order with the originals kept."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.config import AuditConfig
-from engine.errors import DataError
-from engine.table import as_number, read_table
+from engine.input.config import AuditConfig
+from engine.core.errors import DataError
+from engine.input.table import as_number, read_table
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from engine.metrics import confusion
-from engine.tuning import METRIC_NAMES
-from engine.uncertainty import LEVEL
+from engine.model.metrics import confusion
+from engine.model.tuning import METRIC_NAMES
+from engine.model.cross_fit import LEVEL
 
 SEVERITY_DEFINITION = (
     "max over other scores of p(score) minus p(human score), from the fitted (balanced) model: "
@@ -254,6 +254,6 @@ def _version() -> str:
 
 def report_markdown(result, top: int = 20) -> str:
     """A readable report for a rater-lead (built in engine/markdown_report.py)."""
-    from engine.markdown_report import markdown_report
+    from engine.outputs.markdown import markdown_report
 
     return markdown_report(result, top)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from engine.metrics import agreement
+from engine.model.metrics import agreement
 
 EVIDENCE_COUNT = 5
 

@@ -11,11 +11,11 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from engine.errors import ConfigError
+from engine.core.errors import ConfigError
 
 METRICS = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULTS_PATH = Path(__file__).resolve().parent.parent / "defaults.json"
+DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
 
 # Mirrors the repository's defaults.json (a test keeps the two equal), so an installed wheel
 # without the file behaves the same.
@@ -346,7 +346,7 @@ def parse_override(item: str) -> tuple[str, object]:
 
 def save_config(config: AuditConfig, path: str | Path) -> None:
     """Write the settings as JSON (atomically), so they can be loaded again."""
-    from engine.export import atomic_write_text
+    from engine.outputs.write import atomic_write_text
 
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 

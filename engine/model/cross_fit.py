@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.config import AuditConfig
-from engine.graph import NeighbourGraph
-from engine.metrics import agreement, better, evaluate
-from engine.model import fit, proba
-from engine.progress import Reporter
-from engine.tuning import brent_search
+from engine.input.config import AuditConfig
+from engine.graph.neighbour_graph import NeighbourGraph
+from engine.model.metrics import agreement, better, evaluate
+from engine.model.pseudo_likelihood import fit, proba
+from engine.core.progress import Reporter
+from engine.model.tuning import brent_search
 
 INTERVAL_METRICS = ("accuracy", "kappa", "qwk")
 LEVEL = 0.95

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from engine.progress import Reporter
+from engine.core.progress import Reporter
 
 
 @dataclass(frozen=True)
