@@ -1,22 +1,37 @@
-"""parm's engine: the PARM method, importable without Textual or Rich."""
+"""parm's engine: the PARM method, importable without Textual or Rich.
 
-from engine.input.config import AuditConfig, config_from_dict, load_config, load_defaults
-from engine.input.responses import Responses, load_responses
-from engine.core.errors import Cancelled, ParmError
-from engine.pipeline import AuditResult, run_audit
-from engine.core.progress import CancelToken, ProgressEvent
+The stages are packages, in the order the data flows (docs/architecture.md has the map):
+input -> embedding -> graph -> model -> audit -> outputs, with `engine.pipeline.run_audit` on
+top and `engine.core` (errors, progress, files, folders) underneath. A package imports only
+the packages below it.
 
-__all__ = [
-    "AuditConfig",
-    "AuditResult",
-    "CancelToken",
-    "Cancelled",
-    "ParmError",
-    "ProgressEvent",
-    "Responses",
-    "config_from_dict",
-    "load_config",
-    "load_defaults",
-    "load_responses",
-    "run_audit",
-]
+The names below are loaded on first use, so importing a light module such as
+`engine.core.places` does not load numpy, pandas or the pipeline.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "AuditConfig": "engine.input.config",
+    "config_from_dict": "engine.input.config",
+    "load_config": "engine.input.config",
+    "load_defaults": "engine.input.config",
+    "Responses": "engine.input.responses",
+    "load_responses": "engine.input.responses",
+    "Cancelled": "engine.core.errors",
+    "ParmError": "engine.core.errors",
+    "CancelToken": "engine.core.progress",
+    "ProgressEvent": "engine.core.progress",
+    "AuditResult": "engine.pipeline",
+    "run_audit": "engine.pipeline",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'engine' has no attribute {name!r}")

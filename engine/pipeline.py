@@ -1,5 +1,5 @@
-"""`run_audit`: the one call both front ends make. Embeds, builds the graph once, tunes K and p,
-and turns the selected fit into an audit."""
+"""`run_audit`: the one call both front ends make. It runs the stages in the order the data flows:
+embedding, the neighbour graph (found once), tuning K and p, then the audit of the selected fit."""
 
 from __future__ import annotations
 
@@ -8,15 +8,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.audit import evidence as audit
-from engine.model import cross_fit as uncertainty
+from engine.audit import duplicates, evidence, intervals, severity
+from engine.audit.duplicates import NearDuplicate
+from engine.audit.evidence import Neighbour
+from engine.audit.intervals import Interval
+from engine.audit.second_rater import SecondRater, second_rater
+from engine.core.errors import EmbeddingError
+from engine.core.progress import CancelToken, ProgressCallback, Reporter
+from engine.embedding.sentence import embed_texts
+from engine.embedding.tokens import embed_tokens
+from engine.graph.late_interaction import late_interaction_graph, tuning_config
+from engine.graph.neighbour_graph import NeighbourGraph
+from engine.graph.search import build_graph
 from engine.input.config import AuditConfig, fit_top_k
 from engine.input.responses import Responses
-from engine.embedding.sentence import embed_texts
-from engine.core.errors import EmbeddingError
-from engine.graph.neighbour_graph import NeighbourGraph, build_graph
+from engine.model.cross_fit import CrossFit, cross_fit
 from engine.model.pseudo_likelihood import FittedPARM
-from engine.core.progress import CancelToken, ProgressCallback, Reporter
 from engine.model.tuning import TuningResult, TuningRow, tune
 
 
@@ -31,17 +38,17 @@ class AuditResult:
     tuning: TuningResult
     predicted: np.ndarray
     severity: np.ndarray
-    evidence: list[list[audit.Neighbour]]
+    evidence: list[list[Neighbour]]
     timings: dict[str, float]
     embedding_info: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     # Second rater (None without a second score column); near-duplicates scored differently.
-    second_rater: audit.SecondRater | None = None
-    near_duplicates: list[audit.NearDuplicate] = field(default_factory=list)
+    second_rater: SecondRater | None = None
+    near_duplicates: list[NearDuplicate] = field(default_factory=list)
     # Bootstrap intervals {metric: Interval} (empty when bootstrap_samples = 0) and the
     # cross-fitted agreement (None when cross_fit_folds = 0).
-    intervals: dict[str, uncertainty.Interval] = field(default_factory=dict)
-    cross_fit: uncertainty.CrossFit | None = None
+    intervals: dict[str, Interval] = field(default_factory=dict)
+    cross_fit: CrossFit | None = None
 
     @property
     def fitted(self) -> FittedPARM:
@@ -62,18 +69,11 @@ class AuditResult:
 
     @property
     def flagged(self) -> np.ndarray:
-        return audit.flags(self.predicted, self.responses.scores)
+        return severity.flags(self.predicted, self.responses.scores)
 
     def review_order(self) -> np.ndarray:
         """Flagged rows first, most severe first; then the rest by severity."""
         return np.lexsort((-self.severity, ~self.flagged))
-
-
-def embeddings_for(responses: Responses, config: AuditConfig, reporter: Reporter):
-    vectors, info = embed_texts(
-        responses.texts, config.embedding_model, config.embedding_batch_size, reporter
-    )
-    return vectors, {"model": config.embedding_model, **info}
 
 
 def run_audit(
@@ -94,32 +94,14 @@ def run_audit(
     config, k_notes = fit_top_k(config, len(responses))
     warnings = list(config.warnings) + list(responses.warnings) + k_notes
     started = time.perf_counter()
-    tune_config = config
     if config.late_interaction:
-        from engine.embedding.tokens import late_interaction_graph, tuning_config
-
-        graph, info = late_interaction_graph(responses, config, reporter)
-        timings["embedding"] = info.pop("embedding_seconds", 0.0)
+        graph, info, tune_config = _late_interaction(responses, config, embeddings, reporter, timings)
         warnings += info.pop("warnings", [])
-        if embeddings is not None:
-            warnings.append(
-                "Precomputed embeddings were not used: late-interaction mode needs token "
-                "embeddings, which were computed with the model."
-            )
-        # similarity_top_k null means "all colbert_top_k candidates" here (no dense graph).
-        tune_config = tuning_config(config, graph)
     else:
-        if embeddings is None:
-            embeddings, info = embeddings_for(responses, config, reporter)
-        elif embeddings.shape[0] != len(responses):
-            raise EmbeddingError(
-                f"{embeddings.shape[0]:,} precomputed embeddings for {len(responses):,} "
-                "responses; there must be one per response."
-            )
-        else:
-            info = {"model": "precomputed", "cached": False, "seconds": 0.0, "truncated": 0}
+        vectors, info = _sentence_embeddings(responses, config, embeddings, reporter)
         timings["embedding"] = time.perf_counter() - started
-        graph = _neighbour_graph(embeddings, config, reporter)
+        graph = _neighbour_graph(vectors, config, reporter)
+        tune_config = config
     timings["neighbours"] = time.perf_counter() - started - timings["embedding"]
     if info.get("truncated"):
         warnings.append(
@@ -132,14 +114,6 @@ def run_audit(
     warnings += result.warnings
     fitted = result.fitted
     predicted = fitted.predicted
-    best = result.best
-    if best.top_k is None:
-        weights = graph.transform(graph.similarities, best.power)
-        evidence = audit.evidence_from_lists(graph.indices, weights)
-    else:
-        weights = graph.weights(best.top_k, best.power, config.similarity_top_k_symmetric)
-        evidence = audit.evidence_from_weights(weights)
-    evidence = audit.with_similarities(evidence, graph.indices, graph.similarities)
     checks = _checks(graph, responses, tune_config, predicted, reporter, timings)
     timings["total"] = time.perf_counter() - started
     reporter("done", 1, 1, "audit finished")
@@ -150,13 +124,66 @@ def run_audit(
         graph=graph,
         tuning=result,
         predicted=predicted,
-        severity=audit.margin_severity(fitted.proba, responses.scores),
-        evidence=evidence,
+        severity=severity.margin_severity(fitted.proba, responses.scores),
+        evidence=_evidence(graph, result.best, config),
         timings={k: round(v, 3) for k, v in timings.items()},
         embedding_info=info,
         warnings=warnings,
         **checks,
     )
+
+
+def _sentence_embeddings(responses: Responses, config: AuditConfig, embeddings, reporter):
+    """One unit vector per response: the precomputed ones when given, else embedded (cached)."""
+    if embeddings is None:
+        vectors, info = embed_texts(
+            responses.texts, config.embedding_model, config.embedding_batch_size, reporter
+        )
+        return vectors, {"model": config.embedding_model, **info}
+    if embeddings.shape[0] != len(responses):
+        raise EmbeddingError(
+            f"{embeddings.shape[0]:,} precomputed embeddings for {len(responses):,} "
+            "responses; there must be one per response."
+        )
+    return embeddings, {"model": "precomputed", "cached": False, "seconds": 0.0, "truncated": 0}
+
+
+def _late_interaction(responses: Responses, config: AuditConfig, embeddings, reporter, timings):
+    """Token embeddings and their MaxSim graph; returns the graph, facts for the report and
+    the config tuning uses (similarity_top_k null means "all colbert_top_k candidates")."""
+    started = time.perf_counter()
+    tokens, info = embed_tokens(
+        responses.texts, config.embedding_model, config.embedding_batch_size, reporter
+    )
+    timings["embedding"] = time.perf_counter() - started
+    graph, facts = late_interaction_graph(tokens, config, reporter)
+    info.update(facts)
+    if embeddings is not None:
+        info["warnings"].append(
+            "Precomputed embeddings were not used: late-interaction mode needs token "
+            "embeddings, which were computed with the model."
+        )
+    return graph, info, tuning_config(config, graph)
+
+
+def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:
+    # fit_top_k has already left out every K not below N.
+    ks = [k for k in config.top_k_values if k is not None]
+    k_max = max(ks + [min(evidence.EVIDENCE_COUNT, embeddings.shape[0] - 1)])
+    return build_graph(
+        embeddings, k_max, config.similarity_top_k_chunk, config.normalize_similarities, reporter
+    )
+
+
+def _evidence(graph: NeighbourGraph, best: TuningRow, config: AuditConfig):
+    """The neighbours that drove each prediction, from the selected graph."""
+    if best.top_k is None:
+        weights = graph.transform(graph.similarities, best.power)
+        found = evidence.evidence_from_lists(graph.indices, weights)
+    else:
+        weights = graph.weights(best.top_k, best.power, config.similarity_top_k_symmetric)
+        found = evidence.evidence_from_weights(weights)
+    return evidence.with_similarities(found, graph.indices, graph.similarities)
 
 
 def _checks(graph, responses: Responses, config: AuditConfig, predicted, reporter, timings):
@@ -166,32 +193,22 @@ def _checks(graph, responses: Responses, config: AuditConfig, predicted, reporte
     """
     mark = time.perf_counter()
     scores, n_classes = responses.scores, responses.n_classes
-    duplicates = []
+    pairs = []
     # The threshold is a cosine similarity; late-interaction scores are on another scale.
     if graph.mode == "single-vector":
-        duplicates = audit.near_duplicates(
+        pairs = duplicates.near_duplicates(
             graph.indices, graph.similarities, scores, config.near_duplicate_threshold
         )
-    intervals = {}
+    figures = {}
     if config.bootstrap_samples > 0:
-        intervals = uncertainty.bootstrap_agreement(
+        figures = intervals.bootstrap_agreement(
             scores, predicted, n_classes, config.bootstrap_samples, config.seed, reporter
         )
-    crossed = uncertainty.cross_fit(graph, scores, n_classes, config, reporter)
+    crossed = cross_fit(graph, scores, n_classes, config, reporter)
     timings["checks"] = time.perf_counter() - mark
     return {
-        "second_rater": audit.second_rater(scores, responses.second_scores, predicted, n_classes),
-        "near_duplicates": duplicates,
-        "intervals": intervals,
+        "second_rater": second_rater(scores, responses.second_scores, predicted, n_classes),
+        "near_duplicates": pairs,
+        "intervals": figures,
         "cross_fit": crossed,
     }
-
-
-def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:
-    # fit_top_k has already left out every K not below N.
-    ks = [k for k in config.top_k_values if k is not None]
-    k_max = max(ks + [min(audit.EVIDENCE_COUNT, embeddings.shape[0] - 1)])
-    return build_graph(
-        embeddings, k_max, config.similarity_top_k_chunk, config.normalize_similarities, reporter
-    )
-

@@ -48,16 +48,17 @@ class ParmApp(App):
         path: Path | None = None,
         config_path: Path | None = None,
         embeddings_path: Path | None = None,
+        overrides: list[str] = (),
     ) -> None:
         super().__init__()
-        from engine.input.config import load_config, load_defaults
         from engine.core.errors import ConfigError
+        from engine.input.config import build_config, load_defaults
 
         self.initial_path = Path(path) if path is not None else None
         self.embeddings_path = Path(embeddings_path) if embeddings_path is not None else None
         self.startup_error: Exception | None = None
         try:
-            self.config = load_config(config_path) if config_path else load_defaults()
+            self.config = build_config(config_path, overrides)
         except ConfigError as exc:
             self.startup_error = exc
             self.config = load_defaults()
@@ -236,7 +237,7 @@ class ParmApp(App):
         try:
             embeddings = None
             if embeddings_path is not None:
-                from engine.embedding.sentence import load_embeddings
+                from engine.embedding.precomputed import load_embeddings
 
                 embeddings = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
             return run_audit(
@@ -349,9 +350,9 @@ class ParmApp(App):
         self.notify("Metrics summary copied to the clipboard.")
 
 
-def run_app(path=None, config_path=None, embeddings_path=None) -> None:
+def run_app(path=None, config_path=None, embeddings_path=None, overrides=()) -> None:
     """Open the app (from `parm`, `parm FILE` or `parm open`)."""
-    ParmApp(path, config_path, embeddings_path).run()
+    ParmApp(path, config_path, embeddings_path, overrides).run()
 
 
 def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:

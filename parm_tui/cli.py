@@ -18,18 +18,6 @@ app = typer.Typer(
 COMMANDS = ("audit", "open")
 
 
-def build_config(config_path: Path | None, overrides: list[str], columns: dict):
-    """defaults.json (or --config), then column flags, then --set KEY=VALUE, validated once."""
-    from engine.input.config import load_config, load_defaults, parse_override
-
-    config = load_config(config_path) if config_path else load_defaults()
-    changes = {key: value for key, value in columns.items() if value is not None}
-    for item in overrides:
-        key, value = parse_override(item)
-        changes[key] = value
-    return config.updated(**changes) if changes else config
-
-
 @app.command()
 def audit(
     file: Annotated[Path, typer.Argument(help="CSV or TSV file of scored responses.")],
@@ -71,11 +59,15 @@ def open_app(
     embeddings: Annotated[
         Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
     ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="Override a setting: KEY=VALUE (VALUE as JSON, else text)."),
+    ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""
     from parm_tui.app import run_app
 
-    run_app(file, config_path=config, embeddings_path=embeddings)
+    run_app(file, config_path=config, embeddings_path=embeddings, overrides=set_ or [])
 
 
 def main(argv: list[str] | None = None) -> None:

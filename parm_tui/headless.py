@@ -14,6 +14,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from engine.core.places import log_dir
+
 STAGE_NAMES = {
     "embedding": "Embedding",
     "neighbours": "Neighbour search",
@@ -43,16 +45,6 @@ class _Bars:
             total=total,
             description=f"{STAGE_NAMES[event.stage]}: {event.message}"[:70],
         )
-
-
-def log_dir() -> Path:
-    """Where internal-error logs go: $PARM_DATA_DIR/logs, else the platformdirs user log dir."""
-    override = os.environ.get("PARM_DATA_DIR")
-    if override:
-        return Path(override) / "logs"
-    from platformdirs import user_log_dir
-
-    return Path(user_log_dir("parm"))
 
 
 def write_crash_log(exc: BaseException) -> Path | None:
@@ -95,11 +87,11 @@ def run_headless(file, config_path, columns, overrides, embeddings_path, out, fo
 
 def _run(console, file, config_path, columns, overrides, embeddings_path, out, force, quiet):
     # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
+    from engine.embedding.precomputed import load_embeddings
+    from engine.input.config import build_config
     from engine.input.responses import load_responses
-    from engine.embedding.sentence import load_embeddings
     from engine.outputs.write import OUTPUT_FILES, check_writable, write_outputs
     from engine.pipeline import run_audit
-    from parm_tui.cli import build_config
 
     config = build_config(config_path, overrides, columns)
     responses = load_responses(file, config)

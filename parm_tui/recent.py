@@ -1,24 +1,15 @@
-"""The app's data folder and the list of recently opened files kept in it."""
+"""The list of recently opened files, kept in parm's data folder, and the app's error log."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
+
+from engine.core.places import data_dir
 
 RECENT_FILE = "recent.json"
 RECENT_LIMIT = 10
 ERROR_LOG = "parm-errors.log"
-
-
-def data_dir() -> Path:
-    """$PARM_DATA_DIR when set (tests use it), else the platformdirs user data folder."""
-    override = os.environ.get("PARM_DATA_DIR")
-    if override:
-        return Path(override)
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("parm"))
 
 
 def recent_files() -> list[Path]:

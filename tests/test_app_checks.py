@@ -15,7 +15,7 @@ from test_app_results import cells, show_results
 from test_app_review import MARKUP_TEXT, Host, synthetic_result, text_of
 from textual.widgets import Static, TabbedContent
 
-from engine.audit.evidence import NearDuplicate
+from engine.audit.duplicates import NearDuplicate
 from parm_tui.app import ParmApp
 from parm_tui.widgets.review_list import ReviewTable
 

@@ -99,9 +99,9 @@ async def test_a_tilde_folder_is_expanded(result, tmp_path, monkeypatch):
 
 def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path, monkeypatch):
     """A failure while writing decisions.csv leaves every earlier output untouched."""
-    import engine.outputs.write
+    import engine.core.files
     from engine.core.errors import ExportError
-    from engine.audit.decisions import DECISIONS_FILE
+    from engine.outputs.write import DECISIONS_FILE
     from parm_tui.screens.export import write_chosen
 
     folder = tmp_path / "out"
@@ -110,14 +110,14 @@ def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path
     source = tmp_path / "synthetic.csv"
     source.write_text("placeholder\n")
     responses = result.responses
-    real_stage = engine.outputs.write._stage
+    real_stage = engine.core.files._stage
 
     def failing_stage(path, text):
         if path.name == DECISIONS_FILE:
             raise ExportError(f"Could not write {path}: the disk is full")
         return real_stage(path, text)
 
-    monkeypatch.setattr(engine.outputs.write, "_stage", failing_stage)
+    monkeypatch.setattr(engine.core.files, "_stage", failing_stage)
     with open_store(source, responses, tmp_path / "d.sqlite3") as store:
         store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
         with pytest.raises(ExportError):

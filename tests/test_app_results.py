@@ -7,8 +7,8 @@ import pytest
 from textual.widgets import Static, TabbedContent
 
 from engine.model.metrics import confusion
-from engine.outputs.report import parameters
 from engine.model.tuning import TuningRow
+from engine.outputs.report import parameters
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.widgets.metrics import metrics_summary

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input, Select, Static, Switch
 
-from engine.input.config import config_from_dict, load_config, load_defaults
 from engine.core.errors import ConfigError
+from engine.input.config import config_from_dict, load_config, load_defaults
 from parm_tui.app import ParmApp
 from parm_tui.screens import settings_form as form
 from parm_tui.widgets.path_input import PathInput

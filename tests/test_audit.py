@@ -1,4 +1,4 @@
-"""Severity, evidence, second-rater agreement and near-duplicates (engine/audit.py)."""
+"""Severity, evidence, second-rater agreement and near-duplicates (engine/audit/)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ import pytest
 from conftest import clustered_embeddings
 from sklearn.metrics import accuracy_score, cohen_kappa_score, roc_auc_score
 
-from engine.audit import evidence as audit
+from engine.audit.duplicates import near_duplicates
+from engine.audit.evidence import EVIDENCE_COUNT
+from engine.audit.second_rater import second_rater
+from engine.audit.severity import margin_severity, severity
 from engine.input.config import load_defaults
 from engine.input.responses import Responses
 from engine.pipeline import run_audit
@@ -69,8 +72,8 @@ def test_severity_is_positive_exactly_when_the_model_prefers_another_score(flipp
 def test_margin_severity_is_best_other_minus_human_probability():
     proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
     scores = np.array([0, 0, 2])
-    np.testing.assert_allclose(audit.margin_severity(proba, scores), [-0.5, 0.5, 0.2])
-    np.testing.assert_allclose(audit.severity(proba, scores), [0.3, 0.9, 0.7])
+    np.testing.assert_allclose(margin_severity(proba, scores), [-0.5, 0.5, 0.2])
+    np.testing.assert_allclose(severity(proba, scores), [0.3, 0.9, 0.7])
 
 
 def test_evidence_is_the_strongest_edges_of_the_fitted_graph(flipped_run):
@@ -79,7 +82,7 @@ def test_evidence_is_the_strongest_edges_of_the_fitted_graph(flipped_run):
     weights = result.graph.weights(best.top_k, best.power, True).toarray()
     for i in (0, 17, 123):
         evidence = result.evidence[i]
-        assert len(evidence) == audit.EVIDENCE_COUNT
+        assert len(evidence) == EVIDENCE_COUNT
         row_weights = [nb.weight for nb in evidence]
         assert row_weights == sorted(row_weights, reverse=True)
         assert row_weights[0] == pytest.approx(weights[i].max())
@@ -90,11 +93,11 @@ def test_evidence_is_the_strongest_edges_of_the_fitted_graph(flipped_run):
 
 
 def test_evidence_text_lists_row_score_and_weight(flipped_run):
-    from engine.outputs.report import evidence_text
+    from engine.outputs.tables import evidence_text
 
     result, _, _ = flipped_run
     parts = evidence_text(result, 5).split(";")
-    assert len(parts) == audit.EVIDENCE_COUNT
+    assert len(parts) == EVIDENCE_COUNT
     for part, nb in zip(parts, result.evidence[5]):
         row, score, weight = part.split(":")
         assert int(row) == result.responses.rows[nb.index]
@@ -108,7 +111,7 @@ def test_second_rater_agreement_matches_scikit_learn():
     second = np.where(rng.random(400) < 0.7, first, rng.integers(0, 4, size=400))
     second[rng.choice(400, size=40, replace=False)] = -1
     predicted = np.where(rng.random(400) < 0.6, first, rng.integers(0, 4, size=400))
-    summary = audit.second_rater(first, second, predicted, 4)
+    summary = second_rater(first, second, predicted, 4)
     both = second >= 0
     a, b = first[both], second[both]
     labels = [0, 1, 2, 3]
@@ -130,7 +133,7 @@ def test_second_rater_agreement_matches_scikit_learn():
 
 
 def test_second_rater_is_none_without_a_second_column():
-    assert audit.second_rater(np.array([0, 1]), None, np.array([0, 1]), 2) is None
+    assert second_rater(np.array([0, 1]), None, np.array([0, 1]), 2) is None
 
 
 def test_second_rater_reaches_the_audit_result(flipped_run):
@@ -164,7 +167,7 @@ def test_near_duplicates_lists_each_pair_once_most_similar_first():
     indices = np.array([[1, 2], [0, 2], [1, 0]])
     similarities = np.array([[0.99, 0.97], [0.99, 0.96], [0.96, 0.97]], dtype=np.float32)
     scores = np.array([0, 1, 0])
-    found = audit.near_duplicates(indices, similarities, scores, 0.95)
+    found = near_duplicates(indices, similarities, scores, 0.95)
     assert [(p.first, p.second) for p in found] == [(0, 1), (1, 2)]
     assert found[0].similarity == pytest.approx(0.99)
 

@@ -13,10 +13,11 @@ import pytest
 from conftest import clustered_embeddings
 from typer.testing import CliRunner
 
-from engine.outputs import write as export
+from engine.core import files
+from engine.core.errors import ExportError
 from engine.input.config import config_from_dict
 from engine.input.responses import Responses
-from engine.core.errors import ExportError
+from engine.outputs import write as export
 from engine.pipeline import run_audit
 from parm_tui.cli import app
 
@@ -353,7 +354,7 @@ def test_full_disk_during_export_keeps_previous_outputs(tmp_path, small_result, 
     (out / "report.md").write_text("previous report")
     before["report.md"] = b"previous report"
     patch = pytest.MonkeyPatch()
-    patch.setattr(export.os, where, full_disk_on_call(getattr(os, where), call))
+    patch.setattr(files.os, where, full_disk_on_call(getattr(os, where), call))
     try:
         with pytest.raises(ExportError, match="Could not write .*: the disk is full"):
             export.write_outputs(small_result, out, overwrite=True)
@@ -367,15 +368,15 @@ def test_interrupted_export_leaves_no_temporary_files(tmp_path, small_result, mo
     def interrupt(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(export.os, "fsync", full_disk_on_call(os.fsync, 99))
-    monkeypatch.setattr(export.os, "replace", interrupt)
+    monkeypatch.setattr(files.os, "fsync", full_disk_on_call(os.fsync, 99))
+    monkeypatch.setattr(files.os, "replace", interrupt)
     with pytest.raises(KeyboardInterrupt):
         export.write_outputs(small_result, tmp_path / "out")
     assert list((tmp_path / "out").iterdir()) == []
 
 
 def test_full_disk_in_cli_export_is_one_line(tmp_path, good, monkeypatch):
-    monkeypatch.setattr(export.os, "fsync", full_disk_on_call(os.fsync, 2))
+    monkeypatch.setattr(files.os, "fsync", full_disk_on_call(os.fsync, 2))
     folder, _ = good
     code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
                        "--out", tmp_path / "o", *FAST)  # fmt: skip
@@ -445,7 +446,7 @@ def test_exports_follow_the_umask_not_mkstemps_private_mode(tmp_path):
     import os
     import stat
 
-    from engine.outputs.write import atomic_write_text
+    from engine.core.files import atomic_write_text
 
     old = os.umask(0o022)
     try:

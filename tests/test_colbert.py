@@ -11,17 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.embedding.tokens import (
-    candidate_count,
-    embed_tokens,
-    is_multi_vector_checkpoint,
-    maxsim_graph,
-    tuning_config,
-)
-from engine.input.config import config_from_dict
 from engine.core.errors import Cancelled, ConfigError, EmbeddingError
-from engine.graph.maxsim import TokenEmbeddings, maxsim, pair_scores, symmetric_score
 from engine.core.progress import CancelToken, Reporter
+from engine.embedding.tokens import embed_tokens, is_multi_vector_checkpoint
+from engine.embedding.vectors import TokenEmbeddings
+from engine.graph.late_interaction import candidate_count, maxsim_graph, tuning_config
+from engine.graph.maxsim import maxsim, pair_scores, symmetric_score
+from engine.input.config import config_from_dict
 from tests.conftest import SAMPLE_CSV
 
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from engine.core.errors import ConfigError
 from engine.input.config import (
     DEFAULTS,
     DEFAULTS_PATH,
@@ -16,7 +17,6 @@ from engine.input.config import (
     load_config,
     parse_override,
 )
-from engine.core.errors import ConfigError
 
 INVALID = [
     ("similarity_top_k", 0, "integer >= 1"),

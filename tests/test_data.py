@@ -6,9 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.input.config import config_from_dict
-from engine.input.responses import MAX_CATEGORIES, MIN_RESPONSES, code_labels, load_responses, read_table
 from engine.core.errors import DataError
+from engine.input.config import config_from_dict
+from engine.input.responses import (
+    MAX_CATEGORIES,
+    MIN_RESPONSES,
+    code_labels,
+    load_responses,
+    read_table,
+)
 
 HEADER = ["id", "answer", "score"]
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from conftest import clustered_embeddings
 
-import engine.graph.neighbour_graph
-from engine.graph.neighbour_graph import build_graph
+import engine.graph.similarity
+from engine.graph.search import build_graph
 
 N = 90
 K_MAX = 12
@@ -101,8 +101,8 @@ def test_dense_features_in_small_blocks_equal_one_block(data, graph, monkeypatch
     whole one, so the two agree to float32 precision, not bit for bit."""
     emb, scores = data
     whole = graph.features(scores, 3, None, 2.0)
-    monkeypatch.setattr(engine.graph.neighbour_graph, "MAX_BLOCK_ELEMENTS", 7 * N)
-    assert engine.graph.neighbour_graph.effective_chunk(N, 1024) == 7
+    monkeypatch.setattr(engine.graph.similarity, "MAX_BLOCK_ELEMENTS", 7 * N)
+    assert engine.graph.similarity.effective_chunk(N, 1024) == 7
     blocked = graph.features(scores, 3, None, 2.0)
     np.testing.assert_allclose(blocked[0], whole[0], rtol=1e-6)
     np.testing.assert_allclose(blocked[1], whole[1], rtol=1e-6)

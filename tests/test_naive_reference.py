@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from conftest import clustered_embeddings
 
+from engine.graph.search import build_graph
 from engine.input.config import config_from_dict
-from engine.graph.neighbour_graph import build_graph
 from engine.model.tuning import tune
 
 N = 150

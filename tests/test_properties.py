@@ -14,9 +14,9 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from engine.core.errors import ParmError
 from engine.input.config import DEFAULTS, AuditConfig, config_from_dict, fit_top_k
 from engine.input.responses import load_responses, read_table, responses_from_frame
-from engine.core.errors import ParmError
 from engine.input.table import guess_columns
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -11,9 +11,11 @@ import pytest
 from conftest import SAMPLE_CSV, clustered_embeddings
 
 from engine.input.responses import Responses, load_responses
+from engine.outputs.markdown import markdown_report as report_markdown
+from engine.outputs.report import report_dict
+from engine.outputs.tables import prediction_table
 from engine.outputs.write import csv_text, json_text
 from engine.pipeline import run_audit
-from engine.outputs.report import prediction_table, report_dict, report_markdown
 
 SECTIONS = (
     "## Data",

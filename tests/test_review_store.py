@@ -15,16 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.input.responses import Responses
+from engine.audit.decisions import DECISION_COLUMNS, SCHEMA_VERSION, open_store, text_hash
 from engine.core.errors import ParmError, ReviewError
-from engine.audit.decisions import (
-    DECISION_COLUMNS,
-    SCHEMA_VERSION,
-    decisions_table,
-    open_store,
-    text_hash,
-    write_decisions,
-)
+from engine.input.responses import Responses
+from engine.outputs.tables import decisions_table
+from engine.outputs.write import write_decisions
 
 
 def make_responses(texts=None, n=12) -> Responses:

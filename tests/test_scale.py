@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 from conftest import clustered_embeddings
 
-import engine.graph.neighbour_graph
-from engine.graph.neighbour_graph import build_graph, dense_seconds, dense_warning
+import engine.graph.search
+import engine.graph.similarity
+from engine.graph.neighbour_graph import dense_seconds, dense_warning
+from engine.graph.search import build_graph
 from engine.model.pseudo_likelihood import _Objective, class_weights, fit, neg_log_pl
 
 N = 150
@@ -32,14 +34,14 @@ def data():
 
 @pytest.fixture(params=["numpy", "torch"])
 def backend(request, monkeypatch):
-    monkeypatch.setattr(engine.graph.neighbour_graph, "USE_TORCH", request.param == "torch")
+    monkeypatch.setattr(engine.graph.similarity, "USE_TORCH", request.param == "torch")
     return request.param
 
 
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks of 7 rows: the cap that bounds memory on large N, exercised on small N."""
-    monkeypatch.setattr(engine.graph.neighbour_graph, "MAX_BLOCK_ELEMENTS", 7 * N)
+    monkeypatch.setattr(engine.graph.similarity, "MAX_BLOCK_ELEMENTS", 7 * N)
     return 7
 
 
@@ -125,9 +127,9 @@ def test_duplicated_answers_list_copies_as_neighbours(per_answer, monkeypatch):
     listed neighbour is a copy (float32 products of equal rows may differ in the last bit, so
     which copies is not specified)."""
     calls = []
-    fallback = engine.graph.neighbour_graph._top_k_rows_by_partition
+    fallback = engine.graph.search._top_k_rows_by_partition
     monkeypatch.setattr(
-        engine.graph.neighbour_graph, "_top_k_rows_by_partition", lambda b, k: calls.append(1) or fallback(b, k)
+        engine.graph.search, "_top_k_rows_by_partition", lambda b, k: calls.append(1) or fallback(b, k)
     )
     rng = np.random.default_rng(3)
     centres = rng.normal(size=(3, 8))
@@ -146,8 +148,8 @@ def test_screened_top_k_equals_a_full_sort_on_wide_blocks():
     rng = np.random.default_rng(5)
     block = rng.normal(size=(40, 1000)).astype(np.float32)
     block[np.arange(40), np.arange(40)] = -np.inf
-    fast = engine.graph.neighbour_graph._top_k_rows(block, 25)
-    full = engine.graph.neighbour_graph._top_k_rows_by_partition(block, 25)
+    fast = engine.graph.search._top_k_rows(block, 25)
+    full = engine.graph.search._top_k_rows_by_partition(block, 25)
     np.testing.assert_array_equal(fast[0], full[0])
     np.testing.assert_array_equal(fast[1], full[1])
 
@@ -156,7 +158,7 @@ def test_neighbour_search_memory_is_bounded_by_the_lists_plus_one_block(monkeypa
     """N = 6,000 (d = 64, Kmax = 20, chunk = 500): the N x N matrix would be 144 MB in float32;
     the lists are 1 MB and one block 12 MB. tracemalloc sees numpy's allocations (not torch's),
     so the numpy back end is measured."""
-    monkeypatch.setattr(engine.graph.neighbour_graph, "USE_TORCH", False)
+    monkeypatch.setattr(engine.graph.similarity, "USE_TORCH", False)
     n, k_max, chunk = 6000, 20, 500
     emb, _ = clustered_embeddings(n, 3, dim=64, noise=1.0, seed=2)
     lists = n * k_max * (4 + 4)

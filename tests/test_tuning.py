@@ -9,12 +9,12 @@ import pytest
 from conftest import clustered_embeddings
 
 import engine.model.tuning
-from engine.input.config import METRICS, config_from_dict
 from engine.core.errors import Cancelled
-from engine.graph.neighbour_graph import build_graph
+from engine.core.progress import CancelToken, Reporter
+from engine.graph.search import build_graph
+from engine.input.config import METRICS, config_from_dict
 from engine.model.metrics import evaluate
 from engine.model.pseudo_likelihood import fit
-from engine.core.progress import CancelToken, Reporter
 from engine.model.tuning import TuningRow, tune
 
 N_CLASSES = 3

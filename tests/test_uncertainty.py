@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 from conftest import clustered_embeddings
 
-from engine.input.config import load_defaults
+from engine.audit.intervals import bootstrap_agreement
 from engine.core.errors import Cancelled
-from engine.graph.neighbour_graph import build_graph
-from engine.model.pseudo_likelihood import fit
 from engine.core.progress import CancelToken, Reporter
-from engine.model.cross_fit import bootstrap_agreement, bootstrap_fit_se, cross_fit, fold_assignment
+from engine.graph.search import build_graph
+from engine.input.config import load_defaults
+from engine.model.cross_fit import cross_fit, fold_assignment
+from engine.model.pseudo_likelihood import fit
+from engine.model.standard_errors import bootstrap_fit_se
 
 # Sandwich and bootstrap standard errors are both estimates (the bootstrap's own sampling error
 # with 200 resamples is about 5%), so they must agree within this relative tolerance.

@@ -1,7 +1,6 @@
 """The rater-lead's review decisions, saved the moment they are made.
 
-Decisions live in one SQLite database under the user data folder ($PARM_DATA_DIR, else
-platformdirs' user data dir for "parm"), in WAL mode with one committed transaction per
+Decisions live in one SQLite database under the user data folder (engine.core.places.data_dir), in WAL mode with one committed transaction per
 decision, so a crash or a killed terminal never loses a decision that was shown as saved.
 
 A decision belongs to a file (its resolved absolute path) and to one response in it: the
@@ -13,7 +12,6 @@ different answer.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 import threading
 from dataclasses import dataclass
@@ -21,12 +19,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from engine.core.errors import ReviewError
-from engine.outputs.write import atomic_write_text, check_writable, csv_text
+from engine.core.places import data_dir
 
 SCHEMA_VERSION = 1
 DATABASE_NAME = "decisions.sqlite3"
 ACTIONS = ("keep", "change", "unsure")
-DECISIONS_FILE = "decisions.csv"
 DECISION_COLUMNS = [
     "row",
     "id",
@@ -66,16 +63,6 @@ class Decision:
     new_score: str | None
     note: str
     decided_at: str
-
-
-def data_dir() -> Path:
-    """Where decisions are kept: $PARM_DATA_DIR, else the platformdirs user data dir."""
-    override = os.environ.get("PARM_DATA_DIR")
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("parm"))
 
 
 def text_hash(text: str) -> str:
@@ -310,44 +297,3 @@ def open_store(source_path: str | Path, responses, database: Path | None = None)
     path = Path(database) if database is not None else data_dir() / DATABASE_NAME
     conn = connect(path)
     return DecisionStore(conn, path, source_key(source_path), responses)
-
-
-def decisions_table(store: DecisionStore, result) -> tuple[list[str], list[list]]:
-    """Header and rows of decisions.csv: one row per decision, in input-row order."""
-    responses = result.responses
-    labels = responses.labels
-    index = {int(r): i for i, r in enumerate(responses.rows)}
-    rows = []
-    for row, decision in store.all().items():
-        i = index.get(row)
-        if i is None:
-            continue
-        rows.append(
-            [
-                row,
-                responses.ids[i],
-                responses.texts[i],
-                labels[responses.scores[i]],
-                labels[result.predicted[i]],
-                f"{result.severity[i]:.6f}",
-                decision.action,
-                decision.new_score or "",
-                decision.note,
-                decision.decided_at,
-            ]
-        )
-    return list(DECISION_COLUMNS), rows
-
-
-def decisions_csv(store: DecisionStore, result) -> str:
-    """The text of decisions.csv (formula cells guarded)."""
-    return csv_text(*decisions_table(store, result))
-
-
-def write_decisions(store: DecisionStore, result, out_dir: str | Path, overwrite: bool = False):
-    """Write decisions.csv into out_dir (never replacing an existing one unless asked)."""
-    out_dir = Path(out_dir).expanduser()
-    check_writable(out_dir, [DECISIONS_FILE], overwrite)
-    target = out_dir / DECISIONS_FILE
-    atomic_write_text(target, decisions_csv(store, result))
-    return target

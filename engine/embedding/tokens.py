@@ -1,19 +1,5 @@
-"""Late-interaction (ColBERT) similarities: token embeddings, candidate retrieval, MaxSim.
-
-An `embedding_model` whose name contains colbert, lateon or late-interaction selects this mode
-(`engine.input.config.is_late_interaction`). The graph is built in two stages, as in the paper:
-
-1. Coarse retrieval. Each response's token vectors are mean-pooled and L2-normalised, and
-   `engine.graph.neighbour_graph.build_graph` picks its K_c = `colbert_top_k` nearest candidates by cosine
-   (null: all N - 1 candidates, i.e. MaxSim on every pair).
-2. MaxSim on the candidate pairs only, `colbert_batch_size` pairs per batch, symmetrised and
-   length-normalised as the mean of the two mean-max directions (see `engine.graph.maxsim`):
-       s_ij = ( MaxSim(i -> j) / |T_i| + MaxSim(j -> i) / |T_j| ) / 2.
-
-Each response's candidates are then re-sorted by s_ij into a `NeighbourGraph` (mode
-"late-interaction", no embeddings), whose low/high are the min/max over the scored pairs; the usual
-normalisation, power and top-K views apply unchanged. Every similarity_top_k must be
-<= colbert_top_k; similarity_top_k null means "all K_c candidates" (`tuning_config`).
+"""Token embeddings for late interaction (ColBERT): every response as a matrix of unit token
+vectors, cached on disk.
 
 Token embeddings. A PyLate / ColBERT checkpoint (config_sentence_transformers.json with
 model_type "ColBERT" or PyLate keys such as document_prefix, or a Stanford HF_ColBERT) is loaded
@@ -34,116 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.embedding import sentence as embed
-from engine.input.config import AuditConfig, replace
-from engine.input.responses import Responses
-from engine.core.errors import ConfigError, EmbeddingError
-from engine.graph.neighbour_graph import NeighbourGraph, build_graph
-from engine.graph.maxsim import TokenEmbeddings, pair_scores, unit_rows
+from engine.core.errors import EmbeddingError
 from engine.core.progress import Reporter
+from engine.embedding import cache
+from engine.embedding.models import count_truncated, load_sentence_model, resolve_model
+from engine.embedding.vectors import TokenEmbeddings, unit_rows
 
-MODE = "late-interaction"
 PYLATE_KEYS = ("query_prefix", "document_prefix", "skiplist_words", "document_length")
 
 
-# -- the graph ------------------------------------------------------------------------------------
-def late_interaction_graph(
-    responses: Responses, config: AuditConfig, reporter: Reporter | None = None
-) -> tuple[NeighbourGraph, dict]:
-    """Token-embed the responses and build the MaxSim neighbour graph.
-
-    Returns the graph ((N, K_c) candidates sorted by s_ij) and facts for the report, including
-    "embedding_seconds", "candidates" (K_c), "pairs" (MaxSim pairs scored) and "warnings".
-    """
-    reporter = reporter or Reporter()
-    started = time.perf_counter()
-    tokens, info = embed_tokens(
-        responses.texts, config.embedding_model, config.embedding_batch_size, reporter
-    )
-    info["embedding_seconds"] = round(time.perf_counter() - started, 3)
-    warnings: list[str] = []
-    k_c = candidate_count(config, tokens.n, warnings)
-    graph, pairs = maxsim_graph(
-        tokens, k_c, config.colbert_batch_size, config.normalize_similarities, reporter
-    )
-    info.update(candidates=k_c, pairs=pairs, tokens=int(tokens.lengths.sum()), warnings=warnings)
-    return graph, info
-
-
-def candidate_count(config: AuditConfig, n: int, warnings: list[str]) -> int:
-    """K_c for N responses: colbert_top_k capped at N - 1 (null: N - 1); checks top-K against it."""
-    if n < 2:
-        raise ConfigError("A similarity graph needs at least two responses.")
-    if config.colbert_top_k is None:
-        warnings.append(
-            f"colbert_top_k is null: MaxSim is computed on all {n * (n - 1) // 2:,} pairs, which "
-            "costs O(N^2 x tokens^2); set colbert_top_k to score only the nearest candidates."
-        )
-        k_c = n - 1
-    elif config.colbert_top_k > n - 1:
-        warnings.append(
-            f"colbert_top_k = {config.colbert_top_k} but there are only {n} responses; "
-            f"all {n - 1} other responses are candidates."
-        )
-        k_c = n - 1
-    else:
-        k_c = config.colbert_top_k
-    too_large = [k for k in config.top_k_values if k is not None and k > k_c]
-    if too_large:
-        raise ConfigError(
-            f"Setting 'similarity_top_k' asks for {max(too_large)} neighbours but late "
-            f"interaction scores only {k_c} candidates per response ('colbert_top_k' = "
-            f"{json.dumps(config.colbert_top_k)}, {n} responses); use values <= {k_c}."
-        )
-    return k_c
-
-
-def tuning_config(config: AuditConfig, graph: NeighbourGraph) -> AuditConfig:
-    """The config tuning uses: similarity_top_k null means "all K_c candidates" in this mode.
-
-    The dense graph needs every pairwise similarity, which late interaction does not compute, so
-    null is mapped to the candidate count (the tuning table then shows K = K_c).
-    """
-    if config.similarity_top_k is None:
-        return replace(config, similarity_top_k=graph.k_max)
-    return config
-
-
-def maxsim_graph(
-    tokens: TokenEmbeddings,
-    k_c: int,
-    batch_size: int = 256,
-    normalize: bool = True,
-    reporter: Reporter | None = None,
-) -> tuple[NeighbourGraph, int]:
-    """Candidates by mean-pooled cosine, re-scored with the symmetrised MaxSim.
-
-    Returns the graph (indices (N, k_c) sorted by s_ij, similarities s_ij, low/high over the scored
-    pairs) and the number of distinct pairs scored (each unordered pair once).
-    """
-    coarse = build_graph(tokens.mean_pooled(), k_c, normalize=normalize, reporter=reporter)
-    n, k_c = coarse.indices.shape
-    rows = np.repeat(np.arange(n, dtype=np.int64), k_c)
-    cols = coarse.indices.ravel().astype(np.int64)
-    # A pair that is a candidate in both directions is scored once: s_ij is symmetric.
-    codes = np.minimum(rows, cols) * n + np.maximum(rows, cols)
-    unique, inverse = np.unique(codes, return_inverse=True)
-    scores = pair_scores(tokens, unique // n, unique % n, batch_size, reporter)
-    similarities = scores[inverse].reshape(n, k_c)
-    order = np.argsort(-similarities, axis=1, kind="stable")
-    graph = NeighbourGraph(
-        indices=np.take_along_axis(coarse.indices, order, axis=1),
-        similarities=np.take_along_axis(similarities, order, axis=1),
-        low=float(scores.min()),
-        high=float(scores.max()),
-        normalize=normalize,
-        embeddings=None,
-        mode=MODE,
-    )
-    return graph, len(unique)
-
-
-# -- token embeddings -----------------------------------------------------------------------------
 def embed_tokens(
     texts: list[str],
     model_name: str,
@@ -157,8 +42,8 @@ def embed_tokens(
     gives exactly the same graph as the first one.
     """
     reporter = reporter or Reporter()
-    key = embed.cache_key(model_name, texts, kind="token")
-    cached = embed.read_cache_arrays(key) if use_cache else None
+    key = cache.cache_key(model_name, texts, kind="token")
+    cached = cache.read_cache_arrays(key) if use_cache else None
     if cached is not None and _fits(cached, len(texts)):
         reporter("embedding", len(texts), len(texts), "token embeddings loaded from cache")
         tokens = _from_half(cached["matrix"], cached["offsets"])
@@ -174,7 +59,7 @@ def embed_tokens(
     truncated = _truncated(model, texts)
     if use_cache:
         stored = {"matrix": half, "offsets": exact.offsets, "truncated": np.array(truncated)}
-        embed.write_cache_arrays(key, stored)
+        cache.write_cache_arrays(key, stored)
     return tokens, {
         "model": model_name,
         "cached": False,
@@ -202,7 +87,7 @@ def _from_half(half: np.ndarray, offsets: np.ndarray) -> TokenEmbeddings:
 
 def _truncated(model, texts: list[str]) -> int:
     try:
-        return embed.count_truncated(model, texts)
+        return count_truncated(model, texts)
     except Exception:  # noqa: BLE001 - only a count for the report
         return 0
 
@@ -258,8 +143,8 @@ def load_token_model(name: str):
                 "sentence-transformers with MultiVectorEncoder (6.2 is tested). Upgrade it with "
                 "'pip install -U sentence-transformers'."
             ) from None
-        return embed.load_sentence_model(name, factory=MultiVectorEncoder), "multi-vector"
-    return embed.load_sentence_model(name), "sentence"
+        return load_sentence_model(name, factory=MultiVectorEncoder), "multi-vector"
+    return load_sentence_model(name), "sentence"
 
 
 def is_multi_vector_checkpoint(name: str) -> bool:
@@ -277,7 +162,7 @@ def _checkpoint_json(name: str, filename: str) -> dict:
 
     A name that cannot be found at all fails later, in the loader, with its usual message.
     """
-    resolved = embed.resolve_model(name)
+    resolved = resolve_model(name)
     folder = Path(resolved).expanduser()
     path = folder / filename if folder.is_dir() else _hub_file(resolved, filename)
     try:

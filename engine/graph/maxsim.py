@@ -1,4 +1,4 @@
-"""Token embeddings of a set of responses and the MaxSim late-interaction score between them.
+"""The MaxSim late-interaction score between responses, from their token embeddings.
 
 For responses i and j with unit token embeddings e_t (t in T_i) and e_u (u in T_j), the paper's
 MaxSim is
@@ -17,57 +17,11 @@ not change when a response's text is repeated (every token finds the same maxima
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from engine.core.progress import Reporter
-
-
-@dataclass(frozen=True)
-class TokenEmbeddings:
-    """A ragged array: the token vectors of N responses stacked into one matrix.
-
-    matrix: (T, d) float32 unit vectors, all responses' tokens one after another;
-    offsets: (N + 1,) int64, response i owns rows offsets[i]:offsets[i + 1] (at least one).
-    """
-
-    matrix: np.ndarray
-    offsets: np.ndarray
-
-    @classmethod
-    def from_list(cls, vectors: list[np.ndarray]) -> TokenEmbeddings:
-        """Stack per-response (|T_i|, d) arrays; rows are L2-normalised."""
-        lengths = np.array([len(v) for v in vectors], dtype=np.int64)
-        if np.any(lengths == 0):
-            raise ValueError("every response needs at least one token vector")
-        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        return cls(unit_rows(np.concatenate(vectors, axis=0)), offsets)
-
-    @property
-    def n(self) -> int:
-        return len(self.offsets) - 1
-
-    @property
-    def lengths(self) -> np.ndarray:
-        """(N,) token counts |T_i|."""
-        return np.diff(self.offsets)
-
-    def of(self, i: int) -> np.ndarray:
-        """(|T_i|, d) token vectors of response i."""
-        return self.matrix[self.offsets[i] : self.offsets[i + 1]]
-
-    def mean_pooled(self) -> np.ndarray:
-        """(N, d) unit vectors: the mean of each response's token vectors, L2-normalised."""
-        sums = np.add.reduceat(self.matrix.astype(np.float64), self.offsets[:-1], axis=0)
-        return unit_rows(sums / self.lengths[:, None])
-
-
-def unit_rows(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+from engine.embedding.vectors import TokenEmbeddings
 
 
 def maxsim(query: np.ndarray, document: np.ndarray) -> float:

@@ -10,136 +10,19 @@ Memory is O(N x Kmax) plus one block of at most MAX_BLOCK_ELEMENTS similarities.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from engine.core.progress import Reporter
+from engine.graph.similarity import Similarities, blocks
 
-# Blocks hold chunk x N float32 similarities; this caps one block at 64 MB whatever chunk says.
-# It also bounds the time between progress events: a block is at most 1.3e10 flops at d = 384,
-# about 0.2 s on two idle cores (under 1 s with the cores shared by other work).
-MAX_BLOCK_ELEMENTS = 16 * 1024 * 1024
-# Above this many multiply-adds (N^2 d) the ~2 s it takes to import torch is won back by its
-# faster float32 matrix product (~115 against ~75 GFLOP/s on two cores; FACTS.md).
-TORCH_WORTH_IMPORTING = 2.0e11
-# None: torch when already imported or worth importing (above); True/False force it (tests).
-USE_TORCH: bool | None = None
 # Rough throughput of the dense path on two cores, for its cost estimate: float32 products,
 # and the float64 transform (normalise, clip, power) plus feature sums per similarity.
 MATMUL_FLOPS_PER_SECOND = 75e9
 DENSE_SECONDS_PER_PAIR = 8e-9
 DENSE_WARN_SECONDS = 60.0
-
-
-def effective_chunk(n: int, chunk: int) -> int:
-    """Rows per block: the configured chunk, capped so a block stays under MAX_BLOCK_ELEMENTS."""
-    return max(1, min(chunk, MAX_BLOCK_ELEMENTS // max(n, 1)))
-
-
-def _blocks(n: int, chunk: int):
-    step = effective_chunk(n, chunk)
-    for start in range(0, n, step):
-        yield start, min(n, start + step)
-
-
-class _Similarities:
-    """Blocks of cosine similarities (rows start:stop against all rows) written into one reused
-    buffer, by torch when it is already loaded or worth loading, else by numpy."""
-
-    def __init__(self, embeddings: np.ndarray, chunk: int):
-        n, d = embeddings.shape
-        self.embeddings = embeddings
-        rows = effective_chunk(n, chunk)
-        self.torch = None
-        wanted = USE_TORCH
-        if wanted is None:
-            wanted = "torch" in sys.modules or float(n) * n * d > TORCH_WORTH_IMPORTING
-        if wanted:
-            try:
-                import torch
-
-                self.torch = torch
-                self.tensor = torch.from_numpy(embeddings)
-                self.buffer_t = torch.empty((rows, n), dtype=torch.float32)
-                self.buffer = self.buffer_t.numpy()
-            except ImportError:  # pragma: no cover - torch is a dependency
-                self.torch = None
-        if self.torch is None:
-            self.buffer = np.empty((rows, n), dtype=np.float32)
-
-    def __call__(self, start: int, stop: int) -> np.ndarray:
-        """(stop - start, N) float32 view of the reused buffer."""
-        rows = stop - start
-        if self.torch is not None:
-            out = self.buffer_t[:rows]
-            self.torch.matmul(self.tensor[start:stop], self.tensor.T, out=out)
-            return self.buffer[:rows]
-        out = self.buffer[:rows]
-        np.matmul(self.embeddings[start:stop], self.embeddings.T, out=out)
-        return out
-
-
-def _top_k_rows(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k largest entries of every row of `block` (b, N): (indices, values), both (b, k),
-    largest first, ties by lower column.
-
-    A full argpartition of every row is the slow part of the search, so rows are screened
-    first: the columns are split into g slices of `width`, and tau, the k-th largest of the
-    `width` slice-wise maxima, is a lower bound for the row's k-th largest entry (those maxima
-    are k distinct entries >= tau). Only the slice positions whose maximum reaches tau (about k
-    per row) are then looked at, and their entries >= tau sorted.
-    """
-    b, n = block.shape
-    groups = max(1, min(16, n // (2 * k)))
-    width = -(-n // groups)
-    maxima = _slice_maxima(block, groups, width)
-    tau = np.partition(maxima, width - k, axis=1)[:, width - k]
-    rows, position = np.nonzero(maxima >= tau[:, None])
-    if rows.size > 4 * b * k + 1024:  # heavy ties (e.g. duplicated answers): sort rows fully
-        return _top_k_rows_by_partition(block, k)
-    # Flat positions in the block (int32: a block holds at most MAX_BLOCK_ELEMENTS entries).
-    base = (rows * n + position).astype(np.int32)
-    flat = (base[:, None] + (width * np.arange(groups, dtype=np.int32))).ravel()
-    rows = np.repeat(rows.astype(np.int32), groups)
-    cols = flat - rows * n
-    inside = cols < n
-    values = block.ravel()[np.where(inside, flat, 0)]
-    keep = inside & (values >= tau[rows])
-    rows, cols, values = rows[keep], cols[keep], values[keep]
-    # Pad each row's candidates to a (b, most) table and sort rows by (-value, column).
-    counts = np.bincount(rows, minlength=b)
-    slot = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    padded = np.full((b, counts.max()), -np.inf, dtype=block.dtype)
-    padded_cols = np.full((b, counts.max()), n, dtype=np.int32)
-    padded[rows, slot], padded_cols[rows, slot] = values, cols
-    top = np.lexsort((padded_cols, -padded), axis=1)[:, :k]
-    return np.take_along_axis(padded_cols, top, axis=1), np.take_along_axis(padded, top, axis=1)
-
-
-def _slice_maxima(block: np.ndarray, groups: int, width: int, tile: int = 64) -> np.ndarray:
-    """(b, width) elementwise maxima of the column slices [g*width, (g+1)*width), in row tiles
-    that stay in cache."""
-    maxima = np.empty((block.shape[0], width), dtype=block.dtype)
-    for r in range(0, block.shape[0], tile):
-        rows, out = block[r : r + tile], maxima[r : r + tile]
-        out[:] = rows[:, :width]
-        for g in range(1, groups):
-            part = rows[:, g * width : (g + 1) * width]
-            np.maximum(out[:, : part.shape[1]], part, out=out[:, : part.shape[1]])
-    return maxima
-
-
-def _top_k_rows_by_partition(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    n = block.shape[1]
-    top = np.argpartition(block, n - k, axis=1)[:, n - k :]
-    values = np.take_along_axis(block, top, axis=1)
-    order = np.lexsort((top, -values), axis=1)
-    return np.take_along_axis(top, order, axis=1).astype(np.int32), np.take_along_axis(
-        values, order, axis=1
-    )
 
 
 @dataclass
@@ -285,7 +168,7 @@ class NeighbourGraph:
         if top_k is None:
             onehot = np.zeros((self.n, n_classes), dtype=np.float64)
             onehot[np.arange(self.n), scores] = 1.0
-            return self._dense_features(onehot, power, reporter, block_progress=block_progress)
+            return self.dense_features(onehot, power, reporter, block_progress=block_progress)
         self._check_k(top_k)
         size = self.n * n_classes
         if symmetric:
@@ -312,15 +195,15 @@ class NeighbourGraph:
         self._labels = (n_classes, np.array(scores, copy=True), to_a, to_b)
         return to_a, to_b
 
-    def _dense_features(self, onehot, power, reporter, chunk: int = 1024, block_progress=None):
+    def dense_features(self, onehot, power, reporter, chunk: int = 1024, block_progress=None):
         if self.embeddings is None:
             raise ValueError("the dense graph needs the embeddings")
         n = self.n
         # One product gives both T (onehot columns) and S (the ones column).
         targets = np.hstack([onehot, np.ones((n, 1))])
         out = np.empty((n, targets.shape[1]), dtype=np.float64)
-        similarity = _Similarities(self.embeddings, chunk)
-        for start, stop in _blocks(n, chunk):
+        similarity = Similarities(self.embeddings, chunk)
+        for start, stop in blocks(n, chunk):
             block = self.transform(similarity(start, stop), power)
             block[np.arange(stop - start), np.arange(start, stop)] = 0.0
             out[start:stop] = block @ targets
@@ -352,40 +235,3 @@ def dense_warning(n: int, dim: int, evaluations: int) -> str | None:
         "on two cores. A top-K grid (e.g. similarity_top_k [10, 20, 30, 40, 50]) finds the "
         "neighbours once and takes seconds."
     )
-
-
-def build_graph(
-    embeddings: np.ndarray,
-    k_max: int,
-    chunk: int = 2048,
-    normalize: bool = True,
-    reporter: Reporter | None = None,
-) -> NeighbourGraph:
-    """Find every row's `k_max` nearest neighbours by cosine similarity, in one chunked pass.
-
-    embeddings: (N, d), L2-normalised. Each block of rows is multiplied against all rows in
-    float32; the diagonal is excluded; a screened partial sort keeps the top k_max, largest
-    first. The global max off-diagonal similarity is the largest top-1 similarity, so only the
-    minimum needs a pass over each block.
-    Memory: O(N x k_max) for the lists plus one block of at most MAX_BLOCK_ELEMENTS.
-    """
-    embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
-    n = embeddings.shape[0]
-    if n < 2:
-        raise ValueError("a similarity graph needs at least two responses")
-    k_max = int(min(k_max, n - 1))
-    indices = np.empty((n, k_max), dtype=np.int32)
-    similarities = np.empty((n, k_max), dtype=np.float32)
-    low = np.inf
-    similarity = _Similarities(embeddings, chunk)
-    for start, stop in _blocks(n, chunk):
-        block = similarity(start, stop)
-        local = np.arange(stop - start)
-        block[local, local + start] = np.inf
-        low = min(low, float(block.min()))
-        block[local, local + start] = -np.inf
-        indices[start:stop], similarities[start:stop] = _top_k_rows(block, k_max)
-        if reporter is not None:
-            reporter("neighbours", stop, n, f"{stop:,} of {n:,} rows")
-    high = float(similarities[:, 0].max())
-    return NeighbourGraph(indices, similarities, low, high, normalize, embeddings)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from engine.core.errors import ConfigError
+from engine.core.files import atomic_write_text
 
 METRICS = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -344,10 +345,23 @@ def parse_override(item: str) -> tuple[str, object]:
     return key, value
 
 
+def build_config(
+    config_path: str | Path | None = None,
+    overrides: list[str] = (),
+    columns: dict | None = None,
+) -> AuditConfig:
+    """The settings a run uses, assembled in one order for every front end: defaults.json (or
+    the --config file), then the column choices, then each --set KEY=VALUE; validated once."""
+    config = load_config(config_path) if config_path else load_defaults()
+    changes = {key: value for key, value in (columns or {}).items() if value is not None}
+    for item in overrides:
+        key, value = parse_override(item)
+        changes[key] = value
+    return config.updated(**changes) if changes else config
+
+
 def save_config(config: AuditConfig, path: str | Path) -> None:
     """Write the settings as JSON (atomically), so they can be loaded again."""
-    from engine.outputs.write import atomic_write_text
-
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
@@ -361,6 +375,7 @@ __all__ = [
     "load_defaults",
     "parse_override",
     "save_config",
+    "build_config",
     "fit_top_k",
     "is_late_interaction",
     "replace",

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.input.config import AuditConfig
 from engine.core.errors import DataError
+from engine.input.config import AuditConfig
 from engine.input.table import as_number, read_table
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.

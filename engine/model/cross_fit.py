@@ -1,7 +1,5 @@
-"""How sure are we? Bootstrap intervals for the agreement metrics, a bootstrap of the fit (to check
-the sandwich standard errors), and a cross-fitted kappa for the whole tune-and-fit procedure.
-
-Both loops report progress with stage "audit" and check the cancel token every iteration.
+"""Cross-fitting: agreement of the whole tune-and-fit procedure on responses whose own scores it
+never saw. Reports progress with stage "audit" and checks the cancel token every evaluation.
 """
 
 from __future__ import annotations
@@ -11,86 +9,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.input.config import AuditConfig
-from engine.graph.neighbour_graph import NeighbourGraph
-from engine.model.metrics import agreement, better, evaluate
-from engine.model.pseudo_likelihood import fit, proba
 from engine.core.progress import Reporter
+from engine.graph.neighbour_graph import NeighbourGraph
+from engine.input.config import AuditConfig
+from engine.model.metrics import HEADLINE_METRICS, agreement, better, evaluate
+from engine.model.pseudo_likelihood import fit, proba
 from engine.model.tuning import brent_search
-
-INTERVAL_METRICS = ("accuracy", "kappa", "qwk")
-LEVEL = 0.95
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A point estimate and its percentile bootstrap interval at `level`."""
-
-    estimate: float
-    low: float
-    high: float
-    level: float = LEVEL
-
-    def as_dict(self) -> dict:
-        return {"estimate": self.estimate, "low": self.low, "high": self.high}
-
-
-def bootstrap_agreement(
-    human: np.ndarray,
-    predicted: np.ndarray,
-    n_classes: int,
-    samples: int,
-    seed: int = 0,
-    reporter: Reporter | None = None,
-    level: float = LEVEL,
-) -> dict[str, Interval]:
-    """Percentile bootstrap intervals for accuracy, kappa and QWK.
-
-    Responses are resampled with replacement; the model's predictions are held fixed (the fit is
-    not repeated), so the intervals describe sampling of responses, not of the tuning.
-    human, predicted: (N,) codes. Returns {metric: Interval}.
-    """
-    reporter = reporter or Reporter()
-    rng = np.random.default_rng(seed)
-    n = human.shape[0]
-    point = agreement(human, predicted, n_classes)
-    draws = np.empty((samples, len(INTERVAL_METRICS)))
-    for b in range(samples):
-        pick = rng.integers(0, n, size=n)
-        metrics = agreement(human[pick], predicted[pick], n_classes)
-        draws[b] = [metrics[m] for m in INTERVAL_METRICS]
-        _report(reporter, b + 1, samples, "bootstrap")
-    tail = 100 * (1 - level) / 2
-    low = np.nanpercentile(draws, tail, axis=0)
-    high = np.nanpercentile(draws, 100 - tail, axis=0)
-    return {
-        m: Interval(point[m], float(low[j]), float(high[j]), level)
-        for j, m in enumerate(INTERVAL_METRICS)
-    }
-
-
-def bootstrap_fit_se(
-    t: np.ndarray,
-    s: np.ndarray,
-    scores: np.ndarray,
-    class_weight: str | None,
-    samples: int,
-    seed: int = 0,
-    start: np.ndarray | None = None,
-) -> np.ndarray:
-    """Bootstrap standard errors (3C,) of theta: refit on responses (T_i, S_i, x_i) resampled with
-    replacement; the features are held fixed, as the sandwich assumes."""
-    rng = np.random.default_rng(seed)
-    n = scores.shape[0]
-    thetas = []
-    for _ in range(samples):
-        pick = rng.integers(0, n, size=n)
-        thetas.append(fit(t[pick], s[pick], scores[pick], class_weight, start, with_se=False).theta)
-    return np.std(np.array(thetas), axis=0, ddof=1)
-
-
-def _report(reporter: Reporter, done: int, total: int, what: str) -> None:
-    reporter.tick("audit", done, total, f"{what} {done} of {total}")
 
 
 @dataclass(frozen=True)
@@ -146,7 +70,7 @@ def masked_features(graph, scores, train, n_classes, top_k, power, symmetric, we
     onehot[train, scores[train]] = 1.0
     if top_k is None:
         # The dense path computes T block by block; its S includes held-out rows, so recompute.
-        t, _ = graph._dense_features(onehot, power, None)
+        t, _ = graph.dense_features(onehot, power, None)
     else:
         w = weights if weights is not None else graph.weights(top_k, power, symmetric)
         t = np.asarray(w @ onehot)
@@ -211,7 +135,7 @@ def cross_fit(
                 for state in states:
                     evaluate_all(state, top_k, power, weights)
                     done += 1
-                    _report(reporter, done, total, "cross-fitting")
+                    reporter.tick("audit", done, total, f"cross-fitting {done} of {total}")
         else:
             for state in states:
                 brent_search(
@@ -220,7 +144,7 @@ def cross_fit(
                     config.selection_metric,
                 )
                 done += 1
-                _report(reporter, done, total, "cross-fitting")
+                reporter.tick("audit", done, total, f"cross-fitting {done} of {total}")
     return _collect(states, scores, n_classes)
 
 
@@ -234,4 +158,4 @@ def _collect(states: list[_FoldState], scores: np.ndarray, n_classes: int) -> Cr
             FoldFit(number, state.held_out, top_k, power, theta, state.digest.hexdigest())
         )
     metrics = agreement(scores, predicted, n_classes)
-    return CrossFit(fold_fits, predicted, {m: metrics[m] for m in INTERVAL_METRICS})
+    return CrossFit(fold_fits, predicted, {m: metrics[m] for m in HEADLINE_METRICS})

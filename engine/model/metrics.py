@@ -6,6 +6,9 @@ import numpy as np
 
 from engine.model.pseudo_likelihood import PROBA_FLOOR
 
+# The agreement figures given intervals and cross-fitted values.
+HEADLINE_METRICS = ("accuracy", "kappa", "qwk")
+
 HIGHER_IS_BETTER = {
     "accuracy": True,
     "kappa": True,

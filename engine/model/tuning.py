@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from engine.input.config import AuditConfig, PowerInterval
+from engine.core.progress import Reporter
 from engine.graph.neighbour_graph import NeighbourGraph, dense_warning
+from engine.input.config import AuditConfig, PowerInterval
 from engine.model.metrics import HIGHER_IS_BETTER, better, evaluate
 from engine.model.pseudo_likelihood import FittedPARM, fit
-from engine.core.progress import Reporter
 
 METRIC_NAMES = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
 

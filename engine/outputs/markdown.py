@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from engine.outputs.report import METRIC_LABELS, report_dict
 from engine.model.tuning import METRIC_NAMES
+from engine.outputs.report import METRIC_LABELS, report_dict
 
 
 def _table(header: list[str], rows: list[list]) -> str:

@@ -1,5 +1,6 @@
-"""The content of the outputs, built from an `AuditResult`: prediction rows, tuning rows, the
-report dictionary (report.json) and the readable Markdown report (report.md)."""
+"""The report's content, built from an `AuditResult`: everything report.json holds, as plain
+JSON-ready values. engine.outputs.markdown renders it for people; this module knows nothing of
+rendering."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from engine.audit.intervals import LEVEL
 from engine.model.metrics import confusion
 from engine.model.tuning import METRIC_NAMES
-from engine.model.cross_fit import LEVEL
 
 SEVERITY_DEFINITION = (
     "max over other scores of p(score) minus p(human score), from the fitted (balanced) model: "
@@ -45,65 +46,6 @@ def _clean(value):
     if isinstance(value, (np.integer,)):
         return int(value)
     return value
-
-
-def evidence_text(result, i: int) -> str:
-    """Compact evidence for predictions.csv: `row:score:weight` for each of the neighbours that
-    drove the prediction (strongest first, separated by `;`). row is the neighbour's data row in
-    the input file, score its human score, weight its edge weight in the fitted graph (normalised
-    similarity to the power p); ids and raw similarities are in report.md and on `Neighbour`."""
-    responses = result.responses
-    parts = []
-    for nb in result.evidence[i]:
-        label = responses.labels[responses.scores[nb.index]]
-        parts.append(f"{responses.rows[nb.index]}:{label}:{nb.weight:.3f}")
-    return ";".join(parts)
-
-
-def prediction_table(result) -> tuple[list[str], list[list]]:
-    """Header and rows of predictions.csv, one row per response in input order."""
-    responses = result.responses
-    labels = responses.labels
-    proba = result.fitted.proba
-    header = ["row", "id", "text", "score", "predicted"]
-    header += [f"p_{label}" for label in labels]
-    header += ["severity", "flagged", "evidence"]
-    second = responses.second_scores
-    if second is not None:
-        header += ["score2", "raters_disagree"]
-    rows = []
-    for i in range(len(responses)):
-        row = [
-            int(responses.rows[i]),
-            responses.ids[i],
-            responses.texts[i],
-            labels[responses.scores[i]],
-            labels[result.predicted[i]],
-        ]
-        row += [f"{p:.6f}" for p in proba[i]]
-        row += [f"{result.severity[i]:.6f}", bool(result.flagged[i]), evidence_text(result, i)]
-        if second is not None:
-            code = second[i]
-            row += [
-                "" if code < 0 else labels[code],
-                "" if code < 0 else bool(code != responses.scores[i]),
-            ]
-        rows.append(row)
-    return header, rows
-
-
-def tuning_table(result) -> tuple[list[str], list[list]]:
-    header = ["top_k", "power", *METRIC_NAMES, "selected"]
-    rows = [
-        [
-            "" if r.top_k is None else r.top_k,
-            f"{r.power:.6g}",
-            *(f"{r.metrics[m]:.6f}" for m in METRIC_NAMES),
-            r.selected,
-        ]
-        for r in result.tuning.rows
-    ]
-    return header, rows
 
 
 def parameters(result) -> list[dict]:
@@ -250,10 +192,3 @@ def _version() -> str:
         return version("parm")
     except Exception:  # noqa: BLE001 - not installed as a distribution
         return "unknown"
-
-
-def report_markdown(result, top: int = 20) -> str:
-    """A readable report for a rater-lead (built in engine/markdown_report.py)."""
-    from engine.outputs.markdown import markdown_report
-
-    return markdown_report(result, top)

@@ -31,8 +31,7 @@ def output_folder(value: str) -> Path:
 
 def write_chosen(result, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
     """Write the chosen files (runs in a worker thread); raises ParmError subclasses."""
-    from engine.outputs.write import write_outputs
-    from engine.audit.decisions import DECISIONS_FILE, decisions_csv
+    from engine.outputs.write import DECISIONS_FILE, decisions_csv, write_outputs
 
     outputs = [name for name in names if name != DECISIONS_FILE]
     extra = {}

@@ -194,8 +194,8 @@ class LoadScreen(Screen):
 
     def validate(self) -> None:
         """Build Responses from the chosen columns; show counts and warnings, or the error."""
-        from engine.input.responses import responses_from_frame
         from engine.core.errors import ParmError
+        from engine.input.responses import responses_from_frame
 
         if self.frame is None:
             return

@@ -218,8 +218,8 @@ class SettingsScreen(Screen):
 
     def field_errors(self, values: dict) -> dict[str, str]:
         """Each key checked on its own against the app's valid config: every bad field shows."""
-        from engine.input.config import config_from_dict
         from engine.core.errors import ConfigError
+        from engine.input.config import config_from_dict
 
         base = self.app.config.to_dict()
         errors = {}
@@ -232,8 +232,8 @@ class SettingsScreen(Screen):
 
     def validate(self):
         """Validate the form; apply it to the app when valid. Returns the config or None."""
-        from engine.input.config import config_from_dict, is_late_interaction
         from engine.core.errors import ConfigError
+        from engine.input.config import config_from_dict, is_late_interaction
 
         values = self.settings_dict()
         self.query_one("#colbert-keys").display = is_late_interaction(values["embedding_model"])
@@ -293,8 +293,8 @@ class SettingsScreen(Screen):
         self.save_settings()
 
     def save_settings(self) -> bool:
-        from engine.input.config import save_config
         from engine.core.errors import ParmError
+        from engine.input.config import save_config
 
         text = self.query_one("#settings-file", PathInput).value
         if not text.strip():
@@ -317,8 +317,8 @@ class SettingsScreen(Screen):
     @on(Button.Pressed, "#settings-load")
     @on(PathInput.Submitted, "#settings-file")
     def load(self) -> None:
-        from engine.input.config import load_config
         from engine.core.errors import ParmError
+        from engine.input.config import load_config
 
         text = self.query_one("#settings-file", PathInput).value
         try:

@@ -1,5 +1,5 @@
 """The review list: the paged table of responses (which ones, and in what order, is
-engine.audit.evidence.review_view). The stock DataTable freezes with many thousands of rows, so it only
+engine.audit.queue.review_view). The stock DataTable freezes with many thousands of rows, so it only
 ever holds one page; moving past a page's edge asks the screen for the next page."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from engine.audit.evidence import review_view
+from engine.audit.queue import review_view
 
 PAGE_SIZE = 200
 

@@ -18,9 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from engine.core.places import cache_dir
+from engine.embedding.cache import cache_key
+from engine.embedding.models import resolve_model
 from engine.input.config import load_defaults
 from engine.input.responses import load_responses
-from engine.embedding.sentence import cache_dir, cache_key, resolve_model
 from engine.pipeline import run_audit
 
 K_GRID = list(range(5, 55, 5))

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from engine.audit import evidence as audit
+from engine.audit import severity as audit
+from engine.embedding.sentence import embed_texts
 from engine.input.config import load_defaults
 from engine.input.responses import load_responses
-from engine.embedding.sentence import embed_texts
 from engine.model.pseudo_likelihood import fit
 from engine.pipeline import run_audit
 

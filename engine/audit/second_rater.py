@@ -1,0 +1,57 @@
+"""Agreement with a second, independent rater: rater against rater, and the model against each."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.model.metrics import agreement
+
+
+@dataclass(frozen=True)
+class SecondRater:
+    """Agreement between the two human raters and between the model and each rater.
+
+    Each agreement dict holds exact, adjacent (|a - b| <= 1), kappa and qwk; human_human and
+    model_vs_second use only the rows where both scores exist (None when there are none).
+    disagree: (N,) bool, True where both raters scored the response and differ.
+    """
+
+    rows_with_both: int
+    human_human: dict[str, float] | None
+    model_vs_first: dict[str, float]
+    model_vs_second: dict[str, float] | None
+    disagree: np.ndarray
+
+    def as_dict(self) -> dict:
+        return {
+            "rows_with_both_scores": self.rows_with_both,
+            "rater1_vs_rater2": self.human_human,
+            "model_vs_rater1": self.model_vs_first,
+            "model_vs_rater2": self.model_vs_second,
+            "raters_disagree": int(self.disagree.sum()),
+        }
+
+
+def _agreement(a: np.ndarray, b: np.ndarray, n_classes: int) -> dict[str, float] | None:
+    if a.size == 0:
+        return None
+    m = agreement(a, b, n_classes)
+    return {"exact": m["accuracy"], "adjacent": m["near"], "kappa": m["kappa"], "qwk": m["qwk"]}
+
+
+def second_rater(
+    scores: np.ndarray, second: np.ndarray | None, predicted: np.ndarray, n_classes: int
+) -> SecondRater | None:
+    """Agreement figures for a second rater's codes `second` (N,), -1 where missing."""
+    if second is None:
+        return None
+    both = second >= 0
+    return SecondRater(
+        rows_with_both=int(both.sum()),
+        human_human=_agreement(scores[both], second[both], n_classes),
+        model_vs_first=_agreement(scores, predicted, n_classes),
+        model_vs_second=_agreement(second[both], predicted[both], n_classes),
+        disagree=both & (second != scores),
+    )

