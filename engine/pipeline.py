@@ -95,7 +95,9 @@ def run_audit(
     warnings = list(config.warnings) + list(responses.warnings) + k_notes
     started = time.perf_counter()
     if config.late_interaction:
-        graph, info, tune_config = _late_interaction(responses, config, embeddings, reporter, timings)
+        graph, info, tune_config = _late_interaction(
+            responses, config, embeddings, reporter, timings
+        )
         warnings += info.pop("warnings", [])
     else:
         vectors, info = _sentence_embeddings(responses, config, embeddings, reporter)

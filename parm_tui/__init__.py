@@ -1,1 +1,4 @@
-"""parm's front ends: the Textual app and the Typer CLI (no numerical code here)."""
+"""The front ends: the Typer CLI (`parm`, `parm audit`, cli.py and headless.py) and the Textual
+app (app.py, screens/, widgets/, parm.tcss). Display and interaction only, no numerical code:
+every computation is a call into engine, most of all engine.pipeline.run_audit.
+"""

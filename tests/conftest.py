@@ -28,6 +28,14 @@ def isolated_dirs(tmp_path_factory):
             os.environ[key] = value
 
 
+@pytest.fixture(autouse=True)
+def own_working_dir(tmp_path, monkeypatch):
+    """Every test starts in its own empty folder, so outputs a user's runs (`parm-out/`) or
+    other tests left in the working folder cannot change a result."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 @pytest.fixture(scope="session")
 def sample_config():
     from engine.input.config import load_defaults

@@ -1,4 +1,4 @@
-"""report.json and report.md built from an audit of the sample data (engine/report.py)."""
+"""report.json and report.md built from an audit of the sample data (engine/outputs/)."""
 
 from __future__ import annotations
 

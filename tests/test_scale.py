@@ -129,7 +129,9 @@ def test_duplicated_answers_list_copies_as_neighbours(per_answer, monkeypatch):
     calls = []
     fallback = engine.graph.search._top_k_rows_by_partition
     monkeypatch.setattr(
-        engine.graph.search, "_top_k_rows_by_partition", lambda b, k: calls.append(1) or fallback(b, k)
+        engine.graph.search,
+        "_top_k_rows_by_partition",
+        lambda b, k: calls.append(1) or fallback(b, k),
     )
     rng = np.random.default_rng(3)
     centres = rng.normal(size=(3, 8))

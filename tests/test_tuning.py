@@ -91,7 +91,9 @@ def test_ties_go_to_the_first_configuration(data, graph, metric, monkeypatch):
 
 
 def test_all_metrics_equal_selects_the_first_configuration(data, graph, monkeypatch):
-    monkeypatch.setattr(engine.model.tuning, "evaluate", lambda human, proba: dict.fromkeys(METRICS, 0.5))
+    monkeypatch.setattr(
+        engine.model.tuning, "evaluate", lambda human, proba: dict.fromkeys(METRICS, 0.5)
+    )
     result = tune(graph, data[1], N_CLASSES, config(similarity_top_k=[3, 6, 9]))
     assert [r.selected for r in result.rows] == [True, False, False]
 

@@ -1,4 +1,4 @@
-"""Bootstrap intervals, sandwich standard errors and cross-fitting (engine/uncertainty.py)."""
+"""Bootstrap intervals, sandwich standard errors and cross-fitting (engine/audit/intervals.py, engine/model/)."""
 
 from __future__ import annotations
 

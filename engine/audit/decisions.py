@@ -1,7 +1,8 @@
 """The rater-lead's review decisions, saved the moment they are made.
 
-Decisions live in one SQLite database under the user data folder (engine.core.places.data_dir), in WAL mode with one committed transaction per
-decision, so a crash or a killed terminal never loses a decision that was shown as saved.
+Decisions live in one SQLite database under the user data folder (engine.core.places.data_dir),
+in WAL mode with one committed transaction per decision, so a crash or a killed terminal never
+loses a decision that was shown as saved.
 
 A decision belongs to a file (its resolved absolute path) and to one response in it: the
 1-based data row, the response id and a hash of its text. When the file changes, a decision

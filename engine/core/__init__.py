@@ -1,6 +1,6 @@
-"""The bottom layer: typed errors, progress events and the cancel token, atomic file writing and
-the user folders parm keeps its cache, decisions and logs in.
+"""Core, the bottom layer: typed errors, progress events and the cancel token, atomic file
+writing, and the user folders for the cache, decisions and logs.
 
-Owns nothing of the method. Imports only the standard library (and platformdirs, lazily);
-every other package of the engine may import it.
+Owns nothing of the method. Imports only the standard library (platformdirs lazily); every
+other package of the engine may import it.
 """

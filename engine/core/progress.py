@@ -58,8 +58,9 @@ class Reporter:
     def check(self) -> None:
         self.token.check()
 
-    def tick(self, stage: str, done: int, total: int, message: str = "",
-             interval: float = 0.25) -> None:
+    def tick(
+        self, stage: str, done: int, total: int, message: str = "", interval: float = 0.25
+    ) -> None:
         """Check cancel every call, but emit an event only every `interval` seconds (and at the
         end), so tight loops stay cheap and front ends still hear from them several times a second."""
         now = time.monotonic()

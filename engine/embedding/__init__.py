@@ -1,1 +1,7 @@
-"""embedding"""
+"""Embedding: sentence-transformers models (the bundled default and any other by name or path),
+one unit vector per response or token vectors for late interaction, the on-disk cache, and
+precomputed .npy files.
+
+Produces (N, d) unit vectors or `TokenEmbeddings`. May import engine.input and engine.core.
+torch and sentence-transformers are imported inside functions, only when a run embeds.
+"""

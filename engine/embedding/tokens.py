@@ -1,7 +1,7 @@
 """Token embeddings for late interaction (ColBERT): every response as a matrix of unit token
 vectors, cached on disk.
 
-Token embeddings. A PyLate / ColBERT checkpoint (config_sentence_transformers.json with
+A PyLate / ColBERT checkpoint (config_sentence_transformers.json with
 model_type "ColBERT" or PyLate keys such as document_prefix, or a Stanford HF_ColBERT) is loaded
 with sentence-transformers' `MultiVectorEncoder` and encoded with `encode_document`: the document
 prefix (e.g. "[D] ") after [CLS], the checkpoint's document_length, its projection Dense layer,

@@ -1,8 +1,8 @@
 """`NeighbourGraph`: the cosine-similarity graph, with the only O(N^2) step done once.
 
 The top-Kmax neighbours of every response (indices and raw cosine similarities, sorted) are found
-in one chunked pass of float32 matrix products, which also yields the global minimum and maximum
-off-diagonal similarity for min-max normalisation. Every K <= Kmax and every power p is then a
+by engine.graph.search in one chunked pass of float32 matrix products, which also yields the
+global minimum and maximum off-diagonal similarity for min-max normalisation. Every K <= Kmax and every power p is then a
 cheap view of those lists: features for one (K, p) are two `bincount`s over at most N x K edges.
 Without top-K (the dense graph), features are computed block by block, never holding N x N.
 Memory is O(N x Kmax) plus one block of at most MAX_BLOCK_ELEMENTS similarities.

@@ -29,14 +29,19 @@ VARIANTS = {
 
 def main(folder: Path) -> None:
     base = load_defaults().updated(
-        text_column="EssayText", score_column="Score1", id_column="Id",
-        bootstrap_samples=0, cross_fit_folds=0,
+        text_column="EssayText",
+        score_column="Score1",
+        id_column="Id",
+        bootstrap_samples=0,
+        cross_fit_folds=0,
     )
     for prompt in ("prompt1-train.csv", "prompt2-train.csv"):
         responses = load_responses(folder / prompt, base)
         print(f"\n{prompt}: N = {len(responses)}, labels {responses.labels}")
-        print(f"{'variant':34s} {'sel.':>10s} {'acc':>6s} {'kappa':>6s} {'near':>6s} "
-              f"{'f1':>6s} {'nll':>6s} {'time s':>7s}")
+        print(
+            f"{'variant':34s} {'sel.':>10s} {'acc':>6s} {'kappa':>6s} {'near':>6s} "
+            f"{'f1':>6s} {'nll':>6s} {'time s':>7s}"
+        )
         for name, changes in VARIANTS.items():
             config = base.updated(**changes)
             started = time.perf_counter()
@@ -45,8 +50,10 @@ def main(folder: Path) -> None:
             best = result.selected
             sel = f"K={best.top_k}" if best.top_k is not None else f"p={best.power:.2f}"
             m = best.metrics
-            print(f"{name:34s} {sel:>10s} {m['accuracy']:6.3f} {m['kappa']:6.3f} "
-                  f"{m['near']:6.3f} {m['f1']:6.3f} {m['nll']:6.3f} {seconds:7.1f}")
+            print(
+                f"{name:34s} {sel:>10s} {m['accuracy']:6.3f} {m['kappa']:6.3f} "
+                f"{m['near']:6.3f} {m['f1']:6.3f} {m['nll']:6.3f} {seconds:7.1f}"
+            )
 
 
 if __name__ == "__main__":
