@@ -77,7 +77,7 @@ def test_hessian_matches_the_paper_formula_for_beta_c_and_mu_d():
 @pytest.mark.parametrize("n_classes", [2, 4])
 def test_the_optimisers_objective_equals_neg_log_pl(n_classes):
     """fit() minimises a re-laid-out copy of the objective for speed; it must be the same
-    function, including the 1e-15 floor on probabilities."""
+    function, far from the optimum too."""
     from engine.model.pseudo_likelihood import _Objective
 
     t, s, scores, weights, theta = random_problem(n_classes=n_classes, seed=20 + n_classes)
@@ -117,9 +117,40 @@ def test_probabilities_stay_finite_for_huge_linear_predictors():
     np.testing.assert_allclose(p.sum(axis=1), 1.0)
     value, grad = neg_log_pl(theta, t, s, np.array([2, 1]), np.ones(2))
     assert np.isfinite(value) and np.all(np.isfinite(grad))
-    # row 0: p = 0 for the observed score, clipped at 1e-15 as the paper prescribes;
+    # row 0: eta = (0, 45000, 0) and the observed score 2 has log p = -45000 exactly (no floor);
     # row 1: categories 0 and 1 tie at eta = 0 and category 2 vanishes, so p = 1/2
-    assert value == pytest.approx((-np.log(1e-15) + np.log(2)) / 2, rel=1e-9)
+    assert value == pytest.approx((45000.0 + np.log(2)) / 2, rel=1e-12)
+
+
+def near_separable_problem(seed=0):
+    """Scores almost perfectly predicted by T, and a theta far out along the separating direction:
+    most chosen probabilities are about 1, a few misfits have p_{i,x_i} far below 1e-15."""
+    rng = np.random.default_rng(seed)
+    n, k = 120, 3
+    scores = rng.integers(0, k, size=n)
+    t = np.eye(k)[scores] * rng.uniform(4, 6, size=(n, 1)) + rng.uniform(0, 0.3, size=(n, k))
+    misfits = np.flatnonzero(scores > 0)[:3]
+    scores[misfits] = 0  # their T points to category 1 or 2, whose beta is large
+    s = t.sum(axis=1)
+    theta = np.array([9.0, 10.0, 0.2, -0.1, -0.5, 0.4])
+    return t, s, scores, theta, misfits
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", None])
+def test_gradient_matches_finite_differences_near_separation(class_weight):
+    """The objective is log-softmax with no probability floor, so the gradient the optimiser
+    receives is the derivative of the value it receives, even where p_{i,x_i} underflows."""
+    from engine.model.pseudo_likelihood import _Objective
+
+    t, s, scores, theta, misfits = near_separable_problem()
+    weights = class_weights(scores, 3, class_weight)
+    chosen = log_proba(theta, t, s)[misfits, scores[misfits]]
+    assert np.all(chosen < np.log(1e-15)), "the misfits must be beyond the old 1e-15 floor"
+    objective = _Objective(t, s, scores, weights)
+    for function in (lambda th: neg_log_pl(th, t, s, scores, weights), objective):
+        _, grad = function(theta)
+        numeric = central_difference(lambda th, f=function: f(th)[0], theta, step=1e-5)
+        np.testing.assert_allclose(grad, numeric, rtol=1e-6)
 
 
 def test_balanced_weights_are_inverse_frequency_over_present_categories():

@@ -17,7 +17,6 @@ import numpy as np
 from scipy.optimize import minimize
 
 BOUND = 1000.0
-PROBA_FLOOR = 1e-15
 
 
 @dataclass(frozen=True)
@@ -115,9 +114,14 @@ def score_contributions(theta, t, s, scores, weights) -> np.ndarray:
 
 
 def neg_log_pl(theta, t, s, scores, weights) -> tuple[float, np.ndarray]:
-    """-L / sum(w) and its gradient (3C,), L the weighted log pseudo-likelihood."""
+    """-L / sum(w) and its gradient (3C,), L the weighted log pseudo-likelihood.
+
+    log p_{i,x_i} comes from the log-sum-exp, never from a clipped probability, so the value is
+    finite for any theta and the gradient is exactly that of the value (no floor whose
+    derivative would be missing near separation).
+    """
     logp = log_proba(theta, t, s)
-    chosen = np.maximum(logp[np.arange(scores.shape[0]), scores], np.log(PROBA_FLOOR))
+    chosen = logp[np.arange(scores.shape[0]), scores]
     total = weights.sum()
     value = -(weights * chosen).sum() / total
     grad = -score_contributions(theta, t, s, scores, weights).sum(axis=0) / total
@@ -187,7 +191,7 @@ class _Objective:
         top = eta.max(axis=0)
         e = np.exp(eta - top)
         z = e.sum(axis=0)
-        chosen = np.maximum(eta.ravel()[self.chosen] - np.log(z) - top, np.log(PROBA_FLOOR))
+        chosen = eta.ravel()[self.chosen] - np.log(z) - top  # log p_{i,x_i}, log-sum-exp
         value = -(self.weights * chosen).sum() / self.total
         resid = self.weighted_target - e[1:] * (self.weights / z)  # w_i (1{x_i=c} - p_ic)
         grad = np.concatenate([(resid * self.t).sum(axis=1), resid @ self.s, resid.sum(axis=1)])
