@@ -17,8 +17,6 @@ from engine.input.config import AuditConfig, PowerInterval
 from engine.model.metrics import HIGHER_IS_BETTER, better, evaluate
 from engine.model.pseudo_likelihood import FittedPARM, fit
 
-METRIC_NAMES = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
-
 
 @dataclass(frozen=True)
 class TuningRow:

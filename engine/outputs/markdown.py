@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from engine.model.tuning import METRIC_NAMES
+from engine.model.metrics import METRIC_NAMES
 from engine.outputs.report import METRIC_LABELS, report_dict
 
 

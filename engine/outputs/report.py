@@ -10,8 +10,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from engine.audit.intervals import LEVEL
-from engine.model.metrics import confusion
-from engine.model.tuning import METRIC_NAMES
+from engine.model.metrics import METRIC_NAMES, confusion
 
 SEVERITY_DEFINITION = (
     "max over other scores of p(score) minus p(human score), from the fitted (balanced) model: "

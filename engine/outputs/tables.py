@@ -4,7 +4,7 @@ configuration tried) and decisions.csv (one row per review decision)."""
 from __future__ import annotations
 
 from engine.audit.decisions import DECISION_COLUMNS, DecisionStore
-from engine.model.tuning import METRIC_NAMES
+from engine.model.metrics import METRIC_NAMES
 
 
 def evidence_text(result, i: int) -> str:
