@@ -81,7 +81,7 @@ def _consider(state: _FoldState, scores, n_classes, config, top_k, power, t, s) 
     train, held = state.train, state.held_out
     for array in (t[train], s[train], scores[train]):
         state.digest.update(np.ascontiguousarray(array).tobytes())
-    fitted = fit(t[train], s[train], scores[train], config.class_weight, state.start, False)
+    fitted = fit(t[train], s[train], scores[train], config.class_weight, state.start)
     state.start = fitted.theta
     metric = config.selection_metric
     value = evaluate(scores[train], fitted.proba)[metric]

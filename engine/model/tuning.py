@@ -1,7 +1,7 @@
 """Tuning K and p: the Cartesian grid, or bounded Brent on p separately for each K.
 
 Every configuration tried becomes one `TuningRow`; the best by the selection metric (lowest for
-nll; ties go to the configuration tried first) is refitted with standard errors.
+nll; ties go to the configuration tried first) gets standard errors from its graph.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from engine.graph.neighbour_graph import NeighbourGraph, dense_warning
 from engine.input.config import AuditConfig, PowerInterval
 from engine.model.metrics import HIGHER_IS_BETTER, better, evaluate
 from engine.model.pseudo_likelihood import FittedPARM, fit
+from engine.model.standard_errors import NO_STANDARD_ERRORS, with_standard_errors
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class _Search:
             **extra,
         )
         # The objective is convex in theta, so warm starts change speed, not the optimum.
-        fitted = fit(t, s, self.scores, self.config.class_weight, self.start, with_se=False)
+        fitted = fit(t, s, self.scores, self.config.class_weight, self.start)
         self.start = fitted.theta
         row = TuningRow(top_k, float(power), evaluate(self.scores, fitted.proba), fitted.converged)
         self.rows.append(row)
@@ -142,8 +143,12 @@ def tune(
             for power in powers:
                 search.evaluate(top_k, power)
     row, tuned, (t, s) = search.best
-    # Starting at the tuned optimum, this refit only adds the standard errors.
-    fitted = fit(t, s, scores, config.class_weight, tuned.theta)
+    graph_weights = (
+        None
+        if row.top_k is None
+        else graph.weights(row.top_k, row.power, config.similarity_top_k_symmetric)
+    )
+    fitted = with_standard_errors(tuned, t, s, scores, config.class_weight, graph_weights)
     rows = [TuningRow(r.top_k, r.power, r.metrics, r.converged, r is row) for r in search.rows]
     best = next(r for r in rows if r.selected)
     return TuningResult(rows, best, fitted, (t, s), notes + _fit_warnings(fitted, scores))
@@ -179,9 +184,15 @@ def _fit_warnings(fitted: FittedPARM, scores: np.ndarray | None = None) -> list[
             "Some parameters reached the bound of +/-1000: the categories are (nearly) separable "
             "by the similarity features, so estimates and standard errors are unreliable."
         )
-    if np.any(~np.isfinite(fitted.se)):
+    if fitted.se_method == NO_STANDARD_ERRORS:
+        notes.append(
+            "No standard errors on the dense graph: every response's score enters every other's "
+            "features, so there are no neighbourhoods to estimate their dependence from; a "
+            "top-K graph has them."
+        )
+    elif np.any(~np.isfinite(fitted.se)):
         notes.append(
             "Standard errors could not be computed for some parameters (singular "
-            "information matrix)."
+            "information matrix, or a negative variance estimate)."
         )
     return notes

@@ -28,8 +28,10 @@ MEANINGS = (
     "Cross-fitted kappa: agreement when every response is predicted by a model whose K, p and "
     "parameters were chosen without its own score; the gap to the in-sample kappa shows how "
     "optimistic selecting and fitting on the same scores is.",
-    "Standard errors (sandwich): how much each parameter estimate would vary between samples, "
-    "computed so that they stay valid for a pseudo-likelihood.",
+    "Standard errors (neighbour sandwich): how much each parameter estimate would vary between "
+    "samples of scores on the same responses; they count that neighbours' scores enter each "
+    "other's features, and a 95% interval is the estimate +/- 1.96 SE (report.json has the "
+    "formula). The dense graph has none.",
     "Severity: how clearly the model prefers another score to the human one (positive when it "
     "does); it orders the responses a second rater should look at first.",
 )

@@ -23,6 +23,15 @@ CROSS_FIT_METHOD = (
     "K, p and the parameters chosen on the other folds' labels only; held-out labels masked "
     "from the features; agreement over all held-out predictions"
 )
+STANDARD_ERRORS_METHOD = (
+    "H^-1 B H^-1, H the Hessian of the weighted log pseudo-likelihood and B = sum of g_i g_j^T "
+    "over every response i and j = i or a neighbour of i in the selected graph (g_i response "
+    "i's score contribution; with balanced weights centred within its category, as the weights "
+    "are estimated); valid when the scores follow the model on that graph, conditional on the "
+    "selected K and p; 95% interval: estimate +/- 1.96 SE. With balanced weights, beta and "
+    "gamma estimate the model's parameters and mu_c estimates mu_c + log(n_0 / n_c). The dense "
+    "graph has no neighbourhoods, hence no standard errors"
+)
 EVIDENCE_FORMAT = (
     "row:score:weight for the strongest neighbours in the fitted graph (weight = normalised "
     "similarity to the power p), separated by ';'"
@@ -151,7 +160,10 @@ def uncertainty_dict(result) -> dict:
                 for f in crossed.folds
             ],
         },
-        "standard_errors": result.fitted.se_method,
+        "standard_errors": {
+            "method": result.fitted.se_method,
+            "definition": STANDARD_ERRORS_METHOD,
+        },
     }
 
 

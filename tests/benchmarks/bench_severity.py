@@ -44,7 +44,7 @@ def candidates(result) -> dict[str, np.ndarray]:
     scores = result.responses.scores
     t, s = result.tuning.features
     balanced = result.fitted.proba
-    plain = fit(t, s, scores, class_weight=None, start=result.fitted.theta, with_se=False).proba
+    plain = fit(t, s, scores, class_weight=None, start=result.fitted.theta).proba
     return {
         "1-p balanced": audit.severity(balanced, scores),
         "margin balanced": audit.margin_severity(balanced, scores),
