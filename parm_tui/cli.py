@@ -28,6 +28,14 @@ def audit(
     second_score_col: Annotated[
         str | None, typer.Option("--second-score-col", help="A second rater's score column.")
     ] = None,
+    score_order: Annotated[
+        str | None,
+        typer.Option(
+            "--score-order",
+            help='Score labels lowest first, e.g. "low,medium,high" (text labels need it to be '
+            "ordered; numbers are ordered numerically).",
+        ),
+    ] = None,
     embeddings: Annotated[
         Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
     ] = None,
@@ -47,6 +55,7 @@ def audit(
         "score_column": score_col,
         "id_column": id_col,
         "second_score_column": second_score_col,
+        "score_order": score_order,
     }
     code = run_headless(file, config, columns, set_ or [], embeddings, out, force, quiet)
     raise typer.Exit(code)

@@ -24,6 +24,14 @@ STAGE_NAMES = {
     "audit": "Audit",
 }
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED = 1, 2, 130
+SUMMARY_NAMES = {
+    "accuracy": "accuracy",
+    "kappa": "kappa",
+    "qwk": "QWK",
+    "near": "near",
+    "f1": "macro F1",
+    "nll": "NLL",
+}
 
 
 class _Bars:
@@ -124,13 +132,12 @@ def _run(console, file, config_path, columns, overrides, embeddings_path, out, f
 
 def _summary(console: Console, result, written: list[Path]) -> None:
     best = result.selected
-    m = best.metrics
     k = "dense" if best.top_k is None else f"K={best.top_k}"
+    figures = ", ".join(f"{SUMMARY_NAMES[m]} {v:.3f}" for m, v in best.metrics.items())
+    nominal = "" if result.responses.ordered else " (no QWK or near: unordered text labels)"
     console.print(
-        f"Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-        f"accuracy {m['accuracy']:.3f}, kappa {m['kappa']:.3f}, QWK {m['qwk']:.3f}, "
-        f"near {m['near']:.3f}, macro F1 {m['f1']:.3f}, NLL {m['nll']:.3f}. "
-        f"{int(result.flagged.sum())} of {len(result.responses)} responses flagged.",
+        f"Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: {figures}"
+        f"{nominal}. {int(result.flagged.sum())} of {len(result.responses)} responses flagged.",
         markup=False,
     )
     console.print("Wrote " + ", ".join(str(p) for p in written), markup=False)

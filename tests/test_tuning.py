@@ -86,7 +86,7 @@ def test_ties_go_to_the_first_configuration(data, graph, metric, monkeypatch):
     scripted = [0.3, 0.6, 0.2, 0.6] if metric != "nll" else [0.9, 0.4, 0.7, 0.4]
     calls = iter(scripted)
 
-    def fake_evaluate(human, proba):
+    def fake_evaluate(human, proba, ordered=True):
         value = next(calls)
         return {m: value for m in METRICS}
 
@@ -99,7 +99,7 @@ def test_ties_go_to_the_first_configuration(data, graph, metric, monkeypatch):
 
 def test_all_metrics_equal_selects_the_first_configuration(data, graph, monkeypatch):
     monkeypatch.setattr(
-        engine.model.tuning, "evaluate", lambda human, proba: dict.fromkeys(METRICS, 0.5)
+        engine.model.tuning, "evaluate", lambda human, proba, ordered: dict.fromkeys(METRICS, 0.5)
     )
     result = tune(graph, data[1], N_CLASSES, config(similarity_top_k=[3, 6, 9]))
     assert [r.selected for r in result.rows] == [True, False, False]

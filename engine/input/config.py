@@ -35,6 +35,7 @@ DEFAULTS: dict = {
     "score_column": "score",
     "id_column": "id",
     "second_score_column": None,
+    "score_order": None,
     "on_bad_rows": "error",
     "embedding_batch_size": 32,
     "near_duplicate_threshold": 0.95,
@@ -71,6 +72,7 @@ class AuditConfig:
     score_column: str = "score"
     id_column: str | None = "id"
     second_score_column: str | None = None
+    score_order: tuple[str, ...] | None = None
     on_bad_rows: str = "error"
     embedding_batch_size: int = 32
     near_duplicate_threshold: float = 0.95
@@ -111,6 +113,7 @@ class AuditConfig:
         )
         k = self.similarity_top_k
         out["similarity_top_k"] = list(k) if isinstance(k, tuple) else k
+        out["score_order"] = None if self.score_order is None else list(self.score_order)
         return out
 
     def updated(self, **changes) -> AuditConfig:
@@ -198,6 +201,26 @@ def _power(value):
     return _positive(key, value)
 
 
+def _score_order(value):
+    """The score labels lowest first, as written in the file: a list, or one comma-separated
+    string (as `--score-order "low,medium,high"` gives it); null: numbers in numeric order,
+    text labels unordered."""
+    key = "score_order"
+    if value is None:
+        return None
+    labels = value.split(",") if isinstance(value, str) else value
+    accepted = 'expected null or the score labels lowest first, e.g. ["low", "medium", "high"]'
+    if not isinstance(labels, list) or not all(isinstance(v, str) for v in labels):
+        raise _fail(key, value, accepted)
+    labels = [v.strip() for v in labels]
+    if len(labels) < 2 or "" in labels:
+        raise _fail(key, value, accepted + " (at least two, none empty)")
+    repeated = sorted({v for v in labels if labels.count(v) > 1})
+    if repeated:
+        raise _fail(key, value, f"each label once ({', '.join(repeated)} repeated)")
+    return tuple(labels)
+
+
 def _choice(key, value, choices):
     if value not in choices:
         shown = ", ".join("null" if c is None else str(c) for c in choices)
@@ -239,6 +262,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         score_column=_text("score_column", v["score_column"]),
         id_column=_text("id_column", v["id_column"], nullable=True),
         second_score_column=_text("second_score_column", v["second_score_column"], nullable=True),
+        score_order=_score_order(v["score_order"]),
         on_bad_rows=_choice("on_bad_rows", v["on_bad_rows"], ("error", "skip")),
         embedding_batch_size=_int("embedding_batch_size", v["embedding_batch_size"]),
         near_duplicate_threshold=_unit("near_duplicate_threshold", v["near_duplicate_threshold"]),
@@ -351,7 +375,8 @@ def build_config(
     columns: dict | None = None,
 ) -> AuditConfig:
     """The settings a run uses, assembled in one order for every front end: defaults.json (or
-    the --config file), then the column choices, then each --set KEY=VALUE; validated once."""
+    the --config file), then the column choices (and --score-order), then each --set
+    KEY=VALUE; validated once."""
     config = load_config(config_path) if config_path else load_defaults()
     changes = {key: value for key, value in (columns or {}).items() if value is not None}
     for item in overrides:

@@ -45,8 +45,9 @@ class TuningResult:
 class _Search:
     """Evaluates configurations, keeps every row and the best fit so far."""
 
-    def __init__(self, graph, scores, n_classes, config: AuditConfig, reporter, total):
+    def __init__(self, graph, scores, n_classes, config: AuditConfig, reporter, total, ordered):
         self.graph, self.scores, self.n_classes = graph, scores, n_classes
+        self.ordered = ordered
         self.config, self.reporter, self.total = config, reporter, total
         self.rows: list[TuningRow] = []
         self.best: tuple[TuningRow, FittedPARM, tuple] | None = None
@@ -68,7 +69,8 @@ class _Search:
         # The objective is convex in theta, so warm starts change speed, not the optimum.
         fitted = fit(t, s, self.scores, self.config.class_weight, self.start)
         self.start = fitted.theta
-        row = TuningRow(top_k, float(power), evaluate(self.scores, fitted.proba), fitted.converged)
+        metrics = evaluate(self.scores, fitted.proba, self.ordered)
+        row = TuningRow(top_k, float(power), metrics, fitted.converged)
         self.rows.append(row)
         metric = self.config.selection_metric
         if self.best is None or better(metric, row.metrics[metric], self.best[0].metrics[metric]):
@@ -126,13 +128,17 @@ def tune(
     n_classes: int,
     config: AuditConfig,
     reporter: Reporter | None = None,
+    ordered: bool = True,
 ) -> TuningResult:
-    """Evaluate every configuration the config asks for and select the best."""
+    """Evaluate every configuration the config asks for and select the best.
+
+    ordered: whether the score codes are ordered (else QWK and near agreement are left out, and
+    cannot be the selection metric)."""
     reporter = reporter or Reporter()
     ks = config.top_k_values
     powers = config.power_values
     total = len(ks) * len(powers) if powers is not None else 0
-    search = _Search(graph, scores, n_classes, config, reporter, total)
+    search = _Search(graph, scores, n_classes, config, reporter, total, ordered)
     notes = _dense_cost(graph, ks, powers)
     for note in notes:
         reporter("tuning", 0, total, note)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from engine.model.metrics import METRIC_NAMES
 from engine.outputs.report import METRIC_LABELS, report_dict
 
 
@@ -97,8 +96,7 @@ def _settings_section(result, data) -> str:
 def _agreement_section(result, data) -> str:
     intervals = data["uncertainty"]["bootstrap"]["intervals"]
     rows = []
-    for m in METRIC_NAMES:
-        value = data["metrics"][m]
+    for m, value in data["metrics"].items():
         iv = intervals.get(m)
         ci = "" if iv is None else f"{_fmt(iv['low'])} to {_fmt(iv['high'])}"
         note = ""
@@ -112,18 +110,20 @@ def _agreement_section(result, data) -> str:
     ]
     crossed = data["uncertainty"]["cross_fit"]
     if crossed is not None:
+        qwk = crossed["metrics"].get("qwk")
         out += [
             "",
             f"Cross-fitted ({crossed['folds']} folds): kappa {_fmt(crossed['metrics']['kappa'])} "
-            f"(in-sample {_fmt(crossed['in_sample']['kappa'])}), QWK "
-            f"{_fmt(crossed['metrics']['qwk'])}, exact agreement "
-            f"{_fmt(crossed['metrics']['accuracy'])}.",
+            f"(in-sample {_fmt(crossed['in_sample']['kappa'])}), "
+            + ("" if qwk is None else f"QWK {_fmt(qwk)}, ")
+            + f"exact agreement {_fmt(crossed['metrics']['accuracy'])}.",
         ]
-    out += [
-        "",
-        f"QWK below {QWK_THRESHOLD:.2f} is marked (a common minimum for automated scoring).",
-    ]
-    return "\n".join(out)
+    left_out = data["metrics_left_out"]
+    if left_out is None:
+        note = f"QWK below {QWK_THRESHOLD:.2f} is marked (a common minimum for automated scoring)."
+    else:
+        note = left_out["reason"] + "."
+    return "\n".join(out + ["", note])
 
 
 def _second_rater_section(result, data) -> str:
@@ -144,6 +144,7 @@ def _second_rater_section(result, data) -> str:
     rows = [
         [label, *(_fmt(None if v is None else v[key]) for _, v in columns)]
         for key, label in names.items()
+        if key in second["model_vs_rater1"]
     ]
     out = [
         "## Second rater",
@@ -156,7 +157,7 @@ def _second_rater_section(result, data) -> str:
         "(`raters_disagree` in predictions.csv).",
     ]
     human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
-    if human and human["qwk"] is not None and model["qwk"] is not None:
+    if human and human.get("qwk") is not None and model.get("qwk") is not None:
         if human["qwk"] - model["qwk"] > DEGRADATION_THRESHOLD:
             out.append(
                 f"**The model's QWK is more than {DEGRADATION_THRESHOLD:.2f} below the raters' "

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from engine.audit.intervals import LEVEL
-from engine.model.metrics import METRIC_NAMES, confusion
+from engine.model.metrics import ORDINAL_METRICS, confusion, metric_names
 
 SEVERITY_DEFINITION = (
     "max over other scores of p(score) minus p(human score), from the fitted (balanced) model: "
@@ -31,6 +31,10 @@ STANDARD_ERRORS_METHOD = (
     "selected K and p; 95% interval: estimate +/- 1.96 SE. With balanced weights, beta and "
     "gamma estimate the model's parameters and mu_c estimates mu_c + log(n_0 / n_c). The dense "
     "graph has no neighbourhoods, hence no standard errors"
+)
+NOMINAL_NOTE = (
+    "QWK and near agreement are left out: the score labels are text with no stated order "
+    "(set score_order to give them one)"
 )
 EVIDENCE_FORMAT = (
     "row:score:weight for the strongest neighbours in the fitted graph (weight = normalised "
@@ -90,6 +94,7 @@ def report_dict(result) -> dict:
             "responses": len(responses),
             "skipped_rows": [{"row": r, "reason": why} for r, why in responses.skipped],
             "labels": list(responses.labels),
+            "scores_ordered": responses.ordered,
             "score_counts": {lab: int(n) for lab, n in zip(responses.labels, counts)},
         },
         "config": result.config.to_dict(),
@@ -100,7 +105,10 @@ def report_dict(result) -> dict:
             "power": _clean(best.power),
             "graph": "dense" if best.top_k is None else "top-k",
         },
-        "metrics": {m: _clean(best.metrics[m]) for m in METRIC_NAMES},
+        "metrics": {m: _clean(best.metrics[m]) for m in metric_names(responses.ordered)},
+        "metrics_left_out": None
+        if responses.ordered
+        else {"metrics": list(ORDINAL_METRICS), "reason": NOMINAL_NOTE},
         "uncertainty": uncertainty_dict(result),
         "confusion_matrix": {
             "rows": "human score",

@@ -73,7 +73,11 @@ class ReviewScreen(Screen):
             yield Input(placeholder="/ search answers or ids", id="review-search", compact=True)
             yield Select(human, prompt="human: any", id="filter-human", compact=True)
             yield Select(model, prompt="model: any", id="filter-model", compact=True)
-            yield Checkbox("off by ≥2", id="filter-off2", compact=True)
+            # "Off by 2" needs ordered scores; unordered text labels have no distances.
+            ordered = self.result.responses.ordered
+            off_by_two = Checkbox("off by ≥2", id="filter-off2", compact=True, disabled=not ordered)
+            off_by_two.display = ordered
+            yield off_by_two
             yield Checkbox("all", id="filter-all", compact=True)
         with Horizontal(id="review-body"):
             yield ReviewTable(cursor_type="row", zebra_stripes=True, id="review-table")

@@ -56,7 +56,10 @@ def independence_se(theta, t, s, scores, class_weight) -> np.ndarray:
     """The sandwich parm used before: B = sum_i g_i g_i^T, as if responses were independent."""
     weights = class_weights(scores, t.shape[1], class_weight)
     g = score_contributions(theta, t, s, scores, weights)
-    h_inv = np.linalg.inv(hessian(theta, t, s, weights))
+    try:
+        h_inv = np.linalg.inv(hessian(theta, t, s, weights))
+    except np.linalg.LinAlgError:
+        return np.full(theta.shape, np.nan)
     return np.sqrt(np.abs(np.diag(h_inv @ (g.T @ g) @ h_inv)))
 
 
