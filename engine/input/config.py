@@ -29,6 +29,7 @@ DEFAULTS: dict = {
     "similarity_top_k_chunk": 2048,
     "colbert_top_k": 100,
     "colbert_batch_size": 256,
+    "colbert_maxsim": "normalised",
     "selection_metric": "kappa",
     "class_weight": "balanced",
     "text_column": "answer",
@@ -66,6 +67,7 @@ class AuditConfig:
     similarity_top_k_chunk: int = 2048
     colbert_top_k: int | None = 100
     colbert_batch_size: int = 256
+    colbert_maxsim: str = "normalised"
     selection_metric: str = "kappa"
     class_weight: str | None = "balanced"
     text_column: str = "answer"
@@ -256,6 +258,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         similarity_top_k_chunk=_int("similarity_top_k_chunk", v["similarity_top_k_chunk"]),
         colbert_top_k=_int("colbert_top_k", v["colbert_top_k"], nullable=True),
         colbert_batch_size=_int("colbert_batch_size", v["colbert_batch_size"]),
+        colbert_maxsim=_choice("colbert_maxsim", v["colbert_maxsim"], ("normalised", "raw")),
         selection_metric=_choice("selection_metric", v["selection_metric"], METRICS),
         class_weight=_choice("class_weight", v["class_weight"], ("balanced", None)),
         text_column=_text("text_column", v["text_column"]),

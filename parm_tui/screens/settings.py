@@ -15,6 +15,7 @@ from parm_tui.widgets.path_input import PathInput, expand
 
 POWER_MODES = [("fixed", "fixed"), ("list (grid)", "list"), ("interval (Brent)", "interval")]
 TOP_K_MODES = [("off: dense graph", "off"), ("fixed", "fixed"), ("list (grid)", "list")]
+MAXSIM_CHOICES = [("normalised by length", "normalised"), ("raw sum (paper)", "raw")]
 CHOICES = {
     "selection_metric": [(m, m) for m in ("accuracy", "kappa", "qwk", "near", "f1", "nll")],
     "class_weight": [("balanced", "balanced"), ("none", "none")],
@@ -37,6 +38,7 @@ LABELS = {
     "similarity_top_k_chunk": "Chunk size (rows)",
     "colbert_top_k": "ColBERT top-K",
     "colbert_batch_size": "ColBERT batch size",
+    "colbert_maxsim": "ColBERT MaxSim",
     "selection_metric": "Selection metric",
     "class_weight": "Class weighting",
     "on_bad_rows": "Bad rows",
@@ -84,6 +86,10 @@ class SettingsScreen(Screen):
             with Vertical(id="colbert-keys"):
                 yield from field("colbert_top_k", Input(id="colbert_top_k", compact=True))
                 yield from field("colbert_batch_size", Input(id="colbert_batch_size", compact=True))
+                maxsim = Select(
+                    MAXSIM_CHOICES, id="colbert_maxsim", compact=True, allow_blank=False
+                )
+                yield from field("colbert_maxsim", maxsim)
             for key, options in CHOICES.items():
                 yield from field(key, Select(options, id=key, compact=True, allow_blank=False))
             for key in INPUT_KEYS:
@@ -165,6 +171,7 @@ class SettingsScreen(Screen):
         for key in CHOICES:
             self.query_one(f"#{key}", Select).value = values[key] or "none"
         self.query_one("#score_order", Input).value = ", ".join(values["score_order"] or [])
+        self.query_one("#colbert_maxsim", Select).value = values["colbert_maxsim"]
         power = config.similarity_power
         mode = "interval" if isinstance(power, PowerInterval) else "list"
         mode = "fixed" if isinstance(power, float) else mode
@@ -224,6 +231,7 @@ class SettingsScreen(Screen):
             choice = self.query_one(f"#{key}", Select).value
             values[key] = None if choice == "none" else choice
         values["score_order"] = self.value("#score_order").strip() or None
+        values["colbert_maxsim"] = self.query_one("#colbert_maxsim", Select).value
         return values
 
     def field_errors(self, values: dict) -> dict[str, str]:
