@@ -20,8 +20,9 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_files({Path(path): text})
 
 
-def _stage(path: Path, text: str) -> Path:
-    """Write `text` to a temporary file beside `path` (flushed to disk); returns its path."""
+def _stage(path: Path, text: str | bytes) -> Path:
+    """Write `text` (or bytes) to a temporary file beside `path` (flushed to disk); returns its
+    path."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -31,7 +32,12 @@ def _stage(path: Path, text: str) -> Path:
         # mkstemp creates 0600 files; outputs are shared, so give them the usual umask mode.
         os.fchmod(fd, 0o666 & ~_umask())
         # Lone surrogates cannot be encoded; replacing one character beats losing the export.
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as handle:
+        handle = (
+            os.fdopen(fd, "wb")
+            if isinstance(text, bytes)
+            else os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="")
+        )
+        with handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -43,12 +49,13 @@ def _stage(path: Path, text: str) -> Path:
     return Path(tmp)
 
 
-def atomic_write_files(files: dict[Path, str]) -> None:
-    """Write several files all-or-nothing as far as the file system allows.
+def atomic_write_files(files: dict[Path, str | bytes]) -> None:
+    """Write several files (text or bytes) all-or-nothing as far as the file system allows.
 
     Every file is first written in full to a temporary file beside its target; only when all
     are written are they renamed into place. A failure (full disk, Ctrl+C) before the renames
-    leaves every previous file untouched, and no temporary file is left behind.
+    leaves every previous file untouched, and no temporary file is left behind. Files are
+    renamed in the order given, so a file that refers to the others can come last.
     """
     staged: dict[Path, Path] = {}
     try:
