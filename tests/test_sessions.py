@@ -16,14 +16,13 @@ from test_app_review import synthetic_result
 from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
 from engine.core.errors import SessionError
-from engine.core.files import atomic_write_files
+from engine.core.files import atomic_write_files, file_digest
 from engine.outputs.markdown import markdown_report
 from engine.outputs.report import report_dict
 from engine.outputs.tables import prediction_table, tuning_table
 from engine.pipeline import AuditResult
 from engine.sessions.archive import load_result, result_files
 from engine.sessions.store import (
-    file_digest,
     find_session,
     load_results,
     save_review_row,

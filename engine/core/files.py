@@ -8,6 +8,7 @@ leaves the previous files as they were and no temporary file behind.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -70,6 +71,15 @@ def atomic_write_files(files: dict[Path, str | bytes]) -> None:
     finally:
         for tmp in staged.values():
             _remove(tmp)
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (hex), read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(Path(path).expanduser(), "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _umask() -> int:

@@ -8,11 +8,13 @@ one entry per result and where the review stopped) and two files per result
 rows it flagged, and the rows the previous run flagged, so a re-run can say which flags are new.
 A save writes the new result files and then session.json in one all-or-nothing batch, and only
 then removes the files of the run it replaces.
+
+Finding a session reads only session.json, so the app can ask about it before numpy and the
+pipeline are loaded; the results load with engine.sessions.archive.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -22,7 +24,6 @@ from engine.core.errors import ConfigError, ParmError, SessionError
 from engine.core.files import atomic_write_files
 from engine.core.places import data_dir
 from engine.input.config import AuditConfig, config_from_dict, settings_digest
-from engine.sessions.archive import load_result, result_files
 
 FORMAT = "parm-session"
 SCHEMA_VERSION = 1
@@ -74,15 +75,6 @@ class Session:
     @property
     def run_ids(self) -> tuple[str, ...]:
         return tuple(entry.run_id for entry in self.results)
-
-
-def file_digest(path: str | Path) -> str:
-    """SHA-256 of the file's bytes (hex): the key of its session."""
-    digest = hashlib.sha256()
-    with open(Path(path).expanduser(), "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def session_folder(digest: str, base: Path | None = None) -> Path:
@@ -189,6 +181,8 @@ def save_session(
     """Save a finished run of the file with this digest: its settings and its AuditResults
     (one per item; `items` names them, default None for each). Replaces the previous run of
     the file, keeping which rows that run flagged. Raises SessionError when it cannot write."""
+    from engine.sessions.archive import result_files
+
     folder = session_folder(digest, base)
     items = list(items) if items is not None else [None] * len(results)
     earlier = _previous_run(digest, base)
@@ -253,6 +247,8 @@ def _remove_other_results(folder: Path, keep: set[str]) -> None:
 def load_results(session: Session, responses: list) -> list:
     """The session's AuditResults, each bound to its item's Responses (`responses`, in the
     order of session.results). Raises SessionError when one cannot be used."""
+    from engine.sessions.archive import load_result
+
     if len(responses) != len(session.results):
         raise SessionError(
             f"The saved session {session.folder / SESSION_FILE} holds {len(session.results)} "
