@@ -1,0 +1,42 @@
+"""Untrusted text made inert for a terminal: the one function every display of students'
+answers, ids, labels, column names, paths and messages that quote them goes through.
+
+A terminal acts on control characters: ESC starts sequences that move the cursor, erase lines
+or (OSC 52) write the clipboard, C1 characters such as U+009B (CSI) do the same in one
+character, and the Unicode bidi overrides and isolates reorder what is shown (the "Trojan
+Source" trick). Each of them is replaced by U+FFFD, so the text keeps its length and the spot
+stays visible. Tab and newline are kept (answers have paragraphs); a carriage return becomes a
+newline, so "\\r\\n" line ends read as one line end and a lone "\\r" cannot overwrite the line.
+"""
+
+from __future__ import annotations
+
+import re
+
+PLACEHOLDER = "\ufffd"
+# C0 controls except tab (09) and newline (0a), DEL, C1, and the bidi embeddings, overrides
+# (U+202A-U+202E) and isolates (U+2066-U+2069).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_ENDS = re.compile("\r\n?")
+_BLANKS = re.compile("[\t\n]")
+
+
+def safe_text(text: object, one_line: bool = False) -> str:
+    """`text` as a string with every control character that a terminal acts on replaced by
+    U+FFFD (carriage returns become newlines first).
+
+    one_line: also turn tabs and newlines into spaces, for labels, ids, column names and paths
+    shown on one line.
+    """
+    text = _UNSAFE.sub(PLACEHOLDER, _LINE_ENDS.sub("\n", str(text)))
+    return _BLANKS.sub(" ", text) if one_line else text
+
+
+def count_unsafe(text: str) -> int:
+    """How many characters `safe_text` replaces with the placeholder (line ends not counted)."""
+    return len(_UNSAFE.findall(_LINE_ENDS.sub("\n", text)))
+
+
+def is_safe(text: str) -> bool:
+    """Whether `text` holds no character that `safe_text` would replace or change."""
+    return "\r" not in text and _UNSAFE.search(text) is None
