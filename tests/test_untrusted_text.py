@@ -26,7 +26,7 @@ from hostile import (
 )
 from markdown_it import MarkdownIt
 
-from engine.core.text import PLACEHOLDER, count_unsafe, is_safe, safe_text
+from engine.core.text import PLACEHOLDER, is_safe, safe_text, sanitise
 from engine.input.table import read_table
 from engine.outputs.write import guard_cell
 
@@ -45,7 +45,7 @@ def test_safe_text_replaces_every_control_but_tab_and_newline():
     assert safe_text("tab\tand\nnewline", one_line=True) == "tab and newline"
     kept = "Lumière, 日本語, emoji 🌱, Arabic مرحبا, U+200F\u200f and U+FFFD \ufffd"
     assert safe_text(kept) == kept and is_safe(kept)
-    assert count_unsafe("\x1b]52;c;x\x07\r\n\x9b") == 3
+    assert sanitise("\x1b]52;c;x\x07\r\n\x9b") == ("\ufffd]52;c;x\ufffd\n\ufffd", 3)
 
 
 def test_the_table_reader_makes_every_cell_and_column_name_inert(tmp_path):

@@ -14,7 +14,7 @@ import pandas as pd
 
 from engine.core.errors import DataError
 from engine.core.files import open_regular, reason
-from engine.core.text import count_unsafe, safe_text
+from engine.core.text import sanitise
 
 _SNIFF_BYTES = 256 * 1024
 
@@ -85,7 +85,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     raw_text, encoding = read_text_file(path)
     # One pass over the whole text: a cell or a column name cannot hold a character the file
     # does not, and the delimiters (, ; tab |) and quotes are untouched.
-    text = safe_text(raw_text)
+    text, replaced = sanitise(raw_text)
     delimiter = sniff_delimiter(text, path)
     _refuse_repeated_columns(text, delimiter, path)
     try:
@@ -100,7 +100,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
             f"File {path} has {frame.shape[1]} column(s); expected at least a text and a score "
             "column (is it a CSV or TSV file?)."
         )
-    frame.attrs["warnings"] = _reading_warnings(path, encoding, count_unsafe(raw_text))
+    frame.attrs["warnings"] = _reading_warnings(path, encoding, replaced)
     return frame
 
 
