@@ -39,8 +39,9 @@ def open_regular(path: Path, what: str, error: type[ParmError]) -> BinaryIO:
     checked with fstat on the open descriptor, so nothing can be swapped in between. Errors are
     `error` with a message that starts with `what` and names the path.
     """
+    nonblocking = getattr(os, "O_NONBLOCK", 0)  # POSIX: opening a FIFO then returns at once
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, os.O_RDONLY | nonblocking)
     except FileNotFoundError:
         raise error(f"{what} not found: {path}") from None
     except OSError as exc:
@@ -51,7 +52,7 @@ def open_regular(path: Path, what: str, error: type[ParmError]) -> BinaryIO:
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise error(f"{what} {path} is {file_kind(mode)}, not a regular file.")
-    if hasattr(os, "set_blocking"):
+    if nonblocking:
         os.set_blocking(fd, True)
     return os.fdopen(fd, "rb")
 
