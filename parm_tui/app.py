@@ -8,7 +8,6 @@ import sys
 import threading
 from pathlib import Path
 
-from rich.markup import escape
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -70,6 +69,14 @@ class ParmApp(App):
         self.audit_threads: set[threading.Thread] = set()
         self.cancel_token = None
 
+    def notify(self, message: str, *, markup: bool = True, **kwargs) -> None:
+        """Every notification, the screens' too (Widget.notify passes markup=True), shows its
+        message as plain text: messages quote answers, column names and paths, so markup is
+        always off and control characters are replaced (engine.core.text.safe_text)."""
+        from engine.core.text import safe_text
+
+        super().notify(safe_text(message), markup=False, **kwargs)
+
     def on_mount(self) -> None:
         self.install_screen(LoadScreen(self.initial_path), "load")
         self.install_screen(SettingsScreen(), "settings")
@@ -77,6 +84,21 @@ class ParmApp(App):
         self.push_screen("load")
         if self.startup_error is not None:
             self.show_error(self.startup_error)
+        if not self.is_headless:
+            self.exit_on_sigterm()
+
+    def exit_on_sigterm(self) -> None:
+        """SIGTERM closes the app as `q` does, with exit code 143: the terminal is restored and
+        a running audit stopped (run_async), instead of the process dying in raw mode."""
+        import asyncio
+        import signal
+
+        try:
+            asyncio.get_running_loop().add_signal_handler(
+                signal.SIGTERM, lambda: self.exit(return_code=143)
+            )
+        except (NotImplementedError, RuntimeError, AttributeError, ValueError):
+            pass  # no SIGTERM or no signal handlers on this platform: the default applies
 
     # -- navigation -----------------------------------------------------------------------------
     async def screen_for(self, name: str) -> Screen | None:
@@ -115,7 +137,7 @@ class ParmApp(App):
             else:
                 from parm_tui.screens.export import ExportScreen as Wanted
         except ImportError as exc:
-            self.notify(escape(f"The {name} screen is not available: {exc}"), severity="error")
+            self.notify(f"The {name} screen is not available: {exc}", severity="error")
             return None
         return Wanted(self.result, self.store)
 
@@ -160,7 +182,7 @@ class ParmApp(App):
         try:
             self.store = open_store(self.source_path, self.responses)
         except (ParmError, OSError) as exc:
-            self.notify(escape(f"Review decisions cannot be saved: {exc}"), severity="warning")
+            self.notify(f"Review decisions cannot be saved: {exc}", severity="warning")
         # The old store is closed: a result screen on show now writes to the new one; the
         # others are rebuilt with it when next shown (screen_for).
         for name in ("review", "export"):
@@ -351,8 +373,12 @@ class ParmApp(App):
 
 
 def run_app(path=None, config_path=None, embeddings_path=None, overrides=()) -> None:
-    """Open the app (from `parm`, `parm FILE` or `parm open`)."""
-    ParmApp(path, config_path, embeddings_path, overrides).run()
+    """Open the app (from `parm`, `parm FILE` or `parm open`); exits with the app's return code
+    when it is not 0 (143 after SIGTERM)."""
+    app = ParmApp(path, config_path, embeddings_path, overrides)
+    app.run()
+    if app.return_code:
+        sys.exit(app.return_code)
 
 
 def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:

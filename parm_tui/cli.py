@@ -65,7 +65,11 @@ def open_app(
     ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""
-    from parm_tui.app import run_app
+    try:
+        from parm_tui.app import run_app
+    except KeyboardInterrupt:
+        # Ctrl+C while Textual loads: leave as quietly as parm_tui.launch does before it.
+        raise typer.Exit(130) from None
 
     run_app(file, config_path=config, embeddings_path=embeddings, overrides=set_ or [])
 

@@ -12,11 +12,14 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from engine.core.errors import ConfigError
-from engine.core.files import atomic_write_text
+from engine.core.files import atomic_write_text, open_regular
+from engine.core.text import is_safe
 
 METRICS = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
+# A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
+MAX_CONFIG_BYTES = 1024 * 1024
 
 # Mirrors the repository's defaults.json (a test keeps the two equal), so an installed wheel
 # without the file behaves the same.
@@ -160,6 +163,10 @@ def _text(key, value, nullable=False):
         return None
     if not isinstance(value, str) or not value.strip():
         raise _fail(key, value, "expected a non-empty string" + (" or null" if nullable else ""))
+    if not is_safe(value):
+        raise _fail(
+            key, value, "control characters (escape sequences, bidi overrides) are not allowed"
+        )
     return value
 
 
@@ -307,25 +314,39 @@ def load_defaults() -> AuditConfig:
 
 
 def load_config(path: str | Path) -> AuditConfig:
-    """Read a JSON settings file; keys it leaves out take the defaults."""
+    """Read a JSON settings file; keys it leaves out take the defaults. Only a regular file of
+    at most MAX_CONFIG_BYTES is read, and nesting too deep for the parser is an error."""
     path = Path(path).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError(f"Config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"Config file {path} cannot be read: {exc}") from None
-    try:
-        values = json.loads(text)
-    except json.JSONDecodeError as exc:
+    with open_regular(path, "Config file", ConfigError) as handle:
+        try:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(f"Config file {path} cannot be read: {exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(
-            f"Config file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}): "
-            f"{exc.msg}."
-        ) from None
+            f"Config file {path} is larger than {MAX_CONFIG_BYTES // 1024} KB; a settings file "
+            "is a few hundred bytes (is it the right file?)."
+        )
+    try:
+        values = _json(raw.decode("utf-8-sig"), f"Config file {path}")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"Config file {path} cannot be read: {exc}") from None
     try:
         return config_from_dict(values)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def _json(text: str, what: str):
+    """Parse JSON; syntax errors and nesting too deep to parse are ConfigErrors naming `what`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}."
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"{what} is nested too deeply to be settings.") from None
 
 
 def parse_override(item: str) -> tuple[str, object]:
@@ -342,6 +363,8 @@ def parse_override(item: str) -> tuple[str, object]:
         value = json.loads(raw)
     except json.JSONDecodeError:
         value = raw
+    except RecursionError:
+        raise ConfigError(f"--set {key}: the value is nested too deeply to be a setting.") from None
     return key, value
 
 

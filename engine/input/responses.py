@@ -170,6 +170,8 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
     _, _, bad_values = code_labels(raw_scores + raw_second, numeric)
     problems = _row_problems(text_list, raw_scores, bad_values)
     keep, skipped, warnings = _apply_bad_rows(len(frame), problems, config.on_bad_rows, where)
+    # What reading the file noticed (a fallback encoding, replaced control characters) first.
+    warnings = list(frame.attrs.get("warnings", ())) + warnings
     # Categories come from the rows kept, so a score seen only in skipped rows is no category.
     kept_scores = [raw_scores[i] for i in keep]
     kept_second = [raw_second[i] for i in keep] if second is not None else []

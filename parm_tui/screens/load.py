@@ -14,9 +14,11 @@ from textual.widgets import Button, Footer, Header, Label, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
+from engine.core.text import safe_text
 from parm_tui.recent import display_path, recent_files
 from parm_tui.widgets.lists import VimDataTable, VimOptionList
 from parm_tui.widgets.path_input import PathInput, expand, path_problem
+from parm_tui.widgets.plain import plain
 
 PREVIEW_ROWS = 30
 CELL_WIDTH = 50
@@ -31,7 +33,7 @@ COLUMN_ROLES = {
 
 def short(value: str, width: int = CELL_WIDTH) -> Text:
     """A table cell as plain text (never markup), cut to `width` characters on one line."""
-    flat = " ".join(str(value).split())
+    flat = " ".join(safe_text(value, one_line=True).split())
     return Text(flat if len(flat) <= width else flat[: width - 1] + "…")
 
 
@@ -46,7 +48,7 @@ def counts_line(responses) -> Text:
         parts.append(f"2nd rater on {int((responses.second_scores >= 0).sum()):,}")
     if responses.skipped:
         parts.append(f"{len(responses.skipped):,} rows skipped")
-    return Text(" · ".join(parts))
+    return plain(" · ".join(parts))
 
 
 class LoadScreen(Screen):
@@ -83,7 +85,9 @@ class LoadScreen(Screen):
         self.show_recent()
         self.query_one("#preview").border_title = "Preview"
         if self.initial_path is not None:
-            self.query_one("#path", PathInput).value = str(self.initial_path)
+            # The input shows the path as display_path does (control characters replaced);
+            # the file opened is the real one.
+            self.query_one("#path", PathInput).value = display_path(self.initial_path)
             self.open_path(str(self.initial_path))
         else:
             self.query_one("#path", PathInput).focus()
@@ -91,7 +95,7 @@ class LoadScreen(Screen):
     def show_recent(self) -> None:
         recent = self.query_one("#recent", VimOptionList)
         recent.clear_options()
-        recent.add_options([Option(Text(display_path(p)), id=str(p)) for p in recent_files()])
+        recent.add_options([Option(plain(display_path(p)), id=str(p)) for p in recent_files()])
         recent.display = recent.option_count > 0
 
     # -- opening a file -------------------------------------------------------------------------
@@ -111,10 +115,10 @@ class LoadScreen(Screen):
         message = self.query_one("#path-message", Static)
         message.set_class(problem is not None, "error")
         if problem is not None:
-            message.update(Text(problem))
+            message.update(plain(problem))
             return
         path = expand(text).resolve()
-        message.update(Text(f"Reading {display_path(path)} …"))
+        message.update(plain(f"Reading {display_path(path)} …"))
         self.read_frame(path)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="read-table")
@@ -131,8 +135,11 @@ class LoadScreen(Screen):
             path, frame = event.worker.result
             message.set_class(False, "error")
             message.update(
-                Text(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
+                plain(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
             )
+            # A fallback encoding or replaced control characters: said once, when the file opens.
+            for warning in frame.attrs.get("warnings", ()):
+                self.app.notify(warning, severity="warning", timeout=10)
             self.show_frame(path, frame)
         elif event.state == WorkerState.ERROR:
             from engine.core.errors import ParmError
@@ -140,7 +147,7 @@ class LoadScreen(Screen):
             error = event.worker.error
             if isinstance(error, ParmError):
                 message.set_class(True, "error")
-                message.update(Text(str(error)))
+                message.update(plain(str(error)))
             else:
                 self.app.show_error(error)
 
@@ -151,7 +158,7 @@ class LoadScreen(Screen):
         self.frame, self.frame_path = frame, path
         guesses = guess_columns(frame)
         columns = [str(c) for c in frame.columns]
-        options = [(Text(c), c) for c in columns]
+        options = [(plain(c), c) for c in columns]
         self._filling = True
         try:
             for select_id, (key, guess_key, _) in COLUMN_ROLES.items():
@@ -211,13 +218,13 @@ class LoadScreen(Screen):
             responses = responses_from_frame(self.frame, config, source=str(self.frame_path))
         except ParmError as exc:
             box.set_class(True, "error")
-            box.update(Text(str(exc)))
+            box.update(plain(str(exc)))
             self.app.clear_responses()
             return
         box.set_class(False, "error")
         lines = Text("✓ ", style="bold green") + counts_line(responses)
         for warning in responses.warnings:
-            lines.append("\n⚠ " + warning, style="yellow")
+            lines.append_text(plain("\n⚠ " + warning, style="yellow"))
         box.update(lines)
         self.app.accept_responses(responses, self.frame_path, config)
         self.show_recent()

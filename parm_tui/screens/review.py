@@ -8,7 +8,6 @@ first/last response. Each decision is saved to the store before the list shows i
 from __future__ import annotations
 
 import numpy as np
-from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +18,7 @@ from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from engine.core.errors import ParmError
 from parm_tui.widgets.neighbours import NeighbourList, snippet
+from parm_tui.widgets.plain import plain
 from parm_tui.widgets.review_detail import (
     NoteModal,
     ScoreModal,
@@ -28,6 +28,8 @@ from parm_tui.widgets.review_detail import (
 )
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
 
+# How often the review screen looks for decisions saved by another parm on the same database.
+OTHER_WRITER_CHECK_SECONDS = 2.0
 NO_STORE = (
     "Decisions are off: no decision store is open for this result (no input file, or its "
     "database could not be opened)."
@@ -104,7 +106,26 @@ class ReviewScreen(Screen):
         if self.store is None:
             self.notify(NO_STORE, severity="warning", timeout=6)
         elif self.store.stale:
-            self.notify(escape(self.store.stale_message()), severity="warning", timeout=10)
+            self.notify(self.store.stale_message(), severity="warning", timeout=10)
+        self.set_interval(OTHER_WRITER_CHECK_SECONDS, self.check_other_writers)
+
+    def check_other_writers(self) -> None:
+        """When another parm (another window on the same file) saved decisions, read them
+        again and say so: the list never shows decisions the database no longer holds."""
+        if self.store is None:
+            return
+        try:
+            changed = self.store.changed_elsewhere()
+        except ParmError:
+            return
+        if changed:
+            self.refresh_view()
+            self.notify(
+                "Decisions were saved by another parm window on this file; the list now shows "
+                "them (the latest decision on a response wins).",
+                severity="warning",
+                timeout=8,
+            )
 
     def on_screen_resume(self) -> None:
         # A dialog's result may have changed the detail while this screen was underneath;
@@ -209,7 +230,7 @@ class ReviewScreen(Screen):
             self.query_one(NeighbourList).update("")
             return
         header.update(response_header(self.result, i, self._decision(i)))
-        self.query_one("#detail-text", Static).update(Text(self.result.responses.texts[i]))
+        self.query_one("#detail-text", Static).update(plain(self.result.responses.texts[i]))
         self.query_one(NeighbourList).show(self.result, i)
 
     # --- filters ------------------------------------------------------------------------
@@ -307,7 +328,7 @@ class ReviewScreen(Screen):
         try:
             self.store.clear(int(self.result.responses.rows[i]))
         except ParmError as exc:
-            self.notify(escape(str(exc)), severity="error", timeout=10)
+            self.notify(str(exc), severity="error", timeout=10)
         self._refresh_row(i)
 
     def _record(self, i: int, action: str, new_score, advance: bool, note=None) -> None:
@@ -325,7 +346,7 @@ class ReviewScreen(Screen):
                 note,
             )
         except ParmError as exc:
-            self.notify(escape(str(exc)), severity="error", timeout=10)
+            self.notify(str(exc), severity="error", timeout=10)
             return
         self._refresh_row(i)
         if advance:

@@ -15,6 +15,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Footer, Header, Label, ProgressBar, Static
 
+from parm_tui.widgets.plain import plain
 from parm_tui.widgets.tuning_table import TuningTable
 
 # Every stage the engine reports, in the order it reports them. "colbert" (MaxSim between
@@ -114,7 +115,7 @@ class RunScreen(Screen):
 
     def on_screen_resume(self) -> None:
         if not self.running:
-            self.query_one("#run-summary", Static).update(Text(self.app.run_summary()))
+            self.query_one("#run-summary", Static).update(plain(self.app.run_summary()))
 
     async def action_start_run(self) -> None:
         await self.app.start_audit()
@@ -142,7 +143,7 @@ class RunScreen(Screen):
         self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
         self.query_one("#run-start", Button).disabled = True
         self.query_one("#run-cancel", Button).disabled = False
-        self.query_one("#run-summary", Static).update(Text(self.app.run_summary()))
+        self.query_one("#run-summary", Static).update(plain(self.app.run_summary()))
         self.set_status("Running… (Esc cancels)")
         return self.feed
 
@@ -164,7 +165,7 @@ class RunScreen(Screen):
         self.set_status(message)
 
     def set_status(self, message: str) -> None:
-        self.query_one("#run-status", Static).update(Text(message))
+        self.query_one("#run-status", Static).update(plain(message))
 
     # -- progress -------------------------------------------------------------------------------
     def drain(self) -> None:
@@ -196,4 +197,4 @@ class RunScreen(Screen):
         timing = self.clocks[event.stage].describe(event.done, event.total, now)
         message = stage_message(event)
         text = " · ".join(part for part in (detail, timing, message) if part)
-        self.query_one(f"#detail-{event.stage}", Static).update(Text(text))
+        self.query_one(f"#detail-{event.stage}", Static).update(plain(text))

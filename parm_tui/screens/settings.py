@@ -12,6 +12,7 @@ from textual.widgets import Button, Footer, Header, Input, Label, Select, Static
 
 from parm_tui.screens import settings_form as form
 from parm_tui.widgets.path_input import PathInput, expand
+from parm_tui.widgets.plain import plain
 
 POWER_MODES = [("fixed", "fixed"), ("list (grid)", "list"), ("interval (Brent)", "interval")]
 TOP_K_MODES = [("off: dense graph", "off"), ("fixed", "fixed"), ("list (grid)", "list")]
@@ -100,7 +101,7 @@ class SettingsScreen(Screen):
         from engine.input.config import DEFAULT_MODEL
 
         known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
-        known += [(Text(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
+        known += [(plain(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
         yield from field(
             "embedding_model",
             Select(known, id="model-choice", compact=True, prompt="known models…"),
@@ -247,11 +248,11 @@ class SettingsScreen(Screen):
                 errors[form.field_of(str(exc)) or "general"] = str(exc)
         for error_box in self.query(".field-error"):
             key = (error_box.id or "").removeprefix("error-")
-            error_box.update(Text(errors.get(key, "")))
+            error_box.update(plain(errors.get(key, "")))
             error_box.display = key in errors
         status = self.query_one("#settings-status", Static)
         if config is None:
-            status.update(Text(errors.get("general", "Fix the settings marked above."), "red"))
+            status.update(plain(errors.get("general", "Fix the settings marked above."), "red"))
             return None
         notes = Text("✓ Settings valid and applied.", "green")
         for warning in config.warnings:
@@ -286,7 +287,7 @@ class SettingsScreen(Screen):
     def file_message(self, text: str, error: bool) -> None:
         message = self.query_one("#settings-file-message", Static)
         message.set_class(error, "error")
-        message.update(Text(text))
+        message.update(plain(text))
 
     @on(Button.Pressed, "#settings-save")
     def save(self) -> None:

@@ -12,6 +12,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from engine.core.text import safe_text
+
 BAR_WIDTH = 8
 ACTION_STYLES = {"keep": "green", "change": "bold yellow", "unsure": "magenta"}
 
@@ -61,7 +63,7 @@ def decision_text(decision) -> Text:
     text.append(f"  {when} UTC", style="dim")
     if decision.note:
         text.append("\nnote: ")
-        text.append(decision.note, style="italic")
+        text.append(safe_text(decision.note), style="italic")
     return text
 
 
@@ -183,7 +185,8 @@ class NoteModal(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(event.value.strip())
+        # A pasted note may carry control characters; it is shown and exported, so not those.
+        self.dismiss(safe_text(event.value, one_line=True).strip())
 
     def action_cancel(self) -> None:
         self.dismiss(None)
