@@ -55,3 +55,13 @@ def load_embeddings(
             f"Embeddings file {path} has non-finite values in {bad.size} row(s) (data rows {shown})."
         )
     return unit_rows(array)
+
+
+def load_for_items(path: str | Path, items) -> list[np.ndarray]:
+    """Precomputed embeddings for a file of items (engine.input.items.Items): the .npy file is
+    read once and split into one array per audited item, rows in the item's order."""
+    audited = items.audited
+    rows = np.concatenate([responses.rows for responses in audited])
+    vectors = load_embeddings(path, rows, items.file_rows)
+    bounds = np.cumsum([len(responses) for responses in audited])[:-1]
+    return np.split(vectors, bounds)
