@@ -26,6 +26,7 @@ STAGE_NAMES = {
     "tuning": "Tuning",
     "colbert": "MaxSim scoring",
     "audit": "Audit",
+    "items": "Items",
 }
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
@@ -137,47 +138,64 @@ def _handle_sigterm(handler):
 
 def _run(console, file, config_path, columns, overrides, embeddings_path, out, force, quiet):
     # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
-    from engine.embedding.precomputed import load_embeddings
+    from engine.embedding.precomputed import load_for_items
     from engine.input.config import build_config
-    from engine.input.responses import load_responses
-    from engine.outputs.write import OUTPUT_FILES, check_writable, write_outputs
-    from engine.pipeline import run_audit
+    from engine.input.items import load_items
+    from engine.outputs.session import output_files, write_session
+    from engine.outputs.write import check_writable
+    from engine.session import run_session
 
     config = build_config(config_path, overrides, columns)
-    responses = load_responses(file, config)
+    items = load_items(file, config)
     # Warnings about the file (a fallback encoding, replaced characters) come at once, so a
     # wrong file can be stopped before a long run; the others come after the run.
-    for warning in responses.warnings:
+    for warning in items.warnings:
         say(console, f"Warning: {warning}")
-    check_writable(Path(out), OUTPUT_FILES, force)
+    check_writable(Path(out), output_files(config), force)
     vectors = None
     if embeddings_path is not None:
-        vectors = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
+        vectors = load_for_items(embeddings_path, items)
     progress = progress_bars(console, quiet)
     with progress:
         try:
-            result = run_audit(responses, config, _Bars(progress), embeddings=vectors)
+            session = run_session(items, config, _Bars(progress), embeddings=vectors)
         except BaseException:
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True
             raise
-    written = write_outputs(result, out, overwrite=force)
-    for warning in result.warnings:
-        if warning not in responses.warnings:
+    written = write_session(session, out, overwrite=force)
+    for warning in session.warnings:
+        if warning not in items.warnings:
             say(console, f"Warning: {warning}")
-    _summary(console, result, written)
+    _summary(console, session, written)
     return 0
 
 
-def _summary(console: Console, result, written: list[Path]) -> None:
-    best = result.selected
-    m = best.metrics
-    k = "dense" if best.top_k is None else f"K={best.top_k}"
-    say(
-        console,
-        f"Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-        f"accuracy {m['accuracy']:.3f}, kappa {m['kappa']:.3f}, QWK {m['qwk']:.3f}, "
-        f"near {m['near']:.3f}, macro F1 {m['f1']:.3f}, NLL {m['nll']:.3f}. "
-        f"{int(result.flagged.sum())} of {len(result.responses)} responses flagged.",
-    )
+def _summary(console: Console, session, written: list[Path]) -> None:
+    for result in session.results:
+        best = result.selected
+        m = best.metrics
+        k = "dense" if best.top_k is None else f"K={best.top_k}"
+        item = "" if not session.by_item else f"Item {result.responses.item}: "
+        say(
+            console,
+            f"{item}Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
+            f"accuracy {m['accuracy']:.3f}, kappa {m['kappa']:.3f}, QWK {m['qwk']:.3f}, "
+            f"near {m['near']:.3f}, macro F1 {m['f1']:.3f}, NLL {m['nll']:.3f}. "
+            f"{int(result.flagged.sum())} of {len(result.responses)} responses flagged.",
+        )
+    if session.by_item:
+        skipped = len(session.items.skipped)
+        say(
+            console,
+            f"{len(session.results)} item(s) audited, {skipped} skipped; {session.flagged:,} of "
+            f"{session.responses:,} responses flagged.",
+        )
+    if session.raters is not None:
+        judged = [r for r in session.raters.rows if r.judged]
+        farthest = ", ".join(f"{r.rater} ({r.leniency:+.2f} points)" for r in judged[:3])
+        say(
+            console,
+            f"{len(session.raters.rows)} rater(s), farthest from the rest: {farthest or 'none'}",
+        )
     say(console, "Wrote " + ", ".join(str(p) for p in written))

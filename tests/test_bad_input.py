@@ -394,12 +394,12 @@ def test_formula_cells_are_guarded_in_predictions(tmp_path, small_result):
 
 # -- bugs and numerical trouble ----------------------------------------------------------------
 def test_internal_error_prints_one_line_and_writes_a_log(tmp_path, good, monkeypatch):
-    import engine.pipeline
+    import engine.session
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(engine.pipeline, "run_audit", broken)
+    monkeypatch.setattr(engine.session, "run_session", broken)
     folder, _ = good
     code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
                        "--out", tmp_path / "o", *FAST)  # fmt: skip

@@ -100,3 +100,13 @@ def _check_header(handle, path: Path, expected_rows: int) -> None:
 
 def _file_size(handle) -> int:
     return os.fstat(handle.fileno()).st_size
+
+
+def load_for_items(path: str | Path, items) -> list[np.ndarray]:
+    """Precomputed embeddings for a file of items (engine.input.items.Items): the .npy file is
+    read once and split into one array per audited item, rows in the item's order."""
+    audited = items.audited
+    rows = np.concatenate([responses.rows for responses in audited])
+    vectors = load_embeddings(path, rows, items.file_rows)
+    bounds = np.cumsum([len(responses) for responses in audited])[:-1]
+    return np.split(vectors, bounds)

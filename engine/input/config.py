@@ -38,12 +38,16 @@ DEFAULTS: dict = {
     "score_column": "score",
     "id_column": "id",
     "second_score_column": None,
+    "item_column": None,
+    "rater_column": None,
+    "second_rater_column": None,
     "on_bad_rows": "error",
     "embedding_batch_size": 32,
     "near_duplicate_threshold": 0.95,
     "bootstrap_samples": 200,
     "cross_fit_folds": 5,
     "seed": 0,
+    "jobs": 1,
 }
 
 
@@ -74,12 +78,16 @@ class AuditConfig:
     score_column: str = "score"
     id_column: str | None = "id"
     second_score_column: str | None = None
+    item_column: str | None = None
+    rater_column: str | None = None
+    second_rater_column: str | None = None
     on_bad_rows: str = "error"
     embedding_batch_size: int = 32
     near_duplicate_threshold: float = 0.95
     bootstrap_samples: int = 200
     cross_fit_folds: int = 5
     seed: int = 0
+    jobs: int = 1
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     # -- views used by the engine ---------------------------------------------------------------
@@ -246,15 +254,24 @@ def config_from_dict(values: dict) -> AuditConfig:
         score_column=_text("score_column", v["score_column"]),
         id_column=_text("id_column", v["id_column"], nullable=True),
         second_score_column=_text("second_score_column", v["second_score_column"], nullable=True),
+        item_column=_text("item_column", v["item_column"], nullable=True),
+        rater_column=_text("rater_column", v["rater_column"], nullable=True),
+        second_rater_column=_text("second_rater_column", v["second_rater_column"], nullable=True),
         on_bad_rows=_choice("on_bad_rows", v["on_bad_rows"], ("error", "skip")),
         embedding_batch_size=_int("embedding_batch_size", v["embedding_batch_size"]),
         near_duplicate_threshold=_unit("near_duplicate_threshold", v["near_duplicate_threshold"]),
         bootstrap_samples=_int("bootstrap_samples", v["bootstrap_samples"], minimum=0),
         cross_fit_folds=_int("cross_fit_folds", v["cross_fit_folds"], minimum=0),
         seed=_int("seed", v["seed"], minimum=0),
+        jobs=_int("jobs", v["jobs"]),
         warnings=tuple(warnings),
     )
     _check_candidates(config)
+    if config.second_rater_column is not None and config.second_score_column is None:
+        raise ConfigError(
+            f"Setting 'second_rater_column' = {json.dumps(config.second_rater_column)} needs "
+            "'second_score_column': it names who gave the second scores."
+        )
     return config
 
 

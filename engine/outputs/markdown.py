@@ -71,8 +71,9 @@ MEANINGS = (
 )
 
 
-def markdown_report(result, top: int = 20) -> str:
-    """A readable report for a rater-lead."""
+def markdown_report(result, top: int = 20, title: str = "parm audit report", depth: int = 1) -> str:
+    """A readable report for a rater-lead. depth: the title's heading level (a session of many
+    items puts each item's report under its own second-level heading)."""
     data = report_dict(result)
     sections = [
         _summary_section(result, data),
@@ -87,7 +88,9 @@ def markdown_report(result, top: int = 20) -> str:
     ]
     if result.warnings:
         sections.append("## Warnings\n\n" + "\n".join(f"- {md_item(w)}" for w in result.warnings))
-    return "# parm audit report\n\n" + "\n\n".join(s for s in sections if s) + "\n"
+    # Every section starts with its "## " heading: moved one level down per level of depth.
+    sections = ["#" * (depth - 1) + s for s in sections if s]
+    return "#" * depth + f" {title}\n\n" + "\n\n".join(sections) + "\n"
 
 
 def _summary_section(result, data) -> str:
