@@ -8,7 +8,6 @@ import sys
 import threading
 from pathlib import Path
 
-from rich.markup import escape
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -27,7 +26,7 @@ RESULT_SCREENS = ("results", "review", "export")
 class ParmApp(App):
     """parm's interactive app. Attributes the screens share: responses, config, source_path,
     source_digest (SHA-256 of the file read), result (AuditResult or None), store
-    (engine.audit.decisions.DecisionStore or None), session (engine.sessions.store.Session of
+    (engine.audit.decisions.DecisionStore or None), session (engine.saved.store.SavedSession of
     the file, or None) and settings_problem (the Settings form's error, or None)."""
 
     CSS_PATH = "parm.tcss"
@@ -77,6 +76,14 @@ class ParmApp(App):
         self.audit_threads: set[threading.Thread] = set()
         self.cancel_token = None
 
+    def notify(self, message: str, *, markup: bool = True, **kwargs) -> None:
+        """Every notification, the screens' too (Widget.notify passes markup=True), shows its
+        message as plain text: messages quote answers, column names and paths, so markup is
+        always off and control characters are replaced (engine.core.text.safe_text)."""
+        from engine.core.text import safe_text
+
+        super().notify(safe_text(message), markup=False, **kwargs)
+
     def on_mount(self) -> None:
         self.install_screen(LoadScreen(self.initial_path), "load")
         self.install_screen(SettingsScreen(), "settings")
@@ -84,6 +91,21 @@ class ParmApp(App):
         self.push_screen("load")
         if self.startup_error is not None:
             self.show_error(self.startup_error)
+        if not self.is_headless:
+            self.exit_on_sigterm()
+
+    def exit_on_sigterm(self) -> None:
+        """SIGTERM closes the app as `q` does, with exit code 143: the terminal is restored and
+        a running audit stopped (run_async), instead of the process dying in raw mode."""
+        import asyncio
+        import signal
+
+        try:
+            asyncio.get_running_loop().add_signal_handler(
+                signal.SIGTERM, lambda: self.exit(return_code=143)
+            )
+        except (NotImplementedError, RuntimeError, AttributeError, ValueError):
+            pass  # no SIGTERM or no signal handlers on this platform: the default applies
 
     # -- navigation -----------------------------------------------------------------------------
     async def screen_for(self, name: str) -> Screen | None:
@@ -122,7 +144,7 @@ class ParmApp(App):
             else:
                 from parm_tui.screens.export import ExportScreen as Wanted
         except ImportError as exc:
-            self.notify(escape(f"The {name} screen is not available: {exc}"), severity="error")
+            self.notify(f"The {name} screen is not available: {exc}", severity="error")
             return None
         if name == "export":
             return Wanted(self.result, self.store)
@@ -179,7 +201,7 @@ class ParmApp(App):
         try:
             self.store = open_store(self.source_path, self.responses)
         except (ParmError, OSError) as exc:
-            self.notify(escape(f"Review decisions cannot be saved: {exc}"), severity="warning")
+            self.notify(f"Review decisions cannot be saved: {exc}", severity="warning")
         # The old store is closed: a result screen on show now writes to the new one; the
         # others are rebuilt with it when next shown (screen_for).
         for name in ("review", "export"):
@@ -241,7 +263,7 @@ class ParmApp(App):
 
         problem = self.run_problem()
         if problem is not None:
-            self.notify(escape(f"Cannot start: {problem}"), severity="warning")
+            self.notify(f"Cannot start: {problem}", severity="warning")
             if self.is_screen_installed("run") and self.get_screen("run").is_mounted:
                 self.get_screen("run").show_readiness()
             return
@@ -309,7 +331,7 @@ class ParmApp(App):
         if session is not None:
             self.session = session
         if problem is not None:
-            self.notify(escape(problem), severity="warning", timeout=10)
+            self.notify(problem, severity="warning", timeout=10)
         total = result.timings.get("total", 0.0)
         run = self.get_screen("run")
         run.finish(f"Finished in {total:.1f} s. F5 shows the results.", result)
@@ -393,8 +415,12 @@ class ParmApp(App):
 
 
 def run_app(path=None, config_path=None, embeddings_path=None, overrides=()) -> None:
-    """Open the app (from `parm`, `parm FILE` or `parm open`)."""
-    ParmApp(path, config_path, embeddings_path, overrides).run()
+    """Open the app (from `parm`, `parm FILE` or `parm open`); exits with the app's return code
+    when it is not 0 (143 after SIGTERM)."""
+    app = ParmApp(path, config_path, embeddings_path, overrides)
+    app.run()
+    if app.return_code:
+        sys.exit(app.return_code)
 
 
 def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:

@@ -11,7 +11,7 @@ from test_app_flow import load_and_run, open_review, wait_for
 from textual.widgets import Input
 
 from engine.core.files import file_digest
-from engine.sessions.store import find_session, session_folder
+from engine.saved.store import find_session, session_folder
 from parm_tui.app import ParmApp
 from parm_tui.screens.export import ExportScreen
 from parm_tui.screens.results import ResultsScreen

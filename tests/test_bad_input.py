@@ -95,16 +95,18 @@ def test_unusable_file_is_named_in_a_one_line_error(tmp_path, case):
 
 def test_folder_given_as_file_is_refused(tmp_path):
     code, output = cli(tmp_path, *FAST)
-    assert code == 2 and "Not a file" in output
+    assert code == 2 and "is a folder, not a regular file" in output
 
 
 def test_unreadable_file_says_why(tmp_path, good, monkeypatch):
-    from pathlib import Path
+    real_open = os.open
 
-    def refuse(self):
-        raise PermissionError(errno.EACCES, "Permission denied")
+    def refuse(path, *args, **kwargs):
+        if str(path).endswith("answers.csv"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(files.os, "open", refuse)
     code, output = cli(good[0] / "answers.csv", *FAST)
     assert code == 2
     assert "answers.csv cannot be read: Permission denied" in output
@@ -399,12 +401,12 @@ def test_formula_cells_are_guarded_in_predictions(tmp_path, small_result):
 
 # -- bugs and numerical trouble ----------------------------------------------------------------
 def test_internal_error_prints_one_line_and_writes_a_log(tmp_path, good, monkeypatch):
-    import engine.pipeline
+    import engine.session
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(engine.pipeline, "run_audit", broken)
+    monkeypatch.setattr(engine.session, "run_session", broken)
     folder, _ = good
     code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
                        "--out", tmp_path / "o", *FAST)  # fmt: skip

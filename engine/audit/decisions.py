@@ -137,6 +137,9 @@ def connect(path: Path) -> sqlite3.Connection:
         # FULL syncs the WAL at every commit, so a decision survives a power cut too.
         conn.execute("PRAGMA synchronous=FULL")
         _migrate(conn, path)
+    except ReviewError:
+        conn.close()
+        raise
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise ReviewError(
@@ -146,11 +149,20 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _schema_version(conn: sqlite3.Connection) -> int:
+def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "meta" in tables:
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else 0
+        if row is None:
+            return 0
+        try:
+            return int(str(row[0]).strip())
+        except ValueError:
+            raise ReviewError(
+                f"The decision database {path} has an unknown schema_version {row[0]!r} (this "
+                f"parm reads versions 0 to {SCHEMA_VERSION}). Move it aside to start a new one; "
+                "your input files are not affected."
+            ) from None
     return 0 if "decisions" in tables else -1
 
 
@@ -158,13 +170,14 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION. Version 0 (first release) had no meta table and no
     note column, version 1 no run columns; -1 is an empty database. Earlier decisions keep
     NULL in the columns added since (their run is unknown)."""
-    version = _schema_version(conn)
+    version = _schema_version(conn, path)
     if version == SCHEMA_VERSION:
         return
-    if version > SCHEMA_VERSION:
+    if version > SCHEMA_VERSION or version < -1:
         raise ReviewError(
-            f"The decision database {path} was written by a newer parm (schema {version}); "
-            "update parm to read it."
+            f"The decision database {path} has schema_version {version}, which this parm "
+            f"cannot read (it reads 0 to {SCHEMA_VERSION}); a newer parm wrote it: update parm, "
+            "or move the file aside to start a new one."
         )
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -197,7 +210,24 @@ class DecisionStore:
         self._index = {int(r): i for i, r in enumerate(responses.rows)}
         self._decisions: dict[int, Decision] = {}
         self.stale: list[Decision] = []
+        self._seen_version = self._data_version()
         self._load()
+
+    def _data_version(self) -> int:
+        """SQLite's data_version: it changes when another connection (another parm) commits,
+        never for this connection's own writes."""
+        return int(self._query("PRAGMA data_version")[0][0])
+
+    def changed_elsewhere(self) -> bool:
+        """Whether another connection wrote to the database since this store last looked; if
+        so, the decisions are read again (the other writer's decision wins, as it is on disk)."""
+        version = self._data_version()
+        if version == self._seen_version:
+            return False
+        self._seen_version = version
+        self._decisions, self.stale = {}, []
+        self._load()
+        return True
 
     def _load(self) -> None:
         query = (

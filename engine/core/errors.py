@@ -25,7 +25,7 @@ class ReviewError(ParmError):
     """A review decision cannot be recorded, or the decision store cannot be used."""
 
 
-class SessionError(ParmError):
+class ResumeError(ParmError):
     """A saved session (settings and results kept for an input file) cannot be read or written."""
 
 

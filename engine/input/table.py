@@ -1,5 +1,6 @@
 """Reading CSV/TSV tables: the file's text (UTF-8 with or without BOM, UTF-16 with BOM,
-Windows-1252, latin-1), the sniffed delimiter, and a guess at which columns hold what."""
+Windows-1252, latin-1), made safe to display (engine.core.text), the sniffed delimiter, and a
+guess at which columns hold what."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from engine.core.errors import DataError
+from engine.core.files import open_regular, reason
+from engine.core.text import sanitise
 
 _SNIFF_BYTES = 256 * 1024
 NOT_A_TABLE = "this does not look like a CSV/TSV file"
@@ -48,24 +51,22 @@ def as_number(value: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def read_text_file(path: str | Path) -> str:
-    """The file's text: UTF-8 (with or without BOM), UTF-16 with a BOM, else Windows-1252,
-    else latin-1 (which decodes any bytes). Errors name the file."""
+def read_text_file(path: str | Path) -> tuple[str, str]:
+    """The file's text and the encoding it was read with: UTF-8 (with or without BOM), UTF-16
+    with a BOM, else Windows-1252, else latin-1 (which decodes any bytes). Anything but a regular
+    file (a folder, a named pipe, a device) is refused before reading. Errors name the file."""
     path = Path(path).expanduser()
-    if not path.exists():
-        raise DataError(f"File not found: {path}")
-    if not path.is_file():
-        raise DataError(f"Not a file: {path}")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
+    with open_regular(path, "File", DataError) as handle:
+        try:
+            raw = handle.read()
+        except OSError as exc:
+            raise DataError(f"File {path} cannot be read: {reason(exc)}") from None
     if not raw.strip():
         raise DataError(f"File {path} is empty.")
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         # Excel's "Unicode text" export: UTF-16 with a BOM (its NUL bytes are not binary).
         try:
-            return raw.decode("utf-16")
+            return raw.decode("utf-16"), "utf-16"
         except UnicodeDecodeError:
             raise DataError(f"File {path} starts like UTF-16 text but cannot be decoded.") from None
     if raw.startswith(b"PK\x03\x04"):
@@ -77,10 +78,10 @@ def read_text_file(path: str | Path) -> str:
         raise DataError(f"File {path} looks binary, not a CSV or TSV text file.")
     for encoding in ("utf-8-sig", "cp1252"):
         try:
-            return raw.decode(encoding)
+            return raw.decode(encoding), encoding
         except UnicodeDecodeError:
             continue
-    return raw.decode("latin-1")
+    return raw.decode("latin-1"), "latin-1"
 
 
 def sniff_delimiter(text: str, path: Path | None = None) -> str:
@@ -112,10 +113,19 @@ def _parser_problem(exc: Exception) -> str:
 
 
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV/TSV as strings (no NA guessing), delimiter sniffed."""
+    """Read a CSV/TSV as strings (no NA guessing), delimiter sniffed.
+
+    Every cell and column name comes out through `safe_text` (control characters replaced by
+    U+FFFD), so nothing read from the file can act on a terminal. What the reading noticed (a
+    fallback encoding, replaced characters) is in ``frame.attrs["warnings"]``.
+    """
     path = Path(path).expanduser()
-    text = read_text_file(path)
+    raw_text, encoding = read_text_file(path)
+    # One pass over the whole text: a cell or a column name cannot hold a character the file
+    # does not, and the delimiters (, ; tab |) and quotes are untouched.
+    text, replaced = sanitise(raw_text)
     delimiter = sniff_delimiter(text, path)
+    _refuse_repeated_columns(text, delimiter, path)
     try:
         frame = pd.read_csv(
             io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, na_filter=False
@@ -123,18 +133,46 @@ def read_table(path: str | Path) -> pd.DataFrame:
     except (pd.errors.ParserError, ValueError, csv.Error) as exc:
         raise DataError(f"File {path}: {NOT_A_TABLE}: {_parser_problem(exc)}") from None
     frame.columns = [str(c).strip() for c in frame.columns]
-    repeated = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
-    if repeated:
-        raise DataError(
-            f"File {path} has more than one column named {', '.join(map(repr, repeated))}; "
-            "rename them so each column name is unique."
-        )
     if frame.shape[1] < 2:
         raise DataError(
             f"File {path}: {NOT_A_TABLE}: it has {frame.shape[1]} column; parm needs at least "
             "a text and a score column, one row per response."
         )
+    frame.attrs["warnings"] = _reading_warnings(path, encoding, replaced)
     return frame
+
+
+def _refuse_repeated_columns(text: str, delimiter: str, path: Path) -> None:
+    """Refuse a header that names a column twice, read with the csv module before pandas would
+    rename the second one (score, score.1) and let the user audit a column they did not pick."""
+    try:
+        rows = csv.reader(io.StringIO(text[:_SNIFF_BYTES]), delimiter=delimiter)
+        header = next((row for row in rows if any(cell.strip() for cell in row)), [])
+    except csv.Error:
+        return  # pandas reports the unreadable file with its own message
+    names = [cell.strip() for cell in header]
+    repeated = sorted({n for n in names if n and names.count(n) > 1})
+    if repeated:
+        raise DataError(
+            f"File {path} has more than one column named {', '.join(map(repr, repeated))}; "
+            "rename them so each column name is unique."
+        )
+
+
+def _reading_warnings(path: Path, encoding: str, replaced: int) -> list[str]:
+    warnings = []
+    if encoding in ("cp1252", "latin-1"):
+        name = "Windows-1252" if encoding == "cp1252" else "latin-1"
+        warnings.append(
+            f"File {path} is not valid UTF-8; it was read as {name}. If accented letters look "
+            "wrong, save the file as UTF-8 and load it again."
+        )
+    if replaced:
+        warnings.append(
+            f"File {path} holds {replaced:,} control character(s) (terminal escape sequences, "
+            "bidi overrides); each was replaced by U+FFFD."
+        )
+    return warnings
 
 
 def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:

@@ -12,6 +12,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Static, TabbedContent, TabPane
 
+from engine.core.text import safe_text
 from parm_tui.widgets.checks import (
     consistency_heading,
     consistency_pairs,
@@ -99,7 +100,7 @@ class ResultsScreen(Screen):
             return Text("No warnings.", "dim")
         text = Text("Warnings\n", "bold yellow")
         for warning in warnings:
-            text.append(f"⚠ {warning}\n", "yellow")
+            text.append(safe_text(f"⚠ {warning}\n"), "yellow")
         text.rstrip()
         return text
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
-from engine.core.errors import SessionError
+from engine.core.errors import ResumeError
 from parm_tui.widgets.settings_summary import columns_text, settings_text
 
 
@@ -76,7 +75,7 @@ async def offer_resume(app, session, problem: str | None) -> None:
     session could not be read). Not asked again for a session declined or already open."""
     if problem is not None:
         message = f"The saved session of this file cannot be used: {problem}"
-        app.notify(escape(message), severity="warning", timeout=10)
+        app.notify(message, severity="warning", timeout=10)
         return
     if session is None or session.file_digest in app.declined_sessions:
         return
@@ -84,8 +83,8 @@ async def offer_resume(app, session, problem: str | None) -> None:
         return
     try:
         config = session.config()
-    except SessionError as exc:
-        app.notify(escape(str(exc)), severity="warning", timeout=10)
+    except ResumeError as exc:
+        app.notify(str(exc), severity="warning", timeout=10)
         return
     decided = len(app.store.all()) if app.store is not None else None
 
@@ -101,7 +100,7 @@ async def offer_resume(app, session, problem: str | None) -> None:
 async def resume_session(app, session) -> None:
     """Open a saved session: its settings and columns, its results, then Review when there
     are decisions to continue from, else Results. Nothing runs again."""
-    from engine.sessions.store import load_results
+    from engine.saved.store import load_results
 
     load = app.get_screen("load")
     try:
@@ -109,12 +108,12 @@ async def resume_session(app, session) -> None:
         # The Load screen takes the session's columns (named in the settings) and validates.
         load.show_frame(load.frame_path, load.frame)
         if app.responses is None:
-            raise SessionError(
+            raise ResumeError(
                 "The saved session's columns no longer give usable responses; run the audit again."
             )
         [result] = load_results(session, [app.responses])
-    except SessionError as exc:
-        app.notify(escape(str(exc)), severity="error", timeout=10)
+    except ResumeError as exc:
+        app.notify(str(exc), severity="error", timeout=10)
         return
     app.result, app.session = result, session
     if app.is_screen_installed("settings") and app.get_screen("settings").is_mounted:
@@ -125,14 +124,14 @@ async def resume_session(app, session) -> None:
 
 def remember_review_row(app, result, row: int) -> None:
     """Keep where the review of `result` stopped, when its session is saved."""
-    from engine.sessions.store import save_review_row
+    from engine.saved.store import save_review_row
 
     session = app.session_of(result)
     if session is None or session.review_row == row:
         return
     try:
         app.session = save_review_row(session, row)
-    except SessionError:
+    except ResumeError:
         pass  # only where to continue is lost; every decision is already saved
 
 
@@ -149,7 +148,7 @@ def keep_session(result, config, digest, path) -> tuple:
     """Save a finished run as the session of its file (in the audit thread); returns the
     session and None, or None and why it could not be saved (the run itself stands)."""
     from engine.core.errors import ParmError
-    from engine.sessions.store import save_session
+    from engine.saved.store import save_session
 
     if digest is None:
         return None, None

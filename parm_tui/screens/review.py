@@ -11,7 +11,6 @@ without recording anything.
 from __future__ import annotations
 
 import numpy as np
-from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -30,6 +29,8 @@ from parm_tui.widgets.review_filters import ReviewFilters
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
 from parm_tui.widgets.toggles import MarkedCheckbox
 
+# How often the review screen looks for decisions saved by another parm on the same database.
+OTHER_WRITER_CHECK_SECONDS = 2.0
 NO_STORE = (
     "Decisions are off: no decision store is open for this result (no input file, or its "
     "database could not be opened)."
@@ -104,7 +105,26 @@ class ReviewScreen(Screen):
         if self.store is None:
             self.notify(NO_STORE, severity="warning", timeout=6)
         elif self.store.stale:
-            self.notify(escape(self.store.stale_message()), severity="warning", timeout=10)
+            self.notify(self.store.stale_message(), severity="warning", timeout=10)
+        self.set_interval(OTHER_WRITER_CHECK_SECONDS, self.check_other_writers)
+
+    def check_other_writers(self) -> None:
+        """When another parm (another window on the same file) saved decisions, read them
+        again and say so: the list never shows decisions the database no longer holds."""
+        if self.store is None:
+            return
+        try:
+            changed = self.store.changed_elsewhere()
+        except ParmError:
+            return
+        if changed:
+            self.refresh_view()
+            self.notify(
+                "Decisions were saved by another parm window on this file; the list now shows "
+                "them (the latest decision on a response wins).",
+                severity="warning",
+                timeout=8,
+            )
 
     def open_at_start(self) -> None:
         """Where the review stopped (start_row), else the first undecided response listed."""
@@ -345,7 +365,7 @@ class ReviewScreen(Screen):
         try:
             self.store.clear(int(self.result.responses.rows[i]))
         except ParmError as exc:
-            self.notify(escape(str(exc)), severity="error", timeout=10)
+            self.notify(str(exc), severity="error", timeout=10)
         self._refresh_row(i)
 
     def _record(self, i: int, action: str, new_score, advance: bool, note=None) -> None:
@@ -365,7 +385,7 @@ class ReviewScreen(Screen):
                 context=run_context(self.result, i),
             )
         except ParmError as exc:
-            self.notify(escape(str(exc)), severity="error", timeout=10)
+            self.notify(str(exc), severity="error", timeout=10)
             return
         self.pending_notes.pop(row, None)
         self._refresh_row(i)

@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Header, Label, ProgressBar, Static
 
 from parm_tui.widgets.footer import ParmFooter
+from parm_tui.widgets.plain import plain
 from parm_tui.widgets.settings_summary import columns_text, settings_text
 from parm_tui.widgets.tuning_table import TuningTable
 
@@ -189,7 +190,7 @@ class RunScreen(Screen):
             table.move_cursor(row=table.best_index)
 
     def set_status(self, message: str | Text) -> None:
-        text = message if isinstance(message, Text) else Text(message)
+        text = message if isinstance(message, Text) else plain(message)
         self.query_one("#run-status", Static).update(text)
 
     # -- progress -------------------------------------------------------------------------------
@@ -222,4 +223,4 @@ class RunScreen(Screen):
         timing = self.clocks[event.stage].describe(event.done, event.total, now)
         message = stage_message(event)
         text = " · ".join(part for part in (detail, timing, message) if part)
-        self.query_one(f"#detail-{event.stage}", Static).update(Text(text))
+        self.query_one(f"#detail-{event.stage}", Static).update(plain(text))

@@ -13,6 +13,7 @@ from textual.widgets import Button, Header, Input, Label, Select, Static, Switch
 from parm_tui.screens import settings_form as form
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.path_input import PathInput, expand
+from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedSwitch
 
 POWER_MODES = [("fixed", "fixed"), ("list (grid)", "list"), ("interval (Brent)", "interval")]
@@ -102,7 +103,7 @@ class SettingsScreen(Screen):
         from engine.input.config import DEFAULT_MODEL
 
         known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
-        known += [(Text(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
+        known += [(plain(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
         yield from field(
             "embedding_model",
             Select(known, id="model-choice", compact=True, prompt="known models…"),
@@ -250,12 +251,12 @@ class SettingsScreen(Screen):
                 errors[form.field_of(str(exc)) or "general"] = str(exc)
         for error_box in self.query(".field-error"):
             key = (error_box.id or "").removeprefix("error-")
-            error_box.update(Text(errors.get(key, "")))
+            error_box.update(plain(errors.get(key, "")))
             error_box.display = key in errors
         status = self.query_one("#settings-status", Static)
         if config is None:
             problem = errors.get("general", "Fix the settings marked above.")
-            status.update(Text(problem, "red"))
+            status.update(plain(problem, "red"))
             # The Run screen refuses to start while the form shows an error.
             self.app.settings_problem = next(iter(errors.values()))
             return None
@@ -293,7 +294,7 @@ class SettingsScreen(Screen):
     def file_message(self, text: str, error: bool) -> None:
         message = self.query_one("#settings-file-message", Static)
         message.set_class(error, "error")
-        message.update(Text(text))
+        message.update(plain(text))
 
     @on(Button.Pressed, "#settings-save")
     def save(self) -> None:

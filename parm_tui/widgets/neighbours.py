@@ -8,12 +8,14 @@ import math
 from rich.text import Text
 from textual.widgets import Static
 
+from engine.core.text import safe_text
+
 SNIPPET_CHARS = 160
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     """One line of a response: whitespace collapsed, cut at `limit` characters."""
-    flat = " ".join(text.split())
+    flat = " ".join(safe_text(text, one_line=True).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 

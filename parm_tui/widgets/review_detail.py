@@ -9,7 +9,9 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from engine.core.text import safe_text
 from parm_tui.widgets.neighbours import NeighbourList
+from parm_tui.widgets.plain import plain
 
 BAR_WIDTH = 8
 ACTION_STYLES = {"keep": "green", "change": "bold yellow", "unsure": "magenta"}
@@ -51,10 +53,10 @@ def decision_text(decision, pending_note: str | None = None) -> Text:
         text.append(f"  {when} UTC", style="dim")
         if decision.note:
             text.append("\nnote: ")
-            text.append(decision.note, style="italic")
+            text.append(safe_text(decision.note), style="italic")
     if pending_note:
         text.append("\nnote (saved with your decision): ")
-        text.append(pending_note, style="italic")
+        text.append(safe_text(pending_note), style="italic")
     return text
 
 
@@ -139,7 +141,7 @@ class ReviewDetail(VerticalScroll):
             response_header(result, i, decision, pending_note)
         )
         if moved:
-            self.query_one("#detail-text", Static).update(Text(result.responses.texts[i]))
+            self.query_one("#detail-text", Static).update(plain(result.responses.texts[i]))
             self.query_one("#detail-scores", Static).update(scores_text(result, i))
             self.query_one(NeighbourList).show(result, i)
             # A new response opens at its start, never where the previous one was scrolled to.

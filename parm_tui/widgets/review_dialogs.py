@@ -11,6 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList
 from textual.widgets.option_list import Option
 
+from engine.core.text import safe_text
+
 
 class ScoreModal(ModalScreen[str | None]):
     """Pick the new score for a "change" decision: arrows + enter, or the label's key."""
@@ -78,7 +80,8 @@ class NoteModal(ModalScreen[str | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(event.value.strip())
+        # A pasted note may carry control characters; it is shown and exported, so not those.
+        self.dismiss(safe_text(event.value, one_line=True).strip())
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -3,14 +3,14 @@ last run, so reopening the file can resume that audit without running it again.
 
 A session lives in `<data dir>/sessions/<file digest>/`: `session.json` (the settings, the date,
 one entry per result and where the review stopped) and two files per result
-(engine.sessions.archive). A run of a file holds a list of results, one per audited item
+(engine.saved.archive). A run of a file holds a list of results, one per audited item
 (today one); each entry names its item (None for a file audited as a whole) and keeps the data
 rows it flagged, and the rows the previous run flagged, so a re-run can say which flags are new.
 A save writes the new result files and then session.json in one all-or-nothing batch, and only
 then removes the files of the run it replaces.
 
 Finding a session reads only session.json, so the app can ask about it before numpy and the
-pipeline are loaded; the results load with engine.sessions.archive.
+pipeline are loaded; the results load with engine.saved.archive.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from engine.core.errors import ConfigError, ParmError, SessionError
+from engine.core.errors import ConfigError, ParmError, ResumeError
 from engine.core.files import atomic_write_files
 from engine.core.places import data_dir
 from engine.input.config import AuditConfig, config_from_dict, settings_digest
@@ -32,7 +32,7 @@ SESSIONS_FOLDER = "sessions"
 
 
 @dataclass(frozen=True)
-class SessionResult:
+class SavedResult:
     """One saved result of a run: its files' `name`, the `item` it audits (None: the whole
     file), its run id and settings digest, counts, and the data rows flagged by it and by the
     previous run of the same item (None when there was none)."""
@@ -51,7 +51,7 @@ class SessionResult:
 
 
 @dataclass(frozen=True)
-class Session:
+class SavedSession:
     """The saved session of one input file. settings: the settings the run was started with
     (JSON form); saved_at: UTC ISO 8601; review_row: the data row the review last showed."""
 
@@ -60,15 +60,15 @@ class Session:
     source: str
     saved_at: str
     settings: dict
-    results: tuple[SessionResult, ...]
+    results: tuple[SavedResult, ...]
     review_row: int | None = None
 
     def config(self) -> AuditConfig:
-        """The saved settings, validated again (SessionError when this parm refuses them)."""
+        """The saved settings, validated again (ResumeError when this parm refuses them)."""
         try:
             return config_from_dict(self.settings)
         except ConfigError as exc:
-            raise SessionError(
+            raise ResumeError(
                 f"The settings saved in {self.folder / SESSION_FILE} are not valid here: {exc}"
             ) from None
 
@@ -81,8 +81,8 @@ def session_folder(digest: str, base: Path | None = None) -> Path:
     return (Path(base) if base is not None else data_dir()) / SESSIONS_FOLDER / digest
 
 
-def find_session(digest: str, base: Path | None = None) -> Session | None:
-    """The saved session of the file with this digest; None when there is none. SessionError
+def find_session(digest: str, base: Path | None = None) -> SavedSession | None:
+    """The saved session of the file with this digest; None when there is none. ResumeError
     (naming the file) when it exists but cannot be used."""
     path = session_folder(digest, base) / SESSION_FILE
     if not path.exists():
@@ -90,28 +90,28 @@ def find_session(digest: str, base: Path | None = None) -> Session | None:
     try:
         values = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SessionError(f"The saved session {path} cannot be read ({exc}).") from None
+        raise ResumeError(f"The saved session {path} cannot be read ({exc}).") from None
     if not isinstance(values, dict) or values.get("format") != FORMAT:
-        raise SessionError(f"{path} is not a parm session file.")
+        raise ResumeError(f"{path} is not a parm session file.")
     if values.get("schema") != SCHEMA_VERSION:
-        raise SessionError(
+        raise ResumeError(
             f"The saved session {path} has schema {values.get('schema')!r}; this parm reads "
             f"schema {SCHEMA_VERSION} (a different parm wrote it)."
         )
     try:
         return _session(path.parent, values)
     except (KeyError, TypeError, ValueError) as exc:
-        raise SessionError(
+        raise ResumeError(
             f"The saved session {path} is damaged ({type(exc).__name__}: {exc})."
         ) from None
 
 
-def _session(folder: Path, values: dict) -> Session:
+def _session(folder: Path, values: dict) -> SavedSession:
     results = []
     for entry in values["results"]:
         previous = entry["previous_flagged_rows"]
         results.append(
-            SessionResult(
+            SavedResult(
                 name=_safe_name(entry["name"]),
                 item=None if entry["item"] is None else str(entry["item"]),
                 run_id=str(entry["run_id"]),
@@ -124,7 +124,7 @@ def _session(folder: Path, values: dict) -> Session:
     review_row = values["review_row"]
     if not isinstance(values["settings"], dict):
         raise TypeError("settings is not an object")
-    return Session(
+    return SavedSession(
         folder=folder,
         file_digest=str(values["file_digest"]),
         source=str(values["source"]),
@@ -143,7 +143,7 @@ def _safe_name(name) -> str:
     return name
 
 
-def _entry_dict(entry: SessionResult) -> dict:
+def _entry_dict(entry: SavedResult) -> dict:
     previous = entry.previous_flagged_rows
     return {
         "name": entry.name,
@@ -156,7 +156,7 @@ def _entry_dict(entry: SessionResult) -> dict:
     }
 
 
-def _session_text(session: Session) -> str:
+def _session_text(session: SavedSession) -> str:
     values = {
         "format": FORMAT,
         "schema": SCHEMA_VERSION,
@@ -177,11 +177,11 @@ def save_session(
     results: list,
     items: list[str | None] | None = None,
     base: Path | None = None,
-) -> Session:
+) -> SavedSession:
     """Save a finished run of the file with this digest: its settings and its AuditResults
     (one per item; `items` names them, default None for each). Replaces the previous run of
-    the file, keeping which rows that run flagged. Raises SessionError when it cannot write."""
-    from engine.sessions.archive import result_files
+    the file, keeping which rows that run flagged. Raises ResumeError when it cannot write."""
+    from engine.saved.archive import result_files
 
     folder = session_folder(digest, base)
     items = list(items) if items is not None else [None] * len(results)
@@ -193,7 +193,7 @@ def save_session(
         files.update(result_files(result, folder, name))
         previous = earlier.get(item)
         entries.append(
-            SessionResult(
+            SavedResult(
                 name=name,
                 item=item,
                 run_id=result.run_id,
@@ -203,7 +203,7 @@ def save_session(
                 previous_flagged_rows=None if previous is None else previous.flagged_rows,
             )
         )
-    session = Session(
+    session = SavedSession(
         folder=folder,
         file_digest=digest,
         source=str(source),
@@ -222,7 +222,7 @@ def _previous_run(digest: str, base: Path | None) -> dict:
     """The previous run's entries by item; a session that cannot be read counts as none."""
     try:
         earlier = find_session(digest, base)
-    except SessionError:
+    except ResumeError:
         return {}
     return {} if earlier is None else {entry.item: entry for entry in earlier.results}
 
@@ -231,7 +231,7 @@ def _write(files: dict[Path, str | bytes]) -> None:
     try:
         atomic_write_files(files)
     except ParmError as exc:
-        raise SessionError(f"The session could not be saved: {exc}") from None
+        raise ResumeError(f"The session could not be saved: {exc}") from None
 
 
 def _remove_other_results(folder: Path, keep: set[str]) -> None:
@@ -244,13 +244,13 @@ def _remove_other_results(folder: Path, keep: set[str]) -> None:
                 pass
 
 
-def load_results(session: Session, responses: list) -> list:
+def load_results(session: SavedSession, responses: list) -> list:
     """The session's AuditResults, each bound to its item's Responses (`responses`, in the
-    order of session.results). Raises SessionError when one cannot be used."""
-    from engine.sessions.archive import load_result
+    order of session.results). Raises ResumeError when one cannot be used."""
+    from engine.saved.archive import load_result
 
     if len(responses) != len(session.results):
-        raise SessionError(
+        raise ResumeError(
             f"The saved session {session.folder / SESSION_FILE} holds {len(session.results)} "
             f"result(s), but {len(responses)} set(s) of responses were loaded."
         )
@@ -258,7 +258,7 @@ def load_results(session: Session, responses: list) -> list:
     for entry, item_responses in zip(session.results, responses):
         result = load_result(session.folder, entry.name, item_responses)
         if result.run_id != entry.run_id:
-            raise SessionError(
+            raise ResumeError(
                 f"The saved session {session.folder / SESSION_FILE} names run {entry.run_id}, "
                 f"but {entry.name}.json holds run {result.run_id}; run the audit again."
             )
@@ -266,7 +266,7 @@ def load_results(session: Session, responses: list) -> list:
     return loaded
 
 
-def save_review_row(session: Session, row: int | None) -> Session:
+def save_review_row(session: SavedSession, row: int | None) -> SavedSession:
     """Remember the data row the review shows (where to continue); returns the new session."""
     updated = replace(session, review_row=None if row is None else int(row))
     _write({session.folder / SESSION_FILE: _session_text(updated)})

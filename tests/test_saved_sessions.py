@@ -1,4 +1,4 @@
-"""Sessions (engine/sessions/): a result saved and loaded again is the same result, field for
+"""Sessions (engine/saved/): a result saved and loaded again is the same result, field for
 field, and writes the same outputs; a session per input file keeps the settings, the results of
 the last run and the flags of the run before it; damaged or foreign files give a message."""
 
@@ -15,14 +15,14 @@ from test_app_review import synthetic_result
 
 from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
-from engine.core.errors import SessionError
+from engine.core.errors import ResumeError
 from engine.core.files import atomic_write_files, file_digest
 from engine.outputs.markdown import markdown_report
 from engine.outputs.report import report_dict
 from engine.outputs.tables import prediction_table, tuning_table
 from engine.pipeline import AuditResult
-from engine.sessions.archive import load_result, result_files
-from engine.sessions.store import (
+from engine.saved.archive import load_result, result_files
+from engine.saved.store import (
     find_session,
     load_results,
     save_review_row,
@@ -90,7 +90,7 @@ def test_a_restored_result_writes_the_same_outputs(result, tmp_path):
 def test_a_result_loads_only_onto_the_responses_it_was_computed_on(result, tmp_path):
     atomic_write_files(result_files(result, tmp_path, "r"))
     rescored = replace(result.responses, scores=(result.responses.scores + 1) % 3)
-    with pytest.raises(SessionError, match="other responses"):
+    with pytest.raises(ResumeError, match="other responses"):
         load_result(tmp_path, "r", rescored)
 
 
@@ -140,7 +140,7 @@ DAMAGE = {
 def test_damaged_or_foreign_files_give_a_message_naming_them(result, tmp_path, how):
     atomic_write_files(result_files(result, tmp_path, "r"))
     damage(tmp_path, how)
-    with pytest.raises(SessionError, match=DAMAGE[how]) as raised:
+    with pytest.raises(ResumeError, match=DAMAGE[how]) as raised:
         load_result(tmp_path, "r", result.responses)
     assert str(tmp_path) in str(raised.value)
 
@@ -178,7 +178,7 @@ def test_a_session_holds_one_result_per_item(result, tmp_path):
     assert [e.item for e in session.results] == ["Q1", "Q2"]
     loaded = load_results(session, [result.responses, result.responses])
     assert [r.run_id for r in loaded] == [result.run_id, "item-two"]
-    with pytest.raises(SessionError, match="2 result"):
+    with pytest.raises(ResumeError, match="2 result"):
         load_results(session, [result.responses])
 
 
@@ -201,7 +201,7 @@ def test_a_damaged_session_file_gives_a_message(tmp_path, content, expected):
     folder = tmp_path / "sessions" / "d1"
     folder.mkdir(parents=True)
     (folder / "session.json").write_text(content)
-    with pytest.raises(SessionError, match=expected):
+    with pytest.raises(ResumeError, match=expected):
         find_session("d1", base=tmp_path)
 
 
@@ -211,14 +211,14 @@ def test_a_result_name_cannot_point_outside_the_session_folder(result, tmp_path)
     values = json.loads(path.read_text())
     values["results"][0]["name"] = "../../elsewhere"
     path.write_text(json.dumps(values))
-    with pytest.raises(SessionError, match="not a plain file name"):
+    with pytest.raises(ResumeError, match="not a plain file name"):
         find_session("d1", base=tmp_path)
 
 
 def test_saved_settings_this_parm_refuses_are_reported(result, tmp_path):
     session = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
     broken = replace(session, settings={**session.settings, "seed": "abc"})
-    with pytest.raises(SessionError, match="seed"):
+    with pytest.raises(ResumeError, match="seed"):
         broken.config()
 
 

@@ -23,7 +23,7 @@ from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
 from engine.audit.second_rater import SecondRater
-from engine.core.errors import ConfigError, SessionError
+from engine.core.errors import ConfigError, ResumeError
 from engine.input.config import config_from_dict
 from engine.model.cross_fit import CrossFit, FoldFit
 from engine.model.pseudo_likelihood import FittedPARM
@@ -36,9 +36,9 @@ SCHEMA_VERSION = 1
 
 def responses_digest(responses) -> str:
     """SHA-256 over everything a result depends on in the responses: texts, ids, rows, labels,
-    first and second scores (not the file's path, so a moved file still matches)."""
+    the item, first and second scores (not the file's path, so a moved file still matches)."""
     digest = hashlib.sha256()
-    for part in (responses.texts, responses.ids, list(responses.labels)):
+    for part in (responses.texts, responses.ids, list(responses.labels), [responses.item]):
         digest.update(json.dumps(part, ensure_ascii=True).encode("ascii"))
     second = responses.second_scores
     for array in (responses.rows, responses.scores, [] if second is None else second):
@@ -167,11 +167,11 @@ def result_files(result: AuditResult, folder: Path, name: str) -> dict[Path, str
 
 def load_result(folder: Path, name: str, responses) -> AuditResult:
     """The result saved as `name` in `folder`, bound to `responses` (which must be the ones it
-    was computed on). Raises SessionError, naming the file, for anything it cannot use."""
+    was computed on). Raises ResumeError, naming the file, for anything it cannot use."""
     path = Path(folder) / f"{name}.json"
     manifest = _read_manifest(path)
     if manifest.get("responses_digest") != responses_digest(responses):
-        raise SessionError(
+        raise ResumeError(
             f"The saved results in {path} were computed on other responses than the ones loaded "
             "(the file's rows or the chosen columns differ); run the audit again."
         )
@@ -180,11 +180,11 @@ def load_result(folder: Path, name: str, responses) -> AuditResult:
             arrays = {key: stored[key] for key in stored.files}
         return _rebuild(manifest, arrays, responses)
     except FileNotFoundError:
-        raise SessionError(f"{path.with_suffix('.npz')} is missing; run the audit again.") from None
+        raise ResumeError(f"{path.with_suffix('.npz')} is missing; run the audit again.") from None
     except ConfigError as exc:
-        raise SessionError(f"The settings saved in {path} are no longer valid: {exc}") from None
+        raise ResumeError(f"The settings saved in {path} are no longer valid: {exc}") from None
     except (OSError, KeyError, TypeError, ValueError, IndexError, zipfile.BadZipFile) as exc:
-        raise SessionError(
+        raise ResumeError(
             f"The saved results in {path} are damaged ({type(exc).__name__}: {exc}); run the "
             "audit again."
         ) from None
@@ -194,15 +194,15 @@ def _read_manifest(path: Path) -> dict:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise SessionError(f"{path} is missing; run the audit again.") from None
+        raise ResumeError(f"{path} is missing; run the audit again.") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise SessionError(f"{path} cannot be read ({exc}); run the audit again.") from None
+        raise ResumeError(f"{path} cannot be read ({exc}); run the audit again.") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise SessionError(f"{path} is not a parm result file.")
+        raise ResumeError(f"{path} is not a parm result file.")
     schema = manifest.get("schema")
     if schema != SCHEMA_VERSION:
         newer = isinstance(schema, int) and schema > SCHEMA_VERSION
-        raise SessionError(
+        raise ResumeError(
             f"{path} was written by a {'newer' if newer else 'different'} parm (result schema "
             f"{schema!r}, this parm reads {SCHEMA_VERSION}); run the audit again"
             + (" or update parm." if newer else ".")
