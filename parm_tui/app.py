@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState
 from parm_tui.recent import add_recent, log_exception
 from parm_tui.screens.error import ErrorModal, describe_error
 from parm_tui.screens.load import LoadScreen
-from parm_tui.screens.run import RunScreen
+from parm_tui.screens.run import RunScreen, run_problem
 from parm_tui.screens.settings import SettingsScreen
 
 RESULT_SCREENS = ("results", "review", "export")
@@ -150,13 +150,7 @@ class ParmApp(App):
             return Wanted(self.result, self.store)
         from parm_tui.screens.resume import review_context
 
-        session = self.session_of(self.result)
-        return Wanted(self.result, self.store, *review_context(session, self.result))
-
-    def session_of(self, result):
-        """The saved session that holds `result`, or None (not saved, or another file's)."""
-        session = self.session
-        return session if session is not None and result.run_id in session.run_ids else None
+        return Wanted(self.result, self.store, *review_context(self, self.result))
 
     async def action_show(self, name: str) -> None:
         """Switch to a main screen (not while a dialog is open; result screens need a result)."""
@@ -210,17 +204,9 @@ class ParmApp(App):
                 if screen in self.screen_stack:
                     screen.store = self.store
 
-    def remember_review_row(self, result, row: int) -> None:
-        """Called by the Review screen when it is left: where to continue next time."""
-        from parm_tui.screens.resume import remember_review_row
-
-        remember_review_row(self, result, row)
-
     async def action_quit(self) -> None:
-        if getattr(self.screen, "shown_row", None) is not None:
-            row = self.screen.shown_row()
-            if row is not None:
-                self.remember_review_row(self.screen.result, row)
+        if isinstance(self.screen, Screen) and hasattr(self.screen, "remember_position"):
+            self.screen.remember_position()  # the Review screen: where to continue next time
         await super().action_quit()
 
     def clear_responses(self) -> None:
@@ -233,14 +219,6 @@ class ParmApp(App):
             load = self.get_screen("load")
             if load.is_mounted and load.frame is not None:
                 load.validate()
-
-    def run_problem(self) -> str | None:
-        """Why an audit cannot start now (no file, or settings the form shows as invalid)."""
-        if self.responses is None:
-            return "load a file first (F2)."
-        if self.settings_problem is not None:
-            return f"the settings have an error (F3): {self.settings_problem}"
-        return None
 
     async def run_async(self, **kwargs):
         """Run the app; on the way out, stop a running audit (see stop_audit_threads)."""
@@ -261,7 +239,7 @@ class ParmApp(App):
     async def start_audit(self) -> None:
         from engine.core.progress import CancelToken
 
-        problem = self.run_problem()
+        problem = run_problem(self)
         if problem is not None:
             self.notify(f"Cannot start: {problem}", severity="warning")
             if self.is_screen_installed("run") and self.get_screen("run").is_mounted:

@@ -7,12 +7,14 @@ from __future__ import annotations
 import pytest
 from conftest import SAMPLE_CSV
 from test_app_review import synthetic_result
-from textual.widgets import Label
+from textual.widgets import Label, Select
 from textual.widgets._footer import FooterKey
+from textual.widgets._select import SelectCurrent
 
 from parm_tui.app import ParmApp
 from parm_tui.recent import add_recent
 from parm_tui.widgets.review_dialogs import ScoreModal
+from parm_tui.widgets.toggles import MarkedSwitch
 
 WIDTH = 80
 
@@ -100,3 +102,36 @@ async def test_preview_cells_are_shown_whole_with_recent_files(tmp_path, monkeyp
         table = app.screen.query_one("#preview")
         first_id = str(app.responses.ids[0])
         assert first_id in table.render_line(1).text
+
+
+async def test_switch_and_checkbox_states_read_without_colour():
+    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
+        await pilot.press("f3")
+        await pilot.pause()
+        switch = pilot.app.screen.query_one("#normalize_similarities", MarkedSwitch)
+        assert str(switch.render()) == "[x] on"
+        switch.value = False
+        await pilot.pause()
+        assert str(switch.render()) == "[ ] off"
+
+
+def reversed_cells(widget) -> bool:
+    """Whether the widget (a dropdown: its current value) is drawn in reverse video."""
+    shown = widget.query_one(SelectCurrent) if isinstance(widget, Select) else widget
+    return bool(shown.rich_style.reverse)
+
+
+async def test_focus_on_a_dropdown_or_switch_shows_in_reverse():
+    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
+        await pilot.press("f3")
+        await pilot.pause()
+        screen = pilot.app.screen
+        mode = screen.query_one("#power-mode", Select)
+        switch = screen.query_one("#normalize_similarities", MarkedSwitch)
+        assert not reversed_cells(mode) and not reversed_cells(switch)
+        mode.focus()
+        await pilot.pause()
+        assert reversed_cells(mode)
+        switch.focus()
+        await pilot.pause()
+        assert reversed_cells(switch) and not reversed_cells(mode)

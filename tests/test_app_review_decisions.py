@@ -18,6 +18,7 @@ from parm_tui.screens.review import ReviewScreen
 from parm_tui.widgets.review_detail import ReviewDetail
 from parm_tui.widgets.review_dialogs import NoteModal
 from parm_tui.widgets.review_list import ReviewTable
+from parm_tui.widgets.toggles import MarkedCheckbox
 
 LONG = " ".join(f"Sentence {n} of a long answer about roots, light and water." for n in range(40))
 
@@ -196,3 +197,12 @@ async def test_without_a_place_to_continue_the_review_opens_at_the_first_undecid
         screen = pilot.app.screen
         assert shown_rows(screen)[0] == row_of(result, first)
         assert screen.shown() == second
+
+
+async def test_a_checkbox_shows_its_state_without_colour(result, store):
+    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+        box = pilot.app.screen.query_one("#filter-off2", MarkedCheckbox)
+        assert "X" not in str(box.render())
+        box.value = True
+        await pilot.pause()
+        assert "X" in str(box.render())

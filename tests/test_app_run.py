@@ -344,7 +344,7 @@ async def test_the_run_screen_lists_the_settings_it_runs_with():
         await pilot.pause()
         listed = str(app.screen.query_one("#run-settings", Static).content)
         assert "plant_growth.csv · 758 responses · columns answer, score, id id" in listed
-        assert "K 5, 10 · p 1 · by kappa · balanced · bootstrap 50" in listed
+        assert "K 5, 10 · p 1 · by kappa · balanced\nbootstrap 50 · 5 folds" in listed
 
 
 async def test_a_finished_run_s_status_does_not_outlive_its_result(sample_embeddings_file):

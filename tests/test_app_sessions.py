@@ -6,6 +6,7 @@ reported and the file opens as usual."""
 from __future__ import annotations
 
 import csv
+import json
 
 from test_app_flow import load_and_run, open_review, wait_for
 from textual.widgets import Input
@@ -74,6 +75,7 @@ async def test_quitting_mid_review_and_reopening_resumes_where_it_stopped(
         rows = {int(r["row"]): r for r in csv.DictReader(handle)}
     assert set(rows) == set(decided) | {row}
     assert {r["decided_run_id"] for r in rows.values()} == {result.run_id}
+    assert json.loads((out / "report.json").read_text())["run_id"] == result.run_id
 
 
 async def test_a_rerun_after_resuming_counts_the_new_flags(sample_copy, sample_embeddings_file):

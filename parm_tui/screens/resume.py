@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label
 
 from engine.core.errors import ResumeError
+from parm_tui.widgets.plain import plain
 from parm_tui.widgets.settings_summary import columns_text, settings_text
 
 
@@ -30,7 +31,7 @@ def session_summary(session, config, decided: int | None) -> Text:
     text.append(f"{responses:,} responses · {flagged:,} flagged", style="bold")
     if decided is not None:
         text.append(f" · {decided:,} decided", style="bold")
-    text.append(f"\n{columns_text(config)}\n{settings_text(config)}", style="dim")
+    text.append_text(plain(f"\n{columns_text(config)}\n{settings_text(config)}", style="dim"))
     return text
 
 
@@ -51,7 +52,7 @@ class ResumeModal(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         name = Path(self.session.source).name
         with Vertical(id="resume-box"):
-            yield Label(Text(f"Resume the audit of {name}?", style="bold"))
+            yield Label(plain(f"Resume the audit of {name}?", style="bold"))
             yield Label(
                 session_summary(self.session, self.config, self.decided), classes="session-summary"
             )
@@ -126,7 +127,7 @@ def remember_review_row(app, result, row: int) -> None:
     """Keep where the review of `result` stopped, when its session is saved."""
     from engine.saved.store import save_review_row
 
-    session = app.session_of(result)
+    session = session_of(app, result)
     if session is None or session.review_row == row:
         return
     try:
@@ -135,9 +136,16 @@ def remember_review_row(app, result, row: int) -> None:
         pass  # only where to continue is lost; every decision is already saved
 
 
-def review_context(session, result) -> tuple:
-    """What the Review screen of `result` takes from its saved session (None: not saved):
+def session_of(app, result):
+    """The app's saved session when it holds `result`, else None (not saved, or another's)."""
+    session = getattr(app, "session", None)
+    return session if session is not None and result.run_id in session.run_ids else None
+
+
+def review_context(app, result) -> tuple:
+    """What the Review screen of `result` takes from its saved session (when there is one):
     the rows the previous run flagged, and where the review stopped."""
+    session = session_of(app, result)
     if session is None:
         return None, None
     entry = session.results[session.run_ids.index(result.run_id)]

@@ -147,9 +147,14 @@ class ReviewScreen(Screen):
         self.call_after_refresh(self.show_detail)
 
     def on_screen_suspend(self) -> None:
-        remember = getattr(self.app, "remember_review_row", None)
-        if remember is not None and self.shown_row() is not None:
-            remember(self.result, self.shown_row())
+        self.remember_position()
+
+    def remember_position(self) -> None:
+        """Keep where the review stopped in the result's saved session (when it has one)."""
+        from parm_tui.screens.resume import remember_review_row
+
+        if self.shown_row() is not None:
+            remember_review_row(self.app, self.result, self.shown_row())
 
     # --- the list -----------------------------------------------------------------------
     def refresh_view(self, prefer: int | None = None) -> None:

@@ -67,15 +67,26 @@ def stage_message(event) -> str:
     return event.message
 
 
+def run_problem(app) -> str | None:
+    """Why an audit cannot start now (no file, or settings the form shows as invalid)."""
+    if app.responses is None:
+        return "load a file first (F2)."
+    if getattr(app, "settings_problem", None) is not None:
+        return f"the settings have an error (F3): {app.settings_problem}"
+    return None
+
+
 def settings_lines(app) -> Text:
     """What a run reads and the settings it runs with, as the Run screen lists them."""
     if app.responses is None:
         return Text("No file loaded: F2 opens one.")
     config = app.config
     name = app.source_path.name if app.source_path else "input"
-    text = Text(f"{name}", style="bold")
-    text.append(f" · {len(app.responses):,} responses · {columns_text(config)}\n")
-    text.append(settings_text(config, precomputed=app.embeddings_path is not None))
+    text = Text()
+    text.append_text(plain(name, style="bold"))
+    text.append(f" · {len(app.responses):,} responses · ")
+    text.append_text(plain(columns_text(config) + "\n"))
+    text.append_text(plain(settings_text(config, precomputed=app.embeddings_path is not None)))
     return text
 
 
@@ -129,7 +140,7 @@ class RunScreen(Screen):
     def show_readiness(self) -> None:
         """The settings a run would use, and whether it can start (and if not, why not)."""
         self.query_one("#run-settings", Static).update(settings_lines(self.app))
-        problem = self.app.run_problem()
+        problem = run_problem(self.app)
         self.query_one("#run-start", Button).disabled = problem is not None
         if problem is not None:
             self.set_status(Text(f"Cannot start: {problem}", style="bold red"))
@@ -182,7 +193,7 @@ class RunScreen(Screen):
         for bar in self.query(ProgressBar):
             if bar.total is None:  # stop the "waiting" animation of stages that never began
                 bar.update(total=1, progress=0)
-        self.query_one("#run-start", Button).disabled = self.app.run_problem() is not None
+        self.query_one("#run-start", Button).disabled = run_problem(self.app) is not None
         self.query_one("#run-cancel", Button).disabled = True
         self.set_status(message)
         table = self.query_one("#run-tuning", TuningTable)

@@ -34,19 +34,21 @@ def model_name(config, precomputed: bool = False) -> str:
 
 
 def settings_text(config, precomputed: bool = False) -> str:
-    """'all-MiniLM-L6-v2 · K 5, 10, …, 50 · p 1 · by kappa · balanced · bootstrap 200 ·
-    5 folds · seed 0'."""
-    parts = [
+    """Two lines: 'all-MiniLM-L6-v2 · K 5, 10, …, 50 · p 1 · by kappa · balanced' and
+    'bootstrap 200 · 5 folds · seed 0'."""
+    method = [
         model_name(config, precomputed),
         top_k_text(config),
         power_text(config),
         f"by {config.selection_metric}",
         config.class_weight or "unweighted",
+    ]
+    checks = [
         f"bootstrap {config.bootstrap_samples}",
         f"{config.cross_fit_folds} folds" if config.cross_fit_folds >= 2 else "no cross-fit",
         f"seed {config.seed}",
     ]
-    return " · ".join(parts)
+    return " · ".join(method) + "\n" + " · ".join(checks)
 
 
 def columns_text(config) -> str:
