@@ -71,6 +71,11 @@ FILE_CASES = {
         b"just some words\nmore words\n",
         "this does not look like a CSV/TSV file: it has 1 column",
     ),
+    # pandas would make the first column the index and shift the others left.
+    "a first row longer than the header": (
+        b"id,answer,score\n1,roots,1,extra\n2,light,0\n",
+        "this does not look like a CSV/TSV file: line 2 has 4 fields where the first line",
+    ),
     "a Markdown file": (
         b"# parm\n\nAudit the scores\nof free-text answers, with a model.\n",
         "this does not look like a CSV/TSV file: line 4 has 2 fields where the first line",

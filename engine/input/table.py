@@ -9,6 +9,7 @@ import csv
 import io
 import math
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -105,10 +106,7 @@ def _parser_problem(exc: Exception) -> str:
     found = _FIELDS.search(message)
     if found:
         expected, line, saw = found.groups()
-        return (
-            f"line {line} has {saw} fields where the first line (the header) has {expected}; "
-            "every line of a table has the same number of columns"
-        )
+        return _fields_problem(int(expected), int(line), int(saw))
     return message
 
 
@@ -127,11 +125,23 @@ def read_table(path: str | Path) -> pd.DataFrame:
     delimiter = sniff_delimiter(text, path)
     _refuse_repeated_columns(text, delimiter, path)
     try:
-        frame = pd.read_csv(
-            io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, na_filter=False
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            # index_col=False: a row with more fields than the header must not turn the first
+            # column into the index and shift every other column left (pandas' default).
+            frame = pd.read_csv(
+                io.StringIO(text),
+                sep=delimiter,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                index_col=False,
+            )
     except (pd.errors.ParserError, ValueError, csv.Error) as exc:
         raise DataError(f"File {path}: {NOT_A_TABLE}: {_parser_problem(exc)}") from None
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        # pandas dropped the extra fields of a longer row: say which row instead.
+        raise DataError(f"File {path}: {NOT_A_TABLE}: {_longer_row(text, delimiter)}")
     frame.columns = [str(c).strip() for c in frame.columns]
     if frame.shape[1] < 2:
         raise DataError(
@@ -140,6 +150,23 @@ def read_table(path: str | Path) -> pd.DataFrame:
         )
     frame.attrs["warnings"] = _reading_warnings(path, encoding, replaced)
     return frame
+
+
+def _longer_row(text: str, delimiter: str) -> str:
+    """The first row with more fields than the header, in words."""
+    rows = csv.reader(io.StringIO(text), delimiter=delimiter)
+    header = len(next(rows, []))
+    for row in rows:
+        if len(row) > header:
+            return _fields_problem(header, rows.line_num, len(row))
+    return "a row has more fields than the first line (the header)"
+
+
+def _fields_problem(expected: int, line: int, saw: int) -> str:
+    return (
+        f"line {line} has {saw} fields where the first line (the header) has {expected}; "
+        "every line of a table has the same number of columns"
+    )
 
 
 def _refuse_repeated_columns(text: str, delimiter: str, path: Path) -> None:
