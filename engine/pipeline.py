@@ -3,8 +3,10 @@ embedding, the neighbour graph (found once), tuning K and p, then the audit of t
 
 from __future__ import annotations
 
+import secrets
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 import numpy as np
 
@@ -28,14 +30,24 @@ from engine.model.pseudo_likelihood import FittedPARM
 from engine.model.tuning import TuningResult, TuningRow, tune
 
 
+def new_run_id() -> str:
+    """A run's identifier: the UTC time to the second and 6 random hex digits (sortable)."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
 @dataclass
 class AuditResult:
-    """Everything a run produced. Arrays are (N,) in the order of `responses`."""
+    """Everything a run produced. Arrays are (N,) in the order of `responses`.
+
+    graph is None for a result restored from a saved session (engine.saved), which keeps
+    what the screens and outputs read, not the neighbour lists; run_id names the run in review
+    decisions and sessions.
+    """
 
     responses: Responses
     config: AuditConfig
     mode: str
-    graph: NeighbourGraph
+    graph: NeighbourGraph | None
     tuning: TuningResult
     predicted: np.ndarray
     severity: np.ndarray
@@ -50,6 +62,7 @@ class AuditResult:
     # cross-fitted agreement (None when cross_fit_folds = 0).
     intervals: dict[str, Interval] = field(default_factory=dict)
     cross_fit: CrossFit | None = None
+    run_id: str = field(default_factory=new_run_id)
 
     @property
     def fitted(self) -> FittedPARM:

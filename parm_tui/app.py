@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState
 from parm_tui.recent import add_recent, log_exception
 from parm_tui.screens.error import ErrorModal, describe_error
 from parm_tui.screens.load import LoadScreen
-from parm_tui.screens.run import RunScreen, configuration_count
+from parm_tui.screens.run import RunScreen, run_problem
 from parm_tui.screens.settings import SettingsScreen
 
 RESULT_SCREENS = ("results", "review", "export")
@@ -25,12 +25,16 @@ RESULT_SCREENS = ("results", "review", "export")
 
 class ParmApp(App):
     """parm's interactive app. Attributes the screens share: responses, config, source_path,
-    result (AuditResult or None) and store (engine.audit.decisions.DecisionStore or None)."""
+    source_digest (SHA-256 of the file read), result (AuditResult or None), store
+    (engine.audit.decisions.DecisionStore or None), session (engine.saved.store.SavedSession of
+    the file, or None) and settings_problem (the Settings form's error, or None)."""
 
     CSS_PATH = "parm.tcss"
     TITLE = "parm"
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
+        # q first: the footer shows a screen's keys, then these in order as far as they fit.
+        Binding("q", "quit", "Quit"),
         Binding("f2", "show('load')", "Load"),
         Binding("ctrl+o", "show('load')", "Open file", show=False),
         Binding("f3", "show('settings')", "Settings"),
@@ -39,7 +43,6 @@ class ParmApp(App):
         Binding("f6", "show('review')", "Review"),
         Binding("f7", "show('export')", "Export"),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
-        Binding("q", "quit", "Quit", show=False),
     ]
 
     def __init__(
@@ -63,8 +66,12 @@ class ParmApp(App):
             self.config = load_defaults()
         self.responses = None
         self.source_path: Path | None = None
+        self.source_digest: str | None = None
         self.result = None
         self.store = None
+        self.session = None
+        self.settings_problem: str | None = None
+        self.declined_sessions: set[str] = set()
         self.audit_worker: Worker | None = None
         self.audit_threads: set[threading.Thread] = set()
         self.cancel_token = None
@@ -139,7 +146,11 @@ class ParmApp(App):
         except ImportError as exc:
             self.notify(f"The {name} screen is not available: {exc}", severity="error")
             return None
-        return Wanted(self.result, self.store)
+        if name == "export":
+            return Wanted(self.result, self.store)
+        from parm_tui.screens.resume import review_context
+
+        return Wanted(self.result, self.store, *review_context(self, self.result))
 
     async def action_show(self, name: str) -> None:
         """Switch to a main screen (not while a dialog is open; result screens need a result)."""
@@ -153,8 +164,9 @@ class ParmApp(App):
             await self.switch_screen(screen)
 
     # -- data and settings, called by the screens ------------------------------------------------
-    def accept_responses(self, responses, path: Path, config) -> None:
-        """A file validated on the Load screen: remember it, record it, open its decision store."""
+    def accept_responses(self, responses, path: Path, config, digest: str | None = None) -> None:
+        """A file validated on the Load screen: remember it, record it, open its decision store.
+        digest: the SHA-256 of the bytes read (the key of the file's saved session)."""
         changed = (
             self.responses is None
             or path != self.source_path
@@ -163,6 +175,7 @@ class ParmApp(App):
         if path != self.source_path:
             add_recent(path)
         self.responses, self.source_path, self.config = responses, path, config
+        self.source_digest = digest
         if self.result is not None and not self.result.responses.same_as(responses):
             self.result = None
             self.notify("New data loaded: the previous results were closed.")
@@ -191,6 +204,11 @@ class ParmApp(App):
                 if screen in self.screen_stack:
                     screen.store = self.store
 
+    async def action_quit(self) -> None:
+        if isinstance(self.screen, Screen) and hasattr(self.screen, "remember_position"):
+            self.screen.remember_position()  # the Review screen: where to continue next time
+        await super().action_quit()
+
     def clear_responses(self) -> None:
         self.responses = None
 
@@ -201,17 +219,6 @@ class ParmApp(App):
             load = self.get_screen("load")
             if load.is_mounted and load.frame is not None:
                 load.validate()
-
-    def run_summary(self) -> str:
-        if self.responses is None:
-            return "Load a file first (F2)."
-        name = self.source_path.name if self.source_path else "input"
-        model = self.config.embedding_model.rstrip("/").split("/")[-1]
-        model = "precomputed embeddings" if self.embeddings_path else model
-        return (
-            f"{name} · {len(self.responses):,} responses · {configuration_count(self.config)} · "
-            f"{model}"
-        )
 
     async def run_async(self, **kwargs):
         """Run the app; on the way out, stop a running audit (see stop_audit_threads)."""
@@ -232,8 +239,11 @@ class ParmApp(App):
     async def start_audit(self) -> None:
         from engine.core.progress import CancelToken
 
-        if self.responses is None:
-            self.notify("Load a file first (F2).", severity="warning")
+        problem = run_problem(self)
+        if problem is not None:
+            self.notify(f"Cannot start: {problem}", severity="warning")
+            if self.is_screen_installed("run") and self.get_screen("run").is_mounted:
+                self.get_screen("run").show_readiness()
             return
         if self.audit_running:
             self.notify("An audit is already running (Esc cancels it).")
@@ -245,13 +255,15 @@ class ParmApp(App):
             await self.switch_screen(run)
         feed = run.begin(self.config, self.config.late_interaction)
         self.cancel_token = CancelToken()
+        source = (self.source_digest, self.source_path)
         self.audit_worker = self.audit(
-            self.responses, self.config, feed, self.cancel_token, self.embeddings_path
+            self.responses, self.config, feed, self.cancel_token, self.embeddings_path, source
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="audit")
-    def audit(self, responses, config, feed, token, embeddings_path):
-        """Runs in a thread: the engine appends progress events to `feed` (a deque)."""
+    def audit(self, responses, config, feed, token, embeddings_path, source):
+        """Runs in a thread: the engine appends progress events to `feed` (a deque). Returns
+        the result, its saved session (None when not saved) and why it was not saved."""
         from engine.pipeline import run_audit
 
         thread = threading.current_thread()
@@ -262,9 +274,12 @@ class ParmApp(App):
                 from engine.embedding.precomputed import load_embeddings
 
                 embeddings = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
-            return run_audit(
+            result = run_audit(
                 responses, config, progress=feed.append, cancel=token, embeddings=embeddings
             )
+            from parm_tui.screens.resume import keep_session
+
+            return (result, *keep_session(result, config, *source))
         finally:
             self.audit_threads.discard(thread)
 
@@ -287,12 +302,17 @@ class ParmApp(App):
         elif event.state == WorkerState.ERROR:
             self.audit_failed(event.worker.error)
 
-    async def audit_finished(self, result) -> None:
+    async def audit_finished(self, outcome) -> None:
+        result, session, problem = outcome
         self.audit_worker = None
         self.result = result
+        if session is not None:
+            self.session = session
+        if problem is not None:
+            self.notify(problem, severity="warning", timeout=10)
         total = result.timings.get("total", 0.0)
         run = self.get_screen("run")
-        run.finish(f"Finished in {total:.1f} s. F5 shows the results.")
+        run.finish(f"Finished in {total:.1f} s. F5 shows the results.", result)
         if isinstance(self.screen, ModalScreen):
             self.notify("Audit finished: F5 shows the results.")
             return

@@ -67,7 +67,19 @@ FILE_CASES = {
     "blank lines only": (b"\n\n  \n", "is empty"),
     "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "looks binary"),
     "excel workbook": (b"PK\x03\x04\x14\x00\x06\x00", "Excel .xlsx workbook?"),
-    "one column, not a table": (b"just some words\nmore words\n", "1 column(s)"),
+    "one column, not a table": (
+        b"just some words\nmore words\n",
+        "this does not look like a CSV/TSV file: it has 1 column",
+    ),
+    # pandas would make the first column the index and shift the others left.
+    "a first row longer than the header": (
+        b"id,answer,score\n1,roots,1,extra\n2,light,0\n",
+        "this does not look like a CSV/TSV file: line 2 has 4 fields where the first line",
+    ),
+    "a Markdown file": (
+        b"# parm\n\nAudit the scores\nof free-text answers, with a model.\n",
+        "this does not look like a CSV/TSV file: line 4 has 2 fields where the first line",
+    ),
     "header only": (b"id,answer,score\n", "0 usable response(s)"),
     "unbalanced quote": (b'id,answer,score\n1,"open quote,1\n2,b,0\n', "EOF inside string"),
 }

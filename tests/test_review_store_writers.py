@@ -10,7 +10,7 @@ import pytest
 from test_app_review import Host, synthetic_result
 from test_review_store import make_responses, record
 
-from engine.audit.decisions import open_store
+from engine.audit.decisions import SCHEMA_VERSION, open_store
 from engine.core.errors import ReviewError
 from parm_tui.widgets.review_list import ReviewTable
 
@@ -47,7 +47,11 @@ def test_a_store_notices_decisions_saved_by_another_connection(source, tmp_path)
     [
         ("banana", "unknown schema_version 'banana'"),
         ("-7", "schema_version -7, which this parm cannot read"),
-        ("99", "schema_version 99, which this parm cannot read (it reads 0 to 1); a newer parm"),
+        (
+            "99",
+            f"schema_version 99, which this parm cannot read (it reads 0 to {SCHEMA_VERSION}); "
+            "a newer parm",
+        ),
     ],
 )
 def test_an_unknown_schema_version_is_a_clear_message(source, tmp_path, value, expected):

@@ -221,7 +221,7 @@ async def test_a_pasted_note_keeps_no_control_characters():
     from textual.app import App
     from textual.widgets import Input
 
-    from parm_tui.widgets.review_detail import NoteModal
+    from parm_tui.widgets.review_dialogs import NoteModal
 
     saved = []
 

@@ -10,6 +10,7 @@ SIGTERM leaves the previous files as they were and no temporary file behind.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import tempfile
@@ -76,8 +77,9 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_files({Path(path): text})
 
 
-def _stage(path: Path, text: str) -> Path:
-    """Write `text` to a temporary file beside `path` (flushed to disk); returns its path."""
+def _stage(path: Path, text: str | bytes) -> Path:
+    """Write `text` (or bytes) to a temporary file beside `path` (flushed to disk); returns its
+    path."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -87,7 +89,12 @@ def _stage(path: Path, text: str) -> Path:
         # mkstemp creates 0600 files; outputs are shared, so give them the usual umask mode.
         os.fchmod(fd, 0o666 & ~_umask())
         # Lone surrogates cannot be encoded; replacing one character beats losing the export.
-        with os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="") as handle:
+        handle = (
+            os.fdopen(fd, "wb")
+            if isinstance(text, bytes)
+            else os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="")
+        )
+        with handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
@@ -99,12 +106,13 @@ def _stage(path: Path, text: str) -> Path:
     return Path(tmp)
 
 
-def atomic_write_files(files: dict[Path, str]) -> None:
-    """Write several files all-or-nothing as far as the file system allows.
+def atomic_write_files(files: dict[Path, str | bytes]) -> None:
+    """Write several files (text or bytes) all-or-nothing as far as the file system allows.
 
     Every file is first written in full to a temporary file beside its target; only when all
     are written are they renamed into place. A failure (full disk, Ctrl+C) before the renames
-    leaves every previous file untouched, and no temporary file is left behind.
+    leaves every previous file untouched, and no temporary file is left behind. Files are
+    renamed in the order given, so a file that refers to the others can come last.
     """
     refuse_non_regular_targets(files)
     staged: dict[Path, Path] = {}
@@ -120,6 +128,15 @@ def atomic_write_files(files: dict[Path, str]) -> None:
     finally:
         for tmp in staged.values():
             _remove(tmp)
+
+
+def file_digest(path: str | Path) -> str:
+    """SHA-256 of a file's bytes (hex), read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(Path(path).expanduser(), "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _umask() -> int:

@@ -6,6 +6,7 @@ and what is accepted.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field, replace
@@ -405,6 +406,13 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
+def settings_digest(config: AuditConfig) -> str:
+    """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
+    sorted), so runs with the same settings carry the same digest on any machine."""
+    text = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
 __all__ = [
     "AuditConfig",
     "PowerInterval",
@@ -415,6 +423,7 @@ __all__ = [
     "load_defaults",
     "parse_override",
     "save_config",
+    "settings_digest",
     "build_config",
     "fit_top_k",
     "is_late_interaction",

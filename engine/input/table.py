@@ -8,6 +8,8 @@ import codecs
 import csv
 import io
 import math
+import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +19,29 @@ from engine.core.files import open_regular, reason
 from engine.core.text import sanitise
 
 _SNIFF_BYTES = 256 * 1024
+NOT_A_TABLE = "this does not look like a CSV/TSV file"
+_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+# Column names (lower case, spaces and dashes as _) that hold a response or respondent id.
+ID_NAMES = (
+    "id",
+    "uid",
+    "response_id",
+    "student",
+    "student_id",
+    "respondent",
+    "respondent_id",
+    "participant",
+    "participant_id",
+    "pupil",
+    "pupil_id",
+    "learner",
+    "learner_id",
+    "candidate",
+    "candidate_id",
+    "examinee",
+    "examinee_id",
+    "user_id",
+)
 
 
 def as_number(value: str) -> float | None:
@@ -74,6 +99,17 @@ def sniff_delimiter(text: str, path: Path | None = None) -> str:
         return best if counts[best] else ","
 
 
+def _parser_problem(exc: Exception) -> str:
+    """pandas' tokenizer message in words: 'Expected 1 fields in line 4, saw 2' becomes
+    'line 4 has 2 fields where the header has 1'."""
+    message = str(exc).strip()
+    found = _FIELDS.search(message)
+    if found:
+        expected, line, saw = found.groups()
+        return _fields_problem(int(expected), int(line), int(saw))
+    return message
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
     """Read a CSV/TSV as strings (no NA guessing), delimiter sniffed.
 
@@ -89,19 +125,48 @@ def read_table(path: str | Path) -> pd.DataFrame:
     delimiter = sniff_delimiter(text, path)
     _refuse_repeated_columns(text, delimiter, path)
     try:
-        frame = pd.read_csv(
-            io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, na_filter=False
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            # index_col=False: a row with more fields than the header must not turn the first
+            # column into the index and shift every other column left (pandas' default).
+            frame = pd.read_csv(
+                io.StringIO(text),
+                sep=delimiter,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                index_col=False,
+            )
     except (pd.errors.ParserError, ValueError, csv.Error) as exc:
-        raise DataError(f"File {path} is not a readable CSV/TSV file: {exc}") from None
+        raise DataError(f"File {path}: {NOT_A_TABLE}: {_parser_problem(exc)}") from None
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        # pandas dropped the extra fields of a longer row: say which row instead.
+        raise DataError(f"File {path}: {NOT_A_TABLE}: {_longer_row(text, delimiter)}")
     frame.columns = [str(c).strip() for c in frame.columns]
     if frame.shape[1] < 2:
         raise DataError(
-            f"File {path} has {frame.shape[1]} column(s); expected at least a text and a score "
-            "column (is it a CSV or TSV file?)."
+            f"File {path}: {NOT_A_TABLE}: it has {frame.shape[1]} column; parm needs at least "
+            "a text and a score column, one row per response."
         )
     frame.attrs["warnings"] = _reading_warnings(path, encoding, replaced)
     return frame
+
+
+def _longer_row(text: str, delimiter: str) -> str:
+    """The first row with more fields than the header, in words."""
+    rows = csv.reader(io.StringIO(text), delimiter=delimiter)
+    header = len(next(rows, []))
+    for row in rows:
+        if len(row) > header:
+            return _fields_problem(header, rows.line_num, len(row))
+    return "a row has more fields than the first line (the header)"
+
+
+def _fields_problem(expected: int, line: int, saw: int) -> str:
+    return (
+        f"line {line} has {saw} fields where the first line (the header) has {expected}; "
+        "every line of a table has the same number of columns"
+    )
 
 
 def _refuse_repeated_columns(text: str, delimiter: str, path: Path) -> None:
@@ -149,21 +214,35 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
     def mean_length(col):
         return frame[col].astype(str).head(200).str.len().mean()
 
+    ids = _id_columns(columns)
+    # An id column is never the text or a score, even when its name says "response_id" or
+    # its values are numbers.
+    others = [c for c in columns if c not in ids] or columns
     text_hint = ("answer", "response", "text", "essay")
-    text = next((c for c in columns if any(h in lowered[c] for h in text_hint)), None)
+    text = next((c for c in others if any(h in lowered[c] for h in text_hint)), None)
     if text is None:
-        text = max(columns, key=mean_length)
-    scoreish = [c for c in columns if c != text and numeric_share(c) > 0.9]
+        text = max(others, key=mean_length)
+    scoreish = [c for c in others if c != text and numeric_share(c) > 0.9]
     named = [
         c for c in scoreish if any(h in lowered[c] for h in ("score", "grade", "mark", "rating"))
     ]
     ordered = named + [c for c in scoreish if c not in named]
-    ids = [
-        c
-        for c in columns
-        if lowered[c] in ("id", "uid", "response_id", "student_id") or lowered[c].endswith("_id")
-    ]
     score = ordered[0] if ordered else None
-    candidates = [c for c in ordered[1:] if not ids or c != ids[0]]
-    second = next((c for c in candidates if any(ch.isdigit() for ch in c) or "2" in c), None)
+    second = next((c for c in ordered[1:] if any(ch.isdigit() for ch in c)), None)
     return {"text": text, "score": score, "id": ids[0] if ids else None, "second": second}
+
+
+def _id_columns(columns: list[str]) -> list[str]:
+    """Columns that look like ids, the likeliest first: a known name (id, student, respondent,
+    ... in the order of ID_NAMES; case, spaces, dashes and underscores ignored, so StudentID
+    counts), then any other name ending in _id."""
+    squashed = [name.replace("_", "") for name in ID_NAMES]
+    names = {c: re.sub(r"[\s\-]+", "_", c.strip().lower()) for c in columns}
+    rank = {
+        c: squashed.index(names[c].replace("_", ""))
+        for c in columns
+        if names[c].replace("_", "") in squashed
+    }
+    known = sorted(rank, key=rank.get)
+    suffixed = [c for c in columns if c not in rank and names[c].endswith("_id")]
+    return known + suffixed

@@ -11,10 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Static
+from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
+from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
+from parm_tui.widgets.toggles import MarkedCheckbox
 
 DEFAULT_FOLDER = "./parm-out"
 # (checkbox id, label, files it writes)
@@ -97,10 +99,10 @@ class ExportScreen(Screen):
             yield Input(value=DEFAULT_FOLDER, id="export-folder")
             yield Static(id="export-where")
             for box_id, label, _ in CHOICES:
-                yield Checkbox(label, value=True, id=box_id, compact=True)
+                yield MarkedCheckbox(label, value=True, id=box_id, compact=True)
             yield Button("Write files (ctrl+s)", variant="primary", id="export-write")
             yield Static(id="export-status")
-        yield Footer(compact=True)
+        yield ParmFooter()
 
     def summary(self) -> Text:
         responses = self.result.responses
@@ -109,7 +111,7 @@ class ExportScreen(Screen):
         return plain(f"{name} · {len(responses):,} responses · {flagged:,} flagged", style="bold")
 
     def on_mount(self) -> None:
-        decisions = self.query_one("#export-decisions", Checkbox)
+        decisions = self.query_one("#export-decisions", MarkedCheckbox)
         if self.store is None:
             decisions.value = False
             decisions.disabled = True
@@ -120,7 +122,7 @@ class ExportScreen(Screen):
 
     def on_screen_resume(self) -> None:
         if self.store is not None:
-            self.query_one("#export-decisions", Checkbox).label = self.decisions_label()
+            self.query_one("#export-decisions", MarkedCheckbox).label = self.decisions_label()
 
     def decisions_label(self) -> str:
         count = len(self.store.all())
@@ -134,7 +136,7 @@ class ExportScreen(Screen):
     def chosen_names(self) -> list[str]:
         names: list[str] = []
         for box_id, _, files in CHOICES:
-            box = self.query_one(f"#{box_id}", Checkbox)
+            box = self.query_one(f"#{box_id}", MarkedCheckbox)
             if box.value and not box.disabled:
                 names += files
         return names

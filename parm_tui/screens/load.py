@@ -10,12 +10,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Label, Select, Static
+from textual.widgets import Button, Header, Label, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from engine.core.text import safe_text
 from parm_tui.recent import display_path, recent_files
+from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.lists import VimDataTable, VimOptionList
 from parm_tui.widgets.path_input import PathInput, expand, path_problem
 from parm_tui.widgets.plain import plain
@@ -62,6 +63,7 @@ class LoadScreen(Screen):
         self.initial_path = initial_path
         self.frame = None
         self.frame_path: Path | None = None
+        self.frame_digest: str | None = None
         self._filling = False
 
     def compose(self) -> ComposeResult:
@@ -78,7 +80,7 @@ class LoadScreen(Screen):
                     yield Select([], id=select_id, compact=True, prompt="(none)")
         yield Static("", id="validation")
         yield VimDataTable(id="preview", zebra_stripes=True)
-        yield Footer(compact=True)
+        yield ParmFooter()
 
     def on_mount(self) -> None:
         self.query_one("#recent", VimOptionList).border_title = "Recent files (enter opens)"
@@ -123,24 +125,44 @@ class LoadScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="read-table")
     def read_frame(self, path: Path):
+        """The table, the digest of the file's bytes and its saved session (or why that
+        session cannot be read)."""
+        from engine.core.errors import DataError, ResumeError
+        from engine.core.files import file_digest
         from engine.input.table import read_table
 
-        return path, read_table(path)
+        frame = read_table(path)
+        try:
+            digest = file_digest(path)
+        except OSError as exc:
+            raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
+        session, problem = None, None
+        try:
+            from engine.saved.store import find_session
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+            session = find_session(digest)
+        except ResumeError as exc:
+            problem = str(exc)
+        return path, frame, digest, session, problem
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "read-table":
             return
         message = self.query_one("#path-message", Static)
         if event.state == WorkerState.SUCCESS:
-            path, frame = event.worker.result
+            path, frame, digest, session, problem = event.worker.result
             message.set_class(False, "error")
             message.update(
                 plain(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
             )
+            self.frame_digest = digest
             # A fallback encoding or replaced control characters: said once, when the file opens.
             for warning in frame.attrs.get("warnings", ()):
                 self.app.notify(warning, severity="warning", timeout=10)
             self.show_frame(path, frame)
+            from parm_tui.screens.resume import offer_resume
+
+            await offer_resume(self.app, session, problem)
         elif event.state == WorkerState.ERROR:
             from engine.core.errors import ParmError
 
@@ -226,7 +248,7 @@ class LoadScreen(Screen):
         for warning in responses.warnings:
             lines.append_text(plain("\n⚠ " + warning, style="yellow"))
         box.update(lines)
-        self.app.accept_responses(responses, self.frame_path, config)
+        self.app.accept_responses(responses, self.frame_path, config, self.frame_digest)
         self.show_recent()
 
     def action_copy_row(self) -> None:

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane
 
 from engine.core.text import safe_text
 from parm_tui.widgets.checks import (
@@ -19,6 +19,7 @@ from parm_tui.widgets.checks import (
     disagreement_line,
     second_rater_table,
 )
+from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.metrics import (
     RichPanel,
     confusion_table,
@@ -75,7 +76,7 @@ class ResultsScreen(Screen):
                 with VerticalScroll():
                     yield Static(consistency_heading(result), id="consistency-heading")
                     yield Static(consistency_pairs(result), id="consistency-pairs")
-        yield Footer(compact=True)
+        yield ParmFooter()
 
     def on_mount(self) -> None:
         metric = self.result.config.selection_metric
