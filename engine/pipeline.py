@@ -87,7 +87,7 @@ class AuditResult:
 
     def review_order(self) -> np.ndarray:
         """Flagged rows first, most severe first; then the rest by severity."""
-        return np.lexsort((-self.severity, ~self.flagged))
+        return severity.queue_order(self.severity, self.flagged)
 
 
 def run_audit(

@@ -11,11 +11,13 @@ never load a model; each item is then a unit of plain, picklable inputs
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.audit.combined import ReviewSet, review_set
 from engine.audit.items import ItemSummary, item_overview
 from engine.audit.raters import RaterReport, rater_report
 from engine.core.progress import CancelToken, ProgressCallback, ProgressEvent, Reporter
@@ -45,6 +47,11 @@ class SessionResult:
     @property
     def overview(self) -> list[ItemSummary]:
         return item_overview(self.results, self.items.skipped)
+
+    @functools.cached_property
+    def review(self) -> ReviewSet:
+        """One review queue over every audited item."""
+        return review_set(self.results, self.config)
 
     @property
     def flagged(self) -> int:
@@ -96,6 +103,8 @@ def run_session(
 
     reporter("items", 0, len(audited), f"{len(audited)} item(s)")
     results = run_units(audit_item, tasks, config.jobs, reporter, forward)
+    for result in results[1:]:  # one run: decisions and saved sessions name it once
+        result.run_id = results[0].run_id
     raters = rater_report(results)
     timings = {
         "embedding": round(embedding_seconds, 3),

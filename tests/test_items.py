@@ -264,3 +264,74 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
     missing = CliRunner().invoke(app, [*args[:2], "--item-col", "question", "--out",
                                        str(tmp_path / "o2"), "--quiet"])  # fmt: skip
     assert missing.exit_code == 2 and "item column 'question' does not exist" in missing.output
+
+
+def test_the_review_set_lists_every_item_on_one_scale():
+    frame, vectors = session_frame()
+    session = run(frame, vectors, config(rater_column="rater"))
+    review = session.review
+    assert review.responses.labels == ("0", "1", "2", "3")
+    assert len(review.responses) == len(frame) and review.by_item
+    for position in (0, 7, len(frame) - 1):
+        result, i = review.locate(position)
+        assert review.items[position] == result.responses.item
+        assert review.responses.rows[position] == result.responses.rows[i]
+        assert (
+            review.responses.labels[review.responses.scores[position]]
+            == (result.responses.labels[result.responses.scores[i]])
+        )
+        assert review.severity[position] == result.severity[i]
+        np.testing.assert_allclose(
+            review.fitted.proba[position][review.on_scale[position]], result.fitted.proba[i]
+        )
+        assert review.labels_of(position) == result.responses.labels
+        for neighbour in review.evidence[position]:  # evidence stays within the item
+            assert review.items[neighbour.index] == review.items[position]
+    order = review.review_order()
+    flagged = review.flagged[order]
+    assert not np.any(flagged[1:] & ~flagged[:-1])  # flagged ones first
+
+
+def test_a_review_set_of_one_item_is_that_item():
+    frame, vectors = session_frame(items=(("A", 60, 3),))
+    session = run(frame, vectors, config(item_column=None))
+    result, review = session.results[0], session.review
+    assert not review.by_item and review.responses.labels == result.responses.labels
+    np.testing.assert_array_equal(review.responses.scores, result.responses.scores)
+    np.testing.assert_array_equal(review.predicted, result.predicted)
+    np.testing.assert_array_equal(review.review_order(), result.review_order())
+    np.testing.assert_array_equal(review.fitted.proba, result.fitted.proba)
+
+
+def test_the_review_queue_filters_by_item_and_by_rater():
+    from engine.audit.queue import review_view
+
+    frame, vectors = session_frame()
+    review = run(frame, vectors, config(rater_column="rater")).review
+    only_b = review_view(review, show_all=True, item="B")
+    assert len(only_b) == (frame["item"] == "B").sum()
+    assert {review.items[i] for i in only_b} == {"B"}
+    only_r1 = review_view(review, show_all=True, rater="r1")
+    assert {review.responses.raters[i] for i in only_r1} == {"r1"}
+    assert len(only_r1) == (frame["rater"] == "r1").sum()
+
+
+def test_a_change_decision_takes_only_a_score_on_the_items_scale(tmp_path):
+    from engine.audit.decisions import open_store
+    from engine.core.errors import ReviewError
+
+    frame, vectors = session_frame()
+    review = run(frame, vectors, config()).review
+    store = open_store(tmp_path / "s.csv", review.responses, tmp_path / "d.db", review.on_scale)
+    a = next(i for i, item in enumerate(review.items) if item == "A")
+    row, rid, text = (
+        int(review.responses.rows[a]),
+        review.responses.ids[a],
+        review.responses.texts[a],
+    )
+    human = review.responses.labels[review.responses.scores[a]]
+    with pytest.raises(ReviewError, match="not one of the labels 0, 1, 2"):
+        store.record(row, rid, text, "change", "3")
+    other = next(label for label in ("0", "1", "2") if label != human)
+    assert store.record(row, rid, text, "change", other).new_score == other
+    store.close()

@@ -201,10 +201,15 @@ class DecisionStore:
     """Decisions for the responses of one file. Every `record`/`clear` is committed before it
     returns. Safe to call from any one thread at a time (a lock guards the connection)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, source: str, responses) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, path: Path, source: str, responses, on_scale=None
+    ) -> None:
         self.path = path
         self.source = source
         self.responses = responses
+        # (N, C) which labels are on each response's item's scale (a file of several items
+        # pools their labels); None: every label is.
+        self.on_scale = on_scale
         self._conn = conn
         self._lock = threading.Lock()
         self._index = {int(r): i for i, r in enumerate(responses.rows)}
@@ -291,6 +296,8 @@ class DecisionStore:
             raise ReviewError(f"Unknown action {action!r} for row {row}; use one of {ACTIONS}.")
         labels = self.responses.labels
         human = labels[self.responses.scores[i]]
+        if self.on_scale is not None:
+            labels = tuple(label for label, on in zip(labels, self.on_scale[i]) if on)
         if action == "change":
             if new_score is None or str(new_score) not in labels:
                 raise ReviewError(
@@ -375,8 +382,11 @@ class DecisionStore:
         self.close()
 
 
-def open_store(source_path: str | Path, responses, database: Path | None = None) -> DecisionStore:
-    """The decisions for `responses` loaded from `source_path`; earlier ones come back."""
+def open_store(
+    source_path: str | Path, responses, database: Path | None = None, on_scale=None
+) -> DecisionStore:
+    """The decisions for `responses` loaded from `source_path`; earlier ones come back.
+    on_scale: for the pooled responses of several items, which labels each one may take."""
     path = Path(database) if database is not None else data_dir() / DATABASE_NAME
     conn = connect(path)
-    return DecisionStore(conn, path, source_key(source_path), responses)
+    return DecisionStore(conn, path, source_key(source_path), responses, on_scale)

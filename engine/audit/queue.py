@@ -17,13 +17,16 @@ def review_view(
     search="",
     folded=None,
     subset=None,
+    item=None,
+    rater=None,
 ) -> np.ndarray:
     """Indices of the responses to list, in review order (flagged first, most severe first).
 
     human/predicted: score codes to keep (None = any); off_by_two: |model - human| >= 2 codes;
     search: case-insensitive text (or id) to look for; folded: texts already casefolded;
     subset: (N,) bool, list only these (a mask of `RerunChanges`) instead of the flagged ones
-    (or all of them with show_all).
+    (or all of them with show_all); item: only that item's responses (a ReviewSet over several
+    items); rater: only the scores that rater gave.
     """
     scores, model = result.responses.scores, result.predicted
     order = result.review_order()
@@ -37,6 +40,10 @@ def review_view(
         keep &= model == predicted
     if off_by_two:
         keep &= np.abs(model.astype(int) - scores.astype(int)) >= 2
+    if item is not None:
+        keep &= np.array([name == item for name in result.items])
+    if rater is not None:
+        keep &= np.array([name == rater for name in result.responses.raters])
     if search:
         needle = search.casefold()
         texts = folded if folded is not None else [t.casefold() for t in result.responses.texts]

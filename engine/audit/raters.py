@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm, t
 
+from engine.audit.scale import pooled_labels, recode, score_values
 from engine.model.metrics import agreement
 
 # Below this many scores a rater's figures are listed but not judged.
@@ -100,14 +101,6 @@ class _Scores:
     scale: int  # categories on the pooled scale
 
 
-def score_values(labels: tuple[str, ...]) -> np.ndarray:
-    """Each label's value in points: the number when every label is one, else its position."""
-    try:
-        return np.array([float(label) for label in labels])
-    except ValueError:
-        return np.arange(len(labels), dtype=np.float64)
-
-
 def rater_report(results: list) -> RaterReport | None:
     """The rater table over every audited item's result; None when no rater is recorded."""
     if not results or results[0].responses.raters is None:
@@ -122,13 +115,13 @@ def rater_report(results: list) -> RaterReport | None:
 
 
 def _pool(results: list) -> tuple[_Scores, int]:
-    pooled_labels = _pooled_labels(results)
+    pooled = pooled_labels([result.responses.labels for result in results])
     parts: dict[str, list] = {key: [] for key in _Scores.__dataclass_fields__ if key != "scale"}
     unassigned = 0
     for k, result in enumerate(results):
         responses = result.responses
         values = score_values(responses.labels)
-        to_pooled = np.array([pooled_labels.index(label) for label in responses.labels])
+        to_pooled = recode(responses.labels, pooled)
         raters = np.array(responses.raters, dtype=object)
         keep = raters != ""
         unassigned += int((~keep).sum())
@@ -144,17 +137,7 @@ def _pool(results: list) -> tuple[_Scores, int]:
         parts["second"].append(second[keep])
         parts["second_rater"].append(np.array(second_raters, dtype=object)[keep])
     joined = {key: np.concatenate(value) for key, value in parts.items()}
-    return _Scores(**joined, scale=len(pooled_labels)), unassigned
-
-
-def _pooled_labels(results: list) -> list[str]:
-    """Every label of every item on one scale, ordered by value (kappa pools items' scores)."""
-    seen: dict[str, float] = {}
-    for result in results:
-        labels = result.responses.labels
-        for label, value in zip(labels, score_values(labels)):
-            seen.setdefault(label, value)
-    return sorted(seen, key=lambda label: (seen[label], label))
+    return _Scores(**joined, scale=len(pooled)), unassigned
 
 
 def _second_codes(responses, to_pooled: np.ndarray) -> np.ndarray:
