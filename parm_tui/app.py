@@ -8,7 +8,6 @@ import sys
 import threading
 from pathlib import Path
 
-from rich.markup import escape
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -18,7 +17,7 @@ from textual.worker import Worker, WorkerState
 from parm_tui.recent import add_recent, log_exception
 from parm_tui.screens.error import ErrorModal, describe_error
 from parm_tui.screens.load import LoadScreen
-from parm_tui.screens.run import RunScreen, configuration_count
+from parm_tui.screens.run import RunScreen, run_problem
 from parm_tui.screens.settings import SettingsScreen
 
 RESULT_SCREENS = ("results", "review", "export")
@@ -26,12 +25,16 @@ RESULT_SCREENS = ("results", "review", "export")
 
 class ParmApp(App):
     """parm's interactive app. Attributes the screens share: responses, config, source_path,
-    result (AuditResult or None) and store (engine.audit.decisions.DecisionStore or None)."""
+    source_digest (SHA-256 of the file read), result (AuditResult or None), store
+    (engine.audit.decisions.DecisionStore or None), session (engine.saved.store.SavedSession of
+    the file, or None) and settings_problem (the Settings form's error, or None)."""
 
     CSS_PATH = "parm.tcss"
     TITLE = "parm"
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
+        # q first: the footer shows a screen's keys, then these in order as far as they fit.
+        Binding("q", "quit", "Quit"),
         Binding("f2", "show('load')", "Load"),
         Binding("ctrl+o", "show('load')", "Open file", show=False),
         Binding("f3", "show('settings')", "Settings"),
@@ -40,7 +43,6 @@ class ParmApp(App):
         Binding("f6", "show('review')", "Review"),
         Binding("f7", "show('export')", "Export"),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
-        Binding("q", "quit", "Quit", show=False),
     ]
 
     def __init__(
@@ -64,11 +66,23 @@ class ParmApp(App):
             self.config = load_defaults()
         self.responses = None
         self.source_path: Path | None = None
+        self.source_digest: str | None = None
         self.result = None
         self.store = None
+        self.session = None
+        self.settings_problem: str | None = None
+        self.declined_sessions: set[str] = set()
         self.audit_worker: Worker | None = None
         self.audit_threads: set[threading.Thread] = set()
         self.cancel_token = None
+
+    def notify(self, message: str, *, markup: bool = True, **kwargs) -> None:
+        """Every notification, the screens' too (Widget.notify passes markup=True), shows its
+        message as plain text: messages quote answers, column names and paths, so markup is
+        always off and control characters are replaced (engine.core.text.safe_text)."""
+        from engine.core.text import safe_text
+
+        super().notify(safe_text(message), markup=False, **kwargs)
 
     def on_mount(self) -> None:
         self.install_screen(LoadScreen(self.initial_path), "load")
@@ -77,6 +91,21 @@ class ParmApp(App):
         self.push_screen("load")
         if self.startup_error is not None:
             self.show_error(self.startup_error)
+        if not self.is_headless:
+            self.exit_on_sigterm()
+
+    def exit_on_sigterm(self) -> None:
+        """SIGTERM closes the app as `q` does, with exit code 143: the terminal is restored and
+        a running audit stopped (run_async), instead of the process dying in raw mode."""
+        import asyncio
+        import signal
+
+        try:
+            asyncio.get_running_loop().add_signal_handler(
+                signal.SIGTERM, lambda: self.exit(return_code=143)
+            )
+        except (NotImplementedError, RuntimeError, AttributeError, ValueError):
+            pass  # no SIGTERM or no signal handlers on this platform: the default applies
 
     # -- navigation -----------------------------------------------------------------------------
     async def screen_for(self, name: str) -> Screen | None:
@@ -115,9 +144,13 @@ class ParmApp(App):
             else:
                 from parm_tui.screens.export import ExportScreen as Wanted
         except ImportError as exc:
-            self.notify(escape(f"The {name} screen is not available: {exc}"), severity="error")
+            self.notify(f"The {name} screen is not available: {exc}", severity="error")
             return None
-        return Wanted(self.result, self.store)
+        if name == "export":
+            return Wanted(self.result, self.store)
+        from parm_tui.screens.resume import review_context
+
+        return Wanted(self.result, self.store, *review_context(self, self.result))
 
     async def action_show(self, name: str) -> None:
         """Switch to a main screen (not while a dialog is open; result screens need a result)."""
@@ -131,8 +164,9 @@ class ParmApp(App):
             await self.switch_screen(screen)
 
     # -- data and settings, called by the screens ------------------------------------------------
-    def accept_responses(self, responses, path: Path, config) -> None:
-        """A file validated on the Load screen: remember it, record it, open its decision store."""
+    def accept_responses(self, responses, path: Path, config, digest: str | None = None) -> None:
+        """A file validated on the Load screen: remember it, record it, open its decision store.
+        digest: the SHA-256 of the bytes read (the key of the file's saved session)."""
         changed = (
             self.responses is None
             or path != self.source_path
@@ -141,6 +175,7 @@ class ParmApp(App):
         if path != self.source_path:
             add_recent(path)
         self.responses, self.source_path, self.config = responses, path, config
+        self.source_digest = digest
         if self.result is not None and not self.result.responses.same_as(responses):
             self.result = None
             self.notify("New data loaded: the previous results were closed.")
@@ -160,7 +195,7 @@ class ParmApp(App):
         try:
             self.store = open_store(self.source_path, self.responses)
         except (ParmError, OSError) as exc:
-            self.notify(escape(f"Review decisions cannot be saved: {exc}"), severity="warning")
+            self.notify(f"Review decisions cannot be saved: {exc}", severity="warning")
         # The old store is closed: a result screen on show now writes to the new one; the
         # others are rebuilt with it when next shown (screen_for).
         for name in ("review", "export"):
@@ -168,6 +203,11 @@ class ParmApp(App):
                 screen = self.get_screen(name)
                 if screen in self.screen_stack:
                     screen.store = self.store
+
+    async def action_quit(self) -> None:
+        if isinstance(self.screen, Screen) and hasattr(self.screen, "remember_position"):
+            self.screen.remember_position()  # the Review screen: where to continue next time
+        await super().action_quit()
 
     def clear_responses(self) -> None:
         self.responses = None
@@ -179,17 +219,6 @@ class ParmApp(App):
             load = self.get_screen("load")
             if load.is_mounted and load.frame is not None:
                 load.validate()
-
-    def run_summary(self) -> str:
-        if self.responses is None:
-            return "Load a file first (F2)."
-        name = self.source_path.name if self.source_path else "input"
-        model = self.config.embedding_model.rstrip("/").split("/")[-1]
-        model = "precomputed embeddings" if self.embeddings_path else model
-        return (
-            f"{name} · {len(self.responses):,} responses · {configuration_count(self.config)} · "
-            f"{model}"
-        )
 
     async def run_async(self, **kwargs):
         """Run the app; on the way out, stop a running audit (see stop_audit_threads)."""
@@ -210,8 +239,11 @@ class ParmApp(App):
     async def start_audit(self) -> None:
         from engine.core.progress import CancelToken
 
-        if self.responses is None:
-            self.notify("Load a file first (F2).", severity="warning")
+        problem = run_problem(self)
+        if problem is not None:
+            self.notify(f"Cannot start: {problem}", severity="warning")
+            if self.is_screen_installed("run") and self.get_screen("run").is_mounted:
+                self.get_screen("run").show_readiness()
             return
         if self.audit_running:
             self.notify("An audit is already running (Esc cancels it).")
@@ -223,13 +255,15 @@ class ParmApp(App):
             await self.switch_screen(run)
         feed = run.begin(self.config, self.config.late_interaction)
         self.cancel_token = CancelToken()
+        source = (self.source_digest, self.source_path)
         self.audit_worker = self.audit(
-            self.responses, self.config, feed, self.cancel_token, self.embeddings_path
+            self.responses, self.config, feed, self.cancel_token, self.embeddings_path, source
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="audit")
-    def audit(self, responses, config, feed, token, embeddings_path):
-        """Runs in a thread: the engine appends progress events to `feed` (a deque)."""
+    def audit(self, responses, config, feed, token, embeddings_path, source):
+        """Runs in a thread: the engine appends progress events to `feed` (a deque). Returns
+        the result, its saved session (None when not saved) and why it was not saved."""
         from engine.pipeline import run_audit
 
         thread = threading.current_thread()
@@ -240,9 +274,12 @@ class ParmApp(App):
                 from engine.embedding.precomputed import load_embeddings
 
                 embeddings = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
-            return run_audit(
+            result = run_audit(
                 responses, config, progress=feed.append, cancel=token, embeddings=embeddings
             )
+            from parm_tui.screens.resume import keep_session
+
+            return (result, *keep_session(result, config, *source))
         finally:
             self.audit_threads.discard(thread)
 
@@ -265,12 +302,17 @@ class ParmApp(App):
         elif event.state == WorkerState.ERROR:
             self.audit_failed(event.worker.error)
 
-    async def audit_finished(self, result) -> None:
+    async def audit_finished(self, outcome) -> None:
+        result, session, problem = outcome
         self.audit_worker = None
         self.result = result
+        if session is not None:
+            self.session = session
+        if problem is not None:
+            self.notify(problem, severity="warning", timeout=10)
         total = result.timings.get("total", 0.0)
         run = self.get_screen("run")
-        run.finish(f"Finished in {total:.1f} s. F5 shows the results.")
+        run.finish(f"Finished in {total:.1f} s. F5 shows the results.", result)
         if isinstance(self.screen, ModalScreen):
             self.notify("Audit finished: F5 shows the results.")
             return
@@ -351,8 +393,12 @@ class ParmApp(App):
 
 
 def run_app(path=None, config_path=None, embeddings_path=None, overrides=()) -> None:
-    """Open the app (from `parm`, `parm FILE` or `parm open`)."""
-    ParmApp(path, config_path, embeddings_path, overrides).run()
+    """Open the app (from `parm`, `parm FILE` or `parm open`); exits with the app's return code
+    when it is not 0 (143 after SIGTERM)."""
+    app = ParmApp(path, config_path, embeddings_path, overrides)
+    app.run()
+    if app.return_code:
+        sys.exit(app.return_code)
 
 
 def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:

@@ -9,7 +9,7 @@ import threading
 import numpy as np
 import pytest
 from conftest import SAMPLE_CSV
-from textual.widgets import Static
+from textual.widgets import Button, Input, Static
 
 import engine.pipeline
 from engine.core.progress import ProgressEvent
@@ -199,7 +199,9 @@ async def test_starting_without_a_file_asks_for_one():
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f4", "s")
         assert app.audit_worker is None
-        assert any("Load a file first" in n.message for n in app._notifications)
+        assert app.screen.query_one("#run-start", Button).disabled
+        status = str(app.screen.query_one("#run-status", Static).content)
+        assert status == "Cannot start: load a file first (F2)."
 
 
 def staged_fake_audit(stages):
@@ -300,3 +302,64 @@ async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():
         screen.drain()
         screen.finish("Cancelled.")
         assert screen.running is False
+
+
+async def test_with_an_invalid_setting_the_run_is_disabled_and_says_why(monkeypatch):
+    started = []
+    monkeypatch.setattr(engine.pipeline, "run_audit", lambda *a, **k: started.append(1))
+    app = ParmApp(SAMPLE_CSV)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        app.screen.query_one("#seed", Input).value = "abc"
+        await pilot.pause()
+        await pilot.press("f4")
+        await pilot.pause()
+        run = app.screen
+        assert run.query_one("#run-start", Button).disabled
+        status = str(run.query_one("#run-status", Static).content)
+        assert status.startswith("Cannot start: the settings have an error (F3)")
+        assert "'seed'" in status
+        await pilot.press("s")
+        await app.start_audit()  # the palette's "run: start audit" too
+        await pilot.pause()
+        assert app.audit_worker is None and not started
+        # Fixed on the Settings screen, the run can start again.
+        await pilot.press("f3")
+        app.screen.query_one("#seed", Input).value = "7"
+        await pilot.pause()
+        await pilot.press("f4")
+        await pilot.pause()
+        assert not run.query_one("#run-start", Button).disabled
+        assert str(run.query_one("#run-status", Static).content).startswith("Ready")
+
+
+async def test_the_run_screen_lists_the_settings_it_runs_with():
+    app = ParmApp(SAMPLE_CSV)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        app.config = app.config.updated(similarity_top_k=[5, 10], bootstrap_samples=50)
+        await pilot.press("f4")
+        await pilot.pause()
+        listed = str(app.screen.query_one("#run-settings", Static).content)
+        assert "plant_growth.csv · 758 responses · columns answer, score, id id" in listed
+        assert "K 5, 10 · p 1 · by kappa · balanced\nbootstrap 50 · 5 folds" in listed
+
+
+async def test_a_finished_run_s_status_does_not_outlive_its_result(sample_embeddings_file):
+    app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await run_to_end(pilot)
+        await pilot.press("f4")
+        await pilot.pause()
+        status = app.get_screen("run").query_one("#run-status", Static)
+        assert str(status.content).startswith("Finished in")
+        # Another score column closes the result: the screen no longer reports its run.
+        app.result = None
+        await pilot.press("f2", "f4")
+        await pilot.pause()
+        assert str(status.content).startswith("Ready")
+        feed = app.get_screen("run").begin(app.config, False)
+        assert str(status.content).startswith("Running…") and feed is not None

@@ -28,3 +28,8 @@ def margin_severity(proba: np.ndarray, scores: np.ndarray) -> np.ndarray:
 
 def flags(predicted: np.ndarray, scores: np.ndarray) -> np.ndarray:
     return predicted != scores
+
+
+def queue_order(severity: np.ndarray, flagged: np.ndarray) -> np.ndarray:
+    """The review queue: flagged responses first, most severe first; then the rest by severity."""
+    return np.lexsort((-severity, ~flagged))

@@ -11,8 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Static
+from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
+
+from parm_tui.widgets.footer import ParmFooter
+from parm_tui.widgets.plain import plain
+from parm_tui.widgets.toggles import MarkedCheckbox
 
 DEFAULT_FOLDER = "./parm-out"
 # (checkbox id, label, files it writes)
@@ -56,7 +60,7 @@ class ConfirmOverwrite(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(f"{self.folder} already has:", style="bold"))
+            yield Label(plain(f"{self.folder} already has:", style="bold"))
             yield Label(Text("\n".join(f"  {name}" for name in self.existing)))
             yield Label(Text("Replace them?"))
             with Horizontal():
@@ -95,19 +99,19 @@ class ExportScreen(Screen):
             yield Input(value=DEFAULT_FOLDER, id="export-folder")
             yield Static(id="export-where")
             for box_id, label, _ in CHOICES:
-                yield Checkbox(label, value=True, id=box_id, compact=True)
+                yield MarkedCheckbox(label, value=True, id=box_id, compact=True)
             yield Button("Write files (ctrl+s)", variant="primary", id="export-write")
             yield Static(id="export-status")
-        yield Footer(compact=True)
+        yield ParmFooter()
 
     def summary(self) -> Text:
         responses = self.result.responses
         name = Path(responses.source).name if responses.source else "input"
         flagged = int(self.result.flagged.sum())
-        return Text(f"{name} · {len(responses):,} responses · {flagged:,} flagged", style="bold")
+        return plain(f"{name} · {len(responses):,} responses · {flagged:,} flagged", style="bold")
 
     def on_mount(self) -> None:
-        decisions = self.query_one("#export-decisions", Checkbox)
+        decisions = self.query_one("#export-decisions", MarkedCheckbox)
         if self.store is None:
             decisions.value = False
             decisions.disabled = True
@@ -118,7 +122,7 @@ class ExportScreen(Screen):
 
     def on_screen_resume(self) -> None:
         if self.store is not None:
-            self.query_one("#export-decisions", Checkbox).label = self.decisions_label()
+            self.query_one("#export-decisions", MarkedCheckbox).label = self.decisions_label()
 
     def decisions_label(self) -> str:
         count = len(self.store.all())
@@ -126,13 +130,13 @@ class ExportScreen(Screen):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "export-folder":
-            where = Text(f"→ {output_folder(event.value)}", style="dim")
+            where = plain(f"→ {output_folder(event.value)}", style="dim")
             self.query_one("#export-where", Static).update(where)
 
     def chosen_names(self) -> list[str]:
         names: list[str] = []
         for box_id, _, files in CHOICES:
-            box = self.query_one(f"#{box_id}", Checkbox)
+            box = self.query_one(f"#{box_id}", MarkedCheckbox)
             if box.value and not box.disabled:
                 names += files
         return names
@@ -162,8 +166,10 @@ class ExportScreen(Screen):
             check_writable(folder, names, overwrite=False)
         except ExportError as exc:
             existing = [n for n in names if (folder / n).exists()]
-            if not existing or (folder.exists() and not folder.is_dir()):
-                self.show_status(Text(str(exc), style="red"))
+            # Only regular files can be replaced; a folder in a target's place is the error.
+            blocked = any(not (folder / n).is_file() for n in existing)
+            if not existing or blocked or (folder.exists() and not folder.is_dir()):
+                self.show_status(plain(str(exc), style="red"))
                 return
             self.app.push_screen(
                 ConfirmOverwrite(folder, existing),
@@ -179,7 +185,7 @@ class ExportScreen(Screen):
         self._write(folder, names, overwrite=False)
 
     def _write(self, folder: Path, names: list[str], overwrite: bool) -> None:
-        self.show_status(Text(f"Writing {len(names)} file(s) to {folder}…"))
+        self.show_status(plain(f"Writing {len(names)} file(s) to {folder}…"))
         self.export_worker = self.write_files(folder, names, overwrite)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
@@ -192,7 +198,7 @@ class ExportScreen(Screen):
         if event.state == WorkerState.SUCCESS:
             written = event.worker.result
             text = Text(f"Wrote {len(written)} file(s):\n", style="green")
-            text.append("\n".join(f"  {path}" for path in written), style="")
+            text.append_text(plain("\n".join(f"  {path}" for path in written)))
             self.show_status(text)
             self.notify(f"Wrote {len(written)} file(s).")
         elif event.state == WorkerState.ERROR:
@@ -202,12 +208,12 @@ class ExportScreen(Screen):
         from engine.core.errors import ParmError
 
         if isinstance(error, ParmError):
-            self.show_status(Text(str(error), style="red"))
+            self.show_status(plain(str(error), style="red"))
         elif hasattr(self.app, "show_error"):
             self.show_status(Text("The export failed: see the message.", style="red"))
             self.app.show_error(error)
         else:
-            self.show_status(Text(f"{type(error).__name__}: {error}", style="red"))
+            self.show_status(plain(f"{type(error).__name__}: {error}", style="red"))
 
     def show_status(self, text: Text) -> None:
         self.query_one("#export-status", Static).update(text)

@@ -10,14 +10,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import Header, Static, TabbedContent, TabPane
 
+from engine.core.text import safe_text
 from parm_tui.widgets.checks import (
     consistency_heading,
     consistency_pairs,
     disagreement_line,
     second_rater_table,
 )
+from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.metrics import (
     RichPanel,
     confusion_table,
@@ -74,7 +76,7 @@ class ResultsScreen(Screen):
                 with VerticalScroll():
                     yield Static(consistency_heading(result), id="consistency-heading")
                     yield Static(consistency_pairs(result), id="consistency-pairs")
-        yield Footer(compact=True)
+        yield ParmFooter()
 
     def on_mount(self) -> None:
         metric = self.result.config.selection_metric
@@ -98,7 +100,7 @@ class ResultsScreen(Screen):
             return Text("No warnings.", "dim")
         text = Text("Warnings\n", "bold yellow")
         for warning in warnings:
-            text.append(f"⚠ {warning}\n", "yellow")
+            text.append(safe_text(f"⚠ {warning}\n"), "yellow")
         text.rstrip()
         return text
 
