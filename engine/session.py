@@ -54,12 +54,17 @@ class SessionResult:
         return review_set(self.results, self.config)
 
     @property
-    def flagged(self) -> int:
-        return int(sum(int(result.flagged.sum()) for result in self.results))
+    def flagged(self) -> np.ndarray:
+        """(N,) over every item's responses, in the order of `review`."""
+        return self.review.flagged
 
     @property
-    def responses(self) -> int:
+    def n_responses(self) -> int:
         return sum(len(result.responses) for result in self.results)
+
+    @property
+    def run_id(self) -> str:
+        return self.results[0].run_id
 
 
 def audit_item(task: tuple, progress: ProgressCallback, cancel: CancelToken) -> AuditResult:
@@ -107,13 +112,22 @@ def run_session(
     results = run_units(audit_item, tasks, config.jobs, reporter, forward)
     for result in results[1:]:  # one run: decisions and saved sessions name it once
         result.run_id = results[0].run_id
-    raters = rater_report(results)
-    timings = {
-        "embedding": round(embedding_seconds, 3),
-        "total": round(time.perf_counter() - started, 3),
-    }
+    timings = {"embedding": round(embedding_seconds, 3)}
+    session = session_result(items, results, config, timings)
+    session.timings["total"] = round(time.perf_counter() - started, 3)
     reporter("done", 1, 1, "audit finished")
-    return SessionResult(items, results, config, raters, timings, _warnings(items, results))
+    return session
+
+
+def session_result(
+    items: Items, results: list[AuditResult], config: AuditConfig, timings: dict | None = None
+) -> SessionResult:
+    """A session from its items' results (a run's, or results restored from a saved session):
+    the rater table and the warnings are worked out from them."""
+    raters = rater_report(results)
+    return SessionResult(
+        items, results, config, raters, dict(timings or {}), _warnings(items, results)
+    )
 
 
 def _name(items: Items, k: int) -> str:
@@ -149,3 +163,12 @@ def _warnings(items: Items, results: list[AuditResult]) -> list[str]:
     for skipped in items.skipped:
         notes.append(f"Item '{skipped.item}' was not audited: {skipped.reason}")
     return notes
+
+
+def as_session(result) -> SessionResult:
+    """A SessionResult as it is; one item's AuditResult as a session of that one item."""
+    if isinstance(result, SessionResult):
+        return result
+    responses = result.responses
+    items = Items(responses.source, [responses], [], responses.file_rows, responses.warnings)
+    return session_result(items, [result], result.config, result.timings)

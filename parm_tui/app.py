@@ -1,5 +1,5 @@
 """`ParmApp`: the screens, the global bindings and command palette, and the thread worker that
-calls engine.pipeline.run_audit. Heavy modules (torch, sentence-transformers, the pipeline)
+calls engine.session.run_session. Heavy modules (torch, sentence-transformers, the pipeline)
 are imported inside the worker, so the first screen appears at once."""
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ RESULT_SCREENS = ("results", "review", "export")
 
 
 class ParmApp(App):
-    """parm's interactive app. Attributes the screens share: responses, config, source_path,
-    source_digest (SHA-256 of the file read), result (AuditResult or None), store
+    """parm's interactive app. Attributes the screens share: items (engine.input.items.Items of
+    the file loaded), responses (all its items' responses pooled on one scale, what the decision
+    store keeps decisions for), config, source_path, source_digest (SHA-256 of the file read),
+    result (engine.session.SessionResult of the last run, or None), store
     (engine.audit.decisions.DecisionStore or None), session (engine.saved.store.SavedSession of
     the file, or None) and settings_problem (the Settings form's error, or None)."""
 
@@ -64,7 +66,9 @@ class ParmApp(App):
         except ConfigError as exc:
             self.startup_error = exc
             self.config = load_defaults()
+        self.items = None
         self.responses = None
+        self.on_scale = None
         self.source_path: Path | None = None
         self.source_digest: str | None = None
         self.result = None
@@ -150,7 +154,7 @@ class ParmApp(App):
             return Wanted(self.result, self.store)
         from parm_tui.screens.resume import review_context
 
-        return Wanted(self.result, self.store, *review_context(self, self.result))
+        return Wanted(self.result.review, self.store, *review_context(self, self.result))
 
     async def action_show(self, name: str) -> None:
         """Switch to a main screen (not while a dialog is open; result screens need a result)."""
@@ -164,9 +168,14 @@ class ParmApp(App):
             await self.switch_screen(screen)
 
     # -- data and settings, called by the screens ------------------------------------------------
-    def accept_responses(self, responses, path: Path, config, digest: str | None = None) -> None:
-        """A file validated on the Load screen: remember it, record it, open its decision store.
-        digest: the SHA-256 of the bytes read (the key of the file's saved session)."""
+    def accept_items(self, items, path: Path, config, digest: str | None = None) -> None:
+        """A file validated on the Load screen (its items' responses): remember it, record it,
+        open its decision store. digest: the SHA-256 of the bytes read (the key of the file's
+        saved session)."""
+        from engine.audit.combined import pool_responses
+
+        responses, _, on_scale = pool_responses(items.audited)
+        self.items, self.on_scale = items, on_scale if items.by_item else None
         changed = (
             self.responses is None
             or path != self.source_path
@@ -176,7 +185,7 @@ class ParmApp(App):
             add_recent(path)
         self.responses, self.source_path, self.config = responses, path, config
         self.source_digest = digest
-        if self.result is not None and not self.result.responses.same_as(responses):
+        if self.result is not None and not self.result.review.responses.same_as(responses):
             self.result = None
             self.notify("New data loaded: the previous results were closed.")
         if changed or self.store is None:
@@ -193,7 +202,7 @@ class ParmApp(App):
         except ImportError:
             return
         try:
-            self.store = open_store(self.source_path, self.responses)
+            self.store = open_store(self.source_path, self.responses, on_scale=self.on_scale)
         except (ParmError, OSError) as exc:
             self.notify(f"Review decisions cannot be saved: {exc}", severity="warning")
         # The old store is closed: a result screen on show now writes to the new one; the
@@ -210,7 +219,7 @@ class ParmApp(App):
         await super().action_quit()
 
     def clear_responses(self) -> None:
-        self.responses = None
+        self.items = self.responses = None
 
     def set_config(self, config) -> None:
         """New settings; the Load screen re-checks the data (on_bad_rows may have changed)."""
@@ -257,25 +266,25 @@ class ParmApp(App):
         self.cancel_token = CancelToken()
         source = (self.source_digest, self.source_path)
         self.audit_worker = self.audit(
-            self.responses, self.config, feed, self.cancel_token, self.embeddings_path, source
+            self.items, self.config, feed, self.cancel_token, self.embeddings_path, source
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="audit")
-    def audit(self, responses, config, feed, token, embeddings_path, source):
+    def audit(self, items, config, feed, token, embeddings_path, source):
         """Runs in a thread: the engine appends progress events to `feed` (a deque). Returns
-        the result, its saved session (None when not saved) and why it was not saved."""
-        from engine.pipeline import run_audit
+        the SessionResult, its saved session (None when not saved) and why it was not saved."""
+        from engine.session import run_session
 
         thread = threading.current_thread()
         self.audit_threads.add(thread)
         try:
             embeddings = None
             if embeddings_path is not None:
-                from engine.embedding.precomputed import load_embeddings
+                from engine.embedding.precomputed import load_for_items
 
-                embeddings = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
-            result = run_audit(
-                responses, config, progress=feed.append, cancel=token, embeddings=embeddings
+                embeddings = load_for_items(embeddings_path, items)
+            result = run_session(
+                items, config, progress=feed.append, cancel=token, embeddings=embeddings
             )
             from parm_tui.screens.resume import keep_session
 
@@ -383,12 +392,12 @@ class ParmApp(App):
         self.get_screen("settings").save_settings()
 
     def command_copy_summary(self) -> None:
-        from parm_tui.widgets.metrics import metrics_summary
+        from parm_tui.widgets.metrics import session_summary
 
         if self.result is None:
             self.notify("Run an audit first (F4).", severity="warning")
             return
-        self.copy_to_clipboard(metrics_summary(self.result))
+        self.copy_to_clipboard(session_summary(self.result))
         self.notify("Metrics summary copied to the clipboard.")
 
 

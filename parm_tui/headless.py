@@ -196,8 +196,8 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         skipped = len(session.items.skipped)
         say(
             console,
-            f"{len(session.results)} item(s) audited, {skipped} skipped; {session.flagged:,} of "
-            f"{session.responses:,} responses flagged.",
+            f"{len(session.results)} item(s) audited, {skipped} skipped; {int(session.flagged.sum()):,} of "
+            f"{session.n_responses:,} responses flagged.",
         )
     if session.raters is not None:
         judged = [r for r in session.raters.rows if r.judged]

@@ -25,53 +25,130 @@ ITEMS = {
     "volcano": {
         "top": 2,
         "ideas": [
-            ["magma under the ground is molten rock", "there is hot melted rock called magma deep down",
-             "rock melts in the mantle and makes magma", "underneath there is liquid rock (magma)"],
-            ["gas and pressure build up until it bursts out", "the pressure of the gases gets too big so it explodes",
-             "gas bubbles in the magma push it up like a shaken fizzy drink", "pressure builds and the rock on top cracks"],
-            ["they are at the edges of tectonic plates", "plates move apart or one goes under another and rock melts",
-             "most volcanoes are where plates meet", "when a plate sinks into the mantle it melts and rises"],
-            ["magma is less dense than the rock round it so it rises", "hot magma is lighter so it floats up through cracks",
-             "the melted rock rises because it is less dense"],
+            [
+                "magma under the ground is molten rock",
+                "there is hot melted rock called magma deep down",
+                "rock melts in the mantle and makes magma",
+                "underneath there is liquid rock (magma)",
+            ],
+            [
+                "gas and pressure build up until it bursts out",
+                "the pressure of the gases gets too big so it explodes",
+                "gas bubbles in the magma push it up like a shaken fizzy drink",
+                "pressure builds and the rock on top cracks",
+            ],
+            [
+                "they are at the edges of tectonic plates",
+                "plates move apart or one goes under another and rock melts",
+                "most volcanoes are where plates meet",
+                "when a plate sinks into the mantle it melts and rises",
+            ],
+            [
+                "magma is less dense than the rock round it so it rises",
+                "hot magma is lighter so it floats up through cracks",
+                "the melted rock rises because it is less dense",
+            ],
         ],
-        "wrong": ["the sun heats the mountain until it explodes", "volcanoes erupt because the earth is angry",
-                  "lava comes from the sea", "the core is made of lava and it leaks out the top",
-                  "earthquakes make fire inside mountains"],
-        "filler": ["i think", "basically", "in geography we learned that", "this is why", "so yeah",
-                   "it is really dangerous", "like in pompeii"],
+        "wrong": [
+            "the sun heats the mountain until it explodes",
+            "volcanoes erupt because the earth is angry",
+            "lava comes from the sea",
+            "the core is made of lava and it leaks out the top",
+            "earthquakes make fire inside mountains",
+        ],
+        "filler": [
+            "i think",
+            "basically",
+            "in geography we learned that",
+            "this is why",
+            "so yeah",
+            "it is really dangerous",
+            "like in pompeii",
+        ],
     },
     "recycling": {
         "top": 2,
         "ideas": [
-            ["less plastic goes to landfill", "it stops rubbish piling up in landfill sites",
-             "landfills fill up slower", "less waste is buried in the ground"],
-            ["it saves oil because new plastic is made from oil", "we use fewer raw materials like crude oil",
-             "you dont need to drill for as much oil", "it saves the resources used to make new plastic"],
-            ["less plastic ends up in the sea and hurts animals", "turtles and fish dont eat the plastic",
-             "it keeps plastic out of rivers and oceans", "sea birds get tangled in plastic less"],
-            ["making new plastic uses more energy and makes co2", "recycling uses less energy so less greenhouse gas",
-             "fewer carbon emissions than making it from scratch", "less burning so less air pollution"],
+            [
+                "less plastic goes to landfill",
+                "it stops rubbish piling up in landfill sites",
+                "landfills fill up slower",
+                "less waste is buried in the ground",
+            ],
+            [
+                "it saves oil because new plastic is made from oil",
+                "we use fewer raw materials like crude oil",
+                "you dont need to drill for as much oil",
+                "it saves the resources used to make new plastic",
+            ],
+            [
+                "less plastic ends up in the sea and hurts animals",
+                "turtles and fish dont eat the plastic",
+                "it keeps plastic out of rivers and oceans",
+                "sea birds get tangled in plastic less",
+            ],
+            [
+                "making new plastic uses more energy and makes co2",
+                "recycling uses less energy so less greenhouse gas",
+                "fewer carbon emissions than making it from scratch",
+                "less burning so less air pollution",
+            ],
         ],
-        "wrong": ["plastic is good for plants", "recycling makes the plastic biodegradable straight away",
-                  "because the bin men need jobs", "it makes plastic stronger", "plastic turns into paper"],
-        "filler": ["first of all", "also", "my mum says", "it is better for the planet", "we should all do it",
-                   "another reason is"],
+        "wrong": [
+            "plastic is good for plants",
+            "recycling makes the plastic biodegradable straight away",
+            "because the bin men need jobs",
+            "it makes plastic stronger",
+            "plastic turns into paper",
+        ],
+        "filler": [
+            "first of all",
+            "also",
+            "my mum says",
+            "it is better for the planet",
+            "we should all do it",
+            "another reason is",
+        ],
     },
     "fractions": {
         "top": 3,
         "ideas": [
-            ["3/4 is 9/12 and 2/3 is 8/12", "with a common denominator of 12 its 9 twelfths against 8 twelfths",
-             "change them both to twelfths: 9/12 and 8/12"],
-            ["so 9/12 is bigger than 8/12", "9 is more than 8 so three quarters is bigger",
-             "nine twelfths beats eight twelfths"],
-            ["3/4 is 0.75 and 2/3 is 0.666", "as decimals 0.75 is more than 0.67", "3 divided by 4 is 0.75 and 2 divided by 3 is about 0.67"],
-            ["3/4 is only 1/4 away from a whole but 2/3 is 1/3 away", "the gap to 1 is smaller for 3/4",
-             "a quarter missing is less than a third missing"],
+            [
+                "3/4 is 9/12 and 2/3 is 8/12",
+                "with a common denominator of 12 its 9 twelfths against 8 twelfths",
+                "change them both to twelfths: 9/12 and 8/12",
+            ],
+            [
+                "so 9/12 is bigger than 8/12",
+                "9 is more than 8 so three quarters is bigger",
+                "nine twelfths beats eight twelfths",
+            ],
+            [
+                "3/4 is 0.75 and 2/3 is 0.666",
+                "as decimals 0.75 is more than 0.67",
+                "3 divided by 4 is 0.75 and 2 divided by 3 is about 0.67",
+            ],
+            [
+                "3/4 is only 1/4 away from a whole but 2/3 is 1/3 away",
+                "the gap to 1 is smaller for 3/4",
+                "a quarter missing is less than a third missing",
+            ],
         ],
-        "wrong": ["because 3 and 4 are bigger numbers than 2 and 3", "3/4 has a bigger bottom number so its bigger",
-                  "they are the same because you add one to each", "2/3 is bigger because thirds are bigger than quarters",
-                  "4 is more than 3"],
-        "filler": ["i worked it out", "you can draw a pizza", "easy", "my answer is", "it is because", "proof:"],
+        "wrong": [
+            "because 3 and 4 are bigger numbers than 2 and 3",
+            "3/4 has a bigger bottom number so its bigger",
+            "they are the same because you add one to each",
+            "2/3 is bigger because thirds are bigger than quarters",
+            "4 is more than 3",
+        ],
+        "filler": [
+            "i worked it out",
+            "you can draw a pizza",
+            "easy",
+            "my answer is",
+            "it is because",
+            "proof:",
+        ],
     },
 }
 
@@ -94,8 +171,15 @@ def answer(rng: random.Random, item: dict) -> tuple[str, int]:
 
 
 def _typos(rng: random.Random, text: str) -> str:
-    swaps = {"because": "becuase", "pressure": "presure", "environment": "enviroment",
-             "denominator": "denominater", "really": "realy", "less": "les", "their": "there"}
+    swaps = {
+        "because": "becuase",
+        "pressure": "presure",
+        "environment": "enviroment",
+        "denominator": "denominater",
+        "really": "realy",
+        "less": "les",
+        "their": "there",
+    }
     for right, wrong in swaps.items():
         if right in text and rng.random() < 0.3:
             text = text.replace(right, wrong, 1)
@@ -121,9 +205,15 @@ def main() -> None:
         for n in range(200):
             text, reference = answer(rng, item)
             first, second = rng.sample(RATERS, 2)
-            row = {"id": f"{name[:3].upper()}{n + 1:03d}", "item": name, "answer": text,
-                   "rater": first, "score": rated(rng, first, reference, item["top"]),
-                   "rater2": "", "score2": ""}
+            row = {
+                "id": f"{name[:3].upper()}{n + 1:03d}",
+                "item": name,
+                "answer": text,
+                "rater": first,
+                "score": rated(rng, first, reference, item["top"]),
+                "rater2": "",
+                "score2": "",
+            }
             if rng.random() < DOUBLE_SCORED:
                 row["rater2"], row["score2"] = second, rated(rng, second, reference, item["top"])
             rows.append(row)
@@ -136,7 +226,9 @@ def main() -> None:
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    print(f"{len(rows)} answers; scores off the reference by rater: {dict(sorted(changed.items()))}")
+    print(
+        f"{len(rows)} answers; scores off the reference by rater: {dict(sorted(changed.items()))}"
+    )
 
 
 if __name__ == "__main__":

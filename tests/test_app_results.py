@@ -9,6 +9,7 @@ from textual.widgets import Static, TabbedContent
 from engine.model.metrics import confusion
 from engine.model.tuning import TuningRow
 from engine.outputs.report import parameters
+from engine.session import as_session
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.widgets.metrics import metrics_summary
@@ -26,7 +27,7 @@ def grid_result(sample_responses, sample_embeddings, sample_config):
 
 
 async def show_results(pilot, result):
-    pilot.app.result = result
+    pilot.app.result = as_session(result)
     await pilot.app.action_show("results")
     await pilot.pause()
     return pilot.app.screen
@@ -166,7 +167,7 @@ async def test_the_off_by_two_filter_is_hidden_for_unordered_labels(nominal_resu
     from textual.widgets import Checkbox
 
     async with ParmApp().run_test(size=(100, 30)) as pilot:
-        pilot.app.result = nominal_result
+        pilot.app.result = as_session(nominal_result)
         await pilot.app.action_show("review")
         await pilot.pause()
         off_by_two = pilot.app.screen.query_one("#filter-off2", Checkbox)

@@ -329,4 +329,7 @@ def test_a_response_id_column_is_not_taken_for_the_text():
         "score": "s",
         "id": "response_id",
         "second": None,
+        "item": None,
+        "rater": None,
+        "second_rater": None,
     }

@@ -16,6 +16,7 @@ from textual.widgets import Input
 
 from engine.audit.decisions import open_store, run_context
 from engine.saved.store import SavedResult, SavedSession
+from engine.session import as_session
 from parm_tui.app import ParmApp
 from parm_tui.screens.resume import ResumeModal
 from parm_tui.screens.review import ReviewScreen
@@ -52,7 +53,7 @@ async def settle(pilot):
 
 def show(result, name: str, *keys: str):
     async def run_before(pilot):
-        pilot.app.result = result
+        pilot.app.result = as_session(result)
         await pilot.app.action_show(name)
         await pilot.press(*keys)
         await settle(pilot)
@@ -155,6 +156,46 @@ def test_export_screen(snap_compare, in_repo, sample_result, monkeypatch, size):
     monkeypatch.chdir("/")  # the folder is shown as an absolute path: the same on every machine
     run_before = show(sample_result, "export")
     assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
+
+
+@pytest.fixture(scope="module")
+def session_result():
+    """A seeded synthetic session of two items scored by four raters, r0 lenient, with noise
+    so that some scores are flagged."""
+    from test_items import config, run, session_frame
+
+    frame, vectors = session_frame(items=(("volcano", 120, 3), ("fractions", 100, 4)), seed=5)
+    rng = np.random.default_rng(6)
+    frame["rater"] = [f"r{k}" for k in rng.integers(0, 4, len(frame))]
+    scores = frame["score"].astype(int).to_numpy().copy()
+    noisy = rng.random(len(frame)) < 0.15
+    scores[noisy] = rng.integers(0, 3, int(noisy.sum()))
+    lenient = (frame["rater"] == "r0").to_numpy() & (rng.random(len(frame)) < 0.4)
+    scores[lenient] = np.minimum(scores[lenient] + 1, 2)
+    frame["score"] = [str(v) for v in scores]
+    settings = config(rater_column="rater", bootstrap_samples=20)
+    return run(frame, vectors, settings)
+
+
+@pytest.mark.parametrize("tab", ["5", "6"])
+def test_results_of_a_session_items_and_raters(snap_compare, in_repo, session_result, tab):
+    run_before = show(session_result, "results", tab)
+    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_review_of_a_session(snap_compare, in_repo, session_result, tmp_path, size):
+    review = session_result.review
+    source = tmp_path / "session.csv"
+    source.write_text("placeholder\n")
+    store = open_store(source, review.responses, tmp_path / "d.sqlite3", review.on_scale)
+
+    async def run_before(pilot):
+        pilot.app.store = store
+        await show(session_result, "review")(pilot)
+
+    assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
+    store.close()
 
 
 def test_the_resume_question(snap_compare, in_repo, sample_result):

@@ -202,8 +202,14 @@ def _reading_warnings(path: Path, encoding: str, replaced: int) -> list[str]:
     return warnings
 
 
+# Names of the item (question) and rater columns of a scoring session's export.
+ITEM_NAMES = ("item", "question", "prompt", "essayset", "task", "itemid", "questionid")
+RATER_NAMES = ("rater", "scorer", "marker", "grader", "reader", "judge")
+
+
 def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
-    """Guess the text, score, id and second-score columns of a table (for the app's selectors)."""
+    """Guess the text, score, id, second-score, item, rater and second-rater columns of a table
+    (for the app's selectors)."""
     columns = list(frame.columns)
     lowered = {c: c.lower() for c in columns}
 
@@ -215,9 +221,11 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
         return frame[col].astype(str).head(200).str.len().mean()
 
     ids = _id_columns(columns)
-    # An id column is never the text or a score, even when its name says "response_id" or
-    # its values are numbers.
-    others = [c for c in columns if c not in ids] or columns
+    items = _named_columns(columns, ITEM_NAMES)
+    raters = _named_columns(columns, RATER_NAMES)
+    # An id, item or rater column is never the text or a score, even when its name says
+    # "response_id" or its values are numbers (EssaySet).
+    others = [c for c in columns if c not in ids + items + raters] or columns
     text_hint = ("answer", "response", "text", "essay")
     text = next((c for c in others if any(h in lowered[c] for h in text_hint)), None)
     if text is None:
@@ -229,7 +237,31 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
     ordered = named + [c for c in scoreish if c not in named]
     score = ordered[0] if ordered else None
     second = next((c for c in ordered[1:] if any(ch.isdigit() for ch in c)), None)
-    return {"text": text, "score": score, "id": ids[0] if ids else None, "second": second}
+    first_raters = [c for c in raters if not any(ch.isdigit() and ch != "1" for ch in c)]
+    second_raters = [c for c in raters if c not in first_raters]
+    return {
+        "text": text,
+        "score": score,
+        "id": ids[0] if ids else None,
+        "second": second,
+        "item": items[0] if items else None,
+        "rater": first_raters[0] if first_raters else None,
+        "second_rater": second_raters[0] if second and second_raters else None,
+    }
+
+
+def _named_columns(columns: list[str], names: tuple[str, ...]) -> list[str]:
+    """Columns whose name is one of `names` (case, spaces, dashes and underscores ignored),
+    optionally followed by a number or "_id" (rater2, grader_id), in the order of `names`."""
+    found = []
+    for name in names:
+        pattern = re.compile(rf"{name}(\d*|id)")
+        found += [
+            c
+            for c in columns
+            if c not in found and pattern.fullmatch(re.sub(r"[\s\-_]+", "", c.lower()))
+        ]
+    return found
 
 
 def _id_columns(columns: list[str]) -> list[str]:

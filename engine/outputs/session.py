@@ -176,7 +176,7 @@ def session_dict(session) -> dict:
             "file": session.items.source,
             "items": len(session.results) + len(skipped),
             "items_audited": len(session.results),
-            "responses": session.responses,
+            "responses": session.n_responses,
             "skipped_items": [
                 {"item": s.item, "rows": s.rows, "reason": s.reason} for s in skipped
             ],
@@ -184,7 +184,7 @@ def session_dict(session) -> dict:
         "config": session.config.to_dict(),
         "items_overview": [dict(zip(*_overview_record(s))) for s in session.overview],
         "raters": raters,
-        "flagged": session.flagged,
+        "flagged": int(session.flagged.sum()),
         "timings_seconds": session.timings,
         "warnings": list(session.warnings),
         "items": [report.report_dict(result) for result in session.results],
@@ -263,8 +263,8 @@ def _overview_section(session) -> str:
         "## Items",
         "",
         f"File {markdown.md_text(items.source, 200)}: {len(session.results)} item(s) "
-        f"audited, {len(items.skipped)} skipped, {session.responses:,} responses, "
-        f"{session.flagged:,} flagged for review. Each item was audited on its own graph, "
+        f"audited, {len(items.skipped)} skipped, {session.n_responses:,} responses, "
+        f"{int(session.flagged.sum()):,} flagged for review. Each item was audited on its own graph, "
         "tuning and parameters.",
         "",
     ]

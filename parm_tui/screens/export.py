@@ -25,6 +25,8 @@ CHOICES = [
     ("export-tuning", "tuning.csv (every top-K / power tried)", ("tuning.csv",)),
     ("export-report", "report (report.json and report.md)", ("report.json", "report.md")),
     ("export-decisions", "decisions.csv (your review decisions)", ("decisions.csv",)),
+    ("export-items", "items.csv (one row per item)", ("items.csv",)),
+    ("export-raters", "raters.csv (one row per rater)", ("raters.csv",)),
 ]
 
 
@@ -33,16 +35,21 @@ def output_folder(value: str) -> Path:
     return Path(value.strip() or DEFAULT_FOLDER).expanduser().absolute()
 
 
-def write_chosen(result, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
-    """Write the chosen files (runs in a worker thread); raises ParmError subclasses."""
-    from engine.outputs.write import DECISIONS_FILE, decisions_csv, write_outputs
+def write_chosen(session, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
+    """Write the chosen files of a SessionResult (runs in a worker thread); raises ParmError
+    subclasses."""
+    from engine.outputs.session import decisions_table, write_session
+    from engine.outputs.write import DECISIONS_FILE, csv_text
+    from engine.session import as_session
+
+    session = as_session(session)
 
     outputs = [name for name in names if name != DECISIONS_FILE]
     extra = {}
     if DECISIONS_FILE in names and store is not None:
-        extra[DECISIONS_FILE] = decisions_csv(store, result)
+        extra[DECISIONS_FILE] = csv_text(*decisions_table(store, session))
     # One batch: a failure leaves every previous file in the folder as it was.
-    return write_outputs(result, folder, overwrite=overwrite, names=outputs, extra=extra)
+    return write_session(session, folder, overwrite=overwrite, names=outputs, extra=extra)
 
 
 class ConfirmOverwrite(ModalScreen[bool]):
@@ -86,8 +93,10 @@ class ExportScreen(Screen):
     BINDINGS = [Binding("ctrl+s", "export", "Write files")]
 
     def __init__(self, result, store=None) -> None:
+        from engine.session import as_session
+
         super().__init__()
-        self.result = result
+        self.result = as_session(result)
         self.store = store
         self.export_worker: Worker | None = None
 
@@ -98,17 +107,28 @@ class ExportScreen(Screen):
             yield Label("Folder (created if missing; ~ allowed)")
             yield Input(value=DEFAULT_FOLDER, id="export-folder")
             yield Static(id="export-where")
-            for box_id, label, _ in CHOICES:
-                yield MarkedCheckbox(label, value=True, id=box_id, compact=True)
+            for box_id, label, files in CHOICES:
+                if self.offers(files):
+                    yield MarkedCheckbox(label, value=True, id=box_id, compact=True)
             yield Button("Write files (ctrl+s)", variant="primary", id="export-write")
             yield Static(id="export-status")
         yield ParmFooter()
 
+    def offers(self, files) -> bool:
+        """items.csv and raters.csv only for a session with items and raters."""
+        from engine.outputs.session import output_files
+
+        known = output_files(self.result.config) + ("decisions.csv",)
+        return all(name in known for name in files)
+
     def summary(self) -> Text:
-        responses = self.result.responses
-        name = Path(responses.source).name if responses.source else "input"
+        source = self.result.items.source
+        name = Path(source).name if source else "input"
         flagged = int(self.result.flagged.sum())
-        return plain(f"{name} · {len(responses):,} responses · {flagged:,} flagged", style="bold")
+        count = f"{self.result.n_responses:,} responses"
+        if self.result.by_item:
+            count = f"{len(self.result.results)} items, " + count
+        return plain(f"{name} · {count} · {flagged:,} flagged", style="bold")
 
     def on_mount(self) -> None:
         decisions = self.query_one("#export-decisions", MarkedCheckbox)
@@ -136,6 +156,8 @@ class ExportScreen(Screen):
     def chosen_names(self) -> list[str]:
         names: list[str] = []
         for box_id, _, files in CHOICES:
+            if not self.offers(files):
+                continue
             box = self.query_one(f"#{box_id}", MarkedCheckbox)
             if box.value and not box.disabled:
                 names += files

@@ -1,4 +1,5 @@
-"""Load: choose a file, preview it, pick the text/score/id/second-score columns, validate."""
+"""Load: choose a file, preview it, pick the text, score, id, second-score, item and rater
+columns (guessed for you), validate."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ COLUMN_ROLES = {
     "col-score": ("score_column", "score", "Score"),
     "col-id": ("id_column", "id", "Id (opt.)"),
     "col-second": ("second_score_column", "second", "2nd score (opt.)"),
+    "col-item": ("item_column", "item", "Item (opt.)"),
+    "col-rater": ("rater_column", "rater", "Rater (opt.)"),
+    "col-second-rater": ("second_rater_column", "second_rater", "2nd rater (opt.)"),
 }
 
 
@@ -38,8 +42,25 @@ def short(value: str, width: int = CELL_WIDTH) -> Text:
     return Text(flat if len(flat) <= width else flat[: width - 1] + "…")
 
 
-def counts_line(responses) -> Text:
-    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater: 128'."""
+def counts_line(items) -> Text:
+    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater on 128', or for
+    a file of items '3 items, 600 responses (of 600 rows) · 1 item skipped · 7 raters'."""
+    if not items.by_item:
+        return responses_line(items.audited[0])
+    n = sum(len(r) for r in items.audited)
+    parts = [f"{len(items.audited)} item(s), {n:,} responses"]
+    if items.file_rows != n:
+        parts[0] += f" (of {items.file_rows:,} rows)"
+    if items.skipped:
+        parts.append(f"{len(items.skipped)} item(s) skipped")
+    raters = {r for responses in items.audited for r in (responses.raters or ()) if r}
+    if raters:
+        parts.append(f"{len(raters):,} rater(s)")
+    return plain(" · ".join(parts))
+
+
+def responses_line(responses) -> Text:
+    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater on 128'."""
     counts = responses.score_counts
     parts = [f"{len(responses):,} responses"]
     if responses.file_rows != len(responses):
@@ -222,9 +243,10 @@ class LoadScreen(Screen):
         return chosen
 
     def validate(self) -> None:
-        """Build Responses from the chosen columns; show counts and warnings, or the error."""
+        """Build the items' responses from the chosen columns; show counts and warnings, or the
+        error."""
         from engine.core.errors import ParmError
-        from engine.input.responses import responses_from_frame
+        from engine.input.items import split_items
 
         if self.frame is None:
             return
@@ -237,18 +259,18 @@ class LoadScreen(Screen):
             return
         try:
             config = self.app.config.updated(**columns)
-            responses = responses_from_frame(self.frame, config, source=str(self.frame_path))
+            items = split_items(self.frame, config, source=str(self.frame_path))
         except ParmError as exc:
             box.set_class(True, "error")
             box.update(plain(str(exc)))
             self.app.clear_responses()
             return
         box.set_class(False, "error")
-        lines = Text("✓ ", style="bold green") + counts_line(responses)
-        for warning in responses.warnings:
+        lines = Text("✓ ", style="bold green") + counts_line(items)
+        for warning in items.warnings:
             lines.append_text(plain("\n⚠ " + warning, style="yellow"))
         box.update(lines)
-        self.app.accept_responses(responses, self.frame_path, config, self.frame_digest)
+        self.app.accept_items(items, self.frame_path, config, self.frame_digest)
         self.show_recent()
 
     def action_copy_row(self) -> None:

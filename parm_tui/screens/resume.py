@@ -102,21 +102,29 @@ async def resume_session(app, session) -> None:
     """Open a saved session: its settings and columns, its results, then Review when there
     are decisions to continue from, else Results. Nothing runs again."""
     from engine.saved.store import load_results
+    from engine.session import session_result
 
     load = app.get_screen("load")
     try:
         app.config = session.config()
         # The Load screen takes the session's columns (named in the settings) and validates.
         load.show_frame(load.frame_path, load.frame)
-        if app.responses is None:
+        if app.items is None:
             raise ResumeError(
                 "The saved session's columns no longer give usable responses; run the audit again."
             )
-        [result] = load_results(session, [app.responses])
+        by_item = {responses.item: responses for responses in app.items.audited}
+        if sorted(by_item, key=str) != sorted((e.item for e in session.results), key=str):
+            raise ResumeError("The saved session's items are not the file's items now.")
+        loaded = load_results(session, [by_item[entry.item] for entry in session.results])
     except ResumeError as exc:
         app.notify(str(exc), severity="error", timeout=10)
         return
-    app.result, app.session = result, session
+    # The results in the file's order of items, as a run gives them.
+    order = {entry.item: k for k, entry in enumerate(session.results)}
+    results = [loaded[order[responses.item]] for responses in app.items.audited]
+    app.result = session_result(app.items, results, app.config)
+    app.session = session
     if app.is_screen_installed("settings") and app.get_screen("settings").is_mounted:
         app.get_screen("settings").fill(app.config)
     decided = app.store is not None and bool(app.store.all())
@@ -143,17 +151,20 @@ def session_of(app, result):
 
 
 def review_context(app, result) -> tuple:
-    """What the Review screen of `result` takes from its saved session (when there is one):
-    the rows the previous run flagged, and where the review stopped."""
+    """What the Review screen of `result` (a SessionResult) takes from its saved session (when
+    there is one): the rows the previous run flagged (of every item; None when there was no
+    previous run), and where the review stopped."""
     session = session_of(app, result)
     if session is None:
         return None, None
-    entry = session.results[session.run_ids.index(result.run_id)]
-    return entry.previous_flagged_rows, session.review_row
+    previous = [entry.previous_flagged_rows for entry in session.results]
+    if all(rows is None for rows in previous):
+        return None, session.review_row
+    return tuple(row for rows in previous for row in rows or ()), session.review_row
 
 
 def keep_session(result, config, digest, path) -> tuple:
-    """Save a finished run as the session of its file (in the audit thread); returns the
+    """Save a finished run (a SessionResult: every item's result) as the session of its file (in the audit thread); returns the
     session and None, or None and why it could not be saved (the run itself stands)."""
     from engine.core.errors import ParmError
     from engine.saved.store import save_session
@@ -161,6 +172,7 @@ def keep_session(result, config, digest, path) -> tuple:
     if digest is None:
         return None, None
     try:
-        return save_session(digest, path, config, [result]), None
+        items = [r.responses.item for r in result.results]
+        return save_session(digest, path, config, result.results, items), None
     except (ParmError, OSError) as exc:
         return None, f"The results could not be kept for resuming: {exc}"

@@ -63,8 +63,11 @@ class ReviewScreen(Screen):
     ]
 
     def __init__(self, result, store=None, previous_flagged_rows=None, start_row=None) -> None:
+        from engine.audit.combined import review_set
+
         super().__init__()
-        self.result = result
+        # A ReviewSet: every item's responses in one queue (one AuditResult is a set of one).
+        self.result = result if hasattr(result, "locate") else review_set([result], result.config)
         self.store = store
         self.previous_flagged_rows = previous_flagged_rows
         self.start_row = start_row
@@ -82,12 +85,25 @@ class ReviewScreen(Screen):
         yield Static(id="review-rerun")
         responses = self.result.responses
         yield ReviewFilters(
-            responses.labels, self.is_rerun(), responses.ordered, id="review-filters"
+            responses.labels,
+            self.is_rerun(),
+            responses.ordered,
+            items=self.item_names(),
+            raters=self.rater_names(),
+            id="review-filters",
         )
         with Horizontal(id="review-body"):
             yield ReviewTable(self.result, id="review-table")
             yield ReviewDetail(id="review-detail")
         yield ParmFooter()
+
+    def item_names(self) -> list[str]:
+        """The items to filter by (none for a file of one item)."""
+        return [r.responses.item for r in self.result.results] if self.result.by_item else []
+
+    def rater_names(self) -> list[str]:
+        raters = self.result.responses.raters
+        return sorted({r for r in raters if r}) if raters is not None else []
 
     def is_rerun(self) -> bool:
         """A previous run of the file, or decisions made on another run than this one."""
@@ -335,7 +351,7 @@ class ReviewScreen(Screen):
         labels = responses.labels
         modal = ScoreModal(
             int(responses.rows[i]),
-            labels,
+            self.result.labels_of(i),  # the item's own scale
             labels[responses.scores[i]],
             labels[self.result.predicted[i]],
         )

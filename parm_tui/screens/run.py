@@ -20,9 +20,11 @@ from parm_tui.widgets.plain import plain
 from parm_tui.widgets.settings_summary import columns_text, settings_text
 from parm_tui.widgets.tuning_table import TuningTable
 
-# Every stage the engine reports, in the order it reports them. "colbert" (MaxSim between
-# candidate pairs) only happens in late-interaction mode; "audit" is bootstrap + cross-fitting.
+# Every stage the engine reports, in the order it reports them. "items" (items audited of all)
+# only shows for a file of several items; "colbert" (MaxSim between candidate pairs) only in
+# late-interaction mode; "audit" is bootstrap + cross-fitting.
 STAGES = {
+    "items": "Items",
     "embedding": "Embedding",
     "neighbours": "Neighbours",
     "colbert": "MaxSim",
@@ -108,6 +110,8 @@ class RunScreen(Screen):
         self.running = False
         # The result the status line's last outcome is about (it is stale for any other).
         self.outcome_for = None
+        self.metric = "kappa"
+        self.next_item = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -127,6 +131,7 @@ class RunScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#run-tuning").border_title = "Tuning (★ current best)"
         self.query_one("#stage-colbert").display = False
+        self.query_one("#stage-items").display = False
         self.query_one("#run-cancel", Button).disabled = True
         for bar in self.query(ProgressBar):
             bar.update(total=1, progress=0)  # empty, not the "waiting" animation
@@ -172,6 +177,8 @@ class RunScreen(Screen):
             self.query_one(f"#bar-{stage}", ProgressBar).update(total=None, progress=0)
             self.query_one(f"#detail-{stage}", Static).update("waiting")
         self.query_one("#stage-colbert").display = late_interaction
+        self.query_one("#stage-items").display = config.item_column is not None
+        self.metric = config.selection_metric
         self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
         self.query_one("#run-start", Button).disabled = True
         self.query_one("#run-cancel", Button).disabled = False
@@ -214,7 +221,13 @@ class RunScreen(Screen):
         while self.feed:
             event = self.feed.popleft()
             latest[event.stage] = event
+            if event.stage == "items":
+                # An item finished and another follows: its grid replaces this one.
+                self.next_item = 0 < event.done < event.total
             if event.stage == "tuning" and event.payload is not None:
+                if self.next_item:
+                    table.reset(self.metric)
+                    self.next_item = False
                 table.add_tuning_row(event.payload)
                 table.move_cursor(row=table.row_count - 1)
         now = time.monotonic()

@@ -1,5 +1,6 @@
-"""The detail pane of the review screen: one response as Rich Text (header, answer, scores,
-evidence) and how a decision shows in the list. Students' text is always put in Text objects,
+"""The detail pane of the review screen: one response of a ReviewSet (engine.audit.combined) as
+Rich Text (header with its item and rater, answer, scores on its item's scale, evidence) and
+how a decision shows in the list. Students' text is always put in Text objects,
 never parsed as markup."""
 
 from __future__ import annotations
@@ -65,9 +66,12 @@ def probability_lines(result, i: int) -> Text:
     responses = result.responses
     proba = result.fitted.proba[i]
     human, model = int(responses.scores[i]), int(result.predicted[i])
+    on_scale = result.on_scale[i]
     width = max(len(label) for label in responses.labels)
     text = Text()
     for code, label in enumerate(responses.labels):
+        if not on_scale[code]:
+            continue  # a score of another item's scale
         filled = int(round(float(proba[code]) * BAR_WIDTH))
         style = "bold" if code == model else ""
         text.append(f"  {label:>{width}} ", style=style)
@@ -92,7 +96,13 @@ def response_header(result, i: int, decision, pending_note: str | None = None) -
     text = Text()
     text.append(f"Row {int(responses.rows[i])}", style="bold")
     text.append(" · id ")
-    text.append(responses.ids[i], style="bold")
+    text.append_text(plain(responses.ids[i], style="bold"))
+    if result.items[i] is not None:
+        text.append(" · item ")
+        text.append_text(plain(result.items[i], style="bold"))
+    if responses.raters is not None and responses.raters[i]:
+        text.append(" · rater ")
+        text.append_text(plain(responses.raters[i], style="bold"))
     if human != model:
         text.append(" · flagged", style="bold red")
     text.append("\nhuman ")

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Select
 
+from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedCheckbox
 
 # Which responses the list holds; the re-run views appear only after a re-run.
@@ -23,35 +24,55 @@ def view_options(rerun: bool) -> list[tuple[Text, str]]:
     return options
 
 
-class ReviewFilters(Horizontal):
+class ReviewFilters(Vertical):
     """The filter widgets; `criteria(changes)` turns them into review_view's arguments.
     rerun: offer the two re-run views (engine.audit.queue.RerunChanges); ordered: whether the
     scores have an order ("off by 2" means nothing for unordered text labels, so it is hidden)."""
 
-    def __init__(self, labels, rerun: bool = False, ordered: bool = True, **kwargs) -> None:
+    def __init__(
+        self, labels, rerun: bool = False, ordered: bool = True, items=(), raters=(), **kwargs
+    ) -> None:
         super().__init__(**kwargs)
         self.labels = labels
         self.rerun = rerun
         self.ordered = ordered
+        self.items = list(items)  # offered only when there are several
+        self.raters = list(raters)
 
     def compose(self) -> ComposeResult:
         human = [(Text(f"human {label}"), code) for code, label in enumerate(self.labels)]
         model = [(Text(f"model {label}"), code) for code, label in enumerate(self.labels)]
-        yield Input(placeholder="/ search answers or ids", id="review-search", compact=True)
-        yield Select(human, prompt="human any", id="filter-human", compact=True)
-        yield Select(model, prompt="model any", id="filter-model", compact=True)
-        off_by_two = MarkedCheckbox(
-            "off≥2", id="filter-off2", compact=True, disabled=not self.ordered
-        )
-        off_by_two.display = self.ordered
-        yield off_by_two
-        yield Select(
-            view_options(self.rerun),
-            value=VIEW_FLAGGED,
-            allow_blank=False,
-            id="filter-view",
-            compact=True,
-        )
+        with Horizontal(classes="filter-row"):
+            yield Input(placeholder="/ search answers or ids", id="review-search", compact=True)
+            yield Select(human, prompt="human any", id="filter-human", compact=True)
+            yield Select(model, prompt="model any", id="filter-model", compact=True)
+            off_by_two = MarkedCheckbox(
+                "off≥2", id="filter-off2", compact=True, disabled=not self.ordered
+            )
+            off_by_two.display = self.ordered
+            yield off_by_two
+            yield Select(
+                view_options(self.rerun),
+                value=VIEW_FLAGGED,
+                allow_blank=False,
+                id="filter-view",
+                compact=True,
+            )
+        if len(self.items) > 1 or self.raters:
+            # A session's item and rater filters get a row of their own (80 columns are full).
+            with Horizontal(classes="filter-row"):
+                if len(self.items) > 1:
+                    choices = [(plain(f"item {item}"), item) for item in self.items]
+                    yield Select(choices, prompt="item: any", id="filter-item", compact=True)
+                if self.raters:
+                    choices = [(plain(f"rater {rater}"), rater) for rater in self.raters]
+                    yield Select(choices, prompt="rater: any", id="filter-rater", compact=True)
+
+    def _chosen(self, selector: str) -> str | None:
+        """The item or rater chosen in a filter (None: any, or no such filter)."""
+        found = self.query(selector)
+        value = found.first(Select).value if found else None
+        return value if isinstance(value, str) else None
 
     @property
     def view(self) -> str:
@@ -75,6 +96,8 @@ class ReviewFilters(Horizontal):
         elif changes is not None and view == VIEW_NEW:
             subset = changes.newly_flagged
         return {
+            "item": self._chosen("#filter-item"),
+            "rater": self._chosen("#filter-rater"),
             "show_all": view == VIEW_ALL,
             "human": human if isinstance(human, int) else None,
             "predicted": model if isinstance(model, int) else None,
