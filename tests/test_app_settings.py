@@ -205,3 +205,25 @@ async def test_score_order_round_trips_through_a_settings_file(tmp_path):
         await pilot.click("#settings-load")
         await pilot.pause()
         assert screen.query_one("#score_order", Input).value == "poor, fair, good"
+
+
+async def test_worker_processes_are_a_setting_and_the_run_lists_them_with_the_session_columns():
+    from parm_tui.widgets.settings_summary import columns_text, settings_text
+
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        await set_input(screen, "#jobs", "2", pilot)
+        assert pilot.app.config.jobs == 2
+        assert "2 worker processes" in settings_text(pilot.app.config)
+        await set_input(screen, "#jobs", "0", pilot)
+        assert error_under(screen, "jobs") == engine_message(jobs=0)
+    config = config_from_dict(
+        {
+            "item_column": "item",
+            "rater_column": "rater",
+            "second_score_column": "score2",
+            "second_rater_column": "rater2",
+        }
+    )
+    assert columns_text(config).endswith("item item, rater rater, 2nd rater rater2")
+    assert "worker" not in settings_text(config)

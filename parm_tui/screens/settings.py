@@ -31,6 +31,7 @@ INPUT_KEYS = (
     "bootstrap_samples",
     "cross_fit_folds",
     "seed",
+    "jobs",
 )
 LABELS = {
     "embedding_model": "Embedding model",
@@ -51,6 +52,7 @@ LABELS = {
     "bootstrap_samples": "Bootstrap samples",
     "cross_fit_folds": "Cross-fit folds",
     "seed": "Seed",
+    "jobs": "Worker processes",
 }
 
 

@@ -18,6 +18,7 @@ INT_KEYS = (
     "bootstrap_samples",
     "cross_fit_folds",
     "seed",
+    "jobs",
 )
 FLOAT_KEYS = ("near_duplicate_threshold",)
 SETTING_KEY = re.compile(r"Setting '(\w+)'")

@@ -48,14 +48,23 @@ def settings_text(config, precomputed: bool = False) -> str:
         f"{config.cross_fit_folds} folds" if config.cross_fit_folds >= 2 else "no cross-fit",
         f"seed {config.seed}",
     ]
+    if config.jobs > 1:
+        checks.append(f"{config.jobs} worker processes")
     return " · ".join(method) + "\n" + " · ".join(checks)
 
 
 def columns_text(config) -> str:
-    """'columns answer, score, id id, 2nd score2': the columns a run reads."""
+    """'columns answer, score, id id, 2nd score2, item item, rater rater': the columns a run
+    reads."""
     parts = [config.text_column, config.score_column]
     if config.id_column:
         parts.append(f"id {config.id_column}")
     if config.second_score_column:
         parts.append(f"2nd {config.second_score_column}")
+    if config.item_column:
+        parts.append(f"item {config.item_column}")
+    if config.rater_column:
+        parts.append(f"rater {config.rater_column}")
+    if config.second_rater_column:
+        parts.append(f"2nd rater {config.second_rater_column}")
     return "columns " + ", ".join(parts)
