@@ -72,8 +72,9 @@ class AuditResult:
         return severity.flags(self.predicted, self.responses.scores)
 
     def review_order(self) -> np.ndarray:
-        """Flagged rows first, most severe first; then the rest by severity."""
-        return np.lexsort((-self.severity, ~self.flagged))
+        """The review queue: most severe first (ties in input order). Flagged or not does not
+        change the order; the flag says whether the PARM fit prefers another score."""
+        return np.argsort(-self.severity, kind="stable")
 
 
 def run_audit(
@@ -95,7 +96,7 @@ def run_audit(
     warnings = list(config.warnings) + list(responses.warnings) + k_notes
     started = time.perf_counter()
     if config.late_interaction:
-        graph, info, tune_config = _late_interaction(
+        graph, info, tune_config, vectors = _late_interaction(
             responses, config, embeddings, reporter, timings
         )
         warnings += info.pop("warnings", [])
@@ -117,6 +118,8 @@ def run_audit(
     fitted = result.fitted
     predicted = fitted.predicted
     checks = _checks(graph, responses, tune_config, predicted, reporter, timings)
+    ranked, note = _severity(vectors, result, responses, config, reporter, timings)
+    warnings += note
     timings["total"] = time.perf_counter() - started
     reporter("done", 1, 1, "audit finished")
     return AuditResult(
@@ -126,13 +129,31 @@ def run_audit(
         graph=graph,
         tuning=result,
         predicted=predicted,
-        severity=severity.margin_severity(fitted.proba, responses.scores),
+        severity=ranked,
         evidence=_evidence(graph, result.best, config),
         timings={k: round(v, 3) for k, v in timings.items()},
         embedding_info=info,
         warnings=warnings,
         **checks,
     )
+
+
+def _severity(vectors, tuned: TuningResult, responses: Responses, config, reporter, timings):
+    """The review queue's severity (engine.audit.severity), and a note when it had to fall back
+    to 1 - p(human score) from the PARM fit because two folds were not possible."""
+    mark = time.perf_counter()
+    scores = responses.scores
+    ranked = severity.stacked_severity(
+        vectors, tuned.features, scores, responses.n_classes, config.seed, reporter
+    )
+    timings["severity"] = time.perf_counter() - mark
+    if ranked is not None:
+        return ranked, []
+    note = (
+        "Too few responses per score to cross-fit the severity: it is 1 - p(human score) "
+        "from the PARM fit instead."
+    )
+    return severity.severity(tuned.fitted.proba, scores), [note]
 
 
 def _sentence_embeddings(responses: Responses, config: AuditConfig, embeddings, reporter):
@@ -151,8 +172,9 @@ def _sentence_embeddings(responses: Responses, config: AuditConfig, embeddings, 
 
 
 def _late_interaction(responses: Responses, config: AuditConfig, embeddings, reporter, timings):
-    """Token embeddings and their MaxSim graph; returns the graph, facts for the report and
-    the config tuning uses (similarity_top_k null means "all colbert_top_k candidates")."""
+    """Token embeddings and their MaxSim graph; returns the graph, facts for the report, the
+    config tuning uses (similarity_top_k null means "all colbert_top_k candidates") and the
+    mean-pooled token vectors (one unit vector per response, for the severity's classifier)."""
     started = time.perf_counter()
     tokens, info = embed_tokens(
         responses.texts, config.embedding_model, config.embedding_batch_size, reporter
@@ -165,7 +187,7 @@ def _late_interaction(responses: Responses, config: AuditConfig, embeddings, rep
             "Precomputed embeddings were not used: late-interaction mode needs token "
             "embeddings, which were computed with the model."
         )
-    return graph, info, tuning_config(config, graph)
+    return graph, info, tuning_config(config, graph), tokens.mean_pooled()
 
 
 def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:

@@ -8,9 +8,10 @@ import numpy as np
 def review_view(
     result, show_all=False, human=None, predicted=None, off_by_two=False, search="", folded=None
 ) -> np.ndarray:
-    """Indices of the responses to list, in review order (flagged first, most severe first).
+    """Indices of the responses to list, in the review queue's order (most severe first).
 
-    human/predicted: score codes to keep (None = any); off_by_two: |model - human| >= 2 codes;
+    show_all: every response (the whole queue), else only the flagged ones (the PARM fit
+    prefers another score), in the same order; human/predicted: score codes to keep (None = any); off_by_two: |model - human| >= 2 codes;
     search: case-insensitive text (or id) to look for; folded: texts already casefolded.
     """
     scores, model = result.responses.scores, result.predicted

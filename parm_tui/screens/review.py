@@ -168,7 +168,7 @@ class ReviewScreen(Screen):
             cells.append(second_rater_cell(self.result, i))
         return cells + [
             Text(labels[model], justify="center", style="bold yellow" if model != human else ""),
-            Text(f"{float(self.result.severity[i]):+.2f}", justify="right"),
+            Text(f"{float(self.result.severity[i]):.2f}", justify="right"),
             decision_cell(self._decision(i)),
             Text(snippet(responses.texts[i], 60)),
         ]
