@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import clustered_embeddings
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import PredefinedSplit, StratifiedKFold, cross_val_predict
+from sklearn.model_selection import PredefinedSplit, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from test_audit import small_config, synthetic_responses
@@ -34,12 +34,20 @@ def as_split(parts: list[np.ndarray], n: int) -> PredefinedSplit:
     return PredefinedSplit(fold)
 
 
-def test_folds_are_scikit_learns_shuffled_stratified_folds():
-    _, scores = fixture()
+def test_folds_cover_every_response_once_and_are_stratified_and_seeded():
+    scores = np.repeat([0, 1, 2], [103, 61, 17])
     parts = stratified_folds(scores, 5, seed=3)
-    expected = StratifiedKFold(5, shuffle=True, random_state=3).split(scores[:, None], scores)
-    for held, (_, reference) in zip(parts, expected, strict=True):
-        np.testing.assert_array_equal(held, reference)
+    held = np.concatenate(parts)
+    np.testing.assert_array_equal(np.sort(held), np.arange(scores.size))
+    sizes = [part.size for part in parts]
+    assert max(sizes) - min(sizes) <= 1
+    for score, count in zip([0, 1, 2], [103, 61, 17]):
+        per_fold = [int(np.sum(scores[part] == score)) for part in parts]
+        assert max(per_fold) - min(per_fold) <= 1 and sum(per_fold) == count
+    again = stratified_folds(scores, 5, seed=3)
+    assert all(np.array_equal(a, b) for a, b in zip(parts, again))
+    other = stratified_folds(scores, 5, seed=4)
+    assert not all(np.array_equal(a, b) for a, b in zip(parts, other))
 
 
 @pytest.mark.parametrize("classes", [2, 4])

@@ -25,6 +25,7 @@ CLASSIFIER_C = 10.0
 STACKER_C = 1.0
 STACKER_MAX_ITER = 1000
 LOG_FLOOR = 1e-6
+CLASSIFIER_STEP = "severity: embedding classifier"
 
 
 def severity(proba: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -55,7 +56,7 @@ def stacked_severity(
     if not parts:
         return None
     classifier = out_of_fold_proba(
-        vectors, scores, n_classes, parts, CLASSIFIER_C, reporter=reporter
+        vectors, scores, n_classes, parts, CLASSIFIER_C, reporter=reporter, what=CLASSIFIER_STEP
     )
     stacked = out_of_fold_proba(
         stack_features(classifier, *features),
@@ -66,6 +67,7 @@ def stacked_severity(
         standardise=True,
         max_iter=STACKER_MAX_ITER,
         reporter=reporter,
+        what="severity: stacked model",
     )
     return severity(stacked, scores)
 

@@ -10,11 +10,10 @@ thread: a fold at N = 12,000, d = 384 takes about a second instead of several.
 
 from __future__ import annotations
 
-import warnings
+from functools import partial
 
 import numpy as np
 from scipy.optimize import minimize
-from sklearn.model_selection import StratifiedKFold
 
 from engine.core.progress import Reporter
 from engine.model.pseudo_likelihood import one_blas_thread
@@ -26,17 +25,22 @@ FTOL = 64 * np.finfo(float).eps
 
 
 def stratified_folds(scores: np.ndarray, folds: int, seed: int) -> list[np.ndarray]:
-    """Held-out positions of each fold from scikit-learn's shuffled `StratifiedKFold`, so every
-    fold holds about the same share of each score. Fewer folds when the most common score has
-    fewer responses than `folds`; [] when not even two folds are possible."""
+    """Held-out positions of each fold, stratified by score: each score's responses, shuffled
+    by the seed, are dealt to the folds in turn (continuing where the previous score stopped),
+    so every fold holds about the same share of each score and fold sizes differ by at most one.
+    Fewer folds when the most common score has fewer responses than `folds`; [] when not even
+    two folds are possible."""
     folds = min(folds, int(np.bincount(scores).max()))
     if folds < 2:
         return []
-    splitter = StratifiedKFold(folds, shuffle=True, random_state=seed)
-    with warnings.catch_warnings():
-        # "The least populated class has only k members": expected with rare scores.
-        warnings.simplefilter("ignore", UserWarning)
-        return [held for _, held in splitter.split(np.zeros((scores.size, 1)), scores)]
+    rng = np.random.default_rng(seed)
+    fold_of = np.empty(scores.shape[0], dtype=np.int64)
+    dealt = 0
+    for score in np.unique(scores):
+        members = rng.permutation(np.flatnonzero(scores == score))
+        fold_of[members] = (dealt + np.arange(members.size)) % folds
+        dealt += members.size
+    return [np.flatnonzero(fold_of == k) for k in range(folds)]
 
 
 def _objective(x: np.ndarray, target: np.ndarray, free: int, penalty: float):
@@ -60,25 +64,24 @@ def _objective(x: np.ndarray, target: np.ndarray, free: int, penalty: float):
     return value_and_gradient
 
 
-def fit_logistic(x, codes, categories, inverse_penalty=1.0, max_iter=MAX_ITER, reporter=None):
+def fit_logistic(x, codes, categories, inverse_penalty=1.0, max_iter=MAX_ITER, each_step=None):
     """Coefficients and intercepts (categories, d + 1) of `LogisticRegression(C=inverse_penalty,
     max_iter=max_iter)` on x (N, d) and codes 0..categories-1 (every code present).
 
     Minimises mean log loss + 1 / (2 C N) |coef|^2 from zero, stopping where scikit-learn does.
-    The reporter's cancel token is checked every iteration.
+    each_step: called after every optimiser iteration (progress and cancel; it may raise).
     """
     n, d = x.shape
     free = categories if categories > 2 else 1
     target = np.zeros((n, categories))
     target[np.arange(n), codes] = 1.0
-    check = reporter.check if reporter is not None else None
     with one_blas_thread():
         result = minimize(
             _objective(x, target, free, 1.0 / (inverse_penalty * n)),
             np.zeros(free * (d + 1)),
             jac=True,
             method="L-BFGS-B",
-            callback=(lambda _: check()) if check else None,
+            callback=(lambda _: each_step()) if each_step else None,
             options={"maxiter": max_iter, "maxls": 50, "gtol": TOLERANCE, "ftol": FTOL},
         )
     coef = result.x.reshape(free, d + 1)
@@ -102,6 +105,7 @@ def out_of_fold_proba(
     standardise: bool = False,
     max_iter: int = MAX_ITER,
     reporter: Reporter | None = None,
+    what: str = "out-of-fold classifier",
 ) -> np.ndarray:
     """(N, C+1) probabilities p_oof(c | response i), each row from the fold that held i out.
 
@@ -110,13 +114,14 @@ def out_of_fold_proba(
     ones: with inverse_penalty 1, the numbers of scikit-learn's
     `cross_val_predict(LogisticRegression(), features, scores, cv=parts, method="predict_proba")`.
     A score absent from a fold's training rows gets probability 0 there; a single score present
-    gets probability 1. Reports progress with stage "audit"; the cancel token is checked every
-    optimiser iteration.
+    gets probability 1. Reports progress with stage "audit" (at least every 0.25 s; `what`
+    names the model in the messages) and checks the cancel token every optimiser iteration.
     """
     reporter = reporter or Reporter()
     out = np.zeros((scores.shape[0], n_classes))
     for number, held in enumerate(parts):
-        reporter("audit", number, len(parts), f"severity: fold {number + 1} of {len(parts)}")
+        message = f"{what}: fold {number + 1} of {len(parts)}"
+        reporter("audit", number, len(parts), message)
         train = np.ones(scores.shape[0], dtype=bool)
         train[held] = False
         seen, codes = np.unique(scores[train], return_inverse=True)
@@ -128,6 +133,7 @@ def out_of_fold_proba(
             centre, spread = x_train.mean(axis=0), x_train.std(axis=0)
             spread[spread == 0] = 1.0
             x_train, x_held = (x_train - centre) / spread, (x_held - centre) / spread
-        coef = fit_logistic(x_train, codes, seen.size, inverse_penalty, max_iter, reporter)
+        step = partial(reporter.tick, "audit", number, len(parts), message)
+        coef = fit_logistic(x_train, codes, seen.size, inverse_penalty, max_iter, step)
         out[np.ix_(held, seen)] = predict_logistic(coef, x_held)
     return out
