@@ -3,8 +3,10 @@ embedding, the neighbour graph (found once), tuning K and p, then the audit of t
 
 from __future__ import annotations
 
+import secrets
 import time
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 import numpy as np
 
@@ -17,6 +19,7 @@ from engine.core.errors import EmbeddingError
 from engine.core.progress import CancelToken, ProgressCallback, Reporter
 from engine.embedding.sentence import embed_texts
 from engine.embedding.tokens import embed_tokens
+from engine.embedding.vectors import TokenEmbeddings
 from engine.graph.late_interaction import late_interaction_graph, tuning_config
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
@@ -27,14 +30,24 @@ from engine.model.pseudo_likelihood import FittedPARM
 from engine.model.tuning import TuningResult, TuningRow, tune
 
 
+def new_run_id() -> str:
+    """A run's identifier: the UTC time to the second and 6 random hex digits (sortable)."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
 @dataclass
 class AuditResult:
-    """Everything a run produced. Arrays are (N,) in the order of `responses`."""
+    """Everything a run produced. Arrays are (N,) in the order of `responses`.
+
+    graph is None for a result restored from a saved session (engine.saved), which keeps
+    what the screens and outputs read, not the neighbour lists; run_id names the run in review
+    decisions and sessions.
+    """
 
     responses: Responses
     config: AuditConfig
     mode: str
-    graph: NeighbourGraph
+    graph: NeighbourGraph | None
     tuning: TuningResult
     predicted: np.ndarray
     severity: np.ndarray
@@ -49,6 +62,7 @@ class AuditResult:
     # cross-fitted agreement (None when cross_fit_folds = 0).
     intervals: dict[str, Interval] = field(default_factory=dict)
     cross_fit: CrossFit | None = None
+    run_id: str = field(default_factory=new_run_id)
 
     @property
     def fitted(self) -> FittedPARM:
@@ -74,7 +88,7 @@ class AuditResult:
     def review_order(self) -> np.ndarray:
         """The review queue: most severe first (ties in input order). Flagged or not does not
         change the order; the flag says whether the PARM fit prefers another score."""
-        return np.argsort(-self.severity, kind="stable")
+        return severity.queue_order(self.severity)
 
 
 def run_audit(
@@ -82,11 +96,14 @@ def run_audit(
     config: AuditConfig,
     progress: ProgressCallback | None = None,
     cancel: CancelToken | None = None,
-    embeddings: np.ndarray | None = None,
+    embeddings: np.ndarray | TokenEmbeddings | None = None,
+    embedding_info: dict | None = None,
 ) -> AuditResult:
-    """Run the whole PARM audit on `responses` with `config`.
+    """Run the whole PARM audit on `responses` (one item) with `config`.
 
-    embeddings: optional precomputed (N, d) unit vectors (one per response) to skip embedding.
+    embeddings: optional (N, d) unit vectors (one per response) to skip embedding, or, with
+    `embedding_info` (what `embed_responses` returned with them), the embedding stage's output
+    computed elsewhere (token embeddings in late-interaction mode).
     Raises Cancelled when `cancel` is set; ParmError subclasses for problems a user can fix.
     """
     reporter = Reporter(progress, cancel)
@@ -95,17 +112,23 @@ def run_audit(
     config, k_notes = fit_top_k(config, len(responses))
     warnings = list(config.warnings) + list(responses.warnings) + k_notes
     started = time.perf_counter()
-    if config.late_interaction:
-        graph, info, tune_config, vectors = _late_interaction(
-            responses, config, embeddings, reporter, timings
-        )
-        warnings += info.pop("warnings", [])
-    else:
-        vectors, info = _sentence_embeddings(responses, config, embeddings, reporter)
+    if embedding_info is None:
+        embedded, info = embed_responses(responses, config, reporter, embeddings)
         timings["embedding"] = time.perf_counter() - started
-        graph = _neighbour_graph(vectors, config, reporter)
-        tune_config = config
-    timings["neighbours"] = time.perf_counter() - started - timings["embedding"]
+    else:
+        embedded, info = embeddings, dict(embedding_info)
+        timings["embedding"] = float(info.get("seconds", 0.0))
+    mark = time.perf_counter()
+    tune_config = config
+    if config.late_interaction:
+        graph, facts = late_interaction_graph(embedded, config, reporter)
+        info.update(facts)
+        # similarity_top_k null means "all colbert_top_k candidates" here (no dense graph).
+        tune_config = tuning_config(config, graph)
+    else:
+        graph = _neighbour_graph(embedded, config, reporter)
+    warnings += info.pop("warnings", [])
+    timings["neighbours"] = time.perf_counter() - mark
     if info.get("truncated"):
         warnings.append(
             f"{info['truncated']} response(s) were longer than the model's input "
@@ -118,9 +141,14 @@ def run_audit(
     fitted = result.fitted
     predicted = fitted.predicted
     checks = _checks(graph, responses, tune_config, predicted, reporter, timings)
+    vectors = embedded.mean_pooled() if config.late_interaction else embedded
     ranked, note = _severity(vectors, result, responses, config, reporter, timings)
     warnings += note
-    timings["total"] = time.perf_counter() - started
+    timings["total"] = (
+        time.perf_counter()
+        - started
+        + (timings["embedding"] if embedding_info is not None else 0.0)
+    )
     reporter("done", 1, 1, "audit finished")
     return AuditResult(
         responses=responses,
@@ -156,8 +184,23 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
     return severity.severity(tuned.fitted.proba, scores), [note]
 
 
-def _sentence_embeddings(responses: Responses, config: AuditConfig, embeddings, reporter):
-    """One unit vector per response: the precomputed ones when given, else embedded (cached)."""
+def embed_responses(
+    responses: Responses, config: AuditConfig, reporter: Reporter, embeddings=None
+) -> tuple[np.ndarray | TokenEmbeddings, dict]:
+    """The embedding stage: one unit vector per response (the precomputed ones when given,
+    else embedded and cached), or token embeddings in late-interaction mode; with facts for
+    the report (model, cached, seconds, truncated, and any "warnings")."""
+    if config.late_interaction:
+        tokens, info = embed_tokens(
+            responses.texts, config.embedding_model, config.embedding_batch_size, reporter
+        )
+        info["warnings"] = []
+        if embeddings is not None:
+            info["warnings"].append(
+                "Precomputed embeddings were not used: late-interaction mode needs token "
+                "embeddings, which were computed with the model."
+            )
+        return tokens, info
     if embeddings is None:
         vectors, info = embed_texts(
             responses.texts, config.embedding_model, config.embedding_batch_size, reporter
@@ -169,25 +212,6 @@ def _sentence_embeddings(responses: Responses, config: AuditConfig, embeddings, 
             "responses; there must be one per response."
         )
     return embeddings, {"model": "precomputed", "cached": False, "seconds": 0.0, "truncated": 0}
-
-
-def _late_interaction(responses: Responses, config: AuditConfig, embeddings, reporter, timings):
-    """Token embeddings and their MaxSim graph; returns the graph, facts for the report, the
-    config tuning uses (similarity_top_k null means "all colbert_top_k candidates") and the
-    mean-pooled token vectors (one unit vector per response, for the severity's classifier)."""
-    started = time.perf_counter()
-    tokens, info = embed_tokens(
-        responses.texts, config.embedding_model, config.embedding_batch_size, reporter
-    )
-    timings["embedding"] = time.perf_counter() - started
-    graph, facts = late_interaction_graph(tokens, config, reporter)
-    info.update(facts)
-    if embeddings is not None:
-        info["warnings"].append(
-            "Precomputed embeddings were not used: late-interaction mode needs token "
-            "embeddings, which were computed with the model."
-        )
-    return graph, info, tuning_config(config, graph), tokens.mean_pooled()
 
 
 def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:

@@ -1,5 +1,5 @@
 """`ParmApp`: the screens, the global bindings and command palette, and the thread worker that
-calls engine.pipeline.run_audit. Heavy modules (torch, sentence-transformers, the pipeline)
+calls engine.session.run_session. Heavy modules (torch, sentence-transformers, the pipeline)
 are imported inside the worker, so the first screen appears at once."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ import sys
 import threading
 from pathlib import Path
 
-from rich.markup import escape
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -18,20 +17,26 @@ from textual.worker import Worker, WorkerState
 from parm_tui.recent import add_recent, log_exception
 from parm_tui.screens.error import ErrorModal, describe_error
 from parm_tui.screens.load import LoadScreen
-from parm_tui.screens.run import RunScreen, configuration_count
+from parm_tui.screens.run import RunScreen, run_problem
 from parm_tui.screens.settings import SettingsScreen
 
 RESULT_SCREENS = ("results", "review", "export")
 
 
 class ParmApp(App):
-    """parm's interactive app. Attributes the screens share: responses, config, source_path,
-    result (AuditResult or None) and store (engine.audit.decisions.DecisionStore or None)."""
+    """parm's interactive app. Attributes the screens share: items (engine.input.items.Items of
+    the file loaded), responses (all its items' responses pooled on one scale, what the decision
+    store keeps decisions for), config, source_path, source_digest (SHA-256 of the file read),
+    result (engine.session.SessionResult of the last run, or None), store
+    (engine.audit.decisions.DecisionStore or None), session (engine.saved.store.SavedSession of
+    the file, or None) and settings_problem (the Settings form's error, or None)."""
 
     CSS_PATH = "parm.tcss"
     TITLE = "parm"
     ENABLE_COMMAND_PALETTE = True
     BINDINGS = [
+        # q first: the footer shows a screen's keys, then these in order as far as they fit.
+        Binding("q", "quit", "Quit"),
         Binding("f2", "show('load')", "Load"),
         Binding("ctrl+o", "show('load')", "Open file", show=False),
         Binding("f3", "show('settings')", "Settings"),
@@ -40,7 +45,6 @@ class ParmApp(App):
         Binding("f6", "show('review')", "Review"),
         Binding("f7", "show('export')", "Export"),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
-        Binding("q", "quit", "Quit", show=False),
     ]
 
     def __init__(
@@ -62,13 +66,27 @@ class ParmApp(App):
         except ConfigError as exc:
             self.startup_error = exc
             self.config = load_defaults()
+        self.items = None
         self.responses = None
+        self.on_scale = None
         self.source_path: Path | None = None
+        self.source_digest: str | None = None
         self.result = None
         self.store = None
+        self.session = None
+        self.settings_problem: str | None = None
+        self.declined_sessions: set[str] = set()
         self.audit_worker: Worker | None = None
         self.audit_threads: set[threading.Thread] = set()
         self.cancel_token = None
+
+    def notify(self, message: str, *, markup: bool = True, **kwargs) -> None:
+        """Every notification, the screens' too (Widget.notify passes markup=True), shows its
+        message as plain text: messages quote answers, column names and paths, so markup is
+        always off and control characters are replaced (engine.core.text.safe_text)."""
+        from engine.core.text import safe_text
+
+        super().notify(safe_text(message), markup=False, **kwargs)
 
     def on_mount(self) -> None:
         self.install_screen(LoadScreen(self.initial_path), "load")
@@ -77,6 +95,21 @@ class ParmApp(App):
         self.push_screen("load")
         if self.startup_error is not None:
             self.show_error(self.startup_error)
+        if not self.is_headless:
+            self.exit_on_sigterm()
+
+    def exit_on_sigterm(self) -> None:
+        """SIGTERM closes the app as `q` does, with exit code 143: the terminal is restored and
+        a running audit stopped (run_async), instead of the process dying in raw mode."""
+        import asyncio
+        import signal
+
+        try:
+            asyncio.get_running_loop().add_signal_handler(
+                signal.SIGTERM, lambda: self.exit(return_code=143)
+            )
+        except (NotImplementedError, RuntimeError, AttributeError, ValueError):
+            pass  # no SIGTERM or no signal handlers on this platform: the default applies
 
     # -- navigation -----------------------------------------------------------------------------
     async def screen_for(self, name: str) -> Screen | None:
@@ -115,9 +148,13 @@ class ParmApp(App):
             else:
                 from parm_tui.screens.export import ExportScreen as Wanted
         except ImportError as exc:
-            self.notify(escape(f"The {name} screen is not available: {exc}"), severity="error")
+            self.notify(f"The {name} screen is not available: {exc}", severity="error")
             return None
-        return Wanted(self.result, self.store)
+        if name == "export":
+            return Wanted(self.result, self.store)
+        from parm_tui.screens.resume import review_context
+
+        return Wanted(self.result.review, self.store, *review_context(self, self.result))
 
     async def action_show(self, name: str) -> None:
         """Switch to a main screen (not while a dialog is open; result screens need a result)."""
@@ -131,8 +168,14 @@ class ParmApp(App):
             await self.switch_screen(screen)
 
     # -- data and settings, called by the screens ------------------------------------------------
-    def accept_responses(self, responses, path: Path, config) -> None:
-        """A file validated on the Load screen: remember it, record it, open its decision store."""
+    def accept_items(self, items, path: Path, config, digest: str | None = None) -> None:
+        """A file validated on the Load screen (its items' responses): remember it, record it,
+        open its decision store. digest: the SHA-256 of the bytes read (the key of the file's
+        saved session)."""
+        from engine.audit.combined import pool_responses
+
+        responses, _, on_scale = pool_responses(items.audited)
+        self.items, self.on_scale = items, on_scale if items.by_item else None
         changed = (
             self.responses is None
             or path != self.source_path
@@ -141,7 +184,8 @@ class ParmApp(App):
         if path != self.source_path:
             add_recent(path)
         self.responses, self.source_path, self.config = responses, path, config
-        if self.result is not None and not self.result.responses.same_as(responses):
+        self.source_digest = digest
+        if self.result is not None and not self.result.review.responses.same_as(responses):
             self.result = None
             self.notify("New data loaded: the previous results were closed.")
         if changed or self.store is None:
@@ -158,9 +202,9 @@ class ParmApp(App):
         except ImportError:
             return
         try:
-            self.store = open_store(self.source_path, self.responses)
+            self.store = open_store(self.source_path, self.responses, on_scale=self.on_scale)
         except (ParmError, OSError) as exc:
-            self.notify(escape(f"Review decisions cannot be saved: {exc}"), severity="warning")
+            self.notify(f"Review decisions cannot be saved: {exc}", severity="warning")
         # The old store is closed: a result screen on show now writes to the new one; the
         # others are rebuilt with it when next shown (screen_for).
         for name in ("review", "export"):
@@ -169,8 +213,13 @@ class ParmApp(App):
                 if screen in self.screen_stack:
                     screen.store = self.store
 
+    async def action_quit(self) -> None:
+        if isinstance(self.screen, Screen) and hasattr(self.screen, "remember_position"):
+            self.screen.remember_position()  # the Review screen: where to continue next time
+        await super().action_quit()
+
     def clear_responses(self) -> None:
-        self.responses = None
+        self.items = self.responses = None
 
     def set_config(self, config) -> None:
         """New settings; the Load screen re-checks the data (on_bad_rows may have changed)."""
@@ -179,17 +228,6 @@ class ParmApp(App):
             load = self.get_screen("load")
             if load.is_mounted and load.frame is not None:
                 load.validate()
-
-    def run_summary(self) -> str:
-        if self.responses is None:
-            return "Load a file first (F2)."
-        name = self.source_path.name if self.source_path else "input"
-        model = self.config.embedding_model.rstrip("/").split("/")[-1]
-        model = "precomputed embeddings" if self.embeddings_path else model
-        return (
-            f"{name} · {len(self.responses):,} responses · {configuration_count(self.config)} · "
-            f"{model}"
-        )
 
     async def run_async(self, **kwargs):
         """Run the app; on the way out, stop a running audit (see stop_audit_threads)."""
@@ -210,8 +248,11 @@ class ParmApp(App):
     async def start_audit(self) -> None:
         from engine.core.progress import CancelToken
 
-        if self.responses is None:
-            self.notify("Load a file first (F2).", severity="warning")
+        problem = run_problem(self)
+        if problem is not None:
+            self.notify(f"Cannot start: {problem}", severity="warning")
+            if self.is_screen_installed("run") and self.get_screen("run").is_mounted:
+                self.get_screen("run").show_readiness()
             return
         if self.audit_running:
             self.notify("An audit is already running (Esc cancels it).")
@@ -223,26 +264,31 @@ class ParmApp(App):
             await self.switch_screen(run)
         feed = run.begin(self.config, self.config.late_interaction)
         self.cancel_token = CancelToken()
+        source = (self.source_digest, self.source_path)
         self.audit_worker = self.audit(
-            self.responses, self.config, feed, self.cancel_token, self.embeddings_path
+            self.items, self.config, feed, self.cancel_token, self.embeddings_path, source
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="audit")
-    def audit(self, responses, config, feed, token, embeddings_path):
-        """Runs in a thread: the engine appends progress events to `feed` (a deque)."""
-        from engine.pipeline import run_audit
+    def audit(self, items, config, feed, token, embeddings_path, source):
+        """Runs in a thread: the engine appends progress events to `feed` (a deque). Returns
+        the SessionResult, its saved session (None when not saved) and why it was not saved."""
+        from engine.session import run_session
 
         thread = threading.current_thread()
         self.audit_threads.add(thread)
         try:
             embeddings = None
             if embeddings_path is not None:
-                from engine.embedding.precomputed import load_embeddings
+                from engine.embedding.precomputed import load_for_items
 
-                embeddings = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
-            return run_audit(
-                responses, config, progress=feed.append, cancel=token, embeddings=embeddings
+                embeddings = load_for_items(embeddings_path, items)
+            result = run_session(
+                items, config, progress=feed.append, cancel=token, embeddings=embeddings
             )
+            from parm_tui.screens.resume import keep_session
+
+            return (result, *keep_session(result, config, *source))
         finally:
             self.audit_threads.discard(thread)
 
@@ -265,12 +311,17 @@ class ParmApp(App):
         elif event.state == WorkerState.ERROR:
             self.audit_failed(event.worker.error)
 
-    async def audit_finished(self, result) -> None:
+    async def audit_finished(self, outcome) -> None:
+        result, session, problem = outcome
         self.audit_worker = None
         self.result = result
+        if session is not None:
+            self.session = session
+        if problem is not None:
+            self.notify(problem, severity="warning", timeout=10)
         total = result.timings.get("total", 0.0)
         run = self.get_screen("run")
-        run.finish(f"Finished in {total:.1f} s. F5 shows the results.")
+        run.finish(f"Finished in {total:.1f} s. F5 shows the results.", result)
         if isinstance(self.screen, ModalScreen):
             self.notify("Audit finished: F5 shows the results.")
             return
@@ -341,18 +392,22 @@ class ParmApp(App):
         self.get_screen("settings").save_settings()
 
     def command_copy_summary(self) -> None:
-        from parm_tui.widgets.metrics import metrics_summary
+        from parm_tui.widgets.metrics import session_summary
 
         if self.result is None:
             self.notify("Run an audit first (F4).", severity="warning")
             return
-        self.copy_to_clipboard(metrics_summary(self.result))
+        self.copy_to_clipboard(session_summary(self.result))
         self.notify("Metrics summary copied to the clipboard.")
 
 
 def run_app(path=None, config_path=None, embeddings_path=None, overrides=()) -> None:
-    """Open the app (from `parm`, `parm FILE` or `parm open`)."""
-    ParmApp(path, config_path, embeddings_path, overrides).run()
+    """Open the app (from `parm`, `parm FILE` or `parm open`); exits with the app's return code
+    when it is not 0 (143 after SIGTERM)."""
+    app = ParmApp(path, config_path, embeddings_path, overrides)
+    app.run()
+    if app.return_code:
+        sys.exit(app.return_code)
 
 
 def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:

@@ -28,6 +28,20 @@ def audit(
     second_score_col: Annotated[
         str | None, typer.Option("--second-score-col", help="A second rater's score column.")
     ] = None,
+    item_col: Annotated[
+        str | None,
+        typer.Option("--item-col", help="Item (question) column: each item audited on its own."),
+    ] = None,
+    rater_col: Annotated[
+        str | None, typer.Option("--rater-col", help="Who gave each score: a rater table.")
+    ] = None,
+    second_rater_col: Annotated[
+        str | None, typer.Option("--second-rater-col", help="Who gave each second score.")
+    ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option("--jobs", min=1, help="Worker processes for the items (default 1)."),
+    ] = None,
     embeddings: Annotated[
         Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
     ] = None,
@@ -39,7 +53,8 @@ def audit(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
-    """Run the PARM audit headless and write predictions.csv, tuning.csv, report.json, report.md."""
+    """Run the PARM audit headless and write predictions.csv, tuning.csv, report.json, report.md
+    (and items.csv, raters.csv with an item or rater column)."""
     from parm_tui.headless import run_headless
 
     columns = {
@@ -47,6 +62,10 @@ def audit(
         "score_column": score_col,
         "id_column": id_col,
         "second_score_column": second_score_col,
+        "item_column": item_col,
+        "rater_column": rater_col,
+        "second_rater_column": second_rater_col,
+        "jobs": jobs,
     }
     code = run_headless(file, config, columns, set_ or [], embeddings, out, force, quiet)
     raise typer.Exit(code)
@@ -65,7 +84,11 @@ def open_app(
     ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""
-    from parm_tui.app import run_app
+    try:
+        from parm_tui.app import run_app
+    except KeyboardInterrupt:
+        # Ctrl+C while Textual loads: leave as quietly as parm_tui.launch does before it.
+        raise typer.Exit(130) from None
 
     run_app(file, config_path=config, embeddings_path=embeddings, overrides=set_ or [])
 

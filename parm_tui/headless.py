@@ -1,12 +1,15 @@
 """`parm audit`: the headless run with a Rich progress bar and calm, one-line errors.
 
 Exit codes: 0 done, 1 internal error (a bug: details go to a log file), 2 a problem the user can
-fix (the message names the file, row, column or setting), 130 interrupted or cancelled.
+fix (the message names the file, row, column or setting), 130 interrupted (Ctrl+C) or cancelled,
+143 terminated (SIGTERM). Everything printed goes through engine.core.text.safe_text and never
+through Rich markup, since messages quote answers, column names, paths and model names.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import time
 import traceback
 from pathlib import Path
@@ -15,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from engine.core.places import log_dir
+from engine.core.text import safe_text
 
 STAGE_NAMES = {
     "embedding": "Embedding",
@@ -22,8 +26,23 @@ STAGE_NAMES = {
     "tuning": "Tuning",
     "colbert": "MaxSim scoring",
     "audit": "Audit",
+    "items": "Items",
 }
-EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED = 1, 2, 130
+EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl+C raises KeyboardInterrupt, so every cleanup
+    that runs for Ctrl+C (staged outputs, cache files) runs for it too."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated
+
+
+def say(console: Console, text: str) -> None:
+    """Print one message: plain text (no markup), control characters replaced."""
+    console.print(safe_text(text), markup=False, highlight=False)
 
 
 class _Bars:
@@ -39,12 +58,27 @@ class _Bars:
         total = event.total if event.total > 0 else None
         if event.stage not in self.tasks:
             self.tasks[event.stage] = self.progress.add_task(STAGE_NAMES[event.stage], total=total)
+        description = safe_text(f"{STAGE_NAMES[event.stage]}: {event.message}", one_line=True)
         self.progress.update(
             self.tasks[event.stage],
             completed=event.done,
             total=total,
-            description=f"{STAGE_NAMES[event.stage]}: {event.message}"[:70],
+            description=description[:70],
         )
+
+
+def progress_bars(console: Console, quiet: bool) -> Progress:
+    """The run's progress display; descriptions are plain text (markup=False), since they quote
+    the model's name, which may hold "[/]"."""
+    return Progress(
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        disable=quiet,
+        transient=False,
+    )
 
 
 def write_crash_log(exc: BaseException) -> Path | None:
@@ -63,74 +97,105 @@ def write_crash_log(exc: BaseException) -> Path | None:
 def run_headless(file, config_path, columns, overrides, embeddings_path, out, force, quiet) -> int:
     """Run an audit and write its outputs; returns the process exit code (see module doc)."""
     console = Console(stderr=True, highlight=False, soft_wrap=True)
+    previous = _handle_sigterm(_raise_terminated)
     try:
         return _run(
             console, file, config_path, columns, overrides, embeddings_path, out, force, quiet
         )
+    except Terminated:
+        say(console, "Terminated: no outputs were written.")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
-        console.print("Interrupted: no outputs were written.", markup=False)
+        say(console, "Interrupted: no outputs were written.")
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         from engine.core.errors import Cancelled, ParmError
 
         if isinstance(exc, Cancelled):
-            console.print(f"{exc} No outputs were written.", markup=False)
+            say(console, f"{exc} No outputs were written.")
             return EXIT_INTERRUPTED
         if isinstance(exc, ParmError):
-            console.print(f"Error: {exc}", markup=False)
+            say(console, f"Error: {exc}")
             return EXIT_USER
         log = write_crash_log(exc)
         where = f"details in {log}" if log else "no log could be written"
-        console.print(f"Internal error: {type(exc).__name__}: {exc} ({where})", markup=False)
+        say(console, f"Internal error: {type(exc).__name__}: {exc} ({where})")
         return EXIT_INTERNAL
+    finally:
+        _handle_sigterm(previous)
+
+
+def _handle_sigterm(handler):
+    """Install a SIGTERM handler; returns the previous one (None where signals cannot be set:
+    outside the main thread, or on a platform without SIGTERM)."""
+    if handler is None:
+        return None
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except (ValueError, AttributeError, OSError):
+        return None
 
 
 def _run(console, file, config_path, columns, overrides, embeddings_path, out, force, quiet):
     # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
-    from engine.embedding.precomputed import load_embeddings
+    from engine.embedding.precomputed import load_for_items
     from engine.input.config import build_config
-    from engine.input.responses import load_responses
-    from engine.outputs.write import OUTPUT_FILES, check_writable, write_outputs
-    from engine.pipeline import run_audit
+    from engine.input.items import load_items
+    from engine.outputs.session import output_files, write_session
+    from engine.outputs.write import check_writable
+    from engine.session import run_session
 
     config = build_config(config_path, overrides, columns)
-    responses = load_responses(file, config)
-    check_writable(Path(out), OUTPUT_FILES, force)
+    items = load_items(file, config)
+    # Warnings about the file (a fallback encoding, replaced characters) come at once, so a
+    # wrong file can be stopped before a long run; the others come after the run.
+    for warning in items.warnings:
+        say(console, f"Warning: {warning}")
+    check_writable(Path(out), output_files(config), force)
     vectors = None
     if embeddings_path is not None:
-        vectors = load_embeddings(embeddings_path, responses.rows, responses.file_rows)
-    progress = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        disable=quiet,
-        transient=False,
-    )
+        vectors = load_for_items(embeddings_path, items)
+    progress = progress_bars(console, quiet)
     with progress:
         try:
-            result = run_audit(responses, config, _Bars(progress), embeddings=vectors)
+            session = run_session(items, config, _Bars(progress), embeddings=vectors)
         except BaseException:
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True
             raise
-    written = write_outputs(result, out, overwrite=force)
-    for warning in result.warnings:
-        console.print(f"Warning: {warning}", markup=False)
-    _summary(console, result, written)
+    written = write_session(session, out, overwrite=force)
+    for warning in session.warnings:
+        if warning not in items.warnings:
+            say(console, f"Warning: {warning}")
+    _summary(console, session, written)
     return 0
 
 
-def _summary(console: Console, result, written: list[Path]) -> None:
-    best = result.selected
-    m = best.metrics
-    k = "dense" if best.top_k is None else f"K={best.top_k}"
-    console.print(
-        f"Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-        f"accuracy {m['accuracy']:.3f}, kappa {m['kappa']:.3f}, QWK {m['qwk']:.3f}, "
-        f"near {m['near']:.3f}, macro F1 {m['f1']:.3f}, NLL {m['nll']:.3f}. "
-        f"{int(result.flagged.sum())} of {len(result.responses)} responses flagged.",
-        markup=False,
-    )
-    console.print("Wrote " + ", ".join(str(p) for p in written), markup=False)
+def _summary(console: Console, session, written: list[Path]) -> None:
+    for result in session.results:
+        best = result.selected
+        m = best.metrics
+        k = "dense" if best.top_k is None else f"K={best.top_k}"
+        item = "" if not session.by_item else f"Item {result.responses.item}: "
+        say(
+            console,
+            f"{item}Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
+            f"accuracy {m['accuracy']:.3f}, kappa {m['kappa']:.3f}, QWK {m['qwk']:.3f}, "
+            f"near {m['near']:.3f}, macro F1 {m['f1']:.3f}, NLL {m['nll']:.3f}. "
+            f"{int(result.flagged.sum())} of {len(result.responses)} responses flagged.",
+        )
+    if session.by_item:
+        skipped = len(session.items.skipped)
+        say(
+            console,
+            f"{len(session.results)} item(s) audited, {skipped} skipped; {int(session.flagged.sum()):,} of "
+            f"{session.n_responses:,} responses flagged.",
+        )
+    if session.raters is not None:
+        judged = [r for r in session.raters.rows if r.judged]
+        farthest = ", ".join(f"{r.rater} ({r.leniency:+.2f} points)" for r in judged[:3])
+        say(
+            console,
+            f"{len(session.raters.rows)} rater(s), farthest from the rest: {farthest or 'none'}",
+        )
+    say(console, "Wrote " + ", ".join(str(p) for p in written))

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from engine.core.places import data_dir
+from engine.core.text import safe_text
 
 RECENT_FILE = "recent.json"
 RECENT_LIMIT = 10
@@ -59,11 +60,12 @@ def log_exception(error: BaseException) -> Path | None:
 
 
 def display_path(path: Path) -> str:
-    """A path as short as it can be said: relative to the working folder, else with `~`."""
+    """A path as short as it can be said: relative to the working folder, else with `~`; with
+    any control character in a file name replaced (engine.core.text), as it is only shown."""
     path = Path(path)
     for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
         try:
-            return prefix + str(path.relative_to(base))
+            return safe_text(prefix + str(path.relative_to(base)), one_line=True)
         except ValueError:
             continue
-    return str(path)
+    return safe_text(str(path), one_line=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +32,21 @@ def isolated_dirs(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def own_working_dir(tmp_path, monkeypatch):
     """Every test starts in its own empty folder, so outputs a user's runs (`parm-out/`) or
-    other tests left in the working folder cannot change a result."""
+    other tests left in the working folder cannot change a result; and with its own data
+    folder, so sessions, decisions and recent files saved by other tests (a resume question
+    for the sample file) cannot either."""
     monkeypatch.chdir(tmp_path)
+    # Beside the working folder, not in it: some tests check the working folder stays empty.
+    monkeypatch.setenv("PARM_DATA_DIR", str(tmp_path.with_name(tmp_path.name + "-data")))
     return tmp_path
+
+
+@pytest.fixture
+def sample_copy(tmp_path):
+    """The sample file in a folder of its own, so its decisions belong to this test only."""
+    path = tmp_path / "plant_growth.csv"
+    shutil.copy(SAMPLE_CSV, path)
+    return path
 
 
 @pytest.fixture(scope="session")

@@ -17,14 +17,8 @@ from textual.widgets import Static, TabbedContent
 
 from engine.audit.duplicates import NearDuplicate
 from parm_tui.app import ParmApp
+from parm_tui.screens.resume import ResumeModal
 from parm_tui.widgets.review_list import ReviewTable
-
-
-@pytest.fixture
-def sample_copy(tmp_path):
-    path = tmp_path / "plant_growth.csv"
-    shutil.copy(SAMPLE_CSV, path)
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +98,8 @@ async def test_late_interaction_results_say_the_consistency_check_was_skipped(re
 
 async def test_review_marks_rows_where_the_raters_disagree(result, tmp_path):
     disagree = result.raters_disagree
-    async with Host(result, None).run_test(size=(100, 30)) as pilot:
+    # Wide enough for the full set of columns, the second rater's among them.
+    async with Host(result, None).run_test(size=(160, 40)) as pilot:
         screen = pilot.app.screen
         table = screen.query_one(ReviewTable)
         labels = result.responses.labels
@@ -122,7 +117,7 @@ async def test_severity_shows_its_value_and_a_legend_of_what_it_means(result):
     async with Host(result, None).run_test(size=(100, 30)) as pilot:
         screen = pilot.app.screen
         i = screen.current()
-        header = " ".join(text_of(screen, "#detail-header").split())
+        header = " ".join(text_of(screen, "#detail-scores").split())
         assert f"severity {result.severity[i]:.3f}" in header
         assert "1 − p(human score) from a model that never saw it" in header
         assert "0 looks right … 1 check first" in header
@@ -144,6 +139,9 @@ async def test_a_new_file_hands_its_decision_store_to_the_review(tmp_path, sampl
         await pilot.press("f2")
         app.get_screen("load").open_path(str(second))
         await wait_for(pilot, lambda: app.store is not old_store, "the second file")
+        # A copy has the same bytes, so its first run's session is offered: start fresh.
+        await wait_for(pilot, lambda: isinstance(app.screen, ResumeModal), "the question")
+        await pilot.press("n")
         await load_and_run(pilot)
         review = await open_review(pilot)
         assert review.store is app.store

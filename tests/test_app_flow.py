@@ -4,16 +4,14 @@ sample's precomputed embeddings), review, decide, export; and decisions that out
 from __future__ import annotations
 
 import csv
-import shutil
 
-import pytest
-from conftest import SAMPLE_CSV
 from textual.widgets import Input, Static
 
 from parm_tui.app import ParmApp
 from parm_tui.screens.export import ConfirmOverwrite, ExportScreen
+from parm_tui.screens.resume import ResumeModal
 from parm_tui.screens.review import ReviewScreen
-from parm_tui.widgets.review_detail import ScoreModal
+from parm_tui.widgets.review_dialogs import ScoreModal
 from parm_tui.widgets.review_list import ReviewTable
 
 SIZE = (100, 30)
@@ -26,14 +24,6 @@ async def wait_for(pilot, condition, what: str, limit: float = 180.0) -> None:
             return
         await pilot.pause(0.05)
     raise AssertionError(f"gave up waiting for {what}")
-
-
-@pytest.fixture
-def sample_copy(tmp_path):
-    """The sample file in a folder of its own, so its decisions belong to this test only."""
-    path = tmp_path / "plant_growth.csv"
-    shutil.copy(SAMPLE_CSV, path)
-    return path
 
 
 async def load_and_run(pilot) -> None:
@@ -74,7 +64,7 @@ async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_
         await pilot.press(new)
         await pilot.pause()
         assert app.store.get(row).new_score == new
-        assert f"→ {new}" in str(review.query_one(ReviewTable).get_cell(str(i), "decision"))
+        assert f"→{new}" in str(review.query_one(ReviewTable).get_cell(str(i), "decision"))
 
         await pilot.press("f7")
         await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen), "the export screen")
@@ -104,24 +94,28 @@ async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_
     assert decisions[0]["id"] == responses.ids[i]
 
 
-async def test_a_decision_survives_quitting_and_reopening(sample_copy, sample_embeddings_file):
+async def test_a_decision_survives_starting_fresh_and_running_again(
+    sample_copy, sample_embeddings_file
+):
     first = ParmApp(path=sample_copy, embeddings_path=sample_embeddings_file)
     async with first.run_test(size=SIZE) as pilot:
         await load_and_run(pilot)
         review = await open_review(pilot)
         i = review.current()
         row = int(first.responses.rows[i])
-        await pilot.press("u", "up", "n", *"second look", "enter")
+        await pilot.press("e", *"second look", "enter", "u")
         await pilot.pause()
         assert first.store.get(row).note == "second look"
 
     again = ParmApp(path=sample_copy, embeddings_path=sample_embeddings_file)
     async with again.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(again.screen, ResumeModal), "the question")
+        await pilot.press("n")
         await load_and_run(pilot)
         assert again.store.get(row).action == "unsure"
         review = await open_review(pilot)
         table = review.query_one(ReviewTable)
-        assert str(table.get_cell(str(i), "decision")) == "unsure ✎"
+        assert str(table.get_cell(str(i), "decision")) == "?✎"
         assert "1 decided" in str(review.query_one("#review-status", Static).render())
 
         # Searching the answers narrows the list to the ones that contain the words.

@@ -1,18 +1,21 @@
-"""Usable at 80x24 (the smallest terminal parm supports): every key of the Run and Review screens
-is in the footer, the Results tables are not cut off, dialog hints fit, and preview cells are
-shown whole."""
+"""Usable at 80x24 (the smallest terminal parm supports): every screen's own keys and `q` are in
+the footer, the Results tables are not cut off, dialog hints fit, and preview cells are shown
+whole."""
 
 from __future__ import annotations
 
 import pytest
 from conftest import SAMPLE_CSV
 from test_app_review import synthetic_result
-from textual.widgets import Label
+from textual.widgets import Label, Select
 from textual.widgets._footer import FooterKey
+from textual.widgets._select import SelectCurrent
 
+from engine.session import as_session
 from parm_tui.app import ParmApp
 from parm_tui.recent import add_recent
-from parm_tui.widgets.review_detail import ScoreModal
+from parm_tui.widgets.review_dialogs import ScoreModal
+from parm_tui.widgets.toggles import MarkedSwitch
 
 WIDTH = 80
 
@@ -33,28 +36,35 @@ def visible_end(keys: dict[str, FooterKey]) -> int:
 
 
 async def with_result(pilot, result, name: str):
-    pilot.app.result = result
+    pilot.app.result = as_session(result)
     await pilot.app.action_show(name)
     await pilot.pause()
     return pilot.app.screen
 
 
-async def test_every_run_key_fits_in_the_footer():
+@pytest.mark.parametrize("name", ["load", "settings", "run", "results", "review", "export"])
+async def test_every_screen_key_and_quit_fit_in_the_footer(result, name):
+    """The screen's own keys and q come first; screen-switching F-keys follow only whole."""
     async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
-        await pilot.press("f4")
+        pilot.app.result = as_session(result)
+        await pilot.app.action_show(name)
         await pilot.pause()
-        keys = footer_keys(pilot.app.screen)
-        assert {"Cancel", "Start", "Review", "Export"} <= set(keys)
+        screen = pilot.app.screen
+        # In a text field q and c are letters, so the footer leaves them out there.
+        screen.set_focus(None)
+        await pilot.pause()
+        keys = footer_keys(screen)
+        own = [b.description for b in screen.BINDINGS if getattr(b, "show", True)]
+        assert set(own) | {"Quit"} <= set(keys)
         assert all(key.region.right <= visible_end(keys) for key in keys.values())
 
 
-async def test_every_review_key_fits_in_the_footer(result):
-    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
-        screen = await with_result(pilot, result, "review")
-        keys = footer_keys(screen)
-        own = [b.description for b in screen.BINDINGS if b.show]
-        assert set(own) <= set(keys)
-        assert all(keys[name].region.right <= visible_end(keys) for name in own)
+async def test_a_wide_footer_shows_every_screen_key():
+    async with ParmApp().run_test(size=(160, 40)) as pilot:
+        await pilot.press("f4")
+        await pilot.pause()
+        keys = footer_keys(pilot.app.screen)
+        assert {"Load", "Settings", "Run", "Results", "Review", "Export", "Quit"} <= set(keys)
 
 
 async def test_results_tables_are_not_cut_off_at_80_columns(result):
@@ -93,3 +103,36 @@ async def test_preview_cells_are_shown_whole_with_recent_files(tmp_path, monkeyp
         table = app.screen.query_one("#preview")
         first_id = str(app.responses.ids[0])
         assert first_id in table.render_line(1).text
+
+
+async def test_switch_and_checkbox_states_read_without_colour():
+    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
+        await pilot.press("f3")
+        await pilot.pause()
+        switch = pilot.app.screen.query_one("#normalize_similarities", MarkedSwitch)
+        assert str(switch.render()) == "[x] on"
+        switch.value = False
+        await pilot.pause()
+        assert str(switch.render()) == "[ ] off"
+
+
+def reversed_cells(widget) -> bool:
+    """Whether the widget (a dropdown: its current value) is drawn in reverse video."""
+    shown = widget.query_one(SelectCurrent) if isinstance(widget, Select) else widget
+    return bool(shown.rich_style.reverse)
+
+
+async def test_focus_on_a_dropdown_or_switch_shows_in_reverse():
+    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
+        await pilot.press("f3")
+        await pilot.pause()
+        screen = pilot.app.screen
+        mode = screen.query_one("#power-mode", Select)
+        switch = screen.query_one("#normalize_similarities", MarkedSwitch)
+        assert not reversed_cells(mode) and not reversed_cells(switch)
+        mode.focus()
+        await pilot.pause()
+        assert reversed_cells(mode)
+        switch.focus()
+        await pilot.pause()
+        assert reversed_cells(switch) and not reversed_cells(mode)

@@ -77,6 +77,9 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
             "col-score": "score",
             "col-id": "id",
             "col-second": "score2",
+            "col-item": Select.NULL,
+            "col-rater": Select.NULL,
+            "col-second-rater": Select.NULL,
         }
         assert app.responses is not None
         assert app.source_path == SAMPLE_CSV.resolve()

@@ -9,6 +9,7 @@ from textual.widgets import Static, TabbedContent
 from engine.model.metrics import confusion
 from engine.model.tuning import TuningRow
 from engine.outputs.report import parameters
+from engine.session import as_session
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.widgets.metrics import metrics_summary
@@ -26,7 +27,7 @@ def grid_result(sample_responses, sample_embeddings, sample_config):
 
 
 async def show_results(pilot, result):
-    pilot.app.result = result
+    pilot.app.result = as_session(result)
     await pilot.app.action_show("results")
     await pilot.pause()
     return pilot.app.screen

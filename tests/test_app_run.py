@@ -9,9 +9,9 @@ import threading
 import numpy as np
 import pytest
 from conftest import SAMPLE_CSV
-from textual.widgets import Static
+from textual.widgets import Button, Input, Static
 
-import engine.pipeline
+import engine.session
 from engine.core.progress import ProgressEvent
 from parm_tui.app import ParmApp
 from parm_tui.recent import ERROR_LOG, data_dir
@@ -45,8 +45,8 @@ async def test_a_run_with_precomputed_embeddings_fills_the_table_and_shows_resul
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded_app(pilot)
         await run_to_end(pilot)
-        result = app.result
-        assert result is not None
+        assert app.result is not None
+        result = app.result.results[0]
         assert len(result.tuning.rows) == len(app.config.top_k_values)
         run_table = app.get_screen("run").query_one("#run-tuning", TuningTable)
         assert run_table.row_count == len(result.tuning.rows)
@@ -72,13 +72,13 @@ async def test_a_second_run_replaces_the_screens_of_the_first(sample_embeddings_
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.result is not first
-        assert isinstance(app.screen, ResultsScreen) and app.screen.result is app.result
+        assert isinstance(app.screen, ResultsScreen) and app.screen.session is app.result
         await pilot.press("f6")
         assert app.screen.parm_result is app.result
 
 
 def slow_fake_audit(reached_end: threading.Event, stopped: threading.Event):
-    """A run_audit that reports progress until it is cancelled (it never finishes by itself
+    """A run_session that reports progress until it is cancelled (it never finishes by itself
     within the test)."""
 
     def fake(responses, config, progress=None, cancel=None, embeddings=None):
@@ -98,7 +98,7 @@ def slow_fake_audit(reached_end: threading.Event, stopped: threading.Event):
 
 async def test_escape_cancels_and_leaves_the_app_usable(monkeypatch, tmp_path):
     reached_end, stopped = threading.Event(), threading.Event()
-    monkeypatch.setattr(engine.pipeline, "run_audit", slow_fake_audit(reached_end, stopped))
+    monkeypatch.setattr(engine.session, "run_session", slow_fake_audit(reached_end, stopped))
     app = ParmApp(SAMPLE_CSV)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded_app(pilot)
@@ -121,15 +121,15 @@ async def test_escape_cancels_and_leaves_the_app_usable(monkeypatch, tmp_path):
 
 async def test_a_run_can_start_again_after_cancelling(monkeypatch, sample_embeddings_file):
     reached_end, stopped = threading.Event(), threading.Event()
-    real_run_audit = engine.pipeline.run_audit
-    monkeypatch.setattr(engine.pipeline, "run_audit", slow_fake_audit(reached_end, stopped))
+    real_run_audit = engine.session.run_session
+    monkeypatch.setattr(engine.session, "run_session", slow_fake_audit(reached_end, stopped))
     app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded_app(pilot)
         await pilot.press("f4", "s")
         await pilot.press("escape")
         assert stopped.wait(timeout=30)
-        monkeypatch.setattr(engine.pipeline, "run_audit", real_run_audit)
+        monkeypatch.setattr(engine.session, "run_session", real_run_audit)
         await pilot.press("s")
         await app.workers.wait_for_complete()
         await pilot.pause()
@@ -159,7 +159,7 @@ async def test_an_unexpected_error_shows_its_type_and_logs_the_traceback(monkeyp
     def broken(*args, **kwargs):
         raise RuntimeError("the graph fell over")
 
-    monkeypatch.setattr(engine.pipeline, "run_audit", broken)
+    monkeypatch.setattr(engine.session, "run_session", broken)
     app = ParmApp(SAMPLE_CSV)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded_app(pilot)
@@ -199,11 +199,13 @@ async def test_starting_without_a_file_asks_for_one():
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("f4", "s")
         assert app.audit_worker is None
-        assert any("Load a file first" in n.message for n in app._notifications)
+        assert app.screen.query_one("#run-start", Button).disabled
+        status = str(app.screen.query_one("#run-status", Static).content)
+        assert status == "Cannot start: load a file first (F2)."
 
 
 def staged_fake_audit(stages):
-    """A run_audit that reports each (stage, done, total, message), then stops as cancelled."""
+    """A run_session that reports each (stage, done, total, message), then stops as cancelled."""
 
     def fake(responses, config, progress=None, cancel=None, embeddings=None):
         from engine.core.errors import Cancelled
@@ -226,7 +228,7 @@ LATE_STAGES = [
 
 @pytest.mark.parametrize("model", ["sentence-transformers/all-MiniLM-L6-v2", "lightonai/colbert"])
 async def test_every_stage_the_engine_reports_is_shown(monkeypatch, model):
-    monkeypatch.setattr(engine.pipeline, "run_audit", staged_fake_audit(LATE_STAGES))
+    monkeypatch.setattr(engine.session, "run_session", staged_fake_audit(LATE_STAGES))
     late = "colbert" in model
     stages = LATE_STAGES if late else [s for s in LATE_STAGES if s[0] != "colbert"]
     app = ParmApp(SAMPLE_CSV)
@@ -300,3 +302,64 @@ async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():
         screen.drain()
         screen.finish("Cancelled.")
         assert screen.running is False
+
+
+async def test_with_an_invalid_setting_the_run_is_disabled_and_says_why(monkeypatch):
+    started = []
+    monkeypatch.setattr(engine.session, "run_session", lambda *a, **k: started.append(1))
+    app = ParmApp(SAMPLE_CSV)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        app.screen.query_one("#seed", Input).value = "abc"
+        await pilot.pause()
+        await pilot.press("f4")
+        await pilot.pause()
+        run = app.screen
+        assert run.query_one("#run-start", Button).disabled
+        status = str(run.query_one("#run-status", Static).content)
+        assert status.startswith("Cannot start: the settings have an error (F3)")
+        assert "'seed'" in status
+        await pilot.press("s")
+        await app.start_audit()  # the palette's "run: start audit" too
+        await pilot.pause()
+        assert app.audit_worker is None and not started
+        # Fixed on the Settings screen, the run can start again.
+        await pilot.press("f3")
+        app.screen.query_one("#seed", Input).value = "7"
+        await pilot.pause()
+        await pilot.press("f4")
+        await pilot.pause()
+        assert not run.query_one("#run-start", Button).disabled
+        assert str(run.query_one("#run-status", Static).content).startswith("Ready")
+
+
+async def test_the_run_screen_lists_the_settings_it_runs_with():
+    app = ParmApp(SAMPLE_CSV)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        app.config = app.config.updated(similarity_top_k=[5, 10], bootstrap_samples=50)
+        await pilot.press("f4")
+        await pilot.pause()
+        listed = str(app.screen.query_one("#run-settings", Static).content)
+        assert "plant_growth.csv · 758 responses · columns answer, score, id id" in listed
+        assert "K 5, 10 · p 1 · by kappa · balanced\nbootstrap 50 · 5 folds" in listed
+
+
+async def test_a_finished_run_s_status_does_not_outlive_its_result(sample_embeddings_file):
+    app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await loaded_app(pilot)
+        await run_to_end(pilot)
+        await pilot.press("f4")
+        await pilot.pause()
+        status = app.get_screen("run").query_one("#run-status", Static)
+        assert str(status.content).startswith("Finished in")
+        # Another score column closes the result: the screen no longer reports its run.
+        app.result = None
+        await pilot.press("f2", "f4")
+        await pilot.pause()
+        assert str(status.content).startswith("Ready")
+        feed = app.get_screen("run").begin(app.config, False)
+        assert str(status.content).startswith("Running…") and feed is not None

@@ -67,7 +67,19 @@ FILE_CASES = {
     "blank lines only": (b"\n\n  \n", "is empty"),
     "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "looks binary"),
     "excel workbook": (b"PK\x03\x04\x14\x00\x06\x00", "Excel .xlsx workbook?"),
-    "one column, not a table": (b"just some words\nmore words\n", "1 column(s)"),
+    "one column, not a table": (
+        b"just some words\nmore words\n",
+        "this does not look like a CSV/TSV file: it has 1 column",
+    ),
+    # pandas would make the first column the index and shift the others left.
+    "a first row longer than the header": (
+        b"id,answer,score\n1,roots,1,extra\n2,light,0\n",
+        "this does not look like a CSV/TSV file: line 2 has 4 fields where the first line",
+    ),
+    "a Markdown file": (
+        b"# parm\n\nAudit the scores\nof free-text answers, with a model.\n",
+        "this does not look like a CSV/TSV file: line 4 has 2 fields where the first line",
+    ),
     "header only": (b"id,answer,score\n", "0 usable response(s)"),
     "unbalanced quote": (b'id,answer,score\n1,"open quote,1\n2,b,0\n', "EOF inside string"),
 }
@@ -88,16 +100,18 @@ def test_unusable_file_is_named_in_a_one_line_error(tmp_path, case):
 
 def test_folder_given_as_file_is_refused(tmp_path):
     code, output = cli(tmp_path, *FAST)
-    assert code == 2 and "Not a file" in output
+    assert code == 2 and "is a folder, not a regular file" in output
 
 
 def test_unreadable_file_says_why(tmp_path, good, monkeypatch):
-    from pathlib import Path
+    real_open = os.open
 
-    def refuse(self):
-        raise PermissionError(errno.EACCES, "Permission denied")
+    def refuse(path, *args, **kwargs):
+        if str(path).endswith("answers.csv"):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    monkeypatch.setattr(files.os, "open", refuse)
     code, output = cli(good[0] / "answers.csv", *FAST)
     assert code == 2
     assert "answers.csv cannot be read: Permission denied" in output
@@ -392,12 +406,12 @@ def test_formula_cells_are_guarded_in_predictions(tmp_path, small_result):
 
 # -- bugs and numerical trouble ----------------------------------------------------------------
 def test_internal_error_prints_one_line_and_writes_a_log(tmp_path, good, monkeypatch):
-    import engine.pipeline
+    import engine.session
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(engine.pipeline, "run_audit", broken)
+    monkeypatch.setattr(engine.session, "run_session", broken)
     folder, _ = good
     code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
                        "--out", tmp_path / "o", *FAST)  # fmt: skip

@@ -45,6 +45,9 @@ INVALID = [
     ("seed", "x", "integer >= 0"),
     ("text_column", "  ", "non-empty string"),
     ("embedding_model", None, "non-empty string"),
+    ("item_column", "", "non-empty string or null"),
+    ("rater_column", 3, "non-empty string or null"),
+    ("jobs", 0, "integer >= 1"),
 ]
 
 
@@ -156,3 +159,18 @@ def test_k_grid_that_fits_is_unchanged():
 def test_k_with_no_value_below_n_is_refused(top_k):
     with pytest.raises(ConfigError, match="'similarity_top_k'.*smaller than the number.*\\(30\\)"):
         fit_top_k(config_from_dict({"similarity_top_k": top_k}), 30)
+
+
+def test_a_second_rater_column_needs_a_second_score_column():
+    with pytest.raises(ConfigError, match="'second_rater_column'.*needs 'second_score_column'"):
+        config_from_dict({"second_rater_column": "rater2"})
+    config = config_from_dict({"second_rater_column": "rater2", "second_score_column": "s2"})
+    assert config.second_rater_column == "rater2"
+
+
+def test_item_rater_and_jobs_settings_round_trip_through_a_file(tmp_path):
+    from engine.input.config import save_config
+
+    config = config_from_dict({"item_column": "question", "rater_column": "marker", "jobs": 2})
+    save_config(config, tmp_path / "settings.json")
+    assert load_config(tmp_path / "settings.json") == config

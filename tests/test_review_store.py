@@ -15,8 +15,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.audit.decisions import DECISION_COLUMNS, SCHEMA_VERSION, open_store, text_hash
+from engine.audit.decisions import (
+    DECISION_COLUMNS,
+    SCHEMA_VERSION,
+    RunContext,
+    open_store,
+    run_context,
+    text_hash,
+)
 from engine.core.errors import ParmError, ReviewError
+from engine.input.config import load_defaults, settings_digest
 from engine.input.responses import Responses
 from engine.outputs.tables import decisions_table
 from engine.outputs.write import write_decisions
@@ -168,6 +176,58 @@ def test_an_older_database_is_migrated_and_keeps_its_decisions(source, database)
         assert store.get(2).note == "now with a note"
 
 
+def _write_v1_database(path: Path, source: Path, responses: Responses) -> None:
+    """Schema 1: a meta table and notes, no record of the run a decision was made on."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    conn.execute(
+        "CREATE TABLE decisions (source TEXT NOT NULL, row INTEGER NOT NULL, "
+        "response_id TEXT NOT NULL, text_hash TEXT NOT NULL, action TEXT NOT NULL, "
+        "new_score TEXT, note TEXT NOT NULL DEFAULT '', decided_at TEXT NOT NULL, "
+        "PRIMARY KEY (source, row))"
+    )
+    conn.execute(
+        "INSERT INTO decisions VALUES (?, 3, ?, ?, 'keep', NULL, 'checked', "
+        "'2026-02-01T00:00:00+00:00')",
+        (str(source.resolve()), responses.ids[2], text_hash(responses.texts[2])),
+    )
+    conn.commit()
+    conn.close()
+
+
+def test_a_schema_1_database_is_migrated_and_new_decisions_record_their_run(source, database):
+    responses = make_responses()
+    _write_v1_database(database, source, responses)
+    context = RunContext("run-b", "abc123def456", "2", 0.42)
+    with open_store(source, responses, database) as store:
+        earlier = store.get(3)
+        assert (earlier.action, earlier.note, earlier.context) == ("keep", "checked", None)
+        store.record(
+            int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep", context=context
+        )
+    with open_store(source, responses, database) as store:
+        assert store.get(1).context == context
+        assert store.get(3).context is None
+    conn = sqlite3.connect(database)
+    version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    conn.close()
+    assert int(version[0]) == SCHEMA_VERSION == 2
+
+
+def test_the_run_context_is_what_the_result_showed(source, database):
+    result = _Result(make_responses())
+    result.run_id = "run-a"
+    result.config = load_defaults()
+    context = run_context(result, 4)
+    labels = result.responses.labels
+    assert context.run_id == "run-a"
+    assert context.settings_digest == settings_digest(result.config)
+    assert context.predicted == labels[result.predicted[4]]
+    assert context.severity == pytest.approx(result.severity[4])
+
+
 def test_a_corrupt_database_gives_an_error_naming_it(source, database):
     database.parent.mkdir(parents=True)
     database.write_bytes(b"this is not a database" * 100)
@@ -209,7 +269,9 @@ def test_decisions_csv_has_the_columns_and_guards_formulas(source, database, tmp
     result = _Result(responses)
     with open_store(source, responses, database) as store:
         record(store, responses, 2, "change", "1", note="+1 from me")
-        record(store, responses, 0, "keep")
+        store.record(
+            1, responses.ids[0], texts[0], "keep", context=RunContext("r1", "d1", "1", 0.25)
+        )
         header, rows = decisions_table(store, result)
         assert header == DECISION_COLUMNS
         assert [r[0] for r in rows] == [1, 3]
@@ -223,6 +285,10 @@ def test_decisions_csv_has_the_columns_and_guards_formulas(source, database, tmp
     assert change["note"] == "'+1 from me"
     assert (change["score"], change["predicted"], change["new_score"]) == ("2", "0", "1")
     assert table[0]["action"] == "keep" and table[0]["new_score"] == ""
+    # The run each decision was made on; empty when it was not recorded.
+    decided = ("decided_run_id", "decided_settings", "decided_predicted", "decided_severity")
+    assert [table[0][c] for c in decided] == ["r1", "d1", "1", "0.250000"]
+    assert [change[c] for c in decided] == ["", "", "", ""]
 
 
 def test_decisions_csv_is_not_overwritten_silently(source, database, tmp_path):

@@ -1,19 +1,28 @@
-"""A few snapshots at 80x24 (the smallest terminal parm supports): the Load screen with the
-sample file, and the Results screen of a synthetic, seeded result. Nothing time-dependent or
-machine-dependent is on these screens."""
+"""Snapshots of the main screens at 80x24 (the smallest terminal parm supports) and 120x40: Load
+with the sample file, Settings, Run before a run, Results (summary and tuning), Review (with
+decisions, and after a re-run), Export and the resume question. Results come from seeded
+synthetic data; nothing time-dependent or machine-dependent is on these screens."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import ROOT
 from test_app_review import synthetic_result
 from textual.widgets import Input
 
+from engine.audit.decisions import open_store, run_context
+from engine.saved.store import SavedResult, SavedSession
+from engine.session import as_session
 from parm_tui.app import ParmApp
+from parm_tui.screens.resume import ResumeModal
+from parm_tui.screens.review import ReviewScreen
 
 SAMPLE = Path("sample_data") / "plant_growth.csv"
+SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 
 
 @pytest.fixture
@@ -33,13 +42,28 @@ def sample_result():
 async def loaded(pilot):
     """Wait for the file to be read; stop the cursor blinking so the frame is always the same."""
     await pilot.app.workers.wait_for_complete()
+    await settle(pilot)
+
+
+async def settle(pilot):
     for text_input in pilot.app.screen.query(Input):
         text_input.cursor_blink = False
     await pilot.pause()
 
 
-def test_load_screen_with_the_sample_file(snap_compare, in_repo):
-    assert snap_compare(ParmApp(SAMPLE), terminal_size=(80, 24), run_before=loaded)
+def show(result, name: str, *keys: str):
+    async def run_before(pilot):
+        pilot.app.result = as_session(result)
+        await pilot.app.action_show(name)
+        await pilot.press(*keys)
+        await settle(pilot)
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_load_screen_with_the_sample_file(snap_compare, in_repo, size):
+    assert snap_compare(ParmApp(SAMPLE), terminal_size=SIZES[size], run_before=loaded)
 
 
 def test_load_screen_with_a_missing_file(snap_compare, in_repo):
@@ -47,23 +71,149 @@ def test_load_screen_with_a_missing_file(snap_compare, in_repo):
     assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
 
 
-def test_results_screen_summary(snap_compare, in_repo, sample_result):
-    async def show(pilot):
-        pilot.app.result = sample_result
-        await pilot.app.action_show("results")
-        await pilot.pause()
+@pytest.mark.parametrize("size", SIZES)
+def test_settings_screen(snap_compare, in_repo, size):
+    async def run_before(pilot):
+        await pilot.press("f3", "tab", "tab", "tab", "tab")  # focus on the power mode select
+        await settle(pilot)
 
-    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=show)
+    assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
 
 
-def test_results_screen_tuning_tab(snap_compare, in_repo, sample_result):
-    async def show(pilot):
-        pilot.app.result = sample_result
-        await pilot.app.action_show("results")
-        await pilot.press("2")
-        await pilot.pause()
+@pytest.mark.parametrize("size", SIZES)
+def test_run_screen_before_a_run_lists_its_settings(snap_compare, in_repo, size):
+    async def run_before(pilot):
+        await loaded(pilot)
+        await pilot.press("f4")
+        await settle(pilot)
 
-    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=show)
+    assert snap_compare(ParmApp(SAMPLE), terminal_size=SIZES[size], run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_results_screen_summary(snap_compare, in_repo, sample_result, size):
+    run_before = show(sample_result, "results")
+    assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_results_screen_tuning_tab(snap_compare, in_repo, sample_result, size):
+    run_before = show(sample_result, "results", "2")
+    assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
+
+
+def with_decisions(result, folder: Path):
+    """A decision store with the two most severe responses decided (keep, and change)."""
+    source = folder / "answers.csv"
+    source.write_text("placeholder\n")
+    store = open_store(source, result.responses, folder / "decisions.sqlite3")
+    responses = result.responses
+    first, second = (int(i) for i in result.review_order()[:2])
+    # Both decided on this run, so the screen is a first run's (no re-run line).
+    context = run_context(result, first)
+    store.record(
+        int(responses.rows[first]),
+        responses.ids[first],
+        responses.texts[first],
+        "keep",
+        context=context,
+    )
+    human = responses.labels[responses.scores[second]]
+    new = next(label for label in responses.labels if label != human)
+    row, rid, text = int(responses.rows[second]), responses.ids[second], responses.texts[second]
+    store.record(row, rid, text, "change", new, "two marks", context=run_context(result, second))
+    return store
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_review_screen_with_decisions(snap_compare, in_repo, sample_result, tmp_path, size):
+    store = with_decisions(sample_result, tmp_path)
+
+    async def run_before(pilot):
+        pilot.app.store = store
+        await show(sample_result, "review")(pilot)
+
+    assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
+    store.close()
+
+
+def test_review_screen_after_a_rerun(snap_compare, in_repo, sample_result, tmp_path):
+    store = with_decisions(sample_result, tmp_path)
+    flagged = np.flatnonzero(sample_result.flagged)
+    previous = [int(sample_result.responses.rows[i]) for i in flagged[:-4]]
+
+    async def run_before(pilot):
+        screen = partial(ReviewScreen, previous_flagged_rows=previous)
+        await pilot.app.push_screen(screen(sample_result, store))
+        await settle(pilot)
+
+    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
+    store.close()
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_export_screen(snap_compare, in_repo, sample_result, monkeypatch, size):
+    monkeypatch.chdir("/")  # the folder is shown as an absolute path: the same on every machine
+    run_before = show(sample_result, "export")
+    assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
+
+
+@pytest.fixture(scope="module")
+def session_result():
+    """A seeded synthetic session of two items scored by four raters, r0 lenient, with noise
+    so that some scores are flagged."""
+    from test_items import config, run, session_frame
+
+    frame, vectors = session_frame(items=(("volcano", 120, 3), ("fractions", 100, 4)), seed=5)
+    rng = np.random.default_rng(6)
+    frame["rater"] = [f"r{k}" for k in rng.integers(0, 4, len(frame))]
+    scores = frame["score"].astype(int).to_numpy().copy()
+    noisy = rng.random(len(frame)) < 0.15
+    scores[noisy] = rng.integers(0, 3, int(noisy.sum()))
+    lenient = (frame["rater"] == "r0").to_numpy() & (rng.random(len(frame)) < 0.4)
+    scores[lenient] = np.minimum(scores[lenient] + 1, 2)
+    frame["score"] = [str(v) for v in scores]
+    settings = config(rater_column="rater", bootstrap_samples=20)
+    return run(frame, vectors, settings)
+
+
+@pytest.mark.parametrize("tab", ["5", "6"])
+def test_results_of_a_session_items_and_raters(snap_compare, in_repo, session_result, tab):
+    run_before = show(session_result, "results", tab)
+    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_review_of_a_session(snap_compare, in_repo, session_result, tmp_path, size):
+    review = session_result.review
+    source = tmp_path / "session.csv"
+    source.write_text("placeholder\n")
+    store = open_store(source, review.responses, tmp_path / "d.sqlite3", review.on_scale)
+
+    async def run_before(pilot):
+        pilot.app.store = store
+        await show(session_result, "review")(pilot)
+
+    assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
+    store.close()
+
+
+def test_the_resume_question(snap_compare, in_repo, sample_result):
+    entry = SavedResult("result-0", None, "run-1", "abc", 758, tuple(range(1, 164)))
+    session = SavedSession(
+        Path("/data/sessions/abc"),
+        "abc",
+        "/home/lead/plant_growth.csv",
+        "2026-11-21T16:05:00+00:00",
+        sample_result.config.to_dict(),
+        (entry,),
+    )
+
+    async def run_before(pilot):
+        await pilot.app.push_screen(ResumeModal(session, sample_result.config, 12))
+        await settle(pilot)
+
+    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
 
 
 def test_all_styling_lives_in_parm_tcss():

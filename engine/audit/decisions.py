@@ -8,6 +8,10 @@ A decision belongs to a file (its resolved absolute path) and to one response in
 1-based data row, the response id and a hash of its text. When the file changes, a decision
 whose row no longer holds the same id and text is reported as stale and never applied to a
 different answer.
+
+Each decision also records the run it was made on (`RunContext`: the run id, the settings
+digest, and the model's predicted score and severity for that response at that moment), so a
+later run with other settings cannot silently change what the decision was based on.
 """
 
 from __future__ import annotations
@@ -15,14 +19,15 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from engine.core.errors import ReviewError
 from engine.core.places import data_dir
+from engine.input.config import settings_digest
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DATABASE_NAME = "decisions.sqlite3"
 ACTIONS = ("keep", "change", "unsure")
 DECISION_COLUMNS = [
@@ -36,7 +41,20 @@ DECISION_COLUMNS = [
     "new_score",
     "note",
     "decided_at",
+    # The run the decision was made on; predicted and severity above are the exported run's.
+    "decided_run_id",
+    "decided_settings",
+    "decided_predicted",
+    "decided_severity",
 ]
+# Columns added after the first release, with their SQL types: (schema version, name, type).
+_ADDED_COLUMNS = (
+    (1, "note", "TEXT NOT NULL DEFAULT ''"),
+    (2, "run_id", "TEXT"),
+    (2, "settings_digest", "TEXT"),
+    (2, "predicted", "TEXT"),
+    (2, "severity", "REAL"),
+)
 
 _CREATE_DECISIONS = """
 CREATE TABLE IF NOT EXISTS decisions (
@@ -48,15 +66,31 @@ CREATE TABLE IF NOT EXISTS decisions (
     new_score TEXT,
     note TEXT NOT NULL DEFAULT '',
     decided_at TEXT NOT NULL,
+    run_id TEXT,
+    settings_digest TEXT,
+    predicted TEXT,
+    severity REAL,
     PRIMARY KEY (source, row)
 )
 """
 
 
 @dataclass(frozen=True)
+class RunContext:
+    """What the rater-lead saw when deciding: the run (its id and settings digest) and the
+    model's predicted score (label) and severity for the response in that run."""
+
+    run_id: str
+    settings_digest: str
+    predicted: str
+    severity: float
+
+
+@dataclass(frozen=True)
 class Decision:
     """One decision on one response. row: the 1-based data row in the input file;
-    new_score: the original label chosen for "change", else None; decided_at: UTC ISO 8601."""
+    new_score: the original label chosen for "change", else None; decided_at: UTC ISO 8601;
+    context: the run it was made on (None for decisions saved before schema 2)."""
 
     row: int
     response_id: str
@@ -64,6 +98,18 @@ class Decision:
     new_score: str | None
     note: str
     decided_at: str
+    context: RunContext | None = None
+
+
+def run_context(result, i: int) -> RunContext:
+    """The RunContext of response i (position in result.responses) in an AuditResult."""
+    labels = result.responses.labels
+    return RunContext(
+        result.run_id,
+        settings_digest(result.config),
+        labels[int(result.predicted[i])],
+        float(result.severity[i]),
+    )
 
 
 def text_hash(text: str) -> str:
@@ -91,6 +137,9 @@ def connect(path: Path) -> sqlite3.Connection:
         # FULL syncs the WAL at every commit, so a decision survives a power cut too.
         conn.execute("PRAGMA synchronous=FULL")
         _migrate(conn, path)
+    except ReviewError:
+        conn.close()
+        raise
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise ReviewError(
@@ -100,33 +149,44 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _schema_version(conn: sqlite3.Connection) -> int:
+def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
     tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if "meta" in tables:
         row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        return int(row[0]) if row else 0
+        if row is None:
+            return 0
+        try:
+            return int(str(row[0]).strip())
+        except ValueError:
+            raise ReviewError(
+                f"The decision database {path} has an unknown schema_version {row[0]!r} (this "
+                f"parm reads versions 0 to {SCHEMA_VERSION}). Move it aside to start a new one; "
+                "your input files are not affected."
+            ) from None
     return 0 if "decisions" in tables else -1
 
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION. Version 0 (first release) had no meta table and no
-    note column; -1 is an empty database."""
-    version = _schema_version(conn)
+    note column, version 1 no run columns; -1 is an empty database. Earlier decisions keep
+    NULL in the columns added since (their run is unknown)."""
+    version = _schema_version(conn, path)
     if version == SCHEMA_VERSION:
         return
-    if version > SCHEMA_VERSION:
+    if version > SCHEMA_VERSION or version < -1:
         raise ReviewError(
-            f"The decision database {path} was written by a newer parm (schema {version}); "
-            "update parm to read it."
+            f"The decision database {path} has schema_version {version}, which this parm "
+            f"cannot read (it reads 0 to {SCHEMA_VERSION}); a newer parm wrote it: update parm, "
+            "or move the file aside to start a new one."
         )
     conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
         conn.execute(_CREATE_DECISIONS)
-        if version == 0:
-            columns = {r[1] for r in conn.execute("PRAGMA table_info(decisions)")}
-            if "note" not in columns:
-                conn.execute("ALTER TABLE decisions ADD COLUMN note TEXT NOT NULL DEFAULT ''")
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(decisions)")}
+        for added_in, name, sql_type in _ADDED_COLUMNS:
+            if version < added_in and name not in columns:
+                conn.execute(f"ALTER TABLE decisions ADD COLUMN {name} {sql_type}")
         conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),
@@ -141,26 +201,49 @@ class DecisionStore:
     """Decisions for the responses of one file. Every `record`/`clear` is committed before it
     returns. Safe to call from any one thread at a time (a lock guards the connection)."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, source: str, responses) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, path: Path, source: str, responses, on_scale=None
+    ) -> None:
         self.path = path
         self.source = source
         self.responses = responses
+        # (N, C) which labels are on each response's item's scale (a file of several items
+        # pools their labels); None: every label is.
+        self.on_scale = on_scale
         self._conn = conn
         self._lock = threading.Lock()
         self._index = {int(r): i for i, r in enumerate(responses.rows)}
         self._decisions: dict[int, Decision] = {}
         self.stale: list[Decision] = []
+        self._seen_version = self._data_version()
         self._load()
+
+    def _data_version(self) -> int:
+        """SQLite's data_version: it changes when another connection (another parm) commits,
+        never for this connection's own writes."""
+        return int(self._query("PRAGMA data_version")[0][0])
+
+    def changed_elsewhere(self) -> bool:
+        """Whether another connection wrote to the database since this store last looked; if
+        so, the decisions are read again (the other writer's decision wins, as it is on disk)."""
+        version = self._data_version()
+        if version == self._seen_version:
+            return False
+        self._seen_version = version
+        self._decisions, self.stale = {}, []
+        self._load()
+        return True
 
     def _load(self) -> None:
         query = (
-            "SELECT row, response_id, text_hash, action, new_score, note, decided_at "
-            "FROM decisions WHERE source=? ORDER BY row"
+            "SELECT row, response_id, text_hash, action, new_score, note, decided_at, run_id, "
+            "settings_digest, predicted, severity FROM decisions WHERE source=? ORDER BY row"
         )
-        for row, rid, digest, action, new_score, note, decided_at in self._query(
+        for row, rid, digest, action, new_score, note, decided_at, *run in self._query(
             query, (self.source,)
         ):
-            decision = Decision(row, rid, action, new_score, note or "", decided_at)
+            context = None if run[0] is None else RunContext(*run)
+            decision = Decision(row, rid, action, new_score, note or "", decided_at, context)
             i = self._index.get(row)
             if i is not None and self._matches(i, rid, digest):
                 self._decisions[row] = decision
@@ -213,6 +296,8 @@ class DecisionStore:
             raise ReviewError(f"Unknown action {action!r} for row {row}; use one of {ACTIONS}.")
         labels = self.responses.labels
         human = labels[self.responses.scores[i]]
+        if self.on_scale is not None:
+            labels = tuple(label for label, on in zip(labels, self.on_scale[i]) if on)
         if action == "change":
             if new_score is None or str(new_score) not in labels:
                 raise ReviewError(
@@ -235,15 +320,18 @@ class DecisionStore:
         action: str,
         new_score: str | None = None,
         note: str = "",
+        context: RunContext | None = None,
     ) -> Decision:
         """Save a decision for the response at data row `row` (replacing an earlier one) and
-        return it. Committed to disk before this returns."""
+        return it. Committed to disk before this returns. context: the run it is made on."""
         self._validate(row, response_id, text, action, new_score)
         new_score = None if new_score is None else str(new_score)
-        decision = Decision(int(row), response_id, action, new_score, note, _now())
+        decision = Decision(int(row), response_id, action, new_score, note, _now(), context)
+        run = (None,) * 4 if context is None else astuple(context)
         self._write(
             "INSERT OR REPLACE INTO decisions (source, row, response_id, text_hash, action, "
-            "new_score, note, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "new_score, note, decided_at, run_id, settings_digest, predicted, severity) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 self.source,
                 decision.row,
@@ -253,6 +341,7 @@ class DecisionStore:
                 new_score,
                 note,
                 decision.decided_at,
+                *run,
             ),
         )
         self._decisions[decision.row] = decision
@@ -293,8 +382,11 @@ class DecisionStore:
         self.close()
 
 
-def open_store(source_path: str | Path, responses, database: Path | None = None) -> DecisionStore:
-    """The decisions for `responses` loaded from `source_path`; earlier ones come back."""
+def open_store(
+    source_path: str | Path, responses, database: Path | None = None, on_scale=None
+) -> DecisionStore:
+    """The decisions for `responses` loaded from `source_path`; earlier ones come back.
+    on_scale: for the pooled responses of several items, which labels each one may take."""
     path = Path(database) if database is not None else data_dir() / DATABASE_NAME
     conn = connect(path)
-    return DecisionStore(conn, path, source_key(source_path), responses)
+    return DecisionStore(conn, path, source_key(source_path), responses, on_scale)

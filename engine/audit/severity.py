@@ -74,3 +74,9 @@ def stacked_severity(
 
 def flags(predicted: np.ndarray, scores: np.ndarray) -> np.ndarray:
     return predicted != scores
+
+
+def queue_order(severity: np.ndarray) -> np.ndarray:
+    """The review queue: most severe first, ties in input order. Whether a response is flagged
+    (the PARM fit prefers another score) does not change its place."""
+    return np.argsort(-severity, kind="stable")

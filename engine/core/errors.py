@@ -25,6 +25,10 @@ class ReviewError(ParmError):
     """A review decision cannot be recorded, or the decision store cannot be used."""
 
 
+class ResumeError(ParmError):
+    """A saved session (settings and results kept for an input file) cannot be read or written."""
+
+
 class Cancelled(ParmError):
     """The user cancelled a run."""
 

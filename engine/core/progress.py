@@ -25,10 +25,14 @@ ProgressCallback = Callable[[ProgressEvent], None]
 
 
 class CancelToken:
-    """A thread-safe flag; `check()` raises `Cancelled` once `cancel()` was called."""
+    """A thread-safe flag; `check()` raises `Cancelled` once `cancel()` was called.
 
-    def __init__(self) -> None:
-        self._event = threading.Event()
+    event: the flag itself; by default a threading.Event, or a multiprocessing Event shared
+    with worker processes (engine.core.workers).
+    """
+
+    def __init__(self, event=None) -> None:
+        self._event = event if event is not None else threading.Event()
 
     def cancel(self) -> None:
         self._event.set()

@@ -9,17 +9,20 @@ import os
 import numpy as np
 
 from engine.core.places import cache_dir
-from engine.embedding.models import resolve_model
+from engine.embedding.models import model_identity
 
-CACHE_VERSION = "1"
+# 2: the key hashes length-prefixed texts and the model's identity (name and revision).
+CACHE_VERSION = "2"
 
 
 def cache_key(model_name: str, texts: list[str], kind: str = "sentence") -> str:
+    """SHA-256 over the cache version, the kind of vectors, the model's identity (name plus
+    revision, or a local folder's fingerprint: engine.embedding.models.model_identity) and every
+    text, each part prefixed by its length so that no two different inputs give the same bytes."""
     digest = hashlib.sha256()
-    for part in (CACHE_VERSION, kind, resolve_model(model_name)):
-        digest.update(part.encode("utf-8") + b"\x00")
-    for text in texts:
-        digest.update(text.encode("utf-8", "surrogatepass") + b"\x1f")
+    for part in (CACHE_VERSION, kind, model_identity(model_name), *texts):
+        encoded = part.encode("utf-8", "surrogatepass")
+        digest.update(len(encoded).to_bytes(8, "big") + encoded)
     return digest.hexdigest()
 
 
@@ -34,13 +37,16 @@ def read_cache(key: str) -> np.ndarray | None:
 def write_cache(key: str, array: np.ndarray) -> None:
     """Best effort: a cache that cannot be written only costs time later."""
     folder = cache_dir()
+    tmp = folder / f".{key}.{os.getpid()}.tmp.npy"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}.{os.getpid()}.tmp.npy"
         np.save(tmp, array, allow_pickle=False)
         os.replace(tmp, folder / f"{key}.npy")
     except OSError:
         pass
+    finally:
+        # After an error, Ctrl+C or SIGTERM: no half-written cache file stays behind.
+        _discard(tmp)
 
 
 def read_cache_arrays(key: str) -> dict[str, np.ndarray] | None:
@@ -57,13 +63,15 @@ def read_cache_arrays(key: str) -> dict[str, np.ndarray] | None:
 def write_cache_arrays(key: str, arrays: dict[str, np.ndarray]) -> None:
     """Best effort, atomic like write_cache: readers never see half an .npz."""
     folder = cache_dir()
+    tmp = folder / f".{key}.{os.getpid()}.tmp.npz"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}.{os.getpid()}.tmp.npz"
         np.savez(tmp, **arrays)
         os.replace(tmp, folder / f"{key}.npz")
     except OSError:
         pass
+    finally:
+        _discard(tmp)
 
 
 def read_cache_count(key: str) -> int | None:
@@ -78,5 +86,12 @@ def write_cache_count(key: str, truncated: int) -> None:
     """Best effort, like write_cache: the count lets a cached run still report truncation."""
     try:
         (cache_dir() / f"{key}.truncated").write_text(str(int(truncated)), encoding="ascii")
+    except OSError:
+        pass
+
+
+def _discard(path) -> None:
+    try:
+        os.unlink(path)
     except OSError:
         pass

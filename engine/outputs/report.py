@@ -81,6 +81,8 @@ def report_dict(result) -> dict:
     return {
         "parm_version": _version(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        # decisions.csv names the run each decision was made on (decided_run_id).
+        "run_id": result.run_id,
         "input": {
             "file": responses.source,
             "responses": len(responses),

@@ -67,7 +67,11 @@ def tuning_table(result) -> tuple[list[str], list[list]]:
 
 
 def decisions_table(store: DecisionStore, result) -> tuple[list[str], list[list]]:
-    """Header and rows of decisions.csv: one row per decision, in input-row order."""
+    """Header and rows of decisions.csv: one row per decision, in input-row order.
+
+    predicted and severity are the exported run's; the decided_* columns say which run the
+    decision was made on and what the model predicted then (empty for decisions saved before
+    parm recorded it)."""
     responses = result.responses
     labels = responses.labels
     index = {int(r): i for i, r in enumerate(responses.rows)}
@@ -88,6 +92,18 @@ def decisions_table(store: DecisionStore, result) -> tuple[list[str], list[list]
                 decision.new_score or "",
                 decision.note,
                 decision.decided_at,
+                *_decided_on(decision.context),
             ]
         )
     return list(DECISION_COLUMNS), rows
+
+
+def _decided_on(context) -> list:
+    if context is None:
+        return ["", "", "", ""]
+    return [
+        context.run_id,
+        context.settings_digest,
+        context.predicted,
+        f"{context.severity:.6f}",
+    ]

@@ -2,8 +2,9 @@
 
 All files of one export are written together (engine.core.files: every one in full to a
 temporary file before any is renamed into place), so an interrupted or failed export leaves the
-previous outputs intact; existing outputs are never overwritten unless asked. Text cells that a
-spreadsheet would run as a formula are prefixed with a quote.
+previous outputs intact; existing outputs are never overwritten unless asked, and a target that
+is a folder stops the export before anything is written. Every CSV field is quoted, and text
+cells that a spreadsheet would run as a formula are prefixed with a quote.
 """
 
 from __future__ import annotations
@@ -11,40 +12,60 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import tempfile
 from pathlib import Path
 
 from engine.core.errors import ExportError
-from engine.core.files import atomic_write_files, reason
+from engine.core.files import atomic_write_files, reason, refuse_non_regular_targets
 from engine.outputs import markdown, report, tables
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\x00")
+# What a spreadsheet may skip before it decides a cell is a formula: blanks, and quote
+# characters around a cell whose own quotes were escaped by the csv module.
+_SKIPPED_LEAD = " \t\r\n\"'"
+# A plain decimal number (not "inf", "nan" or "1_000", which float() also accepts).
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+# Characters json.dumps leaves raw that a terminal acts on (it escapes C0 itself).
+_JSON_RAW_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 OUTPUT_FILES = ("predictions.csv", "tuning.csv", "report.json", "report.md")
 DECISIONS_FILE = "decisions.csv"
 
 
 def guard_cell(value):
-    """Neutralise a text cell a spreadsheet would evaluate (numbers pass unchanged)."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        try:
-            float(value)
-            return value
-        except ValueError:
-            return "'" + value
+    """Neutralise a text cell a spreadsheet would evaluate: one that starts with = + - @ tab,
+    carriage return or NUL, also after leading blanks or quote characters, gets a leading `'`.
+
+    Numbers stay numbers: a cell that is a plain decimal number ("-0.250000", "+1", "1e-3") is
+    left as it is, because a spreadsheet reads it as that number, not as a formula. A formula
+    after a newline inside a cell stays text: the csv module quotes the cell, so a spreadsheet
+    keeps it as one cell and never evaluates its second line.
+    """
+    if not isinstance(value, str):
+        return value
+    if value.startswith(FORMULA_PREFIXES) or value.lstrip(_SKIPPED_LEAD).startswith(
+        FORMULA_PREFIXES
+    ):
+        return value if _NUMBER.fullmatch(value) else "'" + value
     return value
 
 
 def csv_text(header: list[str], rows) -> str:
+    """A CSV with every field quoted (csv.QUOTE_ALL) and every cell and header name guarded, so
+    no field can end early, spill into the next column or run as a formula."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
+    writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    writer.writerow([guard_cell(v) for v in header])
     for row in rows:
         writer.writerow([guard_cell(v) for v in row])
     return buffer.getvalue()
 
 
 def json_text(data: dict) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+    """Indented JSON, readable text kept; DEL, C1 controls and bidi overrides, which JSON allows
+    raw inside strings, are written as \\u escapes (the same string, inert in a terminal)."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False, default=str)
+    return _JSON_RAW_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
 
 
 def check_writable(out_dir: Path, names, overwrite: bool) -> None:
@@ -57,6 +78,8 @@ def check_writable(out_dir: Path, names, overwrite: bool) -> None:
     out_dir = Path(out_dir).expanduser()
     if out_dir.exists() and not out_dir.is_dir():
         raise ExportError(f"Output path {out_dir} exists and is not a folder.")
+    # Every target is checked before anything is written, so no export stops half-way on one.
+    refuse_non_regular_targets([out_dir / n for n in names])
     existing = [n for n in names if (out_dir / n).exists()]
     if existing and not overwrite:
         raise ExportError(

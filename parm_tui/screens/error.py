@@ -3,12 +3,13 @@ message with the traceback logged to a file (never shown, never closing the app)
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
+
+from parm_tui.widgets.plain import plain
 
 
 def describe_error(error: BaseException, log_path=None) -> tuple[str, str]:
@@ -41,9 +42,9 @@ class ErrorModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="error-box"):
-            yield Label(Text(self.title_text), id="error-title")
+            yield Label(plain(self.title_text), id="error-title")
             with VerticalScroll(id="error-scroll"):
-                yield Static(Text(self.text), id="error-message")
+                yield Static(plain(self.text), id="error-message")
             yield Button("Close", id="error-close", variant="error", compact=True)
 
     @property
@@ -54,7 +55,7 @@ class ErrorModal(ModalScreen[None]):
         """A further error while the modal is open goes into the same box."""
         self.messages.append(f"{title}: {message}")
         if self.is_mounted:
-            self.query_one("#error-message", Static).update(Text(self.text))
+            self.query_one("#error-message", Static).update(plain(self.text))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

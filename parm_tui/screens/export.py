@@ -11,8 +11,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Checkbox, Footer, Header, Input, Label, Static
+from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
+
+from parm_tui.widgets.footer import ParmFooter
+from parm_tui.widgets.plain import plain
+from parm_tui.widgets.toggles import MarkedCheckbox
 
 DEFAULT_FOLDER = "./parm-out"
 # (checkbox id, label, files it writes)
@@ -21,6 +25,8 @@ CHOICES = [
     ("export-tuning", "tuning.csv (every top-K / power tried)", ("tuning.csv",)),
     ("export-report", "report (report.json and report.md)", ("report.json", "report.md")),
     ("export-decisions", "decisions.csv (your review decisions)", ("decisions.csv",)),
+    ("export-items", "items.csv (one row per item)", ("items.csv",)),
+    ("export-raters", "raters.csv (one row per rater)", ("raters.csv",)),
 ]
 
 
@@ -29,16 +35,21 @@ def output_folder(value: str) -> Path:
     return Path(value.strip() or DEFAULT_FOLDER).expanduser().absolute()
 
 
-def write_chosen(result, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
-    """Write the chosen files (runs in a worker thread); raises ParmError subclasses."""
-    from engine.outputs.write import DECISIONS_FILE, decisions_csv, write_outputs
+def write_chosen(session, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
+    """Write the chosen files of a SessionResult (runs in a worker thread); raises ParmError
+    subclasses."""
+    from engine.outputs.session import decisions_table, write_session
+    from engine.outputs.write import DECISIONS_FILE, csv_text
+    from engine.session import as_session
+
+    session = as_session(session)
 
     outputs = [name for name in names if name != DECISIONS_FILE]
     extra = {}
     if DECISIONS_FILE in names and store is not None:
-        extra[DECISIONS_FILE] = decisions_csv(store, result)
+        extra[DECISIONS_FILE] = csv_text(*decisions_table(store, session))
     # One batch: a failure leaves every previous file in the folder as it was.
-    return write_outputs(result, folder, overwrite=overwrite, names=outputs, extra=extra)
+    return write_session(session, folder, overwrite=overwrite, names=outputs, extra=extra)
 
 
 class ConfirmOverwrite(ModalScreen[bool]):
@@ -56,7 +67,7 @@ class ConfirmOverwrite(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(f"{self.folder} already has:", style="bold"))
+            yield Label(plain(f"{self.folder} already has:", style="bold"))
             yield Label(Text("\n".join(f"  {name}" for name in self.existing)))
             yield Label(Text("Replace them?"))
             with Horizontal():
@@ -82,8 +93,10 @@ class ExportScreen(Screen):
     BINDINGS = [Binding("ctrl+s", "export", "Write files")]
 
     def __init__(self, result, store=None) -> None:
+        from engine.session import as_session
+
         super().__init__()
-        self.result = result
+        self.result = as_session(result)
         self.store = store
         self.export_worker: Worker | None = None
 
@@ -94,20 +107,31 @@ class ExportScreen(Screen):
             yield Label("Folder (created if missing; ~ allowed)")
             yield Input(value=DEFAULT_FOLDER, id="export-folder")
             yield Static(id="export-where")
-            for box_id, label, _ in CHOICES:
-                yield Checkbox(label, value=True, id=box_id, compact=True)
+            for box_id, label, files in CHOICES:
+                if self.offers(files):
+                    yield MarkedCheckbox(label, value=True, id=box_id, compact=True)
             yield Button("Write files (ctrl+s)", variant="primary", id="export-write")
             yield Static(id="export-status")
-        yield Footer(compact=True)
+        yield ParmFooter()
+
+    def offers(self, files) -> bool:
+        """items.csv and raters.csv only for a session with items and raters."""
+        from engine.outputs.session import output_files
+
+        known = output_files(self.result.config) + ("decisions.csv",)
+        return all(name in known for name in files)
 
     def summary(self) -> Text:
-        responses = self.result.responses
-        name = Path(responses.source).name if responses.source else "input"
+        source = self.result.items.source
+        name = Path(source).name if source else "input"
         flagged = int(self.result.flagged.sum())
-        return Text(f"{name} · {len(responses):,} responses · {flagged:,} flagged", style="bold")
+        count = f"{self.result.n_responses:,} responses"
+        if self.result.by_item:
+            count = f"{len(self.result.results)} items, " + count
+        return plain(f"{name} · {count} · {flagged:,} flagged", style="bold")
 
     def on_mount(self) -> None:
-        decisions = self.query_one("#export-decisions", Checkbox)
+        decisions = self.query_one("#export-decisions", MarkedCheckbox)
         if self.store is None:
             decisions.value = False
             decisions.disabled = True
@@ -118,7 +142,7 @@ class ExportScreen(Screen):
 
     def on_screen_resume(self) -> None:
         if self.store is not None:
-            self.query_one("#export-decisions", Checkbox).label = self.decisions_label()
+            self.query_one("#export-decisions", MarkedCheckbox).label = self.decisions_label()
 
     def decisions_label(self) -> str:
         count = len(self.store.all())
@@ -126,13 +150,15 @@ class ExportScreen(Screen):
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "export-folder":
-            where = Text(f"→ {output_folder(event.value)}", style="dim")
+            where = plain(f"→ {output_folder(event.value)}", style="dim")
             self.query_one("#export-where", Static).update(where)
 
     def chosen_names(self) -> list[str]:
         names: list[str] = []
         for box_id, _, files in CHOICES:
-            box = self.query_one(f"#{box_id}", Checkbox)
+            if not self.offers(files):
+                continue
+            box = self.query_one(f"#{box_id}", MarkedCheckbox)
             if box.value and not box.disabled:
                 names += files
         return names
@@ -162,8 +188,10 @@ class ExportScreen(Screen):
             check_writable(folder, names, overwrite=False)
         except ExportError as exc:
             existing = [n for n in names if (folder / n).exists()]
-            if not existing or (folder.exists() and not folder.is_dir()):
-                self.show_status(Text(str(exc), style="red"))
+            # Only regular files can be replaced; a folder in a target's place is the error.
+            blocked = any(not (folder / n).is_file() for n in existing)
+            if not existing or blocked or (folder.exists() and not folder.is_dir()):
+                self.show_status(plain(str(exc), style="red"))
                 return
             self.app.push_screen(
                 ConfirmOverwrite(folder, existing),
@@ -179,7 +207,7 @@ class ExportScreen(Screen):
         self._write(folder, names, overwrite=False)
 
     def _write(self, folder: Path, names: list[str], overwrite: bool) -> None:
-        self.show_status(Text(f"Writing {len(names)} file(s) to {folder}…"))
+        self.show_status(plain(f"Writing {len(names)} file(s) to {folder}…"))
         self.export_worker = self.write_files(folder, names, overwrite)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
@@ -192,7 +220,7 @@ class ExportScreen(Screen):
         if event.state == WorkerState.SUCCESS:
             written = event.worker.result
             text = Text(f"Wrote {len(written)} file(s):\n", style="green")
-            text.append("\n".join(f"  {path}" for path in written), style="")
+            text.append_text(plain("\n".join(f"  {path}" for path in written)))
             self.show_status(text)
             self.notify(f"Wrote {len(written)} file(s).")
         elif event.state == WorkerState.ERROR:
@@ -202,12 +230,12 @@ class ExportScreen(Screen):
         from engine.core.errors import ParmError
 
         if isinstance(error, ParmError):
-            self.show_status(Text(str(error), style="red"))
+            self.show_status(plain(str(error), style="red"))
         elif hasattr(self.app, "show_error"):
             self.show_status(Text("The export failed: see the message.", style="red"))
             self.app.show_error(error)
         else:
-            self.show_status(Text(f"{type(error).__name__}: {error}", style="red"))
+            self.show_status(plain(f"{type(error).__name__}: {error}", style="red"))
 
     def show_status(self, text: Text) -> None:
         self.query_one("#export-status", Static).update(text)

@@ -1,4 +1,5 @@
-"""Load: choose a file, preview it, pick the text/score/id/second-score columns, validate."""
+"""Load: choose a file, preview it, pick the text, score, id, second-score, item and rater
+columns (guessed for you), validate."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Label, Select, Static
+from textual.widgets import Button, Header, Label, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
+from engine.core.text import safe_text
 from parm_tui.recent import display_path, recent_files
+from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.lists import VimDataTable, VimOptionList
 from parm_tui.widgets.path_input import PathInput, expand, path_problem
+from parm_tui.widgets.plain import plain
 
 PREVIEW_ROWS = 30
 CELL_WIDTH = 50
@@ -26,17 +30,37 @@ COLUMN_ROLES = {
     "col-score": ("score_column", "score", "Score"),
     "col-id": ("id_column", "id", "Id (opt.)"),
     "col-second": ("second_score_column", "second", "2nd score (opt.)"),
+    "col-item": ("item_column", "item", "Item (opt.)"),
+    "col-rater": ("rater_column", "rater", "Rater (opt.)"),
+    "col-second-rater": ("second_rater_column", "second_rater", "2nd rater (opt.)"),
 }
 
 
 def short(value: str, width: int = CELL_WIDTH) -> Text:
     """A table cell as plain text (never markup), cut to `width` characters on one line."""
-    flat = " ".join(str(value).split())
+    flat = " ".join(safe_text(value, one_line=True).split())
     return Text(flat if len(flat) <= width else flat[: width - 1] + "…")
 
 
-def counts_line(responses) -> Text:
-    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater: 128'."""
+def counts_line(items) -> Text:
+    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater on 128', or for
+    a file of items '3 items, 600 responses (of 600 rows) · 1 item skipped · 7 raters'."""
+    if not items.by_item:
+        return responses_line(items.audited[0])
+    n = sum(len(r) for r in items.audited)
+    parts = [f"{len(items.audited)} item(s), {n:,} responses"]
+    if items.file_rows != n:
+        parts[0] += f" (of {items.file_rows:,} rows)"
+    if items.skipped:
+        parts.append(f"{len(items.skipped)} item(s) skipped")
+    raters = {r for responses in items.audited for r in (responses.raters or ()) if r}
+    if raters:
+        parts.append(f"{len(raters):,} rater(s)")
+    return plain(" · ".join(parts))
+
+
+def responses_line(responses) -> Text:
+    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater on 128'."""
     counts = responses.score_counts
     parts = [f"{len(responses):,} responses"]
     if responses.file_rows != len(responses):
@@ -46,7 +70,7 @@ def counts_line(responses) -> Text:
         parts.append(f"2nd rater on {int((responses.second_scores >= 0).sum()):,}")
     if responses.skipped:
         parts.append(f"{len(responses.skipped):,} rows skipped")
-    return Text(" · ".join(parts))
+    return plain(" · ".join(parts))
 
 
 class LoadScreen(Screen):
@@ -60,6 +84,7 @@ class LoadScreen(Screen):
         self.initial_path = initial_path
         self.frame = None
         self.frame_path: Path | None = None
+        self.frame_digest: str | None = None
         self._filling = False
 
     def compose(self) -> ComposeResult:
@@ -76,14 +101,16 @@ class LoadScreen(Screen):
                     yield Select([], id=select_id, compact=True, prompt="(none)")
         yield Static("", id="validation")
         yield VimDataTable(id="preview", zebra_stripes=True)
-        yield Footer(compact=True)
+        yield ParmFooter()
 
     def on_mount(self) -> None:
         self.query_one("#recent", VimOptionList).border_title = "Recent files (enter opens)"
         self.show_recent()
         self.query_one("#preview").border_title = "Preview"
         if self.initial_path is not None:
-            self.query_one("#path", PathInput).value = str(self.initial_path)
+            # The input shows the path as display_path does (control characters replaced);
+            # the file opened is the real one.
+            self.query_one("#path", PathInput).value = display_path(self.initial_path)
             self.open_path(str(self.initial_path))
         else:
             self.query_one("#path", PathInput).focus()
@@ -91,7 +118,7 @@ class LoadScreen(Screen):
     def show_recent(self) -> None:
         recent = self.query_one("#recent", VimOptionList)
         recent.clear_options()
-        recent.add_options([Option(Text(display_path(p)), id=str(p)) for p in recent_files()])
+        recent.add_options([Option(plain(display_path(p)), id=str(p)) for p in recent_files()])
         recent.display = recent.option_count > 0
 
     # -- opening a file -------------------------------------------------------------------------
@@ -111,36 +138,59 @@ class LoadScreen(Screen):
         message = self.query_one("#path-message", Static)
         message.set_class(problem is not None, "error")
         if problem is not None:
-            message.update(Text(problem))
+            message.update(plain(problem))
             return
         path = expand(text).resolve()
-        message.update(Text(f"Reading {display_path(path)} …"))
+        message.update(plain(f"Reading {display_path(path)} …"))
         self.read_frame(path)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="read-table")
     def read_frame(self, path: Path):
+        """The table, the digest of the file's bytes and its saved session (or why that
+        session cannot be read)."""
+        from engine.core.errors import DataError, ResumeError
+        from engine.core.files import file_digest
         from engine.input.table import read_table
 
-        return path, read_table(path)
+        frame = read_table(path)
+        try:
+            digest = file_digest(path)
+        except OSError as exc:
+            raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
+        session, problem = None, None
+        try:
+            from engine.saved.store import find_session
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+            session = find_session(digest)
+        except ResumeError as exc:
+            problem = str(exc)
+        return path, frame, digest, session, problem
+
+    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "read-table":
             return
         message = self.query_one("#path-message", Static)
         if event.state == WorkerState.SUCCESS:
-            path, frame = event.worker.result
+            path, frame, digest, session, problem = event.worker.result
             message.set_class(False, "error")
             message.update(
-                Text(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
+                plain(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
             )
+            self.frame_digest = digest
+            # A fallback encoding or replaced control characters: said once, when the file opens.
+            for warning in frame.attrs.get("warnings", ()):
+                self.app.notify(warning, severity="warning", timeout=10)
             self.show_frame(path, frame)
+            from parm_tui.screens.resume import offer_resume
+
+            await offer_resume(self.app, session, problem)
         elif event.state == WorkerState.ERROR:
             from engine.core.errors import ParmError
 
             error = event.worker.error
             if isinstance(error, ParmError):
                 message.set_class(True, "error")
-                message.update(Text(str(error)))
+                message.update(plain(str(error)))
             else:
                 self.app.show_error(error)
 
@@ -151,7 +201,7 @@ class LoadScreen(Screen):
         self.frame, self.frame_path = frame, path
         guesses = guess_columns(frame)
         columns = [str(c) for c in frame.columns]
-        options = [(Text(c), c) for c in columns]
+        options = [(plain(c), c) for c in columns]
         self._filling = True
         try:
             for select_id, (key, guess_key, _) in COLUMN_ROLES.items():
@@ -193,9 +243,10 @@ class LoadScreen(Screen):
         return chosen
 
     def validate(self) -> None:
-        """Build Responses from the chosen columns; show counts and warnings, or the error."""
+        """Build the items' responses from the chosen columns; show counts and warnings, or the
+        error."""
         from engine.core.errors import ParmError
-        from engine.input.responses import responses_from_frame
+        from engine.input.items import split_items
 
         if self.frame is None:
             return
@@ -208,18 +259,18 @@ class LoadScreen(Screen):
             return
         try:
             config = self.app.config.updated(**columns)
-            responses = responses_from_frame(self.frame, config, source=str(self.frame_path))
+            items = split_items(self.frame, config, source=str(self.frame_path))
         except ParmError as exc:
             box.set_class(True, "error")
-            box.update(Text(str(exc)))
+            box.update(plain(str(exc)))
             self.app.clear_responses()
             return
         box.set_class(False, "error")
-        lines = Text("✓ ", style="bold green") + counts_line(responses)
-        for warning in responses.warnings:
-            lines.append("\n⚠ " + warning, style="yellow")
+        lines = Text("✓ ", style="bold green") + counts_line(items)
+        for warning in items.warnings:
+            lines.append_text(plain("\n⚠ " + warning, style="yellow"))
         box.update(lines)
-        self.app.accept_responses(responses, self.frame_path, config)
+        self.app.accept_items(items, self.frame_path, config, self.frame_digest)
         self.show_recent()
 
     def action_copy_row(self) -> None:

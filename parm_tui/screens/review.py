@@ -2,32 +2,35 @@
 
 The list is paged (PAGE_SIZE rows in the table at a time) because the stock DataTable freezes
 with many thousands of rows; up/down cross page edges, pgup/pgdn turn pages, g/G jump to the
-first/last response. Each decision is saved to the store before the list shows it.
+first/last response. A decision key acts on the response the detail pane shows (not on the
+row under the cursor at that instant, which may have moved on before the pane was redrawn) and
+is saved to the store, with the run it was made on, before the list shows it. `n` moves on
+without recording anything.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Checkbox, DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import DataTable, Header, Input, Select, Static
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
+from engine.audit.decisions import run_context
+from engine.audit.queue import rerun_changes
 from engine.core.errors import ParmError
-from parm_tui.widgets.neighbours import NeighbourList, snippet
-from parm_tui.widgets.review_detail import (
-    NoteModal,
-    ScoreModal,
-    decision_cell,
-    response_header,
-    second_rater_cell,
-)
+from parm_tui.widgets.footer import ParmFooter
+from parm_tui.widgets.review_detail import ReviewDetail
+from parm_tui.widgets.review_dialogs import NoteModal, ScoreModal
+from parm_tui.widgets.review_filters import ReviewFilters
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
+from parm_tui.widgets.toggles import MarkedCheckbox
 
+# How often the review screen looks for decisions saved by another parm on the same database.
+OTHER_WRITER_CHECK_SECONDS = 2.0
 NO_STORE = (
     "Decisions are off: no decision store is open for this result (no input file, or its "
     "database could not be opened)."
@@ -35,7 +38,12 @@ NO_STORE = (
 
 
 class ReviewScreen(Screen):
-    """Flagged responses with their evidence, and the rater-lead's decisions."""
+    """Flagged responses with their evidence, and the rater-lead's decisions.
+
+    previous_flagged_rows: the data rows the previous run of this file flagged (None when this
+    is its first run), for the re-run counts and views; start_row: the data row to open at
+    (where the review stopped), else the first undecided response.
+    """
 
     SUB_TITLE = "Review"
 
@@ -43,92 +51,137 @@ class ReviewScreen(Screen):
         Binding("k", "decide('keep')", "Keep"),
         Binding("c", "decide('change')", "Change"),
         Binding("u", "decide('unsure')", "Unsure"),
-        Binding("n", "note", "Note"),
+        Binding("n", "next", "Next"),
+        Binding("e", "note", "Note"),
         Binding("x", "clear", "Clear"),
-        Binding("y", "copy", "Copy"),
-        Binding("a", "toggle_all", "All"),
         Binding("slash", "search", "Search"),
-        Binding("escape", "back", "Back"),
+        Binding("y", "copy", "Copy", show=False),
+        Binding("a", "toggle_all", "All", show=False),
+        Binding("escape", "back", "Back", show=False),
         Binding("right_square_bracket", "scroll_detail(1)", "Detail ↓", show=False),
         Binding("left_square_bracket", "scroll_detail(-1)", "Detail ↑", show=False),
     ]
 
-    def __init__(self, result, store=None) -> None:
+    def __init__(self, result, store=None, previous_flagged_rows=None, start_row=None) -> None:
+        from engine.audit.combined import review_set
+
         super().__init__()
-        self.result = result
+        # A ReviewSet: every item's responses in one queue (one AuditResult is a set of one).
+        self.result = result if hasattr(result, "locate") else review_set([result], result.config)
         self.store = store
+        self.previous_flagged_rows = previous_flagged_rows
+        self.start_row = start_row
         self.view = np.zeros(0, dtype=int)
         self.page = 0
+        self.pending_notes: dict[int, str] = {}
+        self.changes = None
         self._folded: list[str] | None = None
         self._search_timer = None
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        labels = self.result.responses.labels
-        human = [(Text(f"human {label}"), code) for code, label in enumerate(labels)]
-        model = [(Text(f"model {label}"), code) for code, label in enumerate(labels)]
         yield Header()
         yield Static(id="review-status")
-        with Horizontal(id="review-filters"):
-            yield Input(placeholder="/ search answers or ids", id="review-search", compact=True)
-            yield Select(human, prompt="human: any", id="filter-human", compact=True)
-            yield Select(model, prompt="model: any", id="filter-model", compact=True)
-            yield Checkbox("off by ≥2", id="filter-off2", compact=True)
-            yield Checkbox("all", id="filter-all", compact=True)
+        yield Static(id="review-rerun")
+        yield ReviewFilters(
+            self.result.responses.labels,
+            self.is_rerun(),
+            items=self.item_names(),
+            raters=self.rater_names(),
+            id="review-filters",
+        )
         with Horizontal(id="review-body"):
-            yield ReviewTable(cursor_type="row", zebra_stripes=True, id="review-table")
-            with VerticalScroll(id="review-detail"):
-                yield Static(id="detail-header")
-                yield Static("Answer", classes="detail-title")
-                yield Static(id="detail-text")
-                yield Static("Nearest neighbours (evidence)", classes="detail-title")
-                yield NeighbourList(id="detail-neighbours")
-        # Without the palette hint the footer fits every key at 80 columns (ctrl+p still works).
-        yield Footer(compact=True, show_command_palette=False)
+            yield ReviewTable(self.result, id="review-table")
+            yield ReviewDetail(id="review-detail")
+        yield ParmFooter()
+
+    def item_names(self) -> list[str]:
+        """The items to filter by (none for a file of one item)."""
+        return [r.responses.item for r in self.result.results] if self.result.by_item else []
+
+    def rater_names(self) -> list[str]:
+        raters = self.result.responses.raters
+        return sorted({r for r in raters if r}) if raters is not None else []
+
+    def is_rerun(self) -> bool:
+        """A previous run of the file, or decisions made on another run than this one."""
+        if self.previous_flagged_rows is not None:
+            return True
+        decisions = {} if self.store is None else self.store.all()
+        run_id = self.result.run_id
+        return any(d.context is None or d.context.run_id != run_id for d in decisions.values())
 
     def on_mount(self) -> None:
         table = self.query_one(ReviewTable)
-        columns = [("row", "row"), ("human", "human")]
-        if self.result.raters_disagree is not None:
-            columns.append(("second", "2nd"))
-        columns += [
-            ("model", "model"),
-            ("severity", "sev"),
-            ("decision", "decision"),
-            ("answer", "answer"),
-        ]
-        for key, label in columns:
-            table.add_column(label, key=key)
+        table.fit(table.size.width or int(self.app.size.width * 0.6))
+        self.query_one("#review-rerun").display = self.is_rerun()
+        self.update_changes()
         self.refresh_view()
+        self.open_at_start()
         table.focus()
         if self.store is None:
             self.notify(NO_STORE, severity="warning", timeout=6)
         elif self.store.stale:
-            self.notify(escape(self.store.stale_message()), severity="warning", timeout=10)
+            self.notify(self.store.stale_message(), severity="warning", timeout=10)
+        self.set_interval(OTHER_WRITER_CHECK_SECONDS, self.check_other_writers)
+
+    def check_other_writers(self) -> None:
+        """When another parm (another window on the same file) saved decisions, read them
+        again and say so: the list never shows decisions the database no longer holds."""
+        if self.store is None:
+            return
+        try:
+            changed = self.store.changed_elsewhere()
+        except ParmError:
+            return
+        if changed:
+            self.refresh_view()
+            self.notify(
+                "Decisions were saved by another parm window on this file; the list now shows "
+                "them (the latest decision on a response wins).",
+                severity="warning",
+                timeout=8,
+            )
+
+    def open_at_start(self) -> None:
+        """Where the review stopped (start_row), else the first undecided response listed."""
+        rows = self.result.responses.rows
+        if self.start_row is not None:
+            hits = np.flatnonzero(rows[self.view] == self.start_row)
+            if hits.size:
+                self.go_to(int(hits[0]))
+                return
+        undecided = [n for n, i in enumerate(self.view) if self._decision(int(i)) is None]
+        self.go_to(undecided[0] if undecided else 0)
+
+    def on_resize(self) -> None:
+        table = self.query_one(ReviewTable)
+        if table.size.width and table.fit(table.size.width):
+            self._show_page(self.page, table.cursor_row)
 
     def on_screen_resume(self) -> None:
-        # A dialog's result may have changed the detail while this screen was underneath;
-        # redraw it once this screen is laid out again.
+        # A dialog's result may have changed the detail while this screen was underneath.
         self.call_after_refresh(self.show_detail)
 
+    def on_screen_suspend(self) -> None:
+        self.remember_position()
+
+    def remember_position(self) -> None:
+        """Keep where the review stopped in the result's saved session (when it has one)."""
+        from parm_tui.screens.resume import remember_review_row
+
+        if self.shown_row() is not None:
+            remember_review_row(self.app, self.result, self.shown_row())
+
     # --- the list -----------------------------------------------------------------------
-    def refresh_view(self) -> None:
-        """Recompute the filtered list, staying on the same response when it is still listed."""
-        current = self.current()
-        human = self.query_one("#filter-human", Select).value
-        model = self.query_one("#filter-model", Select).value
-        search = self.query_one("#review-search", Input).value.strip()
-        if search and self._folded is None:
+    def refresh_view(self, prefer: int | None = None) -> None:
+        """Recompute the filtered list, staying on `prefer` (default: the response shown) when
+        it is still listed."""
+        current = prefer if prefer is not None else self.shown()
+        criteria = self.query_one(ReviewFilters).criteria(self.changes)
+        if criteria["search"] and self._folded is None:
             self._folded = [t.casefold() for t in self.result.responses.texts]
-        self.view = review_view(
-            self.result,
-            show_all=self.query_one("#filter-all", Checkbox).value,
-            human=human if isinstance(human, int) else None,
-            predicted=model if isinstance(model, int) else None,
-            off_by_two=self.query_one("#filter-off2", Checkbox).value,
-            search=search,
-            folded=self._folded,
-        )
+        self.view = review_view(self.result, folded=self._folded, **criteria)
         hits = np.flatnonzero(self.view == current) if current is not None else []
         self.go_to(int(hits[0]) if len(hits) else 0)
 
@@ -152,26 +205,11 @@ class ReviewScreen(Screen):
         self.page = page
         table.clear()
         for i in self.view[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]:
-            table.add_row(*self._cells(int(i)), key=str(int(i)))
+            table.add_row(*table.cells(int(i), self._decision(int(i))), key=str(int(i)))
         if table.row_count:
             table.move_cursor(row=min(cursor, table.row_count - 1), animate=False)
         self._update_status()
         self.show_detail()
-
-    def _cells(self, i: int) -> list[Text]:
-        responses = self.result.responses
-        labels = responses.labels
-        human, model = int(responses.scores[i]), int(self.result.predicted[i])
-        row = int(responses.rows[i])
-        cells = [Text(str(row), justify="right"), Text(labels[human], justify="center")]
-        if self.result.raters_disagree is not None:
-            cells.append(second_rater_cell(self.result, i))
-        return cells + [
-            Text(labels[model], justify="center", style="bold yellow" if model != human else ""),
-            Text(f"{float(self.result.severity[i]):.2f}", justify="right"),
-            decision_cell(self._decision(i)),
-            Text(snippet(responses.texts[i], 60)),
-        ]
 
     def current(self) -> int | None:
         """Index (in the responses) of the highlighted response, or None when the list is empty."""
@@ -181,36 +219,59 @@ class ReviewScreen(Screen):
             return None
         return int(self.view[position])
 
+    def shown(self) -> int | None:
+        """Index of the response in the detail pane: the one decisions act on."""
+        return self.query_one(ReviewDetail).shown
+
+    def shown_row(self) -> int | None:
+        i = self.shown()
+        return None if i is None else int(self.result.responses.rows[i])
+
     def _update_status(self) -> None:
         n, shown = len(self.result.responses), len(self.view)
-        flagged = int(self.result.flagged.sum())
         text = Text()
-        text.append(f"{flagged:,} flagged of {n:,}", style="bold")
-        start = self.page * PAGE_SIZE
-        text.append(f" · listed {shown:,}")
-        if shown:
-            text.append(f" · {start + 1:,}–{min(start + PAGE_SIZE, shown):,}")
-        text.append(f" · page {self.page + 1}/{self.pages}")
+        text.append(f"{int(self.result.flagged.sum()):,} flagged of {n:,}", style="bold")
         if self.store is None:
             text.append(" · decisions off", style="yellow")
         else:
             text.append(f" · {len(self.store.all()):,} decided")
+        text.append(f" · listed {shown:,}")
+        if self.pages > 1:
+            start = self.page * PAGE_SIZE
+            text.append(f" ({start + 1:,}–{min(start + PAGE_SIZE, shown):,}, ")
+            text.append(f"page {self.page + 1}/{self.pages})")
         self.query_one("#review-status", Static).update(text)
+        self._update_rerun()
+
+    def _update_rerun(self) -> None:
+        if self.changes is None:
+            return
+        unflagged = int(self.changes.no_longer_flagged.sum())
+        new = int(self.changes.newly_flagged.sum())
+        text = Text("Re-run: ", style="bold")
+        text.append(f"{unflagged:,} decided no longer flagged", style="yellow" if unflagged else "")
+        text.append(" · ")
+        text.append(f"{new:,} newly flagged undecided", style="yellow" if new else "")
+        text.append(" (view ▾)", style="dim")
+        self.query_one("#review-rerun", Static).update(text)
+
+    def update_changes(self) -> None:
+        """Recount the re-run changes (decisions change them); the list is left as it is."""
+        if self.is_rerun():
+            decisions = {} if self.store is None else self.store.all()
+            self.changes = rerun_changes(self.result, decisions, self.previous_flagged_rows)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail()
 
     def show_detail(self) -> None:
+        detail = self.query_one(ReviewDetail)
         i = self.current()
-        header = self.query_one("#detail-header", Static)
         if i is None:
-            header.update(Text("No responses match the filters.", style="dim"))
-            self.query_one("#detail-text", Static).update("")
-            self.query_one(NeighbourList).update("")
+            detail.clear("No responses match the filters.")
             return
-        header.update(response_header(self.result, i, self._decision(i)))
-        self.query_one("#detail-text", Static).update(Text(self.result.responses.texts[i]))
-        self.query_one(NeighbourList).show(self.result, i)
+        row = int(self.result.responses.rows[i])
+        detail.show(self.result, i, self._decision(i), self.pending_notes.get(row))
 
     # --- filters ------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -229,12 +290,11 @@ class ReviewScreen(Screen):
     def on_select_changed(self, event: Select.Changed) -> None:
         self.refresh_view()
 
-    def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
+    def on_checkbox_changed(self, event: MarkedCheckbox.Changed) -> None:
         self.refresh_view()
 
     def action_toggle_all(self) -> None:
-        box = self.query_one("#filter-all", Checkbox)
-        box.value = not box.value
+        self.query_one(ReviewFilters).toggle_all()
 
     def action_search(self) -> None:
         self.query_one("#review-search", Input).focus()
@@ -249,6 +309,22 @@ class ReviewScreen(Screen):
         elif len(self.app.screen_stack) > 1:
             self.app.pop_screen()
 
+    # --- moving on ----------------------------------------------------------------------
+    def advance_from(self, i: int) -> None:
+        """Show the response listed after response i (staying put at the end of the list)."""
+        hits = np.flatnonzero(self.view == i)
+        if not hits.size:
+            return
+        if int(hits[0]) + 1 < len(self.view):
+            self.go_to(int(hits[0]) + 1)
+        else:
+            self.notify("That was the last response in the list.")
+
+    def action_next(self) -> None:
+        i = self.shown()
+        if i is not None:
+            self.advance_from(i)
+
     # --- decisions ----------------------------------------------------------------------
     def _decision(self, i: int):
         if self.store is None:
@@ -256,11 +332,11 @@ class ReviewScreen(Screen):
         return self.store.get(int(self.result.responses.rows[i]))
 
     def _target(self) -> int | None:
-        """The highlighted response when decisions can be recorded, else None (after saying why)."""
+        """The response on screen when decisions can be recorded, else None (after saying why)."""
         if self.store is None:
             self.notify(NO_STORE, severity="warning")
             return None
-        return self.current()
+        return self.shown()
 
     def action_decide(self, action: str) -> None:
         i = self._target()
@@ -273,7 +349,7 @@ class ReviewScreen(Screen):
         labels = responses.labels
         modal = ScoreModal(
             int(responses.rows[i]),
-            labels,
+            self.result.labels_of(i),  # the item's own scale
             labels[responses.scores[i]],
             labels[self.result.predicted[i]],
         )
@@ -282,6 +358,7 @@ class ReviewScreen(Screen):
         )
 
     def action_note(self) -> None:
+        """A note on the decision shown; before deciding, it waits for the decision."""
         i = self._target()
         if i is None:
             return
@@ -292,13 +369,16 @@ class ReviewScreen(Screen):
             if note is None:
                 return
             if decision is None:
-                # A note on an undecided answer marks it for another look.
-                self._record(i, "unsure", None, advance=False, note=note)
-                self.notify("Saved as unsure with the note.")
+                self.pending_notes[row] = note
+                self.show_detail()
             else:
                 self._record(i, decision.action, decision.new_score, False, note=note)
 
-        self.app.push_screen(NoteModal(row, decision.note if decision else ""), save)
+        if decision is None:
+            modal = NoteModal(row, self.pending_notes.get(row, ""), waiting=True)
+        else:
+            modal = NoteModal(row, decision.note)
+        self.app.push_screen(modal, save)
 
     def action_clear(self) -> None:
         i = self._target()
@@ -307,45 +387,50 @@ class ReviewScreen(Screen):
         try:
             self.store.clear(int(self.result.responses.rows[i]))
         except ParmError as exc:
-            self.notify(escape(str(exc)), severity="error", timeout=10)
+            self.notify(str(exc), severity="error", timeout=10)
         self._refresh_row(i)
 
     def _record(self, i: int, action: str, new_score, advance: bool, note=None) -> None:
         responses = self.result.responses
+        row = int(responses.rows[i])
         earlier = self._decision(i)
         if note is None:
-            note = earlier.note if earlier else ""
+            note = self.pending_notes.get(row, earlier.note if earlier else "")
         try:
             self.store.record(
-                int(responses.rows[i]),
+                row,
                 responses.ids[i],
                 responses.texts[i],
                 action,
                 new_score,
                 note,
+                context=run_context(self.result, i),
             )
         except ParmError as exc:
-            self.notify(escape(str(exc)), severity="error", timeout=10)
+            self.notify(str(exc), severity="error", timeout=10)
             return
+        self.pending_notes.pop(row, None)
         self._refresh_row(i)
         if advance:
-            self.query_one(ReviewTable).action_cursor_down()
+            self.advance_from(i)
 
     def _refresh_row(self, i: int) -> None:
         table = self.query_one(ReviewTable)
         try:
-            table.update_cell(str(i), "decision", decision_cell(self._decision(i)))
+            table.update_cell(str(i), "decision", table.decision_cell(self._decision(i)))
         except (CellDoesNotExist, RowDoesNotExist):
             pass  # the row is on another page now; the page shows it when it is built
+        self.update_changes()
         self._update_status()
         self.show_detail()
 
     def action_scroll_detail(self, direction: int) -> None:
-        detail = self.query_one("#review-detail", VerticalScroll)
+        detail = self.query_one(ReviewDetail)
         detail.scroll_relative(y=direction * max(1, detail.size.height - 2), animate=False)
+        self.call_after_refresh(detail.mark_overflow)
 
     def action_copy(self) -> None:
-        i = self.current()
+        i = self.shown()
         if i is None:
             return
         self.app.copy_to_clipboard(self.result.responses.texts[i])

@@ -13,13 +13,18 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Label, ProgressBar, Static
+from textual.widgets import Button, Header, Label, ProgressBar, Static
 
+from parm_tui.widgets.footer import ParmFooter
+from parm_tui.widgets.plain import plain
+from parm_tui.widgets.settings_summary import columns_text, settings_text
 from parm_tui.widgets.tuning_table import TuningTable
 
-# Every stage the engine reports, in the order it reports them. "colbert" (MaxSim between
-# candidate pairs) only happens in late-interaction mode; "audit" is bootstrap + cross-fitting.
+# Every stage the engine reports, in the order it reports them. "items" (items audited of all)
+# only shows for a file of several items; "colbert" (MaxSim between candidate pairs) only in
+# late-interaction mode; "audit" is bootstrap + cross-fitting.
 STAGES = {
+    "items": "Items",
     "embedding": "Embedding",
     "neighbours": "Neighbours",
     "colbert": "MaxSim",
@@ -64,12 +69,27 @@ def stage_message(event) -> str:
     return event.message
 
 
-def configuration_count(config) -> str:
-    ks = len(config.top_k_values)
-    powers = config.power_values
-    if powers is None:
-        return f"{ks} K value(s) × Brent search on p"
-    return f"{ks * len(powers)} configuration(s)"
+def run_problem(app) -> str | None:
+    """Why an audit cannot start now (no file, or settings the form shows as invalid)."""
+    if app.responses is None:
+        return "load a file first (F2)."
+    if getattr(app, "settings_problem", None) is not None:
+        return f"the settings have an error (F3): {app.settings_problem}"
+    return None
+
+
+def settings_lines(app) -> Text:
+    """What a run reads and the settings it runs with, as the Run screen lists them."""
+    if app.responses is None:
+        return Text("No file loaded: F2 opens one.")
+    config = app.config
+    name = app.source_path.name if app.source_path else "input"
+    text = Text()
+    text.append_text(plain(name, style="bold"))
+    text.append(f" · {len(app.responses):,} responses · ")
+    text.append_text(plain(columns_text(config) + "\n"))
+    text.append_text(plain(settings_text(config, precomputed=app.embeddings_path is not None)))
+    return text
 
 
 class RunScreen(Screen):
@@ -88,13 +108,17 @@ class RunScreen(Screen):
         self.clocks: dict[str, StageClock] = {}
         self.started_at: float | None = None
         self.running = False
+        # The result the status line's last outcome is about (it is stale for any other).
+        self.outcome_for = None
+        self.metric = "kappa"
+        self.next_item = False
 
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="run-controls"):
             yield Button("Start audit", id="run-start", variant="primary", compact=True)
             yield Button("Cancel (Esc)", id="run-cancel", variant="error", compact=True)
-        yield Static("", id="run-summary")
+        yield Static("", id="run-settings")
         for stage, name in STAGES.items():
             with Horizontal(classes="stage", id=f"stage-{stage}"):
                 yield Label(name, classes="stage-name")
@@ -102,19 +126,31 @@ class RunScreen(Screen):
                 yield Static("", id=f"detail-{stage}", classes="stage-detail")
         yield Static("", id="run-status")
         yield TuningTable(id="run-tuning")
-        # Without the palette hint the footer fits every key at 80 columns (ctrl+p still works).
-        yield Footer(compact=True, show_command_palette=False)
+        yield ParmFooter()
 
     def on_mount(self) -> None:
         self.query_one("#run-tuning").border_title = "Tuning (★ current best)"
         self.query_one("#stage-colbert").display = False
+        self.query_one("#stage-items").display = False
         self.query_one("#run-cancel", Button).disabled = True
+        for bar in self.query(ProgressBar):
+            bar.update(total=1, progress=0)  # empty, not the "waiting" animation
         self.set_interval(DRAIN_SECONDS, self.drain)
         self.on_screen_resume()
 
     def on_screen_resume(self) -> None:
         if not self.running:
-            self.query_one("#run-summary", Static).update(Text(self.app.run_summary()))
+            self.show_readiness()
+
+    def show_readiness(self) -> None:
+        """The settings a run would use, and whether it can start (and if not, why not)."""
+        self.query_one("#run-settings", Static).update(settings_lines(self.app))
+        problem = run_problem(self.app)
+        self.query_one("#run-start", Button).disabled = problem is not None
+        if problem is not None:
+            self.set_status(Text(f"Cannot start: {problem}", style="bold red"))
+        elif self.outcome_for is None or self.outcome_for is not self.app.result:
+            self.set_status(Text("Ready: s starts the audit with the settings above."))
 
     async def action_start_run(self) -> None:
         await self.app.start_audit()
@@ -131,40 +167,49 @@ class RunScreen(Screen):
     # -- called by the app ----------------------------------------------------------------------
     def begin(self, config, late_interaction: bool) -> deque:
         """Reset the display for a new run; returns the queue the engine's callback fills."""
+        self.set_status("Running… (Esc cancels)")
         self.feed = deque()
         self.clocks = {stage: StageClock() for stage in STAGES}
         self.started_at = time.monotonic()
         self.running = True
+        self.outcome_for = None
         for stage in STAGES:
             self.query_one(f"#bar-{stage}", ProgressBar).update(total=None, progress=0)
             self.query_one(f"#detail-{stage}", Static).update("waiting")
         self.query_one("#stage-colbert").display = late_interaction
+        self.query_one("#stage-items").display = config.item_column is not None
+        self.metric = config.selection_metric
         self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
         self.query_one("#run-start", Button).disabled = True
         self.query_one("#run-cancel", Button).disabled = False
-        self.query_one("#run-summary", Static).update(Text(self.app.run_summary()))
-        self.set_status("Running… (Esc cancels)")
+        self.query_one("#run-settings", Static).update(settings_lines(self.app))
         return self.feed
 
     def torn_down(self) -> bool:
         """True while the screen is being removed: its timer can still fire once, childless."""
         return not self.is_mounted or not self.query("#run-tuning")
 
-    def finish(self, message: str) -> None:
-        """The run ended (finished, cancelled or failed): show any last events and `message`."""
+    def finish(self, message: str, result=None) -> None:
+        """The run ended (finished, cancelled or failed): show any last events and `message`
+        (about `result` when it finished)."""
         self.running = False
+        self.outcome_for = result
         if self.torn_down():
             return
         self.drain()
         for bar in self.query(ProgressBar):
             if bar.total is None:  # stop the "waiting" animation of stages that never began
                 bar.update(total=1, progress=0)
-        self.query_one("#run-start", Button).disabled = False
+        self.query_one("#run-start", Button).disabled = run_problem(self.app) is not None
         self.query_one("#run-cancel", Button).disabled = True
         self.set_status(message)
+        table = self.query_one("#run-tuning", TuningTable)
+        if table.best_index is not None:
+            table.move_cursor(row=table.best_index)
 
-    def set_status(self, message: str) -> None:
-        self.query_one("#run-status", Static).update(Text(message))
+    def set_status(self, message: str | Text) -> None:
+        text = message if isinstance(message, Text) else plain(message)
+        self.query_one("#run-status", Static).update(text)
 
     # -- progress -------------------------------------------------------------------------------
     def drain(self) -> None:
@@ -176,7 +221,13 @@ class RunScreen(Screen):
         while self.feed:
             event = self.feed.popleft()
             latest[event.stage] = event
+            if event.stage == "items":
+                # An item finished and another follows: its grid replaces this one.
+                self.next_item = 0 < event.done < event.total
             if event.stage == "tuning" and event.payload is not None:
+                if self.next_item:
+                    table.reset(self.metric)
+                    self.next_item = False
                 table.add_tuning_row(event.payload)
                 table.move_cursor(row=table.row_count - 1)
         now = time.monotonic()
@@ -196,4 +247,4 @@ class RunScreen(Screen):
         timing = self.clocks[event.stage].describe(event.done, event.total, now)
         message = stage_message(event)
         text = " · ".join(part for part in (detail, timing, message) if part)
-        self.query_one(f"#detail-{event.stage}", Static).update(Text(text))
+        self.query_one(f"#detail-{event.stage}", Static).update(plain(text))

@@ -8,10 +8,13 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Input, Label, Select, Static, Switch
+from textual.widgets import Button, Header, Input, Label, Select, Static, Switch
 
 from parm_tui.screens import settings_form as form
+from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.path_input import PathInput, expand
+from parm_tui.widgets.plain import plain
+from parm_tui.widgets.toggles import MarkedSwitch
 
 POWER_MODES = [("fixed", "fixed"), ("list (grid)", "list"), ("interval (Brent)", "interval")]
 TOP_K_MODES = [("off: dense graph", "off"), ("fixed", "fixed"), ("list (grid)", "list")]
@@ -76,7 +79,7 @@ class SettingsScreen(Screen):
         with VerticalScroll(id="settings-form"):
             yield from self.compose_model()
             yield from field(
-                "normalize_similarities", Switch(id="normalize_similarities", animate=False)
+                "normalize_similarities", MarkedSwitch(id="normalize_similarities", animate=False)
             )
             yield from self.compose_power()
             yield from self.compose_top_k()
@@ -94,13 +97,13 @@ class SettingsScreen(Screen):
             yield Button("Load", id="settings-load", compact=True)
             yield Button("Defaults", id="settings-defaults", compact=True)
         yield Static("", id="settings-file-message")
-        yield Footer(compact=True)
+        yield ParmFooter()
 
     def compose_model(self) -> ComposeResult:
         from engine.input.config import DEFAULT_MODEL
 
         known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
-        known += [(Text(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
+        known += [(plain(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
         yield from field(
             "embedding_model",
             Select(known, id="model-choice", compact=True, prompt="known models…"),
@@ -136,7 +139,8 @@ class SettingsScreen(Screen):
             yield Input(id="top-k-list", compact=True, placeholder="5, 10, 20, 50")
         yield error_line("similarity_top_k")
         yield from field(
-            "similarity_top_k_symmetric", Switch(id="similarity_top_k_symmetric", animate=False)
+            "similarity_top_k_symmetric",
+            MarkedSwitch(id="similarity_top_k_symmetric", animate=False),
         )
 
     def on_mount(self) -> None:
@@ -247,12 +251,16 @@ class SettingsScreen(Screen):
                 errors[form.field_of(str(exc)) or "general"] = str(exc)
         for error_box in self.query(".field-error"):
             key = (error_box.id or "").removeprefix("error-")
-            error_box.update(Text(errors.get(key, "")))
+            error_box.update(plain(errors.get(key, "")))
             error_box.display = key in errors
         status = self.query_one("#settings-status", Static)
         if config is None:
-            status.update(Text(errors.get("general", "Fix the settings marked above."), "red"))
+            problem = errors.get("general", "Fix the settings marked above.")
+            status.update(plain(problem, "red"))
+            # The Run screen refuses to start while the form shows an error.
+            self.app.settings_problem = next(iter(errors.values()))
             return None
+        self.app.settings_problem = None
         notes = Text("✓ Settings valid and applied.", "green")
         for warning in config.warnings:
             notes.append("\n⚠ " + warning, "yellow")
@@ -286,7 +294,7 @@ class SettingsScreen(Screen):
     def file_message(self, text: str, error: bool) -> None:
         message = self.query_one("#settings-file-message", Static)
         message.set_class(error, "error")
-        message.update(Text(text))
+        message.update(plain(text))
 
     @on(Button.Pressed, "#settings-save")
     def save(self) -> None:

@@ -10,6 +10,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from engine.core.text import safe_text
+
 METRIC_LABELS = {
     "accuracy": "Exact agreement",
     "kappa": "Cohen's kappa",
@@ -53,6 +55,14 @@ def metrics_summary(result) -> str:
         lines.append(line)
     lines.append(f"Flagged: {int(result.flagged.sum())} of {len(result.responses)}")
     return "\n".join(lines)
+
+
+def session_summary(session) -> str:
+    """The clipboard summary of every item of a session (one item: `metrics_summary`)."""
+    if not session.by_item:
+        return metrics_summary(session.results[0])
+    parts = [f"Item {r.responses.item}\n" + metrics_summary(r) for r in session.results]
+    return safe_text("\n\n".join(parts))
 
 
 def metrics_table(result) -> Table:

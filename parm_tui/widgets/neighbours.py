@@ -3,26 +3,20 @@ with their human scores, similarities and edge weights."""
 
 from __future__ import annotations
 
+import math
+
 from rich.text import Text
 from textual.widgets import Static
+
+from engine.core.text import safe_text
 
 SNIPPET_CHARS = 160
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     """One line of a response: whitespace collapsed, cut at `limit` characters."""
-    flat = " ".join(text.split())
+    flat = " ".join(safe_text(text, one_line=True).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def raw_similarity(graph, i: int, j: int) -> float | None:
-    """The cosine similarity of responses i and j from the neighbour lists (None when the pair
-    is in neither list, e.g. an edge kept only by symmetrisation beyond Kmax)."""
-    for a, b in ((i, j), (j, i)):
-        hits = (graph.indices[a] == b).nonzero()[0]
-        if hits.size:
-            return float(graph.similarities[a, hits[0]])
-    return None
 
 
 def neighbour_rows(result, i: int) -> list[dict]:
@@ -38,7 +32,9 @@ def neighbour_rows(result, i: int) -> list[dict]:
                 "id": responses.ids[j],
                 "score": labels[responses.scores[j]],
                 "predicted": labels[result.predicted[j]],
-                "similarity": raw_similarity(result.graph, i, j),
+                # NaN when the pair is in neither neighbour list (an edge kept only by
+                # symmetrisation beyond Kmax), so the raw similarity is unknown.
+                "similarity": None if math.isnan(nb.similarity) else nb.similarity,
                 "weight": nb.weight,
                 "text": responses.texts[j],
             }

@@ -9,6 +9,8 @@ from textual.binding import Binding
 from textual.suggester import Suggester
 from textual.widgets import Input
 
+from engine.core.text import is_safe
+
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
 
 
@@ -51,7 +53,11 @@ class PathSuggester(Suggester):
             names = sorted(entry.name for entry in os.scandir(folder))
         except OSError:
             return None
-        visible = [n for n in names if not n.startswith(".") or stem.startswith(".")]
+        # A name with control characters cannot be shown as it is (engine.core.text), so it is
+        # never suggested; such a file can still be opened by its path on the command line.
+        visible = [
+            n for n in names if is_safe(n) and (not n.startswith(".") or stem.startswith("."))
+        ]
         matches = [n for n in visible if n.startswith(stem) and n != stem]
         if not matches:
             return None

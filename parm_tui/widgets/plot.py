@@ -1,5 +1,6 @@
 """A small text plot: the selection metric against K (best p per K), and against p for the
-selected K, as horizontal bars drawn with Unicode eighth blocks. Only reads the tuning rows."""
+selected K, as horizontal bars drawn with Unicode eighth blocks from zero, with the axis under
+them. Only reads the tuning rows."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import math
 from rich.text import Text
 from textual.widgets import Static
 
+from engine.model.metrics import HIGHER_IS_BETTER
 from parm_tui.widgets.tuning_table import is_better
 
 BLOCKS = " ▏▎▍▌▋▊▉█"
@@ -20,27 +22,35 @@ def bar(fraction: float, width: int) -> str:
     return ("█" * full + (BLOCKS[part] if part else "")).ljust(width)
 
 
-def bar_lines(points: list[tuple[str, float, bool]], width: int) -> Text:
-    """One line per (label, value, highlighted): label, bar scaled between min and max, value.
+def bar_lines(points: list[tuple[str, float, bool]], width: int, top: float | None = None) -> Text:
+    """One line per (label, value, highlighted): label, bar, value; then the axis.
 
-    The bars start a little below the smallest value so every bar is visible.
+    Bars start at zero, so their lengths compare as the values do: a bar is value / top of
+    `width` cells (top: the axis end, default the largest value); a negative value (kappa can
+    be) gets no bar.
     """
     values = [v for _, v, _ in points if math.isfinite(v)]
     out = Text()
     if not values:
         return out
-    low, high = min(values), max(values)
-    span = high - low
-    floor = low - (0.1 * span if span > 0 else 1.0)
+    top = top if top is not None else max(max(values), 1e-12)
     label_width = max(len(label) for label, _, _ in points)
     for label, value, selected in points:
-        fraction = (value - floor) / (high - floor) if math.isfinite(value) else 0.0
+        fraction = max(value, 0.0) / top if math.isfinite(value) else 0.0
         style = "bold green" if selected else ""
         shown = f"{value:.3f}" if math.isfinite(value) else "—"
         out.append(f"{label.rjust(label_width)} ", style)
         out.append(bar(fraction, width), "green" if selected else "cyan")
         out.append(f" {shown}" + (" ★" if selected else "") + "\n", style)
+    end = f"{top:.3g}"
+    axis = "0".ljust(width - len(end) + 1, "·") + end
+    out.append(" " * (label_width + 1) + axis + "\n", "dim")
     return out
+
+
+def axis_top(metric: str) -> float | None:
+    """Where the bars' axis ends: 1 for agreement figures (at most 1), else the largest value."""
+    return 1.0 if HIGHER_IS_BETTER.get(metric, False) else None
 
 
 def best_per_k(rows, metric: str) -> list:
@@ -67,14 +77,14 @@ def metric_plot(rows, metric: str, width: int = 40) -> Text:
         )
         for r in per_k
     ]
-    text.append_text(bar_lines(points, width))
+    text.append_text(bar_lines(points, width, axis_top(metric)))
     if selected is not None:
         same_k = sorted((r for r in rows if r.top_k == selected.top_k), key=lambda r: r.power)
         if len({r.power for r in same_k}) > 1:
             k = "dense" if selected.top_k is None else f"K={selected.top_k}"
             text.append(f"\n{metric} by p at {k}\n", "bold")
             points = [(f"p={r.power:.3g}", r.metrics[metric], r is selected) for r in same_k]
-            text.append_text(bar_lines(points, width))
+            text.append_text(bar_lines(points, width, axis_top(metric)))
     text.rstrip()
     return text
 

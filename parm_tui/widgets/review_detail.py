@@ -1,16 +1,18 @@
-"""Pieces of the review screen: the detail of one response as Rich Text, how a decision shows in
-the list, and the two small dialogs (new score, note). Students' text is always put in Text
-objects, never parsed as markup."""
+"""The detail pane of the review screen: one response of a ReviewSet (engine.audit.combined) as
+Rich Text (header with its item and rater, answer, scores on its item's scale, evidence) and
+how a decision shows in the list. Students' text is always put in Text objects,
+never parsed as markup."""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
-from textual.containers import Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
-from textual.widgets.option_list import Option
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from engine.core.text import safe_text
+from parm_tui.widgets.neighbours import NeighbourList
+from parm_tui.widgets.plain import plain
 
 BAR_WIDTH = 8
 ACTION_STYLES = {"keep": "green", "change": "bold yellow", "unsure": "magenta"}
@@ -29,17 +31,6 @@ def decision_cell(decision) -> Text:
     return cell
 
 
-def second_rater_cell(result, i: int) -> Text:
-    """The second rater's score; `≠` (magenta) when the two raters disagree."""
-    code = int(result.responses.second_scores[i])
-    if code < 0:
-        return Text("—", justify="center", style="dim")
-    label = result.responses.labels[code]
-    if result.raters_disagree[i]:
-        return Text(f"{label}≠", justify="center", style="bold magenta")
-    return Text(label, justify="center")
-
-
 def severity_text(value: float) -> Text:
     """The severity and a one-line legend: 1 - p(human score) from a model that never saw that
     score, so 0 means the score looks right and 1 that it should be checked first."""
@@ -52,19 +43,24 @@ def severity_text(value: float) -> Text:
     return text
 
 
-def decision_text(decision) -> Text:
-    if decision is None:
-        return Text("not decided yet", style="dim")
+def decision_text(decision, pending_note: str | None = None) -> Text:
+    """The decision and its note; a note typed before deciding shows as waiting for it."""
     text = Text()
-    text.append(decision.action, style=ACTION_STYLES.get(decision.action, ""))
-    if decision.new_score is not None:
-        text.append(" → new score ")
-        text.append(decision.new_score, style="bold")
-    when = decision.decided_at[:16].replace("T", " ")
-    text.append(f"  {when} UTC", style="dim")
-    if decision.note:
-        text.append("\nnote: ")
-        text.append(decision.note, style="italic")
+    if decision is None:
+        text.append("not decided yet", style="dim")
+    else:
+        text.append(decision.action, style=ACTION_STYLES.get(decision.action, ""))
+        if decision.new_score is not None:
+            text.append(" → new score ")
+            text.append(decision.new_score, style="bold")
+        when = decision.decided_at[:16].replace("T", " ")
+        text.append(f"  {when} UTC", style="dim")
+        if decision.note:
+            text.append("\nnote: ")
+            text.append(safe_text(decision.note), style="italic")
+    if pending_note:
+        text.append("\nnote (saved with your decision): ")
+        text.append(safe_text(pending_note), style="italic")
     return text
 
 
@@ -73,9 +69,12 @@ def probability_lines(result, i: int) -> Text:
     responses = result.responses
     proba = result.fitted.proba[i]
     human, model = int(responses.scores[i]), int(result.predicted[i])
+    on_scale = result.on_scale[i]
     width = max(len(label) for label in responses.labels)
     text = Text()
     for code, label in enumerate(responses.labels):
+        if not on_scale[code]:
+            continue  # a score of another item's scale
         filled = int(round(float(proba[code]) * BAR_WIDTH))
         style = "bold" if code == model else ""
         text.append(f"  {label:>{width}} ", style=style)
@@ -92,15 +91,21 @@ def probability_lines(result, i: int) -> Text:
     return text
 
 
-def response_header(result, i: int, decision) -> Text:
-    """Row, id, scores (human, model, second rater), severity and the decision."""
+def response_header(result, i: int, decision, pending_note: str | None = None) -> Text:
+    """Row, id, the scores (human, model, second rater) and the decision."""
     responses = result.responses
     labels = responses.labels
     human, model = int(responses.scores[i]), int(result.predicted[i])
     text = Text()
     text.append(f"Row {int(responses.rows[i])}", style="bold")
     text.append(" · id ")
-    text.append(responses.ids[i], style="bold")
+    text.append_text(plain(responses.ids[i], style="bold"))
+    if result.items[i] is not None:
+        text.append(" · item ")
+        text.append_text(plain(result.items[i], style="bold"))
+    if responses.raters is not None and responses.raters[i]:
+        text.append(" · rater ")
+        text.append_text(plain(responses.raters[i], style="bold"))
     if human != model:
         text.append(" · flagged", style="bold red")
     text.append("\nhuman ")
@@ -113,80 +118,63 @@ def response_header(result, i: int, decision) -> Text:
         text.append("—" if second < 0 else labels[second], style="bold")
         if result.raters_disagree is not None and result.raters_disagree[i]:
             text.append(" · raters disagree", style="bold magenta")
-    text.append("\n")
-    text.append_text(severity_text(float(result.severity[i])))
-    text.append("\n\n")
-    text.append("Class probabilities\n", style="underline")
-    text.append_text(probability_lines(result, i))
-    text.append("\n\nDecision: ")
-    text.append_text(decision_text(decision))
+    text.append("\nDecision: ")
+    text.append_text(decision_text(decision, pending_note))
     return text
 
 
-class ScoreModal(ModalScreen[str | None]):
-    """Pick the new score for a "change" decision: arrows + enter, or the label's key."""
-
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    def __init__(self, row: int, labels, human: str, suggested: str | None) -> None:
-        super().__init__()
-        self.row = row
-        self.choices = [label for label in labels if label != human]
-        self.human = human
-        self.suggested = suggested
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            title = Text(f"New score for row {self.row} (human score: ")
-            title.append(self.human, style="bold")
-            title.append(")")
-            yield Label(title)
-            yield OptionList(
-                *[Option(Text(label), id=f"score-{n}") for n, label in enumerate(self.choices)]
-            )
-            yield Label(Text("enter or the score's key picks · esc cancel", style="dim"))
-
-    def on_mount(self) -> None:
-        options = self.query_one(OptionList)
-        if self.suggested in self.choices:
-            options.highlighted = self.choices.index(self.suggested)
-        options.focus()
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        event.stop()
-        self.dismiss(self.choices[event.option_index])
-
-    def on_key(self, event) -> None:
-        if event.character and event.character in self.choices:
-            event.stop()
-            self.dismiss(event.character)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+def scores_text(result, i: int) -> Text:
+    """Severity and one probability bar per score."""
+    text = severity_text(float(result.severity[i]))
+    text.append("\n")
+    text.append_text(probability_lines(result, i))
+    return text
 
 
-class NoteModal(ModalScreen[str | None]):
-    """Add or edit the note on a decision; enter saves, escape cancels."""
+class ReviewDetail(VerticalScroll):
+    """The response the decision keys act on. `show` puts a response on screen from the top
+    (header, then the whole answer, then scores and evidence) and records it as `shown`."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
-
-    def __init__(self, row: int, note: str) -> None:
-        super().__init__()
-        self.row = row
-        self.note = note
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.shown: int | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(Text(f"Note for row {self.row}"))
-            yield Input(value=self.note, placeholder="why this decision…", id="note-input")
-            yield Label(Text("enter save · esc cancel", style="dim"))
+        yield Static(id="detail-header")
+        yield Static("Answer", id="detail-answer-title", classes="detail-title")
+        yield Static(id="detail-text")
+        yield Static("Scores", classes="detail-title")
+        yield Static(id="detail-scores")
+        yield Static("Nearest neighbours (evidence)", classes="detail-title")
+        yield NeighbourList(id="detail-neighbours")
 
-    def on_mount(self) -> None:
-        self.query_one(Input).focus()
+    def show(self, result, i: int, decision, pending_note: str | None = None) -> None:
+        moved = i != self.shown
+        self.query_one("#detail-header", Static).update(
+            response_header(result, i, decision, pending_note)
+        )
+        if moved:
+            self.query_one("#detail-text", Static).update(plain(result.responses.texts[i]))
+            self.query_one("#detail-scores", Static).update(scores_text(result, i))
+            self.query_one(NeighbourList).show(result, i)
+            # A new response opens at its start, never where the previous one was scrolled to.
+            self.scroll_home(animate=False, immediate=True)
+            self.call_after_refresh(self.mark_overflow)
+        self.shown = i
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.dismiss(event.value.strip())
+    def clear(self, message: str) -> None:
+        self.shown = None
+        self.query_one("#detail-header", Static).update(Text(message, style="dim"))
+        for selector in ("#detail-text", "#detail-scores", "#detail-neighbours"):
+            self.query_one(selector, Static).update("")
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def answer_cut_off(self) -> bool:
+        """Whether the end of the answer is below the visible part of the pane."""
+        answer = self.query_one("#detail-text", Static)
+        return answer.virtual_region.bottom > self.scroll_y + self.scrollable_content_region.height
+
+    def mark_overflow(self) -> None:
+        title = Text("Answer", style="bold underline")
+        if self.shown is not None and self.answer_cut_off():
+            title.append("  continues below: ] scrolls", style="dim")
+        self.query_one("#detail-answer-title", Static).update(title)

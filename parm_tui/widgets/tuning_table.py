@@ -46,6 +46,7 @@ class TuningTable(VimDataTable):
         self.metric = metric
         self.tuning_rows = []
         self.best_index = None
+        self.border_subtitle = ""
 
     def cells(self, row, best: bool) -> list[Text]:
         style = BEST_STYLE if best else ""
@@ -70,6 +71,17 @@ class TuningTable(VimDataTable):
         self.add_row(*self.cells(row, self.best_index == index), key=str(index))
         if previous is not None and self.best_index != previous:
             self.restyle(previous, False)
+        self.show_best()
+
+    def show_best(self) -> None:
+        """Name the best row under the table, so it stays in view while rows scroll past."""
+        if self.best_index is None:
+            self.border_subtitle = ""
+            return
+        row = self.tuning_rows[self.best_index]
+        k = "dense" if row.top_k is None else f"K={row.top_k}"
+        value = fmt(row.metrics[self.metric])
+        self.border_subtitle = f"★ best {k}, p={row.power:.3g}: {self.metric} {value}"
 
     def restyle(self, index: int, best: bool) -> None:
         for column, cell in enumerate(self.cells(self.tuning_rows[index], best)):
@@ -84,4 +96,6 @@ class TuningTable(VimDataTable):
                 self.best_index = index
             self.add_row(*self.cells(row, row.selected), key=str(index))
         if self.best_index is not None:
-            self.move_cursor(row=self.best_index)
+            # After layout, so the table scrolls to the best row once it knows its height.
+            self.call_after_refresh(self.move_cursor, row=self.best_index)
+        self.show_best()

@@ -1,0 +1,111 @@
+"""A file of many items (questions): one `Responses` per item, each coded on its own scale, so
+answers to different questions are never compared. An item too small to audit (too few usable
+answers, a single score) is skipped with its reason instead of stopping the whole file."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from engine.core.errors import DataError
+from engine.input.config import AuditConfig
+from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
+from engine.input.table import read_table
+
+
+@dataclass(frozen=True)
+class SkippedItem:
+    """An item that was not audited: its name, its rows in the file and why."""
+
+    item: str
+    rows: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Items:
+    """The responses of a file, one `Responses` per item in order of first appearance.
+
+    Without an item column the whole file is one item (its `item` is None), and a file too
+    small to audit is an error, as it always was.
+    """
+
+    source: str
+    audited: list[Responses]
+    skipped: list[SkippedItem] = field(default_factory=list)
+    file_rows: int = 0
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def by_item(self) -> bool:
+        return bool(self.audited) and self.audited[0].item is not None
+
+
+def load_items(path: str | Path, config: AuditConfig) -> Items:
+    """Read `path` and split it into the items the config's `item_column` names."""
+    path = Path(path).expanduser()
+    return split_items(read_table(path), config, source=str(path))
+
+
+def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> Items:
+    """One `Responses` per item of an already-read table (the whole table without items)."""
+    if config.item_column is None:
+        whole = responses_from_frame(frame, config, source=source)
+        return Items(source, [whole], [], len(frame), whole.warnings)
+    where = source or "input"
+    column = _item_column(frame, config.item_column, where)
+    frame, warnings = _rows_with_an_item(frame, column, config, where)
+    audited, skipped = [], []
+    notes: dict[str, list[str]] = {}
+    for item in dict.fromkeys(column[frame.index]):
+        rows = frame[column[frame.index] == item]
+        try:
+            responses = responses_from_frame(rows, config, source=source)
+        except ItemTooSmall as exc:
+            skipped.append(SkippedItem(item, len(rows), exc.reason))
+            continue
+        audited.append(dataclasses.replace(responses, item=item))
+        for note in responses.warnings:
+            notes.setdefault(note, []).append(item)
+    warnings += [_about(note, named) for note, named in notes.items()]
+    if not audited:
+        reasons = "; ".join(f"'{s.item}': {s.reason}" for s in skipped[:5])
+        raise DataError(f"{where}: no item can be audited ({reasons}).")
+    return Items(source, audited, skipped, column.size, tuple(warnings))
+
+
+def _item_column(frame: pd.DataFrame, name: str, where: str) -> pd.Series:
+    if name not in frame.columns:
+        raise DataError(
+            f"{where}: the item column '{name}' does not exist. "
+            f"Columns in the file: {', '.join(map(str, frame.columns))}."
+        )
+    return frame[name].astype(str).str.strip()
+
+
+def _rows_with_an_item(frame, column: pd.Series, config: AuditConfig, where: str):
+    """Rows with a blank item cannot be placed: an error, or left out under on_bad_rows skip."""
+    blank = column == ""
+    if not blank.any():
+        return frame, []
+    rows = (frame.index[blank] + 1).tolist()
+    shown = ", ".join(map(str, rows[:8])) + (f" and {len(rows) - 8} more" if len(rows) > 8 else "")
+    if config.on_bad_rows == "error":
+        raise DataError(
+            f"{where}: {len(rows)} row(s) have no item in column '{config.item_column}' "
+            f'(rows {shown}). Fill them in, or set on_bad_rows to "skip" to leave them out.'
+        )
+    return frame[~blank], [f"Skipped {len(rows)} row(s) with no item (rows {shown})."]
+
+
+def _about(note: str, items: list[str]) -> str:
+    """A warning with the items it concerns (a file-wide one, like a missing id column,
+    comes once for all of them)."""
+    if len(items) == 1:
+        return f"Item '{items[0]}': {note}"
+    shown = ", ".join(f"'{item}'" for item in items[:5])
+    more = f" and {len(items) - 5} more" if len(items) > 5 else ""
+    return f"Items {shown}{more}: {note}"

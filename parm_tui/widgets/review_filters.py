@@ -1,0 +1,99 @@
+"""The filter row of the review screen: text search, human and model score, "off by 2 or
+more", and which responses to list (flagged, all, or after a re-run the decided ones that lost
+their flag and the new flags nobody decided). It only collects choices; engine.audit.queue
+does the filtering."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, Select
+
+from parm_tui.widgets.plain import plain
+from parm_tui.widgets.toggles import MarkedCheckbox
+
+# Which responses the list holds; the re-run views appear only after a re-run.
+VIEW_FLAGGED, VIEW_ALL, VIEW_UNFLAGGED, VIEW_NEW = "flagged", "all", "unflagged", "new"
+
+
+def view_options(rerun: bool) -> list[tuple[Text, str]]:
+    options = [(Text("flagged"), VIEW_FLAGGED), (Text("all"), VIEW_ALL)]
+    if rerun:
+        options += [(Text("unflagged"), VIEW_UNFLAGGED), (Text("new flags"), VIEW_NEW)]
+    return options
+
+
+class ReviewFilters(Vertical):
+    """The filter widgets; `criteria(changes)` turns them into review_view's arguments.
+    rerun: offer the two re-run views (engine.audit.queue.RerunChanges)."""
+
+    def __init__(self, labels, rerun: bool = False, items=(), raters=(), **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.labels = labels
+        self.rerun = rerun
+        self.items = list(items)  # offered only when there are several
+        self.raters = list(raters)
+
+    def compose(self) -> ComposeResult:
+        human = [(Text(f"human {label}"), code) for code, label in enumerate(self.labels)]
+        model = [(Text(f"model {label}"), code) for code, label in enumerate(self.labels)]
+        with Horizontal(classes="filter-row"):
+            yield Input(placeholder="/ search answers or ids", id="review-search", compact=True)
+            yield Select(human, prompt="human any", id="filter-human", compact=True)
+            yield Select(model, prompt="model any", id="filter-model", compact=True)
+            yield MarkedCheckbox("off≥2", id="filter-off2", compact=True)
+            yield Select(
+                view_options(self.rerun),
+                value=VIEW_FLAGGED,
+                allow_blank=False,
+                id="filter-view",
+                compact=True,
+            )
+        if len(self.items) > 1 or self.raters:
+            # A session's item and rater filters get a row of their own (80 columns are full).
+            with Horizontal(classes="filter-row"):
+                if len(self.items) > 1:
+                    choices = [(plain(f"item {item}"), item) for item in self.items]
+                    yield Select(choices, prompt="item: any", id="filter-item", compact=True)
+                if self.raters:
+                    choices = [(plain(f"rater {rater}"), rater) for rater in self.raters]
+                    yield Select(choices, prompt="rater: any", id="filter-rater", compact=True)
+
+    def _chosen(self, selector: str) -> str | None:
+        """The item or rater chosen in a filter (None: any, or no such filter)."""
+        found = self.query(selector)
+        value = found.first(Select).value if found else None
+        return value if isinstance(value, str) else None
+
+    @property
+    def view(self) -> str:
+        return self.query_one("#filter-view", Select).value
+
+    def set_view(self, view: str) -> None:
+        self.query_one("#filter-view", Select).value = view
+
+    def toggle_all(self) -> None:
+        self.set_view(VIEW_FLAGGED if self.view == VIEW_ALL else VIEW_ALL)
+
+    def criteria(self, changes=None) -> dict:
+        """Keyword arguments of engine.audit.queue.review_view (all but `folded`); a re-run view
+        lists the responses `changes` marks at this moment."""
+        human = self.query_one("#filter-human", Select).value
+        model = self.query_one("#filter-model", Select).value
+        view = self.view
+        subset = None
+        if changes is not None and view == VIEW_UNFLAGGED:
+            subset = changes.no_longer_flagged
+        elif changes is not None and view == VIEW_NEW:
+            subset = changes.newly_flagged
+        return {
+            "item": self._chosen("#filter-item"),
+            "rater": self._chosen("#filter-rater"),
+            "show_all": view == VIEW_ALL,
+            "human": human if isinstance(human, int) else None,
+            "predicted": model if isinstance(model, int) else None,
+            "off_by_two": self.query_one("#filter-off2", MarkedCheckbox).value,
+            "search": self.query_one("#review-search", Input).value.strip(),
+            "subset": subset,
+        }

@@ -1,0 +1,176 @@
+"""Items and raters in the app: a session file's item and rater columns are guessed, every item is
+audited on its own, the Results screen shows the items overview and the raters and switches
+between items, the review merges all items and filters by item and rater, and Export writes
+items.csv and raters.csv. Run on seeded synthetic vectors given as --embeddings."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+from test_app_flow import wait_for
+from test_items import session_frame
+from textual.widgets import Input, Select, Static, TabbedContent
+
+from parm_tui.app import ParmApp
+from parm_tui.screens.results import ResultsScreen
+from parm_tui.screens.resume import ResumeModal
+from parm_tui.screens.review import ReviewScreen
+from parm_tui.widgets.review_dialogs import ScoreModal
+
+SIZE = (100, 30)
+FAST = ["similarity_top_k=[5,10]", "bootstrap_samples=20", "cross_fit_folds=0"]
+
+
+@pytest.fixture
+def session_file(tmp_path):
+    frame, vectors = session_frame(items=(("A", 70, 3), ("B", 60, 4)), seed=3)
+    path = tmp_path / "session.csv"
+    frame.to_csv(path, index=False)
+    np.save(tmp_path / "session.npy", vectors)
+    return path, tmp_path / "session.npy", frame
+
+
+async def run_session_in_app(pilot):
+    app = pilot.app
+    await wait_for(pilot, lambda: app.items is not None, "the file")
+    await app.start_audit()
+    await wait_for(pilot, lambda: app.result is not None, "the audit")
+    await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen), "the results")
+    # Let the results screen finish mounting: leaving the app mid-mount trips Textual's Header.
+    await pilot.pause()
+    return app.result
+
+
+async def decide_one(pilot) -> None:
+    """Open the review of every response and keep the first."""
+    await pilot.press("f6")
+    pilot.app.screen.query_one("#filter-view", Select).value = "all"
+    await pilot.pause()
+    await pilot.press("k")
+    await pilot.pause()
+
+
+async def test_the_item_and_rater_columns_are_guessed_and_each_item_audited(session_file):
+    path, vectors, frame = session_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.items is not None, "the file")
+        chosen = {s.id: s.value for s in app.get_screen("load").query(Select)}
+        assert chosen["col-item"] == "item" and chosen["col-rater"] == "rater"
+        validation = str(app.get_screen("load").query_one("#validation", Static).render())
+        assert "2 item(s), 130 responses" in validation and "4 rater(s)" in validation
+        session = await run_session_in_app(pilot)
+        assert [r.responses.item for r in session.results] == list(dict.fromkeys(frame["item"]))
+        assert {r.responses.labels for r in session.results} == {
+            ("0", "1", "2"),
+            ("0", "1", "2", "3"),
+        }
+        assert session.raters is not None
+
+
+async def test_results_show_the_items_and_the_raters_and_switch_items(session_file):
+    path, vectors, _ = session_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await run_session_in_app(pilot)
+        screen = app.screen
+        await pilot.press("5")
+        assert screen.query_one("#results-tabs", TabbedContent).active == "items"
+        overview = screen.query_one("#results-items", Static).content
+        names = [str(cell) for cell in overview.columns[0]._cells]
+        assert names == [r.responses.item for r in session.results]
+        await pilot.press("6")
+        raters = screen.query_one("#results-raters", Static).content
+        assert [str(c) for c in raters.columns[0]._cells][0] == session.raters.rows[0].rater
+        # The per-item tabs follow the item chosen at the top.
+        await pilot.press("1")
+        screen.query_one("#results-item", Select).value = 1
+        await pilot.pause()
+        second = session.results[1]
+        assert app.screen.result is second
+        headline = str(app.screen.query_one("#results-headline", Static).render())
+        assert f"Item {second.responses.item}" in headline
+
+
+async def test_the_review_merges_every_item_and_filters_by_item_and_rater(session_file):
+    path, vectors, frame = session_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_session_in_app(pilot)
+        await pilot.press("f6")
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        review.query_one("#filter-view", Select).value = "all"
+        await pilot.pause()
+        assert review.view.tolist() == review.result.review_order().tolist()
+        assert len(review.view) == len(frame)
+        review.query_one("#filter-item", Select).value = "B"
+        await pilot.pause()
+        assert {review.result.items[i] for i in review.view} == {"B"}
+        assert len(review.view) == (frame["item"] == "B").sum()
+        review.query_one("#filter-rater", Select).value = "r1"
+        await pilot.pause()
+        expected = ((frame["item"] == "B") & (frame["rater"] == "r1")).sum()
+        assert len(review.view) == expected
+        header = str(review.query_one("#detail-header", Static).render())
+        assert "item B" in header and "rater r1" in header
+
+
+async def test_a_new_score_is_chosen_from_the_items_own_scale(session_file):
+    path, vectors, _ = session_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_session_in_app(pilot)
+        await pilot.press("f6")
+        review = app.screen
+        review.query_one("#filter-view", Select).value = "all"
+        review.query_one("#filter-item", Select).value = "A"
+        await pilot.pause()
+        await pilot.press("c")
+        await wait_for(pilot, lambda: isinstance(app.screen, ScoreModal), "the score dialog")
+        human = review.result.responses.labels[review.result.responses.scores[review.shown()]]
+        assert set(app.screen.choices) == {"0", "1", "2"} - {human}
+
+
+async def test_export_writes_items_and_raters_and_decisions_carry_the_item(session_file, tmp_path):
+    path, vectors, _ = session_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_session_in_app(pilot)
+        await decide_one(pilot)
+        await pilot.press("f7")
+        await pilot.pause()
+        app.screen.query_one("#export-folder", Input).value = str(tmp_path / "out")
+        await pilot.press("ctrl+s")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    names = {p.name for p in (tmp_path / "out").iterdir()}
+    assert {"items.csv", "raters.csv", "decisions.csv", "predictions.csv"} <= names
+    with (tmp_path / "out" / "decisions.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 1 and rows[0]["item"] in {"A", "B"}
+
+
+async def test_a_session_of_items_resumes_after_a_restart(session_file):
+    path, vectors, _ = session_file
+    first = ParmApp(path, embeddings_path=vectors, overrides=FAST)
+    async with first.run_test(size=SIZE) as pilot:
+        session = await run_session_in_app(pilot)
+        await decide_one(pilot)
+        queue = pilot.app.screen.view.copy()
+        await pilot.press("q")
+    again = ParmApp(path, overrides=FAST)
+    async with again.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(again.screen, ResumeModal), "the question")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(again.screen, ReviewScreen), "the review")
+        assert [r.responses.item for r in again.result.results] == [
+            r.responses.item for r in session.results
+        ]
+        assert again.result.raters is not None
+        again.screen.query_one("#filter-view", Select).value = "all"
+        await pilot.pause()
+        assert again.screen.view.tolist() == queue.tolist()
+        assert len(again.store.all()) == 1

@@ -1,0 +1,213 @@
+"""Which raters need a word (engine/audit/raters.py): leniency within items with intervals that
+cover, flagged shares, agreement, rater pairs, and raters.csv."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+from sklearn.metrics import cohen_kappa_score
+from test_items import config, run, session_frame
+
+from engine.audit.raters import MIN_RATER_SCORES, _leniency, _pool, rater_report, wilson
+from engine.input.responses import Responses
+from engine.outputs.session import RATER_COLUMNS, raters_table, write_session
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fake_result(
+    item, proba, scores, raters, second=None, second_raters=None, labels=("0", "1", "2")
+):
+    """What rater_report reads from an AuditResult, with given probabilities (no fit)."""
+    n = len(scores)
+    responses = Responses(
+        texts=[""] * n, scores=np.asarray(scores), labels=labels, ids=[str(i) for i in range(n)],
+        rows=np.arange(1, n + 1), second_scores=None if second is None else np.asarray(second),
+        item=item, raters=tuple(raters),
+        second_raters=None if second_raters is None else tuple(second_raters),
+    )  # fmt: skip
+    predicted = proba.argmax(axis=1)
+    return types.SimpleNamespace(
+        responses=responses, fitted=types.SimpleNamespace(proba=proba), predicted=predicted,
+        flagged=predicted != np.asarray(scores),
+    )  # fmt: skip
+
+
+def null_session(rng, raters=5, items=4, per_item=150):
+    """Scores drawn from the model's own probabilities: no rater is lenient or harsh."""
+    results = []
+    for k in range(items):
+        proba = rng.dirichlet([1, 1, 1], size=per_item)
+        scores = np.array([rng.choice(3, p=p) for p in proba])
+        who = [f"r{j}" for j in rng.integers(0, raters, size=per_item)]
+        results.append(fake_result(f"I{k}", proba, scores, who))
+    return results
+
+
+def test_a_planted_lenient_rater_is_lenient_and_the_others_are_not():
+    """r0 gives one point more on a third of its scores (at most the top score)."""
+    frame, vectors = session_frame(items=(("A", 200, 3), ("B", 200, 3)), seed=4)
+    rng = np.random.default_rng(5)
+    lenient = (frame["rater"] == "r0") & (rng.random(len(frame)) < 1 / 3)
+    raised = np.minimum(frame["score"].astype(int) + 1, 2)
+    frame.loc[lenient, "score"] = raised[lenient].astype(str)
+    session = run(frame, vectors, config(rater_column="rater"))
+    rows = {r.rater: r for r in session.raters.rows}
+    assert rows["r0"].leniency_low > 0
+    for name in ("r1", "r2", "r3"):
+        assert rows[name].leniency_low <= 0 <= rows[name].leniency_high
+    assert session.raters.rows[0].rater == "r0"  # the farthest from the rest comes first
+
+
+def test_leniency_intervals_cover_zero_about_95_percent_when_no_rater_is_biased():
+    rng = np.random.default_rng(7)
+    covered = [
+        row.leniency_low <= 0 <= row.leniency_high
+        for _ in range(150)
+        for row in rater_report(null_session(rng)).rows
+        if row.judged
+    ]
+    assert len(covered) >= 700
+    assert 0.92 <= np.mean(covered) <= 0.995
+
+
+def test_items_the_model_finds_harder_do_not_count_against_their_raters():
+    """In item B every score is half a point above the model's expectation; rater 'b' scored
+    only item B (with others), so compared within items 'b' is not lenient."""
+    rng = np.random.default_rng(1)
+    proba = np.tile([0.25, 0.5, 0.25], (300, 1))
+    even = fake_result("A", proba, rng.choice(3, 300, p=[0.25, 0.5, 0.25]), ["a", "c"] * 150)
+    high = fake_result("B", proba, rng.choice(3, 300, p=[0.05, 0.4, 0.55]), ["b", "c"] * 150)
+    rows = {r.rater: r for r in rater_report([even, high]).rows}
+    assert rows["b"].leniency_low <= 0 <= rows["b"].leniency_high
+    assert abs(rows["b"].leniency) < 0.1
+
+
+def test_rater_effects_are_the_least_squares_two_way_fit():
+    rng = np.random.default_rng(3)
+    scores, _ = _pool(null_session(rng, raters=4, items=3, per_item=80))
+    effects, _ = _leniency(scores)
+    d = scores.value - scores.expected
+    raters, rater_of = np.unique(scores.rater, return_inverse=True)
+    items, item_of = np.unique(scores.item, return_inverse=True)
+    design = np.zeros((d.size, items.size + raters.size - 1))
+    design[np.arange(d.size), item_of] = 1.0
+    dummies = np.flatnonzero(rater_of > 0)
+    design[dummies, items.size + rater_of[dummies] - 1] = 1.0
+    coefficients = np.linalg.lstsq(design, d, rcond=None)[0]
+    expected = np.r_[0.0, coefficients[items.size :]]  # relative to the first rater
+    fitted = np.array([effects[name] for name in raters])
+    np.testing.assert_allclose(fitted - fitted[0], expected, atol=1e-9)
+
+
+@pytest.mark.parametrize("successes, n", [(0, 20), (7, 40), (33, 40), (120, 120), (5, 9)])
+def test_wilson_interval_matches_scipy(successes, n):
+    expected = binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")
+    assert wilson(successes, n) == pytest.approx((expected.low, expected.high), abs=1e-9)
+
+
+def test_raters_with_too_few_scores_are_listed_but_not_judged():
+    rng = np.random.default_rng(2)
+    proba = rng.dirichlet([1, 1, 1], size=100)
+    scores = proba.argmax(axis=1)
+    who = ["busy"] * (100 - MIN_RATER_SCORES + 1) + ["brief"] * (MIN_RATER_SCORES - 1)
+    report = rater_report([fake_result("A", proba, scores, who)])
+    brief = next(r for r in report.rows if r.rater == "brief")
+    assert not brief.judged and brief.leniency is None and brief.flagged_low is None
+    assert report.rows[-1].rater == "brief"
+
+
+def test_rater_agreement_and_pairs_match_scikit_learn():
+    rng = np.random.default_rng(6)
+    n = 240
+    proba = rng.dirichlet([2, 2, 2], size=n)
+    scores = rng.integers(0, 3, n)
+    second = np.where(rng.random(n) < 0.5, rng.integers(0, 3, n), -1)
+    who = [f"r{i % 3}" for i in range(n)]
+    second_who = [f"r{(i + 1) % 3}" if second[i] >= 0 else "" for i in range(n)]
+    result = fake_result("A", proba, scores, who, second, second_who)
+    report = rater_report([result])
+    predicted = proba.argmax(axis=1)
+    for row in report.rows:
+        mine = np.array(who) == row.rater
+        assert row.exact == pytest.approx(np.mean(scores[mine] == predicted[mine]))
+        assert row.kappa == pytest.approx(
+            cohen_kappa_score(scores[mine], predicted[mine], labels=[0, 1, 2])
+        )
+        both = mine & (second >= 0)
+        assert row.second_n == both.sum()
+        assert row.second_kappa == pytest.approx(
+            cohen_kappa_score(scores[both], second[both], labels=[0, 1, 2])
+        )
+    assert {(p.first, p.second) for p in report.pairs} == {("r0", "r1"), ("r1", "r2"), ("r2", "r0")}
+    for pair in report.pairs:
+        mine = (np.array(who) == pair.first) & (np.array(second_who) == pair.second)
+        assert pair.n == mine.sum()
+        assert pair.exact == pytest.approx(np.mean(scores[mine] == second[mine]))
+
+
+def test_scores_without_a_rater_are_counted_apart():
+    rng = np.random.default_rng(8)
+    proba = rng.dirichlet([1, 1, 1], size=60)
+    who = ["x"] * 50 + [""] * 10
+    report = rater_report([fake_result("A", proba, proba.argmax(axis=1), who)])
+    assert report.unassigned == 10 and [r.rater for r in report.rows] == ["x"]
+
+
+def test_leniency_is_in_score_points_of_the_labels():
+    """Labels 0, 5, 10: one category up is five points."""
+    rng = np.random.default_rng(9)
+    proba = np.tile([0.3, 0.4, 0.3], (400, 1))
+    scores = rng.choice(3, 400, p=[0.3, 0.4, 0.3])
+    who = np.array(["a", "b", "c", "d"] * 100)
+    scores[(who == "a") & (scores < 2)] += 1
+    result = fake_result("A", proba, scores, who, labels=("0", "5", "10"))
+    rows = {r.rater: r for r in rater_report([result]).rows}
+    assert 2.5 < rows["a"].leniency < 5.5
+
+
+def test_raters_csv_has_the_documented_columns(tmp_path):
+    frame, vectors = session_frame()
+    session = run(frame, vectors, config(rater_column="rater"))
+    header, rows = raters_table(session)
+    assert header == RATER_COLUMNS
+    assert {"rater", "n", "exact", "kappa", "flagged_share", "leniency", "leniency_low",
+            "leniency_high"} <= set(header)  # fmt: skip
+    write_session(session, tmp_path)
+    with (tmp_path / "raters.csv").open(encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert [row["rater"] for row in table] == [r.rater for r in session.raters.rows]
+    assert sum(int(row["n"]) for row in table) == len(frame)
+    text = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert text.index("## Items") < text.index("## Raters") < text.index("## Item A\n")
+
+
+@pytest.mark.slow
+def test_the_sample_session_shows_its_planted_raters(tmp_path):
+    """sample_data/sessions.csv through `parm audit` with the bundled model: the planted
+    lenient rater R4 is lenient, the noisy R6 has the most flags, R7 is too few to judge."""
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "parm_tui.cli", "audit", str(ROOT / "sample_data" / "sessions.csv"),
+        "--item-col", "item", "--rater-col", "rater", "--second-score-col", "score2",
+        "--second-rater-col", "rater2", "--out", str(out), "--quiet",
+        "--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    with (out / "raters.csv").open(encoding="utf-8") as handle:
+        rows = {row["rater"]: row for row in csv.DictReader(handle)}
+    assert float(rows["R4"]["leniency_low"]) > 0
+    shares = {name: float(row["flagged_share"]) for name, row in rows.items() if name != "R7"}
+    assert max(shares, key=shares.get) == "R6"
+    assert rows["R7"]["note"] == "too few to judge"
+    with (out / "items.csv").open(encoding="utf-8") as handle:
+        items = {row["item"]: row["status"] for row in csv.DictReader(handle)}
+    assert items == dict.fromkeys(("volcano", "recycling", "fractions"), "audited")

@@ -1,0 +1,231 @@
+"""Sessions (engine/saved/): a result saved and loaded again is the same result, field for
+field, and writes the same outputs; a session per input file keeps the settings, the results of
+the last run and the flags of the run before it; damaged or foreign files give a message."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from test_app_review import synthetic_result
+
+from engine.audit.duplicates import NearDuplicate
+from engine.audit.evidence import Neighbour
+from engine.core.errors import ResumeError
+from engine.core.files import atomic_write_files, file_digest
+from engine.outputs.markdown import markdown_report
+from engine.outputs.report import report_dict
+from engine.outputs.tables import prediction_table, tuning_table
+from engine.pipeline import AuditResult
+from engine.saved.archive import load_result, result_files
+from engine.saved.store import (
+    find_session,
+    load_results,
+    save_review_row,
+    save_session,
+)
+
+
+@pytest.fixture(scope="module")
+def result():
+    """A result with every optional part: second rater, intervals, cross-fitting, a grid, a
+    near-duplicate pair and an evidence neighbour whose raw similarity is unknown (NaN)."""
+    base = synthetic_result(240, top_k=(5, 10), power=[1.0, 2.0])
+    evidence = [list(row) for row in base.evidence]
+    first = evidence[3][0]
+    evidence[3][0] = Neighbour(first.index, first.weight, float("nan"))
+    return replace(base, near_duplicates=[NearDuplicate(2, 9, 0.97)], evidence=evidence)
+
+
+def same(a, b, where="result") -> None:
+    """Deep equality for results: dataclasses field by field, arrays exactly, NaN equal NaN."""
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        assert type(a) is type(b), where
+        for f in dataclasses.fields(a):
+            same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+    elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        assert np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True), where
+        assert np.asarray(a).dtype.kind == np.asarray(b).dtype.kind, where
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), where
+        for key in a:
+            same(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for n, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{where}[{n}]")
+    elif isinstance(a, float) and math.isnan(a):
+        assert isinstance(b, float) and math.isnan(b), where
+    else:
+        assert a == b, where
+
+
+def saved(result, folder, name="r"):
+    atomic_write_files(result_files(result, folder, name))
+    return load_result(folder, name, result.responses)
+
+
+def test_a_saved_result_comes_back_field_for_field(result, tmp_path):
+    back = saved(result, tmp_path)
+    assert back.graph is None
+    for f in dataclasses.fields(AuditResult):
+        if f.name != "graph":
+            same(getattr(result, f.name), getattr(back, f.name), f.name)
+
+
+def test_a_restored_result_writes_the_same_outputs(result, tmp_path):
+    back = saved(result, tmp_path)
+    assert prediction_table(back) == prediction_table(result)
+    assert tuning_table(back) == tuning_table(result)
+    first, again = report_dict(result), report_dict(back)
+    first.pop("created"), again.pop("created")
+    assert json.dumps(first, default=str) == json.dumps(again, default=str)
+    assert markdown_report(back) == markdown_report(result)
+
+
+def test_a_result_loads_only_onto_the_responses_it_was_computed_on(result, tmp_path):
+    atomic_write_files(result_files(result, tmp_path, "r"))
+    rescored = replace(result.responses, scores=(result.responses.scores + 1) % 3)
+    with pytest.raises(ResumeError, match="other responses"):
+        load_result(tmp_path, "r", rescored)
+
+
+def damage(folder, how: str) -> None:
+    manifest_path, arrays_path = folder / "r.json", folder / "r.npz"
+    manifest = json.loads(manifest_path.read_text())
+    with np.load(arrays_path) as stored:
+        arrays = {key: stored[key] for key in stored.files}
+    if how == "not json":
+        manifest_path.write_text("{ this is not json")
+    elif how == "another program's json":
+        manifest_path.write_text(json.dumps({"name": "something else"}))
+    elif how == "a newer schema":
+        manifest_path.write_text(json.dumps({**manifest, "schema": 99}))
+    elif how == "arrays missing":
+        arrays_path.unlink()
+    elif how == "arrays truncated":
+        arrays_path.write_bytes(arrays_path.read_bytes()[:500])
+    elif how == "an array of the wrong shape":
+        np.savez(arrays_path, **{**arrays, "severity": arrays["severity"][:-1]})
+    elif how == "a neighbour outside the responses":
+        index = arrays["evidence_index"].copy()
+        index[0] = 10**6
+        np.savez(arrays_path, **{**arrays, "evidence_index": index})
+    elif how == "a pickled array":
+        np.savez(arrays_path, **{**arrays, "predicted": np.array([{"x": 1}], dtype=object)})
+    elif how == "no selected configuration":
+        rows = [{**row, "selected": False} for row in manifest["tuning"]["rows"]]
+        manifest["tuning"]["rows"] = rows
+        manifest_path.write_text(json.dumps(manifest))
+
+
+DAMAGE = {
+    "not json": "cannot be read",
+    "another program's json": "not a parm result file",
+    "a newer schema": "newer parm",
+    "arrays missing": "r.npz is missing",
+    "arrays truncated": "damaged",
+    "an array of the wrong shape": "'severity' has shape",
+    "a neighbour outside the responses": "'evidence_index' holds positions outside",
+    "a pickled array": "damaged",
+    "no selected configuration": "0 tuning rows are marked selected",
+}
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_damaged_or_foreign_files_give_a_message_naming_them(result, tmp_path, how):
+    atomic_write_files(result_files(result, tmp_path, "r"))
+    damage(tmp_path, how)
+    with pytest.raises(ResumeError, match=DAMAGE[how]) as raised:
+        load_result(tmp_path, "r", result.responses)
+    assert str(tmp_path) in str(raised.value)
+
+
+def test_a_session_keeps_the_settings_and_results_of_a_file(result, tmp_path):
+    session = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    found = find_session("d1", base=tmp_path)
+    assert found == session
+    assert found.config() == result.config
+    [entry] = found.results
+    assert entry.run_id == result.run_id and entry.item is None
+    assert entry.flagged == int(result.flagged.sum())
+    assert entry.previous_flagged_rows is None
+    [back] = load_results(found, [result.responses])
+    same(result.predicted, back.predicted)
+    assert find_session("another file", base=tmp_path) is None
+
+
+def test_a_new_run_replaces_the_last_and_remembers_which_rows_it_flagged(result, tmp_path):
+    first = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    second_run = replace(result, run_id="second", predicted=result.responses.scores.copy())
+    second = save_session("d1", "answers.csv", result.config, [second_run], base=tmp_path)
+    [entry] = find_session("d1", base=tmp_path).results
+    assert entry.run_id == "second" and entry.flagged == 0
+    assert entry.previous_flagged_rows == first.results[0].flagged_rows
+    # Only the files of the run kept are left.
+    names = sorted(p.name for p in second.folder.iterdir())
+    assert names == sorted(["session.json", f"{entry.name}.json", f"{entry.name}.npz"])
+
+
+def test_a_session_holds_one_result_per_item(result, tmp_path):
+    other = replace(result, run_id="item-two")
+    save_session("d1", "f.csv", result.config, [result, other], ["Q1", "Q2"], base=tmp_path)
+    session = find_session("d1", base=tmp_path)
+    assert [e.item for e in session.results] == ["Q1", "Q2"]
+    loaded = load_results(session, [result.responses, result.responses])
+    assert [r.run_id for r in loaded] == [result.run_id, "item-two"]
+    with pytest.raises(ResumeError, match="2 result"):
+        load_results(session, [result.responses])
+
+
+def test_the_review_row_is_remembered(result, tmp_path):
+    session = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    save_review_row(session, 17)
+    assert find_session("d1", base=tmp_path).review_row == 17
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("not json at all", "cannot be read"),
+        (json.dumps({"format": "parm-session", "schema": 7}), "schema 7"),
+        (json.dumps(["a", "list"]), "not a parm session file"),
+        (json.dumps({"format": "parm-session", "schema": 1}), "damaged"),
+    ],
+)
+def test_a_damaged_session_file_gives_a_message(tmp_path, content, expected):
+    folder = tmp_path / "sessions" / "d1"
+    folder.mkdir(parents=True)
+    (folder / "session.json").write_text(content)
+    with pytest.raises(ResumeError, match=expected):
+        find_session("d1", base=tmp_path)
+
+
+def test_a_result_name_cannot_point_outside_the_session_folder(result, tmp_path):
+    session = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    path = session.folder / "session.json"
+    values = json.loads(path.read_text())
+    values["results"][0]["name"] = "../../elsewhere"
+    path.write_text(json.dumps(values))
+    with pytest.raises(ResumeError, match="not a plain file name"):
+        find_session("d1", base=tmp_path)
+
+
+def test_saved_settings_this_parm_refuses_are_reported(result, tmp_path):
+    session = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    broken = replace(session, settings={**session.settings, "seed": "abc"})
+    with pytest.raises(ResumeError, match="seed"):
+        broken.config()
+
+
+def test_the_file_digest_is_of_the_bytes(tmp_path):
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_bytes(b"id,answer,score\n1,x,0\n")
+    b.write_bytes(b"id,answer,score\n1,x,0\n")
+    assert file_digest(a) == file_digest(b)
+    b.write_bytes(b"id,answer,score\n1,x,1\n")
+    assert file_digest(a) != file_digest(b)

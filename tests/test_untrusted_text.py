@@ -1,0 +1,236 @@
+"""Untrusted text stays inert: the hostile file (tests/hostile.py) through the table reader, the
+real CLI in a subprocess, report.md rendered by a Markdown library, every CSV opened with the
+csv module, and the app driven by Pilot with its rendered screens checked."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+from hostile import (
+    ID_COLUMN,
+    LABELS,
+    SECOND_COLUMN,
+    UNSAFE,
+    N,
+    check_csv_inert,
+    unsafe_characters,
+    write_hostile,
+)
+from markdown_it import MarkdownIt
+
+from engine.core.text import PLACEHOLDER, is_safe, safe_text, sanitise
+from engine.input.table import read_table
+from engine.outputs.write import guard_cell
+
+SAFE_ID = safe_text(ID_COLUMN)
+SAFE_SECOND = safe_text(SECOND_COLUMN)
+
+
+# -- the one sanitising function ---------------------------------------------------------------
+def test_safe_text_replaces_every_control_but_tab_and_newline():
+    controls = [chr(c) for c in range(0x20)] + [chr(c) for c in range(0x7F, 0xA0)]
+    bidi = [chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))]
+    for char in controls + bidi:
+        expected = {"\t": "\t", "\n": "\n", "\r": "\n"}.get(char, PLACEHOLDER)
+        assert safe_text(f"a{char}b") == f"a{expected}b", repr(char)
+    assert safe_text("line\r\nnext\rlast") == "line\nnext\nlast"
+    assert safe_text("tab\tand\nnewline", one_line=True) == "tab and newline"
+    kept = "Lumière, 日本語, emoji 🌱, Arabic مرحبا, U+200F\u200f and U+FFFD \ufffd"
+    assert safe_text(kept) == kept and is_safe(kept)
+    assert sanitise("\x1b]52;c;x\x07\r\n\x9b") == ("\ufffd]52;c;x\ufffd\n\ufffd", 3)
+
+
+def test_the_table_reader_makes_every_cell_and_column_name_inert(tmp_path):
+    path, _ = write_hostile(tmp_path)
+    frame = read_table(path)
+    assert list(frame.columns)[:3] == [SAFE_ID, "answer", "score"]
+    cells = [str(c) for c in frame.columns] + [str(v) for v in frame.to_numpy().ravel()]
+    assert all(not UNSAFE.search(cell) for cell in cells)
+    assert sorted(set(frame["score"])) == [safe_text(label) for label in LABELS]
+    assert frame["answer"][0].endswith("\nsecond line\nthird")  # CR LF and CR: line ends
+    (warning,) = frame.attrs["warnings"]
+    assert "control character(s)" in warning and "U+FFFD" in warning
+
+
+def test_progress_shows_a_model_name_with_markup_and_escapes_as_text():
+    from rich.console import Console
+
+    from engine.core.progress import ProgressEvent
+    from parm_tui.headless import _Bars, progress_bars
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=200, color_system=None)
+    with progress_bars(console, quiet=False) as progress:
+        bars = _Bars(progress)
+        bars(ProgressEvent("embedding", 0, 10, "loading model [/]odd[bold]\x1b]52;c;eA==\x07"))
+        progress.refresh()
+    shown = buffer.getvalue()
+    assert "loading model [/]odd[bold]\ufffd]52;c;eA==\ufffd" in shown
+    assert "\x1b]" not in shown and "\x07" not in shown  # Rich's own cursor moves only
+
+
+# -- the CLI, as a subprocess, on the hostile file ---------------------------------------------
+@pytest.fixture(scope="module")
+def hostile_audit(tmp_path_factory):
+    """`parm audit` on the hostile file (with an id and second-rater column of hostile names);
+    returns (completed process, output folder)."""
+    folder = tmp_path_factory.mktemp("hostile")
+    path, embeddings = write_hostile(folder)
+    command = [
+        sys.executable, "-c", "from parm_tui.launch import main; main()", "audit", path.name,
+        "--embeddings", embeddings.name, "--id-col", SAFE_ID, "--second-score-col", SAFE_SECOND,
+        "--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=20", "--out", "out",
+    ]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    done = subprocess.run(command, cwd=folder, env=env, capture_output=True, timeout=300)
+    return done, folder / "out"
+
+
+def test_cli_output_on_hostile_input_has_no_control_bytes(hostile_audit):
+    done, _ = hostile_audit
+    stdout, stderr = done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
+    assert done.returncode == 0, stderr
+    assert unsafe_characters(stdout + stderr) == []
+    assert "control character(s)" in stderr and "Traceback" not in stderr
+
+
+def test_every_exported_csv_is_inert_and_numbers_stay_numbers(hostile_audit):
+    _, out = hostile_audit
+    predictions = check_csv_inert(out / "predictions.csv")
+    check_csv_inert(out / "tuning.csv")
+    header, rows = predictions[0], predictions[1:]
+    assert len(rows) == N
+    severity = [row[header.index("severity")] for row in rows]
+    assert any(value.startswith("-") for value in severity)
+    assert all(float(value) == float(value) for value in severity)  # numbers, unquoted by '
+    assert {row[header.index("score")] for row in rows} == {
+        guard_cell(safe_text(label)) for label in LABELS
+    }
+    texts = [row[header.index("text")] for row in rows]
+    assert any("\n=2+2" in text for text in texts)  # after a newline: text inside a quoted cell
+    assert any(text.startswith("'\"=HYPERLINK") for text in texts)
+    assert any(text.startswith("' =1+1") for text in texts)
+
+
+def test_report_json_is_valid_and_inert(hostile_audit):
+    _, out = hostile_audit
+    text = (out / "report.json").read_text(encoding="utf-8")
+    assert unsafe_characters(text) == []
+    data = json.loads(text)
+    assert data["config"]["id_column"] == SAFE_ID
+
+
+def tokens_of(markdown: str):
+    """Every token markdown-it makes of the text, children included."""
+    for token in MarkdownIt("commonmark").enable("table").parse(markdown):
+        yield token
+        yield from token.children or ()
+
+
+HEADINGS = {
+    "parm audit report", "Data", "Settings",
+    "Agreement between the model and the human scores", "Second rater",
+    "Confusion matrix (rows: human score, columns: model)", "Top 20 responses to review",
+    "Consistency: near-duplicates with different scores", "Parameters",
+    "What the uncertainty figures mean", "Warnings",
+}  # fmt: skip
+
+
+def test_report_md_renders_no_html_link_heading_or_column_from_data(hostile_audit):
+    _, out = hostile_audit
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert unsafe_characters(markdown) == []
+    tokens = list(tokens_of(markdown))
+    kinds = {token.type for token in tokens}
+    assert not kinds & {"html_inline", "html_block", "link_open", "image", "em_open"}
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert set(headings) <= HEADINGS and len(headings) == len(set(headings))
+    assert {t.content for t in tokens if t.type == "code_inline"} <= {"raters_disagree"}
+    widths, row = [], 0
+    for token in tokens:
+        if token.type == "tr_open":
+            row = 0
+        elif token.type in ("th_open", "td_open"):
+            row += 1
+        elif token.type == "tr_close":
+            widths.append(row)
+        elif token.type == "table_close":
+            assert len(set(widths)) == 1, widths  # no row has an extra column
+            widths = []
+    rendered = MarkdownIt("commonmark").enable("table").render(markdown)
+    assert "<img" not in rendered and "<script" not in rendered and "<b>" not in rendered
+    assert "&lt;img src=x onerror=alert(1)&gt;" in rendered  # shown, as text
+
+
+# -- the app, driven by Pilot ------------------------------------------------------------------
+def screen_text(app) -> str:
+    """What the current screen shows: the screenshot's SVG (raw, so a control character would
+    be in it) and its text lines."""
+    svg = app.export_screenshot()
+    lines = re.findall(r">([^<]*)</text>", svg)
+    return svg + "\n" + html.unescape("".join(lines)).replace("\xa0", " ")
+
+
+async def test_the_app_shows_hostile_input_without_control_characters(tmp_path):
+    from test_app_flow import open_review, wait_for
+
+    from parm_tui.app import ParmApp
+
+    path, embeddings = write_hostile(tmp_path)
+    overrides = [f"id_column={SAFE_ID}", f"second_score_column={SAFE_SECOND}"]
+    overrides += ["similarity_top_k=[5,10]", "bootstrap_samples=0", "cross_fit_folds=0"]
+    app = ParmApp(path=path, embeddings_path=embeddings, overrides=overrides)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_for(pilot, lambda: app.store is not None, "the hostile file")
+        shown = screen_text(app)
+        assert "control character(s)" in " ".join(n.message for n in app._notifications)
+        await pilot.press("f4")
+        await wait_for(pilot, lambda: app.screen.id == "run-screen", "the run screen")
+        await pilot.press("s")
+        await wait_for(pilot, lambda: app.result is not None, "the audit")
+        await pilot.pause()
+        shown += screen_text(app)
+        for tab in "234":
+            await pilot.press(tab)
+            await pilot.pause()
+            shown += screen_text(app)
+        review = await open_review(pilot)
+        await pilot.press("a")
+        for _ in range(6):
+            await pilot.press("j")
+            await pilot.pause()
+            shown += screen_text(app)
+        review.notify("[/] closes nothing [bold]" + ID_COLUMN + LABELS[0])
+        await pilot.pause()
+        shown += screen_text(app)
+        assert "[/] closes nothing [bold]id" in shown
+        assert app.return_code is None  # still running: nothing crashed
+    assert unsafe_characters(shown) == []
+    assert "onerror=alert(1)" in shown and "[bold]bold[/bold]" in shown  # shown, as text
+
+
+async def test_a_pasted_note_keeps_no_control_characters():
+    from textual.app import App
+    from textual.widgets import Input
+
+    from parm_tui.widgets.review_dialogs import NoteModal
+
+    saved = []
+
+    class Host(App):
+        def on_mount(self) -> None:
+            self.push_screen(NoteModal(3, ""), saved.append)
+
+    async with Host().run_test() as pilot:
+        pilot.app.screen.query_one(Input).value = "see \x1b]52;c;eA==\x07 rubric\u202e"
+        await pilot.press("enter")
+        await pilot.pause()
+    assert saved == ["see \ufffd]52;c;eA==\ufffd rubric\ufffd"]
