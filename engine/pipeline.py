@@ -15,7 +15,7 @@ from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
 from engine.audit.second_rater import SecondRater, second_rater
-from engine.core.errors import EmbeddingError
+from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import CancelToken, ProgressCallback, Reporter
 from engine.embedding.sentence import embed_texts
 from engine.embedding.tokens import embed_tokens
@@ -26,6 +26,7 @@ from engine.graph.search import build_graph
 from engine.input.config import AuditConfig, fit_top_k
 from engine.input.responses import Responses
 from engine.model.cross_fit import CrossFit, cross_fit
+from engine.model.metrics import ORDINAL_METRICS
 from engine.model.pseudo_likelihood import FittedPARM
 from engine.model.tuning import TuningResult, TuningRow, tune
 
@@ -108,6 +109,7 @@ def run_audit(
     """
     reporter = Reporter(progress, cancel)
     timings: dict[str, float] = {}
+    check_selection_metric(config, responses)
     # K values not below N are dropped with a warning (none left: ConfigError), see config.py.
     config, k_notes = fit_top_k(config, len(responses))
     warnings = list(config.warnings) + list(responses.warnings) + k_notes
@@ -135,7 +137,9 @@ def run_audit(
             "limit and were truncated before embedding."
         )
     mark = time.perf_counter()
-    result = tune(graph, responses.scores, responses.n_classes, tune_config, reporter)
+    result = tune(
+        graph, responses.scores, responses.n_classes, tune_config, reporter, responses.ordered
+    )
     timings["tuning"] = time.perf_counter() - mark
     warnings += result.warnings
     fitted = result.fitted
@@ -182,6 +186,18 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
         "from the PARM fit instead."
     )
     return severity.severity(tuned.fitted.proba, scores), [note]
+
+
+def check_selection_metric(config: AuditConfig, responses: Responses) -> None:
+    """QWK and near agreement need ordered scores: selecting by them on nominal labels is an
+    error the user fixes (state score_order, or choose another metric), not a silent change."""
+    if responses.ordered or config.selection_metric not in ORDINAL_METRICS:
+        return
+    raise ConfigError(
+        f"Setting 'selection_metric' = \"{config.selection_metric}\" needs ordered scores, but "
+        f"the scores in column '{config.score_column}' are text labels with no stated order. "
+        "Set score_order (the labels lowest first), or select by accuracy, kappa, f1 or nll."
+    )
 
 
 def embed_responses(
@@ -240,7 +256,7 @@ def _checks(graph, responses: Responses, config: AuditConfig, predicted, reporte
     `config` is the configuration tuning used, so cross-fitting repeats exactly that search.
     """
     mark = time.perf_counter()
-    scores, n_classes = responses.scores, responses.n_classes
+    scores, n_classes, ordered = responses.scores, responses.n_classes, responses.ordered
     pairs = []
     # The threshold is a cosine similarity; late-interaction scores are on another scale.
     if graph.mode == "single-vector":
@@ -250,12 +266,20 @@ def _checks(graph, responses: Responses, config: AuditConfig, predicted, reporte
     figures = {}
     if config.bootstrap_samples > 0:
         figures = intervals.bootstrap_agreement(
-            scores, predicted, n_classes, config.bootstrap_samples, config.seed, reporter
+            scores,
+            predicted,
+            n_classes,
+            config.bootstrap_samples,
+            config.seed,
+            reporter,
+            ordered=ordered,
         )
-    crossed = cross_fit(graph, scores, n_classes, config, reporter)
+    crossed = cross_fit(graph, scores, n_classes, config, reporter, ordered)
     timings["checks"] = time.perf_counter() - mark
     return {
-        "second_rater": second_rater(scores, responses.second_scores, predicted, n_classes),
+        "second_rater": second_rater(
+            scores, responses.second_scores, predicted, n_classes, ordered
+        ),
         "near_duplicates": pairs,
         "intervals": figures,
         "cross_fit": crossed,

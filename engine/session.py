@@ -24,7 +24,7 @@ from engine.core.progress import CancelToken, ProgressCallback, ProgressEvent, R
 from engine.core.workers import run_units
 from engine.input.config import AuditConfig
 from engine.input.items import Items
-from engine.pipeline import AuditResult, embed_responses, run_audit
+from engine.pipeline import AuditResult, check_selection_metric, embed_responses, run_audit
 
 
 @dataclass
@@ -91,6 +91,8 @@ def run_session(
     reporter = Reporter(progress, cancel)
     started = time.perf_counter()
     audited = items.audited
+    for responses in audited:  # before any embedding: a setting that cannot work stops at once
+        check_selection_metric(config, responses)
     tasks = []
     for k, responses in enumerate(audited):
         given = None if embeddings is None else embeddings[k]

@@ -28,6 +28,14 @@ def audit(
     second_score_col: Annotated[
         str | None, typer.Option("--second-score-col", help="A second rater's score column.")
     ] = None,
+    score_order: Annotated[
+        str | None,
+        typer.Option(
+            "--score-order",
+            help='Score labels lowest first, e.g. "low,medium,high" (text labels need it to be '
+            "ordered; numbers are ordered numerically).",
+        ),
+    ] = None,
     item_col: Annotated[
         str | None,
         typer.Option("--item-col", help="Item (question) column: each item audited on its own."),
@@ -62,6 +70,7 @@ def audit(
         "score_column": score_col,
         "id_column": id_col,
         "second_score_column": second_score_col,
+        "score_order": score_order,
         "item_column": item_col,
         "rater_column": rater_col,
         "second_rater_column": second_rater_col,

@@ -28,6 +28,14 @@ STAGE_NAMES = {
     "audit": "Audit",
     "items": "Items",
 }
+SUMMARY_NAMES = {
+    "accuracy": "accuracy",
+    "kappa": "kappa",
+    "qwk": "QWK",
+    "near": "near",
+    "f1": "macro F1",
+    "nll": "NLL",
+}
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
 
@@ -174,15 +182,15 @@ def _run(console, file, config_path, columns, overrides, embeddings_path, out, f
 def _summary(console: Console, session, written: list[Path]) -> None:
     for result in session.results:
         best = result.selected
-        m = best.metrics
         k = "dense" if best.top_k is None else f"K={best.top_k}"
         item = "" if not session.by_item else f"Item {result.responses.item}: "
+        figures = ", ".join(f"{SUMMARY_NAMES[m]} {v:.3f}" for m, v in best.metrics.items())
+        nominal = "" if result.responses.ordered else " (no QWK or near: unordered text labels)"
         say(
             console,
             f"{item}Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-            f"accuracy {m['accuracy']:.3f}, kappa {m['kappa']:.3f}, QWK {m['qwk']:.3f}, "
-            f"near {m['near']:.3f}, macro F1 {m['f1']:.3f}, NLL {m['nll']:.3f}. "
-            f"{int(result.flagged.sum())} of {len(result.responses)} responses flagged.",
+            f"{figures}{nominal}. {int(result.flagged.sum())} of {len(result.responses)} "
+            "responses flagged.",
         )
     if session.by_item:
         skipped = len(session.items.skipped)
@@ -193,7 +201,12 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         )
     if session.raters is not None:
         judged = [r for r in session.raters.rows if r.judged]
-        farthest = ", ".join(f"{r.rater} ({r.leniency:+.2f} points)" for r in judged[:3])
+        farthest = ", ".join(
+            r.rater
+            if r.leniency is None
+            else f"{r.rater} ({r.leniency:+.2f} points)"  # None: unordered labels
+            for r in judged[:3]
+        )
         say(
             console,
             f"{len(session.raters.rows)} rater(s), farthest from the rest: {farthest or 'none'}",

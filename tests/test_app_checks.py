@@ -114,7 +114,7 @@ async def test_review_marks_rows_where_the_raters_disagree(result, tmp_path):
 
 
 async def test_severity_shows_its_value_and_a_legend_of_what_it_means(result):
-    async with Host(result, None).run_test(size=(100, 30)) as pilot:
+    async with Host(result, None).run_test(size=(160, 40)) as pilot:
         screen = pilot.app.screen
         i = screen.current()
         header = " ".join(text_of(screen, "#detail-scores").split())

@@ -121,3 +121,54 @@ def test_plot_marks_the_selected_k_and_shows_p_for_it():
     p_lines = [line for line in lines if line.lstrip().startswith("p=")]
     assert [line.split()[0] for line in p_lines] == ["p=1", "p=2"]
     assert p_lines[0].endswith("★")
+
+
+@pytest.fixture(scope="module")
+def nominal_result(sample_embeddings, sample_config):
+    """The sample data with its scores written as unordered text (c, a, b for 0, 1, 2)."""
+    import pandas as pd
+    from conftest import SAMPLE_CSV
+
+    from engine.input.responses import responses_from_frame
+    from engine.pipeline import run_audit
+
+    frame = pd.read_csv(SAMPLE_CSV, dtype=str, keep_default_na=False)
+    letters = {"0": "c", "1": "a", "2": "b"}
+    frame["score"] = frame["score"].map(letters)
+    frame["score2"] = frame["score2"].map(letters)
+    config = sample_config.updated(
+        similarity_top_k=[5, 10], second_score_column="score2", bootstrap_samples=20
+    )
+    responses = responses_from_frame(frame, config, "letters.csv")
+    return run_audit(responses, config, embeddings=sample_embeddings)
+
+
+async def test_unordered_labels_show_no_qwk_or_near_and_say_why(nominal_result):
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, nominal_result)
+        metrics = screen.query_one("#results-metrics", Static).content
+        assert cells(metrics, 0) == [
+            "Exact agreement",
+            "Cohen's kappa",
+            "Macro F1",
+            "Neg. log-likelihood",
+        ]
+        note = str(screen.query_one("#results-uncertainty", Static).content)
+        assert note.startswith("QWK and near agreement are left out")
+        second = screen.query_one("#results-second-rater", Static).content
+        assert [str(c.header) for c in second.columns] == ["", "exact", "kappa"]
+        await pilot.press("2")
+        table = screen.query_one("#results-tuning", TuningTable)
+        headers = [str(column.label) for column in table.columns.values()]
+        assert headers == ["", "K", "p", "acc", "kappa", "F1", "NLL", "conv"]
+
+
+async def test_the_off_by_two_filter_is_hidden_for_unordered_labels(nominal_result):
+    from textual.widgets import Checkbox
+
+    async with ParmApp().run_test(size=(100, 30)) as pilot:
+        pilot.app.result = as_session(nominal_result)
+        await pilot.app.action_show("review")
+        await pilot.pause()
+        off_by_two = pilot.app.screen.query_one("#filter-off2", Checkbox)
+        assert off_by_two.disabled and not off_by_two.display

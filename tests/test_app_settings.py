@@ -3,6 +3,7 @@ name, live application of valid settings, and save/load round trips."""
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from textual.widgets import Input, Select, Static, Switch
 
@@ -143,3 +144,64 @@ def test_form_numbers_leave_non_numbers_for_the_engine_to_name():
     assert form.number("") is None
     assert form.number_list("5, 10 20", integer=True) == [5, 10, 20]
     assert form.field_of(engine_message(seed=-1)) == "seed"
+
+
+def write_text_labels(path):
+    labels = ["low", "medium", "high"] * 6
+    frame = pd.DataFrame(
+        {"id": range(18), "answer": [f"answer {i}" for i in range(18)], "score": labels}
+    )
+    frame.to_csv(path, index=False)
+    return path
+
+
+async def test_score_order_typed_in_settings_orders_the_loaded_labels(tmp_path):
+    path = write_text_labels(tmp_path / "levels.csv")
+    async with ParmApp(path).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert pilot.app.responses.ordered is False
+        screen = await open_settings(pilot)
+        hint = str(screen.query_one("#score-order-hint", Static).content)
+        assert "high, low, medium (no order: nominal" in hint
+        await set_input(screen, "#score_order", "low, medium, high", pilot)
+        assert pilot.app.config.score_order == ("low", "medium", "high")
+        # The Load screen re-codes the file with the new order.
+        assert pilot.app.responses.labels == ("low", "medium", "high")
+        assert pilot.app.responses.ordered
+        assert "low, medium, high (ordered)" in str(
+            screen.query_one("#score-order-hint", Static).content
+        )
+
+
+async def test_a_score_order_that_misses_a_label_says_so(tmp_path):
+    path = write_text_labels(tmp_path / "levels.csv")
+    async with ParmApp(path).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = await open_settings(pilot)
+        await set_input(screen, "#score_order", "low, high", pilot)
+        assert pilot.app.responses is None
+        assert "does not fit these settings" in str(
+            screen.query_one("#score-order-hint", Static).content
+        )
+        load = pilot.app.get_screen("load")
+        message = str(load.query_one("#validation", Static).content)
+        assert "'medium'" in message and "not in score_order" in message
+        await set_input(screen, "#score_order", "low, low", pilot)
+        assert error_under(screen, "score_order") == engine_message(score_order="low, low")
+
+
+async def test_score_order_round_trips_through_a_settings_file(tmp_path):
+    path = tmp_path / "settings.json"
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        await set_input(screen, "#score_order", "poor, fair, good", pilot)
+        screen.query_one("#settings-file", PathInput).value = str(path)
+        await pilot.click("#settings-save")
+        assert load_config(path).score_order == ("poor", "fair", "good")
+        await pilot.click("#settings-defaults")
+        assert screen.query_one("#score_order", Input).value == ""
+        await pilot.click("#settings-load")
+        await pilot.pause()
+        assert screen.query_one("#score_order", Input).value == "poor, fair, good"

@@ -204,3 +204,74 @@ def test_audit_embeds_with_the_bundled_model_and_reuses_the_cache(tmp_path, monk
     assert (tmp_path / "second" / "predictions.csv").read_text() == (
         tmp_path / "first" / "predictions.csv"
     ).read_text()
+
+
+# -- score labels without and with a stated order ---------------------------------------------
+
+LEVELS = {"0": "low", "1": "medium", "2": "high"}
+QUICK = ["--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0"]
+
+
+@pytest.fixture(scope="module")
+def text_labels_csv(tmp_path_factory):
+    """The sample data with its scores 0, 1, 2 written as low, medium, high (both raters)."""
+    path = tmp_path_factory.mktemp("levels") / "levels.csv"
+    rows = sample_rows()
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "score": LEVELS[row["score"]], "score2": LEVELS[row["score2"]]})
+    return path
+
+
+def test_unordered_text_labels_leave_out_qwk_and_near_and_say_why(
+    text_labels_csv, sample_embeddings_file, tmp_path
+):
+    out = tmp_path / "nominal"
+    result = run_audit_cli(
+        text_labels_csv, "--embeddings", sample_embeddings_file, "--out", out,
+        "--second-score-col", "score2", *QUICK,
+    )  # fmt: skip
+    report = json.loads((out / "report.json").read_text())
+    assert report["input"]["scores_ordered"] is False
+    assert list(report["metrics"]) == ["accuracy", "kappa", "f1", "nll"]
+    assert report["metrics_left_out"]["metrics"] == ["qwk", "near"]
+    assert "no stated order" in report["metrics_left_out"]["reason"]
+    assert set(report["second_rater"]["rater1_vs_rater2"]) == {"exact", "kappa"}
+    header, _ = read_csv(out / "tuning.csv")
+    assert header == ["top_k", "power", "accuracy", "kappa", "f1", "nll", "selected"]
+    markdown = (out / "report.md").read_text()
+    assert "Quadratic weighted kappa" not in markdown and "Near agreement" not in markdown
+    assert "QWK and near agreement are left out: the score labels are text" in markdown
+    assert "QWK" not in result.output.split("Selected")[1].split("(no QWK")[0]
+    assert "(no QWK or near: unordered text labels)" in result.output
+    assert "treated as nominal" in result.output  # the one-line warning
+
+
+def test_score_order_on_the_command_line_gives_the_numeric_run(
+    text_labels_csv, sample_embeddings_file, default_run, tmp_path
+):
+    out = tmp_path / "ordered"
+    run_audit_cli(
+        text_labels_csv, "--embeddings", sample_embeddings_file, "--out", out,
+        "--score-order", "low,medium,high", *QUICK,
+    )  # fmt: skip
+    report = json.loads((out / "report.json").read_text())
+    numeric = json.loads((default_run[0] / "report.json").read_text())
+    assert report["input"]["labels"] == ["low", "medium", "high"]
+    assert report["input"]["scores_ordered"] is True
+    assert report["metrics_left_out"] is None
+    assert report["metrics"] == pytest.approx(numeric["metrics"], abs=1e-9)
+
+
+def test_selecting_by_qwk_with_unordered_labels_is_refused(text_labels_csv, tmp_path):
+    result = CliRunner().invoke(
+        app,
+        ["audit", str(text_labels_csv), "--out", str(tmp_path / "x"), "--quiet"]
+        + ["--set", "selection_metric=qwk"],
+    )
+    assert result.exit_code == 2
+    assert "'selection_metric' = \"qwk\" needs ordered scores" in result.output
+    assert "Set score_order" in result.output
+    assert not (tmp_path / "x").exists()

@@ -15,7 +15,12 @@ from engine.core.errors import Cancelled, ConfigError, EmbeddingError
 from engine.core.progress import CancelToken, Reporter
 from engine.embedding.tokens import embed_tokens, is_multi_vector_checkpoint
 from engine.embedding.vectors import TokenEmbeddings
-from engine.graph.late_interaction import candidate_count, maxsim_graph, tuning_config
+from engine.graph.late_interaction import (
+    candidate_count,
+    late_interaction_graph,
+    maxsim_graph,
+    tuning_config,
+)
 from engine.graph.maxsim import maxsim, pair_scores, symmetric_score
 from engine.input.config import config_from_dict
 from tests.conftest import SAMPLE_CSV
@@ -79,6 +84,20 @@ def test_identical_responses_score_one():
     assert pair_scores(twin, [0], [1])[0] == pytest.approx(1.0, abs=1e-6)
 
 
+def test_raw_pair_scores_are_the_mean_of_the_papers_two_sums():
+    tokens = random_tokens(10, seed=11)
+    left, right = all_pairs(10)
+    scores = pair_scores(tokens, left, right, batch_size=4, raw=True)
+    for k, (i, j) in enumerate(zip(left, right)):
+        a, b = tokens.of(i), tokens.of(j)
+        expected = 0.5 * (brute_force_maxsim(a, b) + brute_force_maxsim(b, a))
+        assert scores[k] == pytest.approx(expected, abs=1e-5)
+        assert scores[k] == pytest.approx(symmetric_score(tokens, i, j, raw=True), abs=1e-5)
+    np.testing.assert_allclose(
+        scores, pair_scores(tokens, right, left, raw=True), atol=1e-5
+    )  # symmetric, as the Potts model needs
+
+
 def test_repeating_a_response_twice_keeps_its_normalised_score_but_doubles_raw_maxsim():
     tokens = random_tokens(2, seed=4)
     once, other = tokens.of(0), tokens.of(1)
@@ -87,6 +106,9 @@ def test_repeating_a_response_twice_keeps_its_normalised_score_but_doubles_raw_m
     scores = pair_scores(both, [0, 1], [2, 2])
     assert scores[0] == pytest.approx(scores[1], abs=1e-6)
     assert maxsim(twice, other) == pytest.approx(2 * maxsim(once, other), rel=1e-5)
+    raw = pair_scores(both, [0, 1], [2, 2], raw=True)
+    # Raw: MaxSim(twice -> other) doubles, MaxSim(other -> twice) does not change.
+    assert raw[1] - raw[0] == pytest.approx(0.5 * maxsim(once, other), rel=1e-5)
 
 
 # -- the two-stage graph ---------------------------------------------------------------------------
@@ -114,6 +136,18 @@ def test_graph_rows_are_sorted_by_the_symmetrised_score():
     assert graph.low == pytest.approx(graph.similarities.min())
     assert graph.high == pytest.approx(graph.similarities.max())
     assert pairs == len({(min(i, j), max(i, j)) for i in range(30) for j in graph.indices[i]})
+
+
+def test_the_raw_setting_reaches_the_graph():
+    tokens = random_tokens(30, seed=6)
+    config = config_from_dict({"embedding_model": "x-colbert", "colbert_maxsim": "raw"})
+    graph, _ = late_interaction_graph(tokens, config.updated(colbert_top_k=6, similarity_top_k=5))
+    for i in (0, 11, 29):
+        for j, s in zip(graph.indices[i], graph.similarities[i]):
+            assert s == pytest.approx(symmetric_score(tokens, i, j, raw=True), abs=1e-4)
+    with pytest.raises(ConfigError) as error:
+        config_from_dict({"colbert_maxsim": "sum"})
+    assert "normalised, raw" in str(error.value)
 
 
 def test_colbert_top_k_null_scores_every_pair_and_warns():

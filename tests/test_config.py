@@ -12,10 +12,12 @@ from engine.input.config import (
     DEFAULTS,
     DEFAULTS_PATH,
     PowerInterval,
+    build_config,
     config_from_dict,
     fit_top_k,
     load_config,
     parse_override,
+    save_config,
 )
 
 INVALID = [
@@ -45,6 +47,11 @@ INVALID = [
     ("seed", "x", "integer >= 0"),
     ("text_column", "  ", "non-empty string"),
     ("embedding_model", None, "non-empty string"),
+    ("score_order", ["low"], "at least two"),
+    ("score_order", ["low", ""], "none empty"),
+    ("score_order", "low,medium,low", "each label once (low repeated)"),
+    ("score_order", [1, 2, 3], "the score labels lowest first"),
+    ("score_order", {"low": 0}, "the score labels lowest first"),
     ("item_column", "", "non-empty string or null"),
     ("rater_column", 3, "non-empty string or null"),
     ("jobs", 0, "integer >= 1"),
@@ -112,6 +119,32 @@ def test_interval_and_grid_are_parsed():
     grid = config_from_dict({"similarity_power": [2, 1, 2], "similarity_top_k": [10, 5, 10]})
     assert grid.power_values == (1.0, 2.0)
     assert grid.top_k_values == (5, 10)
+
+
+def test_score_order_is_a_list_or_a_comma_separated_string():
+    listed = config_from_dict({"score_order": ["low", "medium", "high"]})
+    typed = config_from_dict({"score_order": " low, medium ,high"})
+    assert listed.score_order == typed.score_order == ("low", "medium", "high")
+    assert listed.to_dict()["score_order"] == ["low", "medium", "high"]
+    assert config_from_dict({}).score_order is None
+
+
+def test_score_order_round_trips_through_a_config_file(tmp_path):
+    path = tmp_path / "settings.json"
+    config = config_from_dict({"score_order": ["poor", "fair", "good"]})
+    save_config(config, path)
+    assert json.loads(path.read_text())["score_order"] == ["poor", "fair", "good"]
+    assert load_config(path) == config
+    assert load_config(path).score_order == ("poor", "fair", "good")
+
+
+def test_score_order_from_the_command_line_goes_through_build_config():
+    config = build_config(columns={"score_order": "low,medium,high"})
+    assert config.score_order == ("low", "medium", "high")
+    overridden = build_config(
+        columns={"score_order": "low,medium,high"}, overrides=['score_order=["a","b"]']
+    )
+    assert overridden.score_order == ("a", "b")
 
 
 def test_round_trip_through_to_dict():

@@ -89,6 +89,60 @@ def test_text_labels_are_coded_in_sorted_order():
     assert bad == set()
 
 
+def test_decimal_scores_sort_numerically():
+    labels, code, _ = code_labels(["2", "1.5", "10", "0.5"])
+    assert labels == ("0.5", "1.5", "2", "10")
+    assert [code[v] for v in ("0.5", "1.5", "2", "10")] == [0, 1, 2, 3]
+
+
+def test_numeric_scores_are_ordered(tmp_path):
+    assert load(write(tmp_path, rows_for(12, scores=(10, 2, 1.5)))).ordered
+
+
+def test_text_labels_without_an_order_are_nominal_and_say_why(tmp_path):
+    responses = load(write(tmp_path, rows_for(12, scores=("low", "medium", "high"))))
+    assert not responses.ordered
+    assert responses.labels == ("high", "low", "medium")  # codes only; no order is claimed
+    note = next(w for w in responses.warnings if "nominal" in w)
+    assert "column 'score'" in note and "'high', 'low', 'medium'" in note
+    assert "QWK, near agreement" in note and "score_order" in note
+
+
+def test_score_order_codes_text_labels_in_the_stated_order(tmp_path):
+    path = write(tmp_path, rows_for(12, scores=("high", "low", "medium")))
+    responses = load(path, score_order=["low", "medium", "high"])
+    assert responses.ordered and responses.labels == ("low", "medium", "high")
+    np.testing.assert_array_equal(responses.scores[:3], [2, 0, 1])
+    assert not any("nominal" in w for w in responses.warnings)
+
+
+def test_score_order_labels_that_never_occur_are_left_out_with_a_warning(tmp_path):
+    path = write(tmp_path, rows_for(12, scores=("low", "high")))
+    responses = load(path, score_order=["low", "medium", "high", "top"])
+    assert responses.labels == ("low", "high")
+    note = next(w for w in responses.warnings if "score_order" in w)
+    assert "'medium', 'top'" in note and "column 'score'" in note
+
+
+def test_labels_missing_from_score_order_are_named_with_their_column(tmp_path):
+    path = write(tmp_path, rows_for(12, scores=("low", "medium", "high", "n/a")))
+    with pytest.raises(DataError) as caught:
+        load(path, score_order=["low", "high"])
+    message = str(caught.value)
+    assert "column 'score'" in message and "'medium', 'n/a'" in message
+    assert "not in score_order (low, high)" in message
+
+
+def test_second_rater_labels_missing_from_score_order_are_named(tmp_path):
+    rows = [
+        [*row, "medium" if i == 3 else "low"] for i, row in enumerate(rows_for(12, ("low", "high")))
+    ]
+    path = write(tmp_path, rows, header=[*HEADER, "score2"])
+    with pytest.raises(DataError) as caught:
+        load(path, score_order=["low", "high"], second_score_column="score2")
+    assert "column 'score2'" in str(caught.value) and "'medium'" in str(caught.value)
+
+
 def test_non_numbers_among_numeric_scores_are_bad():
     _, _, bad = code_labels(["1", "2", "0", "n/a", "1"])
     assert bad == {"n/a"}

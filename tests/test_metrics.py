@@ -1,39 +1,49 @@
-"""engine.model.metrics against scikit-learn, always over the full label set."""
+"""engine.model.metrics against scikit-learn: every figure parm reports, computed the same way."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score, log_loss
+from sklearn.metrics import (
+    accuracy_score,
+    cohen_kappa_score,
+    confusion_matrix,
+    f1_score,
+    log_loss,
+)
 
-from engine.model.metrics import agreement, better, confusion, evaluate
+from engine.model.metrics import NLL_CLIP, agreement, better, confusion, evaluate, metric_names
 
 
-def random_case(n, n_classes, seed, never_predicted=None, never_scored=None):
+def random_case(n, n_classes, seed, never_predicted=None, never_scored=None, absent=None):
     """Human scores and probabilities; optionally one label the model never predicts (its
-    probability is never the largest) or one label no human used."""
+    probability is never the largest), one label no human used, or one label that occurs in
+    neither (a scale point of the file that this comparison never sees)."""
     rng = np.random.default_rng(seed)
     human = rng.integers(0, n_classes, size=n)
-    if never_scored is not None:
-        human[human == never_scored] = (never_scored + 1) % n_classes
+    for label in (never_scored, absent):
+        if label is not None:
+            human[human == label] = (label + 1) % n_classes
     logits = rng.normal(size=(n, n_classes)) + 2.0 * np.eye(n_classes)[human]
-    if never_predicted is not None:
-        logits[:, never_predicted] -= 100.0
+    for label in (never_predicted, absent):
+        if label is not None:
+            logits[:, label] -= 100.0
     proba = np.exp(logits - logits.max(axis=1, keepdims=True))
     proba /= proba.sum(axis=1, keepdims=True)
     return human, proba
 
 
 def sklearn_metrics(human, proba):
-    labels = list(range(proba.shape[1]))
+    """The reference: scikit-learn's defaults, except QWK's distances over the whole scale."""
+    scale = list(range(proba.shape[1]))
     predicted = proba.argmax(axis=1)
     return {
         "accuracy": accuracy_score(human, predicted),
-        "kappa": cohen_kappa_score(human, predicted, labels=labels),
-        "qwk": cohen_kappa_score(human, predicted, labels=labels, weights="quadratic"),
+        "kappa": cohen_kappa_score(human, predicted),
+        "qwk": cohen_kappa_score(human, predicted, labels=scale, weights="quadratic"),
         "near": float(np.mean(np.abs(human - predicted) <= 1)),
-        "f1": f1_score(human, predicted, labels=labels, average="macro", zero_division=0),
-        "nll": log_loss(human, np.clip(proba, 1e-15, 1.0), labels=labels, normalize=True),
+        "f1": f1_score(human, predicted, average="macro"),
+        "nll": log_loss(human, np.clip(proba, NLL_CLIP, 1.0), labels=scale),
     }
 
 
@@ -44,39 +54,60 @@ CASES = [
     dict(n=120, n_classes=4, seed=3, never_predicted=3),
     dict(n=120, n_classes=4, seed=4, never_predicted=0),
     dict(n=90, n_classes=3, seed=5, never_scored=1),
+    dict(n=150, n_classes=5, seed=6, absent=2),
+    dict(n=150, n_classes=4, seed=7, absent=0, never_predicted=3),
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(f"{k}{v}" for k, v in c.items()))
 def test_all_six_metrics_match_scikit_learn(case):
     human, proba = random_case(**case)
+    predicted = proba.argmax(axis=1)
     if case.get("never_predicted") is not None:
-        assert case["never_predicted"] not in proba.argmax(axis=1)
+        assert case["never_predicted"] not in predicted
+    if case.get("absent") is not None:
+        assert case["absent"] not in np.concatenate([human, predicted])
     ours = evaluate(human, proba)
     expected = sklearn_metrics(human, proba)
     assert set(ours) == set(expected)
     for name, value in expected.items():
         assert ours[name] == pytest.approx(value, rel=1e-10, abs=1e-12), name
+    np.testing.assert_array_equal(
+        confusion(human, predicted, proba.shape[1]),
+        confusion_matrix(human, predicted, labels=list(range(proba.shape[1]))),
+    )
 
 
-def test_a_label_never_predicted_counts_as_zero_f1_in_the_macro_mean():
+def test_macro_f1_averages_over_labels_in_truth_or_prediction():
     human = np.array([0, 0, 1, 1, 2, 2])
-    predicted = np.array([0, 0, 1, 1, 1, 1])  # 2 never predicted
-    result = agreement(human, predicted, 3)
-    # per-category F1: 1, 2/3 and 0 for the never-predicted 2 -> macro 5/9
+    predicted = np.array([0, 0, 1, 1, 1, 1])  # 2 never predicted, 3 in neither
+    result = agreement(human, predicted, 4)
+    # per-category F1: 1, 2/3 and 0 for the never-predicted 2; label 3 is not averaged
     assert result["f1"] == pytest.approx(5 / 9)
+    assert result["f1"] == pytest.approx(f1_score(human, predicted, average="macro"))
     assert result["accuracy"] == pytest.approx(4 / 6)
     assert result["near"] == 1.0
 
 
-def test_a_category_absent_from_both_still_counts_in_macro_f1():
-    human = np.array([0, 0, 1, 1])
-    predicted = np.array([0, 0, 1, 1])
-    with_all = agreement(human, predicted, 3)["f1"]
-    assert with_all == pytest.approx(
-        f1_score(human, predicted, labels=[0, 1, 2], average="macro", zero_division=0)
+def test_qwk_distances_are_over_the_whole_scale():
+    """With the middle score absent, scikit-learn's default labels would call 0 and 2 adjacent;
+    parm keeps them two points apart, as labels=range(C+1) does."""
+    human = np.array([0, 0, 2, 2, 3, 3, 0, 2])
+    predicted = np.array([0, 2, 2, 3, 3, 0, 0, 2])
+    ours = agreement(human, predicted, 4)["qwk"]
+    assert ours == pytest.approx(
+        cohen_kappa_score(human, predicted, labels=[0, 1, 2, 3], weights="quadratic")
     )
-    assert with_all == pytest.approx(2 / 3)
+    assert ours != pytest.approx(cohen_kappa_score(human, predicted, weights="quadratic"))
+
+
+def test_nominal_scores_leave_out_the_metrics_that_need_an_order():
+    human, proba = random_case(100, 3, seed=8)
+    ordered, nominal = evaluate(human, proba), evaluate(human, proba, ordered=False)
+    assert tuple(nominal) == metric_names(ordered=False) == ("accuracy", "kappa", "f1", "nll")
+    assert tuple(ordered) == metric_names()
+    for name in nominal:
+        assert nominal[name] == ordered[name]
 
 
 def test_nll_clips_zero_probabilities_at_1e_15():
@@ -112,3 +143,42 @@ def test_qwk_penalises_distant_disagreement_more_than_near():
 )
 def test_better_is_strict_and_lowest_wins_for_nll(metric, a, b, expected):
     assert better(metric, a, b) is expected
+
+
+def test_second_rater_table_matches_scikit_learn():
+    """Rater against rater on the rows both scored, the model against each; score 3 of the
+    five is used by nobody, so the figures must not depend on it."""
+    from engine.audit.second_rater import second_rater
+
+    rng = np.random.default_rng(9)
+    first = rng.choice([0, 1, 2, 4], size=160)
+    second = np.where(rng.random(160) < 0.7, first, rng.choice([0, 1, 2, 4], size=160))
+    second[rng.random(160) < 0.3] = -1  # not scored twice
+    predicted = np.where(rng.random(160) < 0.6, first, rng.choice([0, 1, 2, 4], size=160))
+    table = second_rater(first, second, predicted, 5)
+    both = second >= 0
+    pairs = {
+        "human_human": (first[both], second[both]),
+        "model_vs_first": (first, predicted),
+        "model_vs_second": (second[both], predicted[both]),
+    }
+    for name, (a, b) in pairs.items():
+        figures = getattr(table, name)
+        assert figures["exact"] == pytest.approx(accuracy_score(a, b)), name
+        assert figures["adjacent"] == pytest.approx(np.mean(np.abs(a - b) <= 1)), name
+        assert figures["kappa"] == pytest.approx(cohen_kappa_score(a, b)), name
+        qwk = cohen_kappa_score(a, b, labels=list(range(5)), weights="quadratic")
+        assert figures["qwk"] == pytest.approx(qwk), name
+
+
+def test_bootstrap_point_estimates_match_scikit_learn():
+    from engine.audit.intervals import bootstrap_agreement
+
+    human, proba = random_case(150, 4, seed=10, never_predicted=2)
+    predicted = proba.argmax(axis=1)
+    intervals = bootstrap_agreement(human, predicted, 4, samples=20, seed=0)
+    assert intervals["accuracy"].estimate == pytest.approx(accuracy_score(human, predicted))
+    assert intervals["kappa"].estimate == pytest.approx(cohen_kappa_score(human, predicted))
+    assert intervals["qwk"].estimate == pytest.approx(
+        cohen_kappa_score(human, predicted, labels=[0, 1, 2, 3], weights="quadratic")
+    )

@@ -23,8 +23,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def fake_result(
-    item, proba, scores, raters, second=None, second_raters=None, labels=("0", "1", "2")
-):
+    item, proba, scores, raters, second=None, second_raters=None, labels=("0", "1", "2"),
+    score_order=None, ordered=True,
+):  # fmt: skip
     """What rater_report reads from an AuditResult, with given probabilities (no fit)."""
     n = len(scores)
     responses = Responses(
@@ -32,11 +33,13 @@ def fake_result(
         rows=np.arange(1, n + 1), second_scores=None if second is None else np.asarray(second),
         item=item, raters=tuple(raters),
         second_raters=None if second_raters is None else tuple(second_raters),
+        ordered=ordered,
     )  # fmt: skip
     predicted = proba.argmax(axis=1)
     return types.SimpleNamespace(
         responses=responses, fitted=types.SimpleNamespace(proba=proba), predicted=predicted,
         flagged=predicted != np.asarray(scores),
+        config=types.SimpleNamespace(score_order=score_order),
     )  # fmt: skip
 
 
@@ -171,6 +174,38 @@ def test_leniency_is_in_score_points_of_the_labels():
     result = fake_result("A", proba, scores, who, labels=("0", "5", "10"))
     rows = {r.rater: r for r in rater_report([result]).rows}
     assert 2.5 < rows["a"].leniency < 5.5
+
+
+def test_stated_score_order_puts_items_with_some_labels_on_one_scale():
+    """Item A uses low, high; item B low, medium, high: with score_order, 'high' is two points
+    above 'low' on both, and the pooled scale follows the order, not each item's positions."""
+    from engine.audit.scale import pooled_labels, score_values
+
+    order = ("low", "medium", "high")
+    assert pooled_labels([("low", "high"), ("low", "medium", "high")], order) == order
+    np.testing.assert_array_equal(score_values(("low", "high"), order), [0.0, 2.0])
+    rng = np.random.default_rng(3)
+    who = np.array(["a", "b", "c", "d"] * 50)
+    item_a = fake_result("A", np.tile([0.5, 0.5], (200, 1)), rng.choice(2, 200), who,
+                         labels=("low", "high"), score_order=order)  # fmt: skip
+    item_b = fake_result("B", np.tile([0.3, 0.4, 0.3], (200, 1)), rng.choice(3, 200), who,
+                         labels=order, score_order=order)  # fmt: skip
+    rows = rater_report([item_a, item_b]).rows
+    assert all(r.leniency is not None and r.qwk is not None for r in rows if r.judged)
+
+
+def test_unordered_labels_give_no_leniency_or_qwk():
+    """Text labels without an order have no points to be lenient by."""
+    rng = np.random.default_rng(4)
+    who = np.array(["a", "b", "c", "d"] * 100)
+    scores = rng.choice(3, 400)
+    result = fake_result("A", np.tile([0.3, 0.4, 0.3], (400, 1)), scores, who,
+                         labels=("fair", "good", "poor"), ordered=False)  # fmt: skip
+    report = rater_report([result])
+    assert all(r.judged for r in report.rows)
+    assert all(r.leniency is None and r.leniency_low is None and r.qwk is None
+               for r in report.rows)  # fmt: skip
+    assert all(r.flagged_low is not None for r in report.rows)
 
 
 def test_raters_csv_has_the_documented_columns(tmp_path):

@@ -42,7 +42,7 @@ def test_report_markdown_has_every_section(sample_run):
     text = report_markdown(sample_run)
     positions = [text.index(section) for section in SECTIONS]
     assert positions == sorted(positions)
-    assert "sandwich" in text
+    assert "standard error (neighbour sandwich)" in text
     assert "95% interval" in text
     assert "Cross-fitted (5 folds): kappa" in text
 
@@ -81,7 +81,9 @@ def test_report_json_holds_second_rater_uncertainty_and_near_duplicates(sample_r
     crossed = data["uncertainty"]["cross_fit"]
     assert crossed["folds"] == 5
     assert crossed["in_sample"]["kappa"] == data["metrics"]["kappa"]
-    assert data["uncertainty"]["standard_errors"] == "sandwich"
+    assert data["standard_errors"] == "neighbour sandwich"
+    assert data["uncertainty"]["standard_errors"]["method"] == "neighbour sandwich"
+    assert "neighbour of i" in data["uncertainty"]["standard_errors"]["definition"]
     assert isinstance(data["near_duplicates"], list)
     assert data["evidence_format"].startswith("row:score:weight")
 

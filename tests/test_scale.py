@@ -192,7 +192,7 @@ def test_fast_objective_matches_the_reference_objective(data):
 def test_fit_reaches_the_reference_optimum(data):
     emb, scores = data
     t, s = build_graph(emb, K_MAX).features(scores, N_CLASSES, 6, 1.5)
-    ours = fit(t, s, scores, "balanced", with_se=False)
+    ours = fit(t, s, scores, "balanced")
     theirs = naive.fit(t, s, scores, "balanced")
     theirs_theta = theirs[0] if isinstance(theirs, tuple) else theirs
     weights = class_weights(scores, N_CLASSES, "balanced")

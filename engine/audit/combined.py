@@ -72,10 +72,12 @@ class ReviewSet:
         return self.items[0] is not None if self.items else False
 
 
-def pool_responses(parts: list[Responses]) -> tuple[Responses, list[np.ndarray], np.ndarray]:
+def pool_responses(
+    parts: list[Responses], order: tuple[str, ...] | None = None
+) -> tuple[Responses, list[np.ndarray], np.ndarray]:
     """Several items' responses as one: scores on the pooled scale; also each item's codes on
     it and (N, C) which pooled labels are on each response's item's scale."""
-    pooled = pooled_labels([p.labels for p in parts])
+    pooled = pooled_labels([p.labels for p in parts], order)
     codes = [recode(p.labels, pooled) for p in parts]
     on_scale = np.zeros((sum(len(p) for p in parts), len(pooled)), dtype=bool)
     start = 0
@@ -99,6 +101,7 @@ def pool_responses(parts: list[Responses]) -> tuple[Responses, list[np.ndarray],
         source=first.source,
         file_rows=first.file_rows,
         item=first.item if len(parts) == 1 else None,
+        ordered=all(p.ordered for p in parts),
         raters=None if first.raters is None else tuple(r for p in parts for r in p.raters),
         second_raters=(
             None
@@ -111,7 +114,9 @@ def pool_responses(parts: list[Responses]) -> tuple[Responses, list[np.ndarray],
 
 def review_set(results: list, config) -> ReviewSet:
     """The review queue over the items' results (in their order)."""
-    responses, codes, on_scale = pool_responses([result.responses for result in results])
+    responses, codes, on_scale = pool_responses(
+        [result.responses for result in results], config.score_order
+    )
     starts = np.concatenate([[0], np.cumsum([len(r.responses) for r in results])]).astype(int)
     proba = np.zeros(on_scale.shape)
     for k, (result, code) in enumerate(zip(results, codes)):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.core.progress import Reporter
-from engine.model.metrics import HEADLINE_METRICS, agreement
+from engine.model.metrics import agreement, headline_metrics
 
 LEVEL = 0.95
 
@@ -33,8 +33,9 @@ def bootstrap_agreement(
     seed: int = 0,
     reporter: Reporter | None = None,
     level: float = LEVEL,
+    ordered: bool = True,
 ) -> dict[str, Interval]:
-    """Percentile bootstrap intervals for accuracy, kappa and QWK.
+    """Percentile bootstrap intervals for accuracy, kappa and (ordered scores) QWK.
 
     Responses are resampled with replacement; the model's predictions are held fixed (the fit is
     not repeated), so the intervals describe sampling of responses, not of the tuning.
@@ -43,17 +44,17 @@ def bootstrap_agreement(
     reporter = reporter or Reporter()
     rng = np.random.default_rng(seed)
     n = human.shape[0]
-    point = agreement(human, predicted, n_classes)
-    draws = np.empty((samples, len(HEADLINE_METRICS)))
+    names = headline_metrics(ordered)
+    point = agreement(human, predicted, n_classes, ordered)
+    draws = np.empty((samples, len(names)))
     for b in range(samples):
         pick = rng.integers(0, n, size=n)
-        metrics = agreement(human[pick], predicted[pick], n_classes)
-        draws[b] = [metrics[m] for m in HEADLINE_METRICS]
+        metrics = agreement(human[pick], predicted[pick], n_classes, ordered)
+        draws[b] = [metrics[m] for m in names]
         reporter.tick("audit", b + 1, samples, f"bootstrap {b + 1} of {samples}")
     tail = 100 * (1 - level) / 2
     low = np.nanpercentile(draws, tail, axis=0)
     high = np.nanpercentile(draws, 100 - tail, axis=0)
     return {
-        m: Interval(point[m], float(low[j]), float(high[j]), level)
-        for j, m in enumerate(HEADLINE_METRICS)
+        m: Interval(point[m], float(low[j]), float(high[j]), level) for j, m in enumerate(names)
     }

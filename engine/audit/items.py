@@ -44,7 +44,7 @@ def _summary(result) -> ItemSummary:
         top_k=result.selected.top_k,
         power=result.selected.power,
         kappa=result.metrics["kappa"],
-        qwk=result.metrics["qwk"],
+        qwk=result.metrics.get("qwk"),  # None for unordered text labels
         cross_fit_kappa=crossed,
         flagged=int(result.flagged.sum()),
         human_exact=None if human is None else human["exact"],

@@ -13,7 +13,8 @@ every other rater look harsh; the median rater is the typical one. b_rater is th
 its interval is b +/- t(0.975, n-1) sqrt(se_r^2 + se_ref^2), se_r = s_r / sqrt(n) with s_r the
 standard deviation of that rater's residuals e_i, and se_ref the standard error of the median
 itself (pi / (2m) times the raters' mean se^2, for m raters). Leniency is relative to the other raters of the same items: a rater who scored
-an item alone cannot be compared on it.
+an item alone cannot be compared on it. Leniency and QWK need ordered scores: for unordered text
+labels (no score_order) they are None and raters are ranked by their flagged share.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ class RaterRow:
     items: int
     exact: float
     kappa: float
-    qwk: float
+    qwk: float | None
     flagged: int
     flagged_share: float
     flagged_low: float | None
@@ -74,7 +75,7 @@ class RaterPair:
     n: int
     exact: float
     kappa: float
-    qwk: float
+    qwk: float | None
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class _Scores:
     second: np.ndarray  # pooled codes of the second score, -1 where none
     second_rater: np.ndarray
     scale: int  # categories on the pooled scale
+    ordered: bool = True  # whether the scores have an order (else no leniency, no QWK)
 
 
 def rater_report(results: list) -> RaterReport | None:
@@ -108,19 +110,24 @@ def rater_report(results: list) -> RaterReport | None:
     scores, unassigned = _pool(results)
     if scores.rater.size == 0:
         return RaterReport([], [], unassigned)
-    effects, errors = _leniency(scores)
-    rows = [_row(scores, name, effects[name], errors[name]) for name in np.unique(scores.rater)]
+    effects, errors = _leniency(scores) if scores.ordered else ({}, {})
+    rows = [
+        _row(scores, name, effects.get(name), errors.get(name)) for name in np.unique(scores.rater)
+    ]
     rows.sort(key=lambda r: (not r.judged, -r.distance, r.rater))
     return RaterReport(rows, _pairs(scores), unassigned)
 
 
 def _pool(results: list) -> tuple[_Scores, int]:
-    pooled = pooled_labels([result.responses.labels for result in results])
-    parts: dict[str, list] = {key: [] for key in _Scores.__dataclass_fields__ if key != "scale"}
+    order = results[0].config.score_order
+    pooled = pooled_labels([result.responses.labels for result in results], order)
+    parts: dict[str, list] = {
+        key: [] for key in _Scores.__dataclass_fields__ if key not in ("scale", "ordered")
+    }
     unassigned = 0
     for k, result in enumerate(results):
         responses = result.responses
-        values = score_values(responses.labels)
+        values = score_values(responses.labels, order)
         to_pooled = recode(responses.labels, pooled)
         raters = np.array(responses.raters, dtype=object)
         keep = raters != ""
@@ -137,7 +144,8 @@ def _pool(results: list) -> tuple[_Scores, int]:
         parts["second"].append(second[keep])
         parts["second_rater"].append(np.array(second_raters, dtype=object)[keep])
     joined = {key: np.concatenate(value) for key, value in parts.items()}
-    return _Scores(**joined, scale=len(pooled)), unassigned
+    ordered = all(result.responses.ordered for result in results)
+    return _Scores(**joined, scale=len(pooled), ordered=ordered), unassigned
 
 
 def _second_codes(responses, to_pooled: np.ndarray) -> np.ndarray:
@@ -194,10 +202,10 @@ def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     return float(max(0.0, centre - half)), float(min(1.0, centre + half))
 
 
-def _row(scores: _Scores, name: str, effect: float, spread: float) -> RaterRow:
+def _row(scores: _Scores, name: str, effect: float | None, spread: float | None) -> RaterRow:
     mine = scores.rater == name
     n = int(mine.sum())
-    figures = agreement(scores.human[mine], scores.model[mine], scores.scale)
+    figures = agreement(scores.human[mine], scores.model[mine], scores.scale, scores.ordered)
     flagged = int(scores.flagged[mine].sum())
     share = flagged / n
     judged = n >= MIN_RATER_SCORES
@@ -209,7 +217,7 @@ def _row(scores: _Scores, name: str, effect: float, spread: float) -> RaterRow:
     )
     row = dict(
         rater=name, n=n, items=int(np.unique(scores.item[mine]).size),
-        exact=figures["accuracy"], kappa=figures["kappa"], qwk=figures["qwk"],
+        exact=figures["accuracy"], kappa=figures["kappa"], qwk=figures.get("qwk"),
         flagged=flagged, flagged_share=share, flagged_low=None, flagged_high=None,
         leniency=effect, leniency_low=None, leniency_high=None,
         second_n=int(second.sum()),
@@ -219,17 +227,19 @@ def _row(scores: _Scores, name: str, effect: float, spread: float) -> RaterRow:
     )  # fmt: skip
     if not judged:
         return RaterRow(**{**row, "leniency": None})
-    half = float(t.ppf(0.5 + LEVEL / 2, n - 1)) * spread
     low, high = wilson(flagged, n)
     others = ~mine
     rest = scores.flagged[others].mean() if others.any() else share
     flag_spread = np.sqrt(max(rest * (1 - rest), 1e-12) / n)
-    distance = max(abs(effect) / max(spread, 1e-12), (share - rest) / flag_spread)
+    distance = (share - rest) / flag_spread
+    judged_row = {**row, "flagged_low": low, "flagged_high": high}
+    if effect is None:  # unordered labels: no leniency
+        return RaterRow(**{**judged_row, "distance": float(distance)})
+    half = float(t.ppf(0.5 + LEVEL / 2, n - 1)) * spread
+    distance = max(abs(effect) / max(spread, 1e-12), distance)
     return RaterRow(
         **{
-            **row,
-            "flagged_low": low,
-            "flagged_high": high,
+            **judged_row,
             "leniency_low": effect - half,
             "leniency_high": effect + half,
             "distance": float(distance),
@@ -245,7 +255,7 @@ def _pairs(scores: _Scores) -> list[RaterPair]:
     keys = sorted({(a, b) for a, b in zip(scores.rater[both], scores.second_rater[both])})
     for first, second in keys:
         mine = both & (scores.rater == first) & (scores.second_rater == second)
-        figures = agreement(scores.human[mine], scores.second[mine], scores.scale)
+        figures = agreement(scores.human[mine], scores.second[mine], scores.scale, scores.ordered)
         pairs.append(
             RaterPair(
                 first,
@@ -253,7 +263,7 @@ def _pairs(scores: _Scores) -> list[RaterPair]:
                 int(mine.sum()),
                 figures["accuracy"],
                 figures["kappa"],
-                figures["qwk"],
+                figures.get("qwk"),
             )  # fmt: skip
         )
     pairs.sort(key=lambda p: (-p.n, p.first, p.second))

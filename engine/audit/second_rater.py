@@ -13,7 +13,8 @@ from engine.model.metrics import agreement
 class SecondRater:
     """Agreement between the two human raters and between the model and each rater.
 
-    Each agreement dict holds exact, adjacent (|a - b| <= 1), kappa and qwk; human_human and
+    Each agreement dict holds exact, kappa and, for ordered scores, adjacent (|a - b| <= 1) and
+    qwk; human_human and
     model_vs_second use only the rows where both scores exist (None when there are none).
     disagree: (N,) bool, True where both raters scored the response and differ.
     """
@@ -34,15 +35,23 @@ class SecondRater:
         }
 
 
-def _agreement(a: np.ndarray, b: np.ndarray, n_classes: int) -> dict[str, float] | None:
+# The second-rater table's names for the agreement figures.
+NAMES = {"exact": "accuracy", "adjacent": "near", "kappa": "kappa", "qwk": "qwk"}
+
+
+def _agreement(a: np.ndarray, b: np.ndarray, n_classes: int, ordered) -> dict[str, float] | None:
     if a.size == 0:
         return None
-    m = agreement(a, b, n_classes)
-    return {"exact": m["accuracy"], "adjacent": m["near"], "kappa": m["kappa"], "qwk": m["qwk"]}
+    m = agreement(a, b, n_classes, ordered)
+    return {name: m[metric] for name, metric in NAMES.items() if metric in m}
 
 
 def second_rater(
-    scores: np.ndarray, second: np.ndarray | None, predicted: np.ndarray, n_classes: int
+    scores: np.ndarray,
+    second: np.ndarray | None,
+    predicted: np.ndarray,
+    n_classes: int,
+    ordered: bool = True,
 ) -> SecondRater | None:
     """Agreement figures for a second rater's codes `second` (N,), -1 where missing."""
     if second is None:
@@ -50,8 +59,8 @@ def second_rater(
     both = second >= 0
     return SecondRater(
         rows_with_both=int(both.sum()),
-        human_human=_agreement(scores[both], second[both], n_classes),
-        model_vs_first=_agreement(scores, predicted, n_classes),
-        model_vs_second=_agreement(second[both], predicted[both], n_classes),
+        human_human=_agreement(scores[both], second[both], n_classes, ordered),
+        model_vs_first=_agreement(scores, predicted, n_classes, ordered),
+        model_vs_second=_agreement(second[both], predicted[both], n_classes, ordered),
         disagree=both & (second != scores),
     )

@@ -6,8 +6,9 @@ An `embedding_model` whose name contains colbert, lateon or late-interaction sel
 1. Coarse retrieval. Each response's token vectors are mean-pooled and L2-normalised, and
    `engine.graph.search.build_graph` picks its K_c = `colbert_top_k` nearest candidates by cosine
    (null: all N - 1 candidates, i.e. MaxSim on every pair).
-2. MaxSim on the candidate pairs only, `colbert_batch_size` pairs per batch, symmetrised and
-   length-normalised as the mean of the two mean-max directions (see `engine.graph.maxsim`):
+2. MaxSim on the candidate pairs only, `colbert_batch_size` pairs per batch, symmetrised as the
+   mean of the two directions, each length-normalised (`colbert_maxsim` "normalised") or not
+   ("raw", the paper's sum; see `engine.graph.maxsim`):
        s_ij = ( MaxSim(i -> j) / |T_i| + MaxSim(j -> i) / |T_j| ) / 2.
 
 Each response's candidates are then re-sorted by s_ij into a `NeighbourGraph` (mode
@@ -44,7 +45,12 @@ def late_interaction_graph(
     warnings: list[str] = []
     k_c = candidate_count(config, tokens.n, warnings)
     graph, pairs = maxsim_graph(
-        tokens, k_c, config.colbert_batch_size, config.normalize_similarities, reporter
+        tokens,
+        k_c,
+        config.colbert_batch_size,
+        config.normalize_similarities,
+        reporter,
+        raw=config.colbert_maxsim == "raw",
     )
     facts = {"candidates": k_c, "pairs": pairs, "tokens": int(tokens.lengths.sum())}
     return graph, {**facts, "warnings": warnings}
@@ -95,8 +101,10 @@ def maxsim_graph(
     batch_size: int = 256,
     normalize: bool = True,
     reporter: Reporter | None = None,
+    raw: bool = False,
 ) -> tuple[NeighbourGraph, int]:
-    """Candidates by mean-pooled cosine, re-scored with the symmetrised MaxSim.
+    """Candidates by mean-pooled cosine, re-scored with the symmetrised MaxSim (raw sums or
+    length-normalised).
 
     Returns the graph (indices (N, k_c) sorted by s_ij, similarities s_ij, low/high over the scored
     pairs) and the number of distinct pairs scored (each unordered pair once).
@@ -108,7 +116,7 @@ def maxsim_graph(
     # A pair that is a candidate in both directions is scored once: s_ij is symmetric.
     codes = np.minimum(rows, cols) * n + np.maximum(rows, cols)
     unique, inverse = np.unique(codes, return_inverse=True)
-    scores = pair_scores(tokens, unique // n, unique % n, batch_size, reporter)
+    scores = pair_scores(tokens, unique // n, unique % n, batch_size, reporter, raw)
     similarities = scores[inverse].reshape(n, k_c)
     order = np.argsort(-similarities, axis=1, kind="stable")
     graph = NeighbourGraph(

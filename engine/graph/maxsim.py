@@ -5,14 +5,17 @@ MaxSim is
 
     MaxSim(i -> j) = sum_{t in T_i} max_{u in T_j} cos(e_t, e_u).
 
-It is not symmetric and grows with |T_i|, so on its own it cannot weight an undirected graph whose
-edges are compared across responses of different lengths. parm uses the mean of the two
-length-normalised directions (the "mean-max" similarity):
+It is not symmetric, and the Potts model needs s_ij = s_ji (its joint distribution sums
+s_ij over unordered pairs), so parm always averages the two directions. `colbert_maxsim` says
+whether each direction is first divided by its query's token count:
 
-    s_ij = ( MaxSim(i -> j) / |T_i| + MaxSim(j -> i) / |T_j| ) / 2,
+    "normalised" (default): s_ij = ( MaxSim(i -> j) / |T_i| + MaxSim(j -> i) / |T_j| ) / 2,
+    "raw" (the paper's sum):  s_ij = ( MaxSim(i -> j) + MaxSim(j -> i) ) / 2.
 
-which is symmetric, lies in [-1, 1] like a cosine, equals 1 for two identical responses, and does
-not change when a response's text is repeated (every token finds the same maxima again).
+The normalised score lies in [-1, 1] like a cosine, equals 1 for two identical responses, and does
+not change when a response's text is repeated (every token finds the same maxima again); the raw
+score grows with the answers' lengths, so long answers get heavier edges. Either is then min-max
+normalised over the scored pairs like any similarity.
 """
 
 from __future__ import annotations
@@ -29,9 +32,12 @@ def maxsim(query: np.ndarray, document: np.ndarray) -> float:
     return float((query @ document.T).max(axis=1).sum())
 
 
-def symmetric_score(tokens: TokenEmbeddings, i: int, j: int) -> float:
-    """s_ij = (MaxSim(i->j)/|T_i| + MaxSim(j->i)/|T_j|) / 2 for one pair (reference version)."""
+def symmetric_score(tokens: TokenEmbeddings, i: int, j: int, raw: bool = False) -> float:
+    """s_ij for one pair (reference version): the mean of MaxSim(i->j) and MaxSim(j->i), each
+    divided by its query's token count unless `raw`."""
     a, b = tokens.of(i), tokens.of(j)
+    if raw:
+        return 0.5 * (maxsim(a, b) + maxsim(b, a))
     return 0.5 * (maxsim(a, b) / len(a) + maxsim(b, a) / len(b))
 
 
@@ -41,8 +47,10 @@ def pair_scores(
     right: np.ndarray,
     batch_size: int = 256,
     reporter: Reporter | None = None,
+    raw: bool = False,
 ) -> np.ndarray:
-    """Symmetrised mean-max scores s_ij for the pairs (left[k], right[k]); (P,) float32.
+    """Symmetrised MaxSim scores s_ij for the pairs (left[k], right[k]); (P,) float32: the mean
+    of the two directions, each length-normalised unless `raw` (see the module docstring).
 
     Pairs are grouped by their left response i: one matrix product of i's tokens against the
     stacked tokens of all its partners j gives, per partner's column block, the row maxima
@@ -61,7 +69,7 @@ def pair_scores(
     with threadpool_limits(1):
         for g in range(len(starts)):
             members = order[bounds[g] : bounds[g + 1]]
-            scores[members] = _one_against_many(tokens, int(left[members[0]]), right[members])
+            scores[members] = _one_against_many(tokens, int(left[members[0]]), right[members], raw)
             if bounds[g + 1] - done >= batch_size or g == len(starts) - 1:
                 done = int(bounds[g + 1])
                 if reporter is not None:
@@ -69,13 +77,17 @@ def pair_scores(
     return scores
 
 
-def _one_against_many(tokens: TokenEmbeddings, i: int, partners: np.ndarray) -> np.ndarray:
+def _one_against_many(
+    tokens: TokenEmbeddings, i: int, partners: np.ndarray, raw: bool = False
+) -> np.ndarray:
     """s_ij for one response i and each j in partners; (len(partners),) float32."""
     sizes = tokens.lengths[partners]
     segment = np.r_[0, np.cumsum(sizes)[:-1]]
     # Row index of every token of every partner, partners one after another.
     rows = np.repeat(tokens.offsets[partners] - segment, sizes) + np.arange(sizes.sum())
     sims = tokens.matrix[rows] @ tokens.of(i).T  # (sum_j |T_j|, |T_i|) cosines
-    forward = np.maximum.reduceat(sims, segment, axis=0).mean(axis=1)  # MaxSim(i->j)/|T_i|
-    backward = np.add.reduceat(sims.max(axis=1), segment) / sizes  # MaxSim(j->i)/|T_j|
+    forward = np.maximum.reduceat(sims, segment, axis=0).sum(axis=1)  # MaxSim(i->j)
+    backward = np.add.reduceat(sims.max(axis=1), segment)  # MaxSim(j->i)
+    if not raw:
+        forward, backward = forward / sims.shape[1], backward / sizes
     return (0.5 * (forward + backward)).astype(np.float32)

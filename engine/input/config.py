@@ -33,12 +33,14 @@ DEFAULTS: dict = {
     "similarity_top_k_chunk": 2048,
     "colbert_top_k": 100,
     "colbert_batch_size": 256,
+    "colbert_maxsim": "normalised",
     "selection_metric": "kappa",
     "class_weight": "balanced",
     "text_column": "answer",
     "score_column": "score",
     "id_column": "id",
     "second_score_column": None,
+    "score_order": None,
     "item_column": None,
     "rater_column": None,
     "second_rater_column": None,
@@ -73,12 +75,14 @@ class AuditConfig:
     similarity_top_k_chunk: int = 2048
     colbert_top_k: int | None = 100
     colbert_batch_size: int = 256
+    colbert_maxsim: str = "normalised"
     selection_metric: str = "kappa"
     class_weight: str | None = "balanced"
     text_column: str = "answer"
     score_column: str = "score"
     id_column: str | None = "id"
     second_score_column: str | None = None
+    score_order: tuple[str, ...] | None = None
     item_column: str | None = None
     rater_column: str | None = None
     second_rater_column: str | None = None
@@ -123,6 +127,7 @@ class AuditConfig:
         )
         k = self.similarity_top_k
         out["similarity_top_k"] = list(k) if isinstance(k, tuple) else k
+        out["score_order"] = None if self.score_order is None else list(self.score_order)
         return out
 
     def updated(self, **changes) -> AuditConfig:
@@ -214,6 +219,28 @@ def _power(value):
     return _positive(key, value)
 
 
+def _score_order(value):
+    """The score labels lowest first, as written in the file: a list, or one comma-separated
+    string (as `--score-order "low,medium,high"` gives it); null: numbers in numeric order,
+    text labels unordered."""
+    key = "score_order"
+    if value is None:
+        return None
+    labels = value.split(",") if isinstance(value, str) else value
+    accepted = 'expected null or the score labels lowest first, e.g. ["low", "medium", "high"]'
+    if not isinstance(labels, list) or not all(isinstance(v, str) for v in labels):
+        raise _fail(key, value, accepted)
+    labels = [v.strip() for v in labels]
+    if len(labels) < 2 or "" in labels:
+        raise _fail(key, value, accepted + " (at least two, none empty)")
+    if not all(is_safe(v) for v in labels):
+        raise _fail(key, value, "control characters are not allowed in score labels")
+    repeated = sorted({v for v in labels if labels.count(v) > 1})
+    if repeated:
+        raise _fail(key, value, f"each label once ({', '.join(repeated)} repeated)")
+    return tuple(labels)
+
+
 def _choice(key, value, choices):
     if value not in choices:
         shown = ", ".join("null" if c is None else str(c) for c in choices)
@@ -249,12 +276,14 @@ def config_from_dict(values: dict) -> AuditConfig:
         similarity_top_k_chunk=_int("similarity_top_k_chunk", v["similarity_top_k_chunk"]),
         colbert_top_k=_int("colbert_top_k", v["colbert_top_k"], nullable=True),
         colbert_batch_size=_int("colbert_batch_size", v["colbert_batch_size"]),
+        colbert_maxsim=_choice("colbert_maxsim", v["colbert_maxsim"], ("normalised", "raw")),
         selection_metric=_choice("selection_metric", v["selection_metric"], METRICS),
         class_weight=_choice("class_weight", v["class_weight"], ("balanced", None)),
         text_column=_text("text_column", v["text_column"]),
         score_column=_text("score_column", v["score_column"]),
         id_column=_text("id_column", v["id_column"], nullable=True),
         second_score_column=_text("second_score_column", v["second_score_column"], nullable=True),
+        score_order=_score_order(v["score_order"]),
         item_column=_text("item_column", v["item_column"], nullable=True),
         rater_column=_text("rater_column", v["rater_column"], nullable=True),
         second_rater_column=_text("second_rater_column", v["second_rater_column"], nullable=True),
@@ -392,7 +421,8 @@ def build_config(
     columns: dict | None = None,
 ) -> AuditConfig:
     """The settings a run uses, assembled in one order for every front end: defaults.json (or
-    the --config file), then the column choices, then each --set KEY=VALUE; validated once."""
+    the --config file), then the column choices (and --score-order), then each --set
+    KEY=VALUE; validated once."""
     config = load_config(config_path) if config_path else load_defaults()
     changes = {key: value for key, value in (columns or {}).items() if value is not None}
     for item in overrides:

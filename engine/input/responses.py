@@ -1,4 +1,11 @@
-"""Scored responses from a table (engine.input.table reads the file): columns chosen by name, score labels coded 0..C in sorted order with the originals kept."""
+"""Scored responses from a table (engine.input.table reads the file): columns chosen by name, score
+labels coded 0..C in their order with the originals kept.
+
+The order of the scores: numbers in numeric order (2 < 10, 1.5 < 2); text labels in the order
+`score_order` states. Text labels without a stated order are nominal (`Responses.ordered` is
+False): they are coded in sorted order only to have codes, and nothing that needs an order (QWK,
+near agreement, "off by 2") is computed for them.
+"""
 
 from __future__ import annotations
 
@@ -38,7 +45,8 @@ class Responses:
     second_scores: (N,) codes of a second rater, -1 where missing, or None;
     item: the item (question) these responses answer, None when the file has no item column;
     raters, second_raters: who gave each score and each second score ("" when not recorded),
-    or None without a rater column.
+    or None without a rater column; ordered: whether the codes' order means something (numbers,
+    or labels in a stated score_order).
     """
 
     texts: list[str]
@@ -51,6 +59,7 @@ class Responses:
     skipped: tuple[tuple[int, str], ...] = ()
     file_rows: int = 0
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    ordered: bool = True
     item: str | None = None
     raters: tuple[str, ...] | None = None
     second_raters: tuple[str, ...] | None = None
@@ -81,6 +90,7 @@ class Responses:
             and self.texts == other.texts
             and self.ids == other.ids
             and self.labels == other.labels
+            and self.ordered == other.ordered
             and same(self.rows, other.rows)
             and same(self.scores, other.scores)
             and same(self.second_scores, other.second_scores)
@@ -115,15 +125,22 @@ def is_numeric(values: list[str]) -> bool:
 
 
 def code_labels(
-    values: list[str], numeric: bool | None = None
+    values: list[str], numeric: bool | None = None, order: tuple[str, ...] | None = None
 ) -> tuple[tuple[str, ...], dict[str, int], set[str]]:
-    """Code score labels 0..C in sorted order (numerically when most values are numbers).
+    """Code score labels 0..C: in `order` when given, else numerically when most values are
+    numbers, else in sorted order (nominal labels need codes too).
 
-    Returns (labels in code order, mapping from stripped value to code, values that are bad).
-    Labels like "2" and "2.0" are the same score; the first spelling seen is kept.
+    Returns (labels in code order, mapping from stripped value to code, values that are bad:
+    not numbers among numbers, or not in `order`). Labels of `order` that do not occur are left
+    out. Labels like "2" and "2.0" are the same number; the first spelling seen is kept.
     numeric: force numeric or text coding (None: decide with `is_numeric`).
     """
     present = [v for v in (_label_text(x) for x in values) if v != ""]
+    if order is not None:
+        seen = set(present)
+        labels = tuple(label for label in order if label in seen)
+        code = {label: i for i, label in enumerate(labels)}
+        return labels, code, seen - set(order)
     numbers = {v: as_number(v) for v in present}
     if numeric is None:
         numeric = is_numeric(present)
@@ -136,15 +153,48 @@ def code_labels(
                 bad.add(v)
             else:
                 spelling.setdefault(n, v)
-        order = sorted(spelling)
-        position = {n: i for i, n in enumerate(order)}
-        labels = tuple(spelling[n] for n in order)
+        order_found = sorted(spelling)
+        position = {n: i for i, n in enumerate(order_found)}
+        labels = tuple(spelling[n] for n in order_found)
         code = {v: position[numbers[v]] for v in present if numbers[v] is not None}
     else:
         labels = tuple(sorted(set(present)))
         position = {label: i for i, label in enumerate(labels)}
         code = {v: position[v] for v in present}
     return labels, code, bad
+
+
+def _check_order(values: list[str], order: tuple[str, ...], column: str, where) -> None:
+    """Every label that occurs in `column` must be in score_order: name the ones that are not."""
+    missing = sorted({_label_text(v) for v in values} - set(order) - {""})
+    if missing:
+        shown = ", ".join(repr(v if len(v) <= 30 else v[:29] + "…") for v in missing[:10])
+        raise DataError(
+            f"{where}: column '{column}' has score(s) {shown} that are not in score_order "
+            f"({', '.join(order)}); add them to score_order in their place, lowest first."
+        )
+
+
+def _order_notes(labels, numeric: bool, order, column: str) -> tuple[bool, list[str]]:
+    """(whether the codes are ordered, warnings): unused score_order labels, or text labels
+    without an order, which make the scores nominal."""
+    if order is not None:
+        unused = [label for label in order if label not in labels]
+        notes = []
+        if unused:
+            notes.append(
+                f"score_order lists {', '.join(repr(v) for v in unused)}, which no response has "
+                f"in column '{column}'; left out of the scale."
+            )
+        return True, notes
+    if numeric:
+        return True, []
+    shown = ", ".join(repr(v) for v in labels[:6]) + (", ..." if len(labels) > 6 else "")
+    return False, [
+        f"The scores in column '{column}' ({shown}) are text with no stated order, so they are "
+        "treated as nominal: QWK, near agreement and the 'off by 2' filter are left out; set "
+        'score_order (e.g. --score-order "low,medium,high") to give them an order.'
+    ]
 
 
 def _describe_rows(rows: list[int], limit: int = 8) -> str:
@@ -186,8 +236,12 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
     raw_scores = _column(frame, config.score_column, "score", where).tolist()
     second = _column(frame, config.second_score_column, "second score", where)
     raw_second = second.tolist() if second is not None else []
-    numeric = is_numeric(raw_scores + raw_second)
-    _, _, bad_values = code_labels(raw_scores + raw_second, numeric)
+    order = config.score_order
+    if order is not None:
+        _check_order(raw_scores, order, config.score_column, where)
+        _check_order(raw_second, order, config.second_score_column, where)
+    numeric = order is None and is_numeric(raw_scores + raw_second)
+    _, _, bad_values = code_labels(raw_scores + raw_second, numeric, order)
     problems = _row_problems(text_list, raw_scores, bad_values)
     keep, skipped, warnings = _apply_bad_rows(numbers, problems, config.on_bad_rows, where)
     # What reading the file noticed (a fallback encoding, replaced control characters) first.
@@ -195,10 +249,11 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
     # Categories come from the rows kept, so a score seen only in skipped rows is no category.
     kept_scores = [raw_scores[i] for i in keep]
     kept_second = [raw_second[i] for i in keep] if second is not None else []
-    labels, code, _ = code_labels(kept_scores + kept_second, numeric)
+    labels, code, _ = code_labels(kept_scores + kept_second, numeric, order)
     coded = np.array([code[_label_text(v)] for v in kept_scores], dtype=np.int64)
     _check_categories(coded, labels, config.score_column, where)
-    warnings += _category_warnings(coded, labels, numbers[keep], config.score_column)
+    ordered, order_notes = _order_notes(labels, numeric, order, config.score_column)
+    warnings += order_notes + _category_warnings(coded, labels, numbers[keep], config.score_column)
     second_codes = None
     if second is not None:
         second_codes = np.array([code.get(_label_text(v), -1) for v in kept_second], dtype=np.int64)
@@ -218,6 +273,7 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
         skipped=skipped,
         file_rows=len(frame),
         warnings=tuple(warnings),
+        ordered=ordered,
         raters=_who(frame, config.rater_column, keep, where),
         second_raters=_who(frame, config.second_rater_column, keep, where),
     )

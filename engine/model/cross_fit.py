@@ -12,7 +12,7 @@ import numpy as np
 from engine.core.progress import Reporter
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.input.config import AuditConfig
-from engine.model.metrics import HEADLINE_METRICS, agreement, better, evaluate
+from engine.model.metrics import agreement, better, evaluate, headline_metrics
 from engine.model.pseudo_likelihood import fit, proba
 from engine.model.tuning import brent_search
 
@@ -80,14 +80,14 @@ def masked_features(graph, scores, train, n_classes, top_k, power, symmetric, we
     return t, t.sum(axis=1)
 
 
-def _consider(state: _FoldState, scores, n_classes, config, top_k, power, t, s) -> float:
+def _consider(state: _FoldState, scores, config, ordered, top_k, power, t, s) -> float:
     train, held = state.train, state.held_out
     for array in (t[train], s[train], scores[train]):
         state.digest.update(np.ascontiguousarray(array).tobytes())
-    fitted = fit(t[train], s[train], scores[train], config.class_weight, state.start, False)
+    fitted = fit(t[train], s[train], scores[train], config.class_weight, state.start)
     state.start = fitted.theta
     metric = config.selection_metric
-    value = evaluate(scores[train], fitted.proba)[metric]
+    value = evaluate(scores[train], fitted.proba, ordered)[metric]
     if state.best is None or better(metric, value, state.best[0]):
         held_proba = proba(fitted.theta, t[held], s[held])
         state.best = (value, top_k, float(power), fitted.theta, held_proba)
@@ -100,8 +100,9 @@ def cross_fit(
     n_classes: int,
     config: AuditConfig,
     reporter: Reporter | None = None,
+    ordered: bool = True,
 ) -> CrossFit | None:
-    """Cross-fitted accuracy, kappa and QWK of the whole tune-and-fit procedure.
+    """Cross-fitted accuracy, kappa and (ordered scores) QWK of the whole tune-and-fit procedure.
 
     For each of config.cross_fit_folds folds, K and p are selected and the parameters fitted on
     the other folds' responses, with features built from their labels only (held-out one-hot
@@ -129,7 +130,7 @@ def cross_fit(
         t, s = masked_features(
             graph, scores, state.train, n_classes, top_k, power, symmetric, weights
         )
-        return _consider(state, scores, n_classes, config, top_k, power, t, s)
+        return _consider(state, scores, config, ordered, top_k, power, t, s)
 
     for top_k in config.top_k_values:
         if powers is not None:
@@ -148,10 +149,10 @@ def cross_fit(
                 )
                 done += 1
                 reporter.tick("audit", done, total, f"cross-fitting {done} of {total}")
-    return _collect(states, scores, n_classes)
+    return _collect(states, scores, n_classes, ordered)
 
 
-def _collect(states: list[_FoldState], scores: np.ndarray, n_classes: int) -> CrossFit:
+def _collect(states: list[_FoldState], scores: np.ndarray, n_classes: int, ordered) -> CrossFit:
     held_proba = np.empty((scores.shape[0], n_classes))
     fold_fits = []
     for number, state in enumerate(states):
@@ -161,5 +162,7 @@ def _collect(states: list[_FoldState], scores: np.ndarray, n_classes: int) -> Cr
             FoldFit(number, state.held_out, top_k, power, theta, state.digest.hexdigest())
         )
     predicted = np.argmax(held_proba, axis=1)
-    metrics = agreement(scores, predicted, n_classes)
-    return CrossFit(fold_fits, held_proba, predicted, {m: metrics[m] for m in HEADLINE_METRICS})
+    metrics = agreement(scores, predicted, n_classes, ordered)
+    return CrossFit(
+        fold_fits, held_proba, predicted, {m: metrics[m] for m in headline_metrics(ordered)}
+    )

@@ -6,6 +6,9 @@ multinomial logit
 with beta_0 = gamma_0 = mu_0 = 0, so theta = (beta_1..C, gamma_1..C, mu_1..C) has 3C entries.
 The weighted log pseudo-likelihood is L = sum_i w_i log p_{i, x_i} (balanced weights
 w_i = N / (G n_{x_i}) with G the number of categories present, or 1). We minimise -L / sum_i w_i with L-BFGS-B on [-1000, 1000].
+log p_ic comes from the log-sum-exp, so no probability floor is needed (the paper clips p at
+1e-15, whose derivative the analytic gradient would lack). Standard errors are added by
+engine.model.standard_errors, which needs the fitted graph.
 """
 
 from __future__ import annotations
@@ -17,15 +20,15 @@ import numpy as np
 from scipy.optimize import minimize
 
 BOUND = 1000.0
-PROBA_FLOOR = 1e-15
 
 
 @dataclass(frozen=True)
 class FittedPARM:
     """A fitted model. Arrays over categories have length C+1 with entry 0 fixed at 0.
 
-    beta, gamma, mu: (C+1,); se: (3C,) sandwich standard errors of theta (NaN when the
-    information matrix is singular); proba: (N, C+1) conditional probabilities p_ic.
+    beta, gamma, mu: (C+1,); proba: (N, C+1) conditional probabilities p_ic; se: (3C,)
+    standard errors of theta by `se_method`, NaN until engine.model.standard_errors adds them
+    (they need the fitted graph, which `fit` does not see).
     """
 
     beta: np.ndarray
@@ -38,7 +41,7 @@ class FittedPARM:
     message: str
     iterations: int
     at_bounds: bool
-    se_method: str = "sandwich"
+    se_method: str = "none"
 
     @property
     def theta(self) -> np.ndarray:
@@ -115,9 +118,14 @@ def score_contributions(theta, t, s, scores, weights) -> np.ndarray:
 
 
 def neg_log_pl(theta, t, s, scores, weights) -> tuple[float, np.ndarray]:
-    """-L / sum(w) and its gradient (3C,), L the weighted log pseudo-likelihood."""
+    """-L / sum(w) and its gradient (3C,), L the weighted log pseudo-likelihood.
+
+    log p_{i,x_i} comes from the log-sum-exp, never from a clipped probability, so the value is
+    finite for any theta and the gradient is exactly that of the value (no floor whose
+    derivative would be missing near separation).
+    """
     logp = log_proba(theta, t, s)
-    chosen = np.maximum(logp[np.arange(scores.shape[0]), scores], np.log(PROBA_FLOOR))
+    chosen = logp[np.arange(scores.shape[0]), scores]
     total = weights.sum()
     value = -(weights * chosen).sum() / total
     grad = -score_contributions(theta, t, s, scores, weights).sum(axis=0) / total
@@ -138,24 +146,6 @@ def hessian(theta, t, s, weights) -> np.ndarray:
     h = -np.einsum("i,icd,icf,idg->cfdg", weights, cov, x, x)
     # theta order is feature-major (all beta, all gamma, all mu): reorder (c,f) -> (f,c).
     return h.transpose(1, 0, 3, 2).reshape(f * c, f * c)
-
-
-def sandwich_se(theta, t, s, scores, weights) -> np.ndarray:
-    """Sandwich standard errors H^-1 B H^-1 with B = sum_i g_i g_i^T (g_i the per-response score).
-
-    The pseudo-likelihood is not a likelihood, so the inverse Hessian alone understates the
-    variance; the sandwich is robust to that and to the class weights.
-    """
-    h = hessian(theta, t, s, weights)
-    g = score_contributions(theta, t, s, scores, weights)
-    b = g.T @ g
-    try:
-        h_inv = np.linalg.inv(h)
-    except np.linalg.LinAlgError:
-        return np.full(theta.shape, np.nan)
-    cov = h_inv @ b @ h_inv
-    diag = np.diag(cov)
-    return np.where(diag >= 0, np.sqrt(np.abs(diag)), np.nan)
 
 
 class _Objective:
@@ -187,7 +177,7 @@ class _Objective:
         top = eta.max(axis=0)
         e = np.exp(eta - top)
         z = e.sum(axis=0)
-        chosen = np.maximum(eta.ravel()[self.chosen] - np.log(z) - top, np.log(PROBA_FLOOR))
+        chosen = eta.ravel()[self.chosen] - np.log(z) - top  # log p_{i,x_i}, log-sum-exp
         value = -(self.weights * chosen).sum() / self.total
         resid = self.weighted_target - e[1:] * (self.weights / z)  # w_i (1{x_i=c} - p_ic)
         grad = np.concatenate([(resid * self.t).sum(axis=1), resid @ self.s, resid.sum(axis=1)])
@@ -217,7 +207,6 @@ def fit(
     scores: np.ndarray,
     class_weight: str | None = "balanced",
     start: np.ndarray | None = None,
-    with_se: bool = True,
 ) -> FittedPARM:
     """Maximise the weighted pseudo-likelihood for features T (N, C+1), S (N,), scores (N,)."""
     n_classes = t.shape[1]
@@ -238,14 +227,13 @@ def fit(
             bounds=list(zip(-BOUND * factor, BOUND * factor)),
             options={"maxiter": 5000, "ftol": 1e-12, "gtol": 1e-8},
         )
-        theta = result.x / factor
-        se = sandwich_se(theta, t, s, scores, weights) if with_se else np.full(theta.shape, np.nan)
+    theta = result.x / factor
     beta, gamma, mu = unpack(theta, n_classes)
     return FittedPARM(
         beta=beta,
         gamma=gamma,
         mu=mu,
-        se=se,
+        se=np.full(theta.shape, np.nan),
         proba=proba(theta, t, s),
         objective=float(result.fun),
         converged=bool(result.success),

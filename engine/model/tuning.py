@@ -1,7 +1,7 @@
 """Tuning K and p: the Cartesian grid, or bounded Brent on p separately for each K.
 
 Every configuration tried becomes one `TuningRow`; the best by the selection metric (lowest for
-nll; ties go to the configuration tried first) is refitted with standard errors.
+nll; ties go to the configuration tried first) gets standard errors from its graph.
 """
 
 from __future__ import annotations
@@ -16,8 +16,7 @@ from engine.graph.neighbour_graph import NeighbourGraph, dense_warning
 from engine.input.config import AuditConfig, PowerInterval
 from engine.model.metrics import HIGHER_IS_BETTER, better, evaluate
 from engine.model.pseudo_likelihood import FittedPARM, fit
-
-METRIC_NAMES = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
+from engine.model.standard_errors import NO_STANDARD_ERRORS, with_standard_errors
 
 
 @dataclass(frozen=True)
@@ -46,8 +45,9 @@ class TuningResult:
 class _Search:
     """Evaluates configurations, keeps every row and the best fit so far."""
 
-    def __init__(self, graph, scores, n_classes, config: AuditConfig, reporter, total):
+    def __init__(self, graph, scores, n_classes, config: AuditConfig, reporter, total, ordered):
         self.graph, self.scores, self.n_classes = graph, scores, n_classes
+        self.ordered = ordered
         self.config, self.reporter, self.total = config, reporter, total
         self.rows: list[TuningRow] = []
         self.best: tuple[TuningRow, FittedPARM, tuple] | None = None
@@ -67,9 +67,10 @@ class _Search:
             **extra,
         )
         # The objective is convex in theta, so warm starts change speed, not the optimum.
-        fitted = fit(t, s, self.scores, self.config.class_weight, self.start, with_se=False)
+        fitted = fit(t, s, self.scores, self.config.class_weight, self.start)
         self.start = fitted.theta
-        row = TuningRow(top_k, float(power), evaluate(self.scores, fitted.proba), fitted.converged)
+        metrics = evaluate(self.scores, fitted.proba, self.ordered)
+        row = TuningRow(top_k, float(power), metrics, fitted.converged)
         self.rows.append(row)
         metric = self.config.selection_metric
         if self.best is None or better(metric, row.metrics[metric], self.best[0].metrics[metric]):
@@ -127,13 +128,17 @@ def tune(
     n_classes: int,
     config: AuditConfig,
     reporter: Reporter | None = None,
+    ordered: bool = True,
 ) -> TuningResult:
-    """Evaluate every configuration the config asks for and select the best."""
+    """Evaluate every configuration the config asks for and select the best.
+
+    ordered: whether the score codes are ordered (else QWK and near agreement are left out, and
+    cannot be the selection metric)."""
     reporter = reporter or Reporter()
     ks = config.top_k_values
     powers = config.power_values
     total = len(ks) * len(powers) if powers is not None else 0
-    search = _Search(graph, scores, n_classes, config, reporter, total)
+    search = _Search(graph, scores, n_classes, config, reporter, total, ordered)
     notes = _dense_cost(graph, ks, powers)
     for note in notes:
         reporter("tuning", 0, total, note)
@@ -144,8 +149,12 @@ def tune(
             for power in powers:
                 search.evaluate(top_k, power)
     row, tuned, (t, s) = search.best
-    # Starting at the tuned optimum, this refit only adds the standard errors.
-    fitted = fit(t, s, scores, config.class_weight, tuned.theta)
+    graph_weights = (
+        None
+        if row.top_k is None
+        else graph.weights(row.top_k, row.power, config.similarity_top_k_symmetric)
+    )
+    fitted = with_standard_errors(tuned, t, s, scores, config.class_weight, graph_weights)
     rows = [TuningRow(r.top_k, r.power, r.metrics, r.converged, r is row) for r in search.rows]
     best = next(r for r in rows if r.selected)
     return TuningResult(rows, best, fitted, (t, s), notes + _fit_warnings(fitted, scores))
@@ -181,9 +190,15 @@ def _fit_warnings(fitted: FittedPARM, scores: np.ndarray | None = None) -> list[
             "Some parameters reached the bound of +/-1000: the categories are (nearly) separable "
             "by the similarity features, so estimates and standard errors are unreliable."
         )
-    if np.any(~np.isfinite(fitted.se)):
+    if fitted.se_method == NO_STANDARD_ERRORS:
+        notes.append(
+            "No standard errors on the dense graph: every response's score enters every other's "
+            "features, so there are no neighbourhoods to estimate their dependence from; a "
+            "top-K graph has them."
+        )
+    elif np.any(~np.isfinite(fitted.se)):
         notes.append(
             "Standard errors could not be computed for some parameters (singular "
-            "information matrix)."
+            "information matrix, or a negative variance estimate)."
         )
     return notes

@@ -12,7 +12,6 @@ import math
 import re
 
 from engine.core.text import safe_text
-from engine.model.tuning import METRIC_NAMES
 from engine.outputs.report import METRIC_LABELS, report_dict
 
 # Characters with an inline meaning in CommonMark or GFM tables: escapes, code spans, emphasis,
@@ -64,8 +63,10 @@ MEANINGS = (
     "Cross-fitted kappa: agreement when every response is predicted by a model whose K, p and "
     "parameters were chosen without its own score; the gap to the in-sample kappa shows how "
     "optimistic selecting and fitting on the same scores is.",
-    "Standard errors (sandwich): how much each parameter estimate would vary between samples, "
-    "computed so that they stay valid for a pseudo-likelihood.",
+    "Standard errors (neighbour sandwich): how much each parameter estimate would vary between "
+    "samples of scores on the same responses; they count that neighbours' scores enter each "
+    "other's features, and a 95% interval is the estimate +/- 1.96 SE (report.json has the "
+    "formula). The dense graph has none.",
     "Severity: 1 minus the probability that a model which never saw a response's score gives it "
     "the human score (an embedding classifier and the neighbours' scores, combined); from 0 to "
     "1, it orders the review queue. Flagged: PARM's own fit prefers another score.",
@@ -136,8 +137,7 @@ def _settings_section(result, data) -> str:
 def _agreement_section(result, data) -> str:
     intervals = data["uncertainty"]["bootstrap"]["intervals"]
     rows = []
-    for m in METRIC_NAMES:
-        value = data["metrics"][m]
+    for m, value in data["metrics"].items():
         iv = intervals.get(m)
         ci = "" if iv is None else f"{_fmt(iv['low'])} to {_fmt(iv['high'])}"
         note = ""
@@ -151,18 +151,20 @@ def _agreement_section(result, data) -> str:
     ]
     crossed = data["uncertainty"]["cross_fit"]
     if crossed is not None:
+        qwk = crossed["metrics"].get("qwk")
         out += [
             "",
             f"Cross-fitted ({crossed['folds']} folds): kappa {_fmt(crossed['metrics']['kappa'])} "
-            f"(in-sample {_fmt(crossed['in_sample']['kappa'])}), QWK "
-            f"{_fmt(crossed['metrics']['qwk'])}, exact agreement "
-            f"{_fmt(crossed['metrics']['accuracy'])}.",
+            f"(in-sample {_fmt(crossed['in_sample']['kappa'])}), "
+            + ("" if qwk is None else f"QWK {_fmt(qwk)}, ")
+            + f"exact agreement {_fmt(crossed['metrics']['accuracy'])}.",
         ]
-    out += [
-        "",
-        f"QWK below {QWK_THRESHOLD:.2f} is marked (a common minimum for automated scoring).",
-    ]
-    return "\n".join(out)
+    left_out = data["metrics_left_out"]
+    if left_out is None:
+        note = f"QWK below {QWK_THRESHOLD:.2f} is marked (a common minimum for automated scoring)."
+    else:
+        note = left_out["reason"] + "."
+    return "\n".join(out + ["", note])
 
 
 def _second_rater_section(result, data) -> str:
@@ -183,6 +185,7 @@ def _second_rater_section(result, data) -> str:
     rows = [
         [label, *(_fmt(None if v is None else v[key]) for _, v in columns)]
         for key, label in names.items()
+        if key in second["model_vs_rater1"]
     ]
     out = [
         "## Second rater",
@@ -195,7 +198,7 @@ def _second_rater_section(result, data) -> str:
         "(`raters_disagree` in predictions.csv).",
     ]
     human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
-    if human and human["qwk"] is not None and model["qwk"] is not None:
+    if human and human.get("qwk") is not None and model.get("qwk") is not None:
         if human["qwk"] - model["qwk"] > DEGRADATION_THRESHOLD:
             out.append(
                 f"**The model's QWK is more than {DEGRADATION_THRESHOLD:.2f} below the raters' "

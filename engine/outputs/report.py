@@ -10,8 +10,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from engine.audit.intervals import LEVEL
-from engine.model.metrics import confusion
-from engine.model.tuning import METRIC_NAMES
+from engine.model.metrics import ORDINAL_METRICS, confusion, metric_names
 
 SEVERITY_DEFINITION = (
     "1 - p(human score) from a model that never saw the response's score: a logistic model, "
@@ -27,6 +26,19 @@ BOOTSTRAP_METHOD = (
 CROSS_FIT_METHOD = (
     "K, p and the parameters chosen on the other folds' labels only; held-out labels masked "
     "from the features; agreement over all held-out predictions"
+)
+STANDARD_ERRORS_METHOD = (
+    "H^-1 B H^-1, H the Hessian of the weighted log pseudo-likelihood and B = sum of g_i g_j^T "
+    "over every response i and j = i or a neighbour of i in the selected graph (g_i response "
+    "i's score contribution; with balanced weights centred within its category, as the weights "
+    "are estimated); valid when the scores follow the model on that graph, conditional on the "
+    "selected K and p; 95% interval: estimate +/- 1.96 SE. With balanced weights, beta and "
+    "gamma estimate the model's parameters and mu_c estimates mu_c + log(n_0 / n_c). The dense "
+    "graph has no neighbourhoods, hence no standard errors"
+)
+NOMINAL_NOTE = (
+    "QWK and near agreement are left out: the score labels are text with no stated order "
+    "(set score_order to give them one)"
 )
 EVIDENCE_FORMAT = (
     "row:score:weight for the strongest neighbours in the fitted graph (weight = normalised "
@@ -88,6 +100,7 @@ def report_dict(result) -> dict:
             "responses": len(responses),
             "skipped_rows": [{"row": r, "reason": why} for r, why in responses.skipped],
             "labels": list(responses.labels),
+            "scores_ordered": responses.ordered,
             "score_counts": {lab: int(n) for lab, n in zip(responses.labels, counts)},
         },
         "config": result.config.to_dict(),
@@ -98,7 +111,10 @@ def report_dict(result) -> dict:
             "power": _clean(best.power),
             "graph": "dense" if best.top_k is None else "top-k",
         },
-        "metrics": {m: _clean(best.metrics[m]) for m in METRIC_NAMES},
+        "metrics": {m: _clean(best.metrics[m]) for m in metric_names(responses.ordered)},
+        "metrics_left_out": None
+        if responses.ordered
+        else {"metrics": list(ORDINAL_METRICS), "reason": NOMINAL_NOTE},
         "uncertainty": uncertainty_dict(result),
         "confusion_matrix": {
             "rows": "human score",
@@ -158,7 +174,10 @@ def uncertainty_dict(result) -> dict:
                 for f in crossed.folds
             ],
         },
-        "standard_errors": result.fitted.se_method,
+        "standard_errors": {
+            "method": result.fitted.se_method,
+            "definition": STANDARD_ERRORS_METHOD,
+        },
     }
 
 

@@ -295,7 +295,11 @@ def _raters_section(session) -> str:
             rows.append([name, r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), TOO_FEW, ""])
             continue
         flagged = f"{r.flagged_share:.1%} ({r.flagged_low:.1%} to {r.flagged_high:.1%})"
-        leniency = f"{r.leniency:+.2f} ({r.leniency_low:+.2f} to {r.leniency_high:+.2f})"
+        leniency = (
+            "n/a (unordered labels)"
+            if r.leniency is None
+            else f"{r.leniency:+.2f} ({r.leniency_low:+.2f} to {r.leniency_high:+.2f})"
+        )
         rows.append([name, r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), flagged, leniency])
     lines = [
         "## Raters",

@@ -4,7 +4,7 @@ configuration tried) and decisions.csv (one row per review decision)."""
 from __future__ import annotations
 
 from engine.audit.decisions import DECISION_COLUMNS, DecisionStore
-from engine.model.tuning import METRIC_NAMES
+from engine.model.metrics import metric_names
 
 
 def evidence_text(result, i: int) -> str:
@@ -53,12 +53,13 @@ def prediction_table(result) -> tuple[list[str], list[list]]:
 
 
 def tuning_table(result) -> tuple[list[str], list[list]]:
-    header = ["top_k", "power", *METRIC_NAMES, "selected"]
+    names = metric_names(result.responses.ordered)
+    header = ["top_k", "power", *names, "selected"]
     rows = [
         [
             "" if r.top_k is None else r.top_k,
             f"{r.power:.6g}",
-            *(f"{r.metrics[m]:.6f}" for m in METRIC_NAMES),
+            *(f"{r.metrics[m]:.6f}" for m in names),
             r.selected,
         ]
         for r in result.tuning.rows

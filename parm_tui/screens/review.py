@@ -83,9 +83,11 @@ class ReviewScreen(Screen):
         yield Header()
         yield Static(id="review-status")
         yield Static(id="review-rerun")
+        responses = self.result.responses
         yield ReviewFilters(
-            self.result.responses.labels,
+            responses.labels,
             self.is_rerun(),
+            responses.ordered,
             items=self.item_names(),
             raters=self.rater_names(),
             id="review-filters",

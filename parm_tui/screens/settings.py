@@ -18,6 +18,7 @@ from parm_tui.widgets.toggles import MarkedSwitch
 
 POWER_MODES = [("fixed", "fixed"), ("list (grid)", "list"), ("interval (Brent)", "interval")]
 TOP_K_MODES = [("off: dense graph", "off"), ("fixed", "fixed"), ("list (grid)", "list")]
+MAXSIM_CHOICES = [("normalised by length", "normalised"), ("raw sum (paper)", "raw")]
 CHOICES = {
     "selection_metric": [(m, m) for m in ("accuracy", "kappa", "qwk", "near", "f1", "nll")],
     "class_weight": [("balanced", "balanced"), ("none", "none")],
@@ -40,9 +41,11 @@ LABELS = {
     "similarity_top_k_chunk": "Chunk size (rows)",
     "colbert_top_k": "ColBERT top-K",
     "colbert_batch_size": "ColBERT batch size",
+    "colbert_maxsim": "ColBERT MaxSim",
     "selection_metric": "Selection metric",
     "class_weight": "Class weighting",
     "on_bad_rows": "Bad rows",
+    "score_order": "Score order",
     "embedding_batch_size": "Embedding batch",
     "near_duplicate_threshold": "Near-duplicate cos",
     "bootstrap_samples": "Bootstrap samples",
@@ -86,10 +89,15 @@ class SettingsScreen(Screen):
             with Vertical(id="colbert-keys"):
                 yield from field("colbert_top_k", Input(id="colbert_top_k", compact=True))
                 yield from field("colbert_batch_size", Input(id="colbert_batch_size", compact=True))
+                maxsim = Select(
+                    MAXSIM_CHOICES, id="colbert_maxsim", compact=True, allow_blank=False
+                )
+                yield from field("colbert_maxsim", maxsim)
             for key, options in CHOICES.items():
                 yield from field(key, Select(options, id=key, compact=True, allow_blank=False))
             for key in INPUT_KEYS:
                 yield from field(key, Input(id=key, compact=True))
+            yield from self.compose_score_order()
             yield Static("", id="settings-status")
         with Horizontal(id="settings-file-row"):
             yield PathInput(id="settings-file", compact=True, placeholder="settings.json")
@@ -143,6 +151,12 @@ class SettingsScreen(Screen):
             MarkedSwitch(id="similarity_top_k_symmetric", animate=False),
         )
 
+    def compose_score_order(self) -> ComposeResult:
+        """Score labels lowest first, comma-separated: text labels need it to be ordered."""
+        order = Input(id="score_order", compact=True, placeholder="e.g. low, medium, high")
+        yield from field("score_order", order)
+        yield Static("", id="score-order-hint", classes="field-hint")
+
     def on_mount(self) -> None:
         self.fill(self.app.config)
 
@@ -160,6 +174,8 @@ class SettingsScreen(Screen):
             self.query_one(f"#{key}", Input).value = form.shown(values[key])
         for key in CHOICES:
             self.query_one(f"#{key}", Select).value = values[key] or "none"
+        self.query_one("#score_order", Input).value = ", ".join(values["score_order"] or [])
+        self.query_one("#colbert_maxsim", Select).value = values["colbert_maxsim"]
         power = config.similarity_power
         mode = "interval" if isinstance(power, PowerInterval) else "list"
         mode = "fixed" if isinstance(power, float) else mode
@@ -218,6 +234,8 @@ class SettingsScreen(Screen):
         for key in CHOICES:
             choice = self.query_one(f"#{key}", Select).value
             values[key] = None if choice == "none" else choice
+        values["score_order"] = self.value("#score_order").strip() or None
+        values["colbert_maxsim"] = self.query_one("#colbert_maxsim", Select).value
         return values
 
     def field_errors(self, values: dict) -> dict[str, str]:
@@ -267,7 +285,23 @@ class SettingsScreen(Screen):
         status.update(notes)
         if config != self.app.config:
             self.app.set_config(config)
+        self.show_score_labels()
         return config
+
+    def show_score_labels(self) -> None:
+        """The loaded file's score labels in code order, and whether they are ordered."""
+        responses = self.app.responses
+        if responses is None:
+            loaded = self.app.source_path is not None
+            hint = (
+                "The loaded file does not fit these settings: see the Load screen (F2)."
+                if loaded
+                else "Numbers are ordered numerically; text labels need their order here."
+            )
+        else:
+            how = "ordered" if responses.ordered else "no order: nominal, no QWK or near"
+            hint = f"Scores in the file, in code order: {', '.join(responses.labels)} ({how})."
+        self.query_one("#score-order-hint", Static).update(Text(hint, "dim"))
 
     def show_modes(self) -> None:
         power_mode = self.query_one("#power-mode", Select).value

@@ -38,13 +38,15 @@ def second_rater_table(result) -> Table | Text:
         box=box.SIMPLE_HEAD,
     )
     table.add_column("")
-    for _, header in AGREEMENT_COLUMNS:
+    # Adjacent agreement and QWK need ordered scores; the engine leaves them out otherwise.
+    columns = [(key, header) for key, header in AGREEMENT_COLUMNS if key in second.model_vs_first]
+    for _, header in columns:
         table.add_column(header, justify="right")
     for attribute, label in SECOND_RATER_ROWS:
         values = getattr(second, attribute)
-        cells = ["—"] * len(AGREEMENT_COLUMNS)
+        cells = ["—"] * len(columns)
         if values is not None:
-            cells = [fmt(values.get(key)) for key, _ in AGREEMENT_COLUMNS]
+            cells = [fmt(values.get(key)) for key, _ in columns]
         table.add_row(label, *cells)
     return table
 

@@ -89,23 +89,26 @@ def metrics_table(result) -> Table:
 
 
 def uncertainty_note(result) -> Text:
-    """One line each on what the interval and the cross-fitted column mean."""
-    text = Text(style="dim")
+    """One line each on what the interval and the cross-fitted column mean, and on metrics left
+    out for unordered score labels."""
+    from engine.outputs.report import NOMINAL_NOTE
+
+    lines = []
+    if not result.responses.ordered:
+        lines.append(NOMINAL_NOTE + ".")
     if result.intervals:
-        text.append(
+        lines.append(
             f"95% CI: bootstrap over responses ({result.config.bootstrap_samples} samples, "
             "predictions held fixed)."
         )
     if result.cross_fit is not None:
-        if text:
-            text.append("\n")
-        text.append(
+        lines.append(
             f"Cross-fit: each score predicted by a model tuned and fitted without it "
             f"({len(result.cross_fit.folds)} folds) — the honest estimate; in-sample is optimistic."
         )
-    if not text:
-        text.append("No intervals or cross-fit (bootstrap_samples and cross_fit_folds are 0).")
-    return text
+    if not result.intervals and result.cross_fit is None:
+        lines.append("No intervals or cross-fit (bootstrap_samples and cross_fit_folds are 0).")
+    return Text("\n".join(lines), style="dim")
 
 
 def confusion_table(result) -> Table:

@@ -26,12 +26,16 @@ def view_options(rerun: bool) -> list[tuple[Text, str]]:
 
 class ReviewFilters(Vertical):
     """The filter widgets; `criteria(changes)` turns them into review_view's arguments.
-    rerun: offer the two re-run views (engine.audit.queue.RerunChanges)."""
+    rerun: offer the two re-run views (engine.audit.queue.RerunChanges); ordered: whether the
+    scores have an order ("off by 2" means nothing for unordered text labels, so it is hidden)."""
 
-    def __init__(self, labels, rerun: bool = False, items=(), raters=(), **kwargs) -> None:
+    def __init__(
+        self, labels, rerun: bool = False, ordered: bool = True, items=(), raters=(), **kwargs
+    ) -> None:
         super().__init__(**kwargs)
         self.labels = labels
         self.rerun = rerun
+        self.ordered = ordered
         self.items = list(items)  # offered only when there are several
         self.raters = list(raters)
 
@@ -42,7 +46,11 @@ class ReviewFilters(Vertical):
             yield Input(placeholder="/ search answers or ids", id="review-search", compact=True)
             yield Select(human, prompt="human any", id="filter-human", compact=True)
             yield Select(model, prompt="model any", id="filter-model", compact=True)
-            yield MarkedCheckbox("off≥2", id="filter-off2", compact=True)
+            off_by_two = MarkedCheckbox(
+                "off≥2", id="filter-off2", compact=True, disabled=not self.ordered
+            )
+            off_by_two.display = self.ordered
+            yield off_by_two
             yield Select(
                 view_options(self.rerun),
                 value=VIEW_FLAGGED,

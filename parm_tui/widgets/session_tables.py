@@ -63,8 +63,11 @@ def raters_table(session) -> Table:
             )
             continue
         flagged = f"{r.flagged_share:.0%} ({r.flagged_low:.0%}–{r.flagged_high:.0%})"
-        leniency = Text(f"{r.leniency:+.2f} ({r.leniency_low:+.2f}…{r.leniency_high:+.2f})")
-        if r.leniency_low > 0 or r.leniency_high < 0:
+        if r.leniency is None:  # unordered text labels: no score points to differ by
+            leniency = Text("— (no order)", "dim")
+        else:
+            leniency = Text(f"{r.leniency:+.2f} ({r.leniency_low:+.2f}…{r.leniency_high:+.2f})")
+        if r.leniency is not None and (r.leniency_low > 0 or r.leniency_high < 0):
             leniency.stylize("bold yellow")
             leniency.append(" ▲" if r.leniency > 0 else " ▼")
         table.add_row(name(r.rater), f"{r.n:,}", fmt(r.exact), fmt(r.kappa), flagged, leniency)

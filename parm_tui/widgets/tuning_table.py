@@ -1,4 +1,5 @@
-"""The tuning table: one row per configuration as it finishes, the current best marked."""
+"""The tuning table: one row per configuration as it finishes, the current best marked. Its
+metric columns are those the rows carry (no QWK or near columns for unordered score labels)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,14 @@ from rich.text import Text
 
 from parm_tui.widgets.lists import VimDataTable
 
-METRIC_COLUMNS = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
-HEADERS = ("", "K", "p", "acc", "kappa", "QWK", "near", "F1", "NLL", "conv")
+METRIC_HEADERS = {
+    "accuracy": "acc",
+    "kappa": "kappa",
+    "qwk": "QWK",
+    "near": "near",
+    "f1": "F1",
+    "nll": "NLL",
+}
 BEST_STYLE = "bold reverse"
 
 
@@ -36,9 +43,19 @@ class TuningTable(VimDataTable):
         self.metric = metric
         self.tuning_rows: list = []
         self.best_index: int | None = None
+        self.metric_columns: tuple[str, ...] = ()
 
     def on_mount(self) -> None:
-        for i, header in enumerate(HEADERS):
+        self.set_metric_columns(tuple(METRIC_HEADERS))
+
+    def set_metric_columns(self, names: tuple[str, ...]) -> None:
+        """(Re)build the columns for these metrics, when they are not the ones shown."""
+        if names == self.metric_columns:
+            return
+        self.clear(columns=True)
+        self.metric_columns = names
+        headers = ("", "K", "p", *(METRIC_HEADERS[m] for m in names), "conv")
+        for i, header in enumerate(headers):
             self.add_column(header, key=f"c{i}")
 
     def reset(self, metric: str) -> None:
@@ -54,7 +71,7 @@ class TuningTable(VimDataTable):
             "★" if best else "",
             "dense" if row.top_k is None else str(row.top_k),
             f"{row.power:.3g}",
-            *(fmt(row.metrics[m]) for m in METRIC_COLUMNS),
+            *(fmt(row.metrics[m]) for m in self.metric_columns),
             "yes" if row.converged else "no",
         ]
         return [
@@ -62,6 +79,8 @@ class TuningTable(VimDataTable):
         ]
 
     def add_tuning_row(self, row) -> None:
+        if not self.tuning_rows:
+            self.set_metric_columns(tuple(row.metrics))
         index = len(self.tuning_rows)
         self.tuning_rows.append(row)
         previous = self.best_index
@@ -90,6 +109,8 @@ class TuningTable(VimDataTable):
     def show_rows(self, rows, metric: str) -> None:
         """Fill with finished rows; the engine's `selected` flag decides the highlight."""
         self.reset(metric)
+        if rows:
+            self.set_metric_columns(tuple(rows[0].metrics))
         for index, row in enumerate(rows):
             self.tuning_rows.append(row)
             if row.selected:

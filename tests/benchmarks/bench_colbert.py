@@ -1,12 +1,17 @@
-"""Late interaction vs single-vector top-K on the shared ASAP prompts 1 and 2 (train splits).
+"""Late interaction vs single-vector top-K on the shared ASAP prompts (train splits).
 
 Both variants use the bundled all-MiniLM-L6-v2 (late interaction: a copy of it in a folder named
 "...-colbert", so its token embeddings are used offline), the same K grid, selection by kappa.
-Each variant runs twice: cold (embeddings computed) and warm (embeddings from the cache), so the
-table shows what MaxSim itself costs. Usage:
 
-    PARM_CACHE_DIR=/tmp/parmcache python tests/benchmarks/bench_colbert.py \
-        [/work/shared/data/asap-sas] [colbert_top_k]
+Default mode, prompts 1 and 2: each variant runs twice, cold (embeddings computed) and warm
+(embeddings from the cache), so the table shows what MaxSim itself costs.
+
+`--maxsim`: the two `colbert_maxsim` settings ("normalised", "raw") and single-vector top-K on
+all eight prompts (cached embeddings, 5-fold cross-fitting), and the default chosen by
+leave-one-prompt-out: for each prompt, the setting with the higher mean cross-fitted kappa on the
+other seven, and its kappa on the held-out prompt. Usage:
+
+    python tests/benchmarks/bench_colbert.py [../shared/data/asap-sas] [colbert_top_k] [--maxsim]
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 from engine.core.places import cache_dir
 from engine.embedding.cache import cache_key
@@ -95,7 +102,58 @@ def main(folder: Path, colbert_top_k: int) -> None:
             )
 
 
+PROMPTS = [f"prompt{k}-train.csv" for k in (1, 2, 3, 4, 7, 8, 9, 10)]
+
+
+def compare_maxsim(folder: Path, colbert_top_k: int) -> None:
+    """Cross-fitted kappa of single-vector top-K and both MaxSim settings on every prompt, and the
+    MaxSim setting chosen by leave-one-prompt-out."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    base = load_defaults().updated(
+        text_column="EssayText",
+        score_column="Score1",
+        id_column="Id",
+        similarity_top_k=K_GRID,
+        bootstrap_samples=0,
+        cross_fit_folds=5,
+    )
+    late = base.updated(embedding_model=colbert_copy(), colbert_top_k=colbert_top_k)
+    variants = {
+        "single-vector": base,
+        "normalised": late.updated(colbert_maxsim="normalised"),
+        "raw": late.updated(colbert_maxsim="raw"),
+    }
+    crossed: dict[str, dict[str, float]] = {name: {} for name in variants}
+    print(f"{'prompt':10s} {'N':>5s}" + "".join(f" {n:>22s}" for n in variants))
+    for prompt in PROMPTS:
+        responses = load_responses(folder / prompt, base)
+        cells = []
+        for name, config in variants.items():
+            result = run_audit(responses, config)
+            crossed[name][prompt] = result.cross_fit.metrics["kappa"]
+            cells.append(
+                f"{result.metrics['kappa']:.3f} / {crossed[name][prompt]:.3f} K={result.selected.top_k}"
+            )
+        print(
+            f"{prompt.split('-')[0]:10s} {len(responses):5d}" + "".join(f" {c:>22s}" for c in cells)
+        )
+    print("(in-sample kappa / cross-fitted kappa, selected K)")
+    for name in variants:
+        print(f"mean cross-fitted kappa, {name}: {np.mean(list(crossed[name].values())):.3f}")
+    held_out = []
+    for prompt in PROMPTS:
+        others = [p for p in PROMPTS if p != prompt]
+        pick = max(("normalised", "raw"), key=lambda n: np.mean([crossed[n][p] for p in others]))
+        held_out.append(crossed[pick][prompt])
+        print(f"held out {prompt.split('-')[0]}: chosen {pick}, kappa {crossed[pick][prompt]:.3f}")
+    print(f"leave-one-prompt-out mean kappa of the chosen setting: {np.mean(held_out):.3f}")
+
+
 if __name__ == "__main__":
-    data = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/work/shared/data/asap-sas")
-    top_k = int(sys.argv[2]) if len(sys.argv) > 2 else 100
-    main(data, top_k)
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    data = Path(args[0]) if args else Path(__file__).resolve().parents[3] / "shared/data/asap-sas"
+    top_k = int(args[1]) if len(args) > 1 else 100
+    if "--maxsim" in sys.argv:
+        compare_maxsim(data, top_k)
+    else:
+        main(data, top_k)

@@ -36,7 +36,7 @@ class Pieces:
         result = run_audit(responses, config, embeddings=vectors)
         scores, n_classes = responses.scores, responses.n_classes
         t, s = result.tuning.features
-        plain = fit(t, s, scores, None, result.fitted.theta, with_se=False).proba
+        plain = fit(t, s, scores, None, result.fitted.theta).proba
         plain_cross = cross_fit(result.graph, scores, n_classes, config.updated(class_weight=None))
         parm = {
             "PARM in-sample balanced": result.fitted.proba,
