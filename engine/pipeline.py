@@ -87,8 +87,9 @@ class AuditResult:
         return severity.flags(self.predicted, self.responses.scores)
 
     def review_order(self) -> np.ndarray:
-        """Flagged rows first, most severe first; then the rest by severity."""
-        return severity.queue_order(self.severity, self.flagged)
+        """The review queue: most severe first (ties in input order). Flagged or not does not
+        change the order; the flag says whether the PARM fit prefers another score."""
+        return severity.queue_order(self.severity)
 
 
 def run_audit(
@@ -144,6 +145,9 @@ def run_audit(
     fitted = result.fitted
     predicted = fitted.predicted
     checks = _checks(graph, responses, tune_config, predicted, reporter, timings)
+    vectors = embedded.mean_pooled() if config.late_interaction else embedded
+    ranked, note = _severity(vectors, result, responses, config, reporter, timings)
+    warnings += note
     timings["total"] = (
         time.perf_counter()
         - started
@@ -157,13 +161,31 @@ def run_audit(
         graph=graph,
         tuning=result,
         predicted=predicted,
-        severity=severity.margin_severity(fitted.proba, responses.scores),
+        severity=ranked,
         evidence=_evidence(graph, result.best, config),
         timings={k: round(v, 3) for k, v in timings.items()},
         embedding_info=info,
         warnings=warnings,
         **checks,
     )
+
+
+def _severity(vectors, tuned: TuningResult, responses: Responses, config, reporter, timings):
+    """The review queue's severity (engine.audit.severity), and a note when it had to fall back
+    to 1 - p(human score) from the PARM fit because two folds were not possible."""
+    mark = time.perf_counter()
+    scores = responses.scores
+    ranked = severity.stacked_severity(
+        vectors, tuned.features, scores, responses.n_classes, config.seed, reporter
+    )
+    timings["severity"] = time.perf_counter() - mark
+    if ranked is not None:
+        return ranked, []
+    note = (
+        "Too few responses per score to cross-fit the severity: it is 1 - p(human score) "
+        "from the PARM fit instead."
+    )
+    return severity.severity(tuned.fitted.proba, scores), [note]
 
 
 def check_selection_metric(config: AuditConfig, responses: Responses) -> None:

@@ -1,6 +1,6 @@
 """The audit's checks in the app: bootstrap intervals and cross-fitted agreement beside the
 in-sample metrics, the second-rater table, near-duplicates scored differently (Consistency tab),
-rater disagreements marked in the review, and severity shown as a margin, never a probability."""
+rater disagreements marked in the review, and severity shown with a legend of what it means."""
 
 from __future__ import annotations
 
@@ -113,16 +113,16 @@ async def test_review_marks_rows_where_the_raters_disagree(result, tmp_path):
         assert "raters disagree" in text_of(screen, "#detail-header")
 
 
-async def test_severity_is_labelled_as_a_margin_not_a_probability(result):
+async def test_severity_shows_its_value_and_a_legend_of_what_it_means(result):
     async with Host(result, None).run_test(size=(160, 40)) as pilot:
         screen = pilot.app.screen
         i = screen.current()
-        header = text_of(screen, "#detail-scores")
-        severity_line = next(line for line in header.splitlines() if "severity" in line)
-        assert f"{result.severity[i]:+.3f}" in severity_line
-        assert "margin" in severity_line and "probab" not in severity_line
+        header = " ".join(text_of(screen, "#detail-scores").split())
+        assert f"severity {result.severity[i]:.3f}" in header
+        assert "1 − p(human score) from a model that never saw it" in header
+        assert "0 looks right … 1 check first" in header
         assert str(screen.query_one(ReviewTable).get_cell(str(i), "severity")) == (
-            f"{result.severity[i]:+.2f}"
+            f"{result.severity[i]:.2f}"
         )
 
 

@@ -197,11 +197,12 @@ async def test_filters_by_scores_and_distance(result, store):
         assert len(screen.view) == len(result.responses)
 
 
-def test_review_view_puts_flagged_first_when_showing_all(result):
+def test_review_view_lists_the_whole_queue_by_severity_when_showing_all(result):
     view = review_view(result, show_all=True)
-    flags = result.flagged[view]
-    assert sorted(view.tolist()) == list(range(len(result.responses)))
-    assert not np.any(np.diff(flags.astype(int)) > 0)
+    np.testing.assert_array_equal(view, result.review_order())
+    assert np.all(np.diff(result.severity[view]) <= 0)
+    flagged = review_view(result)
+    np.testing.assert_array_equal(flagged, view[result.flagged[view]])
 
 
 async def test_students_markup_is_shown_as_typed(result, store):

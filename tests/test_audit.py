@@ -12,7 +12,7 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score, roc_auc_score
 from engine.audit.duplicates import near_duplicates
 from engine.audit.evidence import EVIDENCE_COUNT
 from engine.audit.second_rater import second_rater
-from engine.audit.severity import margin_severity, severity
+from engine.audit.severity import severity
 from engine.input.config import load_defaults
 from engine.input.responses import Responses
 from engine.pipeline import run_audit
@@ -64,16 +64,9 @@ def test_flipped_scores_come_first_in_the_review_order(flipped_run):
     assert is_flipped[first].mean() >= 0.8
 
 
-def test_severity_is_positive_exactly_when_the_model_prefers_another_score(flipped_run):
-    result, _, _ = flipped_run
-    np.testing.assert_array_equal(result.severity > 0, result.flagged)
-
-
-def test_margin_severity_is_best_other_minus_human_probability():
+def test_one_minus_p_is_the_probability_of_any_other_score():
     proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
-    scores = np.array([0, 0, 2])
-    np.testing.assert_allclose(margin_severity(proba, scores), [-0.5, 0.5, 0.2])
-    np.testing.assert_allclose(severity(proba, scores), [0.3, 0.9, 0.7])
+    np.testing.assert_allclose(severity(proba, np.array([0, 0, 2])), [0.3, 0.9, 0.7])
 
 
 def test_evidence_is_the_strongest_edges_of_the_fitted_graph(flipped_run):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 
 import numpy as np
 import pytest
@@ -44,6 +45,25 @@ def test_report_markdown_has_every_section(sample_run):
     assert "standard error (neighbour sandwich)" in text
     assert "95% interval" in text
     assert "Cross-fitted (5 folds): kappa" in text
+
+
+def test_report_top_list_is_the_review_screens_list_and_predictions_carry_the_severity(
+    sample_run,
+):
+    from engine.audit.queue import review_view
+
+    text = report_markdown(sample_run)
+    section = text[text.index("## Top 20 responses to review") :].split("\n## ")[0]
+    listed = [int(row) for row in re.findall(r"^\| (\d+) \|", section, flags=re.M)]
+    expected = sample_run.responses.rows[review_view(sample_run)[:20]]
+    assert listed == expected.tolist()
+    header, rows = prediction_table(sample_run)
+    table = list(csv.DictReader(io.StringIO(csv_text(header, rows))))
+    severity = np.array([float(r["severity"]) for r in table])
+    np.testing.assert_allclose(severity, sample_run.severity, atol=5e-7)
+    assert np.all((severity >= 0) & (severity <= 1))
+    data = json.loads(json_text(report_dict(sample_run)))
+    assert data["severity"].startswith("1 - p(human score) from a model that never saw")
 
 
 def test_report_json_holds_second_rater_uncertainty_and_near_duplicates(sample_run):

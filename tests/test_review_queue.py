@@ -31,7 +31,7 @@ class Run:
         return self.predicted != self.responses.scores
 
     def review_order(self):
-        return np.lexsort((-self.severity, ~self.flagged))
+        return np.argsort(-self.severity, kind="stable")
 
 
 def decision(row: int, predicted: str | None) -> Decision:
@@ -76,6 +76,6 @@ def test_a_subset_replaces_the_flagged_list_and_keeps_the_review_order():
     run = Run([1, 1, 0, 1, 0, 2])
     subset = np.array([False, True, True, False, True, False])
     view = review_view(run, subset=subset)
-    # Flagged ones first (2, 4 by severity), then the unflagged response 1.
-    assert view.tolist() == [2, 4, 1]
-    assert review_view(run, subset=subset, human=1).tolist() == [4, 1]
+    # The subset in the queue's order (severity alone), flagged or not.
+    assert view.tolist() == [1, 2, 4]
+    assert review_view(run, subset=subset, human=1).tolist() == [1, 4]

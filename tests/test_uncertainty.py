@@ -192,6 +192,21 @@ def test_cross_fit_never_uses_the_held_out_labels(crossfit_graph):
     assert changed.folds[1].training_digest != base.folds[1].training_digest
 
 
+def test_cross_fitted_probabilities_do_not_change_when_only_held_out_scores_change(
+    crossfit_graph,
+):
+    graph, scores = crossfit_graph
+    config = crossfit_config()
+    base = cross_fit(graph, scores, 3, config)
+    held_out = fold_assignment(scores.size, 4, config.seed)[2]
+    changed = cross_fit(graph, corrupt(scores, held_out, seed=3), 3, config)
+    np.testing.assert_array_equal(changed.proba[held_out], base.proba[held_out])
+    np.testing.assert_allclose(base.proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(base.predicted, np.argmax(base.proba, axis=1))
+    others = np.setdiff1d(np.arange(scores.size), held_out)
+    assert not np.array_equal(changed.proba[others], base.proba[others])
+
+
 def test_cross_fit_fingerprint_changes_when_a_training_label_changes(crossfit_graph):
     graph, scores = crossfit_graph
     config = crossfit_config()

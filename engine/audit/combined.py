@@ -55,8 +55,8 @@ class ReviewSet:
         return flags(self.predicted, self.responses.scores)
 
     def review_order(self) -> np.ndarray:
-        """The queue over all items, in the order each item orders its own."""
-        return queue_order(self.severity, self.flagged)
+        """The queue over all items by severity (1 - p(human score), comparable across items)."""
+        return queue_order(self.severity)
 
     def locate(self, i: int) -> tuple[object, int]:
         """The item's AuditResult holding position i, and i's position in it."""

@@ -20,13 +20,14 @@ def review_view(
     item=None,
     rater=None,
 ) -> np.ndarray:
-    """Indices of the responses to list, in review order (flagged first, most severe first).
+    """Indices of the responses to list, in the review queue's order (most severe first).
 
-    human/predicted: score codes to keep (None = any); off_by_two: |model - human| >= 2 codes;
-    search: case-insensitive text (or id) to look for; folded: texts already casefolded;
-    subset: (N,) bool, list only these (a mask of `RerunChanges`) instead of the flagged ones
-    (or all of them with show_all); item: only that item's responses (a ReviewSet over several
-    items); rater: only the scores that rater gave.
+    show_all: every response (the whole queue), else only the flagged ones (the PARM fit
+    prefers another score), in the same order; human/predicted: score codes to keep (None =
+    any); off_by_two: |model - human| >= 2 codes; search: case-insensitive text (or id) to look
+    for; folded: texts already casefolded; subset: (N,) bool, list only these (a mask of
+    `RerunChanges`) instead of the flagged ones (or all of them with show_all); item: only that
+    item's responses (a ReviewSet over several items); rater: only the scores that rater gave.
     """
     scores, model = result.responses.scores, result.predicted
     order = result.review_order()

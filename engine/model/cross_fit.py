@@ -39,10 +39,13 @@ class FoldFit:
 class CrossFit:
     """Cross-fitted agreement: every response predicted by a model tuned without its label.
 
-    predicted: (N,) held-out predictions; metrics: accuracy, kappa, qwk over all of them.
+    proba: (N, C+1) held-out probabilities (each row from its fold's model, whose features held
+    none of that fold's scores); predicted: (N,) their argmax; metrics: accuracy, kappa, qwk
+    over all of them.
     """
 
     folds: list[FoldFit]
+    proba: np.ndarray
     predicted: np.ndarray
     metrics: dict[str, float]
 
@@ -52,7 +55,7 @@ class _FoldState:
     held_out: np.ndarray
     train: np.ndarray
     digest: object = field(default_factory=hashlib.sha256)
-    best: tuple | None = None  # (metric value, top_k, power, theta, held-out predictions)
+    best: tuple | None = None  # (metric value, top_k, power, theta, held-out proba)
     start: np.ndarray | None = None
 
 
@@ -86,8 +89,8 @@ def _consider(state: _FoldState, scores, config, ordered, top_k, power, t, s) ->
     metric = config.selection_metric
     value = evaluate(scores[train], fitted.proba, ordered)[metric]
     if state.best is None or better(metric, value, state.best[0]):
-        held_pred = np.argmax(proba(fitted.theta, t[held], s[held]), axis=1)
-        state.best = (value, top_k, float(power), fitted.theta, held_pred)
+        held_proba = proba(fitted.theta, t[held], s[held])
+        state.best = (value, top_k, float(power), fitted.theta, held_proba)
     return value
 
 
@@ -150,13 +153,16 @@ def cross_fit(
 
 
 def _collect(states: list[_FoldState], scores: np.ndarray, n_classes: int, ordered) -> CrossFit:
-    predicted = np.empty_like(scores)
+    held_proba = np.empty((scores.shape[0], n_classes))
     fold_fits = []
     for number, state in enumerate(states):
-        _, top_k, power, theta, held_pred = state.best
-        predicted[state.held_out] = held_pred
+        _, top_k, power, theta, fold_proba = state.best
+        held_proba[state.held_out] = fold_proba
         fold_fits.append(
             FoldFit(number, state.held_out, top_k, power, theta, state.digest.hexdigest())
         )
+    predicted = np.argmax(held_proba, axis=1)
     metrics = agreement(scores, predicted, n_classes, ordered)
-    return CrossFit(fold_fits, predicted, {m: metrics[m] for m in headline_metrics(ordered)})
+    return CrossFit(
+        fold_fits, held_proba, predicted, {m: metrics[m] for m in headline_metrics(ordered)}
+    )

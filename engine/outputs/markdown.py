@@ -67,8 +67,9 @@ MEANINGS = (
     "samples of scores on the same responses; they count that neighbours' scores enter each "
     "other's features, and a 95% interval is the estimate +/- 1.96 SE (report.json has the "
     "formula). The dense graph has none.",
-    "Severity: how clearly the model prefers another score to the human one (positive when it "
-    "does); it orders the responses a second rater should look at first.",
+    "Severity: 1 minus the probability that a model which never saw a response's score gives it "
+    "the human score (an embedding classifier and the neighbours' scores, combined); from 0 to "
+    "1, it orders the review queue. Flagged: PARM's own fit prefers another score.",
 )
 
 
@@ -215,12 +216,13 @@ def _confusion_section(result, data) -> str:
 
 
 def _review_section(result, top: int) -> str:
+    """The first `top` flagged responses in the review queue's order: what the app's review
+    screen lists first."""
     responses = result.responses
     labels = responses.labels
+    queue = result.review_order()
     rows = []
-    for i in result.review_order()[:top]:
-        if not result.flagged[i]:
-            break
+    for i in queue[result.flagged[queue]][:top]:
         rows.append(
             [
                 responses.rows[i],
@@ -237,7 +239,9 @@ def _review_section(result, top: int) -> str:
         [
             f"## Top {top} responses to review",
             "",
-            "Most severe first. Evidence: the neighbours that drove the prediction, as "
+            "Flagged responses (the model prefers another score), most severe first, as the "
+            "review screen lists them. Severity is 1 - p(human score) from a model that never "
+            "saw that score (see below). Evidence: the neighbours that drove the prediction, as "
             "row (id) score, cosine similarity.",
             "",
             _table(header, rows) if rows else "No responses are flagged.",

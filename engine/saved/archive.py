@@ -31,7 +31,8 @@ from engine.model.tuning import TuningResult, TuningRow
 from engine.pipeline import AuditResult
 
 FORMAT = "parm-result"
-SCHEMA_VERSION = 1
+# 2: the cross-fit's held-out probabilities are kept, and severity is 1 - p(human score).
+SCHEMA_VERSION = 2
 
 
 def responses_digest(responses) -> str:
@@ -154,6 +155,7 @@ def _arrays(result: AuditResult) -> dict[str, np.ndarray]:
     if result.cross_fit is not None:
         folds = result.cross_fit.folds
         arrays["cross_predicted"] = np.asarray(result.cross_fit.predicted, dtype=np.int64)
+        arrays["cross_proba"] = np.asarray(result.cross_fit.proba, dtype=np.float64)
         arrays["fold_sizes"] = np.array([f.held_out.size for f in folds], dtype=np.int64)
         arrays["fold_held_out"] = np.concatenate(
             [np.asarray(f.held_out, dtype=np.int64) for f in folds] or [np.zeros(0, np.int64)]
@@ -323,6 +325,7 @@ def _cross_fit(values: dict | None, arrays: dict, n: int, c: int) -> CrossFit | 
             FoldFit(f["fold"], part, f["top_k"], f["power"], theta[k], f["digest"])
             for k, (f, part) in enumerate(zip(folds, parts))
         ],
+        proba=_array(arrays, "cross_proba", (n, c), np.float64),
         predicted=_indices(arrays, "cross_predicted", (n,), c),
         metrics=dict(values["metrics"]),
     )

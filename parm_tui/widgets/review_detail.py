@@ -32,11 +32,14 @@ def decision_cell(decision) -> Text:
 
 
 def severity_text(value: float) -> Text:
-    """Severity is a margin, not a probability: best other p minus p(human score)."""
+    """The severity and a one-line legend: 1 - p(human score) from a model that never saw that
+    score, so 0 means the score looks right and 1 that it should be checked first."""
     text = Text("severity ")
-    text.append(f"{value:+.3f}", style="bold")
-    meaning = "model prefers another score" if value > 0 else "model agrees with the human"
-    text.append(f" ({meaning}; margin in −1…1)", style="dim")
+    text.append(f"{value:.3f}", style="bold")
+    text.append(
+        " (1 − p(human score) from a model that never saw it; 0 looks right … 1 check first)",
+        style="dim",
+    )
     return text
 
 

@@ -119,7 +119,7 @@ class ReviewTable(DataTable):
                 cells.append(second_rater_cell(result, i))
             cells += [
                 Text(labels[model], justify="center", style=flagged),
-                Text(f"{float(result.severity[i]):+.2f}", justify="right"),
+                Text(f"{float(result.severity[i]):.2f}", justify="right"),
                 decision_cell(decision),
             ]
         return cells + [Text(snippet(responses.texts[i], self.answer_width))]

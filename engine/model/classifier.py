@@ -1,0 +1,139 @@
+"""Out-of-fold logistic regression: every response's score probabilities from a model that never
+saw that response's score.
+
+The fit is scikit-learn's `LogisticRegression` (multinomial; binomial for two scores; L2 penalty
+1 / (2 C N) |coef|^2 on the mean log loss, intercepts unpenalised; L-BFGS-B from zero with
+scikit-learn's stopping rule), written out so that the objective is one pass over the features
+per evaluation in their own precision (float32 embeddings stay float32) and BLAS runs on one
+thread: a fold at N = 12,000, d = 384 takes about a second instead of several.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+from scipy.optimize import minimize
+
+from engine.core.progress import Reporter
+from engine.model.pseudo_likelihood import one_blas_thread
+
+# scikit-learn's LogisticRegression defaults: max_iter, tol (L-BFGS-B's gtol), ftol.
+MAX_ITER = 100
+TOLERANCE = 1e-4
+FTOL = 64 * np.finfo(float).eps
+
+
+def stratified_folds(scores: np.ndarray, folds: int, seed: int) -> list[np.ndarray]:
+    """Held-out positions of each fold, stratified by score: each score's responses, shuffled
+    by the seed, are dealt to the folds in turn (continuing where the previous score stopped),
+    so every fold holds about the same share of each score and fold sizes differ by at most one.
+    Fewer folds when the most common score has fewer responses than `folds`; [] when not even
+    two folds are possible."""
+    folds = min(folds, int(np.bincount(scores).max()))
+    if folds < 2:
+        return []
+    rng = np.random.default_rng(seed)
+    fold_of = np.empty(scores.shape[0], dtype=np.int64)
+    dealt = 0
+    for score in np.unique(scores):
+        members = rng.permutation(np.flatnonzero(scores == score))
+        fold_of[members] = (dealt + np.arange(members.size)) % folds
+        dealt += members.size
+    return [np.flatnonzero(fold_of == k) for k in range(folds)]
+
+
+def _objective(x: np.ndarray, target: np.ndarray, free: int, penalty: float):
+    """Mean log loss + penalty / 2 |coef|^2 and its gradient over parameters (free, d + 1):
+    coefficients and an intercept per category, or with two categories one row for the second
+    against the first (scikit-learn's binomial model)."""
+    n, d = x.shape
+
+    def value_and_gradient(w: np.ndarray) -> tuple[float, np.ndarray]:
+        coef = w.reshape(free, d + 1)
+        logits = (x @ coef[:, :d].T.astype(x.dtype)).astype(np.float64) + coef[:, d]
+        if free == 1:
+            logits = np.hstack([np.zeros((n, 1)), logits])
+        logits -= logits.max(axis=1, keepdims=True)
+        log_p = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        value = -(target * log_p).sum() / n + 0.5 * penalty * float((coef[:, :d] ** 2).sum())
+        resid = (np.exp(log_p) - target)[:, -free:] / n
+        weights = (resid.T.astype(x.dtype) @ x).astype(np.float64) + penalty * coef[:, :d]
+        return float(value), np.hstack([weights, resid.sum(axis=0)[:, None]]).ravel()
+
+    return value_and_gradient
+
+
+def fit_logistic(x, codes, categories, inverse_penalty=1.0, max_iter=MAX_ITER, each_step=None):
+    """Coefficients and intercepts (categories, d + 1) of `LogisticRegression(C=inverse_penalty,
+    max_iter=max_iter)` on x (N, d) and codes 0..categories-1 (every code present).
+
+    Minimises mean log loss + 1 / (2 C N) |coef|^2 from zero, stopping where scikit-learn does.
+    each_step: called after every optimiser iteration (progress and cancel; it may raise).
+    """
+    n, d = x.shape
+    free = categories if categories > 2 else 1
+    target = np.zeros((n, categories))
+    target[np.arange(n), codes] = 1.0
+    with one_blas_thread():
+        result = minimize(
+            _objective(x, target, free, 1.0 / (inverse_penalty * n)),
+            np.zeros(free * (d + 1)),
+            jac=True,
+            method="L-BFGS-B",
+            callback=(lambda _: each_step()) if each_step else None,
+            options={"maxiter": max_iter, "maxls": 50, "gtol": TOLERANCE, "ftol": FTOL},
+        )
+    coef = result.x.reshape(free, d + 1)
+    return coef if free > 1 else np.vstack([np.zeros((1, d + 1)), coef])
+
+
+def predict_logistic(coef: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """(N, categories) probabilities of a fitted `fit_logistic`."""
+    logits = (x @ coef[:, :-1].T.astype(x.dtype)).astype(np.float64) + coef[:, -1]
+    logits -= logits.max(axis=1, keepdims=True)
+    p = np.exp(logits)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def out_of_fold_proba(
+    features: np.ndarray,
+    scores: np.ndarray,
+    n_classes: int,
+    parts: list[np.ndarray],
+    inverse_penalty: float = 1.0,
+    standardise: bool = False,
+    max_iter: int = MAX_ITER,
+    reporter: Reporter | None = None,
+    what: str = "out-of-fold classifier",
+) -> np.ndarray:
+    """(N, C+1) probabilities p_oof(c | response i), each row from the fold that held i out.
+
+    For each held-out index array in `parts`, a logistic regression is fitted on the other rows
+    (features standardised on those rows first when `standardise`) and predicts the held-out
+    ones: with inverse_penalty 1, the numbers of scikit-learn's
+    `cross_val_predict(LogisticRegression(), features, scores, cv=parts, method="predict_proba")`.
+    A score absent from a fold's training rows gets probability 0 there; a single score present
+    gets probability 1. Reports progress with stage "audit" (at least every 0.25 s; `what`
+    names the model in the messages) and checks the cancel token every optimiser iteration.
+    """
+    reporter = reporter or Reporter()
+    out = np.zeros((scores.shape[0], n_classes))
+    for number, held in enumerate(parts):
+        message = f"{what}: fold {number + 1} of {len(parts)}"
+        reporter("audit", number, len(parts), message)
+        train = np.ones(scores.shape[0], dtype=bool)
+        train[held] = False
+        seen, codes = np.unique(scores[train], return_inverse=True)
+        if seen.size == 1:
+            out[held, seen[0]] = 1.0
+            continue
+        x_train, x_held = features[train], features[held]
+        if standardise:
+            centre, spread = x_train.mean(axis=0), x_train.std(axis=0)
+            spread[spread == 0] = 1.0
+            x_train, x_held = (x_train - centre) / spread, (x_held - centre) / spread
+        step = partial(reporter.tick, "audit", number, len(parts), message)
+        coef = fit_logistic(x_train, codes, seen.size, inverse_penalty, max_iter, step)
+        out[np.ix_(held, seen)] = predict_logistic(coef, x_held)
+    return out

@@ -1,0 +1,186 @@
+"""The review queue's severity: the out-of-fold classifier against scikit-learn, the stacked
+severity against a scikit-learn pipeline, and severity in run_audit (range, queue order, seeds,
+small files, cancel, the dense graph)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import clustered_embeddings
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import PredefinedSplit, cross_val_predict
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from test_audit import small_config, synthetic_responses
+
+from engine.audit import severity as audit
+from engine.audit.queue import review_view
+from engine.core.errors import Cancelled
+from engine.core.progress import CancelToken, Reporter
+from engine.model.classifier import out_of_fold_proba, stratified_folds
+from engine.pipeline import run_audit
+
+
+def fixture(n=240, classes=3, seed=0, noise=1.0):
+    """Float64 vectors in overlapping clusters (the classifier is not perfect) and scores."""
+    vectors, scores = clustered_embeddings(n, classes, dim=12, noise=noise, seed=seed)
+    return vectors.astype(np.float64), scores
+
+
+def as_split(parts: list[np.ndarray], n: int) -> PredefinedSplit:
+    fold = np.empty(n, dtype=int)
+    for number, held in enumerate(parts):
+        fold[held] = number
+    return PredefinedSplit(fold)
+
+
+def test_folds_cover_every_response_once_and_are_stratified_and_seeded():
+    scores = np.repeat([0, 1, 2], [103, 61, 17])
+    parts = stratified_folds(scores, 5, seed=3)
+    held = np.concatenate(parts)
+    np.testing.assert_array_equal(np.sort(held), np.arange(scores.size))
+    sizes = [part.size for part in parts]
+    assert max(sizes) - min(sizes) <= 1
+    for score, count in zip([0, 1, 2], [103, 61, 17]):
+        per_fold = [int(np.sum(scores[part] == score)) for part in parts]
+        assert max(per_fold) - min(per_fold) <= 1 and sum(per_fold) == count
+    again = stratified_folds(scores, 5, seed=3)
+    assert all(np.array_equal(a, b) for a, b in zip(parts, again))
+    other = stratified_folds(scores, 5, seed=4)
+    assert not all(np.array_equal(a, b) for a, b in zip(parts, other))
+
+
+@pytest.mark.parametrize("classes", [2, 4])
+def test_out_of_fold_classifier_matches_scikit_learn_cross_val_predict(classes):
+    vectors, scores = fixture(classes=classes, seed=classes)
+    parts = stratified_folds(scores, 5, seed=0)
+    ours = out_of_fold_proba(vectors, scores, classes, parts)
+    reference = cross_val_predict(
+        LogisticRegression(),
+        vectors,
+        scores,
+        cv=as_split(parts, scores.size),
+        method="predict_proba",
+    )
+    np.testing.assert_allclose(ours, reference, atol=1e-6)
+
+
+def test_standardised_out_of_fold_fit_matches_a_scaler_pipeline():
+    vectors, scores = fixture(seed=5)
+    features = 3.0 * vectors[:, :6] + np.arange(6)  # off-centre, unequal spreads
+    parts = stratified_folds(scores, 4, seed=1)
+    ours = out_of_fold_proba(features, scores, 3, parts, 1.0, standardise=True, max_iter=1000)
+    pipeline = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    reference = cross_val_predict(
+        pipeline, features, scores, cv=as_split(parts, scores.size), method="predict_proba"
+    )
+    np.testing.assert_allclose(ours, reference, atol=1e-6)
+
+
+def test_stacked_severity_is_the_documented_scikit_learn_recipe():
+    """Classifier (C = 10) out of fold, then a standardised logistic model on its log
+    probabilities and PARM's features, out of fold on the same folds; severity 1 - p(human)."""
+    vectors, scores = fixture(n=200, seed=7)
+    t = np.random.default_rng(0).random((200, 3)) * 5
+    s = t.sum(axis=1)
+    split = as_split(stratified_folds(scores, 5, seed=2), scores.size)
+    classifier = cross_val_predict(
+        LogisticRegression(C=10.0), vectors, scores, cv=split, method="predict_proba"
+    )
+    features = np.hstack([np.log(classifier), t / s[:, None], np.log1p(s)[:, None]])
+    pipeline = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
+    stacked = cross_val_predict(pipeline, features, scores, cv=split, method="predict_proba")
+    expected = 1.0 - stacked[np.arange(scores.size), scores]
+    ours = audit.stacked_severity(vectors, (t, s), scores, 3, seed=2)
+    np.testing.assert_allclose(ours, expected, atol=1e-5)
+
+
+def test_a_score_no_training_response_has_gets_probability_zero():
+    vectors, scores = fixture(n=60, seed=2)
+    scores[7] = 3  # the only response with score 3
+    parts = stratified_folds(scores, 5, seed=0)
+    proba = out_of_fold_proba(vectors, scores, 4, parts)
+    assert proba[7, 3] == 0.0
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_folds_shrink_for_small_files_and_vanish_when_no_two_are_possible():
+    assert len(stratified_folds(np.array([0, 0, 0, 1, 1, 2]), 5, 0)) == 3
+    assert stratified_folds(np.arange(8), 5, 0) == []
+
+
+def test_classifier_reports_progress_and_stops_when_cancelled():
+    vectors, scores = fixture(n=100)
+    parts = stratified_folds(scores, 5, seed=0)
+    events = []
+    out_of_fold_proba(vectors, scores, 3, parts, reporter=Reporter(events.append))
+    assert events and {e.stage for e in events} == {"audit"}
+    token = CancelToken()
+    token.cancel()
+    with pytest.raises(Cancelled):
+        audit.stacked_severity(
+            vectors, (vectors[:, :3] ** 2, np.ones(100)), scores, 3, 0, Reporter(None, token)
+        )
+
+
+@pytest.fixture(scope="module")
+def noisy_run():
+    vectors, scores = clustered_embeddings(300, 3, noise=0.9, seed=11)
+    flip = np.random.default_rng(1).random(300) < 0.15
+    scores = np.where(flip, (scores + 1) % 3, scores)
+    return run_audit(synthetic_responses(scores), small_config(), embeddings=vectors), vectors
+
+
+def test_severity_stays_in_zero_to_one_and_the_queue_is_sorted_by_it(noisy_run):
+    result, _ = noisy_run
+    assert np.all((result.severity >= 0) & (result.severity <= 1))
+    order = result.review_order()
+    np.testing.assert_array_equal(order, np.argsort(-result.severity, kind="stable"))
+    np.testing.assert_array_equal(review_view(result, show_all=True), order)
+    flagged_only = review_view(result)
+    assert np.all(result.flagged[flagged_only]) and flagged_only.size == result.flagged.sum()
+    assert np.all(np.diff(result.severity[flagged_only]) <= 0)
+
+
+def test_run_audit_severity_is_the_stacked_severity_of_its_own_fit(noisy_run):
+    result, vectors = noisy_run
+    scores = result.responses.scores
+    expected = audit.stacked_severity(vectors, result.tuning.features, scores, 3, seed=0)
+    np.testing.assert_array_equal(result.severity, expected)
+
+
+def test_the_same_input_and_seed_give_the_same_severity_and_another_seed_other_folds(noisy_run):
+    result, vectors = noisy_run
+    again = run_audit(result.responses, small_config(), embeddings=vectors)
+    np.testing.assert_array_equal(again.severity, result.severity)
+    other = run_audit(result.responses, small_config(seed=1), embeddings=vectors)
+    assert not np.array_equal(other.severity, result.severity)
+    assert np.corrcoef(other.severity, result.severity)[0, 1] > 0.8
+
+
+def test_severity_works_on_the_dense_graph(noisy_run):
+    result, vectors = noisy_run
+    dense = run_audit(result.responses, small_config(similarity_top_k=None), embeddings=vectors)
+    assert np.all((dense.severity >= 0) & (dense.severity <= 1))
+    assert np.corrcoef(dense.severity, result.severity)[0, 1] > 0.5
+
+
+def test_small_files_with_a_single_response_in_a_score_get_a_severity():
+    vectors, scores = clustered_embeddings(14, 3, noise=0.3, seed=4)
+    scores[0] = 3  # one response alone in its score
+    result = run_audit(
+        synthetic_responses(scores), small_config(similarity_top_k=[3, 5]), embeddings=vectors
+    )
+    assert np.all((result.severity >= 0) & (result.severity <= 1))
+    assert result.severity[0] == pytest.approx(1.0)  # no other response supports score 3
+    assert not any("Too few responses" in w for w in result.warnings)
+
+
+def test_without_two_folds_severity_falls_back_to_the_parm_fit_and_says_so():
+    vectors, _ = clustered_embeddings(12, 3, noise=0.3, seed=4)
+    scores = np.arange(12)  # twelve scores, one response each
+    result = run_audit(
+        synthetic_responses(scores), small_config(similarity_top_k=[3]), embeddings=vectors
+    )
+    np.testing.assert_allclose(result.severity, audit.severity(result.fitted.proba, scores))
+    assert any("Too few responses per score" in w for w in result.warnings)
