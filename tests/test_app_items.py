@@ -43,6 +43,19 @@ async def run_session_in_app(pilot):
     return app.result
 
 
+async def review_all(pilot, item: str | None = None):
+    """The review screen listing every response (of one item when given)."""
+    await run_session_in_app(pilot)
+    await pilot.press("f6")
+    review = pilot.app.screen
+    assert isinstance(review, ReviewScreen)
+    review.query_one("#filter-view", Select).value = "all"
+    if item is not None:
+        review.query_one("#filter-item", Select).value = item
+    await pilot.pause()
+    return review
+
+
 async def decide_one(pilot) -> None:
     """Open the review of every response and keep the first."""
     await pilot.press("f6")
@@ -98,12 +111,7 @@ async def test_the_review_merges_every_item_and_filters_by_item_and_rater(sessio
     path, vectors, frame = session_file
     app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
     async with app.run_test(size=SIZE) as pilot:
-        await run_session_in_app(pilot)
-        await pilot.press("f6")
-        review = app.screen
-        assert isinstance(review, ReviewScreen)
-        review.query_one("#filter-view", Select).value = "all"
-        await pilot.pause()
+        review = await review_all(pilot)
         assert review.view.tolist() == review.result.review_order().tolist()
         assert len(review.view) == len(frame)
         review.query_one("#filter-item", Select).value = "B"
@@ -122,12 +130,7 @@ async def test_a_new_score_is_chosen_from_the_items_own_scale(session_file):
     path, vectors, _ = session_file
     app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
     async with app.run_test(size=SIZE) as pilot:
-        await run_session_in_app(pilot)
-        await pilot.press("f6")
-        review = app.screen
-        review.query_one("#filter-view", Select).value = "all"
-        review.query_one("#filter-item", Select).value = "A"
-        await pilot.pause()
+        review = await review_all(pilot, item="A")
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ScoreModal), "the score dialog")
         human = review.result.responses.labels[review.result.responses.scores[review.shown()]]

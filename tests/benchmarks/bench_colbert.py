@@ -66,16 +66,21 @@ def run(responses, config) -> tuple[dict, float]:
     return facts, seconds
 
 
-def main(folder: Path, colbert_top_k: int) -> None:
+def asap_config(cross_fit_folds: int):
+    """The defaults on an ASAP-SAS prompt file, the K grid, no bootstrap."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    base = load_defaults().updated(
+    return load_defaults().updated(
         text_column="EssayText",
         score_column="Score1",
         id_column="Id",
         similarity_top_k=K_GRID,
         bootstrap_samples=0,
-        cross_fit_folds=0,
+        cross_fit_folds=cross_fit_folds,
     )
+
+
+def main(folder: Path, colbert_top_k: int) -> None:
+    base = asap_config(cross_fit_folds=0)
     variants = {
         "single-vector top-K": base,
         f"late interaction (K_c={colbert_top_k})": base.updated(
@@ -108,15 +113,7 @@ PROMPTS = [f"prompt{k}-train.csv" for k in (1, 2, 3, 4, 7, 8, 9, 10)]
 def compare_maxsim(folder: Path, colbert_top_k: int) -> None:
     """Cross-fitted kappa of single-vector top-K and both MaxSim settings on every prompt, and the
     MaxSim setting chosen by leave-one-prompt-out."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    base = load_defaults().updated(
-        text_column="EssayText",
-        score_column="Score1",
-        id_column="Id",
-        similarity_top_k=K_GRID,
-        bootstrap_samples=0,
-        cross_fit_folds=5,
-    )
+    base = asap_config(cross_fit_folds=5)
     late = base.updated(embedding_model=colbert_copy(), colbert_top_k=colbert_top_k)
     variants = {
         "single-vector": base,
