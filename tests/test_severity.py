@@ -115,6 +115,8 @@ def test_classifier_reports_progress_and_stops_when_cancelled():
     events = []
     out_of_fold_proba(vectors, scores, 3, parts, reporter=Reporter(events.append))
     assert events and {e.stage for e in events} == {"audit"}
+    # The bar ends full: the last event says every fold is done.
+    assert (events[-1].done, events[-1].total) == (5, 5)
     token = CancelToken()
     token.cancel()
     with pytest.raises(Cancelled):

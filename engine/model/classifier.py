@@ -136,4 +136,5 @@ def out_of_fold_proba(
         step = partial(reporter.tick, "audit", number, len(parts), message)
         coef = fit_logistic(x_train, codes, seen.size, inverse_penalty, max_iter, step)
         out[np.ix_(held, seen)] = predict_logistic(coef, x_held)
+    reporter("audit", len(parts), len(parts), f"{what}: {len(parts)} folds done")
     return out
