@@ -1,7 +1,7 @@
 """Which scores should a rater-lead check first? The review queue's severity against baselines,
 on all eight ASAP-SAS prompts, chosen by leave-one-prompt-out.
 
-    python tests/benchmarks/bench_severity.py            # all eight prompts (about 15 minutes)
+    python tests/benchmarks/bench_severity.py            # all eight prompts (about 9 minutes, embeddings cached)
     python tests/benchmarks/bench_severity.py --prompts 1 2 --seeds 2
 
 Data: $PARM_ASAP_DIR (default ../shared/data/asap-sas beside the repository), promptN-train.csv,
