@@ -304,6 +304,17 @@ async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():
         assert screen.running is False
 
 
+async def test_an_event_drained_before_any_run_began_is_shown():
+    """The drain timer runs from mount: an event it meets before begin() must not crash it."""
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        await pilot.app.action_show("run")
+        await pilot.pause()
+        screen = pilot.app.screen
+        screen.feed.append(ProgressEvent("tuning", 1, 2, "K=5"))
+        screen.drain()
+        assert "1/2" in str(screen.query_one("#detail-tuning", Static).content)
+
+
 async def test_with_an_invalid_setting_the_run_is_disabled_and_says_why(monkeypatch):
     started = []
     monkeypatch.setattr(engine.session, "run_session", lambda *a, **k: started.append(1))

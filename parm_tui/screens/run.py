@@ -105,7 +105,8 @@ class RunScreen(Screen):
     def __init__(self) -> None:
         super().__init__(id="run-screen")
         self.feed: deque = deque()
-        self.clocks: dict[str, StageClock] = {}
+        # One clock per stage from the start: the drain timer may meet an event before begin().
+        self.clocks: dict[str, StageClock] = {stage: StageClock() for stage in STAGES}
         self.started_at: float | None = None
         self.running = False
         # The result the status line's last outcome is about (it is stale for any other).
