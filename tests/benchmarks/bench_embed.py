@@ -2,8 +2,8 @@
 
     python tests/benchmarks/bench_embed.py [--texts FILE.csv] [--column EssayText] [--n 1000]
 
-Texts: the first N answers of a CSV column (default: the public ASAP-SAS prompt 1 training
-file when it is present, else repeated sample answers). Both sides use the same loaded model
+Texts: the first N answers of a CSV column (default: the public ASAP-SAS prompt 1 training file in $PARM_ASAP_DIR,
+default ../shared/data/asap-sas beside the repository, when it is present, else repeated sample answers). Both sides use the same loaded model
 (the bundled all-MiniLM-L6-v2), the same texts and batch size; the model is warmed up first.
 Also timed: a second embed_texts call, which must come from the cache and skip the model.
 """
@@ -21,7 +21,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-ASAP = Path("/work/shared/data/asap-sas/prompt1-train.csv")
+ASAP_DIR = Path(os.environ.get("PARM_ASAP_DIR", ROOT.parent / "shared" / "data" / "asap-sas"))
+ASAP = ASAP_DIR / "prompt1-train.csv"
 
 
 def load_texts(path: Path | None, column: str, n: int) -> tuple[list[str], str]:
