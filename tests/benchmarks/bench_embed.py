@@ -2,9 +2,10 @@
 
     python tests/benchmarks/bench_embed.py [--texts FILE.csv] [--column EssayText] [--n 1000]
 
-Texts: the first N answers of a CSV column (default: the public ASAP-SAS prompt 1 training file in $PARM_ASAP_DIR,
-default ../shared/data/asap-sas beside the repository, when it is present, else repeated sample answers). Both sides use the same loaded model
-(the bundled all-MiniLM-L6-v2), the same texts and batch size; the model is warmed up first.
+Texts: the first N answers of a CSV column (default: the public ASAP-SAS prompt 1 training
+file in $PARM_ASAP_DIR, default ../shared/data/asap-sas beside the repository, when it is
+present, else repeated sample answers). Both sides use the same loaded model (the bundled
+all-MiniLM-L6-v2), the same texts and batch size; the model is warmed up first.
 Also timed: a second embed_texts call, which must come from the cache and skip the model.
 """
 
