@@ -162,7 +162,7 @@ async def test_reopening_the_store_rebuilds_the_review_with_the_new_one(
         await open_review(pilot)
         await pilot.press("f2")
         old_store = app.store
-        app.open_store()  # as accept_responses does for a new file; the result stays
+        app.open_store()  # as accept_items does for a new file; the result stays
         assert app.store is not old_store
         review = await open_review(pilot)
         assert review.store is app.store and review.parm_result is app.result
