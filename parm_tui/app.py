@@ -174,7 +174,9 @@ class ParmApp(App):
         saved session)."""
         from engine.audit.combined import pool_responses
 
-        responses, _, on_scale = pool_responses(items.audited)
+        # Pooled as the review pools them (engine.audit.combined.review_set), in the stated
+        # score order, so a result of these responses is recognised as theirs.
+        responses, _, on_scale = pool_responses(items.audited, config.score_order)
         self.items, self.on_scale = items, on_scale if items.by_item else None
         changed = (
             self.responses is None

@@ -177,3 +177,26 @@ async def test_a_session_of_items_resumes_after_a_restart(session_file):
         await pilot.pause()
         assert again.screen.view.tolist() == queue.tolist()
         assert len(again.store.all()) == 1
+
+
+async def test_a_settings_change_keeps_the_results_of_items_on_a_stated_score_order(tmp_path):
+    """Text labels with score_order, and an item that never uses the middle label: the app's
+    pooled responses and the review's are pooled in the same order, so a settings change that
+    leaves the data as it was does not close the results."""
+    frame, vectors = session_frame(items=(("A", 70, 3), ("B", 60, 3)), seed=3)
+    names = {"0": "low", "1": "medium", "2": "high"}
+    frame["score"] = [names[s] for s in frame["score"]]
+    frame.loc[(frame["item"] == "A") & (frame["score"] == "medium"), "score"] = "high"
+    path = tmp_path / "labels.csv"
+    frame.to_csv(path, index=False)
+    np.save(tmp_path / "labels.npy", vectors)
+    overrides = [*FAST, "score_order=low,medium,high"]
+    app = ParmApp(path, embeddings_path=tmp_path / "labels.npy", overrides=overrides)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await run_session_in_app(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        app.screen.query_one("#seed", Input).value = "7"
+        await pilot.pause()
+        assert app.config.seed == 7
+        assert app.result is session
