@@ -426,4 +426,5 @@ def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:
     if any(thread.is_alive() for thread in app.audit_threads):
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(0)
+        # The app's own code: 143 after SIGTERM, as documented, not a success.
+        os._exit(app.return_code or 0)

@@ -290,6 +290,29 @@ def test_quitting_cancels_a_running_audit_and_waits_for_it():
     assert token.cancelled and not thread.is_alive()
 
 
+def test_sigterm_while_an_audit_thread_runs_still_exits_143(monkeypatch):
+    """A thread that does not stop in time (a model loading) is left behind with os._exit: with
+    the app's return code (143 after SIGTERM), not 0."""
+    import os
+    from types import SimpleNamespace
+
+    from engine.core.progress import CancelToken
+    from parm_tui.app import stop_audit_threads
+
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    exits = []
+    monkeypatch.setattr(os, "_exit", exits.append)
+    app = SimpleNamespace(cancel_token=CancelToken(), audit_threads={thread}, return_code=143)
+    try:
+        stop_audit_threads(app, 0.05)
+    finally:
+        release.set()
+        thread.join()
+    assert exits == [143]
+
+
 async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():
     """The drain timer can fire once more while the screen's children are being removed."""
     async with ParmApp().run_test(size=(80, 24)) as pilot:
