@@ -229,3 +229,23 @@ def test_the_file_digest_is_of_the_bytes(tmp_path):
     assert file_digest(a) == file_digest(b)
     b.write_bytes(b"id,answer,score\n1,x,1\n")
     assert file_digest(a) != file_digest(b)
+
+
+def test_a_decision_records_the_settings_its_item_was_run_with(tmp_path):
+    """An item too small for every K of the grid runs without the largest; a decision on it
+    records the settings digest that session.json records for that item, so a re-run can tell
+    whether a decision was made with the settings of the run it is compared with."""
+    from test_items import config, run, session_frame
+
+    from engine.audit.decisions import run_context
+
+    frame, vectors = session_frame(items=(("A", 60, 3), ("B", 14, 3)), seed=2)
+    settings = config(similarity_top_k=[5, 10, 20])
+    session = run(frame, vectors, settings)
+    items = [result.responses.item for result in session.results]
+    saved = save_session("digest", "session.csv", settings, session.results, items, tmp_path)
+    assert session.results[1].config.similarity_top_k == (5, 10)
+    review = session.review
+    for k, entry in enumerate(saved.results):
+        first = int(review.starts[k])
+        assert run_context(review, first).settings_digest == entry.settings_digest

@@ -102,11 +102,14 @@ class Decision:
 
 
 def run_context(result, i: int) -> RunContext:
-    """The RunContext of response i (position in result.responses) in an AuditResult."""
+    """The RunContext of response i (position in result.responses) in an AuditResult or a
+    ReviewSet. The settings are those its item ran with (K values too large for a small item
+    are left out), as the saved session records them."""
     labels = result.responses.labels
+    config = result.locate(i)[0].config if hasattr(result, "locate") else result.config
     return RunContext(
         result.run_id,
-        settings_digest(result.config),
+        settings_digest(config),
         labels[int(result.predicted[i])],
         float(result.severity[i]),
     )
