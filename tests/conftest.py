@@ -8,9 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_CSV = ROOT / "sample_data" / "plant_growth.csv"
+from helpers import SAMPLE_CSV
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -78,13 +76,3 @@ def sample_embeddings_file(sample_embeddings, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("emb") / "plant_growth.npy"
     np.save(path, sample_embeddings)
     return path
-
-
-def clustered_embeddings(n: int, n_classes: int, dim: int = 16, noise: float = 0.6, seed: int = 0):
-    """Synthetic unit vectors in clusters, one cluster per score, and the scores."""
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(n_classes, dim))
-    scores = rng.integers(0, n_classes, size=n)
-    vectors = centres[scores] + noise * rng.normal(size=(n, dim))
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors.astype(np.float32), scores

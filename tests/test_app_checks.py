@@ -9,10 +9,18 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_CSV
-from test_app_flow import load_and_run, open_review, wait_for
-from test_app_results import cells, show_results
-from test_app_review import MARKUP_TEXT, Host, synthetic_result, text_of
+from helpers import (
+    MARKUP_TEXT,
+    SAMPLE_CSV,
+    Host,
+    cells,
+    load_and_run,
+    open_review,
+    show_results,
+    synthetic_result,
+    text_of,
+    wait_for,
+)
 from textual.widgets import Static, TabbedContent
 
 from engine.audit.duplicates import NearDuplicate

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_app_review import Host, synthetic_result
+from helpers import Host, synthetic_result
 from textual.widgets import Checkbox, Input, Static
 
 import parm_tui.app

@@ -5,42 +5,16 @@ from __future__ import annotations
 
 import csv
 
+from helpers import load_and_run, open_review, wait_for
 from textual.widgets import Input, Static
 
 from parm_tui.app import ParmApp
 from parm_tui.screens.export import ConfirmOverwrite, ExportScreen
 from parm_tui.screens.resume import ResumeModal
-from parm_tui.screens.review import ReviewScreen
 from parm_tui.widgets.review_dialogs import ScoreModal
 from parm_tui.widgets.review_list import ReviewTable
 
 SIZE = (100, 30)
-
-
-async def wait_for(pilot, condition, what: str, limit: float = 180.0) -> None:
-    """Let the app work until `condition()` holds (a guard against hanging, not a timing test)."""
-    for _ in range(int(limit / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"gave up waiting for {what}")
-
-
-async def load_and_run(pilot) -> None:
-    app = pilot.app
-    await wait_for(pilot, lambda: app.responses is not None and app.store is not None, "the file")
-    await pilot.press("f4")
-    await wait_for(pilot, lambda: app.screen.id == "run-screen", "the run screen")
-    await pilot.press("s")
-    await wait_for(pilot, lambda: app.result is not None, "the audit")
-    await pilot.pause()
-
-
-async def open_review(pilot) -> ReviewScreen:
-    await pilot.press("f6")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReviewScreen), "the review")
-    await pilot.pause()
-    return pilot.app.screen
 
 
 def read_csv(path):

@@ -9,8 +9,7 @@ import csv
 
 import numpy as np
 import pytest
-from test_app_flow import wait_for
-from test_items import session_frame
+from helpers import session_frame, wait_for
 from textual.widgets import Input, Select, Static, TabbedContent
 
 from parm_tui.app import ParmApp

@@ -5,8 +5,7 @@ whole."""
 from __future__ import annotations
 
 import pytest
-from conftest import SAMPLE_CSV
-from test_app_review import synthetic_result
+from helpers import SAMPLE_CSV, synthetic_result
 from textual.widgets import Label, Select
 from textual.widgets._footer import FooterKey
 from textual.widgets._select import SelectCurrent

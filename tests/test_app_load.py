@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import SAMPLE_CSV
+from helpers import SAMPLE_CSV
 from textual.widgets import Select, Static
 
 from engine.core.errors import DataError

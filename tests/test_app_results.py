@@ -4,6 +4,7 @@ table and its plot, parameter estimates with standard errors, warnings, copying.
 from __future__ import annotations
 
 import pytest
+from helpers import cells, show_results
 from textual.widgets import Static, TabbedContent
 
 from engine.model.metrics import confusion
@@ -24,17 +25,6 @@ def grid_result(sample_responses, sample_embeddings, sample_config):
 
     config = sample_config.updated(similarity_top_k=[5, 10], similarity_power=[1.0, 2.0])
     return run_audit(sample_responses, config, embeddings=sample_embeddings)
-
-
-async def show_results(pilot, result):
-    pilot.app.result = as_session(result)
-    await pilot.app.action_show("results")
-    await pilot.pause()
-    return pilot.app.screen
-
-
-def cells(table, column: int) -> list[str]:
-    return [str(cell) for cell in table.columns[column]._cells]
 
 
 async def test_metrics_are_those_of_the_selected_configuration(grid_result):
@@ -127,7 +117,7 @@ def test_plot_marks_the_selected_k_and_shows_p_for_it():
 def nominal_result(sample_embeddings, sample_config):
     """The sample data with its scores written as unordered text (c, a, b for 0, 1, 2)."""
     import pandas as pd
-    from conftest import SAMPLE_CSV
+    from helpers import SAMPLE_CSV
 
     from engine.input.responses import responses_from_frame
     from engine.pipeline import run_audit

@@ -3,53 +3,16 @@ through thousands of rows, the detail pane, and decisions saved the moment they 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
 import pytest
-from conftest import clustered_embeddings
-from textual.app import App
-from textual.widgets import Checkbox, Input, Select, Static
+from helpers import MARKUP_TEXT, Host, shown_rows, synthetic_result, text_of
+from textual.widgets import Checkbox, Input, Select
 
-import parm_tui.app
 from engine.audit.decisions import open_store
-from parm_tui.screens.review import NO_STORE, ReviewScreen
+from parm_tui.screens.review import NO_STORE
 from parm_tui.widgets.neighbours import NeighbourList, neighbour_rows
 from parm_tui.widgets.review_dialogs import NoteModal, ScoreModal
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
-
-MARKUP_TEXT = "[bold red]not markup[/bold red] and [link=http://x]a link[/link]"
-
-PARM_CSS = Path(parm_tui.app.__file__).with_name("parm.tcss")
-
-
-def synthetic_result(
-    n: int, noise: float = 2.5, seed: int = 0, second: bool = True, top_k=(10,), power=1.0
-):
-    """An AuditResult on clustered synthetic embeddings (3 scores, many disagreements)."""
-    from engine.input.config import load_defaults
-    from engine.input.responses import responses_from_frame
-    from engine.pipeline import run_audit
-
-    vectors, scores = clustered_embeddings(n, 3, noise=noise, seed=seed)
-    texts = [f"answer {i} about roots and leaves" for i in range(n)]
-    texts[7] = MARKUP_TEXT
-    frame = pd.DataFrame(
-        {
-            "id": [f"S{i:05d}" for i in range(n)],
-            "answer": texts,
-            "score": [str(s) for s in scores],
-            "score2": [str((s + (i % 4 == 0)) % 3) for i, s in enumerate(scores)],
-        }
-    )
-    config = load_defaults().updated(
-        similarity_top_k=list(top_k),
-        similarity_power=power,
-        second_score_column="score2" if second else None,
-    )
-    responses = responses_from_frame(frame, config, "synthetic.csv")
-    return run_audit(responses, config, embeddings=vectors)
 
 
 @pytest.fixture(scope="module")
@@ -63,30 +26,6 @@ def store(result, tmp_path):
     source.write_text("placeholder\n")
     with open_store(source, result.responses, tmp_path / "decisions.sqlite3") as opened:
         yield opened
-
-
-class Host(App):
-    """Shows one result screen (ReviewScreen unless told otherwise), as ParmApp would."""
-
-    CSS_PATH = PARM_CSS
-
-    def __init__(self, result, store, screen=ReviewScreen) -> None:
-        super().__init__()
-        self.result, self.store, self.screen_class = result, store, screen
-
-    def on_mount(self) -> None:
-        self.push_screen(self.screen_class(self.result, self.store))
-
-
-def shown_rows(screen: ReviewScreen) -> list[int]:
-    """Data rows listed on the current page, top to bottom."""
-    table = screen.query_one(ReviewTable)
-    rows = screen.result.responses.rows
-    return [int(rows[int(key.value)]) for key in table.rows]
-
-
-def text_of(screen, selector: str) -> str:
-    return str(screen.query_one(selector, Static).render())
 
 
 async def test_the_list_starts_with_the_flagged_responses_most_severe_first(result, store):

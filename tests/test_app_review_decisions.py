@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 import pytest
-from test_app_review import Host, shown_rows, synthetic_result, text_of
+from helpers import Host, shown_rows, synthetic_result, text_of
 from textual.widgets import Select
 
 from engine.audit.decisions import RunContext, open_store, run_context

@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_CSV
+from helpers import SAMPLE_CSV
 from textual.widgets import Button, Input, Static
 
 import engine.session

@@ -8,7 +8,7 @@ from __future__ import annotations
 import csv
 import json
 
-from test_app_flow import load_and_run, open_review, wait_for
+from helpers import load_and_run, open_review, wait_for
 from textual.widgets import Input
 
 from engine.core.files import file_digest

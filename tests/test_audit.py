@@ -6,36 +6,16 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import clustered_embeddings
+from helpers import clustered_embeddings, small_config, synthetic_responses
 from sklearn.metrics import accuracy_score, cohen_kappa_score, roc_auc_score
 
 from engine.audit.duplicates import near_duplicates
 from engine.audit.evidence import EVIDENCE_COUNT
 from engine.audit.second_rater import second_rater
 from engine.audit.severity import severity
-from engine.input.config import load_defaults
-from engine.input.responses import Responses
 from engine.pipeline import run_audit
 
 N, CLASSES, FLIPS = 300, 3, 15
-
-
-def synthetic_responses(scores: np.ndarray, second: np.ndarray | None = None) -> Responses:
-    n = scores.shape[0]
-    return Responses(
-        texts=[f"answer {i}" for i in range(n)],
-        scores=np.asarray(scores, dtype=np.int64),
-        labels=tuple(str(c) for c in range(int(scores.max()) + 1)),
-        ids=[f"R{i}" for i in range(n)],
-        rows=np.arange(1, n + 1),
-        second_scores=second,
-        source="synthetic.csv",
-    )
-
-
-def small_config(**changes):
-    settings = {"similarity_top_k": [5, 10, 15], "bootstrap_samples": 20, "cross_fit_folds": 0}
-    return load_defaults().updated(**{**settings, **changes})
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_CSV
+from helpers import SAMPLE_CSV
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 from typer.testing import CliRunner
 

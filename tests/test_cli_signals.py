@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 
 # Runs the real CLI; the only change is a marker file written when tuning starts, so the test
 # interrupts a run that is surely in progress instead of guessing a delay.
@@ -134,7 +134,7 @@ main(sys.argv[2:])
 def test_a_signal_during_export_leaves_previous_outputs_and_no_temporary_file(
     tmp_path, signum, code
 ):
-    from test_bad_input import write_rows
+    from helpers import write_rows
 
     rows = [[i, f"answer {i}", i % 3] for i in range(60)]
     write_rows(tmp_path / "small.csv", ["id", "answer", "score"], rows)

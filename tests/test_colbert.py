@@ -10,6 +10,7 @@ import string
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import SAMPLE_CSV
 
 from engine.core.errors import Cancelled, ConfigError, EmbeddingError
 from engine.core.progress import CancelToken, Reporter
@@ -23,7 +24,6 @@ from engine.graph.late_interaction import (
 )
 from engine.graph.maxsim import maxsim, pair_scores, symmetric_score
 from engine.input.config import config_from_dict
-from tests.conftest import SAMPLE_CSV
 
 
 def random_tokens(n: int, dim: int = 8, seed: int = 0, max_len: int = 9) -> TokenEmbeddings:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import naive
 import numpy as np
 import pytest
-from conftest import clustered_embeddings
+from helpers import clustered_embeddings
 
 import engine.graph.similarity
 from engine.graph.search import build_graph

@@ -7,12 +7,11 @@ import csv
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
+from helpers import run_frame, session_config, session_frame
 
 from engine.core.errors import Cancelled, DataError
 from engine.core.progress import CancelToken
-from engine.input.config import config_from_dict
 from engine.input.items import load_items, split_items
 from engine.outputs.session import (
     ITEM_COLUMNS,
@@ -23,43 +22,11 @@ from engine.outputs.session import (
     tuning_table,
     write_session,
 )
-from engine.session import run_session
-
-FAST = {"similarity_top_k": [5, 10], "bootstrap_samples": 0, "cross_fit_folds": 0}
-
-
-def session_frame(items=(("A", 60, 3), ("B", 50, 4)), seed=0, same_texts=False):
-    """A table of items (name, answers, score levels) with clustered unit vectors per item, one
-    row per answer, rows of the items interleaved; and the vectors, one per file row."""
-    rng = np.random.default_rng(seed)
-    rows, vectors = [], []
-    for name, n, levels in items:
-        centres = rng.normal(size=(levels, 12))
-        for i in range(n):
-            score = i % levels
-            vector = centres[score] + 0.7 * rng.normal(size=12)
-            vectors.append(vector / np.linalg.norm(vector))
-            text = f"answer {i}" if same_texts else f"{name} answer {i}"
-            rows.append({"item": name, "answer": text, "score": str(score), "rater": f"r{i % 4}"})
-    order = rng.permutation(len(rows))
-    frame = pd.DataFrame([rows[k] for k in order]).astype(str)
-    return frame, np.asarray(vectors, dtype=np.float32)[order]
-
-
-def config(**changes):
-    return config_from_dict({"item_column": "item", "id_column": None, **FAST, **changes})
-
-
-def run(frame, vectors, cfg, **kwargs):
-    items = split_items(frame, cfg, source="session.csv")
-    return run_session(
-        items, cfg, embeddings=[vectors[r.rows - 1] for r in items.audited], **kwargs
-    )
 
 
 def test_each_item_gets_its_own_responses_coded_on_its_own_scale():
     frame, _ = session_frame()
-    items = split_items(frame, config(), "session.csv")
+    items = split_items(frame, session_config(), "session.csv")
     assert [r.item for r in items.audited] == list(dict.fromkeys(frame["item"]))
     by_name = {r.item: r for r in items.audited}
     assert by_name["A"].labels == ("0", "1", "2") and by_name["B"].labels == ("0", "1", "2", "3")
@@ -73,7 +40,7 @@ def test_items_never_share_neighbours_even_with_identical_answers():
     """Both items hold the same texts and similar vectors: pooled, each answer's nearest
     neighbour would be its twin in the other item."""
     frame, vectors = session_frame(items=(("A", 40, 3), ("B", 40, 3)), same_texts=True)
-    session = run(frame, vectors, config())
+    session = run_frame(frame, vectors, session_config())
     for result in session.results:
         own = set(result.responses.rows.tolist())
         assert result.graph.n == len(result.responses)
@@ -83,11 +50,13 @@ def test_items_never_share_neighbours_even_with_identical_answers():
 
 def test_an_item_audited_in_a_session_equals_that_item_audited_alone():
     frame, vectors = session_frame()
-    session = run(frame, vectors, config())
+    session = run_frame(frame, vectors, session_config())
     for result in session.results:
         alone_rows = frame["item"] == result.responses.item
         alone = frame[alone_rows]
-        single = run(alone.reset_index(drop=True), vectors[alone_rows.to_numpy()], config())
+        single = run_frame(
+            alone.reset_index(drop=True), vectors[alone_rows.to_numpy()], session_config()
+        )
         other = single.results[0]
         np.testing.assert_allclose(result.fitted.proba, other.fitted.proba, rtol=1e-9)
         np.testing.assert_array_equal(result.predicted, other.predicted)
@@ -97,7 +66,7 @@ def test_an_item_audited_in_a_session_equals_that_item_audited_alone():
 
 def test_small_and_single_score_items_are_skipped_with_their_reason():
     frame, vectors = session_frame(items=(("A", 60, 3), ("tiny", 6, 2), ("same", 20, 1)))
-    session = run(frame, vectors, config())
+    session = run_frame(frame, vectors, session_config())
     assert [r.responses.item for r in session.results] == ["A"]
     reasons = {s.item: s.reason for s in session.items.skipped}
     assert "6 usable response(s)" in reasons["tiny"]
@@ -112,15 +81,15 @@ def test_small_and_single_score_items_are_skipped_with_their_reason():
 def test_a_file_where_no_item_can_be_audited_is_an_error():
     frame, _ = session_frame(items=(("x", 5, 2), ("y", 4, 2)))
     with pytest.raises(DataError, match="no item can be audited"):
-        split_items(frame, config(), "session.csv")
+        split_items(frame, session_config(), "session.csv")
 
 
 def test_rows_without_an_item_stop_the_load_or_are_skipped():
     frame, _ = session_frame()
     frame.loc[frame.index[[3, 7]], "item"] = " "
     with pytest.raises(DataError, match="2 row\\(s\\) have no item in column 'item'"):
-        split_items(frame, config(), "session.csv")
-    items = split_items(frame, config(on_bad_rows="skip"), "session.csv")
+        split_items(frame, session_config(), "session.csv")
+    items = split_items(frame, session_config(on_bad_rows="skip"), "session.csv")
     assert sum(len(r) for r in items.audited) == len(frame) - 2
     assert any("no item" in w for w in items.warnings)
 
@@ -128,12 +97,12 @@ def test_rows_without_an_item_stop_the_load_or_are_skipped():
 def test_a_missing_item_column_names_the_columns_there_are():
     frame, _ = session_frame()
     with pytest.raises(DataError, match="item column 'question' does not exist.*answer"):
-        split_items(frame, config(item_column="question"), "session.csv")
+        split_items(frame, session_config(item_column="question"), "session.csv")
 
 
 def test_a_warning_every_item_shares_is_given_once():
     frame, _ = session_frame()
-    items = split_items(frame, config(id_column="id"), "session.csv")
+    items = split_items(frame, session_config(id_column="id"), "session.csv")
     about_ids = [w for w in items.warnings if "id column 'id' does not exist" in w]
     order = ", ".join(f"'{name}'" for name in dict.fromkeys(frame["item"]))
     assert len(about_ids) == 1 and about_ids[0].startswith(f"Items {order}: ")
@@ -141,8 +110,8 @@ def test_a_warning_every_item_shares_is_given_once():
 
 def test_worker_processes_give_the_same_results_as_one_process():
     frame, vectors = session_frame()
-    one = run(frame, vectors, config())
-    two = run(frame, vectors, config(jobs=2))
+    one = run_frame(frame, vectors, session_config())
+    two = run_frame(frame, vectors, session_config(jobs=2))
     for a, b in zip(one.results, two.results):
         assert a.responses.item == b.responses.item
         np.testing.assert_array_equal(a.fitted.proba, b.fitted.proba)
@@ -152,7 +121,7 @@ def test_worker_processes_give_the_same_results_as_one_process():
 def test_progress_names_each_item_and_counts_items():
     frame, vectors = session_frame()
     events = []
-    run(frame, vectors, config(), progress=events.append)
+    run_frame(frame, vectors, session_config(), progress=events.append)
     items = [e for e in events if e.stage == "items"]
     assert (items[0].done, items[-1].done, items[-1].total) == (0, 2, 2)
     tuning = [e.message for e in events if e.stage == "tuning"]
@@ -171,12 +140,14 @@ def test_cancelling_a_session_stops_it(jobs):
             token.cancel()
 
     with pytest.raises(Cancelled):
-        run(frame, vectors, config(jobs=jobs), progress=cancel_at_first_tuning, cancel=token)
+        run_frame(
+            frame, vectors, session_config(jobs=jobs), progress=cancel_at_first_tuning, cancel=token
+        )
 
 
 def test_outputs_carry_the_item_and_every_score_on_any_scale():
     frame, vectors = session_frame()
-    session = run(frame, vectors, config())
+    session = run_frame(frame, vectors, session_config())
     header, rows = prediction_table(session)
     assert header[:3] == ["row", "id", "item"]
     assert [h for h in header if h.startswith("p_")] == ["p_0", "p_1", "p_2", "p_3"]
@@ -191,7 +162,7 @@ def test_outputs_carry_the_item_and_every_score_on_any_scale():
 
 def test_report_puts_the_overview_first_and_every_item_after_it():
     frame, vectors = session_frame()
-    session = run(frame, vectors, config())
+    session = run_frame(frame, vectors, session_config())
     text = session_markdown(session)
     assert text.startswith("# parm audit report\n\n## Items\n")
     for name in ("A", "B"):
@@ -205,7 +176,7 @@ def test_report_puts_the_overview_first_and_every_item_after_it():
 
 def test_write_session_writes_items_csv_with_the_documented_columns(tmp_path):
     frame, vectors = session_frame()
-    session = run(frame, vectors, config())
+    session = run_frame(frame, vectors, session_config())
     written = write_session(session, tmp_path)
     assert {p.name for p in written} == {
         "predictions.csv", "tuning.csv", "report.json", "report.md", "items.csv",
@@ -223,7 +194,7 @@ def test_a_file_without_items_writes_what_a_single_audit_writes(tmp_path):
     from engine.outputs.write import write_outputs
 
     frame, vectors = session_frame(items=(("A", 60, 3),))
-    session = run(frame, vectors, config(item_column=None))
+    session = run_frame(frame, vectors, session_config(item_column=None))
     assert not session.by_item and session.results[0].responses.item is None
     write_session(session, tmp_path / "session")
     write_outputs(session.results[0], tmp_path / "audit")
@@ -236,7 +207,7 @@ def test_load_items_reads_the_file(tmp_path):
     frame, _ = session_frame()
     path = tmp_path / "session.csv"
     frame.to_csv(path, index=False)
-    items = load_items(path, config())
+    items = load_items(path, session_config())
     assert items.source == str(path) and items.file_rows == len(frame)
     assert sorted(r.item for r in items.audited) == ["A", "B"]
 
@@ -268,7 +239,7 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
 
 def test_the_review_set_lists_every_item_on_one_scale():
     frame, vectors = session_frame()
-    session = run(frame, vectors, config(rater_column="rater"))
+    session = run_frame(frame, vectors, session_config(rater_column="rater"))
     review = session.review
     assert review.responses.labels == ("0", "1", "2", "3")
     assert len(review.responses) == len(frame) and review.by_item
@@ -294,7 +265,7 @@ def test_the_review_set_lists_every_item_on_one_scale():
 
 def test_a_review_set_of_one_item_is_that_item():
     frame, vectors = session_frame(items=(("A", 60, 3),))
-    session = run(frame, vectors, config(item_column=None))
+    session = run_frame(frame, vectors, session_config(item_column=None))
     result, review = session.results[0], session.review
     assert not review.by_item and review.responses.labels == result.responses.labels
     np.testing.assert_array_equal(review.responses.scores, result.responses.scores)
@@ -307,7 +278,7 @@ def test_the_review_queue_filters_by_item_and_by_rater():
     from engine.audit.queue import review_view
 
     frame, vectors = session_frame()
-    review = run(frame, vectors, config(rater_column="rater")).review
+    review = run_frame(frame, vectors, session_config(rater_column="rater")).review
     only_b = review_view(review, show_all=True, item="B")
     assert len(only_b) == (frame["item"] == "B").sum()
     assert {review.items[i] for i in only_b} == {"B"}
@@ -321,7 +292,7 @@ def test_a_change_decision_takes_only_a_score_on_the_items_scale(tmp_path):
     from engine.core.errors import ReviewError
 
     frame, vectors = session_frame()
-    review = run(frame, vectors, config()).review
+    review = run_frame(frame, vectors, session_config()).review
     store = open_store(tmp_path / "s.csv", review.responses, tmp_path / "d.db", review.on_scale)
     a = next(i for i, item in enumerate(review.items) if item == "A")
     row, rid, text = (

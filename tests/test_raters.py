@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_frame, session_config, session_frame
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
-from test_items import config, run, session_frame
 
 from engine.audit.raters import MIN_RATER_SCORES, _leniency, _pool, rater_report, wilson
 from engine.input.responses import Responses
@@ -61,7 +61,7 @@ def test_a_planted_lenient_rater_is_lenient_and_the_others_are_not():
     lenient = (frame["rater"] == "r0") & (rng.random(len(frame)) < 1 / 3)
     raised = np.minimum(frame["score"].astype(int) + 1, 2)
     frame.loc[lenient, "score"] = raised[lenient].astype(str)
-    session = run(frame, vectors, config(rater_column="rater"))
+    session = run_frame(frame, vectors, session_config(rater_column="rater"))
     rows = {r.rater: r for r in session.raters.rows}
     assert rows["r0"].leniency_low > 0
     for name in ("r1", "r2", "r3"):
@@ -210,7 +210,7 @@ def test_unordered_labels_give_no_leniency_or_qwk():
 
 def test_raters_csv_has_the_documented_columns(tmp_path):
     frame, vectors = session_frame()
-    session = run(frame, vectors, config(rater_column="rater"))
+    session = run_frame(frame, vectors, session_config(rater_column="rater"))
     header, rows = raters_table(session)
     assert header == RATER_COLUMNS
     assert {"rater", "n", "exact", "kappa", "flagged_share", "leniency", "leniency_low",

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_CSV, clustered_embeddings
+from helpers import SAMPLE_CSV, clustered_embeddings
 
 from engine.input.responses import Responses, load_responses
 from engine.outputs.markdown import markdown_report as report_markdown

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import make_responses, record
 
 from engine.audit.decisions import (
     DECISION_COLUMNS,
@@ -30,20 +31,6 @@ from engine.outputs.tables import decisions_table
 from engine.outputs.write import write_decisions
 
 
-def make_responses(texts=None, n=12) -> Responses:
-    texts = texts or [f"answer number {i}" for i in range(n)]
-    n = len(texts)
-    return Responses(
-        texts=list(texts),
-        scores=np.arange(n) % 3,
-        labels=("0", "1", "2"),
-        ids=[f"S{i:03d}" for i in range(n)],
-        rows=np.arange(1, n + 1),
-        source="answers.csv",
-        file_rows=n,
-    )
-
-
 @pytest.fixture
 def database(tmp_path) -> Path:
     return tmp_path / "data" / "decisions.sqlite3"
@@ -54,12 +41,6 @@ def source(tmp_path) -> Path:
     path = tmp_path / "answers.csv"
     path.write_text("id,answer,score\n")
     return path
-
-
-def record(store, responses, i, action, new_score=None, note=""):
-    return store.record(
-        int(responses.rows[i]), responses.ids[i], responses.texts[i], action, new_score, note
-    )
 
 
 def test_recorded_decisions_can_be_read_back_and_cleared(source, database):

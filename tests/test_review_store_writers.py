@@ -7,8 +7,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from test_app_review import Host, synthetic_result
-from test_review_store import make_responses, record
+from helpers import Host, make_responses, record, synthetic_result
 
 from engine.audit.decisions import SCHEMA_VERSION, open_store
 from engine.core.errors import ReviewError

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_app_review import synthetic_result
+from helpers import synthetic_result
 
 from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
@@ -235,13 +235,13 @@ def test_a_decision_records_the_settings_its_item_was_run_with(tmp_path):
     """An item too small for every K of the grid runs without the largest; a decision on it
     records the settings digest that session.json records for that item, so a re-run can tell
     whether a decision was made with the settings of the run it is compared with."""
-    from test_items import config, run, session_frame
+    from helpers import run_frame, session_config, session_frame
 
     from engine.audit.decisions import run_context
 
     frame, vectors = session_frame(items=(("A", 60, 3), ("B", 14, 3)), seed=2)
-    settings = config(similarity_top_k=[5, 10, 20])
-    session = run(frame, vectors, settings)
+    settings = session_config(similarity_top_k=[5, 10, 20])
+    session = run_frame(frame, vectors, settings)
     items = [result.responses.item for result in session.results]
     saved = save_session("digest", "session.csv", settings, session.results, items, tmp_path)
     assert session.results[1].config.similarity_top_k == (5, 10)

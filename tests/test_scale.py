@@ -13,7 +13,7 @@ import tracemalloc
 import naive
 import numpy as np
 import pytest
-from conftest import clustered_embeddings
+from helpers import clustered_embeddings
 
 import engine.graph.search
 import engine.graph.similarity

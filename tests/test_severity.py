@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import clustered_embeddings
+from helpers import clustered_embeddings, small_config, synthetic_responses
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import PredefinedSplit, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from test_audit import small_config, synthetic_responses
 
 from engine.audit import severity as audit
 from engine.audit.queue import review_view

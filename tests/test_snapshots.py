@@ -10,8 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT
-from test_app_review import synthetic_result
+from helpers import ROOT, synthetic_result
 from textual.widgets import Input
 
 from engine.audit.decisions import open_store, run_context
@@ -162,7 +161,7 @@ def test_export_screen(snap_compare, in_repo, sample_result, monkeypatch, size):
 def session_result():
     """A seeded synthetic session of two items scored by four raters, r0 lenient, with noise
     so that some scores are flagged."""
-    from test_items import config, run, session_frame
+    from helpers import run_frame, session_config, session_frame
 
     frame, vectors = session_frame(items=(("volcano", 120, 3), ("fractions", 100, 4)), seed=5)
     rng = np.random.default_rng(6)
@@ -173,8 +172,8 @@ def session_result():
     lenient = (frame["rater"] == "r0").to_numpy() & (rng.random(len(frame)) < 0.4)
     scores[lenient] = np.minimum(scores[lenient] + 1, 2)
     frame["score"] = [str(v) for v in scores]
-    settings = config(rater_column="rater", bootstrap_samples=20)
-    return run(frame, vectors, settings)
+    settings = session_config(rater_column="rater", bootstrap_samples=20)
+    return run_frame(frame, vectors, settings)
 
 
 @pytest.mark.parametrize("tab", ["5", "6"])

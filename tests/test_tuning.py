@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import clustered_embeddings
+from helpers import clustered_embeddings
 
 import engine.model.tuning
 from engine.core.errors import Cancelled

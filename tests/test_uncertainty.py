@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import clustered_embeddings
+from helpers import clustered_embeddings
 from potts import features, gibbs_sample
 
 from engine.audit.intervals import bootstrap_agreement

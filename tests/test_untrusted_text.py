@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 from hostile import (
     ID_COLUMN,
     LABELS,
@@ -180,7 +180,7 @@ def screen_text(app) -> str:
 
 
 async def test_the_app_shows_hostile_input_without_control_characters(tmp_path):
-    from test_app_flow import open_review, wait_for
+    from helpers import open_review, wait_for
 
     from parm_tui.app import ParmApp
 

@@ -1,0 +1,227 @@
+"""Builders the tests share: synthetic data and results, the sample file's place, small settings,
+a host app for one result screen, and ways to drive the app and the CLI. Test modules import
+from here (never from each other); fixtures live in conftest.py."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from textual.app import App
+from textual.widgets import Static
+from typer.testing import CliRunner
+
+import parm_tui.app
+from engine.input.config import config_from_dict, load_defaults
+from engine.input.items import split_items
+from engine.input.responses import Responses
+from engine.session import as_session, run_session
+from parm_tui.cli import app as cli_app
+from parm_tui.screens.review import ReviewScreen
+from parm_tui.widgets.review_list import ReviewTable
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CSV = ROOT / "sample_data" / "plant_growth.csv"
+PARM_CSS = Path(parm_tui.app.__file__).with_name("parm.tcss")
+MARKUP_TEXT = "[bold red]not markup[/bold red] and [link=http://x]a link[/link]"
+# A session's settings that run in a moment: two K values, no bootstrap, no cross-fitting.
+FAST_SETTINGS = {"similarity_top_k": [5, 10], "bootstrap_samples": 0, "cross_fit_folds": 0}
+# The same for `parm audit`: two K values, no progress bar.
+FAST_CLI = ["--set", "similarity_top_k=[5,10]", "-q"]
+
+
+# -- synthetic data -------------------------------------------------------------------------------
+def clustered_embeddings(n: int, n_classes: int, dim: int = 16, noise: float = 0.6, seed: int = 0):
+    """Synthetic unit vectors in clusters, one cluster per score, and the scores."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_classes, dim))
+    scores = rng.integers(0, n_classes, size=n)
+    vectors = centres[scores] + noise * rng.normal(size=(n, dim))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors.astype(np.float32), scores
+
+
+def synthetic_responses(scores: np.ndarray, second: np.ndarray | None = None) -> Responses:
+    """Responses with these score codes (and second scores), labels "0".."C"."""
+    n = scores.shape[0]
+    return Responses(
+        texts=[f"answer {i}" for i in range(n)],
+        scores=np.asarray(scores, dtype=np.int64),
+        labels=tuple(str(c) for c in range(int(scores.max()) + 1)),
+        ids=[f"R{i}" for i in range(n)],
+        rows=np.arange(1, n + 1),
+        second_scores=second,
+        source="synthetic.csv",
+    )
+
+
+def make_responses(texts=None, n=12) -> Responses:
+    """Twelve (or len(texts)) responses scored 0, 1, 2, 0, ... with ids S000, S001, ..."""
+    texts = texts or [f"answer number {i}" for i in range(n)]
+    n = len(texts)
+    return Responses(
+        texts=list(texts),
+        scores=np.arange(n) % 3,
+        labels=("0", "1", "2"),
+        ids=[f"S{i:03d}" for i in range(n)],
+        rows=np.arange(1, n + 1),
+        source="answers.csv",
+        file_rows=n,
+    )
+
+
+def small_config(**changes):
+    """The defaults with a short K grid, a small bootstrap and no cross-fitting."""
+    settings = {"similarity_top_k": [5, 10, 15], "bootstrap_samples": 20, "cross_fit_folds": 0}
+    return load_defaults().updated(**{**settings, **changes})
+
+
+def synthetic_result(
+    n: int, noise: float = 2.5, seed: int = 0, second: bool = True, top_k=(10,), power=1.0
+):
+    """An AuditResult on clustered synthetic embeddings (3 scores, many disagreements)."""
+    from engine.input.responses import responses_from_frame
+    from engine.pipeline import run_audit
+
+    vectors, scores = clustered_embeddings(n, 3, noise=noise, seed=seed)
+    texts = [f"answer {i} about roots and leaves" for i in range(n)]
+    texts[7] = MARKUP_TEXT
+    frame = pd.DataFrame(
+        {
+            "id": [f"S{i:05d}" for i in range(n)],
+            "answer": texts,
+            "score": [str(s) for s in scores],
+            "score2": [str((s + (i % 4 == 0)) % 3) for i, s in enumerate(scores)],
+        }
+    )
+    config = load_defaults().updated(
+        similarity_top_k=list(top_k),
+        similarity_power=power,
+        second_score_column="score2" if second else None,
+    )
+    responses = responses_from_frame(frame, config, "synthetic.csv")
+    return run_audit(responses, config, embeddings=vectors)
+
+
+# -- sessions of items ----------------------------------------------------------------------------
+def session_frame(items=(("A", 60, 3), ("B", 50, 4)), seed=0, same_texts=False):
+    """A table of items (name, answers, score levels) with clustered unit vectors per item, one
+    row per answer, rows of the items interleaved; and the vectors, one per file row."""
+    rng = np.random.default_rng(seed)
+    rows, vectors = [], []
+    for name, n, levels in items:
+        centres = rng.normal(size=(levels, 12))
+        for i in range(n):
+            score = i % levels
+            vector = centres[score] + 0.7 * rng.normal(size=12)
+            vectors.append(vector / np.linalg.norm(vector))
+            text = f"answer {i}" if same_texts else f"{name} answer {i}"
+            rows.append({"item": name, "answer": text, "score": str(score), "rater": f"r{i % 4}"})
+    order = rng.permutation(len(rows))
+    frame = pd.DataFrame([rows[k] for k in order]).astype(str)
+    return frame, np.asarray(vectors, dtype=np.float32)[order]
+
+
+def session_config(**changes):
+    """Settings for `session_frame`: its item column, no id column, FAST_SETTINGS."""
+    return config_from_dict({"item_column": "item", "id_column": None, **FAST_SETTINGS, **changes})
+
+
+def run_frame(frame, vectors, config, **kwargs):
+    """run_session on a table and its vectors (one per file row)."""
+    items = split_items(frame, config, source="session.csv")
+    return run_session(
+        items, config, embeddings=[vectors[r.rows - 1] for r in items.audited], **kwargs
+    )
+
+
+# -- the decision store ---------------------------------------------------------------------------
+def record(store, responses, i, action, new_score=None, note=""):
+    """Record a decision on response i of `responses`."""
+    return store.record(
+        int(responses.rows[i]), responses.ids[i], responses.texts[i], action, new_score, note
+    )
+
+
+# -- the app --------------------------------------------------------------------------------------
+class Host(App):
+    """Shows one result screen (ReviewScreen unless told otherwise), as ParmApp would."""
+
+    CSS_PATH = PARM_CSS
+
+    def __init__(self, result, store, screen=ReviewScreen) -> None:
+        super().__init__()
+        self.result, self.store, self.screen_class = result, store, screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.screen_class(self.result, self.store))
+
+
+def shown_rows(screen: ReviewScreen) -> list[int]:
+    """Data rows listed on the current page, top to bottom."""
+    table = screen.query_one(ReviewTable)
+    rows = screen.result.responses.rows
+    return [int(rows[int(key.value)]) for key in table.rows]
+
+
+def text_of(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+def cells(table, column: int) -> list[str]:
+    """The text of one column of a Rich table."""
+    return [str(cell) for cell in table.columns[column]._cells]
+
+
+async def wait_for(pilot, condition, what: str, limit: float = 180.0) -> None:
+    """Let the app work until `condition()` holds (a guard against hanging, not a timing test)."""
+    for _ in range(int(limit / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+async def load_and_run(pilot) -> None:
+    """Wait for the file, then run the audit from the Run screen."""
+    app = pilot.app
+    await wait_for(pilot, lambda: app.responses is not None and app.store is not None, "the file")
+    await pilot.press("f4")
+    await wait_for(pilot, lambda: app.screen.id == "run-screen", "the run screen")
+    await pilot.press("s")
+    await wait_for(pilot, lambda: app.result is not None, "the audit")
+    await pilot.pause()
+
+
+async def open_review(pilot) -> ReviewScreen:
+    await pilot.press("f6")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReviewScreen), "the review")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def show_results(pilot, result):
+    """The Results screen of `result` in a ParmApp."""
+    pilot.app.result = as_session(result)
+    await pilot.app.action_show("results")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+# -- the command line -----------------------------------------------------------------------------
+def write_rows(path, header, rows, delimiter=",", encoding="utf-8"):
+    with open(path, "w", newline="", encoding=encoding) as handle:
+        writer = csv.writer(handle, delimiter=delimiter)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def cli(*args):
+    """`parm audit ARGS` in this process: (exit code, output); never a traceback."""
+    result = CliRunner().invoke(cli_app, ["audit", *map(str, args)])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.output
