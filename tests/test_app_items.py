@@ -18,6 +18,8 @@ from parm_tui.screens.resume import ResumeModal
 from parm_tui.screens.review import ReviewScreen
 from parm_tui.widgets.review_dialogs import ScoreModal
 
+pytestmark = pytest.mark.slow
+
 SIZE = (100, 30)
 FAST = ["similarity_top_k=[5,10]", "bootstrap_samples=20", "cross_fit_folds=0"]
 

@@ -247,6 +247,7 @@ def test_bad_config_file_is_named(tmp_path, good, content, expected):
 
 
 # -- embeddings --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_model_that_cannot_load_offline_names_the_bundled_default(tmp_path, good):
     code, output = cli(
         good[0] / "answers.csv", "--out", tmp_path / "o", "--set", "embedding_model=no-such/model",
@@ -429,6 +430,7 @@ def test_overlapping_categories_give_no_separation_warning(small_result):
     assert not any("perfectly separated" in w for w in small_result.warnings)
 
 
+@pytest.mark.slow
 def test_long_texts_are_counted_as_truncated_also_from_the_cache():
     from engine.embedding.sentence import embed_texts
 

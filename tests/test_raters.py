@@ -69,6 +69,7 @@ def test_a_planted_lenient_rater_is_lenient_and_the_others_are_not():
     assert session.raters.rows[0].rater == "r0"  # the farthest from the rest comes first
 
 
+@pytest.mark.slow
 def test_leniency_intervals_cover_zero_about_95_percent_when_no_rater_is_biased():
     rng = np.random.default_rng(7)
     covered = [

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import clustered_embeddings, small_config, synthetic_responses
+from helpers import FLIPS, clustered_embeddings, small_config, synthetic_responses
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import PredefinedSplit, cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from engine.audit import severity as audit
 from engine.audit.queue import review_view
+from engine.audit.severity import severity
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
 from engine.model.classifier import out_of_fold_proba, stratified_folds
@@ -185,3 +187,20 @@ def test_without_two_folds_severity_falls_back_to_the_parm_fit_and_says_so():
     )
     np.testing.assert_allclose(result.severity, audit.severity(result.fitted.proba, scores))
     assert any("Too few responses per score" in w for w in result.warnings)
+
+
+def test_severity_is_higher_for_deliberately_flipped_scores(flipped_run):
+    result, is_flipped, _ = flipped_run
+    assert result.severity[is_flipped].mean() > result.severity[~is_flipped].mean() + 0.5
+    assert roc_auc_score(is_flipped, result.severity) > 0.95
+
+
+def test_flipped_scores_come_first_in_the_review_order(flipped_run):
+    result, is_flipped, _ = flipped_run
+    first = result.review_order()[:FLIPS]
+    assert is_flipped[first].mean() >= 0.8
+
+
+def test_one_minus_p_is_the_probability_of_any_other_score():
+    proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
+    np.testing.assert_allclose(severity(proba, np.array([0, 0, 2])), [0.3, 0.9, 0.7])

@@ -20,6 +20,8 @@ from parm_tui.app import ParmApp
 from parm_tui.screens.resume import ResumeModal
 from parm_tui.screens.review import ReviewScreen
 
+pytestmark = pytest.mark.slow
+
 SAMPLE = Path("sample_data") / "plant_growth.csv"
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
 

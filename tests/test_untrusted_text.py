@@ -179,6 +179,7 @@ def screen_text(app) -> str:
     return svg + "\n" + html.unescape("".join(lines)).replace("\xa0", " ")
 
 
+@pytest.mark.slow
 async def test_the_app_shows_hostile_input_without_control_characters(tmp_path):
     from helpers import open_review, wait_for
 

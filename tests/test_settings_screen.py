@@ -4,20 +4,12 @@ name, live application of valid settings, and save/load round trips."""
 from __future__ import annotations
 
 import pandas as pd
-import pytest
+from helpers import engine_message
 from textual.widgets import Input, Select, Static, Switch
 
-from engine.core.errors import ConfigError
 from engine.input.config import config_from_dict, load_config, load_defaults
 from parm_tui.app import ParmApp
-from parm_tui.screens import settings_form as form
 from parm_tui.widgets.path_input import PathInput
-
-
-def engine_message(**values) -> str:
-    with pytest.raises(ConfigError) as error:
-        config_from_dict(values)
-    return str(error.value)
 
 
 async def open_settings(pilot):
@@ -135,15 +127,6 @@ async def test_a_config_file_given_on_start_fills_the_form(tmp_path):
         assert screen.query_one("#top-k-mode", Select).value == "fixed"
         assert screen.query_one("#top-k-fixed", Input).value == "7"
         assert screen.query_one("#seed", Input).value == "3"
-
-
-def test_form_numbers_leave_non_numbers_for_the_engine_to_name():
-    assert form.number("12", integer=True) == 12
-    assert form.number("2.5", integer=True) == 2.5
-    assert form.number("abc") == "abc"
-    assert form.number("") is None
-    assert form.number_list("5, 10 20", integer=True) == [5, 10, 20]
-    assert form.field_of(engine_message(seed=-1)) == "seed"
 
 
 def write_text_labels(path):

@@ -1,5 +1,5 @@
 """The Results screen: metrics of the selected configuration, the confusion matrix, the tuning
-table and its plot, parameter estimates with standard errors, warnings, copying."""
+table, parameter estimates with standard errors, warnings, copying, unordered labels."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ from helpers import cells, show_results
 from textual.widgets import Static, TabbedContent
 
 from engine.model.metrics import confusion
-from engine.model.tuning import TuningRow
 from engine.outputs.report import parameters
 from engine.session import as_session
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.widgets.metrics import metrics_summary
-from parm_tui.widgets.plot import bar, metric_plot
 from parm_tui.widgets.tuning_table import TuningTable
 
 
@@ -90,27 +88,6 @@ async def test_c_copies_the_metrics_summary(grid_result):
         await pilot.press("c")
         assert pilot.app.clipboard == metrics_summary(grid_result)
         assert f"Cohen's kappa: {grid_result.metrics['kappa']:.3f}" in pilot.app.clipboard
-
-
-def test_bars_are_drawn_in_eighths_of_a_cell():
-    assert bar(1.0, 4) == "████"
-    assert bar(0.5, 3) == "█▌ "
-    assert bar(0.0, 2) == "  "
-
-
-def test_plot_marks_the_selected_k_and_shows_p_for_it():
-    def row(k, p, kappa, selected=False):
-        metrics = dict(accuracy=0.5, kappa=kappa, qwk=0.5, near=0.9, f1=0.5, nll=1.0)
-        return TuningRow(k, p, metrics, True, selected)
-
-    rows = [row(5, 1.0, 0.40), row(5, 2.0, 0.45), row(10, 1.0, 0.50, True), row(10, 2.0, 0.30)]
-    lines = metric_plot(rows, "kappa").plain.splitlines()
-    k_lines = [line for line in lines if line.lstrip().startswith("K=")]
-    assert k_lines[0].strip().startswith("K=5") and "0.450" in k_lines[0]
-    assert k_lines[1].strip().startswith("K=10") and k_lines[1].endswith("★")
-    p_lines = [line for line in lines if line.lstrip().startswith("p=")]
-    assert [line.split()[0] for line in p_lines] == ["p=1", "p=2"]
-    assert p_lines[0].endswith("★")
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,20 @@
 """The review screen on its own (pushed onto a tiny host app): the list, the filters, paging
-through thousands of rows, the detail pane, and decisions saved the moment they are made."""
+through thousands of rows, the detail pane (rater disagreements, severity and its legend),
+decisions saved the moment they are made, and decisions another parm window saved."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
-from helpers import MARKUP_TEXT, Host, shown_rows, synthetic_result, text_of
+from helpers import (
+    MARKUP_TEXT,
+    Host,
+    shown_rows,
+    synthetic_result,
+    text_of,
+)
 from textual.widgets import Checkbox, Input, Select
 
 from engine.audit.decisions import open_store
@@ -247,7 +256,6 @@ async def test_thousands_of_rows_are_paged_and_stay_usable(large_result, tmp_pat
 
 
 async def test_decisions_on_changed_answers_are_reported_not_shown(result, tmp_path):
-    from dataclasses import replace
 
     responses = result.responses
     source = tmp_path / "answers.csv"
@@ -262,3 +270,57 @@ async def test_decisions_on_changed_answers_are_reported_not_shown(result, tmp_p
             messages = " ".join(n.message for n in pilot.app._notifications)
             assert "were not applied" in messages and f"rows {int(responses.rows[0])}" in messages
             assert "0 decided" in text_of(pilot.app.screen, "#review-status")
+
+
+async def test_review_marks_rows_where_the_raters_disagree(result, tmp_path):
+    disagree = result.raters_disagree
+    # Wide enough for the full set of columns, the second rater's among them.
+    async with Host(result, None).run_test(size=(160, 40)) as pilot:
+        screen = pilot.app.screen
+        table = screen.query_one(ReviewTable)
+        labels = result.responses.labels
+        for key in table.rows:
+            i = int(key.value)
+            cell = str(table.get_cell(key, "second"))
+            assert cell == labels[result.responses.second_scores[i]] + ("≠" if disagree[i] else "")
+        i = next(int(j) for j in screen.view if disagree[int(j)])
+        screen.go_to(int(np.flatnonzero(screen.view == i)[0]))
+        await pilot.pause()
+        assert "raters disagree" in text_of(screen, "#detail-header")
+
+
+async def test_severity_shows_its_value_and_a_legend_of_what_it_means(result):
+    async with Host(result, None).run_test(size=(160, 40)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        header = " ".join(text_of(screen, "#detail-scores").split())
+        assert f"severity {result.severity[i]:.3f}" in header
+        assert "1 − p(human score) from a model that never saw it" in header
+        assert "0 looks right … 1 check first" in header
+        assert str(screen.query_one(ReviewTable).get_cell(str(i), "severity")) == (
+            f"{result.severity[i]:.2f}"
+        )
+
+
+async def test_the_review_screen_shows_another_windows_decision_and_says_so(tmp_path):
+    result = synthetic_result(120)
+    source = tmp_path / "synthetic.csv"
+    source.write_text("placeholder\n")
+    database = tmp_path / "decisions.sqlite3"
+    with (
+        open_store(source, result.responses, database) as mine,
+        open_store(source, result.responses, database) as other,
+    ):
+        async with Host(result, mine).run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            screen = pilot.app.screen
+            i = screen.current()
+            responses = result.responses
+            other.record(int(responses.rows[i]), responses.ids[i], responses.texts[i], "keep")
+            screen.check_other_writers()
+            await pilot.pause()
+            assert mine.get(int(responses.rows[i])).action == "keep"
+            cell = screen.query_one(ReviewTable).get_cell(str(i), "decision")
+            assert "keep" in str(cell)
+            messages = " ".join(n.message for n in pilot.app._notifications)
+            assert "saved by another parm window" in messages

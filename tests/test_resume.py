@@ -1,13 +1,14 @@
-"""Sessions in the app: quit in the middle of a review, reopen the file and continue exactly
-where it stopped (same results, same queue, same decisions, same response on screen) without
-running anything; a re-run then says what changed under the decisions; a damaged session is
-reported and the file opens as usual."""
+"""Resuming a saved session in the app: quit in the middle of a review, reopen the file and continue
+exactly where it stopped (same results, same queue, same decisions, same response on screen)
+without running anything; a re-run then says what changed under the decisions; a damaged session
+is reported and the file opens as usual."""
 
 from __future__ import annotations
 
 import csv
 import json
 
+import pytest
 from helpers import load_and_run, open_review, wait_for
 from textual.widgets import Input
 
@@ -18,6 +19,8 @@ from parm_tui.screens.export import ExportScreen
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.screens.resume import ResumeModal
 from parm_tui.screens.review import ReviewScreen
+
+pytestmark = pytest.mark.slow
 
 SIZE = (80, 24)
 

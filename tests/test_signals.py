@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from helpers import ROOT
 
+pytestmark = pytest.mark.slow
+
 # Runs the real CLI; the only change is a marker file written when tuning starts, so the test
 # interrupts a run that is surely in progress instead of guessing a delay.
 LAUNCHER = """

@@ -1,10 +1,7 @@
 """The Load screen: specific path messages, column guesses, the engine's validation messages,
-the recent-files list, and a first screen that does not import torch."""
+the recent-files list and copying a preview row."""
 
 from __future__ import annotations
-
-import subprocess
-import sys
 
 import numpy as np
 import pandas as pd
@@ -155,16 +152,6 @@ async def test_recent_files_record_the_opened_file(tmp_path):
         assert recent.get_option_at_index(0).id == str(path.resolve())
 
 
-def test_importing_the_app_does_not_import_torch():
-    code = (
-        "import sys, parm_tui.app\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'engine.embedding.sentence') if m in sys.modules]\n"
-        "print(','.join(heavy))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == ""
-
-
 async def test_columns_named_in_a_config_file_win_over_guesses(tmp_path):
     config = tmp_path / "columns.json"
     config.write_text('{"score_column": "score2", "second_score_column": "score"}')
@@ -173,22 +160,6 @@ async def test_columns_named_in_a_config_file_win_over_guesses(tmp_path):
         await pilot.pause()
         assert pilot.app.screen.query_one("#col-score", Select).value == "score2"
         assert pilot.app.screen.query_one("#col-second", Select).value == "score"
-
-
-async def test_the_command_palette_names_actions_by_group():
-    app = ParmApp()
-    async with app.run_test(size=(80, 24)):
-        titles = {command.title for command in app.get_system_commands(app.screen)}
-    for title in (
-        "file: open",
-        "settings: save",
-        "run: start audit",
-        "run: cancel",
-        "results: show",
-        "review: open",
-        "export: write outputs",
-    ):
-        assert title in titles
 
 
 async def test_c_copies_the_full_answer_of_the_preview_row():

@@ -1,9 +1,10 @@
-"""The decision store: decisions are saved as they are made, come back when the same file is
-opened again, never attach to a changed answer, and survive an older schema or a killed process."""
+"""The decision store (engine/audit/decisions.py): decisions are saved as they are made, come back
+when the same file is opened again, never attach to a changed answer, take only a score of the
+response's item, survive an older schema or a killed process, and another connection's
+decisions are noticed."""
 
 from __future__ import annotations
 
-import csv
 import os
 import signal
 import sqlite3
@@ -14,10 +15,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import make_responses, record
+from helpers import (
+    PartialResult,
+    make_responses,
+    record,
+    run_frame,
+    session_config,
+    session_frame,
+)
 
 from engine.audit.decisions import (
-    DECISION_COLUMNS,
     SCHEMA_VERSION,
     RunContext,
     open_store,
@@ -27,20 +34,6 @@ from engine.audit.decisions import (
 from engine.core.errors import ParmError, ReviewError
 from engine.input.config import load_defaults, settings_digest
 from engine.input.responses import Responses
-from engine.outputs.tables import decisions_table
-from engine.outputs.write import write_decisions
-
-
-@pytest.fixture
-def database(tmp_path) -> Path:
-    return tmp_path / "data" / "decisions.sqlite3"
-
-
-@pytest.fixture
-def source(tmp_path) -> Path:
-    path = tmp_path / "answers.csv"
-    path.write_text("id,answer,score\n")
-    return path
 
 
 def test_recorded_decisions_can_be_read_back_and_cleared(source, database):
@@ -198,7 +191,7 @@ def test_a_schema_1_database_is_migrated_and_new_decisions_record_their_run(sour
 
 
 def test_the_run_context_is_what_the_result_showed(source, database):
-    result = _Result(make_responses())
+    result = PartialResult(make_responses())
     result.run_id = "run-a"
     result.config = load_defaults()
     context = run_context(result, 4)
@@ -232,59 +225,6 @@ def test_the_store_lives_under_the_data_dir_by_default(source, tmp_path, monkeyp
     with open_store(source, make_responses()) as store:
         assert store.path == tmp_path / "elsewhere" / "decisions.sqlite3"
         assert store.path.exists()
-
-
-class _Result:
-    """The parts of an AuditResult that decisions.csv reads."""
-
-    def __init__(self, responses):
-        self.responses = responses
-        self.predicted = (responses.scores + 1) % 3
-        self.severity = np.linspace(0.1, 0.9, len(responses))
-
-
-def test_decisions_csv_has_the_columns_and_guards_formulas(source, database, tmp_path):
-    texts = [f"answer {i}" for i in range(6)]
-    texts[2] = '=HYPERLINK("http://evil")'
-    responses = make_responses(texts)
-    result = _Result(responses)
-    with open_store(source, responses, database) as store:
-        record(store, responses, 2, "change", "1", note="+1 from me")
-        store.record(
-            1, responses.ids[0], texts[0], "keep", context=RunContext("r1", "d1", "1", 0.25)
-        )
-        header, rows = decisions_table(store, result)
-        assert header == DECISION_COLUMNS
-        assert [r[0] for r in rows] == [1, 3]
-        out = tmp_path / "out"
-        written = write_decisions(store, result, out)
-    with written.open(newline="") as handle:
-        table = list(csv.DictReader(handle))
-    assert list(table[0]) == DECISION_COLUMNS
-    change = table[1]
-    assert change["text"] == '\'=HYPERLINK("http://evil")'
-    assert change["note"] == "'+1 from me"
-    assert (change["score"], change["predicted"], change["new_score"]) == ("2", "0", "1")
-    assert table[0]["action"] == "keep" and table[0]["new_score"] == ""
-    # The run each decision was made on; empty when it was not recorded.
-    decided = ("decided_run_id", "decided_settings", "decided_predicted", "decided_severity")
-    assert [table[0][c] for c in decided] == ["r1", "d1", "1", "0.250000"]
-    assert [change[c] for c in decided] == ["", "", "", ""]
-
-
-def test_decisions_csv_is_not_overwritten_silently(source, database, tmp_path):
-    responses = make_responses()
-    result = _Result(responses)
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "decisions.csv").write_text("earlier export\n")
-    with open_store(source, responses, database) as store:
-        record(store, responses, 0, "keep")
-        with pytest.raises(ParmError, match="decisions.csv"):
-            write_decisions(store, result, out)
-        assert (out / "decisions.csv").read_text() == "earlier export\n"
-        write_decisions(store, result, out, overwrite=True)
-    assert "keep" in (out / "decisions.csv").read_text()
 
 
 CHILD = textwrap.dedent(
@@ -350,3 +290,68 @@ def test_a_closed_store_refuses_decisions_with_a_message(source, database):
     with pytest.raises(ReviewError, match="not recorded"):
         record(store, responses, 0, "keep")
     assert store.get(1) is None
+
+
+def test_a_change_decision_takes_only_a_score_on_the_items_scale(tmp_path):
+    from engine.audit.decisions import open_store
+    from engine.core.errors import ReviewError
+
+    frame, vectors = session_frame()
+    review = run_frame(frame, vectors, session_config()).review
+    store = open_store(tmp_path / "s.csv", review.responses, tmp_path / "d.db", review.on_scale)
+    a = next(i for i, item in enumerate(review.items) if item == "A")
+    row, rid, text = (
+        int(review.responses.rows[a]),
+        review.responses.ids[a],
+        review.responses.texts[a],
+    )
+    human = review.responses.labels[review.responses.scores[a]]
+    with pytest.raises(ReviewError, match="not one of the labels 0, 1, 2"):
+        store.record(row, rid, text, "change", "3")
+    other = next(label for label in ("0", "1", "2") if label != human)
+    assert store.record(row, rid, text, "change", other).new_score == other
+    store.close()
+
+
+def test_a_store_notices_decisions_saved_by_another_connection(source, tmp_path):
+    responses = make_responses()
+    database = tmp_path / "decisions.sqlite3"
+    with (
+        open_store(source, responses, database) as mine,
+        open_store(source, responses, database) as other,
+    ):
+        record(mine, responses, 0, "keep")
+        assert not mine.changed_elsewhere()  # its own writes are not news
+        assert other.changed_elsewhere() and other.get(1).action == "keep"
+        record(other, responses, 0, "change", "2", note="other window")
+        record(other, responses, 3, "unsure")
+        assert mine.changed_elsewhere()
+        assert mine.get(1).action == "change" and mine.get(1).note == "other window"
+        assert mine.get(4).action == "unsure"
+        assert not mine.changed_elsewhere()
+        other.clear(4)
+        assert mine.changed_elsewhere() and mine.get(4) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("banana", "unknown schema_version 'banana'"),
+        ("-7", "schema_version -7, which this parm cannot read"),
+        (
+            "99",
+            f"schema_version 99, which this parm cannot read (it reads 0 to {SCHEMA_VERSION}); "
+            "a newer parm",
+        ),
+    ],
+)
+def test_an_unknown_schema_version_is_a_clear_message(source, tmp_path, value, expected):
+    database = tmp_path / "decisions.sqlite3"
+    conn = sqlite3.connect(database)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (value,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(ReviewError) as caught:
+        open_store(source, make_responses(), database)
+    assert expected in str(caught.value) and str(database) in str(caught.value)

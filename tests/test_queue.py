@@ -1,9 +1,10 @@
-"""The review queue after a re-run (engine/audit/queue.py): which decided responses lost their
-flag, which flags are new and undecided, and the list restricted to either."""
+"""The review queue (engine/audit/queue.py): filters by item and rater; after a re-run, which decided
+responses lost their flag, which flags are new and undecided, and the list restricted to either."""
 
 from __future__ import annotations
 
 import numpy as np
+from helpers import run_frame, session_config, session_frame
 
 from engine.audit.decisions import Decision, RunContext
 from engine.audit.queue import rerun_changes, review_view
@@ -79,3 +80,16 @@ def test_a_subset_replaces_the_flagged_list_and_keeps_the_review_order():
     # The subset in the queue's order (severity alone), flagged or not.
     assert view.tolist() == [1, 2, 4]
     assert review_view(run, subset=subset, human=1).tolist() == [1, 4]
+
+
+def test_the_review_queue_filters_by_item_and_by_rater():
+    from engine.audit.queue import review_view
+
+    frame, vectors = session_frame()
+    review = run_frame(frame, vectors, session_config(rater_column="rater")).review
+    only_b = review_view(review, show_all=True, item="B")
+    assert len(only_b) == (frame["item"] == "B").sum()
+    assert {review.items[i] for i in only_b} == {"B"}
+    only_r1 = review_view(review, show_all=True, rater="r1")
+    assert {review.responses.raters[i] for i in only_r1} == {"r1"}
+    assert len(only_r1) == (frame["rater"] == "r1").sum()

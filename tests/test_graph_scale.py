@@ -1,4 +1,5 @@
-"""The fast paths that make large N possible give the paper's numbers, and stay within memory.
+"""The graph package at scale (engine/graph/): the fast paths that make large N possible give the
+paper's numbers, and stay within memory.
 
 The neighbour search, the symmetric edge table and the per-K features are compared with the
 dense reference in tests/naive.py for every K and several powers, with blocks small enough that
@@ -19,7 +20,6 @@ import engine.graph.search
 import engine.graph.similarity
 from engine.graph.neighbour_graph import dense_seconds, dense_warning
 from engine.graph.search import build_graph
-from engine.model.pseudo_likelihood import _Objective, class_weights, fit, neg_log_pl
 
 N = 150
 K_MAX = 12
@@ -174,31 +174,6 @@ def test_neighbour_search_memory_is_bounded_by_the_lists_plus_one_block(monkeypa
         tracemalloc.stop()
     assert graph.indices.shape == (n, k_max)
     assert peak < bound, f"peak {peak / 1e6:.1f} MB over bound {bound / 1e6:.1f} MB"
-
-
-def test_fast_objective_matches_the_reference_objective(data):
-    emb, scores = data
-    t, s = build_graph(emb, K_MAX).features(scores, N_CLASSES, 6, 1.5)
-    weights = class_weights(scores, N_CLASSES, "balanced")
-    objective = _Objective(t, s, scores, weights)
-    rng = np.random.default_rng(0)
-    for theta in rng.normal(scale=2.0, size=(5, 3 * (N_CLASSES - 1))):
-        value, grad = objective(theta)
-        expected_value, expected_grad = neg_log_pl(theta, t, s, scores, weights)
-        assert value == pytest.approx(expected_value, rel=1e-12, abs=1e-12)
-        np.testing.assert_allclose(grad, expected_grad, rtol=1e-10, atol=1e-12)
-
-
-def test_fit_reaches_the_reference_optimum(data):
-    emb, scores = data
-    t, s = build_graph(emb, K_MAX).features(scores, N_CLASSES, 6, 1.5)
-    ours = fit(t, s, scores, "balanced")
-    theirs = naive.fit(t, s, scores, "balanced")
-    theirs_theta = theirs[0] if isinstance(theirs, tuple) else theirs
-    weights = class_weights(scores, N_CLASSES, "balanced")
-    ours_value = neg_log_pl(ours.theta, t, s, scores, weights)[0]
-    theirs_value = neg_log_pl(np.asarray(theirs_theta, float), t, s, scores, weights)[0]
-    assert ours_value <= theirs_value + 1e-7
 
 
 def test_dense_graph_warns_when_n_makes_it_slow():

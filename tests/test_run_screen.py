@@ -38,6 +38,7 @@ async def run_to_end(pilot):
     return app
 
 
+@pytest.mark.slow
 async def test_a_run_with_precomputed_embeddings_fills_the_table_and_shows_results(
     sample_embeddings_file,
 ):
@@ -137,6 +138,7 @@ async def test_a_run_can_start_again_after_cancelling(monkeypatch, sample_embedd
         assert isinstance(app.screen, ResultsScreen)
 
 
+@pytest.mark.slow
 async def test_embeddings_with_the_wrong_row_count_show_the_error_modal(tmp_path):
     wrong = tmp_path / "wrong.npy"
     np.save(wrong, np.ones((5, 8), dtype=np.float32))
@@ -270,47 +272,6 @@ async def test_quit_keys_close_the_app(key):
         await pilot.press("f4")
         await pilot.press(key)
         assert not app.is_running
-
-
-def test_quitting_cancels_a_running_audit_and_waits_for_it():
-    from types import SimpleNamespace
-
-    from engine.core.progress import CancelToken
-    from parm_tui.app import stop_audit_threads
-
-    token = CancelToken()
-
-    def engine_loop():
-        while not token.cancelled:
-            threading.Event().wait(0.01)
-
-    thread = threading.Thread(target=engine_loop)
-    thread.start()
-    stop_audit_threads(SimpleNamespace(cancel_token=token, audit_threads={thread}), 30.0)
-    assert token.cancelled and not thread.is_alive()
-
-
-def test_sigterm_while_an_audit_thread_runs_still_exits_143(monkeypatch):
-    """A thread that does not stop in time (a model loading) is left behind with os._exit: with
-    the app's return code (143 after SIGTERM), not 0."""
-    import os
-    from types import SimpleNamespace
-
-    from engine.core.progress import CancelToken
-    from parm_tui.app import stop_audit_threads
-
-    release = threading.Event()
-    thread = threading.Thread(target=release.wait)
-    thread.start()
-    exits = []
-    monkeypatch.setattr(os, "_exit", exits.append)
-    app = SimpleNamespace(cancel_token=CancelToken(), audit_threads={thread}, return_code=143)
-    try:
-        stop_audit_threads(app, 0.05)
-    finally:
-        release.set()
-        thread.join()
-    assert exits == [143]
 
 
 async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():

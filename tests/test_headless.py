@@ -1,4 +1,5 @@
-"""End to end: `parm audit` on the sample data writes the documented outputs, consistently."""
+"""`parm audit` (parm_tui/headless.py) end to end: on the sample data it writes the documented outputs,
+consistently; on a file of items and raters it writes the session's."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from helpers import SAMPLE_CSV
+from helpers import SAMPLE_CSV, session_frame
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 from typer.testing import CliRunner
 
@@ -275,3 +276,28 @@ def test_selecting_by_qwk_with_unordered_labels_is_refused(text_labels_csv, tmp_
     assert "'selection_metric' = \"qwk\" needs ordered scores" in result.output
     assert "Set score_order" in result.output
     assert not (tmp_path / "x").exists()
+
+
+def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
+    from typer.testing import CliRunner
+
+    from parm_tui.cli import app
+
+    frame, vectors = session_frame()
+    frame.to_csv(tmp_path / "session.csv", index=False)
+    np.save(tmp_path / "session.npy", vectors)
+    args = ["audit", str(tmp_path / "session.csv"), "--embeddings", str(tmp_path / "session.npy"),
+            "--item-col", "item", "--rater-col", "rater", "--out", str(tmp_path / "out"),
+            "--quiet", "--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    for name in ("predictions.csv", "tuning.csv", "report.json", "report.md", "items.csv",
+                 "raters.csv"):  # fmt: skip
+        assert (tmp_path / "out" / name).is_file()
+    assert (
+        "Item A: Selected K=" in result.output and "2 item(s) audited, 0 skipped" in result.output
+    )
+    assert "rater(s), farthest from the rest:" in result.output
+    missing = CliRunner().invoke(app, [*args[:2], "--item-col", "question", "--out",
+                                       str(tmp_path / "o2"), "--quiet"])  # fmt: skip
+    assert missing.exit_code == 2 and "item column 'question' does not exist" in missing.output

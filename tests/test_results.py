@@ -1,0 +1,44 @@
+"""What a run produces (engine/results/): a session's review set lists every item's responses on one
+pooled scale, and a file of one item gives a set equal to its result."""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import run_frame, session_config, session_frame
+
+
+def test_the_review_set_lists_every_item_on_one_scale():
+    frame, vectors = session_frame()
+    session = run_frame(frame, vectors, session_config(rater_column="rater"))
+    review = session.review
+    assert review.responses.labels == ("0", "1", "2", "3")
+    assert len(review.responses) == len(frame) and review.by_item
+    for position in (0, 7, len(frame) - 1):
+        result, i = review.locate(position)
+        assert review.items[position] == result.responses.item
+        assert review.responses.rows[position] == result.responses.rows[i]
+        assert (
+            review.responses.labels[review.responses.scores[position]]
+            == (result.responses.labels[result.responses.scores[i]])
+        )
+        assert review.severity[position] == result.severity[i]
+        np.testing.assert_allclose(
+            review.fitted.proba[position][review.on_scale[position]], result.fitted.proba[i]
+        )
+        assert review.labels_of(position) == result.responses.labels
+        for neighbour in review.evidence[position]:  # evidence stays within the item
+            assert review.items[neighbour.index] == review.items[position]
+    order = review.review_order()
+    flagged = review.flagged[order]
+    assert not np.any(flagged[1:] & ~flagged[:-1])  # flagged ones first
+
+
+def test_a_review_set_of_one_item_is_that_item():
+    frame, vectors = session_frame(items=(("A", 60, 3),))
+    session = run_frame(frame, vectors, session_config(item_column=None))
+    result, review = session.results[0], session.review
+    assert not review.by_item and review.responses.labels == result.responses.labels
+    np.testing.assert_array_equal(review.responses.scores, result.responses.scores)
+    np.testing.assert_array_equal(review.predicted, result.predicted)
+    np.testing.assert_array_equal(review.review_order(), result.review_order())
+    np.testing.assert_array_equal(review.fitted.proba, result.fitted.proba)
