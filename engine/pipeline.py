@@ -3,18 +3,12 @@ embedding, the neighbour graph (found once), tuning K and p, then the audit of t
 
 from __future__ import annotations
 
-import secrets
 import time
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 
 import numpy as np
 
 from engine.audit import duplicates, evidence, intervals, severity
-from engine.audit.duplicates import NearDuplicate
-from engine.audit.evidence import Neighbour
-from engine.audit.intervals import Interval
-from engine.audit.second_rater import SecondRater, second_rater
+from engine.audit.second_rater import second_rater
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import CancelToken, ProgressCallback, Reporter
 from engine.embedding.sentence import embed_texts
@@ -25,71 +19,10 @@ from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
 from engine.input.config import AuditConfig, fit_top_k
 from engine.input.responses import Responses
-from engine.model.cross_fit import CrossFit, cross_fit
+from engine.model.cross_fit import cross_fit
 from engine.model.metrics import ORDINAL_METRICS
-from engine.model.pseudo_likelihood import FittedPARM
 from engine.model.tuning import TuningResult, TuningRow, tune
-
-
-def new_run_id() -> str:
-    """A run's identifier: the UTC time to the second and 6 random hex digits (sortable)."""
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
-
-
-@dataclass
-class AuditResult:
-    """Everything a run produced. Arrays are (N,) in the order of `responses`.
-
-    graph is None for a result restored from a saved session (engine.saved), which keeps
-    what the screens and outputs read, not the neighbour lists; run_id names the run in review
-    decisions and sessions.
-    """
-
-    responses: Responses
-    config: AuditConfig
-    mode: str
-    graph: NeighbourGraph | None
-    tuning: TuningResult
-    predicted: np.ndarray
-    severity: np.ndarray
-    evidence: list[list[Neighbour]]
-    timings: dict[str, float]
-    embedding_info: dict = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    # Second rater (None without a second score column); near-duplicates scored differently.
-    second_rater: SecondRater | None = None
-    near_duplicates: list[NearDuplicate] = field(default_factory=list)
-    # Bootstrap intervals {metric: Interval} (empty when bootstrap_samples = 0) and the
-    # cross-fitted agreement (None when cross_fit_folds = 0).
-    intervals: dict[str, Interval] = field(default_factory=dict)
-    cross_fit: CrossFit | None = None
-    run_id: str = field(default_factory=new_run_id)
-
-    @property
-    def fitted(self) -> FittedPARM:
-        return self.tuning.fitted
-
-    @property
-    def selected(self) -> TuningRow:
-        return self.tuning.best
-
-    @property
-    def metrics(self) -> dict[str, float]:
-        return self.tuning.best.metrics
-
-    @property
-    def raters_disagree(self) -> np.ndarray | None:
-        """(N,) bool where both raters scored a response differently, or None."""
-        return None if self.second_rater is None else self.second_rater.disagree
-
-    @property
-    def flagged(self) -> np.ndarray:
-        return severity.flags(self.predicted, self.responses.scores)
-
-    def review_order(self) -> np.ndarray:
-        """The review queue: most severe first (ties in input order). Flagged or not does not
-        change the order; the flag says whether the PARM fit prefers another score."""
-        return severity.queue_order(self.severity)
+from engine.results.item import AuditResult
 
 
 def run_audit(

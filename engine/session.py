@@ -11,60 +11,17 @@ never load a model; each item is then a unit of plain, picklable inputs
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.audit.combined import ReviewSet, review_set
-from engine.audit.items import ItemSummary, item_overview
-from engine.audit.raters import RaterReport, rater_report
 from engine.core.progress import CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.core.workers import run_units
 from engine.input.config import AuditConfig
 from engine.input.items import Items
-from engine.pipeline import AuditResult, check_selection_metric, embed_responses, run_audit
-
-
-@dataclass
-class SessionResult:
-    """Every audited item's `AuditResult` (in the order of `items.audited`), the items that were
-    skipped and why, and the rater table (None without a rater column)."""
-
-    items: Items
-    results: list[AuditResult]
-    config: AuditConfig
-    raters: RaterReport | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def by_item(self) -> bool:
-        """Whether the file was split by an item column (else it is one item)."""
-        return self.items.by_item
-
-    @property
-    def overview(self) -> list[ItemSummary]:
-        return item_overview(self.results, self.items.skipped)
-
-    @functools.cached_property
-    def review(self) -> ReviewSet:
-        """One review queue over every audited item."""
-        return review_set(self.results, self.config)
-
-    @property
-    def flagged(self) -> np.ndarray:
-        """(N,) over every item's responses, in the order of `review`."""
-        return self.review.flagged
-
-    @property
-    def n_responses(self) -> int:
-        return sum(len(result.responses) for result in self.results)
-
-    @property
-    def run_id(self) -> str:
-        return self.results[0].run_id
+from engine.pipeline import check_selection_metric, embed_responses, run_audit
+from engine.results.item import AuditResult
+from engine.results.session import SessionResult, session_result
 
 
 def audit_item(task: tuple, progress: ProgressCallback, cancel: CancelToken) -> AuditResult:
@@ -119,17 +76,6 @@ def run_session(
     return session
 
 
-def session_result(
-    items: Items, results: list[AuditResult], config: AuditConfig, timings: dict | None = None
-) -> SessionResult:
-    """A session from its items' results (a run's, or results restored from a saved session):
-    the rater table and the warnings are worked out from them."""
-    raters = rater_report(results)
-    return SessionResult(
-        items, results, config, raters, dict(timings or {}), _warnings(items, results)
-    )
-
-
 def _name(items: Items, k: int) -> str:
     item = items.audited[k].item
     return f"item {item}" if item is not None else "the file"
@@ -148,27 +94,3 @@ def _for_item(reporter: Reporter, items: Items, k: int) -> Reporter:
         return reporter
     outer = reporter.callback
     return Reporter(lambda event: outer(_named(event, items, k)), reporter.token)
-
-
-def _warnings(items: Items, results: list[AuditResult]) -> list[str]:
-    """One item: its own warnings. Many: the settings' and the file's warnings once, then each
-    item's own, named."""
-    if not items.by_item:
-        return list(results[0].warnings)
-    notes = list(results[0].config.warnings) + list(items.warnings)
-    for result in results:
-        given = set(result.responses.warnings) | set(result.config.warnings)
-        own = [f"Item '{result.responses.item}': {w}" for w in result.warnings if w not in given]
-        notes += [w for w in own if w not in notes]
-    for skipped in items.skipped:
-        notes.append(f"Item '{skipped.item}' was not audited: {skipped.reason}")
-    return notes
-
-
-def as_session(result) -> SessionResult:
-    """A SessionResult as it is; one item's AuditResult as a session of that one item."""
-    if isinstance(result, SessionResult):
-        return result
-    responses = result.responses
-    items = Items(responses.source, [responses], [], responses.file_rows, responses.warnings)
-    return session_result(items, [result], result.config, result.timings)

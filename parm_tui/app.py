@@ -27,7 +27,7 @@ class ParmApp(App):
     """parm's interactive app. Attributes the screens share: items (engine.input.items.Items of
     the file loaded), responses (all its items' responses pooled on one scale, what the decision
     store keeps decisions for), config, source_path, source_digest (SHA-256 of the file read),
-    result (engine.session.SessionResult of the last run, or None), store
+    result (engine.results.session.SessionResult of the last run, or None), store
     (engine.audit.decisions.DecisionStore or None), session (engine.saved.store.SavedSession of
     the file, or None) and settings_problem (the Settings form's error, or None)."""
 
@@ -172,9 +172,9 @@ class ParmApp(App):
         """A file validated on the Load screen (its items' responses): remember it, record it,
         open its decision store. digest: the SHA-256 of the bytes read (the key of the file's
         saved session)."""
-        from engine.audit.combined import pool_responses
+        from engine.audit.scale import pool_responses
 
-        # Pooled as the review pools them (engine.audit.combined.review_set), in the stated
+        # Pooled as the review pools them (engine.results.review.review_set), in the stated
         # score order, so a result of these responses is recognised as theirs.
         responses, _, on_scale = pool_responses(items.audited, config.score_order)
         self.items, self.on_scale = items, on_scale if items.by_item else None

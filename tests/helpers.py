@@ -18,9 +18,11 @@ import parm_tui.app
 from engine.core.errors import ConfigError
 from engine.embedding.vectors import TokenEmbeddings
 from engine.input.config import config_from_dict, load_defaults
-from engine.input.items import split_items
+from engine.input.items import Items, split_items
 from engine.input.responses import Responses
-from engine.session import as_session, run_session
+from engine.results.item import AuditResult
+from engine.results.session import SessionResult, session_result
+from engine.session import run_session
 from parm_tui.cli import app as cli_app
 from parm_tui.screens.review import ReviewScreen
 from parm_tui.widgets.review_list import ReviewTable
@@ -155,6 +157,14 @@ def synthetic_result(
     return run_audit(responses, config, embeddings=vectors)
 
 
+def one_item_session(result: AuditResult) -> SessionResult:
+    """The session of a file of one item (no item column) whose audit is `result`, as
+    run_session gives it: the rater table and the warnings are worked out from the result."""
+    responses = result.responses
+    items = Items(responses.source, [responses], [], responses.file_rows, responses.warnings)
+    return session_result(items, [result], result.config, result.timings)
+
+
 # -- sessions of items ----------------------------------------------------------------------------
 def session_frame(items=(("A", 60, 3), ("B", 50, 4)), seed=0, same_texts=False):
     """A table of items (name, answers, score levels) with clustered unit vectors per item, one
@@ -212,7 +222,7 @@ class Host(App):
 def shown_rows(screen: ReviewScreen) -> list[int]:
     """Data rows listed on the current page, top to bottom."""
     table = screen.query_one(ReviewTable)
-    rows = screen.result.responses.rows
+    rows = screen.review.responses.rows
     return [int(rows[int(key.value)]) for key in table.rows]
 
 
@@ -252,9 +262,9 @@ async def open_review(pilot) -> ReviewScreen:
     return pilot.app.screen
 
 
-async def show_results(pilot, result):
-    """The Results screen of `result` in a ParmApp."""
-    pilot.app.result = as_session(result)
+async def show_results(pilot, result: AuditResult):
+    """The Results screen of a file of one item whose audit is `result`, in a ParmApp."""
+    pilot.app.result = one_item_session(result)
     await pilot.app.action_show("results")
     await pilot.pause()
     return pilot.app.screen

@@ -113,11 +113,11 @@ async def test_the_review_merges_every_item_and_filters_by_item_and_rater(sessio
     app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
     async with app.run_test(size=SIZE) as pilot:
         review = await review_all(pilot)
-        assert review.view.tolist() == review.result.review_order().tolist()
+        assert review.view.tolist() == review.review.review_order().tolist()
         assert len(review.view) == len(frame)
         review.query_one("#filter-item", Select).value = "B"
         await pilot.pause()
-        assert {review.result.items[i] for i in review.view} == {"B"}
+        assert {review.review.items[i] for i in review.view} == {"B"}
         assert len(review.view) == (frame["item"] == "B").sum()
         review.query_one("#filter-rater", Select).value = "r1"
         await pilot.pause()
@@ -134,7 +134,7 @@ async def test_a_new_score_is_chosen_from_the_items_own_scale(session_file):
         review = await review_all(pilot, item="A")
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ScoreModal), "the score dialog")
-        human = review.result.responses.labels[review.result.responses.scores[review.shown()]]
+        human = review.review.responses.labels[review.review.responses.scores[review.shown()]]
         assert set(app.screen.choices) == {"0", "1", "2"} - {human}
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers import (
-    PartialResult,
     make_responses,
     record,
     run_frame,
@@ -28,11 +27,9 @@ from engine.audit.decisions import (
     SCHEMA_VERSION,
     RunContext,
     open_store,
-    run_context,
     text_hash,
 )
 from engine.core.errors import ParmError, ReviewError
-from engine.input.config import load_defaults, settings_digest
 from engine.input.responses import Responses
 
 
@@ -188,18 +185,6 @@ def test_a_schema_1_database_is_migrated_and_new_decisions_record_their_run(sour
     version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     conn.close()
     assert int(version[0]) == SCHEMA_VERSION == 2
-
-
-def test_the_run_context_is_what_the_result_showed(source, database):
-    result = PartialResult(make_responses())
-    result.run_id = "run-a"
-    result.config = load_defaults()
-    context = run_context(result, 4)
-    labels = result.responses.labels
-    assert context.run_id == "run-a"
-    assert context.settings_digest == settings_digest(result.config)
-    assert context.predicted == labels[result.predicted[4]]
-    assert context.severity == pytest.approx(result.severity[4])
 
 
 def test_a_corrupt_database_gives_an_error_naming_it(source, database):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import Host, synthetic_result
+from helpers import Host, one_item_session, synthetic_result
 from textual.widgets import Checkbox, Input, Static
 
 import parm_tui.app
@@ -22,7 +22,7 @@ def result():
 
 
 def export_host(result, store):
-    return Host(result, store, ExportScreen)
+    return Host(one_item_session(result), store, ExportScreen)
 
 
 async def export_to(pilot, folder) -> None:
@@ -121,6 +121,8 @@ def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path
     with open_store(source, responses, tmp_path / "d.sqlite3") as store:
         store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
         with pytest.raises(ExportError):
-            write_chosen(result, store, folder, ["predictions.csv", DECISIONS_FILE], True)
+            write_chosen(
+                one_item_session(result), store, folder, ["predictions.csv", DECISIONS_FILE], True
+            )
     assert (folder / "predictions.csv").read_text() == "old predictions\n"
     assert sorted(p.name for p in folder.iterdir()) == ["predictions.csv"]

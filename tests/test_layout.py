@@ -5,12 +5,11 @@ whole."""
 from __future__ import annotations
 
 import pytest
-from helpers import SAMPLE_CSV, synthetic_result
+from helpers import SAMPLE_CSV, one_item_session, synthetic_result
 from textual.widgets import Label, Select
 from textual.widgets._footer import FooterKey
 from textual.widgets._select import SelectCurrent
 
-from engine.session import as_session
 from parm_tui.app import ParmApp
 from parm_tui.recent import add_recent
 from parm_tui.widgets.review_dialogs import ScoreModal
@@ -35,7 +34,7 @@ def visible_end(keys: dict[str, FooterKey]) -> int:
 
 
 async def with_result(pilot, result, name: str):
-    pilot.app.result = as_session(result)
+    pilot.app.result = one_item_session(result)
     await pilot.app.action_show(name)
     await pilot.pause()
     return pilot.app.screen
@@ -45,7 +44,7 @@ async def with_result(pilot, result, name: str):
 async def test_every_screen_key_and_quit_fit_in_the_footer(result, name):
     """The screen's own keys and q come first; screen-switching F-keys follow only whole."""
     async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
-        pilot.app.result = as_session(result)
+        pilot.app.result = one_item_session(result)
         await pilot.app.action_show(name)
         await pilot.pause()
         screen = pilot.app.screen

@@ -1,4 +1,4 @@
-"""The review queue (engine/audit/queue.py): filters by item and rater; after a re-run, which decided
+"""The review queue (engine/results/queue.py): filters by item and rater; after a re-run, which decided
 responses lost their flag, which flags are new and undecided, and the list restricted to either."""
 
 from __future__ import annotations
@@ -7,14 +7,14 @@ import numpy as np
 from helpers import run_frame, session_config, session_frame
 
 from engine.audit.decisions import Decision, RunContext
-from engine.audit.queue import rerun_changes, review_view
 from engine.input.responses import Responses
+from engine.results.queue import rerun_changes, review_view
 
 LABELS = ("0", "1", "2")
 
 
 class Run:
-    """The parts of an AuditResult the queue reads: six responses, rows 11..16."""
+    """The parts of a ReviewSet the queue reads: six responses, rows 11..16."""
 
     def __init__(self, predicted):
         self.responses = Responses(
@@ -83,8 +83,6 @@ def test_a_subset_replaces_the_flagged_list_and_keeps_the_review_order():
 
 
 def test_the_review_queue_filters_by_item_and_by_rater():
-    from engine.audit.queue import review_view
-
     frame, vectors = session_frame()
     review = run_frame(frame, vectors, session_config(rater_column="rater")).review
     only_b = review_view(review, show_all=True, item="B")

@@ -50,12 +50,13 @@ def test_report_markdown_has_every_section(sample_run):
 def test_report_top_list_is_the_review_screens_list_and_predictions_carry_the_severity(
     sample_run,
 ):
-    from engine.audit.queue import review_view
+    from engine.results.queue import review_view
+    from engine.results.review import review_set
 
     text = report_markdown(sample_run)
     section = text[text.index("## Top 20 responses to review") :].split("\n## ")[0]
     listed = [int(row) for row in re.findall(r"^\| (\d+) \|", section, flags=re.M)]
-    expected = sample_run.responses.rows[review_view(sample_run)[:20]]
+    expected = sample_run.responses.rows[review_view(review_set([sample_run]))[:20]]
     assert listed == expected.tolist()
     header, rows = prediction_table(sample_run)
     table = list(csv.DictReader(io.StringIO(csv_text(header, rows))))

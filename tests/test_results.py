@@ -1,10 +1,15 @@
 """What a run produces (engine/results/): a session's review set lists every item's responses on one
-pooled scale, and a file of one item gives a set equal to its result."""
+pooled scale, a file of one item gives a set equal to its result, and a decision's run context
+is what the review showed."""
 
 from __future__ import annotations
 
 import numpy as np
-from helpers import run_frame, session_config, session_frame
+import pytest
+from helpers import run_frame, session_config, session_frame, synthetic_result
+
+from engine.input.config import settings_digest
+from engine.results.review import review_set
 
 
 def test_the_review_set_lists_every_item_on_one_scale():
@@ -23,7 +28,7 @@ def test_the_review_set_lists_every_item_on_one_scale():
         )
         assert review.severity[position] == result.severity[i]
         np.testing.assert_allclose(
-            review.fitted.proba[position][review.on_scale[position]], result.fitted.proba[i]
+            review.proba[position][review.on_scale[position]], result.fitted.proba[i]
         )
         assert review.labels_of(position) == result.responses.labels
         for neighbour in review.evidence[position]:  # evidence stays within the item
@@ -41,4 +46,14 @@ def test_a_review_set_of_one_item_is_that_item():
     np.testing.assert_array_equal(review.responses.scores, result.responses.scores)
     np.testing.assert_array_equal(review.predicted, result.predicted)
     np.testing.assert_array_equal(review.review_order(), result.review_order())
-    np.testing.assert_array_equal(review.fitted.proba, result.fitted.proba)
+    np.testing.assert_array_equal(review.proba, result.fitted.proba)
+
+
+def test_the_run_context_is_what_the_result_showed():
+    result = synthetic_result(60)
+    context = review_set([result]).run_context(4)
+    labels = result.responses.labels
+    assert context.run_id == result.run_id
+    assert context.settings_digest == settings_digest(result.config)
+    assert context.predicted == labels[result.predicted[4]]
+    assert context.severity == pytest.approx(result.severity[4])

@@ -4,12 +4,11 @@ table, parameter estimates with standard errors, warnings, copying, unordered la
 from __future__ import annotations
 
 import pytest
-from helpers import cells, show_results
+from helpers import cells, one_item_session, show_results
 from textual.widgets import Static, TabbedContent
 
 from engine.model.metrics import confusion
 from engine.outputs.report import parameters
-from engine.session import as_session
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.widgets.metrics import metrics_summary
@@ -134,7 +133,7 @@ async def test_the_off_by_two_filter_is_hidden_for_unordered_labels(nominal_resu
     from textual.widgets import Checkbox
 
     async with ParmApp().run_test(size=(100, 30)) as pilot:
-        pilot.app.result = as_session(nominal_result)
+        pilot.app.result = one_item_session(nominal_result)
         await pilot.app.action_show("review")
         await pilot.pause()
         off_by_two = pilot.app.screen.query_one("#filter-off2", Checkbox)

@@ -27,7 +27,7 @@ SIZE = (80, 24)
 
 async def decide_some(pilot, review) -> dict[int, str]:
     """Keep the first response, mark the second unsure, skip the third (n): rows -> action."""
-    rows = review.result.responses.rows
+    rows = review.review.responses.rows
     decided = {int(rows[review.shown()]): "keep"}
     await pilot.press("k")
     decided[int(rows[review.shown()])] = "unsure"

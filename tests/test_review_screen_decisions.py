@@ -10,10 +10,10 @@ from functools import partial
 
 import numpy as np
 import pytest
-from helpers import Host, shown_rows, synthetic_result, text_of
+from helpers import Host, one_item_session, shown_rows, synthetic_result, text_of
 from textual.widgets import Select
 
-from engine.audit.decisions import RunContext, open_store, run_context
+from engine.audit.decisions import RunContext, open_store
 from parm_tui.screens.review import ReviewScreen
 from parm_tui.widgets.review_detail import ReviewDetail
 from parm_tui.widgets.review_dialogs import NoteModal
@@ -24,27 +24,27 @@ LONG = " ".join(f"Sentence {n} of a long answer about roots, light and water." f
 
 
 @pytest.fixture(scope="module")
-def result():
+def review():
     """Every answer long enough that the detail pane scrolls at 80x24."""
     base = synthetic_result(200)
     texts = [f"{t}. {LONG}" for t in base.responses.texts]
-    return replace(base, responses=replace(base.responses, texts=texts))
+    return one_item_session(replace(base, responses=replace(base.responses, texts=texts))).review
 
 
 @pytest.fixture
-def store(result, tmp_path):
+def store(review, tmp_path):
     source = tmp_path / "answers.csv"
     source.write_text("placeholder\n")
-    with open_store(source, result.responses, tmp_path / "decisions.sqlite3") as opened:
+    with open_store(source, review.responses, tmp_path / "decisions.sqlite3") as opened:
         yield opened
 
 
-def row_of(result, i) -> int:
-    return int(result.responses.rows[i])
+def row_of(review, i) -> int:
+    return int(review.responses.rows[i])
 
 
-async def test_n_moves_on_without_recording_anything(result, store):
-    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+async def test_n_moves_on_without_recording_anything(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
         screen = pilot.app.screen
         first = screen.current()
         await pilot.press("n")
@@ -52,11 +52,11 @@ async def test_n_moves_on_without_recording_anything(result, store):
         assert screen.current() == int(screen.view[1])
         assert screen.shown() == int(screen.view[1])
         assert store.all() == {}
-        assert store.get(row_of(result, first)) is None
+        assert store.get(row_of(review, first)) is None
 
 
-async def test_a_new_response_opens_at_the_start_of_its_answer(result, store):
-    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+async def test_a_new_response_opens_at_the_start_of_its_answer(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
         screen = pilot.app.screen
         detail = screen.query_one(ReviewDetail)
         await pilot.press("right_square_bracket", "right_square_bracket")
@@ -71,10 +71,10 @@ async def test_a_new_response_opens_at_the_start_of_its_answer(result, store):
         assert "continues below" in text_of(screen, "#detail-answer-title")
 
 
-async def test_a_decision_key_acts_on_the_response_on_screen(result, store):
+async def test_a_decision_key_acts_on_the_response_on_screen(review, store):
     """A key pressed after the cursor moved but before the pane was redrawn decides on the
     response the pane still shows, then moves to the one after it."""
-    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
         screen = pilot.app.screen
         on_screen = screen.shown()
         table = screen.query_one(ReviewTable)
@@ -82,12 +82,12 @@ async def test_a_decision_key_acts_on_the_response_on_screen(result, store):
         assert screen.current() != on_screen and screen.shown() == on_screen
         screen.action_decide("keep")
         await pilot.pause()
-        assert list(store.all()) == [row_of(result, on_screen)]
+        assert list(store.all()) == [row_of(review, on_screen)]
         assert screen.current() == screen.shown() == int(screen.view[1])
 
 
-async def test_a_note_before_deciding_waits_for_the_decision(result, store):
-    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+async def test_a_note_before_deciding_waits_for_the_decision(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
         screen = pilot.app.screen
         i = screen.shown()
         await pilot.press("e")
@@ -99,20 +99,20 @@ async def test_a_note_before_deciding_waits_for_the_decision(result, store):
         assert "saved with your decision): ask Sam" in text_of(screen, "#detail-header")
         await pilot.press("k")
         await pilot.pause()
-        decision = store.get(row_of(result, i))
+        decision = store.get(row_of(review, i))
         assert (decision.action, decision.note) == ("keep", "ask Sam")
 
 
-async def test_a_decision_records_the_run_it_was_made_on(result, store):
-    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+async def test_a_decision_records_the_run_it_was_made_on(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
         i = pilot.app.screen.shown()
         await pilot.press("u")
         await pilot.pause()
-        assert store.get(row_of(result, i)).context == run_context(result, i)
+        assert store.get(row_of(review, i)).context == review.run_context(i)
 
 
-async def test_the_answer_column_stays_readable_at_80x24(result, store):
-    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+async def test_the_answer_column_stays_readable_at_80x24(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
         table = pilot.app.screen.query_one(ReviewTable)
         keys = [column.key.value for column in table.ordered_columns]
         assert keys == ["row", "scores", "decision", "answer"]
@@ -121,8 +121,8 @@ async def test_the_answer_column_stays_readable_at_80x24(result, store):
 
 
 @pytest.mark.parametrize("size", [(100, 30), (120, 40), (200, 50)])
-async def test_the_answer_column_takes_the_remaining_width(result, store, size):
-    async with Host(result, store).run_test(size=size) as pilot:
+async def test_the_answer_column_takes_the_remaining_width(review, store, size):
+    async with Host(review, store).run_test(size=size) as pilot:
         table = pilot.app.screen.query_one(ReviewTable)
         used = sum(c.width + 2 for c in table.ordered_columns)
         assert table.size.width - 4 <= used <= table.size.width
@@ -130,34 +130,34 @@ async def test_the_answer_column_takes_the_remaining_width(result, store, size):
         assert ("severity" in full) == (size[0] >= 160)
 
 
-def decide_on_an_earlier_run(store, result, i, action="keep"):
+def decide_on_an_earlier_run(store, review, i, action="keep"):
     """Record a decision as it was made on another run, which predicted `predicted` for it."""
-    responses = result.responses
-    earlier = RunContext("earlier-run", "settings0", responses.labels[result.predicted[i]], 0.5)
-    store.record(row_of(result, i), responses.ids[i], responses.texts[i], action, context=earlier)
+    responses = review.responses
+    earlier = RunContext("earlier-run", "settings0", responses.labels[review.predicted[i]], 0.5)
+    store.record(row_of(review, i), responses.ids[i], responses.texts[i], action, context=earlier)
 
 
-async def test_a_rerun_counts_and_lists_what_changed_under_the_decisions(result, store):
-    flagged = np.flatnonzero(result.flagged)
-    unflagged = np.flatnonzero(~result.flagged)
+async def test_a_rerun_counts_and_lists_what_changed_under_the_decisions(review, store):
+    flagged = np.flatnonzero(review.flagged)
+    unflagged = np.flatnonzero(~review.flagged)
     # Decided earlier when flagged: one still flagged, one the model now agrees with.
-    decide_on_an_earlier_run(store, result, int(flagged[0]))
+    decide_on_an_earlier_run(store, review, int(flagged[0]))
     lost = int(unflagged[0])
-    responses = result.responses
+    responses = review.responses
     other = next(
         label for label in responses.labels if label != responses.labels[responses.scores[lost]]
     )
     store.record(
-        row_of(result, lost),
+        row_of(review, lost),
         responses.ids[lost],
         responses.texts[lost],
         "unsure",
         context=RunContext("earlier-run", "settings0", other, 0.4),
     )
     # The previous run flagged all but the last three of this run's flags.
-    previous = [row_of(result, i) for i in flagged[:-3]]
+    previous = [row_of(review, i) for i in flagged[:-3]]
     rerun = partial(ReviewScreen, previous_flagged_rows=previous)
-    async with Host(result, store, rerun).run_test(size=(80, 24)) as pilot:
+    async with Host(review, store, rerun).run_test(size=(80, 24)) as pilot:
         screen = pilot.app.screen
         line = text_of(screen, "#review-rerun")
         assert "1 decided no longer flagged" in line and "3 newly flagged undecided" in line
@@ -174,33 +174,33 @@ async def test_a_rerun_counts_and_lists_what_changed_under_the_decisions(result,
         assert len(screen.view) == 3
 
 
-async def test_a_first_run_shows_no_rerun_line(result, store):
-    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+async def test_a_first_run_shows_no_rerun_line(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
         screen = pilot.app.screen
         assert not screen.query_one("#review-rerun").display
         options = [value for _, value in screen.query_one("#filter-view", Select)._options]
         assert "new" not in options
 
 
-async def test_the_review_opens_where_it_stopped(result, store):
-    flagged = np.flatnonzero(result.flagged)
-    resumed = partial(ReviewScreen, start_row=row_of(result, int(flagged[5])))
-    async with Host(result, store, resumed).run_test(size=(80, 24)) as pilot:
+async def test_the_review_opens_where_it_stopped(review, store):
+    flagged = np.flatnonzero(review.flagged)
+    resumed = partial(ReviewScreen, start_row=row_of(review, int(flagged[5])))
+    async with Host(review, store, resumed).run_test(size=(80, 24)) as pilot:
         screen = pilot.app.screen
-        assert screen.shown_row() == row_of(result, int(flagged[5]))
+        assert screen.shown_row() == row_of(review, int(flagged[5]))
 
 
-async def test_without_a_place_to_continue_the_review_opens_at_the_first_undecided(result, store):
-    first, second = (int(i) for i in result.review_order()[:2])
-    decide_on_an_earlier_run(store, result, first)
-    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+async def test_without_a_place_to_continue_the_review_opens_at_the_first_undecided(review, store):
+    first, second = (int(i) for i in review.review_order()[:2])
+    decide_on_an_earlier_run(store, review, first)
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
         screen = pilot.app.screen
-        assert shown_rows(screen)[0] == row_of(result, first)
+        assert shown_rows(screen)[0] == row_of(review, first)
         assert screen.shown() == second
 
 
-async def test_a_checkbox_shows_its_state_without_colour(result, store):
-    async with Host(result, store).run_test(size=(80, 24)) as pilot:
+async def test_a_checkbox_shows_its_state_without_colour(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
         box = pilot.app.screen.query_one("#filter-off2", MarkedCheckbox)
         assert "X" not in str(box.render())
         box.value = True

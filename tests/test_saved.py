@@ -20,7 +20,7 @@ from engine.core.files import atomic_write_files, file_digest
 from engine.outputs.markdown import markdown_report
 from engine.outputs.report import report_dict
 from engine.outputs.tables import prediction_table, tuning_table
-from engine.pipeline import AuditResult
+from engine.results.item import AuditResult
 from engine.saved.archive import load_result, result_files
 from engine.saved.store import (
     find_session,
@@ -237,8 +237,6 @@ def test_a_decision_records_the_settings_its_item_was_run_with(tmp_path):
     whether a decision was made with the settings of the run it is compared with."""
     from helpers import run_frame, session_config, session_frame
 
-    from engine.audit.decisions import run_context
-
     frame, vectors = session_frame(items=(("A", 60, 3), ("B", 14, 3)), seed=2)
     settings = session_config(similarity_top_k=[5, 10, 20])
     session = run_frame(frame, vectors, settings)
@@ -248,4 +246,4 @@ def test_a_decision_records_the_settings_its_item_was_run_with(tmp_path):
     review = session.review
     for k, entry in enumerate(saved.results):
         first = int(review.starts[k])
-        assert run_context(review, first).settings_digest == entry.settings_digest
+        assert review.run_context(first).settings_digest == entry.settings_digest

@@ -14,12 +14,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from engine.audit import severity as audit
-from engine.audit.queue import review_view
 from engine.audit.severity import severity
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
 from engine.model.classifier import out_of_fold_proba, stratified_folds
 from engine.pipeline import run_audit
+from engine.results.queue import review_view
+from engine.results.review import review_set
 
 
 def fixture(n=240, classes=3, seed=0, noise=1.0):
@@ -139,8 +140,9 @@ def test_severity_stays_in_zero_to_one_and_the_queue_is_sorted_by_it(noisy_run):
     assert np.all((result.severity >= 0) & (result.severity <= 1))
     order = result.review_order()
     np.testing.assert_array_equal(order, np.argsort(-result.severity, kind="stable"))
-    np.testing.assert_array_equal(review_view(result, show_all=True), order)
-    flagged_only = review_view(result)
+    review = review_set([result])
+    np.testing.assert_array_equal(review_view(review, show_all=True), order)
+    flagged_only = review_view(review)
     assert np.all(result.flagged[flagged_only]) and flagged_only.size == result.flagged.sum()
     assert np.all(np.diff(result.severity[flagged_only]) <= 0)
 

@@ -10,8 +10,9 @@ whose row no longer holds the same id and text is reported as stale and never ap
 different answer.
 
 Each decision also records the run it was made on (`RunContext`: the run id, the settings
-digest, and the model's predicted score and severity for that response at that moment), so a
-later run with other settings cannot silently change what the decision was based on.
+digest, and the model's predicted score and severity for that response at that moment; the
+review set makes it, engine.results.review.ReviewSet.run_context), so a later run with other
+settings cannot silently change what the decision was based on.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from pathlib import Path
 
 from engine.core.errors import ReviewError
 from engine.core.places import data_dir
-from engine.input.config import settings_digest
 
 SCHEMA_VERSION = 2
 DATABASE_NAME = "decisions.sqlite3"
@@ -99,20 +99,6 @@ class Decision:
     note: str
     decided_at: str
     context: RunContext | None = None
-
-
-def run_context(result, i: int) -> RunContext:
-    """The RunContext of response i (position in result.responses) in an AuditResult or a
-    ReviewSet. The settings are those its item ran with (K values too large for a small item
-    are left out), as the saved session records them."""
-    labels = result.responses.labels
-    config = result.locate(i)[0].config if hasattr(result, "locate") else result.config
-    return RunContext(
-        result.run_id,
-        settings_digest(config),
-        labels[int(result.predicted[i])],
-        float(result.severity[i]),
-    )
 
 
 def text_hash(text: str) -> str:

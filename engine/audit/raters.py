@@ -19,13 +19,18 @@ labels (no score_order) they are None and raters are ranked by their flagged sha
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from scipy.stats import norm, t
 
 from engine.audit.scale import pooled_labels, recode, score_values
+from engine.input.config import AuditConfig
+from engine.input.responses import Responses
 from engine.model.metrics import agreement
+from engine.model.pseudo_likelihood import FittedPARM
 
 # Below this many scores a rater's figures are listed but not judged.
 MIN_RATER_SCORES = 20
@@ -86,6 +91,27 @@ class RaterReport:
     method: str = METHOD
 
 
+class ItemFit(Protocol):
+    """What the rater table reads of one audited item: its responses (scores, raters, second
+    scores), its settings (score_order), the fit's probabilities, its predictions and flags.
+    engine.results.item.AuditResult is one."""
+
+    @property
+    def responses(self) -> Responses: ...
+
+    @property
+    def config(self) -> AuditConfig: ...
+
+    @property
+    def fitted(self) -> FittedPARM: ...
+
+    @property
+    def predicted(self) -> np.ndarray: ...
+
+    @property
+    def flagged(self) -> np.ndarray: ...
+
+
 @dataclass
 class _Scores:
     """All audited responses with a rater, pooled over items (one entry per response)."""
@@ -103,7 +129,7 @@ class _Scores:
     ordered: bool = True  # whether the scores have an order (else no leniency, no QWK)
 
 
-def rater_report(results: list) -> RaterReport | None:
+def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
     """The rater table over every audited item's result; None when no rater is recorded."""
     if not results or results[0].responses.raters is None:
         return None
@@ -118,7 +144,7 @@ def rater_report(results: list) -> RaterReport | None:
     return RaterReport(rows, _pairs(scores), unassigned)
 
 
-def _pool(results: list) -> tuple[_Scores, int]:
+def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
     order = results[0].config.score_order
     pooled = pooled_labels([result.responses.labels for result in results], order)
     parts: dict[str, list] = {

@@ -1,4 +1,4 @@
-"""The outputs of a scoring session (engine.session.SessionResult): for a file of one item and no
+"""The outputs of a scoring session (engine.results.session.SessionResult): for a file of one item and no
 raters, exactly the single audit's files; with items, the items overview (items.csv and the top of
 report.md), every item's detail after it, and an `item` column in predictions.csv and tuning.csv;
 with raters, the rater table (raters.csv and report.md) and a `rater` column."""
@@ -9,10 +9,15 @@ import math
 from datetime import datetime, timezone
 from pathlib import Path
 
+from engine.audit.decisions import DecisionStore
 from engine.core.errors import ExportError
 from engine.core.files import atomic_write_files
+from engine.input.config import AuditConfig
 from engine.outputs import markdown, report, tables
 from engine.outputs.write import OUTPUT_FILES, check_writable, csv_text, json_text
+from engine.results.item import AuditResult
+from engine.results.overview import ItemSummary
+from engine.results.session import SessionResult
 
 ITEMS_FILE = "items.csv"
 RATERS_FILE = "raters.csv"
@@ -28,7 +33,7 @@ RATER_COLUMNS = [
 TOO_FEW = "too few to judge"
 
 
-def output_files(config) -> tuple[str, ...]:
+def output_files(config: AuditConfig) -> tuple[str, ...]:
     """The files a session with these settings writes: the four outputs, and items.csv and
     raters.csv when the settings name an item and a rater column."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
@@ -42,7 +47,7 @@ def _number(value, digits: int = 6):
     return f"{value:.{digits}f}" if isinstance(value, float) else value
 
 
-def items_table(session) -> tuple[list[str], list[list]]:
+def items_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """items.csv: one row per item, audited ones in file order, then the skipped ones."""
     rows = []
     for s in session.overview:
@@ -54,7 +59,7 @@ def items_table(session) -> tuple[list[str], list[list]]:
     return list(ITEM_COLUMNS), rows
 
 
-def raters_table(session) -> tuple[list[str], list[list]]:
+def raters_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """raters.csv: one row per rater, the farthest from the rest first (leniency in points)."""
     rows = []
     for r in session.raters.rows:
@@ -82,7 +87,7 @@ def raters_table(session) -> tuple[list[str], list[list]]:
     return list(RATER_COLUMNS), rows
 
 
-def prediction_table(session) -> tuple[list[str], list[list]]:
+def prediction_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """predictions.csv over all items in input-row order, with `item` (and `rater`) columns
     after `id` and the probability columns of every score on any item's scale (empty where a
     score is not on an item's scale)."""
@@ -98,11 +103,11 @@ def prediction_table(session) -> tuple[list[str], list[list]]:
     return header, rows
 
 
-def _combined(session) -> bool:
+def _combined(session: SessionResult) -> bool:
     return session.by_item or session.raters is not None
 
 
-def _with_who(session, result) -> tuple[list[str], list[list]]:
+def _with_who(session: SessionResult, result: AuditResult) -> tuple[list[str], list[list]]:
     """One item's prediction rows with its item and rater columns inserted after `id`."""
     header, rows = tables.prediction_table(result)
     responses = result.responses
@@ -136,7 +141,7 @@ def _union_header(headers: list[list[str]]) -> list[str]:
     return out
 
 
-def tuning_table(session) -> tuple[list[str], list[list]]:
+def tuning_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """tuning.csv; with items, an `item` column first and every item's configurations."""
     if not session.by_item:
         return tables.tuning_table(session.results[0])
@@ -147,7 +152,7 @@ def tuning_table(session) -> tuple[list[str], list[list]]:
     return ["item", *header], rows
 
 
-def decisions_table(store, session) -> tuple[list[str], list[list]]:
+def decisions_table(store: DecisionStore, session: SessionResult) -> tuple[list[str], list[list]]:
     """decisions.csv over all items, in input-row order, with an `item` column after `id`."""
     if not session.by_item:
         return tables.decisions_table(store, session.results[0])
@@ -159,7 +164,7 @@ def decisions_table(store, session) -> tuple[list[str], list[list]]:
     return [*header[:2], "item", *header[2:]], rows
 
 
-def session_dict(session) -> dict:
+def session_dict(session: SessionResult) -> dict:
     """report.json: a single item's report (plus the rater table), or for many items the
     overview, the raters and every item's report."""
     raters = None if session.raters is None else _raters_dict(session)
@@ -191,13 +196,13 @@ def session_dict(session) -> dict:
     }
 
 
-def _overview_record(summary) -> tuple[list[str], list]:
+def _overview_record(summary: ItemSummary) -> tuple[list[str], list]:
     keys = ["item", "n", "score_counts", "top_k", "power", "kappa", "qwk", "cross_fit_kappa"]
     keys += ["flagged", "human_exact", "human_kappa", "skipped"]
     return keys, [report._clean(getattr(summary, key)) for key in keys]
 
 
-def _raters_dict(session) -> dict:
+def _raters_dict(session: SessionResult) -> dict:
     raters = session.raters
     rows = []
     for r in raters.rows:
@@ -215,7 +220,7 @@ def _raters_dict(session) -> dict:
 
 
 def write_session(
-    session, out_dir: str | Path, overwrite: bool = False, names=None, extra=None
+    session: SessionResult, out_dir: str | Path, overwrite: bool = False, names=None, extra=None
 ) -> list[Path]:
     """Write the session's outputs (all of `session_files` by default, or `names`) and the
     `extra` files ({name: text}, e.g. decisions.csv) into out_dir, all or nothing."""
@@ -241,7 +246,7 @@ def write_session(
     return list(files)
 
 
-def session_markdown(session) -> str:
+def session_markdown(session: SessionResult) -> str:
     """report.md: one item's report (with the raters after it), or the items overview and the
     raters first, then every item's report under its own heading."""
     raters = _raters_section(session) if session.raters is not None else ""
@@ -257,7 +262,7 @@ def session_markdown(session) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _overview_section(session) -> str:
+def _overview_section(session: SessionResult) -> str:
     items = session.items
     lines = [
         "## Items",
@@ -285,7 +290,7 @@ def _overview_section(session) -> str:
     return "\n".join(lines)
 
 
-def _raters_section(session) -> str:
+def _raters_section(session: SessionResult) -> str:
     raters = session.raters
     header = ["rater", "n", "exact", "kappa", "flagged (95% interval)", "leniency (95% interval)"]
     rows = []

@@ -16,9 +16,11 @@ import re
 import tempfile
 from pathlib import Path
 
+from engine.audit.decisions import DecisionStore
 from engine.core.errors import ExportError
 from engine.core.files import atomic_write_files, reason, refuse_non_regular_targets
 from engine.outputs import markdown, report, tables
+from engine.results.item import AuditResult
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\x00")
 # What a spreadsheet may skip before it decides a cell is a formula: blanks, and quote
@@ -99,7 +101,7 @@ def check_writable(out_dir: Path, names, overwrite: bool) -> None:
 
 
 def write_outputs(
-    result,
+    result: AuditResult,
     out_dir: str | Path,
     overwrite: bool = False,
     names=OUTPUT_FILES,
@@ -132,12 +134,14 @@ def write_outputs(
     return list(files)
 
 
-def decisions_csv(store, result) -> str:
+def decisions_csv(store: DecisionStore, result: AuditResult) -> str:
     """The text of decisions.csv (formula cells guarded)."""
     return csv_text(*tables.decisions_table(store, result))
 
 
-def write_decisions(store, result, out_dir: str | Path, overwrite: bool = False) -> Path:
+def write_decisions(
+    store: DecisionStore, result: AuditResult, out_dir: str | Path, overwrite: bool = False
+) -> Path:
     """Write decisions.csv into out_dir (never replacing an existing one unless asked)."""
     out_dir = Path(out_dir).expanduser()
     check_writable(out_dir, [DECISIONS_FILE], overwrite)

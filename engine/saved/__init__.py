@@ -6,6 +6,6 @@ with engine.session, which runs a session's items).
 per input file (by content digest), the record of its last run, which lists one result per
 audited item.
 
-Sits above engine.session and engine.pipeline (it rebuilds `AuditResult`); may import every
+Sits above engine.session and engine.pipeline; rebuilds `engine.results` types; may import every
 engine package.
 """

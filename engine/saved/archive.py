@@ -25,17 +25,18 @@ from engine.audit.intervals import Interval
 from engine.audit.second_rater import SecondRater
 from engine.core.errors import ConfigError, ResumeError
 from engine.input.config import config_from_dict
+from engine.input.responses import Responses
 from engine.model.cross_fit import CrossFit, FoldFit
 from engine.model.pseudo_likelihood import FittedPARM
 from engine.model.tuning import TuningResult, TuningRow
-from engine.pipeline import AuditResult
+from engine.results.item import AuditResult
 
 FORMAT = "parm-result"
 # 2: the cross-fit's held-out probabilities are kept, and severity is 1 - p(human score).
 SCHEMA_VERSION = 2
 
 
-def responses_digest(responses) -> str:
+def responses_digest(responses: Responses) -> str:
     """SHA-256 over everything a result depends on in the responses: texts, ids, rows, labels
     (and whether they are ordered), the item, first and second scores (not the file's path, so a
     moved file still matches)."""
@@ -172,7 +173,7 @@ def result_files(result: AuditResult, folder: Path, name: str) -> dict[Path, str
     return {folder / f"{name}.npz": buffer.getvalue(), folder / f"{name}.json": manifest + "\n"}
 
 
-def load_result(folder: Path, name: str, responses) -> AuditResult:
+def load_result(folder: Path, name: str, responses: Responses) -> AuditResult:
     """The result saved as `name` in `folder`, bound to `responses` (which must be the ones it
     was computed on). Raises ResumeError, naming the file, for anything it cannot use."""
     path = Path(folder) / f"{name}.json"
@@ -235,7 +236,7 @@ def _indices(arrays: dict, key: str, shape: tuple, bound: int) -> np.ndarray:
     return value.astype(np.int64, copy=False)
 
 
-def _rebuild(manifest: dict, arrays: dict, responses) -> AuditResult:
+def _rebuild(manifest: dict, arrays: dict, responses: Responses) -> AuditResult:
     n, c = len(responses), responses.n_classes
     fitted = _fitted(manifest["fitted"], arrays, n, c)
     rows = [TuningRow(**row) for row in manifest["tuning"]["rows"]]

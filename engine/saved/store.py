@@ -19,11 +19,16 @@ import json
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.core.errors import ConfigError, ParmError, ResumeError
 from engine.core.files import atomic_write_files
 from engine.core.places import data_dir
 from engine.input.config import AuditConfig, config_from_dict, settings_digest
+
+if TYPE_CHECKING:  # only for annotations: finding a session must not load numpy
+    from engine.input.responses import Responses
+    from engine.results.item import AuditResult
 
 FORMAT = "parm-session"
 SCHEMA_VERSION = 1
@@ -174,7 +179,7 @@ def save_session(
     digest: str,
     source: str | Path,
     settings: AuditConfig,
-    results: list,
+    results: list[AuditResult],
     items: list[str | None] | None = None,
     base: Path | None = None,
 ) -> SavedSession:
@@ -244,7 +249,7 @@ def _remove_other_results(folder: Path, keep: set[str]) -> None:
                 pass
 
 
-def load_results(session: SavedSession, responses: list) -> list:
+def load_results(session: SavedSession, responses: list[Responses]) -> list[AuditResult]:
     """The session's AuditResults, each bound to its item's Responses (`responses`, in the
     order of session.results). Raises ResumeError when one cannot be used."""
     from engine.saved.archive import load_result

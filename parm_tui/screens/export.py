@@ -14,6 +14,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
+from engine.results.session import SessionResult
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedCheckbox
@@ -35,14 +36,13 @@ def output_folder(value: str) -> Path:
     return Path(value.strip() or DEFAULT_FOLDER).expanduser().absolute()
 
 
-def write_chosen(session, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
-    """Write the chosen files of a SessionResult (runs in a worker thread); raises ParmError
+def write_chosen(
+    session: SessionResult, store, folder: Path, names: list[str], overwrite: bool
+) -> list[Path]:
+    """Write the chosen files of a session (runs in a worker thread); raises ParmError
     subclasses."""
     from engine.outputs.session import decisions_table, write_session
     from engine.outputs.write import DECISIONS_FILE, csv_text
-    from engine.session import as_session
-
-    session = as_session(session)
 
     outputs = [name for name in names if name != DECISIONS_FILE]
     extra = {}
@@ -92,11 +92,9 @@ class ExportScreen(Screen):
 
     BINDINGS = [Binding("ctrl+s", "export", "Write files")]
 
-    def __init__(self, result, store=None) -> None:
-        from engine.session import as_session
-
+    def __init__(self, session: SessionResult, store=None) -> None:
         super().__init__()
-        self.result = as_session(result)
+        self.session = session
         self.store = store
         self.export_worker: Worker | None = None
 
@@ -118,16 +116,16 @@ class ExportScreen(Screen):
         """items.csv and raters.csv only for a session with items and raters."""
         from engine.outputs.session import output_files
 
-        known = output_files(self.result.config) + ("decisions.csv",)
+        known = output_files(self.session.config) + ("decisions.csv",)
         return all(name in known for name in files)
 
     def summary(self) -> Text:
-        source = self.result.items.source
+        source = self.session.items.source
         name = Path(source).name if source else "input"
-        flagged = int(self.result.flagged.sum())
-        count = f"{self.result.n_responses:,} responses"
-        if self.result.by_item:
-            count = f"{len(self.result.results)} items, " + count
+        flagged = int(self.session.flagged.sum())
+        count = f"{self.session.n_responses:,} responses"
+        if self.session.by_item:
+            count = f"{len(self.session.results)} items, " + count
         return plain(f"{name} · {count} · {flagged:,} flagged", style="bold")
 
     def on_mount(self) -> None:
@@ -212,7 +210,7 @@ class ExportScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
     def write_files(self, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
-        return write_chosen(self.result, self.store, folder, names, overwrite)
+        return write_chosen(self.session, self.store, folder, names, overwrite)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is not self.export_worker:

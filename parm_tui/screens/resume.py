@@ -101,8 +101,8 @@ async def offer_resume(app, session, problem: str | None) -> None:
 async def resume_session(app, session) -> None:
     """Open a saved session: its settings and columns, its results, then Review when there
     are decisions to continue from, else Results. Nothing runs again."""
+    from engine.results.session import session_result
     from engine.saved.store import load_results
-    from engine.session import session_result
 
     load = app.get_screen("load")
     try:

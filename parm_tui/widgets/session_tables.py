@@ -1,6 +1,6 @@
 """A scoring session's two tables as Rich renderables: the items overview (which items are scored
 inconsistently) and the raters (which raters need a word). Figures are read from the session
-(engine.audit.items, engine.audit.raters), never computed here; item and rater names go into
+(engine.results.overview, engine.audit.raters), never computed here; item and rater names go into
 Text objects only."""
 
 from __future__ import annotations

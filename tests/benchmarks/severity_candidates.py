@@ -14,7 +14,8 @@ from engine.audit.severity import LOG_FLOOR, SEVERITY_FOLDS, severity, stack_fea
 from engine.model.classifier import out_of_fold_proba, stratified_folds
 from engine.model.cross_fit import cross_fit
 from engine.model.pseudo_likelihood import fit
-from engine.pipeline import AuditResult, run_audit
+from engine.pipeline import run_audit
+from engine.results.item import AuditResult
 
 WEIGHTS = tuple(round(w, 1) for w in np.arange(0.1, 1.0, 0.1))
 PENALTIES = (1.0, 10.0)  # C of the embedding classifier: scikit-learn's default, and 10

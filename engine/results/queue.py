@@ -1,15 +1,19 @@
-"""The review queue: which responses to list, and in what order, under the app's filters; and
-how a re-run moved the flags under the decisions already made."""
+"""The review queue of a `ReviewSet`: which responses to list, and in what order, under the app's
+filters; and how a re-run moved the flags under the decisions already made."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
+from engine.audit.decisions import Decision
+from engine.results.review import ReviewSet
+
 
 def review_view(
-    result,
+    review: ReviewSet,
     show_all=False,
     human=None,
     predicted=None,
@@ -27,10 +31,10 @@ def review_view(
     any); off_by_two: |model - human| >= 2 codes; search: case-insensitive text (or id) to look
     for; folded: texts already casefolded; subset: (N,) bool, list only these (a mask of
     `RerunChanges`) instead of the flagged ones (or all of them with show_all); item: only that
-    item's responses (a ReviewSet over several items); rater: only the scores that rater gave.
+    item's responses; rater: only the scores that rater gave.
     """
-    scores, model = result.responses.scores, result.predicted
-    order = result.review_order()
+    scores, model = review.responses.scores, review.predicted
+    order = review.review_order()
     if subset is not None:
         keep = np.asarray(subset, dtype=bool).copy()
     else:
@@ -42,13 +46,13 @@ def review_view(
     if off_by_two:
         keep &= np.abs(model.astype(int) - scores.astype(int)) >= 2
     if item is not None:
-        keep &= np.array([name == item for name in result.items])
+        keep &= np.array([name == item for name in review.items])
     if rater is not None:
-        keep &= np.array([name == rater for name in result.responses.raters])
+        keep &= np.array([name == rater for name in review.responses.raters])
     if search:
         needle = search.casefold()
-        texts = folded if folded is not None else [t.casefold() for t in result.responses.texts]
-        ids = result.responses.ids
+        texts = folded if folded is not None else [t.casefold() for t in review.responses.texts]
+        ids = review.responses.ids
         found = [needle in t or needle in ids[i].casefold() for i, t in enumerate(texts)]
         keep &= np.asarray(found, dtype=bool)
     return order[keep[order]]
@@ -66,7 +70,11 @@ class RerunChanges:
     newly_flagged: np.ndarray
 
 
-def rerun_changes(result, decisions: dict, previous_flagged_rows=None) -> RerunChanges:
+def rerun_changes(
+    review: ReviewSet,
+    decisions: dict[int, Decision],
+    previous_flagged_rows: Iterable[int] | None = None,
+) -> RerunChanges:
     """Compare this run's flags with the decisions (engine.audit.decisions.Decision by data row)
     and with the data rows the previous run flagged (None: no previous run, nothing is new).
 
@@ -74,7 +82,7 @@ def rerun_changes(result, decisions: dict, previous_flagged_rows=None) -> RerunC
     parm recorded that counts as made on a flagged response when the previous run flagged it
     (or when there is no previous run to ask).
     """
-    responses = result.responses
+    responses = review.responses
     rows = np.asarray(responses.rows, dtype=np.int64)
     previous = None
     if previous_flagged_rows is not None:
@@ -92,6 +100,6 @@ def rerun_changes(result, decisions: dict, previous_flagged_rows=None) -> RerunC
             flagged_then[i] = decision.context.predicted != human
         else:
             flagged_then[i] = True if previous is None else bool(previous[i])
-    flagged = result.flagged
+    flagged = review.flagged
     newly = np.zeros(len(rows), dtype=bool) if previous is None else flagged & ~previous
     return RerunChanges(decided & flagged_then & ~flagged, newly & ~decided)

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.input.items import SkippedItem
+from engine.results.item import AuditResult
+
 
 @dataclass(frozen=True)
 class ItemSummary:
@@ -25,14 +28,14 @@ class ItemSummary:
     skipped: str | None = None
 
 
-def item_overview(results: list, skipped: list) -> list[ItemSummary]:
+def item_overview(results: list[AuditResult], skipped: list[SkippedItem]) -> list[ItemSummary]:
     """Summaries of the audited items (in file order) followed by the skipped ones."""
     rows = [_summary(result) for result in results]
     rows += [ItemSummary(s.item, s.rows, {}, skipped=s.reason) for s in skipped]
     return rows
 
 
-def _summary(result) -> ItemSummary:
+def _summary(result: AuditResult) -> ItemSummary:
     responses = result.responses
     counts = dict(zip(responses.labels, responses.score_counts.tolist()))
     human = result.second_rater.human_human if result.second_rater is not None else None
