@@ -4,16 +4,15 @@ embedding, the neighbour graph (found once), tuning K and p, then the audit of t
 from __future__ import annotations
 
 import time
-
-import numpy as np
+from dataclasses import replace
 
 from engine.audit import duplicates, evidence, intervals, severity
 from engine.audit.second_rater import second_rater
 from engine.core.errors import ConfigError, EmbeddingError
-from engine.core.progress import CancelToken, ProgressCallback, Reporter
+from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
 from engine.embedding.sentence import embed_texts
 from engine.embedding.tokens import embed_tokens
-from engine.embedding.vectors import TokenEmbeddings
+from engine.embedding.vectors import Embedded
 from engine.graph.late_interaction import late_interaction_graph, tuning_config
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
@@ -30,43 +29,32 @@ def run_audit(
     config: AuditConfig,
     progress: ProgressCallback | None = None,
     cancel: CancelToken | None = None,
-    embeddings: np.ndarray | TokenEmbeddings | None = None,
-    embedding_info: dict | None = None,
+    embedded: Embedded | None = None,
 ) -> AuditResult:
     """Run the whole PARM audit on `responses` (one item) with `config`.
 
-    embeddings: optional (N, d) unit vectors (one per response) to skip embedding, or, with
-    `embedding_info` (what `embed_responses` returned with them), the embedding stage's output
-    computed elsewhere (token embeddings in late-interaction mode).
+    embedded: the embedding stage's output computed elsewhere (engine.session embeds every item
+    before the items run; `Embedded.precomputed` wraps vectors handed in); None embeds here.
     Raises Cancelled when `cancel` is set; ParmError subclasses for problems a user can fix.
     """
     reporter = Reporter(progress, cancel)
-    timings: dict[str, float] = {}
     check_selection_metric(config, responses)
     # K values not below N are dropped with a warning (none left: ConfigError), see config.py.
     config, k_notes = fit_top_k(config, len(responses))
     warnings = list(config.warnings) + list(responses.warnings) + k_notes
     started = time.perf_counter()
-    if embedding_info is None:
-        embedded, info = embed_responses(responses, config, reporter, embeddings)
-        timings["embedding"] = time.perf_counter() - started
-    else:
-        embedded, info = embeddings, dict(embedding_info)
-        timings["embedding"] = float(info.get("seconds", 0.0))
+    given = embedded
+    embedded = embed_responses(responses, config, reporter, given)
+    # Embedded before this call (in the session's parent process): its facts say how long.
+    earlier = embedded.facts.seconds if embedded is given else 0.0
+    timings = {"embedding": earlier if embedded is given else time.perf_counter() - started}
     mark = time.perf_counter()
-    tune_config = config
-    if config.late_interaction:
-        graph, facts = late_interaction_graph(embedded, config, reporter)
-        info.update(facts)
-        # similarity_top_k null means "all colbert_top_k candidates" here (no dense graph).
-        tune_config = tuning_config(config, graph)
-    else:
-        graph = _neighbour_graph(embedded, config, reporter)
-    warnings += info.pop("warnings", [])
+    graph, graph_facts, tune_config = _graph(embedded, config, reporter)
     timings["neighbours"] = time.perf_counter() - mark
-    if info.get("truncated"):
+    warnings += list(embedded.facts.warnings) + list(graph_facts.warnings if graph_facts else ())
+    if embedded.facts.truncated:
         warnings.append(
-            f"{info['truncated']} response(s) were longer than the model's input "
+            f"{embedded.facts.truncated} response(s) were longer than the model's input "
             "limit and were truncated before embedding."
         )
     mark = time.perf_counter()
@@ -75,18 +63,13 @@ def run_audit(
     )
     timings["tuning"] = time.perf_counter() - mark
     warnings += result.warnings
-    fitted = result.fitted
-    predicted = fitted.predicted
+    predicted = result.fitted.predicted
     checks = _checks(graph, responses, tune_config, predicted, reporter, timings)
-    vectors = embedded.mean_pooled() if config.late_interaction else embedded
+    vectors = embedded.single_vectors()
     ranked, note = _severity(vectors, result, responses, config, reporter, timings)
     warnings += note
-    timings["total"] = (
-        time.perf_counter()
-        - started
-        + (timings["embedding"] if embedding_info is not None else 0.0)
-    )
-    reporter("done", 1, 1, "audit finished")
+    timings["total"] = time.perf_counter() - started + earlier
+    reporter(DONE, 1, 1, "audit finished")
     return AuditResult(
         responses=responses,
         config=config,
@@ -97,10 +80,21 @@ def run_audit(
         severity=ranked,
         evidence=_evidence(graph, result.best, config),
         timings={k: round(v, 3) for k, v in timings.items()},
-        embedding_info=info,
+        embedding=embedded.facts,
+        late_interaction=graph_facts,
         warnings=warnings,
         **checks,
     )
+
+
+def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
+    """The neighbour graph (found once), the late-interaction graph's facts (None for
+    single-vector) and the config tuning uses: similarity_top_k null means "all colbert_top_k
+    candidates" in late-interaction mode (it has no dense graph)."""
+    if config.late_interaction:
+        graph, facts = late_interaction_graph(embedded.vectors, config, reporter)
+        return graph, facts, tuning_config(config, graph)
+    return _neighbour_graph(embedded.vectors, config, reporter), None, config
 
 
 def _severity(vectors, tuned: TuningResult, responses: Responses, config, reporter, timings):
@@ -134,33 +128,32 @@ def check_selection_metric(config: AuditConfig, responses: Responses) -> None:
 
 
 def embed_responses(
-    responses: Responses, config: AuditConfig, reporter: Reporter, embeddings=None
-) -> tuple[np.ndarray | TokenEmbeddings, dict]:
-    """The embedding stage: one unit vector per response (the precomputed ones when given,
-    else embedded and cached), or token embeddings in late-interaction mode; with facts for
-    the report (model, cached, seconds, truncated, and any "warnings")."""
-    if config.late_interaction:
-        tokens, info = embed_tokens(
-            responses.texts, config.embedding_model, config.embedding_batch_size, reporter
-        )
-        info["warnings"] = []
-        if embeddings is not None:
-            info["warnings"].append(
-                "Precomputed embeddings were not used: late-interaction mode needs token "
-                "embeddings, which were computed with the model."
+    responses: Responses,
+    config: AuditConfig,
+    reporter: Reporter,
+    given: Embedded | None = None,
+) -> Embedded:
+    """The embedding stage: `given` when it fits (one vector per response, or token vectors in
+    late-interaction mode), else one unit vector per response embedded (and cached) with the
+    model, or its token embeddings in late-interaction mode."""
+    if given is not None and given.tokens == config.late_interaction:
+        if len(given) != len(responses):
+            raise EmbeddingError(
+                f"{len(given):,} precomputed embeddings for {len(responses):,} "
+                "responses; there must be one per response."
             )
-        return tokens, info
-    if embeddings is None:
-        vectors, info = embed_texts(
-            responses.texts, config.embedding_model, config.embedding_batch_size, reporter
+        return given
+    model, batch = config.embedding_model, config.embedding_batch_size
+    if not config.late_interaction:
+        return Embedded(*embed_texts(responses.texts, model, batch, reporter))
+    tokens, facts = embed_tokens(responses.texts, model, batch, reporter)
+    if given is not None:
+        note = (
+            "Precomputed embeddings were not used: late-interaction mode needs token "
+            "embeddings, which were computed with the model."
         )
-        return vectors, {"model": config.embedding_model, **info}
-    if embeddings.shape[0] != len(responses):
-        raise EmbeddingError(
-            f"{embeddings.shape[0]:,} precomputed embeddings for {len(responses):,} "
-            "responses; there must be one per response."
-        )
-    return embeddings, {"model": "precomputed", "cached": False, "seconds": 0.0, "truncated": 0}
+        facts = replace(facts, warnings=(*facts.warnings, note))
+    return Embedded(tokens, facts)
 
 
 def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:

@@ -5,30 +5,41 @@ on worker processes, and then the raters are compared across items.
 
 Embedding happens here, in the parent, once per item (cached per item), so worker processes
 never load a model; each item is then a unit of plain, picklable inputs
-(`audit_item`), which is the seam where a cluster engine could later take the items.
+(`ItemTask`, run by `audit_item`), which is the seam where a cluster engine could later take the items.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
-from engine.core.progress import CancelToken, ProgressCallback, ProgressEvent, Reporter
+from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.core.workers import run_units
+from engine.embedding.vectors import Embedded
 from engine.input.config import AuditConfig
 from engine.input.items import Items
+from engine.input.responses import Responses
 from engine.pipeline import check_selection_metric, embed_responses, run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, session_result
 
 
-def audit_item(task: tuple, progress: ProgressCallback, cancel: CancelToken) -> AuditResult:
-    """One item's audit from plain inputs: (responses, embedded vectors or tokens, the facts
-    about their embedding, config). Runs in this process or in a worker process."""
-    responses, embedded, info, config = task
-    return run_audit(responses, config, progress, cancel, embedded, info)
+@dataclass(frozen=True)
+class ItemTask:
+    """One item's audit as a unit of plain, picklable inputs: its responses, their embedding
+    (done in the parent) and the session's settings."""
+
+    responses: Responses
+    embedded: Embedded
+    config: AuditConfig
+
+
+def audit_item(task: ItemTask, progress: ProgressCallback, cancel: CancelToken) -> AuditResult:
+    """One item's audit. Runs in this process or in a worker process."""
+    return run_audit(task.responses, task.config, progress, cancel, task.embedded)
 
 
 def run_session(
@@ -52,27 +63,27 @@ def run_session(
         check_selection_metric(config, responses)
     tasks = []
     for k, responses in enumerate(audited):
-        given = None if embeddings is None else embeddings[k]
-        embedded, info = embed_responses(responses, config, _for_item(reporter, items, k), given)
-        tasks.append((responses, embedded, info, config))
+        given = None if embeddings is None else Embedded.precomputed(embeddings[k])
+        embedded = embed_responses(responses, config, _for_item(reporter, items, k), given)
+        tasks.append(ItemTask(responses, embedded, config))
     embedding_seconds = time.perf_counter() - started
     finished = [0]
 
     def forward(k: int, event: ProgressEvent) -> None:
-        if event.stage == "done":
+        if event.stage == DONE:
             finished[0] += 1
-            reporter("items", finished[0], len(audited), f"{_name(items, k)} done")
+            reporter(ITEMS, finished[0], len(audited), f"{_name(items, k)} done")
         elif reporter.callback is not None:
             reporter.callback(_named(event, items, k))
 
-    reporter("items", 0, len(audited), f"{len(audited)} item(s)")
+    reporter(ITEMS, 0, len(audited), f"{len(audited)} item(s)")
     results = run_units(audit_item, tasks, config.jobs, reporter, forward)
     for result in results[1:]:  # one run: decisions and saved sessions name it once
         result.run_id = results[0].run_id
     timings = {"embedding": round(embedding_seconds, 3)}
     session = session_result(items, results, config, timings)
     session.timings["total"] = round(time.perf_counter() - started, 3)
-    reporter("done", 1, 1, "audit finished")
+    reporter(DONE, 1, 1, "audit finished")
     return session
 
 

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 import parm_tui.app
 from engine.core.errors import ConfigError
-from engine.embedding.vectors import TokenEmbeddings
+from engine.embedding.vectors import Embedded, TokenEmbeddings
 from engine.input.config import config_from_dict, load_defaults
 from engine.input.items import Items, split_items
 from engine.input.responses import Responses
@@ -117,7 +117,9 @@ def flipped_audit():
     noisy[flipped] = (scores[flipped] + rng.integers(1, FLIPPED_CLASSES, size=FLIPS)) % (
         FLIPPED_CLASSES
     )
-    result = run_audit(synthetic_responses(noisy), small_config(), embeddings=vectors)
+    result = run_audit(
+        synthetic_responses(noisy), small_config(), embedded=Embedded.precomputed(vectors)
+    )
     is_flipped = np.zeros(FLIPPED_N, dtype=bool)
     is_flipped[flipped] = True
     return result, is_flipped, vectors
@@ -154,7 +156,7 @@ def synthetic_result(
         second_score_column="score2" if second else None,
     )
     responses = responses_from_frame(frame, config, "synthetic.csv")
-    return run_audit(responses, config, embeddings=vectors)
+    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
 
 
 def one_item_session(result: AuditResult) -> SessionResult:

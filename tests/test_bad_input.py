@@ -14,6 +14,7 @@ from helpers import FAST_CLI, cli, clustered_embeddings, write_rows
 
 from engine.core import files
 from engine.core.errors import ExportError
+from engine.embedding.vectors import Embedded
 from engine.input.config import config_from_dict
 from engine.input.responses import Responses
 from engine.outputs import write as export
@@ -326,7 +327,7 @@ def small_result():
         file_rows=N,
     )
     config = config_from_dict({"similarity_top_k": [5], "similarity_power": 1.0})
-    return run_audit(responses, config, embeddings=vectors)
+    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
 
 
 def snapshot(folder):
@@ -422,7 +423,7 @@ def test_separable_categories_are_reported_as_a_warning():
         rows=np.arange(1, n + 1),
     )
     config = config_from_dict({"similarity_top_k": [5], "similarity_power": 1.0})
-    result = run_audit(responses, config, embeddings=vectors)
+    result = run_audit(responses, config, embedded=Embedded.precomputed(vectors))
     assert any("perfectly separated" in w for w in result.warnings)
 
 
@@ -438,8 +439,8 @@ def test_long_texts_are_counted_as_truncated_also_from_the_cache():
     texts.append("Plants need light and water and soil. " * 120)
     first = embed_texts(texts)[1]
     cached = embed_texts(texts)[1]
-    assert first["truncated"] == 1
-    assert cached["cached"] is True and cached["truncated"] == 1
+    assert first.truncated == 1
+    assert cached.cached is True and cached.truncated == 1
 
 
 def test_exports_follow_the_umask_not_mkstemps_private_mode(tmp_path):

@@ -7,6 +7,7 @@ import pytest
 from helpers import clustered_embeddings, small_config, synthetic_responses
 
 from engine.audit.duplicates import near_duplicates
+from engine.embedding.vectors import Embedded
 from engine.pipeline import run_audit
 
 
@@ -16,7 +17,9 @@ def test_near_duplicates_with_different_scores_are_found():
     vectors[3] = vectors[2] + 0.001  # near-duplicate of 2, scored the same
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     scores[0], scores[1], scores[2], scores[3] = 0, 1, 1, 1
-    result = run_audit(synthetic_responses(scores), small_config(), embeddings=vectors)
+    result = run_audit(
+        synthetic_responses(scores), small_config(), embedded=Embedded.precomputed(vectors)
+    )
     pairs = [(p.first, p.second) for p in result.near_duplicates]
     assert (0, 1) in pairs
     assert (2, 3) not in pairs

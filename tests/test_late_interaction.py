@@ -143,8 +143,8 @@ def test_run_audit_in_late_interaction_mode(late_interaction_run):
     assert result.graph.k_max == 40
     assert {row.top_k for row in result.tuning.rows} == {5, 10, 20}
     colbert = [e for e in events if e.stage == "colbert"]
-    assert colbert and colbert[-1].done == colbert[-1].total == result.embedding_info["pairs"]
-    assert result.embedding_info["candidates"] == 40
+    assert colbert and colbert[-1].done == colbert[-1].total == result.late_interaction.pairs
+    assert result.late_interaction.candidates == 40
     assert 0.0 <= result.metrics["accuracy"] <= 1.0
 
 

@@ -7,6 +7,7 @@ import pytest
 from helpers import cells, one_item_session, show_results
 from textual.widgets import Static, TabbedContent
 
+from engine.embedding.vectors import Embedded
 from engine.model.metrics import confusion
 from engine.outputs.report import parameters
 from parm_tui.app import ParmApp
@@ -21,7 +22,7 @@ def grid_result(sample_responses, sample_embeddings, sample_config):
     from engine.pipeline import run_audit
 
     config = sample_config.updated(similarity_top_k=[5, 10], similarity_power=[1.0, 2.0])
-    return run_audit(sample_responses, config, embeddings=sample_embeddings)
+    return run_audit(sample_responses, config, embedded=Embedded.precomputed(sample_embeddings))
 
 
 async def test_metrics_are_those_of_the_selected_configuration(grid_result):
@@ -106,7 +107,7 @@ def nominal_result(sample_embeddings, sample_config):
         similarity_top_k=[5, 10], second_score_column="score2", bootstrap_samples=20
     )
     responses = responses_from_frame(frame, config, "letters.csv")
-    return run_audit(responses, config, embeddings=sample_embeddings)
+    return run_audit(responses, config, embedded=Embedded.precomputed(sample_embeddings))
 
 
 async def test_unordered_labels_show_no_qwk_or_near_and_say_why(nominal_result):

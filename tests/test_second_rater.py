@@ -11,6 +11,7 @@ from helpers import FLIPPED_CLASSES, FLIPPED_N, small_config
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from engine.audit.second_rater import second_rater
+from engine.embedding.vectors import Embedded
 from engine.pipeline import run_audit
 
 
@@ -52,6 +53,8 @@ def test_second_rater_reaches_the_audit_result(flipped_run):
     second[:10] = (second[:10] + 1) % FLIPPED_CLASSES
     second[10:20] = -1
     responses = dataclasses.replace(result.responses, second_scores=second)
-    rerun = run_audit(responses, small_config(bootstrap_samples=0), embeddings=vectors)
+    rerun = run_audit(
+        responses, small_config(bootstrap_samples=0), embedded=Embedded.precomputed(vectors)
+    )
     assert rerun.second_rater.rows_with_both == FLIPPED_N - 10
     np.testing.assert_array_equal(np.flatnonzero(rerun.raters_disagree), np.arange(10))

@@ -17,6 +17,7 @@ from engine.audit import severity as audit
 from engine.audit.severity import severity
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
+from engine.embedding.vectors import Embedded
 from engine.model.classifier import out_of_fold_proba, stratified_folds
 from engine.pipeline import run_audit
 from engine.results.queue import review_view
@@ -132,7 +133,9 @@ def noisy_run():
     vectors, scores = clustered_embeddings(300, 3, noise=0.9, seed=11)
     flip = np.random.default_rng(1).random(300) < 0.15
     scores = np.where(flip, (scores + 1) % 3, scores)
-    return run_audit(synthetic_responses(scores), small_config(), embeddings=vectors), vectors
+    return run_audit(
+        synthetic_responses(scores), small_config(), embedded=Embedded.precomputed(vectors)
+    ), vectors
 
 
 def test_severity_stays_in_zero_to_one_and_the_queue_is_sorted_by_it(noisy_run):
@@ -156,16 +159,22 @@ def test_run_audit_severity_is_the_stacked_severity_of_its_own_fit(noisy_run):
 
 def test_the_same_input_and_seed_give_the_same_severity_and_another_seed_other_folds(noisy_run):
     result, vectors = noisy_run
-    again = run_audit(result.responses, small_config(), embeddings=vectors)
+    again = run_audit(result.responses, small_config(), embedded=Embedded.precomputed(vectors))
     np.testing.assert_array_equal(again.severity, result.severity)
-    other = run_audit(result.responses, small_config(seed=1), embeddings=vectors)
+    other = run_audit(
+        result.responses, small_config(seed=1), embedded=Embedded.precomputed(vectors)
+    )
     assert not np.array_equal(other.severity, result.severity)
     assert np.corrcoef(other.severity, result.severity)[0, 1] > 0.8
 
 
 def test_severity_works_on_the_dense_graph(noisy_run):
     result, vectors = noisy_run
-    dense = run_audit(result.responses, small_config(similarity_top_k=None), embeddings=vectors)
+    dense = run_audit(
+        result.responses,
+        small_config(similarity_top_k=None),
+        embedded=Embedded.precomputed(vectors),
+    )
     assert np.all((dense.severity >= 0) & (dense.severity <= 1))
     assert np.corrcoef(dense.severity, result.severity)[0, 1] > 0.5
 
@@ -174,7 +183,9 @@ def test_small_files_with_a_single_response_in_a_score_get_a_severity():
     vectors, scores = clustered_embeddings(14, 3, noise=0.3, seed=4)
     scores[0] = 3  # one response alone in its score
     result = run_audit(
-        synthetic_responses(scores), small_config(similarity_top_k=[3, 5]), embeddings=vectors
+        synthetic_responses(scores),
+        small_config(similarity_top_k=[3, 5]),
+        embedded=Embedded.precomputed(vectors),
     )
     assert np.all((result.severity >= 0) & (result.severity <= 1))
     assert result.severity[0] == pytest.approx(1.0)  # no other response supports score 3
@@ -185,7 +196,9 @@ def test_without_two_folds_severity_falls_back_to_the_parm_fit_and_says_so():
     vectors, _ = clustered_embeddings(12, 3, noise=0.3, seed=4)
     scores = np.arange(12)  # twelve scores, one response each
     result = run_audit(
-        synthetic_responses(scores), small_config(similarity_top_k=[3]), embeddings=vectors
+        synthetic_responses(scores),
+        small_config(similarity_top_k=[3]),
+        embedded=Embedded.precomputed(vectors),
     )
     np.testing.assert_allclose(result.severity, audit.severity(result.fitted.proba, scores))
     assert any("Too few responses per score" in w for w in result.warnings)

@@ -90,7 +90,7 @@ def test_pylate_checkpoint_gives_the_token_vectors_pylate_would(pylate_checkpoin
         "one two three four five six seven eight nine",
     ]
     tokens, info = embed_tokens(texts, str(folder), use_cache=False)
-    assert info["token_model"] == "multi-vector"
+    assert info.token_model == "multi-vector"
     for i, text in enumerate(texts):
         expected = pylate_document_recipe(folder, weight, text, length=12)
         # Vectors are kept in float16 (the cache format), hence the tolerance.
@@ -103,7 +103,7 @@ def test_sentence_model_tokens_drop_padding_and_punctuation_and_are_unit_length(
     assert not is_multi_vector_checkpoint(str(colbert_minilm))
     texts = ["Plants, need light!", "a much longer answer about water and soil and sunlight"]
     tokens, info = embed_tokens(texts, str(colbert_minilm), use_cache=False)
-    assert info["token_model"] == "sentence"
+    assert info.token_model == "sentence"
     tokenizer = AutoTokenizer.from_pretrained(str(colbert_minilm))
     for i, text in enumerate(texts):
         pieces = tokenizer.tokenize(text)
@@ -116,8 +116,8 @@ def test_token_embeddings_are_cached_and_identical_when_read_back(colbert_minilm
     texts = ["the plant grows toward the light", "roots take in water"]
     first, info = embed_tokens(texts, str(colbert_minilm))
     again, cached = embed_tokens(texts, str(colbert_minilm))
-    assert not info["cached"] and cached["cached"]
-    assert cached["truncated"] == info["truncated"]
+    assert not info.cached and cached.cached
+    assert cached.truncated == info.truncated
     np.testing.assert_array_equal(first.matrix, again.matrix)
     np.testing.assert_array_equal(first.offsets, again.offsets)
 

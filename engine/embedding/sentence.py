@@ -7,10 +7,10 @@ import time
 
 import numpy as np
 
-from engine.core.progress import Reporter
+from engine.core.progress import EMBEDDING, Reporter
 from engine.embedding import cache
 from engine.embedding.models import count_truncated, load_sentence_model
-from engine.embedding.vectors import unit_rows
+from engine.embedding.vectors import EmbeddingFacts, unit_rows
 from engine.input.config import DEFAULT_MODEL
 
 
@@ -20,24 +20,24 @@ def embed_texts(
     batch_size: int = 32,
     reporter: Reporter | None = None,
     use_cache: bool = True,
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, EmbeddingFacts]:
     """Embed texts into (N, d) float32 unit vectors.
 
     Texts are sorted by length so batches pad little, encoded in groups (progress and cancel
-    checks between groups), then put back in input order. Returns the vectors and facts for
-    the report (cached, seconds, truncated count, device).
+    checks between groups), then put back in input order. Returns the vectors and the facts of
+    how they were made (cached, seconds, truncated count, device).
     """
     reporter = reporter or Reporter()
     key = cache.cache_key(model_name, texts)
     if use_cache:
         cached = cache.read_cache(key)
         if cached is not None and cached.shape[0] == len(texts):
-            reporter("embedding", len(texts), len(texts), "loaded from cache")
+            reporter(EMBEDDING, len(texts), len(texts), "loaded from cache")
             truncated = cache.read_cache_count(key)
             if truncated is None:
                 truncated = count_truncated(load_sentence_model(model_name), texts)
-            return cached, {"cached": True, "seconds": 0.0, "truncated": truncated}
-    reporter("embedding", 0, len(texts), f"loading model {model_name}")
+            return cached, EmbeddingFacts(model_name, cached=True, truncated=truncated)
+    reporter(EMBEDDING, 0, len(texts), f"loading model {model_name}")
     model = load_sentence_model(model_name)
     started = time.perf_counter()
     order = np.argsort([len(t) for t in texts], kind="stable")[::-1]
@@ -54,16 +54,16 @@ def embed_texts(
             vectors = np.empty((len(texts), encoded.shape[1]), dtype=np.float32)
         vectors[order[start : start + group]] = encoded
         done = min(start + group, len(texts))
-        reporter("embedding", done, len(texts), f"{done:,} of {len(texts):,} responses")
+        reporter(EMBEDDING, done, len(texts), f"{done:,} of {len(texts):,} responses")
     vectors = unit_rows(vectors)
     seconds = time.perf_counter() - started
     truncated = count_truncated(model, texts)
     if use_cache:
         cache.write_cache(key, vectors)
         cache.write_cache_count(key, truncated)
-    return vectors, {
-        "cached": False,
-        "seconds": round(seconds, 3),
-        "truncated": truncated,
-        "device": str(getattr(model, "device", "cpu")),
-    }
+    return vectors, EmbeddingFacts(
+        model_name,
+        seconds=round(seconds, 3),
+        truncated=truncated,
+        device=str(getattr(model, "device", "cpu")),
+    )

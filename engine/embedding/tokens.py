@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from engine.core.errors import EmbeddingError
-from engine.core.progress import Reporter
+from engine.core.progress import EMBEDDING, Reporter
 from engine.embedding import cache
 from engine.embedding.models import count_truncated, load_sentence_model, resolve_model
-from engine.embedding.vectors import TokenEmbeddings, unit_rows
+from engine.embedding.vectors import EmbeddingFacts, TokenEmbeddings, unit_rows
 
 PYLATE_KEYS = ("query_prefix", "document_prefix", "skiplist_words", "document_length")
 
@@ -35,7 +35,7 @@ def embed_tokens(
     batch_size: int = 32,
     reporter: Reporter | None = None,
     use_cache: bool = True,
-) -> tuple[TokenEmbeddings, dict]:
+) -> tuple[TokenEmbeddings, EmbeddingFacts]:
     """Token embeddings of `texts` (unit vectors), cached on disk as float16 matrix + offsets.
 
     Vectors are rounded to float16 whether or not they came from the cache, so a cached run
@@ -45,11 +45,11 @@ def embed_tokens(
     key = cache.cache_key(model_name, texts, kind="token")
     cached = cache.read_cache_arrays(key) if use_cache else None
     if cached is not None and _fits(cached, len(texts)):
-        reporter("embedding", len(texts), len(texts), "token embeddings loaded from cache")
+        reporter(EMBEDDING, len(texts), len(texts), "token embeddings loaded from cache")
         tokens = _from_half(cached["matrix"], cached["offsets"])
         truncated = int(cached["truncated"]) if "truncated" in cached else 0
-        return tokens, {"model": model_name, "cached": True, "seconds": 0.0, "truncated": truncated}
-    reporter("embedding", 0, len(texts), f"loading model {model_name}")
+        return tokens, EmbeddingFacts(model_name, cached=True, truncated=truncated)
+    reporter(EMBEDDING, 0, len(texts), f"loading model {model_name}")
     model, kind = load_token_model(model_name)
     started = time.perf_counter()
     vectors = _encode_groups(model, kind, texts, batch_size, reporter)
@@ -60,14 +60,13 @@ def embed_tokens(
     if use_cache:
         stored = {"matrix": half, "offsets": exact.offsets, "truncated": np.array(truncated)}
         cache.write_cache_arrays(key, stored)
-    return tokens, {
-        "model": model_name,
-        "cached": False,
-        "seconds": round(time.perf_counter() - started, 3),
-        "truncated": truncated,
-        "device": str(getattr(model, "device", "cpu")),
-        "token_model": kind,
-    }
+    return tokens, EmbeddingFacts(
+        model_name,
+        seconds=round(time.perf_counter() - started, 3),
+        truncated=truncated,
+        device=str(getattr(model, "device", "cpu")),
+        token_model=kind,
+    )
 
 
 def _fits(cached: dict, n: int) -> bool:
@@ -104,7 +103,7 @@ def _encode_groups(model, kind: str, texts, batch_size: int, reporter: Reporter)
         for i, v in zip(chosen, encoded):
             vectors[i] = v
         done = min(start + group, len(texts))
-        reporter("embedding", done, len(texts), f"{done:,} of {len(texts):,} responses (tokens)")
+        reporter(EMBEDDING, done, len(texts), f"{done:,} of {len(texts):,} responses (tokens)")
     return vectors
 
 

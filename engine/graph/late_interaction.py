@@ -20,6 +20,7 @@ normalisation, power and top-K views apply unchanged. Every similarity_top_k mus
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,13 +35,35 @@ from engine.input.config import AuditConfig, replace
 MODE = "late-interaction"
 
 
+@dataclass(frozen=True)
+class LateInteractionFacts:
+    """What building the late-interaction graph did, for the report: K_c candidates per
+    response, the distinct pairs MaxSim scored, the token vectors in all; and warnings for the
+    run's warnings (never written with the facts)."""
+
+    candidates: int
+    pairs: int
+    tokens: int
+    warnings: tuple[str, ...] = ()
+
+    def record(self) -> dict:
+        """The facts as report.json and saved sessions keep them (beside the embedding's)."""
+        return {"candidates": self.candidates, "pairs": self.pairs, "tokens": self.tokens}
+
+    @classmethod
+    def from_record(cls, record: dict) -> LateInteractionFacts | None:
+        """The facts back from a record that holds them, else None (single-vector mode)."""
+        if "candidates" not in record:
+            return None
+        return cls(int(record["candidates"]), int(record["pairs"]), int(record["tokens"]))
+
+
 def late_interaction_graph(
     tokens: TokenEmbeddings, config: AuditConfig, reporter: Reporter | None = None
-) -> tuple[NeighbourGraph, dict]:
+) -> tuple[NeighbourGraph, LateInteractionFacts]:
     """The MaxSim neighbour graph of the responses' token embeddings.
 
-    Returns the graph ((N, K_c) candidates sorted by s_ij) and facts for the report:
-    "candidates" (K_c), "pairs" (MaxSim pairs scored), "tokens" and "warnings".
+    Returns the graph ((N, K_c) candidates sorted by s_ij) and the facts of building it.
     """
     warnings: list[str] = []
     k_c = candidate_count(config, tokens.n, warnings)
@@ -52,8 +75,8 @@ def late_interaction_graph(
         reporter,
         raw=config.colbert_maxsim == "raw",
     )
-    facts = {"candidates": k_c, "pairs": pairs, "tokens": int(tokens.lengths.sum())}
-    return graph, {**facts, "warnings": warnings}
+    facts = LateInteractionFacts(k_c, pairs, int(tokens.lengths.sum()), tuple(warnings))
+    return graph, facts
 
 
 def candidate_count(config: AuditConfig, n: int, warnings: list[str]) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.core.progress import Reporter
+from engine.core.progress import NEIGHBOURS, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.similarity import Similarities, blocks
 
@@ -102,6 +102,6 @@ def build_graph(
         block[local, local + start] = -np.inf
         indices[start:stop], similarities[start:stop] = _top_k_rows(block, k_max)
         if reporter is not None:
-            reporter("neighbours", stop, n, f"{stop:,} of {n:,} rows")
+            reporter(NEIGHBOURS, stop, n, f"{stop:,} of {n:,} rows")
     high = float(similarities[:, 0].max())
     return NeighbourGraph(indices, similarities, low, high, normalize, embeddings)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.core.progress import Reporter
+from engine.core.progress import CHECKS, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.input.config import AuditConfig
 from engine.model.metrics import agreement, better, evaluate, headline_metrics
@@ -126,7 +126,7 @@ def cross_fit(
 
     def evaluate_all(state, top_k, power, weights=None):
         # Brent evaluates several powers per fold: report from inside each evaluation too.
-        reporter.tick("audit", done, total, f"cross-fitting {done} of {total}")
+        reporter.tick(CHECKS, done, total, f"cross-fitting {done} of {total}")
         t, s = masked_features(
             graph, scores, state.train, n_classes, top_k, power, symmetric, weights
         )
@@ -139,7 +139,7 @@ def cross_fit(
                 for state in states:
                     evaluate_all(state, top_k, power, weights)
                     done += 1
-                    reporter.tick("audit", done, total, f"cross-fitting {done} of {total}")
+                    reporter.tick(CHECKS, done, total, f"cross-fitting {done} of {total}")
         else:
             for state in states:
                 brent_search(
@@ -148,7 +148,7 @@ def cross_fit(
                     config.selection_metric,
                 )
                 done += 1
-                reporter.tick("audit", done, total, f"cross-fitting {done} of {total}")
+                reporter.tick(CHECKS, done, total, f"cross-fitting {done} of {total}")
     return _collect(states, scores, n_classes, ordered)
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from engine.core.progress import Reporter
+from engine.core.progress import TUNING, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph, dense_warning
 from engine.input.config import AuditConfig, PowerInterval
 from engine.model.metrics import HIGHER_IS_BETTER, better, evaluate
@@ -75,7 +75,7 @@ class _Search:
         metric = self.config.selection_metric
         if self.best is None or better(metric, row.metrics[metric], self.best[0].metrics[metric]):
             self.best = (row, fitted, (t, s))
-        self.reporter("tuning", len(self.rows), self.total, _describe(row, metric), payload=row)
+        self.reporter(TUNING, len(self.rows), self.total, _describe(row, metric), payload=row)
         return row
 
     def _dense_progress(self, power):
@@ -84,7 +84,7 @@ class _Search:
 
         def report(rows: int, n: int) -> None:
             message = f"dense, p={power:.3g}: {rows:,} of {n:,} rows"
-            self.reporter("tuning", done, self.total, message)
+            self.reporter(TUNING, done, self.total, message)
 
         return report
 
@@ -141,7 +141,7 @@ def tune(
     search = _Search(graph, scores, n_classes, config, reporter, total, ordered)
     notes = _dense_cost(graph, ks, powers)
     for note in notes:
-        reporter("tuning", 0, total, note)
+        reporter(TUNING, 0, total, note)
     for top_k in ks:
         if powers is None:
             brent_power(search, top_k, config.similarity_power)

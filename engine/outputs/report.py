@@ -106,7 +106,7 @@ def report_dict(result: AuditResult) -> dict:
         },
         "config": result.config.to_dict(),
         "similarity_mode": result.mode,
-        "embedding": {k: _clean(v) for k, v in result.embedding_info.items()},
+        "embedding": {k: _clean(v) for k, v in result.embedding_record.items()},
         "selected": {
             "top_k": best.top_k,
             "power": _clean(best.power),

@@ -14,6 +14,8 @@ from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
 from engine.audit.second_rater import SecondRater
+from engine.embedding.vectors import EmbeddingFacts
+from engine.graph.late_interaction import LateInteractionFacts
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.input.config import AuditConfig
 from engine.input.responses import Responses
@@ -46,7 +48,9 @@ class AuditResult:
     severity: np.ndarray
     evidence: list[list[Neighbour]]
     timings: dict[str, float]
-    embedding_info: dict = field(default_factory=dict)
+    embedding: EmbeddingFacts
+    # How the late-interaction graph was built (None in single-vector mode).
+    late_interaction: LateInteractionFacts | None = None
     warnings: list[str] = field(default_factory=list)
     # Second rater (None without a second score column); near-duplicates scored differently.
     second_rater: SecondRater | None = None
@@ -56,6 +60,16 @@ class AuditResult:
     intervals: dict[str, Interval] = field(default_factory=dict)
     cross_fit: CrossFit | None = None
     run_id: str = field(default_factory=new_run_id)
+
+    @property
+    def embedding_record(self) -> dict:
+        """The embedding stage's facts as report.json and saved sessions keep them: the model,
+        cache, seconds and truncated responses (and device), then for late interaction the
+        candidates, MaxSim pairs and tokens."""
+        record = self.embedding.record()
+        if self.late_interaction is not None:
+            record.update(self.late_interaction.record())
+        return record
 
     @property
     def fitted(self) -> FittedPARM:

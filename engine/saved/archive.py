@@ -24,6 +24,8 @@ from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
 from engine.audit.second_rater import SecondRater
 from engine.core.errors import ConfigError, ResumeError
+from engine.embedding.vectors import EmbeddingFacts
+from engine.graph.late_interaction import LateInteractionFacts
 from engine.input.config import config_from_dict
 from engine.input.responses import Responses
 from engine.model.cross_fit import CrossFit, FoldFit
@@ -87,7 +89,7 @@ def _manifest(result: AuditResult) -> dict:
         "responses_digest": responses_digest(result.responses),
         "config": result.config.to_dict(),
         "mode": result.mode,
-        "embedding_info": _plain(result.embedding_info),
+        "embedding_info": _plain(result.embedding_record),
         "warnings": list(result.warnings),
         "timings": _plain(result.timings),
         "tuning": {
@@ -259,7 +261,8 @@ def _rebuild(manifest: dict, arrays: dict, responses: Responses) -> AuditResult:
         severity=_array(arrays, "severity", (n,), np.float64),
         evidence=_evidence(arrays, n),
         timings=dict(manifest["timings"]),
-        embedding_info=dict(manifest["embedding_info"]),
+        embedding=EmbeddingFacts.from_record(manifest["embedding_info"]),
+        late_interaction=LateInteractionFacts.from_record(manifest["embedding_info"]),
         warnings=list(manifest["warnings"]),
         second_rater=_second_rater(manifest["second_rater"], arrays, n),
         near_duplicates=_duplicates(arrays, n),

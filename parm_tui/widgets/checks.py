@@ -63,7 +63,7 @@ def disagreement_line(result) -> Text:
 
 
 def model_name(result) -> str:
-    model = str(result.embedding_info.get("model") or result.config.embedding_model)
+    model = result.embedding.model or result.config.embedding_model
     return model.rstrip("/").split("/")[-1] or model
 
 

@@ -84,6 +84,7 @@ def run_cli(table: Path, array: Path, out: Path, settings: dict[str, str]) -> di
 
 def in_process(emb: np.ndarray, scores: np.ndarray, settings: dict) -> dict:
     """run_audit with a progress callback: stage timings and the largest gap between events."""
+    from engine.embedding.vectors import Embedded
     from engine.input.config import load_defaults
     from engine.input.responses import Responses
     from engine.pipeline import run_audit
@@ -101,7 +102,7 @@ def in_process(emb: np.ndarray, scores: np.ndarray, settings: dict) -> dict:
     stamps: list[tuple[float, str]] = []
     started = time.perf_counter()
     record = lambda e: stamps.append((time.perf_counter(), f"{e.stage}: {e.message}"))  # noqa: E731
-    result = run_audit(responses, config, record, embeddings=emb)
+    result = run_audit(responses, config, record, embedded=Embedded.precomputed(emb))
     total = time.perf_counter() - started
     times = [started] + [t for t, _ in stamps] + [started + total]
     labels = ["start"] + [m for _, m in stamps]

@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 from bench_scale import synthetic
 
+from engine.embedding.vectors import Embedded
 from engine.input.config import load_defaults
 from engine.input.responses import responses_from_frame
 from engine.pipeline import run_audit
@@ -40,7 +41,7 @@ def audit(n: int):
     )
     config = load_defaults().updated(similarity_top_k=[10, 20])
     responses = responses_from_frame(frame, config, "synthetic.csv")
-    return run_audit(responses, config, embeddings=vectors)
+    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
 
 
 def timed(action, repeat: int) -> list[float]:

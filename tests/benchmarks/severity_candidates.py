@@ -11,6 +11,7 @@ import numpy as np
 from scipy.stats import rankdata
 
 from engine.audit.severity import LOG_FLOOR, SEVERITY_FOLDS, severity, stack_features
+from engine.embedding.vectors import Embedded
 from engine.model.classifier import out_of_fold_proba, stratified_folds
 from engine.model.cross_fit import cross_fit
 from engine.model.pseudo_likelihood import fit
@@ -34,7 +35,7 @@ class Pieces:
 
     @classmethod
     def build(cls, responses, vectors, config) -> Pieces:
-        result = run_audit(responses, config, embeddings=vectors)
+        result = run_audit(responses, config, embedded=Embedded.precomputed(vectors))
         scores, n_classes = responses.scores, responses.n_classes
         t, s = result.tuning.features
         plain = fit(t, s, scores, None, result.fitted.theta).proba
