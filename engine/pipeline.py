@@ -16,7 +16,7 @@ from engine.embedding.vectors import Embedded
 from engine.graph.late_interaction import late_interaction_graph, tuning_config
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
-from engine.input.config import AuditConfig, fit_top_k
+from engine.input.config import SINGLE_VECTOR, AuditConfig, fit_top_k
 from engine.input.responses import Responses
 from engine.model.cross_fit import cross_fit
 from engine.model.metrics import ORDINAL_METRICS
@@ -123,7 +123,8 @@ def check_selection_metric(config: AuditConfig, responses: Responses) -> None:
     raise ConfigError(
         f"Setting 'selection_metric' = \"{config.selection_metric}\" needs ordered scores, but "
         f"the scores in column '{config.score_column}' are text labels with no stated order. "
-        "Set score_order (the labels lowest first), or select by accuracy, kappa, f1 or nll."
+        "Set score_order (the labels lowest first), or select by accuracy, kappa, f1 or nll.",
+        "selection_metric",
     )
 
 
@@ -185,7 +186,7 @@ def _checks(graph, responses: Responses, config: AuditConfig, predicted, reporte
     scores, n_classes, ordered = responses.scores, responses.n_classes, responses.ordered
     pairs = []
     # The threshold is a cosine similarity; late-interaction scores are on another scale.
-    if graph.mode == "single-vector":
+    if graph.mode == SINGLE_VECTOR:
         pairs = duplicates.near_duplicates(
             graph.indices, graph.similarities, scores, config.near_duplicate_threshold
         )

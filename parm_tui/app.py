@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
-from parm_tui.recent import add_recent, log_exception
+from parm_tui.recent import add_recent
 from parm_tui.screens.error import ErrorModal, describe_error
 from parm_tui.screens.load import LoadScreen
 from parm_tui.screens.run import RunScreen, run_problem
@@ -346,9 +346,10 @@ class ParmApp(App):
     # -- errors ---------------------------------------------------------------------------------
     def show_error(self, error: BaseException) -> None:
         """Every error ends here: engine errors by message, others by type (traceback logged)."""
+        from engine.core.crash_log import write_crash_log
         from engine.core.errors import ParmError
 
-        log_path = None if isinstance(error, ParmError) else log_exception(error)
+        log_path = None if isinstance(error, ParmError) else write_crash_log(error)
         title, message = describe_error(error, log_path)
         if isinstance(self.screen, ErrorModal):
             self.screen.add_message(title, message)

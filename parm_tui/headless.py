@@ -8,34 +8,17 @@ through Rich markup, since messages quote answers, column names, paths and model
 
 from __future__ import annotations
 
-import os
 import signal
-import time
-import traceback
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from engine.core.places import log_dir
+from engine.core.crash_log import write_crash_log
+from engine.core.metric_names import METRIC
+from engine.core.progress import STAGES
 from engine.core.text import safe_text
 
-STAGE_NAMES = {
-    "embedding": "Embedding",
-    "neighbours": "Neighbour search",
-    "tuning": "Tuning",
-    "colbert": "MaxSim scoring",
-    "audit": "Audit",
-    "items": "Items",
-}
-SUMMARY_NAMES = {
-    "accuracy": "accuracy",
-    "kappa": "kappa",
-    "qwk": "QWK",
-    "near": "near",
-    "f1": "macro F1",
-    "nll": "NLL",
-}
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
 
@@ -61,12 +44,13 @@ class _Bars:
         self.tasks: dict[str, int] = {}
 
     def __call__(self, event) -> None:
-        if event.stage not in STAGE_NAMES:
+        stage = STAGES.get(event.stage)
+        if stage is None:
             return
         total = event.total if event.total > 0 else None
         if event.stage not in self.tasks:
-            self.tasks[event.stage] = self.progress.add_task(STAGE_NAMES[event.stage], total=total)
-        description = safe_text(f"{STAGE_NAMES[event.stage]}: {event.message}", one_line=True)
+            self.tasks[event.stage] = self.progress.add_task(stage.description, total=total)
+        description = safe_text(f"{stage.description}: {event.message}", one_line=True)
         self.progress.update(
             self.tasks[event.stage],
             completed=event.done,
@@ -87,19 +71,6 @@ def progress_bars(console: Console, quiet: bool) -> Progress:
         disable=quiet,
         transient=False,
     )
-
-
-def write_crash_log(exc: BaseException) -> Path | None:
-    """Save the traceback of an unexpected error; None when even that is impossible."""
-    folder = log_dir()
-    path = folder / f"parm-error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return path
 
 
 def run_headless(file, config_path, columns, overrides, embeddings_path, out, force, quiet) -> int:
@@ -184,7 +155,7 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         best = result.selected
         k = "dense" if best.top_k is None else f"K={best.top_k}"
         item = "" if not session.by_item else f"Item {result.responses.item}: "
-        figures = ", ".join(f"{SUMMARY_NAMES[m]} {v:.3f}" for m, v in best.metrics.items())
+        figures = ", ".join(f"{METRIC[m].word} {v:.3f}" for m, v in best.metrics.items())
         nominal = "" if result.responses.ordered else " (no QWK or near: unordered text labels)"
         say(
             console,

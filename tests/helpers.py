@@ -125,11 +125,16 @@ def flipped_audit():
     return result, is_flipped, vectors
 
 
-def engine_message(**values) -> str:
-    """The engine's own message about these settings (they must be invalid)."""
+def engine_error(**values) -> ConfigError:
+    """The engine's own error about these settings (they must be invalid)."""
     with pytest.raises(ConfigError) as error:
         config_from_dict(values)
-    return str(error.value)
+    return error.value
+
+
+def engine_message(**values) -> str:
+    """The engine's own message about these settings (they must be invalid)."""
+    return str(engine_error(**values))
 
 
 def synthetic_result(

@@ -12,9 +12,9 @@ from helpers import SAMPLE_CSV
 from textual.widgets import Button, Input, Static
 
 import engine.session
+from engine.core.places import log_dir
 from engine.core.progress import ProgressEvent
 from parm_tui.app import ParmApp
-from parm_tui.recent import ERROR_LOG, data_dir
 from parm_tui.screens.error import ErrorModal
 from parm_tui.screens.load import LoadScreen
 from parm_tui.screens.results import ResultsScreen
@@ -169,7 +169,9 @@ async def test_an_unexpected_error_shows_its_type_and_logs_the_traceback(monkeyp
         assert isinstance(app.screen, ErrorModal)
         message = str(app.screen.query_one("#error-message", Static).content)
         assert message.startswith("RuntimeError: the graph fell over")
-        log = (data_dir() / ERROR_LOG).read_text()
+        logs = list(log_dir().glob("parm-error-*.log"))
+        assert len(logs) == 1 and str(logs[0]) in message
+        log = logs[0].read_text()
         assert "Traceback" in log and "the graph fell over" in log
         assert app.is_running
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import engine_message
+from helpers import engine_error
 
 from parm_tui.screens import settings_form as form
 
@@ -13,4 +13,4 @@ def test_form_numbers_leave_non_numbers_for_the_engine_to_name():
     assert form.number("abc") == "abc"
     assert form.number("") is None
     assert form.number_list("5, 10 20", integer=True) == [5, 10, 20]
-    assert form.field_of(engine_message(seed=-1)) == "seed"
+    assert form.field_of(engine_error(seed=-1)) == "seed"

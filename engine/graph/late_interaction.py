@@ -1,7 +1,7 @@
 """The late-interaction (ColBERT) graph: candidate retrieval, then MaxSim on the candidates.
 
 An `embedding_model` whose name contains colbert, lateon or late-interaction selects this mode
-(`engine.input.config.is_late_interaction`). The graph is built in two stages, as in the paper:
+(`engine.input.config.similarity_mode`). The graph is built in two stages, as in the paper:
 
 1. Coarse retrieval. Each response's token vectors are mean-pooled and L2-normalised, and
    `engine.graph.search.build_graph` picks its K_c = `colbert_top_k` nearest candidates by cosine
@@ -30,9 +30,9 @@ from engine.embedding.vectors import TokenEmbeddings
 from engine.graph.maxsim import pair_scores
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
-from engine.input.config import AuditConfig, replace
+from engine.input.config import LATE_INTERACTION, AuditConfig, replace
 
-MODE = "late-interaction"
+MODE = LATE_INTERACTION
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,8 @@ def candidate_count(config: AuditConfig, n: int, warnings: list[str]) -> int:
         raise ConfigError(
             f"Setting 'similarity_top_k' asks for {max(too_large)} neighbours but late "
             f"interaction scores only {k_c} candidates per response ('colbert_top_k' = "
-            f"{json.dumps(config.colbert_top_k)}, {n} responses); use values <= {k_c}."
+            f"{json.dumps(config.colbert_top_k)}, {n} responses); use values <= {k_c}.",
+            "similarity_top_k",
         )
     return k_c
 

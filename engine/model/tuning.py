@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from engine.core.metric_names import METRIC
 from engine.core.progress import TUNING, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph, dense_warning
 from engine.input.config import AuditConfig, PowerInterval
-from engine.model.metrics import HIGHER_IS_BETTER, better, evaluate
+from engine.model.metrics import better, evaluate
 from engine.model.pseudo_likelihood import FittedPARM, fit
 from engine.model.standard_errors import NO_STANDARD_ERRORS, with_standard_errors
 
@@ -99,7 +100,7 @@ def brent_search(metric_at, interval: PowerInterval, metric: str) -> float:
 
     Returns the p it settles on. Used by tuning and, on each fold, by cross-fitting.
     """
-    sign = -1.0 if HIGHER_IS_BETTER[metric] else 1.0
+    sign = -1.0 if METRIC[metric].higher_is_better else 1.0
 
     def objective(power: float) -> float:
         value = metric_at(power)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import math
 import re
 
+from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
-from engine.outputs.report import METRIC_LABELS, report_dict
+from engine.input.config import SINGLE_VECTOR
+from engine.outputs.report import report_dict
 from engine.results.item import AuditResult
 
 # Characters with an inline meaning in CommonMark or GFM tables: escapes, code spans, emphasis,
@@ -146,7 +148,7 @@ def _agreement_section(result: AuditResult, data) -> str:
         note = ""
         if m == "qwk" and value is not None and value < QWK_THRESHOLD:
             note = Markup(f"**below {QWK_THRESHOLD:.2f}**")
-        rows.append([METRIC_LABELS[m], _fmt(value), ci, note])
+        rows.append([METRIC[m].label, _fmt(value), ci, note])
     out = [
         "## Agreement between the model and the human scores",
         "",
@@ -268,7 +270,7 @@ def _duplicates_section(result: AuditResult, data) -> str:
     pairs = data["near_duplicates"]
     threshold = result.config.near_duplicate_threshold
     out = ["## Consistency: near-duplicates with different scores", ""]
-    if result.mode != "single-vector":
+    if result.mode != SINGLE_VECTOR:
         return "\n".join(out + ["Checked only with single-vector (cosine) similarity."])
     if not pairs:
         return "\n".join(out + [f"No pair above similarity {threshold} has different scores."])

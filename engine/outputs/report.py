@@ -46,15 +46,6 @@ EVIDENCE_FORMAT = (
     "similarity to the power p), separated by ';'"
 )
 
-METRIC_LABELS = {
-    "accuracy": "Exact agreement (accuracy)",
-    "kappa": "Cohen's kappa",
-    "qwk": "Quadratic weighted kappa",
-    "near": "Near agreement (within 1)",
-    "f1": "Macro F1",
-    "nll": "Average negative log-likelihood",
-}
-
 
 def _clean(value):
     """JSON-safe numbers: NaN and infinities become None."""

@@ -15,22 +15,12 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Header, Label, ProgressBar, Static
 
+from engine.core.progress import ITEMS, MAXSIM, STAGES, TUNING
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.settings_summary import columns_text, settings_text
 from parm_tui.widgets.tuning_table import TuningTable
 
-# Every stage the engine reports, in the order it reports them. "items" (items audited of all)
-# only shows for a file of several items; "colbert" (MaxSim between candidate pairs) only in
-# late-interaction mode; "audit" is bootstrap + cross-fitting.
-STAGES = {
-    "items": "Items",
-    "embedding": "Embedding",
-    "neighbours": "Neighbours",
-    "colbert": "MaxSim",
-    "tuning": "Tuning",
-    "audit": "Checks",
-}
 DRAIN_SECONDS = 0.1
 
 
@@ -120,19 +110,20 @@ class RunScreen(Screen):
             yield Button("Start audit", id="run-start", variant="primary", compact=True)
             yield Button("Cancel (Esc)", id="run-cancel", variant="error", compact=True)
         yield Static("", id="run-settings")
-        for stage, name in STAGES.items():
-            with Horizontal(classes="stage", id=f"stage-{stage}"):
-                yield Label(name, classes="stage-name")
-                yield ProgressBar(id=f"bar-{stage}", show_eta=False, show_percentage=False)
-                yield Static("", id=f"detail-{stage}", classes="stage-detail")
+        # Items only show for a file of several items, MaxSim only in late-interaction mode.
+        for name, stage in STAGES.items():
+            with Horizontal(classes="stage", id=f"stage-{name}"):
+                yield Label(stage.label, classes="stage-name")
+                yield ProgressBar(id=f"bar-{name}", show_eta=False, show_percentage=False)
+                yield Static("", id=f"detail-{name}", classes="stage-detail")
         yield Static("", id="run-status")
         yield TuningTable(id="run-tuning")
         yield ParmFooter()
 
     def on_mount(self) -> None:
         self.query_one("#run-tuning").border_title = "Tuning (★ current best)"
-        self.query_one("#stage-colbert").display = False
-        self.query_one("#stage-items").display = False
+        self.query_one(f"#stage-{MAXSIM}").display = False
+        self.query_one(f"#stage-{ITEMS}").display = False
         self.query_one("#run-cancel", Button).disabled = True
         for bar in self.query(ProgressBar):
             bar.update(total=1, progress=0)  # empty, not the "waiting" animation
@@ -177,8 +168,8 @@ class RunScreen(Screen):
         for stage in STAGES:
             self.query_one(f"#bar-{stage}", ProgressBar).update(total=None, progress=0)
             self.query_one(f"#detail-{stage}", Static).update("waiting")
-        self.query_one("#stage-colbert").display = late_interaction
-        self.query_one("#stage-items").display = config.item_column is not None
+        self.query_one(f"#stage-{MAXSIM}").display = late_interaction
+        self.query_one(f"#stage-{ITEMS}").display = config.item_column is not None
         self.metric = config.selection_metric
         self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
         self.query_one("#run-start", Button).disabled = True
@@ -222,10 +213,10 @@ class RunScreen(Screen):
         while self.feed:
             event = self.feed.popleft()
             latest[event.stage] = event
-            if event.stage == "items":
+            if event.stage == ITEMS:
                 # An item finished and another follows: its grid replaces this one.
                 self.next_item = 0 < event.done < event.total
-            if event.stage == "tuning" and event.payload is not None:
+            if event.stage == TUNING and event.payload is not None:
                 if self.next_item:
                     table.reset(self.metric)
                     self.next_item = False

@@ -268,7 +268,7 @@ class SettingsScreen(Screen):
             try:
                 config = config_from_dict({**self.app.config.to_dict(), **values})
             except ConfigError as exc:
-                errors[form.field_of(str(exc)) or "general"] = str(exc)
+                errors[form.field_of(exc) or "general"] = str(exc)
         for error_box in self.query(".field-error"):
             key = (error_box.id or "").removeprefix("error-")
             error_box.update(plain(errors.get(key, "")))

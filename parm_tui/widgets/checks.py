@@ -8,6 +8,7 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from engine.input.config import SINGLE_VECTOR
 from parm_tui.widgets.metrics import fmt
 
 SECOND_RATER_ROWS = (
@@ -72,7 +73,7 @@ def consistency_heading(result) -> Text:
     threshold = result.config.near_duplicate_threshold
     text = Text("Near-duplicates scored differently", "bold")
     text.append(f"\nsimilarity: {result.mode} · model: {model_name(result)}", "dim")
-    if result.mode != "single-vector":
+    if result.mode != SINGLE_VECTOR:
         text.append(
             "\nNot checked in late-interaction mode: the threshold "
             f"({threshold:g}) is a cosine similarity and MaxSim scores are on another scale."

@@ -10,16 +10,8 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
-
-METRIC_LABELS = {
-    "accuracy": "Exact agreement",
-    "kappa": "Cohen's kappa",
-    "qwk": "Quadratic w. kappa",
-    "near": "Near agreement ±1",
-    "f1": "Macro F1",
-    "nll": "Neg. log-likelihood",
-}
 
 
 def fmt(value, digits: int = 3) -> str:
@@ -47,7 +39,7 @@ def metrics_summary(result) -> str:
     """Plain-text summary for the clipboard."""
     lines = [f"parm audit of {result.responses.source}", f"Selected: {selected_text(result)}"]
     for name, value in result.metrics.items():
-        line = f"{METRIC_LABELS[name]}: {fmt(value)}"
+        line = f"{METRIC[name].screen}: {fmt(value)}"
         if name in result.intervals:
             line += f" (95% CI {interval_text(result, name)})"
         if result.cross_fit is not None and name in result.cross_fit.metrics:
@@ -79,7 +71,7 @@ def metrics_table(result) -> Table:
     metric = result.config.selection_metric
     for name, value in result.metrics.items():
         style = "bold green" if name == metric else ""
-        cells = [Text(METRIC_LABELS.get(name, name), style), Text(fmt(value), style)]
+        cells = [Text(METRIC[name].screen, style), Text(fmt(value), style)]
         if with_intervals:
             cells.append(Text(interval_text(result, name), "dim"))
         if crossed is not None:
