@@ -18,7 +18,9 @@ from helpers import (
     flipped_audit,
 )
 
+from engine.audit.decisions import open_store
 from engine.input.config import load_defaults
+from engine.input.responses import load_responses
 
 # Fixtures that load the bundled model (to embed, or to copy it as a checkpoint).
 MODEL_FIXTURES = {"sample_embeddings", "sample_embeddings_file", "colbert_minilm", "bundled_path"}
@@ -73,8 +75,6 @@ def sample_config():
 
 @pytest.fixture(scope="session")
 def sample_responses(sample_config):
-    from engine.input.responses import load_responses
-
     return load_responses(SAMPLE_CSV, sample_config)
 
 
@@ -129,3 +129,11 @@ def source(tmp_path) -> Path:
     path = tmp_path / "answers.csv"
     path.write_text("id,answer,score\n")
     return path
+
+
+@pytest.fixture
+def store(review, source, database):
+    """The decision store of the module's `review` fixture (a ReviewSet), in this test's own
+    database."""
+    with open_store(source, review.responses, database) as opened:
+        yield opened

@@ -254,11 +254,13 @@ async def wait_for(pilot, condition, what: str, limit: float = 180.0) -> None:
 async def load_and_run(pilot) -> None:
     """Wait for the file, then run the audit from the Run screen."""
     app = pilot.app
-    await wait_for(pilot, lambda: app.responses is not None and app.store is not None, "the file")
+    await wait_for(
+        pilot, lambda: app.state.responses is not None and app.state.store is not None, "the file"
+    )
     await pilot.press("f4")
     await wait_for(pilot, lambda: app.screen.id == "run-screen", "the run screen")
     await pilot.press("s")
-    await wait_for(pilot, lambda: app.result is not None, "the audit")
+    await wait_for(pilot, lambda: app.state.result is not None, "the audit")
     await pilot.pause()
 
 
@@ -271,7 +273,7 @@ async def open_review(pilot) -> ReviewScreen:
 
 async def show_results(pilot, result: AuditResult):
     """The Results screen of a file of one item whose audit is `result`, in a ParmApp."""
-    pilot.app.result = one_item_session(result)
+    pilot.app.finish_run(one_item_session(result), None)
     await pilot.app.action_show("results")
     await pilot.pause()
     return pilot.app.screen

@@ -18,6 +18,7 @@ from helpers import (
 )
 from textual.widgets import Input, Static
 
+from engine.audit.decisions import open_store
 from parm_tui.app import ParmApp
 from parm_tui.screens.export import ConfirmOverwrite, ExportScreen
 from parm_tui.screens.resume import ResumeModal
@@ -38,16 +39,16 @@ async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_
     async with app.run_test(size=SIZE) as pilot:
         await load_and_run(pilot)
         review = await open_review(pilot)
-        assert len(review.view) == int(app.result.flagged.sum()) > 0
+        assert len(review.view) == int(app.state.result.flagged.sum()) > 0
         i = review.current()
-        responses = app.responses
+        responses = app.state.responses
         row, human = int(responses.rows[i]), responses.labels[responses.scores[i]]
         new = next(label for label in responses.labels if label != human)
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ScoreModal), "the score dialog")
         await pilot.press(new)
         await pilot.pause()
-        assert app.store.get(row).new_score == new
+        assert app.state.store.get(row).new_score == new
         assert f"→{new}" in str(review.query_one(ReviewTable).get_cell(str(i), "decision"))
 
         await pilot.press("f7")
@@ -86,28 +87,28 @@ async def test_a_decision_survives_starting_fresh_and_running_again(
         await load_and_run(pilot)
         review = await open_review(pilot)
         i = review.current()
-        row = int(first.responses.rows[i])
+        row = int(first.state.responses.rows[i])
         await pilot.press("e", *"second look", "enter", "u")
         await pilot.pause()
-        assert first.store.get(row).note == "second look"
+        assert first.state.store.get(row).note == "second look"
 
     again = ParmApp(path=sample_copy, embeddings_path=sample_embeddings_file)
     async with again.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: isinstance(again.screen, ResumeModal), "the question")
         await pilot.press("n")
         await load_and_run(pilot)
-        assert again.store.get(row).action == "unsure"
+        assert again.state.store.get(row).action == "unsure"
         review = await open_review(pilot)
         table = review.query_one(ReviewTable)
         assert str(table.get_cell(str(i), "decision")) == "?✎"
         assert "1 decided" in str(review.query_one("#review-status", Static).render())
 
         # Searching the answers narrows the list to the ones that contain the words.
-        word = max(again.responses.texts[i].split(), key=len).lower()
+        word = max(again.state.responses.texts[i].split(), key=len).lower()
         await pilot.press("a", "slash", *word, "enter")
         await pilot.pause()
-        assert 0 < len(review.view) < len(again.responses)
-        assert all(word in again.responses.texts[j].lower() for j in review.view)
+        assert 0 < len(review.view) < len(again.state.responses)
+        assert all(word in again.state.responses.texts[j].lower() for j in review.view)
         assert i in review.view.tolist()
 
 
@@ -187,22 +188,22 @@ async def test_a_new_file_hands_its_decision_store_to_the_review(tmp_path, sampl
     async with app.run_test(size=(100, 30)) as pilot:
         await load_and_run(pilot)
         await open_review(pilot)
-        old_store = app.store
+        old_store = app.state.store
         await pilot.press("f2")
         app.get_screen("load").open_path(str(second))
-        await wait_for(pilot, lambda: app.store is not old_store, "the second file")
+        await wait_for(pilot, lambda: app.state.store is not old_store, "the second file")
         # A copy has the same bytes, so its first run's session is offered: start fresh.
         await wait_for(pilot, lambda: isinstance(app.screen, ResumeModal), "the question")
         await pilot.press("n")
         await load_and_run(pilot)
         review = await open_review(pilot)
-        assert review.store is app.store
+        assert review.store is app.state.store
         i = review.current()
-        row = int(app.responses.rows[i])
+        row = int(app.state.responses.rows[i])
         await pilot.press("k")
         await pilot.pause()
-        assert app.store.get(row).action == "keep"
-        assert app.store.source.endswith(str(second))
+        assert app.state.store.get(row).action == "keep"
+        assert app.state.store.source.endswith(str(second))
 
 
 async def test_reopening_the_store_rebuilds_the_review_with_the_new_one(
@@ -213,15 +214,18 @@ async def test_reopening_the_store_rebuilds_the_review_with_the_new_one(
         await load_and_run(pilot)
         await open_review(pilot)
         await pilot.press("f2")
-        old_store = app.store
-        app.open_store()  # as accept_items does for a new file; the result stays
-        assert app.store is not old_store
+        old_store = app.state.store
+        # The file's store opened again (as for a file chosen anew); the result stays.
+        state = app.state
+        store = open_store(state.source_path, state.responses, on_scale=state.on_scale)
+        app.change((state.items_loaded(state.config, state.items, store), []))
+        assert app.state.store is not old_store
         review = await open_review(pilot)
-        assert review.store is app.store and review.parm_result is app.result
-        row = int(app.responses.rows[review.current()])
+        assert review.store is app.state.store and review.parm_result is app.state.result
+        row = int(app.state.responses.rows[review.current()])
         await pilot.press("k")
         await pilot.pause()
-        assert app.store.get(row).action == "keep"
+        assert app.state.store.get(row).action == "keep"
         await pilot.press("f7")
         await pilot.pause()
-        assert app.screen.store is app.store
+        assert app.screen.store is app.state.store

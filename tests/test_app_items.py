@@ -35,13 +35,13 @@ def session_file(tmp_path):
 
 async def run_session_in_app(pilot):
     app = pilot.app
-    await wait_for(pilot, lambda: app.items is not None, "the file")
+    await wait_for(pilot, lambda: app.state.items is not None, "the file")
     await app.start_audit()
-    await wait_for(pilot, lambda: app.result is not None, "the audit")
+    await wait_for(pilot, lambda: app.state.result is not None, "the audit")
     await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen), "the results")
     # Let the results screen finish mounting: leaving the app mid-mount trips Textual's Header.
     await pilot.pause()
-    return app.result
+    return app.state.result
 
 
 async def review_all(pilot, item: str | None = None):
@@ -70,7 +70,7 @@ async def test_the_item_and_rater_columns_are_guessed_and_each_item_audited(sess
     path, vectors, frame = session_file
     app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.items is not None, "the file")
+        await wait_for(pilot, lambda: app.state.items is not None, "the file")
         chosen = {s.id: s.value for s in app.get_screen("load").query(Select)}
         assert chosen["col-item"] == "item" and chosen["col-rater"] == "rater"
         validation = str(app.get_screen("load").query_one("#validation", Static).render())
@@ -170,14 +170,14 @@ async def test_a_session_of_items_resumes_after_a_restart(session_file):
         await wait_for(pilot, lambda: isinstance(again.screen, ResumeModal), "the question")
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(again.screen, ReviewScreen), "the review")
-        assert [r.responses.item for r in again.result.results] == [
+        assert [r.responses.item for r in again.state.result.results] == [
             r.responses.item for r in session.results
         ]
-        assert again.result.raters is not None
+        assert again.state.result.raters is not None
         again.screen.query_one("#filter-view", Select).value = "all"
         await pilot.pause()
         assert again.screen.view.tolist() == queue.tolist()
-        assert len(again.store.all()) == 1
+        assert len(again.state.store.all()) == 1
 
 
 async def test_a_settings_change_keeps_the_results_of_items_on_a_stated_score_order(tmp_path):
@@ -199,5 +199,5 @@ async def test_a_settings_change_keeps_the_results_of_items_on_a_stated_score_or
         await pilot.pause()
         app.screen.query_one("#seed", Input).value = "7"
         await pilot.pause()
-        assert app.config.seed == 7
-        assert app.result is session
+        assert app.state.config.seed == 7
+        assert app.state.result is session

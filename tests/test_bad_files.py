@@ -178,10 +178,10 @@ async def test_the_app_notifies_a_fallback_encoding(tmp_path):
     path = write_rows(tmp_path / "fr.csv", ["id", "answer", "score"], rows, encoding="cp1252")
     app = ParmApp(path=path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.responses is not None, "the file")
+        await wait_for(pilot, lambda: app.state.responses is not None, "the file")
         messages = [n.message for n in app._notifications if n.severity == "warning"]
         assert any("read as Windows-1252" in m for m in messages)
-        assert "Lumière" in app.responses.texts[0]
+        assert "Lumière" in app.state.responses.texts[0]
 
 
 # -- exports are all or nothing ----------------------------------------------------------------

@@ -34,7 +34,7 @@ def visible_end(keys: dict[str, FooterKey]) -> int:
 
 
 async def with_result(pilot, result, name: str):
-    pilot.app.result = one_item_session(result)
+    pilot.app.finish_run(one_item_session(result), None)
     await pilot.app.action_show(name)
     await pilot.pause()
     return pilot.app.screen
@@ -44,7 +44,7 @@ async def with_result(pilot, result, name: str):
 async def test_every_screen_key_and_quit_fit_in_the_footer(result, name):
     """The screen's own keys and q come first; screen-switching F-keys follow only whole."""
     async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
-        pilot.app.result = one_item_session(result)
+        pilot.app.finish_run(one_item_session(result), None)
         await pilot.app.action_show(name)
         await pilot.pause()
         screen = pilot.app.screen
@@ -99,7 +99,7 @@ async def test_preview_cells_are_shown_whole_with_recent_files(tmp_path, monkeyp
         await app.workers.wait_for_complete()
         await pilot.pause()
         table = app.screen.query_one("#preview")
-        first_id = str(app.responses.ids[0])
+        first_id = str(app.state.responses.ids[0])
         assert first_id in table.render_line(1).text
 
 

@@ -40,7 +40,7 @@ async def test_a_path_that_does_not_exist_says_not_found(tmp_path):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         await open_typed_path(pilot, str(tmp_path / "nothing-here.csv"))
         assert shown(pilot.app, "#path-message").startswith("Not found:")
-        assert pilot.app.responses is None
+        assert pilot.app.state.responses is None
 
 
 async def test_a_folder_says_not_a_file(tmp_path):
@@ -78,15 +78,15 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
             "col-rater": Select.NULL,
             "col-second-rater": Select.NULL,
         }
-        assert app.responses is not None
-        assert app.source_path == SAMPLE_CSV.resolve()
-        assert app.config.second_score_column == "score2"
-        counts = np.bincount(app.responses.scores)
+        assert app.state.responses is not None
+        assert app.state.source_path == SAMPLE_CSV.resolve()
+        assert app.state.config.second_score_column == "score2"
+        counts = np.bincount(app.state.responses.scores)
         text = shown(app, "#validation")
-        assert f"{len(app.responses):,} responses" in text
-        for label, n in zip(app.responses.labels, counts):
+        assert f"{len(app.state.responses):,} responses" in text
+        for label, n in zip(app.state.responses.labels, counts):
             assert f"{label}: {n:,}" in text
-        assert app.store is not None
+        assert app.state.store is not None
 
 
 async def test_a_single_score_category_shows_the_engine_message(tmp_path):
@@ -101,7 +101,7 @@ async def test_a_single_score_category_shows_the_engine_message(tmp_path):
         await pilot.pause()
         assert shown(pilot.app, "#validation") == str(expected.value)
         assert "at least two score categories" in str(expected.value)
-        assert pilot.app.responses is None
+        assert pilot.app.state.responses is None
 
 
 async def test_non_numeric_scores_are_counted_with_examples(tmp_path):
@@ -113,7 +113,7 @@ async def test_non_numeric_scores_are_counted_with_examples(tmp_path):
         text = shown(pilot.app, "#validation")
         assert "2 row(s) cannot be used" in text
         assert "(16, 17)" in text
-        assert pilot.app.responses is None
+        assert pilot.app.state.responses is None
 
 
 async def test_skipping_bad_rows_in_settings_revalidates_with_a_warning(tmp_path):
@@ -121,9 +121,9 @@ async def test_skipping_bad_rows_in_settings_revalidates_with_a_warning(tmp_path
     async with ParmApp(path).run_test(size=(80, 24)) as pilot:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        pilot.app.set_config(pilot.app.config.updated(on_bad_rows="skip"))
+        pilot.app.apply_settings(pilot.app.state.config.updated(on_bad_rows="skip"))
         await pilot.pause()
-        assert len(pilot.app.responses) == 15
+        assert len(pilot.app.state.responses) == 15
         assert "Skipped 1 row(s)" in shown(pilot.app, "#validation")
 
 
@@ -133,12 +133,12 @@ async def test_choosing_another_score_column_revalidates():
     async with ParmApp(SAMPLE_CSV).run_test(size=(80, 24)) as pilot:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        config = pilot.app.config.updated(score_column="id")
+        config = pilot.app.state.config.updated(score_column="id")
         with pytest.raises(DataError) as expected:
             responses_from_frame(read_table(SAMPLE_CSV), config, source=str(SAMPLE_CSV.resolve()))
         pilot.app.screen.query_one("#col-score", Select).value = "id"
         await pilot.pause()
-        assert pilot.app.responses is None
+        assert pilot.app.state.responses is None
         assert shown(pilot.app, "#validation") == str(expected.value)
 
 
@@ -168,4 +168,4 @@ async def test_c_copies_the_full_answer_of_the_preview_row():
         await pilot.pause()
         pilot.app.screen.query_one("#preview").focus()
         await pilot.press("j", "c")
-        assert pilot.app.clipboard == pilot.app.responses.texts[1]
+        assert pilot.app.clipboard == pilot.app.state.responses.texts[1]

@@ -134,7 +134,7 @@ async def test_the_off_by_two_filter_is_hidden_for_unordered_labels(nominal_resu
     from textual.widgets import Checkbox
 
     async with ParmApp().run_test(size=(100, 30)) as pilot:
-        pilot.app.result = one_item_session(nominal_result)
+        pilot.app.finish_run(one_item_session(nominal_result), None)
         await pilot.app.action_show("review")
         await pilot.pause()
         off_by_two = pilot.app.screen.query_one("#filter-off2", Checkbox)

@@ -44,9 +44,9 @@ async def test_quitting_mid_review_and_reopening_resumes_where_it_stopped(
         await load_and_run(pilot)
         review = await open_review(pilot)
         decided = await decide_some(pilot, review)
-        result, queue, stopped_at = first.result, review.view.copy(), review.shown_row()
+        result, queue, stopped_at = first.state.result, review.view.copy(), review.shown_row()
         await pilot.press("q")
-    assert {row: d.action for row, d in first.store.all().items()} == decided
+    assert {row: d.action for row, d in first.state.store.all().items()} == decided
 
     # No embeddings this time: resuming must not run (or embed) anything.
     again = ParmApp(path=sample_copy)
@@ -59,9 +59,9 @@ async def test_quitting_mid_review_and_reopening_resumes_where_it_stopped(
         await pilot.pause()
         review = again.screen
         assert again.audit_worker is None
-        assert again.result.run_id == result.run_id
+        assert again.state.result.run_id == result.run_id
         assert review.view.tolist() == queue.tolist()
-        assert {row: d.action for row, d in again.store.all().items()} == decided
+        assert {row: d.action for row, d in again.state.store.all().items()} == decided
         assert review.shown_row() == stopped_at
         assert not review.query_one("#review-rerun").display
 
@@ -85,13 +85,13 @@ async def test_a_rerun_after_resuming_counts_the_new_flags(sample_copy, sample_e
     app = ParmApp(path=sample_copy, embeddings_path=sample_embeddings_file)
     async with app.run_test(size=SIZE) as pilot:
         await load_and_run(pilot)
-        first = app.result
+        first = app.state.result
         review = await open_review(pilot)
         await pilot.press("k")
         # Other settings flag other responses.
-        app.config = app.config.updated(similarity_top_k=5)
+        app.apply_settings(app.state.config.updated(similarity_top_k=5))
         await app.start_audit()
-        await wait_for(pilot, lambda: app.result is not first, "the second run")
+        await wait_for(pilot, lambda: app.state.result is not first, "the second run")
         await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen), "the results")
         review = await open_review(pilot)
         assert review.previous_flagged_rows == tuple(
@@ -99,10 +99,10 @@ async def test_a_rerun_after_resuming_counts_the_new_flags(sample_copy, sample_e
         )
         line = str(review.query_one("#review-rerun").render())
         assert review.query_one("#review-rerun").display
-        new = int((app.result.flagged & ~first.flagged).sum())
+        new = int((app.state.result.flagged & ~first.flagged).sum())
         assert f"{new} newly flagged undecided" in line
     session = find_session(file_digest(sample_copy))
-    assert session.results[0].run_id == app.result.run_id
+    assert session.results[0].run_id == app.state.result.run_id
 
 
 async def test_starting_fresh_keeps_the_session_and_asks_no_more(sample_copy, tmp_path):
@@ -112,7 +112,7 @@ async def test_starting_fresh_keeps_the_session_and_asks_no_more(sample_copy, tm
     (folder / "session.json").write_text("{ damaged")
     app = ParmApp(path=sample_copy)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.responses is not None, "the file")
+        await wait_for(pilot, lambda: app.state.responses is not None, "the file")
         await pilot.pause()
         assert not isinstance(app.screen, ResumeModal)
         messages = " ".join(n.message for n in app._notifications)

@@ -30,14 +30,6 @@ def review():
     return one_item_session(synthetic_result(300)).review
 
 
-@pytest.fixture
-def store(review, tmp_path):
-    source = tmp_path / "synthetic.csv"
-    source.write_text("placeholder\n")
-    with open_store(source, review.responses, tmp_path / "decisions.sqlite3") as opened:
-        yield opened
-
-
 async def test_the_list_starts_with_the_flagged_responses_most_severe_first(review, store):
     async with Host(review, store).run_test(size=(100, 30)) as pilot:
         screen = pilot.app.screen

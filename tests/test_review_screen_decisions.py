@@ -13,7 +13,7 @@ import pytest
 from helpers import Host, one_item_session, shown_rows, synthetic_result, text_of
 from textual.widgets import Select
 
-from engine.audit.decisions import RunContext, open_store
+from engine.audit.decisions import RunContext
 from parm_tui.screens.review import ReviewScreen
 from parm_tui.widgets.review_detail import ReviewDetail
 from parm_tui.widgets.review_dialogs import NoteModal
@@ -29,14 +29,6 @@ def review():
     base = synthetic_result(200)
     texts = [f"{t}. {LONG}" for t in base.responses.texts]
     return one_item_session(replace(base, responses=replace(base.responses, texts=texts))).review
-
-
-@pytest.fixture
-def store(review, tmp_path):
-    source = tmp_path / "answers.csv"
-    source.write_text("placeholder\n")
-    with open_store(source, review.responses, tmp_path / "decisions.sqlite3") as opened:
-        yield opened
 
 
 def row_of(review, i) -> int:

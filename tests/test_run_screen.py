@@ -25,7 +25,7 @@ from parm_tui.widgets.tuning_table import TuningTable
 async def loaded_app(pilot):
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
-    assert pilot.app.responses is not None
+    assert pilot.app.state.responses is not None
     return pilot.app
 
 
@@ -46,9 +46,9 @@ async def test_a_run_with_precomputed_embeddings_fills_the_table_and_shows_resul
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded_app(pilot)
         await run_to_end(pilot)
-        assert app.result is not None
-        result = app.result.results[0]
-        assert len(result.tuning.rows) == len(app.config.top_k_values)
+        assert app.state.result is not None
+        result = app.state.result.results[0]
+        assert len(result.tuning.rows) == len(app.state.config.top_k_values)
         run_table = app.get_screen("run").query_one("#run-tuning", TuningTable)
         assert run_table.row_count == len(result.tuning.rows)
         marked = run_table.tuning_rows[run_table.best_index]
@@ -66,16 +66,16 @@ async def test_a_second_run_replaces_the_screens_of_the_first(sample_embeddings_
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded_app(pilot)
         await run_to_end(pilot)
-        first = app.result
+        first = app.state.result
         await pilot.press("f6")
         assert app.screen.parm_result is first
         await app.start_audit()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.result is not first
-        assert isinstance(app.screen, ResultsScreen) and app.screen.session is app.result
+        assert app.state.result is not first
+        assert isinstance(app.screen, ResultsScreen) and app.screen.session is app.state.result
         await pilot.press("f6")
-        assert app.screen.parm_result is app.result
+        assert app.screen.parm_result is app.state.result
 
 
 def slow_fake_audit(reached_end: threading.Event, stopped: threading.Event):
@@ -111,7 +111,7 @@ async def test_escape_cancels_and_leaves_the_app_usable(monkeypatch, tmp_path):
         assert not app.audit_running
         assert stopped.wait(timeout=30)
         assert not reached_end.is_set()
-        assert app.result is None
+        assert app.state.result is None
         assert "Cancelled" in str(app.screen.query_one("#run-status", Static).content)
         await pilot.press("f2")
         assert isinstance(app.screen, LoadScreen)
@@ -134,7 +134,7 @@ async def test_a_run_can_start_again_after_cancelling(monkeypatch, sample_embedd
         await pilot.press("s")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert app.result is not None
+        assert app.state.result is not None
         assert isinstance(app.screen, ResultsScreen)
 
 
@@ -152,7 +152,7 @@ async def test_embeddings_with_the_wrong_row_count_show_the_error_modal(tmp_path
         assert "Traceback" not in message
         await pilot.press("escape")
         assert isinstance(app.screen, RunScreen)
-        assert app.result is None
+        assert app.state.result is None
         await pilot.press("f3")
         assert app.screen.id == "settings-screen"
 
@@ -238,7 +238,7 @@ async def test_every_stage_the_engine_reports_is_shown(monkeypatch, model):
     app = ParmApp(SAMPLE_CSV)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded_app(pilot)
-        app.config = app.config.updated(embedding_model=model)
+        app.apply_settings(app.state.config.updated(embedding_model=model))
         await run_to_end(pilot)
         screen = app.get_screen("run")
         assert screen.query_one("#stage-colbert").display == late
@@ -336,7 +336,7 @@ async def test_the_run_screen_lists_the_settings_it_runs_with():
     app = ParmApp(SAMPLE_CSV)
     async with app.run_test(size=(80, 24)) as pilot:
         await loaded_app(pilot)
-        app.config = app.config.updated(similarity_top_k=[5, 10], bootstrap_samples=50)
+        app.apply_settings(app.state.config.updated(similarity_top_k=[5, 10], bootstrap_samples=50))
         await pilot.press("f4")
         await pilot.pause()
         listed = str(app.screen.query_one("#run-settings", Static).content)
@@ -354,9 +354,10 @@ async def test_a_finished_run_s_status_does_not_outlive_its_result(sample_embedd
         status = app.get_screen("run").query_one("#run-status", Static)
         assert str(status.content).startswith("Finished in")
         # Another score column closes the result: the screen no longer reports its run.
-        app.result = None
+        app.choose_columns({**app.state.columns, "score_column": "score2"})
+        assert app.state.result is None
         await pilot.press("f2", "f4")
         await pilot.pause()
         assert str(status.content).startswith("Ready")
-        feed = app.get_screen("run").begin(app.config, False)
+        feed = app.get_screen("run").begin(app.state.config, False)
         assert str(status.content).startswith("Running…") and feed is not None

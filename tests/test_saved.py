@@ -11,16 +11,18 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from helpers import synthetic_result
+from helpers import one_item_session, synthetic_result
 
 from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
 from engine.core.errors import ResumeError
 from engine.core.files import atomic_write_files, file_digest
+from engine.input.items import Items
 from engine.outputs.markdown import markdown_report
 from engine.outputs.report import report_dict
 from engine.outputs.tables import prediction_table, tuning_table
 from engine.results.item import AuditResult
+from engine.results.session import session_result
 from engine.saved.archive import load_result, result_files
 from engine.saved.store import (
     find_session,
@@ -146,7 +148,7 @@ def test_damaged_or_foreign_files_give_a_message_naming_them(result, tmp_path, h
 
 
 def test_a_session_keeps_the_settings_and_results_of_a_file(result, tmp_path):
-    session = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    session = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
     found = find_session("d1", base=tmp_path)
     assert found == session
     assert found.config() == result.config
@@ -160,9 +162,9 @@ def test_a_session_keeps_the_settings_and_results_of_a_file(result, tmp_path):
 
 
 def test_a_new_run_replaces_the_last_and_remembers_which_rows_it_flagged(result, tmp_path):
-    first = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    first = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
     second_run = replace(result, run_id="second", predicted=result.responses.scores.copy())
-    second = save_session("d1", "answers.csv", result.config, [second_run], base=tmp_path)
+    second = save_session("d1", "answers.csv", one_item_session(second_run), base=tmp_path)
     [entry] = find_session("d1", base=tmp_path).results
     assert entry.run_id == "second" and entry.flagged == 0
     assert entry.previous_flagged_rows == first.results[0].flagged_rows
@@ -172,18 +174,21 @@ def test_a_new_run_replaces_the_last_and_remembers_which_rows_it_flagged(result,
 
 
 def test_a_session_holds_one_result_per_item(result, tmp_path):
-    other = replace(result, run_id="item-two")
-    save_session("d1", "f.csv", result.config, [result, other], ["Q1", "Q2"], base=tmp_path)
+    first = replace(result, responses=replace(result.responses, item="Q1"))
+    other = replace(result, run_id="item-two", responses=replace(result.responses, item="Q2"))
+    parts = [first.responses, other.responses]
+    items = Items("f.csv", parts, [], 2 * len(result.responses), ())
+    save_session("d1", "f.csv", session_result(items, [first, other], result.config), tmp_path)
     session = find_session("d1", base=tmp_path)
     assert [e.item for e in session.results] == ["Q1", "Q2"]
-    loaded = load_results(session, [result.responses, result.responses])
+    loaded = load_results(session, parts)
     assert [r.run_id for r in loaded] == [result.run_id, "item-two"]
     with pytest.raises(ResumeError, match="2 result"):
-        load_results(session, [result.responses])
+        load_results(session, [first.responses])
 
 
 def test_the_review_row_is_remembered(result, tmp_path):
-    session = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    session = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
     save_review_row(session, 17)
     assert find_session("d1", base=tmp_path).review_row == 17
 
@@ -206,7 +211,7 @@ def test_a_damaged_session_file_gives_a_message(tmp_path, content, expected):
 
 
 def test_a_result_name_cannot_point_outside_the_session_folder(result, tmp_path):
-    session = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    session = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
     path = session.folder / "session.json"
     values = json.loads(path.read_text())
     values["results"][0]["name"] = "../../elsewhere"
@@ -216,7 +221,7 @@ def test_a_result_name_cannot_point_outside_the_session_folder(result, tmp_path)
 
 
 def test_saved_settings_this_parm_refuses_are_reported(result, tmp_path):
-    session = save_session("d1", "answers.csv", result.config, [result], base=tmp_path)
+    session = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
     broken = replace(session, settings={**session.settings, "seed": "abc"})
     with pytest.raises(ResumeError, match="seed"):
         broken.config()
@@ -240,8 +245,7 @@ def test_a_decision_records_the_settings_its_item_was_run_with(tmp_path):
     frame, vectors = session_frame(items=(("A", 60, 3), ("B", 14, 3)), seed=2)
     settings = session_config(similarity_top_k=[5, 10, 20])
     session = run_frame(frame, vectors, settings)
-    items = [result.responses.item for result in session.results]
-    saved = save_session("digest", "session.csv", settings, session.results, items, tmp_path)
+    saved = save_session("digest", "session.csv", session, tmp_path)
     assert session.results[1].config.similarity_top_k == (5, 10)
     review = session.review
     for k, entry in enumerate(saved.results):

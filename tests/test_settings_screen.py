@@ -39,7 +39,7 @@ async def test_power_interval_with_min_not_below_max_shows_the_engine_message():
         assert error_under(screen, "similarity_power") == expected
         assert "min < max" in expected
         # The app keeps the last valid settings (the interval before max was lowered).
-        applied = pilot.app.config.similarity_power
+        applied = pilot.app.state.config.similarity_power
         assert applied.min < applied.max
         assert "Fix the settings" in str(screen.query_one("#settings-status", Static).content)
 
@@ -65,7 +65,7 @@ async def test_a_valid_change_is_applied_to_the_app():
         screen.query_one("#selection_metric", Select).value = "qwk"
         screen.query_one("#normalize_similarities", Switch).value = False
         await pilot.pause()
-        config = pilot.app.config
+        config = pilot.app.state.config
         assert (config.similarity_top_k, config.selection_metric) == (12, "qwk")
         assert config.normalize_similarities is False
 
@@ -76,7 +76,7 @@ async def test_colbert_keys_show_only_for_a_late_interaction_model():
         assert not screen.query_one("#colbert-keys").display
         await set_input(screen, "#embedding_model", "lightonai/colbertv2.0", pilot)
         assert screen.query_one("#colbert-keys").display
-        assert pilot.app.config.late_interaction
+        assert pilot.app.state.config.late_interaction
 
 
 async def test_save_then_load_round_trips_the_settings(tmp_path):
@@ -89,7 +89,7 @@ async def test_save_then_load_round_trips_the_settings(tmp_path):
         await set_input(screen, "#power-list", "0.5, 2", pilot)
         screen.query_one("#class_weight", Select).value = "none"
         await pilot.pause()
-        edited = pilot.app.config
+        edited = pilot.app.state.config
         assert edited.similarity_top_k == (5, 10)
         assert edited.similarity_power == (0.5, 2.0)
         assert edited.class_weight is None
@@ -99,10 +99,10 @@ async def test_save_then_load_round_trips_the_settings(tmp_path):
         assert load_config(path) == edited
 
         await pilot.click("#settings-defaults")
-        assert pilot.app.config == load_defaults()
+        assert pilot.app.state.config == load_defaults()
         await pilot.click("#settings-load")
         await pilot.pause()
-        assert pilot.app.config == edited
+        assert pilot.app.state.config == edited
         assert screen.query_one("#top-k-list", Input).value == "5, 10"
         assert screen.query_one("#power-list", Input).value == "0.5, 2"
 
@@ -116,7 +116,7 @@ async def test_loading_a_broken_settings_file_shows_the_engine_message(tmp_path)
         await pilot.click("#settings-load")
         message = str(screen.query_one("#settings-file-message", Static).content)
         assert "'seed'" in message and str(path) in message
-        assert pilot.app.config == load_defaults()
+        assert pilot.app.state.config == load_defaults()
 
 
 async def test_a_config_file_given_on_start_fills_the_form(tmp_path):
@@ -143,15 +143,15 @@ async def test_score_order_typed_in_settings_orders_the_loaded_labels(tmp_path):
     async with ParmApp(path).run_test(size=(80, 24)) as pilot:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
-        assert pilot.app.responses.ordered is False
+        assert pilot.app.state.responses.ordered is False
         screen = await open_settings(pilot)
         hint = str(screen.query_one("#score-order-hint", Static).content)
         assert "high, low, medium (no order: nominal" in hint
         await set_input(screen, "#score_order", "low, medium, high", pilot)
-        assert pilot.app.config.score_order == ("low", "medium", "high")
+        assert pilot.app.state.config.score_order == ("low", "medium", "high")
         # The Load screen re-codes the file with the new order.
-        assert pilot.app.responses.labels == ("low", "medium", "high")
-        assert pilot.app.responses.ordered
+        assert pilot.app.state.responses.labels == ("low", "medium", "high")
+        assert pilot.app.state.responses.ordered
         assert "low, medium, high (ordered)" in str(
             screen.query_one("#score-order-hint", Static).content
         )
@@ -164,7 +164,7 @@ async def test_a_score_order_that_misses_a_label_says_so(tmp_path):
         await pilot.pause()
         screen = await open_settings(pilot)
         await set_input(screen, "#score_order", "low, high", pilot)
-        assert pilot.app.responses is None
+        assert pilot.app.state.responses is None
         assert "does not fit these settings" in str(
             screen.query_one("#score-order-hint", Static).content
         )
@@ -196,8 +196,8 @@ async def test_worker_processes_are_a_setting_and_the_run_lists_them_with_the_se
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await open_settings(pilot)
         await set_input(screen, "#jobs", "2", pilot)
-        assert pilot.app.config.jobs == 2
-        assert "2 worker processes" in settings_text(pilot.app.config)
+        assert pilot.app.state.config.jobs == 2
+        assert "2 worker processes" in settings_text(pilot.app.state.config)
         await set_input(screen, "#jobs", "0", pilot)
         assert error_under(screen, "jobs") == engine_message(jobs=0)
     config = config_from_dict(

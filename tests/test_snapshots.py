@@ -5,6 +5,7 @@ synthetic data; nothing time-dependent or machine-dependent is on these screens.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -51,9 +52,13 @@ async def settle(pilot):
     await pilot.pause()
 
 
-def show(session, name: str, *keys: str):
+def show(session, name: str, *keys: str, store=None):
+    """Show a screen of `session` (with this decision store) as a finished run leaves it."""
+
     async def run_before(pilot):
-        pilot.app.result = session
+        if store is not None:  # a store of synthetic responses: no file chose it
+            pilot.app.state = replace(pilot.app.state, store=store)
+        pilot.app.finish_run(session, None)
         await pilot.app.action_show(name)
         await pilot.press(*keys)
         await settle(pilot)
@@ -130,9 +135,7 @@ def with_decisions(session, folder: Path):
 def test_review_screen_with_decisions(snap_compare, in_repo, sample_session, tmp_path, size):
     store = with_decisions(sample_session, tmp_path)
 
-    async def run_before(pilot):
-        pilot.app.store = store
-        await show(sample_session, "review")(pilot)
+    run_before = show(sample_session, "review", store=store)
 
     assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
     store.close()
@@ -192,9 +195,7 @@ def test_review_of_a_session(snap_compare, in_repo, session_result, tmp_path, si
     source.write_text("placeholder\n")
     store = open_store(source, review.responses, tmp_path / "d.sqlite3", review.on_scale)
 
-    async def run_before(pilot):
-        pilot.app.store = store
-        await show(session_result, "review")(pilot)
+    run_before = show(session_result, "review", store=store)
 
     assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
     store.close()

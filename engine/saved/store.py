@@ -3,14 +3,15 @@ last run, so reopening the file can resume that audit without running it again.
 
 A session lives in `<data dir>/sessions/<file digest>/`: `session.json` (the settings, the date,
 one entry per result and where the review stopped) and two files per result
-(engine.saved.archive). A run of a file holds a list of results, one per audited item
-(today one); each entry names its item (None for a file audited as a whole) and keeps the data
+(engine.saved.archive). A run of a file (a SessionResult) holds a list of results, one per
+audited item; each entry names its item (None for a file audited as a whole) and keeps the data
 rows it flagged, and the rows the previous run flagged, so a re-run can say which flags are new.
 A save writes the new result files and then session.json in one all-or-nothing batch, and only
 then removes the files of the run it replaces.
 
 Finding a session reads only session.json, so the app can ask about it before numpy and the
-pipeline are loaded; the results load with engine.saved.archive.
+pipeline are loaded; the results load with engine.saved.archive, and `restore_session` makes
+the SessionResult the app resumes.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from engine.core.places import data_dir
 from engine.input.config import AuditConfig, config_from_dict, settings_digest
 
 if TYPE_CHECKING:  # only for annotations: finding a session must not load numpy
+    from engine.input.items import Items
     from engine.input.responses import Responses
     from engine.results.item import AuditResult
+    from engine.results.session import SessionResult
 
 FORMAT = "parm-session"
 SCHEMA_VERSION = 1
@@ -176,35 +179,29 @@ def _session_text(session: SavedSession) -> str:
 
 
 def save_session(
-    digest: str,
-    source: str | Path,
-    settings: AuditConfig,
-    results: list[AuditResult],
-    items: list[str | None] | None = None,
-    base: Path | None = None,
+    digest: str, source: str | Path, result: SessionResult, base: Path | None = None
 ) -> SavedSession:
-    """Save a finished run of the file with this digest: its settings and its AuditResults
-    (one per item; `items` names them, default None for each). Replaces the previous run of
-    the file, keeping which rows that run flagged. Raises ResumeError when it cannot write."""
+    """Save a finished run of the file with this digest: the settings it was started with and
+    every item's result. Replaces the previous run of the file, keeping which rows that run
+    flagged. Raises ResumeError when it cannot write."""
     from engine.saved.archive import result_files
 
     folder = session_folder(digest, base)
-    items = list(items) if items is not None else [None] * len(results)
     earlier = _previous_run(digest, base)
     files: dict[Path, str | bytes] = {}
     entries = []
-    for k, (result, item) in enumerate(zip(results, items)):
-        name = f"result-{result.run_id}-{k}"
-        files.update(result_files(result, folder, name))
-        previous = earlier.get(item)
+    for k, item in enumerate(result.results):
+        name = f"result-{item.run_id}-{k}"
+        files.update(result_files(item, folder, name))
+        previous = earlier.get(item.responses.item)
         entries.append(
             SavedResult(
                 name=name,
-                item=item,
-                run_id=result.run_id,
-                settings_digest=settings_digest(result.config),
-                responses=len(result.responses),
-                flagged_rows=tuple(int(r) for r in result.responses.rows[result.flagged]),
+                item=item.responses.item,
+                run_id=item.run_id,
+                settings_digest=settings_digest(item.config),
+                responses=len(item.responses),
+                flagged_rows=tuple(int(r) for r in item.responses.rows[item.flagged]),
                 previous_flagged_rows=None if previous is None else previous.flagged_rows,
             )
         )
@@ -213,7 +210,7 @@ def save_session(
         file_digest=digest,
         source=str(source),
         saved_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        settings=settings.to_dict(),
+        settings=result.config.to_dict(),
         results=tuple(entries),
     )
     # session.json goes last, so it never names result files that are not there yet.
@@ -269,6 +266,21 @@ def load_results(session: SavedSession, responses: list[Responses]) -> list[Audi
             )
         loaded.append(result)
     return loaded
+
+
+def restore_session(session: SavedSession, items: Items, config: AuditConfig) -> SessionResult:
+    """The saved run as a SessionResult of the file's items as they are now (read with the
+    session's settings, `config`), with nothing run again: every item's result bound to its
+    responses, in the file's order of items. Raises ResumeError when it cannot be used."""
+    from engine.results.session import session_result
+
+    by_item = {responses.item: responses for responses in items.audited}
+    if sorted(by_item, key=str) != sorted((e.item for e in session.results), key=str):
+        raise ResumeError("The saved session's items are not the file's items now.")
+    loaded = load_results(session, [by_item[entry.item] for entry in session.results])
+    order = {entry.item: k for k, entry in enumerate(session.results)}
+    results = [loaded[order[responses.item]] for responses in items.audited]
+    return session_result(items, results, config)
 
 
 def save_review_row(session: SavedSession, row: int | None) -> SavedSession:

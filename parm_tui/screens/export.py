@@ -15,6 +15,7 @@ from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
 from engine.results.session import SessionResult
+from parm_tui.screens.error import ErrorRaised
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedCheckbox
@@ -137,6 +138,13 @@ class ExportScreen(Screen):
         else:
             decisions.label = self.decisions_label()
         self.query_one("#export-folder", Input).focus()
+        self.watch(self.app, "state", self.follow_store, init=False)
+
+    def follow_store(self, old, new) -> None:
+        """The app's state changed: a new decision store replaces the one decisions.csv is
+        written from."""
+        if new.store is not old.store:
+            self.store = new.store
 
     def on_screen_resume(self) -> None:
         if self.store is not None:
@@ -229,11 +237,9 @@ class ExportScreen(Screen):
 
         if isinstance(error, ParmError):
             self.show_status(plain(str(error), style="red"))
-        elif hasattr(self.app, "show_error"):
-            self.show_status(Text("The export failed: see the message.", style="red"))
-            self.app.show_error(error)
         else:
-            self.show_status(plain(f"{type(error).__name__}: {error}", style="red"))
+            self.show_status(Text("The export failed: see the message.", style="red"))
+            self.post_message(ErrorRaised(error))
 
     def show_status(self, text: Text) -> None:
         self.query_one("#export-status", Static).update(text)

@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Select, Static
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
@@ -126,6 +127,7 @@ class ReviewScreen(Screen):
         elif self.store.stale:
             self.notify(self.store.stale_message(), severity="warning", timeout=10)
         self.set_interval(OTHER_WRITER_CHECK_SECONDS, self.check_other_writers)
+        self.watch(self.app, "state", self.follow_store, init=False)
 
     def check_other_writers(self) -> None:
         """When another parm (another window on the same file) saved decisions, read them
@@ -165,15 +167,21 @@ class ReviewScreen(Screen):
         # A dialog's result may have changed the detail while this screen was underneath.
         self.call_after_refresh(self.show_detail)
 
+    class Stopped(Message):
+        """The review was left at data row `row` (None: nothing was on show)."""
+
+        def __init__(self, row: int | None) -> None:
+            super().__init__()
+            self.row = row
+
     def on_screen_suspend(self) -> None:
-        self.remember_position()
+        self.post_message(self.Stopped(self.shown_row()))
 
-    def remember_position(self) -> None:
-        """Keep where the review stopped in the result's saved session (when it has one)."""
-        from parm_tui.screens.resume import remember_review_row
-
-        if self.shown_row() is not None:
-            remember_review_row(self.app, self.review, self.shown_row())
+    def follow_store(self, old, new) -> None:
+        """The app's state changed: a new decision store (another file's, or the same file's
+        opened again) replaces the one this screen writes to."""
+        if new.store is not old.store:
+            self.store = new.store
 
     # --- the list -----------------------------------------------------------------------
     def refresh_view(self, prefer: int | None = None) -> None:
@@ -305,10 +313,9 @@ class ReviewScreen(Screen):
         table = self.query_one(ReviewTable)
         if self.focused is not table:
             table.focus()
-        elif hasattr(self.app, "action_show"):
-            # ParmApp switches between installed screens; Results is where Review is opened from.
-            await self.app.run_action("show('results')")
-        elif len(self.app.screen_stack) > 1:
+        # ParmApp switches between installed screens (Results is where Review is opened from);
+        # an app without that action shows this screen over another.
+        elif not await self.app.run_action("show('results')") and len(self.app.screen_stack) > 1:
             self.app.pop_screen()
 
     # --- moving on ----------------------------------------------------------------------

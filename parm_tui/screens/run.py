@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Header, Label, ProgressBar, Static
 
 from engine.core.progress import ITEMS, MAXSIM, STAGES, TUNING
+from parm_tui.state import AppState
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.settings_summary import columns_text, settings_text
@@ -59,26 +60,26 @@ def stage_message(event) -> str:
     return event.message
 
 
-def run_problem(app) -> str | None:
+def run_problem(state: AppState) -> str | None:
     """Why an audit cannot start now (no file, or settings the form shows as invalid)."""
-    if app.responses is None:
+    if state.responses is None:
         return "load a file first (F2)."
-    if getattr(app, "settings_problem", None) is not None:
-        return f"the settings have an error (F3): {app.settings_problem}"
+    if state.settings_problem is not None:
+        return f"the settings have an error (F3): {state.settings_problem}"
     return None
 
 
-def settings_lines(app) -> Text:
+def settings_lines(state: AppState, precomputed: bool) -> Text:
     """What a run reads and the settings it runs with, as the Run screen lists them."""
-    if app.responses is None:
+    if state.responses is None:
         return Text("No file loaded: F2 opens one.")
-    config = app.config
-    name = app.source_path.name if app.source_path else "input"
+    config = state.config
+    name = state.source_path.name if state.source_path else "input"
     text = Text()
     text.append_text(plain(name, style="bold"))
-    text.append(f" · {len(app.responses):,} responses · ")
+    text.append(f" · {len(state.responses):,} responses · ")
     text.append_text(plain(columns_text(config) + "\n"))
-    text.append_text(plain(settings_text(config, precomputed=app.embeddings_path is not None)))
+    text.append_text(plain(settings_text(config, precomputed=precomputed)))
     return text
 
 
@@ -136,13 +137,16 @@ class RunScreen(Screen):
 
     def show_readiness(self) -> None:
         """The settings a run would use, and whether it can start (and if not, why not)."""
-        self.query_one("#run-settings", Static).update(settings_lines(self.app))
-        problem = run_problem(self.app)
+        self.query_one("#run-settings", Static).update(self.settings_lines())
+        problem = run_problem(self.app.state)
         self.query_one("#run-start", Button).disabled = problem is not None
         if problem is not None:
             self.set_status(Text(f"Cannot start: {problem}", style="bold red"))
-        elif self.outcome_for is None or self.outcome_for is not self.app.result:
+        elif self.outcome_for is None or self.outcome_for is not self.app.state.result:
             self.set_status(Text("Ready: s starts the audit with the settings above."))
+
+    def settings_lines(self) -> Text:
+        return settings_lines(self.app.state, self.app.embeddings_path is not None)
 
     async def action_start_run(self) -> None:
         await self.app.start_audit()
@@ -174,7 +178,7 @@ class RunScreen(Screen):
         self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
         self.query_one("#run-start", Button).disabled = True
         self.query_one("#run-cancel", Button).disabled = False
-        self.query_one("#run-settings", Static).update(settings_lines(self.app))
+        self.query_one("#run-settings", Static).update(self.settings_lines())
         return self.feed
 
     def torn_down(self) -> bool:
@@ -192,7 +196,7 @@ class RunScreen(Screen):
         for bar in self.query(ProgressBar):
             if bar.total is None:  # stop the "waiting" animation of stages that never began
                 bar.update(total=1, progress=0)
-        self.query_one("#run-start", Button).disabled = run_problem(self.app) is not None
+        self.query_one("#run-start", Button).disabled = run_problem(self.app.state) is not None
         self.query_one("#run-cancel", Button).disabled = True
         self.set_status(message)
         table = self.query_one("#run-tuning", TuningTable)
