@@ -5,12 +5,18 @@ Text objects only."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
 from engine.core.text import safe_text
 from parm_tui.widgets.metrics import fmt
+
+if TYPE_CHECKING:
+    from engine.results.session import SessionResult
+
 
 TOO_FEW = "too few to judge"
 
@@ -19,7 +25,7 @@ def name(value) -> Text:
     return Text(safe_text(value, one_line=True))
 
 
-def items_table(session) -> Table:
+def items_table(session: SessionResult) -> Table:
     """One row per item: size, selected K and p, kappa, QWK, cross-fitted kappa, flags, and the
     two raters' agreement where answers were scored twice; skipped items with their reason."""
     table = Table(
@@ -43,7 +49,7 @@ def items_table(session) -> Table:
     return table
 
 
-def raters_table(session) -> Table:
+def raters_table(session: SessionResult) -> Table:
     """One row per rater, the farthest from the rest first: agreement with the model, the share
     of their scores flagged and their leniency in score points, each with its 95% interval."""
     table = Table(
