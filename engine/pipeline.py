@@ -1,5 +1,6 @@
-"""`run_audit`: the one call both front ends make. It runs the stages in the order the data flows:
-embedding, the neighbour graph (found once), tuning K and p, then the audit of the selected fit."""
+"""`run_audit`: one item's audit (engine.session.run_session runs it for every item of a file). It
+runs the stages in the order the data flows: embedding, the neighbour graph (found once), tuning
+K and p, then the checks of the selected fit."""
 
 from __future__ import annotations
 
