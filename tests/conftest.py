@@ -1,8 +1,9 @@
 """Shared fixtures. The sample data is embedded once per session with the bundled model.
 
 `slow` marks the costly tests, so `python -m pytest -m "not slow"` is a quick local loop: every
-test that needs the bundled model (a fixture below that loads it) is marked here, the others (the
-big app flows, coverage simulations, subprocesses, snapshots) where they are defined.
+test that needs the bundled model (a fixture below that loads it) is marked here; the others are
+marked where they are defined: every test that drives the whole app (a ParmApp: one screen on a
+small host app stays quick), snapshots, coverage simulations, subprocesses.
 """
 
 from __future__ import annotations

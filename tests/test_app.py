@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 
+import pytest
 from helpers import (
     SAMPLE_CSV,
     load_and_run,
@@ -33,6 +34,7 @@ def read_csv(path):
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_file, tmp_path):
     app = ParmApp(path=sample_copy, embeddings_path=sample_embeddings_file)
     out = tmp_path / "out"
@@ -79,6 +81,7 @@ async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_
     assert decisions[0]["id"] == responses.ids[i]
 
 
+@pytest.mark.slow
 async def test_a_decision_survives_starting_fresh_and_running_again(
     sample_copy, sample_embeddings_file
 ):
@@ -163,6 +166,7 @@ def test_importing_the_app_does_not_import_torch():
     assert out.stdout.strip() == ""
 
 
+@pytest.mark.slow
 async def test_the_command_palette_names_actions_by_group():
     app = ParmApp()
     async with app.run_test(size=(80, 24)):
@@ -179,6 +183,7 @@ async def test_the_command_palette_names_actions_by_group():
         assert title in titles
 
 
+@pytest.mark.slow
 async def test_a_new_file_hands_its_decision_store_to_the_review(tmp_path, sample_embeddings_file):
     first, second = tmp_path / "a" / "answers.csv", tmp_path / "b" / "answers.csv"
     for path in (first, second):
@@ -206,6 +211,7 @@ async def test_a_new_file_hands_its_decision_store_to_the_review(tmp_path, sampl
         assert app.state.store.source.endswith(str(second))
 
 
+@pytest.mark.slow
 async def test_reopening_the_store_rebuilds_the_review_with_the_new_one(
     sample_copy, sample_embeddings_file
 ):

@@ -169,6 +169,7 @@ def test_a_fallback_encoding_is_a_warning_on_stderr_and_in_the_report(tmp_path, 
     assert code == 0 and "not valid UTF-8" not in output
 
 
+@pytest.mark.slow
 async def test_the_app_notifies_a_fallback_encoding(tmp_path):
     from helpers import wait_for
 

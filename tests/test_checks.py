@@ -29,6 +29,7 @@ def column(table, header: str) -> list[str]:
     return cells(table, index)
 
 
+@pytest.mark.slow
 async def test_metrics_show_bootstrap_intervals_and_cross_fitted_values(result):
     assert result.intervals and result.cross_fit is not None
     async with ParmApp().run_test(size=(80, 24)) as pilot:
@@ -45,6 +46,7 @@ async def test_metrics_show_bootstrap_intervals_and_cross_fitted_values(result):
         assert "bootstrap" in note and "without it" in note
 
 
+@pytest.mark.slow
 async def test_second_rater_table_compares_raters_and_model(result):
     second = result.second_rater
     async with ParmApp().run_test(size=(80, 24)) as pilot:
@@ -58,6 +60,7 @@ async def test_second_rater_table_compares_raters_and_model(result):
         assert f"disagree on {int(second.disagree.sum()):,}" in line
 
 
+@pytest.mark.slow
 async def test_without_a_second_rater_the_table_says_so():
     single = synthetic_result(120, second=False)
     async with ParmApp().run_test(size=(80, 24)) as pilot:
@@ -67,6 +70,7 @@ async def test_without_a_second_rater_the_table_says_so():
         assert not screen.query_one("#results-disagree").display
 
 
+@pytest.mark.slow
 async def test_consistency_tab_lists_both_answers_of_each_pair_as_typed(result):
     responses = result.responses
     other = next(i for i in range(len(responses)) if responses.scores[i] != responses.scores[7])
@@ -86,6 +90,7 @@ async def test_consistency_tab_lists_both_answers_of_each_pair_as_typed(result):
             assert f"row {int(responses.rows[i])}" in shown
 
 
+@pytest.mark.slow
 async def test_late_interaction_results_say_the_consistency_check_was_skipped(result):
     late = replace(result, mode="late-interaction", near_duplicates=[])
     async with ParmApp().run_test(size=(80, 24)) as pilot:

@@ -36,6 +36,7 @@ def write_csv(path, scores, texts=None):
     return path
 
 
+@pytest.mark.slow
 async def test_a_path_that_does_not_exist_says_not_found(tmp_path):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         await open_typed_path(pilot, str(tmp_path / "nothing-here.csv"))
@@ -43,6 +44,7 @@ async def test_a_path_that_does_not_exist_says_not_found(tmp_path):
         assert pilot.app.state.responses is None
 
 
+@pytest.mark.slow
 async def test_a_folder_says_not_a_file(tmp_path):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         await open_typed_path(pilot, str(tmp_path))
@@ -63,6 +65,7 @@ async def test_path_completion_expands_the_last_component(tmp_path):
     assert await suggester.get_suggestion(f"{tmp_path}/zzz") is None
 
 
+@pytest.mark.slow
 async def test_sample_file_prefills_the_columns_and_shows_counts():
     async with ParmApp(SAMPLE_CSV).run_test(size=(80, 24)) as pilot:
         await pilot.app.workers.wait_for_complete()
@@ -89,6 +92,7 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
         assert app.state.store is not None
 
 
+@pytest.mark.slow
 async def test_a_single_score_category_shows_the_engine_message(tmp_path):
     from engine.input.config import load_defaults
     from engine.input.responses import read_table, responses_from_frame
@@ -104,6 +108,7 @@ async def test_a_single_score_category_shows_the_engine_message(tmp_path):
         assert pilot.app.state.responses is None
 
 
+@pytest.mark.slow
 async def test_non_numeric_scores_are_counted_with_examples(tmp_path):
     scores = [0, 1, 2] * 5 + ["lots", "none"]
     path = write_csv(tmp_path / "bad-scores.csv", scores)
@@ -116,6 +121,7 @@ async def test_non_numeric_scores_are_counted_with_examples(tmp_path):
         assert pilot.app.state.responses is None
 
 
+@pytest.mark.slow
 async def test_skipping_bad_rows_in_settings_revalidates_with_a_warning(tmp_path):
     path = write_csv(tmp_path / "bad-scores.csv", [0, 1, 2] * 5 + ["lots"])
     async with ParmApp(path).run_test(size=(80, 24)) as pilot:
@@ -127,6 +133,7 @@ async def test_skipping_bad_rows_in_settings_revalidates_with_a_warning(tmp_path
         assert "Skipped 1 row(s)" in shown(pilot.app, "#validation")
 
 
+@pytest.mark.slow
 async def test_choosing_another_score_column_revalidates():
     from engine.input.responses import read_table, responses_from_frame
 
@@ -142,6 +149,7 @@ async def test_choosing_another_score_column_revalidates():
         assert shown(pilot.app, "#validation") == str(expected.value)
 
 
+@pytest.mark.slow
 async def test_recent_files_record_the_opened_file(tmp_path):
     path = write_csv(tmp_path / "recent.csv", [0, 1, 2] * 4)
     async with ParmApp(path).run_test(size=(80, 24)) as pilot:
@@ -152,6 +160,7 @@ async def test_recent_files_record_the_opened_file(tmp_path):
         assert recent.get_option_at_index(0).id == str(path.resolve())
 
 
+@pytest.mark.slow
 async def test_columns_named_in_a_config_file_win_over_guesses(tmp_path):
     config = tmp_path / "columns.json"
     config.write_text('{"score_column": "score2", "second_score_column": "score"}')
@@ -162,6 +171,7 @@ async def test_columns_named_in_a_config_file_win_over_guesses(tmp_path):
         assert pilot.app.screen.query_one("#col-second", Select).value == "score"
 
 
+@pytest.mark.slow
 async def test_c_copies_the_full_answer_of_the_preview_row():
     async with ParmApp(SAMPLE_CSV).run_test(size=(80, 24)) as pilot:
         await pilot.app.workers.wait_for_complete()

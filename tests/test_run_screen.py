@@ -61,6 +61,7 @@ async def test_a_run_with_precomputed_embeddings_fills_the_table_and_shows_resul
         assert shown["Cohen's kappa"] == f"{result.metrics['kappa']:.3f}"
 
 
+@pytest.mark.slow
 async def test_a_second_run_replaces_the_screens_of_the_first(sample_embeddings_file):
     app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -97,6 +98,7 @@ def slow_fake_audit(reached_end: threading.Event, stopped: threading.Event):
     return fake
 
 
+@pytest.mark.slow
 async def test_escape_cancels_and_leaves_the_app_usable(monkeypatch, tmp_path):
     reached_end, stopped = threading.Event(), threading.Event()
     monkeypatch.setattr(engine.session, "run_session", slow_fake_audit(reached_end, stopped))
@@ -120,6 +122,7 @@ async def test_escape_cancels_and_leaves_the_app_usable(monkeypatch, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 async def test_a_run_can_start_again_after_cancelling(monkeypatch, sample_embeddings_file):
     reached_end, stopped = threading.Event(), threading.Event()
     real_run_audit = engine.session.run_session
@@ -157,6 +160,7 @@ async def test_embeddings_with_the_wrong_row_count_show_the_error_modal(tmp_path
         assert app.screen.id == "settings-screen"
 
 
+@pytest.mark.slow
 async def test_an_unexpected_error_shows_its_type_and_logs_the_traceback(monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("the graph fell over")
@@ -176,6 +180,7 @@ async def test_an_unexpected_error_shows_its_type_and_logs_the_traceback(monkeyp
         assert app.is_running
 
 
+@pytest.mark.slow
 async def test_two_errors_share_one_modal():
     app = ParmApp()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -189,6 +194,7 @@ async def test_two_errors_share_one_modal():
         assert "first problem" in message and "second problem" in message
 
 
+@pytest.mark.slow
 async def test_result_screens_need_a_run_first():
     app = ParmApp()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -198,6 +204,7 @@ async def test_result_screens_need_a_run_first():
         assert any("Run an audit first" in n.message for n in app._notifications)
 
 
+@pytest.mark.slow
 async def test_starting_without_a_file_asks_for_one():
     app = ParmApp()
     async with app.run_test(size=(80, 24)) as pilot:
@@ -230,6 +237,7 @@ LATE_STAGES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["sentence-transformers/all-MiniLM-L6-v2", "lightonai/colbert"])
 async def test_every_stage_the_engine_reports_is_shown(monkeypatch, model):
     monkeypatch.setattr(engine.session, "run_session", staged_fake_audit(LATE_STAGES))
@@ -267,6 +275,7 @@ def test_stage_clock_reports_rate_and_time_left():
     assert clock.describe(50, 100, now=20.0) == "5.0/s · 0:10 left"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["q", "ctrl+q"])
 async def test_quit_keys_close_the_app(key):
     app = ParmApp()
@@ -276,6 +285,7 @@ async def test_quit_keys_close_the_app(key):
         assert not app.is_running
 
 
+@pytest.mark.slow
 async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():
     """The drain timer can fire once more while the screen's children are being removed."""
     async with ParmApp().run_test(size=(80, 24)) as pilot:
@@ -290,6 +300,7 @@ async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():
         assert screen.running is False
 
 
+@pytest.mark.slow
 async def test_an_event_drained_before_any_run_began_is_shown():
     """The drain timer runs from mount: an event it meets before begin() must not crash it."""
     async with ParmApp().run_test(size=(80, 24)) as pilot:
@@ -301,6 +312,7 @@ async def test_an_event_drained_before_any_run_began_is_shown():
         assert "1/2" in str(screen.query_one("#detail-tuning", Static).content)
 
 
+@pytest.mark.slow
 async def test_with_an_invalid_setting_the_run_is_disabled_and_says_why(monkeypatch):
     started = []
     monkeypatch.setattr(engine.session, "run_session", lambda *a, **k: started.append(1))
@@ -332,6 +344,7 @@ async def test_with_an_invalid_setting_the_run_is_disabled_and_says_why(monkeypa
         assert str(run.query_one("#run-status", Static).content).startswith("Ready")
 
 
+@pytest.mark.slow
 async def test_the_run_screen_lists_the_settings_it_runs_with():
     app = ParmApp(SAMPLE_CSV)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -344,6 +357,7 @@ async def test_the_run_screen_lists_the_settings_it_runs_with():
         assert "K 5, 10 · p 1 · by kappa · balanced\nbootstrap 50 · 5 folds" in listed
 
 
+@pytest.mark.slow
 async def test_a_finished_run_s_status_does_not_outlive_its_result(sample_embeddings_file):
     app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
     async with app.run_test(size=(80, 24)) as pilot:
