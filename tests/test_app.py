@@ -34,7 +34,6 @@ def read_csv(path):
         return list(csv.DictReader(handle))
 
 
-@pytest.mark.slow
 async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_file, tmp_path):
     app = ParmApp(path=sample_copy, embeddings_path=sample_embeddings_file)
     out = tmp_path / "out"
@@ -81,7 +80,6 @@ async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_
     assert decisions[0]["id"] == responses.ids[i]
 
 
-@pytest.mark.slow
 async def test_a_decision_survives_starting_fresh_and_running_again(
     sample_copy, sample_embeddings_file
 ):
@@ -183,7 +181,6 @@ async def test_the_command_palette_names_actions_by_group():
         assert title in titles
 
 
-@pytest.mark.slow
 async def test_a_new_file_hands_its_decision_store_to_the_review(tmp_path, sample_embeddings_file):
     first, second = tmp_path / "a" / "answers.csv", tmp_path / "b" / "answers.csv"
     for path in (first, second):
@@ -211,7 +208,6 @@ async def test_a_new_file_hands_its_decision_store_to_the_review(tmp_path, sampl
         assert app.state.store.source.endswith(str(second))
 
 
-@pytest.mark.slow
 async def test_reopening_the_store_rebuilds_the_review_with_the_new_one(
     sample_copy, sample_embeddings_file
 ):

@@ -15,6 +15,9 @@ from parm_tui.recent import add_recent
 from parm_tui.widgets.review_dialogs import ScoreModal
 from parm_tui.widgets.toggles import MarkedSwitch
 
+# slow: every test here drives the whole app (a ParmApp).
+pytestmark = pytest.mark.slow
+
 WIDTH = 80
 
 
@@ -40,7 +43,6 @@ async def with_result(pilot, result, name: str):
     return pilot.app.screen
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("name", ["load", "settings", "run", "results", "review", "export"])
 async def test_every_screen_key_and_quit_fit_in_the_footer(result, name):
     """The screen's own keys and q come first; screen-switching F-keys follow only whole."""
@@ -58,7 +60,6 @@ async def test_every_screen_key_and_quit_fit_in_the_footer(result, name):
         assert all(key.region.right <= visible_end(keys) for key in keys.values())
 
 
-@pytest.mark.slow
 async def test_a_wide_footer_shows_every_screen_key():
     async with ParmApp().run_test(size=(160, 40)) as pilot:
         await pilot.press("f4")
@@ -67,7 +68,6 @@ async def test_a_wide_footer_shows_every_screen_key():
         assert {"Load", "Settings", "Run", "Results", "Review", "Export", "Quit"} <= set(keys)
 
 
-@pytest.mark.slow
 async def test_results_tables_are_not_cut_off_at_80_columns(result):
     async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
         screen = await with_result(pilot, result, "results")
@@ -77,7 +77,6 @@ async def test_results_tables_are_not_cut_off_at_80_columns(result):
         assert confusion.region.y > metrics.region.y  # below the metrics, not beside them
 
 
-@pytest.mark.slow
 async def test_results_tables_stand_side_by_side_when_there_is_room(result):
     async with ParmApp().run_test(size=(120, 40)) as pilot:
         screen = await with_result(pilot, result, "results")
@@ -87,7 +86,6 @@ async def test_results_tables_stand_side_by_side_when_there_is_room(result):
         assert confusion.region.right <= 120
 
 
-@pytest.mark.slow
 async def test_the_new_score_dialog_shows_its_whole_hint():
     async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
         await pilot.app.push_screen(ScoreModal(12, ["0", "1", "2"], "1", "2"))
@@ -96,7 +94,6 @@ async def test_the_new_score_dialog_shows_its_whole_hint():
         assert hint.region.right <= hint.parent.content_region.right
 
 
-@pytest.mark.slow
 async def test_preview_cells_are_shown_whole_with_recent_files(tmp_path, monkeypatch):
     monkeypatch.setenv("PARM_DATA_DIR", str(tmp_path))
     add_recent(SAMPLE_CSV)
@@ -109,7 +106,6 @@ async def test_preview_cells_are_shown_whole_with_recent_files(tmp_path, monkeyp
         assert first_id in table.render_line(1).text
 
 
-@pytest.mark.slow
 async def test_switch_and_checkbox_states_read_without_colour():
     async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
         await pilot.press("f3")
@@ -127,7 +123,6 @@ def reversed_cells(widget) -> bool:
     return bool(shown.rich_style.reverse)
 
 
-@pytest.mark.slow
 async def test_focus_on_a_dropdown_or_switch_shows_in_reverse():
     async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
         await pilot.press("f3")

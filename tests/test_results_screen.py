@@ -25,7 +25,6 @@ def grid_result(sample_responses, sample_embeddings, sample_config):
     return run_audit(sample_responses, config, embedded=Embedded.precomputed(sample_embeddings))
 
 
-@pytest.mark.slow
 async def test_metrics_are_those_of_the_selected_configuration(grid_result):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await show_results(pilot, grid_result)
@@ -39,7 +38,6 @@ async def test_metrics_are_those_of_the_selected_configuration(grid_result):
         assert f"{int(grid_result.flagged.sum()):,} of" in headline
 
 
-@pytest.mark.slow
 async def test_confusion_matrix_counts_every_response(grid_result):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await show_results(pilot, grid_result)
@@ -50,7 +48,6 @@ async def test_confusion_matrix_counts_every_response(grid_result):
             assert cells(table, j + 1) == [f"{n:,}" for n in expected[:, j]]
 
 
-@pytest.mark.slow
 async def test_tuning_tab_lists_every_configuration_and_plots_the_metric(grid_result):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await show_results(pilot, grid_result)
@@ -64,7 +61,6 @@ async def test_tuning_tab_lists_every_configuration_and_plots_the_metric(grid_re
         assert "p=1" in plot and "p=2" in plot
 
 
-@pytest.mark.slow
 async def test_parameters_show_estimates_with_standard_errors(grid_result):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await show_results(pilot, grid_result)
@@ -75,7 +71,6 @@ async def test_parameters_show_estimates_with_standard_errors(grid_result):
         assert cells(table, 3) == [f"{p['se']:.3f}" for p in expected]
 
 
-@pytest.mark.slow
 async def test_warnings_of_the_result_are_shown(grid_result):
     grid_result.warnings.append("A [bold]warning[/bold] with brackets.")
     try:
@@ -87,7 +82,6 @@ async def test_warnings_of_the_result_are_shown(grid_result):
         grid_result.warnings.pop()
 
 
-@pytest.mark.slow
 async def test_c_copies_the_metrics_summary(grid_result):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         await show_results(pilot, grid_result)
@@ -116,7 +110,6 @@ def nominal_result(sample_embeddings, sample_config):
     return run_audit(responses, config, embedded=Embedded.precomputed(sample_embeddings))
 
 
-@pytest.mark.slow
 async def test_unordered_labels_show_no_qwk_or_near_and_say_why(nominal_result):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await show_results(pilot, nominal_result)
@@ -137,7 +130,6 @@ async def test_unordered_labels_show_no_qwk_or_near_and_say_why(nominal_result):
         assert headers == ["", "K", "p", "acc", "kappa", "F1", "NLL", "conv"]
 
 
-@pytest.mark.slow
 async def test_the_off_by_two_filter_is_hidden_for_unordered_labels(nominal_result):
     from textual.widgets import Checkbox
 

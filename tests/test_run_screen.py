@@ -38,7 +38,6 @@ async def run_to_end(pilot):
     return app
 
 
-@pytest.mark.slow
 async def test_a_run_with_precomputed_embeddings_fills_the_table_and_shows_results(
     sample_embeddings_file,
 ):
@@ -61,7 +60,6 @@ async def test_a_run_with_precomputed_embeddings_fills_the_table_and_shows_resul
         assert shown["Cohen's kappa"] == f"{result.metrics['kappa']:.3f}"
 
 
-@pytest.mark.slow
 async def test_a_second_run_replaces_the_screens_of_the_first(sample_embeddings_file):
     app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -122,7 +120,6 @@ async def test_escape_cancels_and_leaves_the_app_usable(monkeypatch, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.slow
 async def test_a_run_can_start_again_after_cancelling(monkeypatch, sample_embeddings_file):
     reached_end, stopped = threading.Event(), threading.Event()
     real_run_audit = engine.session.run_session
@@ -285,15 +282,21 @@ async def test_quit_keys_close_the_app(key):
         assert not app.is_running
 
 
+async def shown_run_screen(pilot) -> RunScreen:
+    """The Run screen of an app with no file: one progress event waiting in its queue."""
+    await pilot.app.action_show("run")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, RunScreen)
+    screen.feed.append(ProgressEvent("tuning", 1, 2, "K=5"))
+    return screen
+
+
 @pytest.mark.slow
 async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():
     """The drain timer can fire once more while the screen's children are being removed."""
     async with ParmApp().run_test(size=(80, 24)) as pilot:
-        await pilot.app.action_show("run")
-        await pilot.pause()
-        screen = pilot.app.screen
-        assert isinstance(screen, RunScreen)
-        screen.feed.append(ProgressEvent("tuning", 1, 2, "K=5"))
+        screen = await shown_run_screen(pilot)
         await screen.query("#run-tuning").remove()
         screen.drain()
         screen.finish("Cancelled.")
@@ -304,10 +307,7 @@ async def test_progress_arriving_while_the_run_screen_is_torn_down_is_ignored():
 async def test_an_event_drained_before_any_run_began_is_shown():
     """The drain timer runs from mount: an event it meets before begin() must not crash it."""
     async with ParmApp().run_test(size=(80, 24)) as pilot:
-        await pilot.app.action_show("run")
-        await pilot.pause()
-        screen = pilot.app.screen
-        screen.feed.append(ProgressEvent("tuning", 1, 2, "K=5"))
+        screen = await shown_run_screen(pilot)
         screen.drain()
         assert "1/2" in str(screen.query_one("#detail-tuning", Static).content)
 
@@ -357,7 +357,6 @@ async def test_the_run_screen_lists_the_settings_it_runs_with():
         assert "K 5, 10 · p 1 · by kappa · balanced\nbootstrap 50 · 5 folds" in listed
 
 
-@pytest.mark.slow
 async def test_a_finished_run_s_status_does_not_outlive_its_result(sample_embeddings_file):
     app = ParmApp(SAMPLE_CSV, embeddings_path=sample_embeddings_file)
     async with app.run_test(size=(80, 24)) as pilot:

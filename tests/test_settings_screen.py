@@ -12,6 +12,9 @@ from engine.input.config import config_from_dict, load_config, load_defaults
 from parm_tui.app import ParmApp
 from parm_tui.widgets.path_input import PathInput
 
+# slow: every test here drives the whole app (a ParmApp).
+pytestmark = pytest.mark.slow
+
 
 async def open_settings(pilot):
     await pilot.press("f3")
@@ -29,7 +32,6 @@ def error_under(screen, key: str) -> str:
     return str(box.content) if box.display else ""
 
 
-@pytest.mark.slow
 async def test_power_interval_with_min_not_below_max_shows_the_engine_message():
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await open_settings(pilot)
@@ -46,7 +48,6 @@ async def test_power_interval_with_min_not_below_max_shows_the_engine_message():
         assert "Fix the settings" in str(screen.query_one("#settings-status", Static).content)
 
 
-@pytest.mark.slow
 async def test_every_bad_field_shows_its_own_message_at_once():
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await open_settings(pilot)
@@ -59,7 +60,6 @@ async def test_every_bad_field_shows_its_own_message_at_once():
         assert error_under(screen, "embedding_batch_size") == ""
 
 
-@pytest.mark.slow
 async def test_a_valid_change_is_applied_to_the_app():
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await open_settings(pilot)
@@ -74,7 +74,6 @@ async def test_a_valid_change_is_applied_to_the_app():
         assert config.normalize_similarities is False
 
 
-@pytest.mark.slow
 async def test_colbert_keys_show_only_for_a_late_interaction_model():
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await open_settings(pilot)
@@ -84,7 +83,6 @@ async def test_colbert_keys_show_only_for_a_late_interaction_model():
         assert pilot.app.state.config.late_interaction
 
 
-@pytest.mark.slow
 async def test_save_then_load_round_trips_the_settings(tmp_path):
     path = tmp_path / "settings.json"
     async with ParmApp().run_test(size=(80, 24)) as pilot:
@@ -113,7 +111,6 @@ async def test_save_then_load_round_trips_the_settings(tmp_path):
         assert screen.query_one("#power-list", Input).value == "0.5, 2"
 
 
-@pytest.mark.slow
 async def test_loading_a_broken_settings_file_shows_the_engine_message(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"seed": -1}')
@@ -126,7 +123,6 @@ async def test_loading_a_broken_settings_file_shows_the_engine_message(tmp_path)
         assert pilot.app.state.config == load_defaults()
 
 
-@pytest.mark.slow
 async def test_a_config_file_given_on_start_fills_the_form(tmp_path):
     path = tmp_path / "start.json"
     path.write_text('{"similarity_top_k": 7, "seed": 3}')
@@ -146,7 +142,6 @@ def write_text_labels(path):
     return path
 
 
-@pytest.mark.slow
 async def test_score_order_typed_in_settings_orders_the_loaded_labels(tmp_path):
     path = write_text_labels(tmp_path / "levels.csv")
     async with ParmApp(path).run_test(size=(80, 24)) as pilot:
@@ -166,7 +161,6 @@ async def test_score_order_typed_in_settings_orders_the_loaded_labels(tmp_path):
         )
 
 
-@pytest.mark.slow
 async def test_a_score_order_that_misses_a_label_says_so(tmp_path):
     path = write_text_labels(tmp_path / "levels.csv")
     async with ParmApp(path).run_test(size=(80, 24)) as pilot:
@@ -185,7 +179,6 @@ async def test_a_score_order_that_misses_a_label_says_so(tmp_path):
         assert error_under(screen, "score_order") == engine_message(score_order="low, low")
 
 
-@pytest.mark.slow
 async def test_score_order_round_trips_through_a_settings_file(tmp_path):
     path = tmp_path / "settings.json"
     async with ParmApp().run_test(size=(80, 24)) as pilot:
@@ -201,7 +194,6 @@ async def test_score_order_round_trips_through_a_settings_file(tmp_path):
         assert screen.query_one("#score_order", Input).value == "poor, fair, good"
 
 
-@pytest.mark.slow
 async def test_worker_processes_are_a_setting_and_the_run_lists_them_with_the_session_columns():
     from parm_tui.widgets.settings_summary import columns_text, settings_text
 
