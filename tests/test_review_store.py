@@ -260,6 +260,7 @@ class _Result:
         self.responses = responses
         self.predicted = (responses.scores + 1) % 3
         self.severity = np.linspace(0.1, 0.9, len(responses))
+        self.run_id = "20261124T000000Z-abcdef"
 
 
 def test_decisions_csv_has_the_columns_and_guards_formulas(source, database, tmp_path):
@@ -279,7 +280,8 @@ def test_decisions_csv_has_the_columns_and_guards_formulas(source, database, tmp
         written = write_decisions(store, result, out)
     with written.open(newline="") as handle:
         table = list(csv.DictReader(handle))
-    assert list(table[0]) == DECISION_COLUMNS
+    assert list(table[0]) == [*DECISION_COLUMNS, "run_id"]
+    assert {row["run_id"] for row in table} == {result.run_id}
     change = table[1]
     assert change["text"] == '\'=HYPERLINK("http://evil")'
     assert change["note"] == "'+1 from me"
