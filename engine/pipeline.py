@@ -210,7 +210,7 @@ def embed_responses(
         tokens, info = embed_tokens(
             responses.texts, config.embedding_model, config.embedding_batch_size, reporter
         )
-        info["warnings"] = []
+        info.setdefault("warnings", [])
         if embeddings is not None:
             info["warnings"].append(
                 "Precomputed embeddings were not used: late-interaction mode needs token "

@@ -422,6 +422,9 @@ def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:
     for thread in list(app.audit_threads):
         thread.join(max(0.0, deadline - time.monotonic()))
     if any(thread.is_alive() for thread in app.audit_threads):
+        from engine.core.signals import wait_for_switch
+
+        wait_for_switch()  # an export switching its files into place finishes first
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

@@ -89,17 +89,20 @@ def progress_bars(console: Console, quiet: bool) -> Progress:
     )
 
 
-def write_crash_log(exc: BaseException) -> Path | None:
-    """Save the traceback of an unexpected error; None when even that is impossible."""
+def write_crash_log(exc: BaseException) -> tuple[Path | None, str]:
+    """Save the traceback of an unexpected error: (its path, ""), or (None, why not) when even
+    that is impossible."""
+    from engine.core.files import reason
+
     folder = log_dir()
     path = folder / f"parm-error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return path
+    except OSError as exc:
+        return None, reason(exc)
+    return path, ""
 
 
 def run_headless(file, config_path, columns, overrides, embeddings_path, out, force, quiet) -> int:
@@ -129,8 +132,8 @@ def run_headless(file, config_path, columns, overrides, embeddings_path, out, fo
         if isinstance(exc, ParmError):
             say(console, f"Error: {exc}")
             return EXIT_USER
-        log = write_crash_log(exc)
-        where = f"details in {log}" if log else "no log could be written"
+        log, problem = write_crash_log(exc)
+        where = f"details in {log}" if log else f"no log could be written: {problem}"
         say(console, f"Internal error: {type(exc).__name__}: {exc} ({where})")
         return EXIT_INTERNAL
     finally:

@@ -316,7 +316,11 @@ def test_unwritable_output_folder_is_refused_before_the_run(tmp_path, good, monk
     folder, _ = good
     code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
                        "--out", tmp_path / "o", *FAST)  # fmt: skip
-    assert code == 2 and "Output folder" in output and "is not writable: read-only file system" in output
+    assert (
+        code == 2
+        and "Output folder" in output
+        and "is not writable: read-only file system" in output
+    )
 
 
 def test_existing_outputs_are_not_overwritten_without_force(tmp_path, good):
