@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+import tempfile
 import threading
 from dataclasses import astuple, dataclass
 from datetime import datetime, timezone
@@ -156,10 +157,21 @@ def _cannot_write(path: Path, exc: sqlite3.Error) -> str:
     """A database that cannot be written because of where it lies (a full disk, a read-only
     folder) is not damaged: say the cause, not "cannot be read"."""
     return (
-        f"The decision database {path} cannot be written: {reason(exc)}. Free some space or "
-        "make its folder writable (PARM_DATA_DIR moves it); the database itself is not "
-        "damaged, and your input files are not affected."
+        f"The decision database {path} cannot be written: {_cause(path, exc)}. Free some "
+        "space or make its folder writable (PARM_DATA_DIR moves it); the database itself is "
+        "not damaged, and your input files are not affected."
     )
+
+
+def _cause(path: Path, exc: sqlite3.Error) -> str:
+    """SQLite says "read-only" or "unable to open" without the reason: ask the file system."""
+    if storage_code(exc) in (8, 14):  # SQLITE_READONLY, SQLITE_CANTOPEN
+        try:
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+        except OSError as probe:
+            return reason(probe)
+    return reason(exc)
 
 
 def _schema_version(conn: sqlite3.Connection, path: Path) -> int:

@@ -78,9 +78,10 @@ def read_text_file(path: str | Path) -> tuple[str, str]:
     return _decoded(raw, path)
 
 
-def gunzip(raw: bytes, path: Path, limit: int = MAX_GUNZIPPED_BYTES) -> bytes:
+def gunzip(raw: bytes, path: Path, limit: int | None = None) -> bytes:
     """The decompressed bytes of a gzip file (every member of a concatenated one), refused
-    beyond `limit` bytes or when damaged; errors name the file."""
+    beyond `limit` bytes (default MAX_GUNZIPPED_BYTES) or when damaged; errors name the file."""
+    limit = MAX_GUNZIPPED_BYTES if limit is None else limit
     out = bytearray()
     data = raw
     while data:

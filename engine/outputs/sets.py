@@ -4,7 +4,7 @@ never takes a mix of two runs for one.
 Every file of a set names its run (a `run_id` column in each CSV, a field in report.json, a line
 in report.md), and the set's manifest, parm-manifest.json, comes last: the run, and every parm
 file in the folder with its size, SHA-256 and run (files of earlier exports that this one left
-alone keep their own run). `read_set` checks a folder against its manifest.
+alone keep their own run). engine.outputs.manifest.read_set checks a folder against it.
 
 The switch is the first of these that applies:
 
@@ -29,56 +29,21 @@ left (by name, and their process no longer runs) are removed before writing.
 from __future__ import annotations
 
 import errno
-import hashlib
-import json
 import os
 import shutil
 import stat
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 from engine.core import files
 from engine.core.errors import ExportError
 from engine.core.folders import exchange
 from engine.core.signals import deferred_signals
+from engine.outputs.manifest import file_entry, intact, listed, manifest_bytes
 from engine.outputs.names import MANIFEST_FILE, SET_FILES
 
-MANIFEST_VERSION = 1
 _OWN_NAMES = frozenset(SET_FILES + (MANIFEST_FILE,))
-
-
-@dataclass(frozen=True)
-class SetFile:
-    """One file of a set as its manifest lists it."""
-
-    name: str
-    size: int
-    sha256: str
-    run_id: str
-
-
-@dataclass(frozen=True)
-class OutputSet:
-    """A folder's parm files as read by `read_set`: the run of the last export (None without a
-    manifest), its files, and what does not fit (a missing, changed or unlisted file)."""
-
-    folder: Path
-    run_id: str | None
-    written_at: str | None
-    files: tuple[SetFile, ...]
-    problems: tuple[str, ...]
-
-    @property
-    def one_run(self) -> bool:
-        """Whether every parm file in the folder is listed, intact, and from the same run."""
-        return (
-            self.run_id is not None
-            and not self.problems
-            and all(f.run_id == self.run_id for f in self.files)
-        )
 
 
 def write_set(
@@ -99,9 +64,9 @@ def write_set(
     names = [name for name, _ in data]
     files.refuse_non_regular_targets([folder / name for name in [*names, MANIFEST_FILE]])
     tidy(folder)
-    entries = [SetFile(name, len(raw), _sha256(raw), run_id) for name, raw in data]
-    kept = [e for e in _listed(folder) if e.name not in names and _intact(folder, e)]
-    manifest = _manifest_bytes(run_id, entries + kept)
+    entries = [file_entry(name, raw, run_id) for name, raw in data]
+    kept = [e for e in listed(folder) if e.name not in names and intact(folder, e)]
+    manifest = manifest_bytes(run_id, entries + kept)
     written = [folder / name for name in names] + [folder / MANIFEST_FILE]
     report = (lambda: on_switched(written)) if on_switched is not None else (lambda: None)
     mode = _mode(folder)
@@ -115,26 +80,6 @@ def write_set(
 def _encoded(content: str | bytes) -> bytes:
     # Lone surrogates cannot be encoded; replacing one character beats losing the export.
     return content if isinstance(content, bytes) else content.encode("utf-8", "replace")
-
-
-def _sha256(raw: bytes) -> str:
-    return hashlib.sha256(raw).hexdigest()
-
-
-def _manifest_bytes(run_id: str, entries: list[SetFile]) -> bytes:
-    from engine.outputs.report import _version
-
-    document = {
-        "parm_manifest": MANIFEST_VERSION,
-        "run_id": run_id,
-        "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "parm_version": _version(),
-        "files": [
-            {"name": e.name, "bytes": e.size, "sha256": e.sha256, "run_id": e.run_id}
-            for e in entries
-        ],
-    }
-    return (json.dumps(document, indent=2, ensure_ascii=True) + "\n").encode("ascii")
 
 
 # -- the three ways to switch -------------------------------------------------------------------
@@ -350,80 +295,3 @@ def remove_set_folder(path: Path) -> bool:
     except OSError:
         return False
     return True
-
-
-# -- reading a set -----------------------------------------------------------------------------
-def read_set(folder: str | Path) -> OutputSet:
-    """The parm files of `folder` checked against its manifest: each listed file must be there
-    with the size and SHA-256 listed, and every parm file there must be listed."""
-    folder = Path(folder).expanduser()
-    problems: list[str] = []
-    document = _manifest(folder)
-    if document is None:
-        present = sorted(n for n in SET_FILES if (folder / n).is_file())
-        what = f" ({', '.join(present)})" if present else ""
-        problems.append(
-            f"{folder} has no readable {MANIFEST_FILE}: its files{what} cannot be told to be "
-            "one run's (an export was interrupted, or an older parm wrote them)."
-        )
-        return OutputSet(folder, None, None, (), tuple(problems))
-    listed = _entries(document)
-    for entry in listed:
-        problem = _problem(folder, entry)
-        if problem:
-            problems.append(problem)
-    names = {e.name for e in listed}
-    for name in SET_FILES:
-        if name not in names and (folder / name).is_file():
-            problems.append(f"{folder / name} is not listed in the manifest (not of this set).")
-    run_id = str(document.get("run_id")) if document.get("run_id") else None
-    written_at = document.get("written_at")
-    return OutputSet(folder, run_id, written_at, tuple(listed), tuple(problems))
-
-
-def _manifest(folder: Path) -> dict | None:
-    try:
-        with files.open_regular(folder / MANIFEST_FILE, "Manifest", ExportError) as handle:
-            document = json.loads(handle.read(1 << 20).decode("utf-8"))
-    except (ExportError, OSError, ValueError):
-        return None
-    ok = isinstance(document, dict) and document.get("parm_manifest") == MANIFEST_VERSION
-    return document if ok and isinstance(document.get("files"), list) else None
-
-
-def _entries(document: dict) -> list[SetFile]:
-    entries = []
-    for item in document.get("files", []):
-        try:
-            entries.append(
-                SetFile(str(item["name"]), int(item["bytes"]), str(item["sha256"]),
-                        str(item["run_id"]))
-            )  # fmt: skip
-        except (KeyError, TypeError, ValueError):
-            continue
-    return [e for e in entries if e.name in SET_FILES]
-
-
-def _listed(folder: Path) -> list[SetFile]:
-    document = _manifest(folder)
-    return [] if document is None else _entries(document)
-
-
-def _intact(folder: Path, entry: SetFile) -> bool:
-    return _problem(folder, entry) is None
-
-
-def _problem(folder: Path, entry: SetFile) -> str | None:
-    path = folder / entry.name
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return f"{path} is listed in the manifest but missing."
-    if not stat.S_ISREG(info.st_mode):
-        return f"{path} is listed in the manifest but is not a file."
-    if info.st_size != entry.size or files.file_digest(path) != entry.sha256:
-        return (
-            f"{path} is not the file the manifest lists for run {entry.run_id} (written by "
-            "another run, or changed since)."
-        )
-    return None
