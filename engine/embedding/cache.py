@@ -50,7 +50,7 @@ def cache_folder() -> tuple[Path | None, str | None]:
     try:
         folder = cache_dir()
     except (KeyError, RuntimeError, OSError) as exc:  # platformdirs with no home at all
-        return None, f"no cache folder could be found ({exc})"
+        return None, f"no cache folder could be found (no usable home folder: {exc})"
     if not folder.is_absolute():
         # platformdirs gives "~/.cache/..." unexpanded when the home folder is unknown.
         return None, "no cache folder could be found (no usable home folder)"
