@@ -133,6 +133,8 @@ def connect(path: Path) -> sqlite3.Connection:
         # Autocommit mode: every write below opens and commits its own transaction.
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
     except (OSError, sqlite3.Error) as exc:
+        if isinstance(exc, sqlite3.Error) and storage_code(exc) is not None:
+            raise ReviewError(_cannot_write(path, exc)) from None
         raise ReviewError(f"Cannot open the decision database {path}: {reason(exc)}") from None
     try:
         conn.execute("PRAGMA journal_mode=WAL")

@@ -94,8 +94,8 @@ def gunzip(raw: bytes, path: Path, limit: int | None = None) -> bytes:
             raise DataError(f"File {path} is gzip-compressed but damaged ({exc}).") from None
         if len(out) > limit:
             raise DataError(
-                f"File {path} is gzip-compressed and holds more than {limit >> 20:,} MB of "
-                "text; decompress it (gunzip) and load the result."
+                f"File {path} is gzip-compressed and holds more than {limit:,} bytes of text; "
+                "decompress it (gunzip) and load the result."
             )
         if not inflater.eof:
             raise DataError(f"File {path} is gzip-compressed but cut short (truncated).")
