@@ -100,8 +100,8 @@ def write_crash_log(exc: BaseException) -> tuple[Path | None, str]:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", errors="replace")
-    except OSError as exc:
-        return None, reason(exc)
+    except OSError as failure:
+        return None, reason(failure)
     return path, ""
 
 

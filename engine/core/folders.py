@@ -16,8 +16,9 @@ import sys
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2  # linux/fs.h
 _RENAME_SWAP = 2  # macOS sys/stdio.h
-# What a system without the call, or a file system that cannot exchange, answers.
-_UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EXDEV, getattr(errno, "ENOTSUP", -1)}
+# What a system without the call, or a file system that cannot exchange (or a mount point,
+# which cannot be renamed), answers.
+_UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EXDEV, errno.EBUSY, getattr(errno, "ENOTSUP", -1)}
 _UNSUPPORTED.add(getattr(errno, "EOPNOTSUPP", -1))
 
 
