@@ -160,14 +160,19 @@ LEGACY_STALE_SECONDS = 600
 
 def is_stale_temporary(entry: Path, names=None) -> bool:
     """Whether `entry` is a temporary file (or set folder) parm left behind: parm's own name, and
-    the process that wrote it no longer runs (or, for the older names, which say no process,
-    one of `names` and untouched for 10 minutes)."""
+    the process that wrote it no longer runs (where that cannot be asked, and for the older
+    names, which say no process and must be one of `names`: untouched for 10 minutes)."""
     found = TEMPORARY.fullmatch(entry.name)
     if found is not None:
-        return not pid_alive(int(found["pid"]))
+        alive = pid_alive(int(found["pid"]))
+        return not alive if alive is not None else _untouched(entry)
     legacy = _LEGACY_TEMPORARY.fullmatch(entry.name)
-    if legacy is None or names is None or legacy["name"] not in names:
-        return False
+    return (
+        legacy is not None and names is not None and legacy["name"] in names and _untouched(entry)
+    )
+
+
+def _untouched(entry: Path) -> bool:
     try:
         return time.time() - os.lstat(entry).st_mtime > LEGACY_STALE_SECONDS
     except OSError:
@@ -194,13 +199,13 @@ def remove_stale_temporaries(folder: Path, names=None) -> list[Path]:
     return removed
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id runs on this machine (an unknown answer counts as yes,
-    so a live writer's files are never taken for stale)."""
+def pid_alive(pid: int) -> bool | None:
+    """Whether a process with this id runs on this machine; None where that cannot be asked
+    (not POSIX). A process of another user counts as running."""
     if pid == os.getpid():
         return True
     if os.name != "posix":
-        return True
+        return None
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
