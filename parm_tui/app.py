@@ -250,7 +250,7 @@ class ParmApp(AuditWorker, App):
         from engine.core.crash_log import write_crash_log
         from engine.core.errors import ParmError
 
-        log_path = None if isinstance(error, ParmError) else write_crash_log(error)
+        log_path = None if isinstance(error, ParmError) else write_crash_log(error)[0]
         title, message = describe_error(error, log_path)
         if isinstance(self.screen, ErrorModal):
             self.screen.add_message(title, message)
@@ -326,6 +326,9 @@ def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:
     for thread in list(app.audit_threads):
         thread.join(max(0.0, deadline - time.monotonic()))
     if any(thread.is_alive() for thread in app.audit_threads):
+        from engine.core.signals import wait_for_switch
+
+        wait_for_switch()  # an export switching its files into place finishes first
         sys.stdout.flush()
         sys.stderr.flush()
         # The app's own code: 143 after SIGTERM, as documented, not a success.

@@ -77,15 +77,19 @@ def run_headless(file, config_path, columns, overrides, embeddings_path, out, fo
     """Run an audit and write its outputs; returns the process exit code (see module doc)."""
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     previous = _handle_sigterm(_raise_terminated)
+    # The output set's files once it is in place: a signal after that must not claim that
+    # nothing was written (a signal during the switch is held until the switch is done).
+    written: list[Path] = []
     try:
         return _run(
-            console, file, config_path, columns, overrides, embeddings_path, out, force, quiet
-        )
+            console, file, config_path, columns, overrides, embeddings_path, out, force, quiet,
+            written,
+        )  # fmt: skip
     except Terminated:
-        say(console, "Terminated: no outputs were written.")
+        say(console, stopped("Terminated", written))
         return EXIT_TERMINATED
     except KeyboardInterrupt:
-        say(console, "Interrupted: no outputs were written.")
+        say(console, stopped("Interrupted", written))
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         from engine.core.errors import Cancelled, ParmError
@@ -96,12 +100,21 @@ def run_headless(file, config_path, columns, overrides, embeddings_path, out, fo
         if isinstance(exc, ParmError):
             say(console, f"Error: {exc}")
             return EXIT_USER
-        log = write_crash_log(exc)
-        where = f"details in {log}" if log else "no log could be written"
+        log, problem = write_crash_log(exc)
+        where = f"details in {log}" if log else f"no log could be written: {problem}"
         say(console, f"Internal error: {type(exc).__name__}: {exc} ({where})")
         return EXIT_INTERNAL
     finally:
         _handle_sigterm(previous)
+
+
+def stopped(how: str, written: list[Path]) -> str:
+    """The line for a run stopped by a signal, true to what is on disk."""
+    if not written:
+        return f"{how}: no outputs were written."
+    folder = written[0].parent
+    names = ", ".join(path.name for path in written)
+    return f"{how} after the outputs were written: {folder} has the new {names}."
 
 
 def _handle_sigterm(handler):
@@ -115,7 +128,9 @@ def _handle_sigterm(handler):
         return None
 
 
-def _run(console, file, config_path, columns, overrides, embeddings_path, out, force, quiet):
+def _run(
+    console, file, config_path, columns, overrides, embeddings_path, out, force, quiet, written
+):
     # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
     from engine.embedding.precomputed import load_for_items
     from engine.input.config import build_config
@@ -142,7 +157,7 @@ def _run(console, file, config_path, columns, overrides, embeddings_path, out, f
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True
             raise
-    written = write_session(session, out, overwrite=force)
+    write_session(session, out, overwrite=force, on_switched=written.extend)
     for warning in session.warnings:
         if warning not in items.warnings:
             say(console, f"Warning: {warning}")

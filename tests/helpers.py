@@ -5,6 +5,7 @@ from here (never from each other); fixtures live in conftest.py."""
 from __future__ import annotations
 
 import csv
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ from engine.embedding.vectors import Embedded, TokenEmbeddings
 from engine.input.config import config_from_dict, load_defaults
 from engine.input.items import Items, split_items
 from engine.input.responses import Responses
+from engine.pipeline import run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, session_result
 from engine.session import run_session
@@ -303,3 +305,55 @@ class PartialResult:
         self.responses = responses
         self.predicted = (responses.scores + 1) % 3
         self.severity = np.linspace(0.1, 0.9, len(responses))
+        self.run_id = "20261124T000000Z-abcdef"
+
+
+# -- output sets and the embedding cache (test_sets, test_cache, test_faults) -----------------
+SET_N = 60
+
+
+def data_span(path: Path, member: str) -> tuple[int, int]:
+    """Where the data bytes of a member's array lie in the entry's file (after its zip local
+    header and its .npy header)."""
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+        with archive.open(info) as handle:
+            version = np.lib.format.read_magic(handle)
+            if version == (1, 0):
+                np.lib.format.read_array_header_1_0(handle)
+            else:
+                np.lib.format.read_array_header_2_0(handle)
+            header = handle.tell()
+    raw = path.read_bytes()
+    name_length = int.from_bytes(raw[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_length = int.from_bytes(raw[info.header_offset + 28 : info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_length + extra_length + header
+    return start, info.header_offset + 30 + name_length + extra_length + info.file_size
+
+
+def damage(path: Path, how: str, member: str = "vectors.npy") -> None:
+    """Zero, randomise or cut short the data section of one array of a cache entry."""
+    start, end = data_span(path, member)
+    raw = bytearray(path.read_bytes())
+    if how == "zeroed":
+        raw[start:end] = bytes(end - start)
+    elif how == "random":
+        raw[start:end] = np.random.default_rng(0).bytes(end - start)
+    else:  # short: a torn copy
+        raw = raw[: start + (end - start) // 2]
+    path.write_bytes(bytes(raw))
+
+
+def small_result(seed: int = 5) -> AuditResult:
+    """A quick audit of 60 clustered synthetic responses (its own run id per call)."""
+    vectors, scores = clustered_embeddings(SET_N, 3, noise=2.0, seed=seed)
+    responses = Responses(
+        texts=[f"answer {i}" for i in range(SET_N)],
+        scores=scores.astype(np.int64),
+        labels=("0", "1", "2"),
+        ids=[str(i) for i in range(SET_N)],
+        rows=np.arange(1, SET_N + 1),
+        file_rows=SET_N,
+    )
+    config = config_from_dict({**FAST_SETTINGS, "similarity_top_k": [5]})
+    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))

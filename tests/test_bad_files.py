@@ -258,7 +258,7 @@ def test_an_interrupted_cache_write_leaves_no_temporary_file(tmp_path, monkeypat
         Path(path).write_bytes(b"half")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cache.np, "save", interrupted)
+    monkeypatch.setattr(cache, "_write_entry", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        cache.write_cache("k" * 64, np.zeros((2, 2)))
+        cache.write_arrays("k" * 64, {"vectors": np.zeros((2, 2))})
     assert list((tmp_path / "cache").iterdir()) == []

@@ -43,8 +43,8 @@ async def test_only_the_chosen_outputs_are_written(result, tmp_path):
         pilot.app.screen.query_one("#export-tuning", Checkbox).value = False
         pilot.app.screen.query_one("#export-report", Checkbox).value = False
         await export_to(pilot, out)
-        assert sorted(p.name for p in out.iterdir()) == ["predictions.csv"]
-        assert "Wrote 1 file(s)" in status(pilot)
+        assert sorted(p.name for p in out.iterdir()) == ["parm-manifest.json", "predictions.csv"]
+        assert "Wrote 2 file(s)" in status(pilot) and "parm-manifest.json" in status(pilot)
 
 
 async def test_without_a_store_decisions_cannot_be_chosen(result, tmp_path):

@@ -59,7 +59,12 @@ def test_predictions_have_the_documented_columns_and_one_row_per_answer(default_
     header, rows = read_csv(out / "predictions.csv")
     labels = json.loads((out / "report.json").read_text())["input"]["labels"]
     assert labels == ["0", "1", "2"]
-    assert header == PREDICTION_COLUMNS + [f"p_{label}" for label in labels] + TAIL_COLUMNS
+    assert header == [
+        *PREDICTION_COLUMNS,
+        *(f"p_{label}" for label in labels),
+        *TAIL_COLUMNS,
+        "run_id",
+    ]
     source = sample_rows()
     assert len(rows) == len(source)
     col = {name: k for k, name in enumerate(header)}
@@ -80,11 +85,11 @@ def test_predictions_have_the_documented_columns_and_one_row_per_answer(default_
 def test_tuning_has_one_row_per_default_k_and_one_selected(default_run):
     out, _ = default_run
     header, rows = read_csv(out / "tuning.csv")
-    assert header == TUNING_COLUMNS
+    assert header == [*TUNING_COLUMNS, "run_id"]
     defaults = load_defaults()
     assert [int(r[0]) for r in rows] == list(defaults.top_k_values)
     assert {float(r[1]) for r in rows} == {1.0}
-    selected = [r for r in rows if r[-1] == "True"]
+    selected = [r for r in rows if r[header.index("selected")] == "True"]
     assert len(selected) == 1
     kappas = [float(r[header.index("kappa")]) for r in rows]
     assert float(selected[0][header.index("kappa")]) == max(kappas)
@@ -98,7 +103,7 @@ def test_report_matches_the_tuning_table_and_the_predictions(default_run):
     assert set(report["timings_seconds"]) >= {"embedding", "neighbours", "tuning", "total"}
 
     header, rows = read_csv(out / "tuning.csv")
-    (chosen,) = [r for r in rows if r[-1] == "True"]
+    (chosen,) = [r for r in rows if r[header.index("selected")] == "True"]
     assert report["selected"]["top_k"] == int(chosen[0])
     assert report["selected"]["power"] == float(chosen[1])
     assert list(report["metrics"]) == METRICS
@@ -156,7 +161,7 @@ def test_grid_settings_from_the_command_line_are_evaluated_completely(
         (k, p) for k in (5, 15) for p in (1.0, 2.0, 4.0)
     ]
     nll = [float(r[header.index("nll")]) for r in rows]
-    assert [r[-1] for r in rows].index("True") == nll.index(min(nll))
+    assert [r[header.index("selected")] for r in rows].index("True") == nll.index(min(nll))
     report = json.loads((out / "report.json").read_text())
     assert report["config"]["similarity_power"] == [1.0, 2.0, 4.0]
     assert report["config"]["selection_metric"] == "nll"
@@ -202,9 +207,12 @@ def test_audit_embeds_with_the_bundled_model_and_reuses_the_cache(tmp_path, monk
     assert first["embedding"]["cached"] is False
     assert second["embedding"]["cached"] is True
     assert second["metrics"] == first["metrics"]
-    assert (tmp_path / "second" / "predictions.csv").read_text() == (
-        tmp_path / "first" / "predictions.csv"
-    ).read_text()
+    # The same predictions; only the run each file names differs.
+    first_rows, second_rows = (
+        read_csv(tmp_path / run / "predictions.csv") for run in ("first", "second")
+    )
+    assert first_rows[0] == second_rows[0] and first_rows[0][-1] == "run_id"
+    assert [r[:-1] for r in first_rows[1]] == [r[:-1] for r in second_rows[1]]
 
 
 # -- score labels without and with a stated order ---------------------------------------------
@@ -241,7 +249,7 @@ def test_unordered_text_labels_leave_out_qwk_and_near_and_say_why(
     assert "no stated order" in report["metrics_left_out"]["reason"]
     assert set(report["second_rater"]["rater1_vs_rater2"]) == {"exact", "kappa"}
     header, _ = read_csv(out / "tuning.csv")
-    assert header == ["top_k", "power", "accuracy", "kappa", "f1", "nll", "selected"]
+    assert header == ["top_k", "power", "accuracy", "kappa", "f1", "nll", "selected", "run_id"]
     markdown = (out / "report.md").read_text()
     assert "Quadratic weighted kappa" not in markdown and "Near agreement" not in markdown
     assert "QWK and near agreement are left out: the score labels are text" in markdown

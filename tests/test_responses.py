@@ -77,7 +77,7 @@ def test_integer_scores_are_coded_in_numeric_order():
 
 def test_float_spellings_of_one_score_are_one_category():
     labels, code, _ = code_labels(["2.0", "1", "2", "0.0"])
-    assert labels == ("0.0", "1", "2.0")
+    assert labels == ("0", "1", "2")
     assert code["2"] == code["2.0"] == 2
 
 
@@ -146,9 +146,9 @@ def test_non_numbers_among_numeric_scores_are_bad():
     assert bad == {"n/a"}
 
 
-def test_original_labels_are_kept_in_responses(tmp_path):
+def test_numeric_labels_are_shown_in_one_canonical_spelling(tmp_path):
     responses = load(write(tmp_path, rows_for(12, scores=("1.0", "2.0", "3.0"))))
-    assert responses.labels == ("1.0", "2.0", "3.0")
+    assert responses.labels == ("1", "2", "3")
     assert responses.scores[:3].tolist() == [0, 1, 2]
 
 

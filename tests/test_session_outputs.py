@@ -55,10 +55,11 @@ def test_write_session_writes_items_csv_with_the_documented_columns(tmp_path):
     written = write_session(session, tmp_path)
     assert {p.name for p in written} == {
         "predictions.csv", "tuning.csv", "report.json", "report.md", "items.csv",
+        "parm-manifest.json",
     }  # fmt: skip
     with (tmp_path / "items.csv").open(encoding="utf-8") as handle:
         table = list(csv.DictReader(handle))
-    assert list(table[0]) == ITEM_COLUMNS
+    assert list(table[0]) == [*ITEM_COLUMNS, "run_id"]
     for row in table:
         result = next(r for r in session.results if r.responses.item == row["item"])
         assert float(row["kappa"]) == pytest.approx(result.metrics["kappa"], abs=1e-6)

@@ -39,7 +39,8 @@ def test_decisions_csv_has_the_columns_and_guards_formulas(source, database, tmp
         written = write_decisions(store, result, out)
     with written.open(newline="") as handle:
         table = list(csv.DictReader(handle))
-    assert list(table[0]) == DECISION_COLUMNS
+    assert list(table[0]) == [*DECISION_COLUMNS, "run_id"]
+    assert {row["run_id"] for row in table} == {result.run_id}
     change = table[1]
     assert change["text"] == '\'=HYPERLINK("http://evil")'
     assert change["note"] == "'+1 from me"

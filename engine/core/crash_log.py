@@ -12,9 +12,11 @@ from pathlib import Path
 from engine.core.places import log_dir
 
 
-def write_crash_log(error: BaseException) -> Path | None:
-    """Save the traceback of an unexpected error; returns the file, or None when even that is
-    impossible. A second failure in the same second of the same process is appended to it."""
+def write_crash_log(error: BaseException) -> tuple[Path | None, str]:
+    """Save the traceback of an unexpected error: (the file, ""), or (None, why not) when even
+    that is impossible. A second failure in the same second of the same process is appended."""
+    from engine.core.files import reason
+
     folder = log_dir()
     path = folder / f"parm-error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
@@ -22,6 +24,6 @@ def write_crash_log(error: BaseException) -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8", errors="replace") as log:
             log.write(text)
-    except OSError:
-        return None
-    return path
+    except OSError as failure:
+        return None, reason(failure)
+    return path, ""

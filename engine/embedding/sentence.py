@@ -29,14 +29,13 @@ def embed_texts(
     """
     reporter = reporter or Reporter()
     key = cache.cache_key(model_name, texts)
+    notes: list[str] = []
     if use_cache:
-        cached = cache.read_cache(key)
-        if cached is not None and cached.shape[0] == len(texts):
+        vectors, truncated, note = _cached(key, len(texts))
+        if vectors is not None:
             reporter(EMBEDDING, len(texts), len(texts), "loaded from cache")
-            truncated = cache.read_cache_count(key)
-            if truncated is None:
-                truncated = count_truncated(load_sentence_model(model_name), texts)
-            return cached, EmbeddingFacts(model_name, cached=True, truncated=truncated)
+            return vectors, EmbeddingFacts(model_name, cached=True, truncated=truncated)
+        notes += [note] if note else []
     reporter(EMBEDDING, 0, len(texts), f"loading model {model_name}")
     model = load_sentence_model(model_name)
     started = time.perf_counter()
@@ -59,11 +58,35 @@ def embed_texts(
     seconds = time.perf_counter() - started
     truncated = count_truncated(model, texts)
     if use_cache:
-        cache.write_cache(key, vectors)
-        cache.write_cache_count(key, truncated)
+        stored = {"vectors": vectors, "truncated": np.array([truncated], dtype=np.int64)}
+        note = cache.write_arrays(key, stored)
+        notes += [note] if note else []
     return vectors, EmbeddingFacts(
         model_name,
         seconds=round(seconds, 3),
         truncated=truncated,
         device=str(getattr(model, "device", "cpu")),
+        warnings=tuple(notes),
     )
+
+
+def _cached(key: str, n: int) -> tuple[np.ndarray | None, int, str | None]:
+    """(vectors, truncated count, None) from a verified cache entry; (None, 0, warning or
+    None) when there is none or it was damaged (engine.embedding.cache)."""
+    arrays, note = cache.read_arrays(key)
+    if arrays is None:
+        return None, 0, note
+    vectors, truncated = arrays.get("vectors"), arrays.get("truncated")
+    fits = (
+        vectors is not None
+        and truncated is not None
+        and vectors.dtype == np.float32
+        and vectors.ndim == 2
+        and vectors.shape[0] == n
+        and vectors.shape[1] > 0
+        and truncated.shape == (1,)
+    )
+    if not fits:
+        path = cache.entry_path(key)
+        return None, 0, cache.discard(path, f"it does not hold {n:,} float32 vectors")
+    return vectors, int(truncated[0]), None

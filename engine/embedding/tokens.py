@@ -43,12 +43,16 @@ def embed_tokens(
     """
     reporter = reporter or Reporter()
     key = cache.cache_key(model_name, texts, kind="token")
-    cached = cache.read_cache_arrays(key) if use_cache else None
-    if cached is not None and _fits(cached, len(texts)):
+    cached, note = cache.read_arrays(key) if use_cache else (None, None)
+    if cached is not None and not _fits(cached, len(texts)):
+        note = cache.discard(cache.entry_path(key), f"it does not hold {len(texts):,} answers")
+        cached = None
+    if cached is not None:
         reporter(EMBEDDING, len(texts), len(texts), "token embeddings loaded from cache")
         tokens = _from_half(cached["matrix"], cached["offsets"])
-        truncated = int(cached["truncated"]) if "truncated" in cached else 0
+        truncated = int(cached["truncated"].reshape(-1)[0])
         return tokens, EmbeddingFacts(model_name, cached=True, truncated=truncated)
+    notes = [note] if note else []
     reporter(EMBEDDING, 0, len(texts), f"loading model {model_name}")
     model, kind = load_token_model(model_name)
     started = time.perf_counter()
@@ -58,23 +62,31 @@ def embed_tokens(
     tokens = _from_half(half, exact.offsets)
     truncated = _truncated(model, texts)
     if use_cache:
-        stored = {"matrix": half, "offsets": exact.offsets, "truncated": np.array(truncated)}
-        cache.write_cache_arrays(key, stored)
+        stored = {"matrix": half, "offsets": exact.offsets, "truncated": np.array([truncated])}
+        note = cache.write_arrays(key, stored)
+        notes += [note] if note else []
     return tokens, EmbeddingFacts(
         model_name,
         seconds=round(time.perf_counter() - started, 3),
         truncated=truncated,
         device=str(getattr(model, "device", "cpu")),
         token_model=kind,
+        warnings=tuple(notes),
     )
 
 
 def _fits(cached: dict, n: int) -> bool:
     offsets, matrix = cached.get("offsets"), cached.get("matrix")
+    truncated = cached.get("truncated")
     return (
         offsets is not None
         and matrix is not None
+        and truncated is not None
+        and truncated.size == 1
+        and matrix.ndim == 2
+        and offsets.dtype.kind == "i"
         and offsets.shape == (n + 1,)
+        and int(offsets[0]) == 0
         and int(offsets[-1]) == matrix.shape[0]
         and bool(np.all(np.diff(offsets) > 0))
     )

@@ -132,7 +132,8 @@ def code_labels(
 
     Returns (labels in code order, mapping from stripped value to code, values that are bad:
     not numbers among numbers, or not in `order`). Labels of `order` that do not occur are left
-    out. Labels like "2" and "2.0" are the same number; the first spelling seen is kept.
+    out. Labels like "2", "+2", "02" and "2.0" are the same number, shown in one canonical
+    spelling (`number_label`: "2"; "2.50" is "2.5"); text labels are kept as written.
     numeric: force numeric or text coding (None: decide with `is_numeric`).
     """
     present = [v for v in (_label_text(x) for x in values) if v != ""]
@@ -146,22 +147,25 @@ def code_labels(
         numeric = is_numeric(present)
     bad: set[str] = set()
     if numeric:
-        spelling: dict[float, str] = {}
-        for v in present:
-            n = numbers[v]
-            if n is None:
-                bad.add(v)
-            else:
-                spelling.setdefault(n, v)
-        order_found = sorted(spelling)
+        bad = {v for v in present if numbers[v] is None}
+        order_found = sorted({numbers[v] for v in present if numbers[v] is not None})
         position = {n: i for i, n in enumerate(order_found)}
-        labels = tuple(spelling[n] for n in order_found)
+        labels = tuple(number_label(n) for n in order_found)
         code = {v: position[numbers[v]] for v in present if numbers[v] is not None}
     else:
         labels = tuple(sorted(set(present)))
         position = {label: i for i, label in enumerate(labels)}
         code = {v: position[v] for v in present}
     return labels, code, bad
+
+
+def number_label(value: float) -> str:
+    """A numeric score's canonical spelling: an integer without plus sign, leading zeros or point
+    ("+2", "02", "2.0" are "2"; "-0" is "0"), else the shortest decimal that reads back as the
+    same number ("2.50" is "2.5")."""
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(float(value))
 
 
 def _check_order(values: list[str], order: tuple[str, ...], column: str, where) -> None:

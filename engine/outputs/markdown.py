@@ -110,6 +110,8 @@ def _summary_section(result: AuditResult, data) -> str:
         "- Scores: "
         + ", ".join(f"{md_text(k)}: {v}" for k, v in data["input"]["score_counts"].items()),
         f"- Flagged for review: {data['flagged']} responses (model and human score differ)",
+        # The run every file of the output set names (run_id in report.json and the CSVs).
+        f"- Run: {md_text(data['run_id'])}",
     ]
     if result.second_rater is not None:
         lines.append(

@@ -11,16 +11,14 @@ from pathlib import Path
 
 from engine.audit.decisions import DecisionStore
 from engine.core.errors import ExportError
-from engine.core.files import atomic_write_files
 from engine.input.config import AuditConfig
 from engine.outputs import markdown, report, tables
-from engine.outputs.write import OUTPUT_FILES, check_writable, csv_text, json_text
+from engine.outputs.names import ITEMS_FILE, OUTPUT_FILES, RATERS_FILE
+from engine.outputs.write import json_text, run_csv, write_files
 from engine.results.item import AuditResult
 from engine.results.overview import ItemSummary
 from engine.results.session import SessionResult
 
-ITEMS_FILE = "items.csv"
-RATERS_FILE = "raters.csv"
 ITEM_COLUMNS = [
     "item", "status", "n", "scores", "top_k", "power", "kappa", "qwk", "cross_fit_kappa",
     "flagged", "human_exact", "human_kappa",
@@ -176,6 +174,8 @@ def session_dict(session: SessionResult) -> dict:
     skipped = session.items.skipped
     return {
         "parm_version": report._version(),
+        # The run every file of the set names (a run_id column in each CSV).
+        "run_id": session.run_id,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "input": {
             "file": session.items.source,
@@ -220,30 +220,45 @@ def _raters_dict(session: SessionResult) -> dict:
 
 
 def write_session(
-    session: SessionResult, out_dir: str | Path, overwrite: bool = False, names=None, extra=None
+    session: SessionResult,
+    out_dir: str | Path,
+    overwrite: bool = False,
+    names=None,
+    extra=None,
+    on_switched=None,
 ) -> list[Path]:
-    """Write the session's outputs (all of `session_files` by default, or `names`) and the
-    `extra` files ({name: text}, e.g. decisions.csv) into out_dir, all or nothing."""
-    out_dir = Path(out_dir).expanduser()
+    """Write the session's outputs (all of `output_files` by default, or `names`) and the
+    `extra` files ({name: text}, e.g. decisions.csv from `decisions_csv`) into out_dir as one
+    output set (engine.outputs.sets); returns the paths written, the manifest last.
+    on_switched: called with them the moment the set is in place."""
+    return write_files(
+        out_dir, session.run_id, session_contents(session, names, extra), overwrite, on_switched
+    )
+
+
+def session_contents(session: SessionResult, names=None, extra=None) -> list[tuple[str, str]]:
+    """The files of the session's output set as (name, text), in the order they are written:
+    the one place a set is put together (a new kind of output joins here)."""
     known = output_files(session.config)
     names = known if names is None else [name for name in known if name in names]
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ExportError(f"Unknown output file(s) {', '.join(unknown)}; choose from {known}.")
-    extra = extra or {}
-    check_writable(out_dir, list(names) + list(extra), overwrite)
+    run_id = session.run_id
     builders = {
-        "predictions.csv": lambda: csv_text(*prediction_table(session)),
-        "tuning.csv": lambda: csv_text(*tuning_table(session)),
+        "predictions.csv": lambda: run_csv(prediction_table(session), run_id),
+        "tuning.csv": lambda: run_csv(tuning_table(session), run_id),
         "report.json": lambda: json_text(session_dict(session)),
         "report.md": lambda: session_markdown(session),
-        ITEMS_FILE: lambda: csv_text(*items_table(session)),
-        RATERS_FILE: lambda: csv_text(*raters_table(session)),
+        ITEMS_FILE: lambda: run_csv(items_table(session), run_id),
+        RATERS_FILE: lambda: run_csv(raters_table(session), run_id),
     }
-    files = {out_dir / name: builders[name]() for name in names}
-    files.update({out_dir / name: text for name, text in extra.items()})
-    atomic_write_files(files)
-    return list(files)
+    return [(name, builders[name]()) for name in names] + list((extra or {}).items())
+
+
+def decisions_csv(store: DecisionStore, session: SessionResult) -> str:
+    """decisions.csv of a session (formula cells guarded, the exported run in run_id)."""
+    return run_csv(decisions_table(store, session), session.run_id)
 
 
 def session_markdown(session: SessionResult) -> str:
@@ -271,6 +286,8 @@ def _overview_section(session: SessionResult) -> str:
         f"audited, {len(items.skipped)} skipped, {session.n_responses:,} responses, "
         f"{int(session.flagged.sum()):,} flagged for review. Each item was audited on its own graph, "
         "tuning and parameters.",
+        "",
+        f"Run: {markdown.md_text(session.run_id, 80)}",
         "",
     ]
     header = ["item", "n", "scores", "K", "p", "kappa", "QWK", "cross-fitted kappa", "flagged"]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.audit.raters import RaterReport, rater_report
+from engine.embedding.cache import CACHE_NOTE
 from engine.input.config import AuditConfig
 from engine.input.items import Items
 from engine.results.item import AuditResult
@@ -77,8 +78,14 @@ def _warnings(items: Items, results: list[AuditResult]) -> list[str]:
     notes = list(results[0].config.warnings) + list(items.warnings)
     for result in results:
         given = set(result.responses.warnings) | set(result.config.warnings)
-        own = [f"Item '{result.responses.item}': {w}" for w in result.warnings if w not in given]
-        notes += [w for w in own if w not in notes]
+        # The embedding cache's warnings name their folder or file: said once, not per item.
+        shared = [w for w in result.warnings if w.startswith(CACHE_NOTE)]
+        own = [
+            f"Item '{result.responses.item}': {w}"
+            for w in result.warnings
+            if w not in given and w not in shared
+        ]
+        notes += [w for w in shared + own if w not in notes]
     for skipped in items.skipped:
         notes.append(f"Item '{skipped.item}' was not audited: {skipped.reason}")
     return notes

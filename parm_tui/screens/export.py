@@ -42,14 +42,14 @@ def write_chosen(
 ) -> list[Path]:
     """Write the chosen files of a session (runs in a worker thread); raises ParmError
     subclasses."""
-    from engine.outputs.session import decisions_table, write_session
-    from engine.outputs.write import DECISIONS_FILE, csv_text
+    from engine.outputs.names import DECISIONS_FILE
+    from engine.outputs.session import decisions_csv, write_session
 
     outputs = [name for name in names if name != DECISIONS_FILE]
     extra = {}
     if DECISIONS_FILE in names and store is not None:
-        extra[DECISIONS_FILE] = csv_text(*decisions_table(store, session))
-    # One batch: a failure leaves every previous file in the folder as it was.
+        extra[DECISIONS_FILE] = decisions_csv(store, session)
+    # One output set: a failure leaves every previous file in the folder as it was.
     return write_session(session, folder, overwrite=overwrite, names=outputs, extra=extra)
 
 

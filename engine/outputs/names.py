@@ -1,0 +1,12 @@
+"""The names of the files an output set can hold: one list, so that the writer, the app's export
+screen and the reader of a set (engine.outputs.sets) agree. A new kind of output joins here."""
+
+OUTPUT_FILES = ("predictions.csv", "tuning.csv", "report.json", "report.md")
+ITEMS_FILE = "items.csv"
+RATERS_FILE = "raters.csv"
+DECISIONS_FILE = "decisions.csv"
+# Written last: the run, and every parm file of the folder with its size, SHA-256 and run.
+MANIFEST_FILE = "parm-manifest.json"
+# Every file a set can hold besides its manifest. A folder holding only these (and the
+# manifest) is parm's to switch as a whole (engine.outputs.sets).
+SET_FILES = OUTPUT_FILES + (ITEMS_FILE, RATERS_FILE, DECISIONS_FILE)
