@@ -14,6 +14,7 @@ from engine.audit import duplicates, evidence, intervals, severity
 from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
+from engine.audit.rater_expectation import rater_left_out_proba
 from engine.audit.second_rater import SecondRater, second_rater
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import CancelToken, ProgressCallback, Reporter
@@ -64,6 +65,9 @@ class AuditResult:
     intervals: dict[str, Interval] = field(default_factory=dict)
     cross_fit: CrossFit | None = None
     run_id: str = field(default_factory=new_run_id)
+    # (N, C+1) each score's probabilities from models fitted without its rater's scores, for the
+    # rater table (engine.audit.rater_expectation); None without a rater column.
+    rater_proba: np.ndarray | None = None
 
     @property
     def fitted(self) -> FittedPARM:
@@ -148,6 +152,10 @@ def run_audit(
     vectors = embedded.mean_pooled() if config.late_interaction else embedded
     ranked, note = _severity(vectors, result, responses, config, reporter, timings)
     warnings += note
+    mark = time.perf_counter()
+    rater_proba = _rater_expectation(vectors, responses, reporter)
+    if rater_proba is not None:
+        timings["raters"] = time.perf_counter() - mark
     timings["total"] = (
         time.perf_counter()
         - started
@@ -166,6 +174,7 @@ def run_audit(
         timings={k: round(v, 3) for k, v in timings.items()},
         embedding_info=info,
         warnings=warnings,
+        rater_proba=rater_proba,
         **checks,
     )
 
@@ -186,6 +195,15 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
         "from the PARM fit instead."
     )
     return severity.severity(tuned.fitted.proba, scores), [note]
+
+
+def _rater_expectation(vectors, responses: Responses, reporter):
+    """Each score's probabilities without its rater's scores (None without raters)."""
+    if responses.raters is None:
+        return None
+    return rater_left_out_proba(
+        vectors, responses.scores, responses.n_classes, responses.raters, reporter
+    )
 
 
 def check_selection_metric(config: AuditConfig, responses: Responses) -> None:
