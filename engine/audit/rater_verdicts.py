@@ -3,9 +3,10 @@
 Every rule compares the rater with the reference raters (see engine.audit.rater_effects) and
 needs both a size and a significance, so that a large rater with a trivial difference is not
 called out and a small one with a big but uncertain one is not either. A rater may get several
-verdicts ("lenient" and "drifting"); one with none is "fine". The thresholds were set on
-simulated sessions (tests/benchmarks/bench_raters.py, README "Which raters need a word") so that
-at most 5% of neutral raters get any verdict while planted effects are found.
+verdicts ("lenient" and "drifting"), strongest first; one with none is "fine". The thresholds
+were set on simulated sessions (tests/benchmarks/bench_raters.py --seed 2024) so that at most 5%
+of neutral raters get any verdict while planted effects are found; on other sessions (the
+README's table, seed 7) 1.1% of neutral raters got one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ LENIENCY_Z = 3.0
 # Noisy: infit mean-square (ordered) at least NOISE_RATIO times the reference raters', or for
 # unordered labels the disagreement ratio at least DISAGREEMENT_RATIO times theirs, and NOISE_Z
 # standard errors above (on the log scale). A rater lenient on part of their scores is also less
-# consistent (infit up to about 1.3 x), which is why the ordered ratio is higher.
+# consistent (infit 1.1-1.4 x the others' in bench_raters.py), which is why the ordered ratio is
+# higher.
 NOISE_RATIO = 1.4
 DISAGREEMENT_RATIO = 1.2
 NOISE_Z = 2.5

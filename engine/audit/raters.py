@@ -1,20 +1,23 @@
 """Which raters need a word: for each rater of the audited scores, agreement with the model, the
-share of their scores flagged, and their leniency (positive) or harshness (negative) in score
-points, each with a 95% interval.
+share of their scores flagged, their leniency (positive) or harshness (negative) in score points,
+each with a 95% interval, and their effects and verdict (engine.audit.rater_effects).
 
-Leniency compares a rater's scores with the model's expected score E_i = sum_c p_ic v_c (v_c the
-score's value in points, p_ic the fitted probabilities), within items: the residuals
-d_i = v_{x_i} - E_i are decomposed as d_i = a_item + b_rater + e_i by least squares (alternating
-means), so an item the model finds harder or easier is its own a_item and does not count
-against the raters who happened to score it. The b's are then centred on the median rater
-(among those with enough scores): the model is fitted to every rater's scores, so a lenient
-rater lifts the model's expectations a little for everyone, and centring on the mean would make
-every other rater look harsh; the median rater is the typical one. b_rater is the leniency;
-its interval is b +/- t(0.975, n-1) sqrt(se_r^2 + se_ref^2), se_r = s_r / sqrt(n) with s_r the
-standard deviation of that rater's residuals e_i, and se_ref the standard error of the median
-itself (pi / (2m) times the raters' mean se^2, for m raters). Leniency is relative to the other raters of the same items: a rater who scored
-an item alone cannot be compared on it. Leniency and QWK need ordered scores: for unordered text
-labels (no score_order) they are None and raters are ranked by their flagged share.
+Leniency compares a rater's scores with the expected score E_i = sum_c p_ic v_c (v_c the
+score's value in points, p_ic the probabilities from a model fitted without that rater's scores,
+engine.audit.rater_expectation; the fitted PARM probabilities for results saved before it),
+within items: the residuals d_i = v_{x_i} - E_i are decomposed as d_i = a_item + b_rater + e_i
+by least squares (alternating means), so an item the model finds harder or easier is its own
+a_item and does not count against the raters who happened to score it. The b's are then centred
+on the median of the reference raters (engine.audit.rater_effects: the judged raters, then those
+with no verdict): the model is fitted to the raters' scores, so a lenient rater lifts the
+model's expectations a little for the others, and centring on the mean would make every other
+rater look harsh; the median rater is the typical one. Its interval is
+b +/- t(0.975, n-1) sqrt(se_r^2 + se_ref^2), se_r = s_r / sqrt(n) with s_r the standard
+deviation of that rater's residuals e_i, and se_ref the standard error of the median itself
+(pi / (2m) times the reference raters' mean se^2, for m of them). Leniency is relative to the
+other raters of the same items: a rater who scored an item alone cannot be compared on it.
+Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
+and raters are ranked by their flagged share.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ MIN_RATER_SCORES = 20
 LEVEL = 0.95
 METHOD = (
     "leniency: rater effect b_r in d_i = a_item + b_r + e_i, d_i = score - model's expected "
-    "score (points), least squares, centred on the median rater; 95% interval b_r +/- "
+    "score (points; E without the rater's own scores), least squares, centred on the median "
+    "of the reference raters; 95% interval b_r +/- "
     "t * sqrt(se_r^2 + se_median^2), se_r = sd(e)/sqrt(n). Flagged share: Wilson 95% interval."
 )
 

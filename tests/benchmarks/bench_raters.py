@@ -3,7 +3,7 @@ real answers of the shared data, found by parm's rater verdicts, and FACETS' rul
 the same sessions.
 
     PARM_DATA_ROOT=../shared/data PARM_CACHE_DIR=... nice -n 10 \\
-        python tests/benchmarks/bench_raters.py               # 100 sessions (about 20 minutes)
+        python tests/benchmarks/bench_raters.py               # 100 sessions (about 25 minutes)
     python tests/benchmarks/bench_raters.py --sessions 20 --datasets asap-sas
 
 Sessions (rater_sim.py): 6-10 raters of 150-300 scores each, the answers of several items dealt
