@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 
 from engine.audit import duplicates, evidence, intervals, severity
+from engine.audit.rater_expectation import rater_left_out_proba
 from engine.audit.second_rater import second_rater
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
@@ -69,6 +70,10 @@ def run_audit(
     vectors = embedded.single_vectors()
     ranked, note = _severity(vectors, result, responses, config, reporter, timings)
     warnings += note
+    mark = time.perf_counter()
+    rater_proba = _rater_expectation(vectors, responses, reporter)
+    if rater_proba is not None:
+        timings["raters"] = time.perf_counter() - mark
     timings["total"] = time.perf_counter() - started + earlier
     reporter(DONE, 1, 1, "audit finished")
     return AuditResult(
@@ -84,6 +89,7 @@ def run_audit(
         embedding=embedded.facts,
         late_interaction=graph_facts,
         warnings=warnings,
+        rater_proba=rater_proba,
         **checks,
     )
 
@@ -114,6 +120,15 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
         "from the PARM fit instead."
     )
     return severity.severity(tuned.fitted.proba, scores), [note]
+
+
+def _rater_expectation(vectors, responses: Responses, reporter):
+    """Each score's probabilities without its rater's scores (None without raters)."""
+    if responses.raters is None:
+        return None
+    return rater_left_out_proba(
+        vectors, responses.scores, responses.n_classes, responses.raters, reporter
+    )
 
 
 def check_selection_metric(config: AuditConfig, responses: Responses) -> None:

@@ -46,6 +46,14 @@ def audit(
     second_rater_col: Annotated[
         str | None, typer.Option("--second-rater-col", help="Who gave each second score.")
     ] = None,
+    time_col: Annotated[
+        str | None,
+        typer.Option(
+            "--time-col",
+            help="When (ISO date/time) or in which order (a number) each score was given: "
+            "each rater's drift.",
+        ),
+    ] = None,
     jobs: Annotated[
         int | None,
         typer.Option("--jobs", min=1, help="Worker processes for the items (default 1)."),
@@ -62,7 +70,8 @@ def audit(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run the PARM audit headless and write predictions.csv, tuning.csv, report.json, report.md
-    (and items.csv, raters.csv with an item or rater column)."""
+    (and items.csv with an item column; raters.csv, rater_item_bias.csv and rater_feedback.csv with a
+    rater column)."""
     from parm_tui.headless import run_headless
 
     columns = {
@@ -74,6 +83,7 @@ def audit(
         "item_column": item_col,
         "rater_column": rater_col,
         "second_rater_column": second_rater_col,
+        "time_column": time_col,
         "jobs": jobs,
     }
     code = run_headless(file, config, columns, set_ or [], embeddings, out, force, quiet)

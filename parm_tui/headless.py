@@ -197,4 +197,6 @@ def _summary(console: Console, session, written: list[Path]) -> None:
             console,
             f"{len(session.raters.rows)} rater(s), farthest from the rest: {farthest or 'none'}",
         )
+        words = [f"{r.rater}: {r.verdict}" for r in judged if r.verdict != "fine"]
+        say(console, "Raters who need a word: " + ("; ".join(words) or "none"))
     say(console, "Wrote " + ", ".join(str(p) for p in written))

@@ -357,3 +357,58 @@ def small_result(seed: int = 5) -> AuditResult:
     )
     config = config_from_dict({**FAST_SETTINGS, "similarity_top_k": [5]})
     return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
+
+
+# -- planted rater effects (test_rater_effects, test_rater_files) ------------------------------
+PLANTED_ROLES = {"r1": "neutral", "r2": "neutral", "r3": "neutral", "r4": "lenient", "r5": "harsh",
+         "r6": "noisy", "r7": "central", "r8": "drifting", "r9": "bias cell"}  # fmt: skip
+
+
+def planted_session(seed: int = 0, items: int = 3, per_item: int = 600, levels: int = 4,
+                    labels=None):  # fmt: skip
+    """Clustered answer vectors per item, true scores, nine raters (roles above), a scoring
+    order; each planted effect on 45% of a rater's scores (central: 70% of the extremes;
+    drifting: from 0 to 90% over the rater's order), and r9's item I0 cell raised."""
+    rng = np.random.default_rng(seed)
+    rows, vectors = [], []
+    for k in range(items):
+        centres = rng.normal(size=(levels, 24))
+        for i in range(per_item):
+            truth = int(rng.integers(0, levels))
+            vector = centres[truth] + 0.8 * rng.normal(size=24)
+            vectors.append(vector / np.linalg.norm(vector))
+            rows.append({"item": f"I{k}", "answer": f"I{k} answer {i}", "truth": truth,
+                         "rater": f"r{rng.integers(1, 10)}"})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    frame["time"] = rng.permutation(len(frame))
+    top = levels - 1
+    score = frame["truth"].to_numpy().copy()
+    for name, role in PLANTED_ROLES.items():
+        mine = np.flatnonzero(frame["rater"].to_numpy() == name)
+        hit = mine[rng.random(mine.size) < 0.45]
+        if role == "lenient":
+            score[hit] = np.minimum(score[hit] + 1, top)
+        elif role == "harsh":
+            score[hit] = np.maximum(score[hit] - 1, 0)
+        elif role == "noisy":
+            score[hit] = (score[hit] + rng.integers(1, levels, hit.size)) % levels
+        elif role == "central":
+            pulled = mine[rng.random(mine.size) < 0.7]
+            score[pulled] = np.clip(score[pulled], 1, top - 1)
+        elif role == "drifting":
+            order = np.argsort(np.argsort(frame["time"].to_numpy()[mine])) / (mine.size - 1)
+            up = mine[rng.random(mine.size) < 0.9 * order]
+            score[up] = np.minimum(score[up] + 1, top)
+    cell = np.flatnonzero((frame["rater"] == "r9").to_numpy() & (frame["item"] == "I0").to_numpy())
+    raised = cell[rng.random(cell.size) < 0.7]
+    score[raised] = np.minimum(score[raised] + 1, top)
+    frame["score"] = score if labels is None else np.asarray(labels)[score]
+    return frame.drop(columns="truth").astype(str), np.asarray(vectors, dtype=np.float32)
+
+
+def audit_planted(frame, vectors, **settings):
+    """Audit a planted session (items, raters, the time column) with quick settings."""
+    config = config_from_dict({"item_column": "item", "rater_column": "rater", "id_column": None,
+                               "time_column": "time", **FAST_SETTINGS, **settings})  # fmt: skip
+    items = split_items(frame, config, "session.csv")
+    return run_session(items, config, embeddings=[vectors[r.rows - 1] for r in items.audited])

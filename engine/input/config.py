@@ -63,6 +63,7 @@ class AuditConfig:
     item_column: str | None = None
     rater_column: str | None = None
     second_rater_column: str | None = None
+    time_column: str | None = None
     on_bad_rows: str = "error"
     embedding_batch_size: int = 32
     near_duplicate_threshold: float = 0.95
@@ -275,6 +276,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         item_column=_text("item_column", v["item_column"], nullable=True),
         rater_column=_text("rater_column", v["rater_column"], nullable=True),
         second_rater_column=_text("second_rater_column", v["second_rater_column"], nullable=True),
+        time_column=_text("time_column", v["time_column"], nullable=True),
         on_bad_rows=_choice("on_bad_rows", v["on_bad_rows"], ("error", "skip")),
         embedding_batch_size=_int("embedding_batch_size", v["embedding_batch_size"]),
         near_duplicate_threshold=_unit("near_duplicate_threshold", v["near_duplicate_threshold"]),
@@ -290,6 +292,12 @@ def config_from_dict(values: dict) -> AuditConfig:
             f"Setting 'second_rater_column' = {json.dumps(config.second_rater_column)} needs "
             "'second_score_column': it names who gave the second scores.",
             "second_rater_column",
+        )
+    if config.time_column is not None and config.rater_column is None:
+        raise ConfigError(
+            f"Setting 'time_column' = {json.dumps(config.time_column)} needs 'rater_column': "
+            "the time column dates each rater's scores, to see whether a rater drifts.",
+            "time_column",
         )
     return config
 

@@ -18,6 +18,7 @@ import pandas as pd
 from engine.core.errors import DataError
 from engine.input.config import AuditConfig
 from engine.input.table import as_number, read_table
+from engine.input.times import parse_times
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10
@@ -46,7 +47,8 @@ class Responses:
     item: the item (question) these responses answer, None when the file has no item column;
     raters, second_raters: who gave each score and each second score ("" when not recorded),
     or None without a rater column; ordered: whether the codes' order means something (numbers,
-    or labels in a stated score_order).
+    or labels in a stated score_order); times: (N,) when (or in which order) each score was
+    given, NaN where blank, or None without a time column (engine.input.times).
     """
 
     texts: list[str]
@@ -63,6 +65,7 @@ class Responses:
     item: str | None = None
     raters: tuple[str, ...] | None = None
     second_raters: tuple[str, ...] | None = None
+    times: np.ndarray | None = field(default=None, compare=False)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -280,6 +283,7 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
         ordered=ordered,
         raters=_who(frame, config.rater_column, keep, where),
         second_raters=_who(frame, config.second_rater_column, keep, where),
+        times=_when(frame, config.time_column, keep, numbers, where),
     )
 
 
@@ -311,6 +315,14 @@ def _who(frame: pd.DataFrame, column: str | None, keep: list[int], where):
         return None
     values = _column(frame, column, "rater", where).tolist()
     return tuple(values[i].strip() for i in keep)
+
+
+def _when(frame: pd.DataFrame, column: str | None, keep: list[int], numbers, where):
+    """The kept rows' times (engine.input.times), or None without a time column."""
+    if column is None:
+        return None
+    values = _column(frame, column, "time", where).tolist()
+    return parse_times([values[i] for i in keep], numbers[keep], column, where)
 
 
 def _ids(frame: pd.DataFrame, column: str | None, keep: list[int], numbers, where):

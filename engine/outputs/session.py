@@ -10,10 +10,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from engine.audit.decisions import DecisionStore
+from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
 from engine.core.errors import ExportError
 from engine.input.config import AuditConfig
-from engine.outputs import markdown, report, tables
-from engine.outputs.names import ITEMS_FILE, OUTPUT_FILES, RATERS_FILE
+from engine.outputs import markdown, rater_files, report, tables
+from engine.outputs.names import BIAS_FILE, FEEDBACK_FILE, ITEMS_FILE, OUTPUT_FILES, RATERS_FILE
 from engine.outputs.write import json_text, run_csv, write_files
 from engine.results.item import AuditResult
 from engine.results.overview import ItemSummary
@@ -24,18 +25,20 @@ ITEM_COLUMNS = [
     "flagged", "human_exact", "human_kappa",
 ]  # fmt: skip
 RATER_COLUMNS = [
-    "rater", "n", "items", "exact", "kappa", "qwk", "flagged", "flagged_share", "flagged_low",
+    "rater", "verdict", "n", "items", "exact", "kappa", "qwk", "flagged", "flagged_share", "flagged_low",
     "flagged_high", "leniency", "leniency_low", "leniency_high", "second_n", "second_exact",
-    "second_kappa", "note",
+    "second_kappa", "note", *rater_files.EFFECT_COLUMNS,
 ]  # fmt: skip
 TOO_FEW = "too few to judge"
 
 
 def output_files(config: AuditConfig) -> tuple[str, ...]:
     """The files a session with these settings writes: the four outputs, and items.csv and
-    raters.csv when the settings name an item and a rater column."""
+    raters.csv (with rater_item_bias.csv and rater_feedback.csv) when the settings name an item
+    and a rater column."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
-    extra += (RATERS_FILE,) if config.rater_column is not None else ()
+    if config.rater_column is not None:
+        extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
     return OUTPUT_FILES + extra
 
 
@@ -64,6 +67,7 @@ def raters_table(session: SessionResult) -> tuple[list[str], list[list]]:
         rows.append(
             [
                 r.rater,
+                r.verdict,
                 r.n,
                 r.items,
                 _number(r.exact),
@@ -80,6 +84,7 @@ def raters_table(session: SessionResult) -> tuple[list[str], list[list]]:
                 _number(r.second_exact),
                 _number(r.second_kappa),
                 "" if r.judged else TOO_FEW,
+                *rater_files.effect_cells(r, session.raters.bias),
             ]  # fmt: skip
         )
     return list(RATER_COLUMNS), rows
@@ -206,7 +211,10 @@ def _raters_dict(session: SessionResult) -> dict:
     raters = session.raters
     rows = []
     for r in raters.rows:
-        rows.append({key: report._clean(getattr(r, key)) for key in r.__dataclass_fields__})
+        row = {key: report._clean(getattr(r, key)) for key in r.__dataclass_fields__}
+        row["verdict"] = r.verdict
+        row["effects"] = rater_files.effects_dict(r.effects)
+        rows.append(row)
     pairs = [
         {k: report._clean(getattr(p, k)) for k in p.__dataclass_fields__} for p in raters.pairs
     ]
@@ -216,6 +224,10 @@ def _raters_dict(session: SessionResult) -> dict:
         "unassigned_scores": raters.unassigned,
         "raters": rows,
         "pairs": pairs,
+        "expectation": RATER_EXPECTATION if raters.rater_left_out else "fitted model",
+        "time_column": session.config.time_column,
+        "rules": dict(rater_files.RULES),
+        "bias_cells": rater_files.bias_dicts(session),
     }
 
 
@@ -252,6 +264,8 @@ def session_contents(session: SessionResult, names=None, extra=None) -> list[tup
         "report.md": lambda: session_markdown(session),
         ITEMS_FILE: lambda: run_csv(items_table(session), run_id),
         RATERS_FILE: lambda: run_csv(raters_table(session), run_id),
+        BIAS_FILE: lambda: run_csv(rater_files.bias_table(session), run_id),
+        FEEDBACK_FILE: lambda: run_csv(rater_files.feedback_table(session), run_id),
     }
     return [(name, builders[name]()) for name in names] + list((extra or {}).items())
 
@@ -309,12 +323,15 @@ def _overview_section(session: SessionResult) -> str:
 
 def _raters_section(session: SessionResult) -> str:
     raters = session.raters
-    header = ["rater", "n", "exact", "kappa", "flagged (95% interval)", "leniency (95% interval)"]
+    header = ["rater", "verdict", "n", "exact", "kappa", "flagged (95% interval)"]
+    header += ["leniency (95% interval)"]
     rows = []
     for r in raters.rows:
         name = r.rater
         if not r.judged:
-            rows.append([name, r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), TOO_FEW, ""])
+            rows.append(
+                [name, "", r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), TOO_FEW, ""]
+            )
             continue
         flagged = f"{r.flagged_share:.1%} ({r.flagged_low:.1%} to {r.flagged_high:.1%})"
         leniency = (
@@ -322,17 +339,19 @@ def _raters_section(session: SessionResult) -> str:
             if r.leniency is None
             else f"{r.leniency:+.2f} ({r.leniency_low:+.2f} to {r.leniency_high:+.2f})"
         )
-        rows.append([name, r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), flagged, leniency])
+        figures = [markdown._fmt(r.exact), markdown._fmt(r.kappa), flagged, leniency]
+        rows.append([name, r.verdict, r.n, *figures])
     lines = [
         "## Raters",
         "",
         "Farthest from the rest first. Leniency is in score points: how much higher (positive) "
         "or lower (negative) a rater scores than the model expects, compared within items and "
-        "against the typical (median) rater. Flagged: the share of their scores the model "
-        "would change.",
+        "against the typical rater (the median of the reference raters). Flagged: the share of "
+        "their scores the model would change. Verdicts and their rules below.",
         "",
         markdown._table(header, rows),
     ]
+    lines += rater_files.verdicts_section(session)
     if raters.unassigned:
         lines += ["", f"{raters.unassigned} score(s) have no rater recorded and are not counted."]
     if raters.pairs:

@@ -60,6 +60,9 @@ class AuditResult:
     intervals: dict[str, Interval] = field(default_factory=dict)
     cross_fit: CrossFit | None = None
     run_id: str = field(default_factory=new_run_id)
+    # (N, C+1) each score's probabilities from models fitted without its rater's scores, for the
+    # rater table (engine.audit.rater_expectation); None without a rater column.
+    rater_proba: np.ndarray | None = None
 
     @property
     def embedding_record(self) -> dict:

@@ -153,6 +153,8 @@ def _arrays(result: AuditResult) -> dict[str, np.ndarray]:
             [p.similarity for p in result.near_duplicates], dtype=np.float64
         ),
     }
+    if result.rater_proba is not None:
+        arrays["rater_proba"] = np.asarray(result.rater_proba, dtype=np.float64)
     if result.second_rater is not None:
         arrays["raters_disagree"] = np.asarray(result.second_rater.disagree, dtype=bool)
     if result.cross_fit is not None:
@@ -269,6 +271,11 @@ def _rebuild(manifest: dict, arrays: dict, responses: Responses) -> AuditResult:
         intervals={m: Interval(**iv) for m, iv in manifest["intervals"].items()},
         cross_fit=_cross_fit(manifest["cross_fit"], arrays, n, c),
         run_id=str(manifest["run_id"]),
+        # Sessions saved before the rater-left-out expectation have none (the raters fall back
+        # to the fitted probabilities).
+        rater_proba=(
+            _array(arrays, "rater_proba", (n, c), np.float64) if "rater_proba" in arrays else None
+        ),
     )
 
 

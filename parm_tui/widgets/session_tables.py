@@ -50,8 +50,9 @@ def items_table(session: SessionResult) -> Table:
 
 
 def raters_table(session: SessionResult) -> Table:
-    """One row per rater, the farthest from the rest first: agreement with the model, the share
-    of their scores flagged and their leniency in score points, each with its 95% interval."""
+    """One row per rater, the farthest from the rest first: the verdict (engine.audit.
+    rater_verdicts), agreement with the model, the share of their scores flagged and their
+    leniency in score points, each with its 95% interval."""
     table = Table(
         box=box.SIMPLE_HEAD,
         title="Raters (farthest from the rest first)",
@@ -60,12 +61,12 @@ def raters_table(session: SessionResult) -> Table:
         "items, against the typical rater",
         caption_justify="left",
     )
-    for header in ("rater", "n", "exact", "kappa", "flagged (95%)", "leniency (95%)"):
-        table.add_column(header, justify="left" if header == "rater" else "right")
+    for header in ("rater", "verdict", "n", "exact", "kappa", "flagged (95%)", "leniency (95%)"):
+        table.add_column(header, justify="left" if header in ("rater", "verdict") else "right")
     for r in session.raters.rows:
         if not r.judged:
             table.add_row(
-                name(r.rater), f"{r.n:,}", fmt(r.exact), fmt(r.kappa), Text(TOO_FEW, "dim")
+                name(r.rater), "", f"{r.n:,}", fmt(r.exact), fmt(r.kappa), Text(TOO_FEW, "dim")
             )
             continue
         flagged = f"{r.flagged_share:.0%} ({r.flagged_low:.0%}–{r.flagged_high:.0%})"
@@ -76,7 +77,10 @@ def raters_table(session: SessionResult) -> Table:
         if r.leniency is not None and (r.leniency_low > 0 or r.leniency_high < 0):
             leniency.stylize("bold yellow")
             leniency.append(" ▲" if r.leniency > 0 else " ▼")
-        table.add_row(name(r.rater), f"{r.n:,}", fmt(r.exact), fmt(r.kappa), flagged, leniency)
+        verdict = Text(r.verdict, "dim" if r.verdict == "fine" else "bold")
+        table.add_row(
+            name(r.rater), verdict, f"{r.n:,}", fmt(r.exact), fmt(r.kappa), flagged, leniency
+        )
     if session.raters.unassigned:
         table.add_row(Text(f"({session.raters.unassigned:,} scores with no rater)", "dim"))
     return table
