@@ -22,6 +22,7 @@ from parm_tui.screens.load import LoadScreen
 from parm_tui.screens.run import RunScreen
 from parm_tui.screens.settings import SettingsScreen
 from parm_tui.state import AppState, LoadedFile
+from parm_tui.widgets.runs import read_only_note
 
 RESULT_SCREENS = ("results", "review", "export")
 
@@ -123,6 +124,15 @@ class ParmApp(AuditWorker, App):
             self.install_screen(screen, name)
         return screen
 
+    def waiting_screen(self, name: str) -> Screen:
+        """What a result screen will hold, before there is a result (one per screen)."""
+        from parm_tui.screens.waiting import WaitingScreen
+
+        key = f"waiting-{name}"
+        if not self.is_screen_installed(key):
+            self.install_screen(WaitingScreen(name), key)
+        return self.get_screen(key)
+
     def build_result_screen(self, name: str) -> Screen | None:
         state = self.state
         if name == "results":
@@ -139,16 +149,18 @@ class ParmApp(AuditWorker, App):
             return None
         if name == "export":
             return Wanted(state.result, state.store)
-        return Wanted(state.result.review, state.store, *state.review_context())
+        earlier = state.earlier_run()
+        read_only = None if earlier is None else read_only_note(earlier)
+        return Wanted(state.result.review, state.store, *state.review_context(), read_only)
 
     async def action_show(self, name: str) -> None:
         """Switch to a main screen (not while a dialog is open; result screens need a result)."""
         if isinstance(self.screen, ModalScreen):
             return
         if name in RESULT_SCREENS and self.state.result is None:
-            self.notify("Run an audit first (F4).", severity="warning")
-            return
-        screen = await self.screen_for(name)
+            screen = self.waiting_screen(name)
+        else:
+            screen = await self.screen_for(name)
         if screen is not None and self.screen is not screen:
             await self.switch_screen(screen)
 
@@ -159,6 +171,17 @@ class ParmApp(AuditWorker, App):
         if review is not None and isinstance(self.screen, review.ReviewScreen):
             self.remember_review_row(self.screen.shown_row())
         await super().action_quit()
+
+    async def on_open_review(self, message) -> None:
+        """Results asked for the review of an item, a rater or a rater x item cell."""
+        await self.action_show("review")
+        review = sys.modules.get("parm_tui.screens.review")
+        if review is not None and isinstance(self.screen, review.ReviewScreen):
+            self.screen.filter_to(message.item, message.rater, message.whole)
+
+    async def on_open_run(self, message) -> None:
+        """The runs list: reopen a saved run of the file (an earlier one read-only)."""
+        await self.reopen(message.run)
 
     def on_review_screen_stopped(self, message) -> None:
         """The review was left (another screen or a dialog over it): keep where it stopped."""
@@ -171,11 +194,11 @@ class ParmApp(AuditWorker, App):
         if old is not None and old.store is not None and old.store is not new.store:
             old.store.close()
 
-    def open_file(self, file: LoadedFile) -> None:
-        """A file was read (the Load screen chooses its columns next)."""
+    def open_file(self, file: LoadedFile, runs: tuple = ()) -> None:
+        """A file was read, with its saved runs (the Load screen chooses its columns next)."""
         if file.path != self.state.source_path:
             add_recent(file.path)
-        self.state = self.state.file_opened(file)
+        self.state = self.state.file_opened(file, runs)
 
     def choose_columns(self, columns: dict[str, str | None]) -> None:
         """The Load screen's columns: the file's items under them, or why there are none."""
@@ -207,15 +230,34 @@ class ParmApp(AuditWorker, App):
         decided = self.state.store is not None and bool(self.state.store.all())
         await self.action_show("review" if decided else "results")
 
+    async def reopen(self, saved) -> None:
+        """Open a saved run of the loaded file from the runs list: its settings, columns and
+        results (nothing runs again); the Results screen shows it."""
+        from engine.core.errors import ResumeError
+
+        if self.state.result is not None and saved.run_id == self.state.result.run_id:
+            self.notify("That run is on show.")
+            return
+        try:
+            self.change(self.state.resumed(saved))
+        except ResumeError as exc:
+            self.notify(str(exc), severity="error", timeout=10)
+            return
+        earlier = self.state.earlier_run()
+        if earlier is not None:
+            self.notify(read_only_note(earlier), severity="warning", timeout=8)
+        await self.action_show("results")
+
     def change(self, outcome: tuple[AppState, list]) -> None:
         """Take a transition's new state, and tell the user what it says to."""
         self.state, notes = outcome
         for note in notes:
             self.notify(note.text, severity=note.severity)
 
-    def finish_run(self, result, saved) -> None:
-        """A run's result (and its saved session, None when it was not kept) is the app's."""
-        self.state = self.state.run_finished(result, saved)
+    def finish_run(self, result, saved, runs=None) -> None:
+        """A run's result (and its saved run and the file's saved runs, None when it was not
+        kept) is the app's."""
+        self.state = self.state.run_finished(result, saved, runs)
 
     def decline_session(self, digest: str) -> None:
         self.state = self.state.session_declined(digest)

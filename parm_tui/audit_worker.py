@@ -23,18 +23,21 @@ if TYPE_CHECKING:
 
 
 class AuditFinished(Message):
-    """The audit worker's report: the run's SessionResult, its saved session (None when it was
-    not kept) and why it was not kept (None when it was, or the file has no digest)."""
+    """The audit worker's report: the run's SessionResult, its saved run and the file's saved
+    runs now (None when it was not kept) and why it was not kept (None when it was, or the file
+    has no digest)."""
 
     def __init__(
         self,
         result: SessionResult,
         saved: SavedSession | None,
+        runs: tuple[SavedSession, ...] | None,
         problem: str | None,
         token: CancelToken,
     ) -> None:
         super().__init__()
-        self.result, self.saved, self.problem, self.token = result, saved, problem, token
+        self.result, self.saved, self.runs = result, saved, runs
+        self.problem, self.token = problem, token
 
 
 class AuditWorker:
@@ -113,7 +116,7 @@ class AuditWorker:
         if message.token is not self.cancel_token or message.token.cancelled:
             return
         self.audit_worker = None
-        self.finish_run(message.result, message.saved)
+        self.finish_run(message.result, message.saved, message.runs)
         if message.problem is not None:
             self.notify(message.problem, severity="warning", timeout=10)
         total = message.result.timings.get("total", 0.0)

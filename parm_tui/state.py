@@ -68,8 +68,10 @@ class AppState:
     `file_problem` says why); responses: every item's responses pooled on one scale,
     as the review pools them, and on_scale which labels each may take (None for one item);
     store: the decision store of those responses (None when it could not be opened);
-    result: the last run's, or the resumed session's; saved: the file's saved session;
-    declined: the saved sessions (by file digest) the user chose not to resume.
+    result: the last run's, or the resumed session's; saved: the saved run of the result on
+    show (or the newest one, when the result was not kept); runs: the file's saved runs,
+    newest first (engine.saved.store.list_runs); declined: the saved sessions (by file digest)
+    the user chose not to resume.
     """
 
     config: AuditConfig
@@ -83,6 +85,7 @@ class AppState:
     store: DecisionStore | None = None
     result: SessionResult | None = None
     saved: SavedSession | None = None
+    runs: tuple[SavedSession, ...] = ()
     declined: frozenset[str] = frozenset()
 
     @property
@@ -99,6 +102,25 @@ class AppState:
         if self.saved is None or self.result is None:
             return None
         return self.saved if self.result.run_id in self.saved.run_ids else None
+
+    def earlier_run(self) -> SavedSession | None:
+        """The saved run on show when it is not the file's newest: an earlier run reopened,
+        open read-only (decisions are made on the newest run; they stay with the file)."""
+        saved = self.saved_result()
+        if saved is None or not self.runs or saved.run_id == self.runs[0].run_id:
+            return None
+        return saved
+
+    def previous_run(self) -> SavedSession | None:
+        """The saved run before the result on show: the one a re-run is compared with (the
+        newest kept run when the result on show was not kept)."""
+        if self.result is None:
+            return None
+        ids = [run.run_id for run in self.runs]
+        if self.result.run_id not in ids:
+            return self.runs[0] if self.runs else None
+        k = ids.index(self.result.run_id)
+        return self.runs[k + 1] if k + 1 < len(self.runs) else None
 
     def review_context(self) -> tuple[tuple[int, ...] | None, int | None]:
         """What the Review screen takes from the result's saved session: the data rows the
@@ -117,9 +139,10 @@ class AppState:
         return self.responses is not None and self.responses.same_as(responses)
 
     # -- transitions ---------------------------------------------------------------------------
-    def file_opened(self, file: LoadedFile) -> AppState:
-        """A file was read; its items follow when its columns are chosen."""
-        return replace(self, file=file, columns=None, file_problem=None)
+    def file_opened(self, file: LoadedFile, runs: tuple = ()) -> AppState:
+        """A file was read, with its saved runs; its items follow when its columns are
+        chosen."""
+        return replace(self, file=file, columns=None, file_problem=None, runs=tuple(runs))
 
     def columns_chosen(self, columns: dict[str, str | None]) -> AppState:
         """The columns chosen for the file (its items follow: items_loaded or items_refused)."""
@@ -186,9 +209,17 @@ class AppState:
     def settings_refused(self, problem: str) -> AppState:
         return replace(self, settings_problem=problem)
 
-    def run_finished(self, result: SessionResult, saved: SavedSession | None) -> AppState:
-        """A run's result, and its saved session (the earlier one stays when it was not kept)."""
-        return replace(self, result=result, saved=saved if saved is not None else self.saved)
+    def run_finished(
+        self, result: SessionResult, saved: SavedSession | None, runs: tuple | None = None
+    ) -> AppState:
+        """A run's result, its saved run and the file's saved runs now (the earlier ones stay
+        when it was not kept)."""
+        return replace(
+            self,
+            result=result,
+            saved=saved if saved is not None else self.saved,
+            runs=self.runs if runs is None else tuple(runs),
+        )
 
     def resumed(self, saved: SavedSession) -> tuple[AppState, list[Note]]:
         """A saved session of the loaded file opened as it was: its settings and columns, the
@@ -208,7 +239,8 @@ class AppState:
         return replace(self, declined=self.declined | {digest})
 
     def review_row_saved(self, saved: SavedSession) -> AppState:
-        return replace(self, saved=saved)
+        runs = tuple(saved if run.run_id == saved.run_id else run for run in self.runs)
+        return replace(self, saved=saved, runs=runs)
 
 
 def pooled(items: Items, config: AuditConfig) -> tuple[Responses, np.ndarray | None]:
@@ -245,14 +277,16 @@ def restore(state: AppState, saved: SavedSession) -> tuple[AuditConfig, Items, S
 
 
 def keep_session(result: SessionResult, file: LoadedFile | None) -> tuple:
-    """Save a finished run as its file's session (in the audit thread): (the saved session,
-    None), or (None, why it could not be kept); the run itself stands either way."""
+    """Save a finished run as its file's newest saved run (in the audit thread): (the saved
+    run, the file's saved runs now, None), or (None, None, why it could not be kept); the run
+    itself stands either way."""
     from engine.core.errors import ParmError
-    from engine.saved.store import save_session
+    from engine.saved.store import list_runs, save_session
 
     if file is None or file.digest is None:
-        return None, None
+        return None, None, None
     try:
-        return save_session(file.digest, file.path, result), None
+        saved = save_session(file.digest, file.path, result)
+        return saved, list_runs(file.digest), None
     except (ParmError, OSError) as exc:
-        return None, f"The results could not be kept for resuming: {exc}"
+        return None, None, f"The results could not be kept for resuming: {exc}"

@@ -89,7 +89,7 @@ async def test_a_decision_survives_starting_fresh_and_running_again(
         review = await open_review(pilot)
         i = review.current()
         row = int(first.state.responses.rows[i])
-        await pilot.press("e", *"second look", "enter", "u")
+        await pilot.press("e", *"second look", "enter", "question_mark")
         await pilot.pause()
         assert first.state.store.get(row).note == "second look"
 
@@ -202,7 +202,7 @@ async def test_a_new_file_hands_its_decision_store_to_the_review(tmp_path, sampl
         assert review.store is app.state.store
         i = review.current()
         row = int(app.state.responses.rows[i])
-        await pilot.press("k")
+        await pilot.press("o")
         await pilot.pause()
         assert app.state.store.get(row).action == "keep"
         assert app.state.store.source.endswith(str(second))
@@ -225,7 +225,7 @@ async def test_reopening_the_store_rebuilds_the_review_with_the_new_one(
         review = await open_review(pilot)
         assert review.store is app.state.store and review.parm_result is app.state.result
         row = int(app.state.responses.rows[review.current()])
-        await pilot.press("k")
+        await pilot.press("o")
         await pilot.pause()
         assert app.state.store.get(row).action == "keep"
         await pilot.press("f7")

@@ -10,7 +10,7 @@ import csv
 import numpy as np
 import pytest
 from helpers import session_frame, wait_for
-from textual.widgets import Input, Select, Static, TabbedContent
+from textual.widgets import DataTable, Input, Select, Static, TabbedContent
 
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
@@ -62,7 +62,7 @@ async def decide_one(pilot) -> None:
     await pilot.press("f6")
     pilot.app.screen.query_one("#filter-view", Select).value = "all"
     await pilot.pause()
-    await pilot.press("k")
+    await pilot.press("o")
     await pilot.pause()
 
 
@@ -92,12 +92,12 @@ async def test_results_show_the_items_and_the_raters_and_switch_items(session_fi
         screen = app.screen
         await pilot.press("5")
         assert screen.query_one("#results-tabs", TabbedContent).active == "items"
-        overview = screen.query_one("#results-items", Static).content
-        names = [str(cell) for cell in overview.columns[0]._cells]
+        overview = screen.query_one("#results-items", DataTable)
+        names = [str(overview.get_row_at(n)[0]) for n in range(overview.row_count)]
         assert names == [r.responses.item for r in session.results]
         await pilot.press("6")
-        raters = screen.query_one("#results-raters", Static).content
-        assert [str(c) for c in raters.columns[0]._cells][0] == session.raters.rows[0].rater
+        raters = screen.query_one("#results-raters", DataTable)
+        assert str(raters.get_row_at(0)[0]) == session.raters.rows[0].rater
         # The per-item tabs follow the item chosen at the top.
         await pilot.press("1")
         screen.query_one("#results-item", Select).value = 1
@@ -201,3 +201,96 @@ async def test_a_settings_change_keeps_the_results_of_items_on_a_stated_score_or
         await pilot.pause()
         assert app.state.config.seed == 7
         assert app.state.result is session
+
+
+@pytest.fixture
+def planted_file(tmp_path):
+    """A planted session (items I0-I2, raters r1-r9 with known effects, r9 biased on I0) as a
+    file, with its vectors."""
+    from helpers import planted_session
+
+    frame, vectors = planted_session(seed=2, per_item=400)
+    path = tmp_path / "planted.csv"
+    frame.to_csv(path, index=False)
+    np.save(tmp_path / "planted.npy", vectors)
+    return path, tmp_path / "planted.npy", frame
+
+
+PLANTED = FAST + ["rater_column=rater", "time_column=time", "id_column=null"]
+
+
+async def test_a_sessions_results_open_on_its_headline_with_the_item_selector_below(planted_file):
+    from engine.results.figures import run_figures
+
+    path, vectors, _ = planted_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await run_session_in_app(pilot)
+        screen = app.screen
+        figures = run_figures(session)
+        headline = " ".join(str(screen.query_one("#session-headline", Static).render()).split())
+        assert f"Session: 3 items, {figures.responses:,} responses" in headline
+        assert f"{figures.flagged:,} flagged · kappa {figures.kappa:.3f}" in headline
+        assert "Raters who need a word: r5 (harsh, noisy)" in headline
+        order = [w.id for w in screen.query("#session-headline, #results-item, #results-tabs")]
+        assert order == ["session-headline", "results-item", "results-tabs"]
+
+
+async def test_enter_on_an_item_a_rater_or_a_bias_cell_opens_the_review_on_it(planted_file):
+    path, vectors, frame = planted_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=PLANTED)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await run_session_in_app(pilot)
+        review = session.review
+        await pilot.press("5", "down", "enter")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        item = session.results[1].responses.item
+        assert screen.query_one("#filter-item", Select).value == item
+        assert len(screen.view) and {review.items[i] for i in screen.view} == {item}
+        await pilot.press("f5", "6", "enter")
+        await pilot.pause()
+        rater = session.raters.rows[0].rater
+        assert app.screen.query_one("#filter-rater", Select).value == rater
+        assert {review.responses.raters[i] for i in app.screen.view} == {rater}
+        # A bias cell: every score of that rater on that item, flagged or not.
+        await pilot.press("f5", "6")
+        cell = session.raters.listed_bias()[0]
+        app.screen.query_one("#results-bias").focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        mine = (frame["rater"] == cell.rater) & (frame["item"] == cell.item)
+        assert len(app.screen.view) == int(mine.sum())
+        assert app.screen.query_one("#filter-view", Select).value == "all"
+
+
+async def test_the_raters_tab_shows_each_verdict_its_rule_and_the_bias_cells(planted_file):
+    path, vectors, _ = planted_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=PLANTED)
+    async with app.run_test(size=(80, 24)) as pilot:
+        session = await run_session_in_app(pilot)
+        await pilot.press("6")
+        screen = app.screen
+        table = screen.query_one("#results-raters", DataTable)
+        headers = [str(c.label) for c in table.ordered_columns]
+        assert headers == ["rater", "verdict", "n", "flagged", "leniency", "infit"]
+        rows = {str(table.get_row_at(n)[0]): table.get_row_at(n) for n in range(table.row_count)}
+        assert str(rows["r5"][1]) == "harsh, noisy" and str(rows["r5"][4]).endswith("▼")
+        assert str(rows["r4"][4]).endswith("▲") and not str(rows["r1"][4]).endswith(("▲", "▼"))
+        rule = str(screen.query_one("#rater-rule", Static).render())
+        first = session.raters.rows[0]
+        assert rule.startswith(f"{first.rater}: {first.effects.verdicts[0].name} (")
+        bias = screen.query_one("#results-bias", DataTable)
+        assert bias.row_count == len(session.raters.listed_bias()) > 0
+
+
+async def test_wider_the_raters_tab_shows_more_effects(planted_file):
+    path, vectors, _ = planted_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=PLANTED)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await run_session_in_app(pilot)
+        await pilot.press("6")
+        table = app.screen.query_one("#results-raters", DataTable)
+        headers = [str(c.label) for c in table.ordered_columns]
+        assert {"outfit", "spread", "drift", "fair avg", "bias cells"} <= set(headers)

@@ -340,3 +340,19 @@ def test_an_unknown_schema_version_is_a_clear_message(source, tmp_path, value, e
     with pytest.raises(ReviewError) as caught:
         open_store(source, make_responses(), database)
     assert expected in str(caught.value) and str(database) in str(caught.value)
+
+
+def test_a_decision_put_back_is_the_one_that_was_there(source, database):
+    """Undo: an earlier decision restored as it was, its time and run included, also after
+    reopening the store."""
+    responses = make_responses()
+    context = RunContext("run-1", "abc", "2", 0.75)
+    with open_store(source, responses, database) as store:
+        first = store.record(1, "S000", responses.texts[0], "change", "2", "two marks", context)
+        record(store, responses, 0, "keep")
+        assert store.restore(first) == first
+        assert store.get(1) == first
+    with open_store(source, responses, database) as store:
+        assert store.get(1) == first
+        with pytest.raises(ReviewError, match="Row 99"):
+            store.restore(first.__class__(**{**first.__dict__, "row": 99}))

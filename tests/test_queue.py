@@ -1,5 +1,6 @@
-"""The review queue (engine/results/queue.py): filters by item and rater; after a re-run, which decided
-responses lost their flag, which flags are new and undecided, and the list restricted to either."""
+"""The review queue (engine/results/queue.py): filters by item and rater; the views by decision
+(undecided, unsure, changed, kept, noted); after a re-run, which decided responses lost their
+flag, which flags are new and undecided, and the list restricted to either."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from helpers import run_frame, session_config, session_frame
 
 from engine.audit.decisions import Decision, RunContext
 from engine.input.responses import Responses
-from engine.results.queue import rerun_changes, review_view
+from engine.results.queue import DECISION_VIEWS, decision_view, rerun_changes, review_view
 
 LABELS = ("0", "1", "2")
 
@@ -91,3 +92,29 @@ def test_the_review_queue_filters_by_item_and_by_rater():
     only_r1 = review_view(review, show_all=True, rater="r1")
     assert {review.responses.raters[i] for i in only_r1} == {"r1"}
     assert len(only_r1) == (frame["rater"] == "r1").sum()
+
+
+def decided(row: int, action: str, note: str = "") -> Decision:
+    new = "0" if action == "change" else None
+    return Decision(row, f"S{row - 11}", action, new, note, "2026-01-01T00:00:00+00:00")
+
+
+def test_the_decision_views_list_the_responses_with_that_decision():
+    run = Run([1, 1, 0, 1, 0, 2])  # rows 11, 13, 14, 15 flagged
+    decisions = {
+        11: decided(11, "keep"),
+        12: decided(12, "change", "two marks"),
+        13: decided(13, "unsure"),
+        15: decided(15, "keep", "ask Sam"),
+    }
+    views = {view: decision_view(run, decisions, view).tolist() for view in DECISION_VIEWS}
+    # Undecided: the flagged ones nobody has decided (row 14); the others: every decision of
+    # that kind, flagged or not.
+    assert views == {
+        "undecided": [False, False, False, True, False, False],
+        "unsure": [False, False, True, False, False, False],
+        "changed": [False, True, False, False, False, False],
+        "kept": [True, False, False, False, True, False],
+        "noted": [False, True, False, False, True, False],
+    }
+    assert review_view(run, subset=decision_view(run, decisions, "kept")).tolist() == [0, 4]

@@ -91,3 +91,25 @@ def test_a_file_of_one_item_has_that_items_figures():
     assert (figures.kappa, figures.qwk) == (result.metrics["kappa"], result.metrics["qwk"])
     assert figures.selected == (result.selected.top_k, result.selected.power)
     assert figures.flagged == int(result.flagged.sum()) and figures.items[0].item is None
+
+
+def test_a_rerun_is_compared_figure_by_figure():
+    from engine.results.figures import ItemFigures, figure_changes
+
+    before = ItemFigures("A", 100, 20, 0.675, 0.731, 20, 1.0)
+    now = ItemFigures("A", 100, 21, 0.668, None, None, 2.0)
+    changes = {c.name: c for c in figure_changes(now, before)}
+    assert changes["kappa"].difference == pytest.approx(-0.007)
+    assert changes["flagged"].difference == 1 and changes["power"].difference == 1.0
+    assert changes["qwk"].difference is None and changes["top_k"].now is None
+    one = RunFigures(100, 21, 0.668, None, (now,))
+    other = RunFigures(100, 20, 0.675, 0.731, (before,))
+    assert [c.name for c in figure_changes(one, other)] == [
+        "kappa",
+        "qwk",
+        "flagged",
+        "top_k",
+        "power",
+    ]
+    two = RunFigures(200, 40, 0.6, 0.7, (now, before))
+    assert [c.name for c in figure_changes(two, two)] == ["kappa", "qwk", "flagged"]

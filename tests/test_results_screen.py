@@ -139,3 +139,94 @@ async def test_the_off_by_two_filter_is_hidden_for_unordered_labels(nominal_resu
         await pilot.pause()
         off_by_two = pilot.app.screen.query_one("#filter-off2", Checkbox)
         assert off_by_two.disabled and not off_by_two.display
+
+
+@pytest.fixture
+def one_item_file(tmp_path):
+    """A file of one item (no item column) and its vectors, audited in a moment."""
+    import numpy as np
+    from helpers import session_frame
+
+    frame, vectors = session_frame(items=(("A", 120, 3),), seed=9)
+    frame = frame.drop(columns=["item", "rater"])
+    rng = np.random.default_rng(1)
+    noisy = rng.random(len(frame)) < 0.2
+    frame.loc[noisy, "score"] = [str(v) for v in rng.integers(0, 3, int(noisy.sum()))]
+    path = tmp_path / "answers.csv"
+    frame.to_csv(path, index=False)
+    np.save(tmp_path / "answers.npy", vectors)
+    return path, tmp_path / "answers.npy"
+
+
+async def run_in_app(pilot, first=None):
+    from helpers import wait_for
+
+    app = pilot.app
+    await wait_for(pilot, lambda: app.state.items is not None, "the file")
+    await app.start_audit()
+    await wait_for(
+        pilot, lambda: app.state.result is not None and app.state.result is not first, "the audit"
+    )
+    await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen), "the results")
+    await pilot.pause()
+    return app.state.result
+
+
+async def test_a_rerun_shows_the_run_before_it_and_an_earlier_run_reopens_read_only(
+    one_item_file,
+):
+    from textual.widgets import DataTable
+
+    from parm_tui.screens.review import ReviewScreen
+
+    path, vectors = one_item_file
+    fast = ["similarity_top_k=[5,10]", "bootstrap_samples=0", "cross_fit_folds=0"]
+    app = ParmApp(path, embeddings_path=vectors, overrides=fast)
+    async with app.run_test(size=(100, 30)) as pilot:
+        first = await run_in_app(pilot)
+        headline = str(app.screen.query_one("#results-headline", Static).render())
+        assert "Previous run" not in headline  # a first run has nothing to compare with
+        app.apply_settings(app.state.config.updated(similarity_top_k=20, similarity_power=2.0))
+        second = await run_in_app(pilot, first)
+        headline = " ".join(str(app.screen.query_one("#results-headline", Static).render()).split())
+        before, now = first.results[0], second.results[0]
+        for name, a, b in (
+            ("kappa", f"{before.metrics['kappa']:.3f}", f"{now.metrics['kappa']:.3f}"),
+            ("flagged", f"{int(before.flagged.sum())}", f"{int(now.flagged.sum())}"),
+            ("K", f"{before.selected.top_k}", "20"),
+            ("p", "1", "2"),
+        ):
+            assert (f"{name} {a} → {b}" if a != b else f"{name} {a} (same)") in headline
+        assert "Previous run" in headline
+        # The runs list: both runs, newest first; enter on the earlier one reopens it.
+        await pilot.press("7")
+        runs = app.screen.query_one("#results-runs", DataTable)
+        assert runs.row_count == 2
+        assert [str(runs.get_row_at(n)[2]) for n in range(2)] == [second.run_id, first.run_id]
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert app.state.result.run_id == first.run_id
+        assert app.state.earlier_run() is not None
+        assert "read-only" in str(app.screen.query_one("#results-read-only", Static).render())
+        await pilot.press("f6")
+        await pilot.pause()
+        review = app.screen
+        assert isinstance(review, ReviewScreen) and review.read_only is not None
+        await pilot.press("o")
+        await pilot.pause()
+        assert app.state.store.all() == {}  # decisions are not made on an earlier run
+
+
+async def test_before_a_run_the_result_screens_say_what_they_will_hold(one_item_file):
+    path, vectors = one_item_file
+    async with ParmApp(path, embeddings_path=vectors).run_test(size=(80, 24)) as pilot:
+        from helpers import wait_for
+
+        await wait_for(pilot, lambda: pilot.app.state.items is not None, "the file")
+        for key, name in (("f5", "Results"), ("f6", "Review"), ("f7", "Export")):
+            await pilot.press(key)
+            await pilot.pause()
+            text = " ".join(str(s.render()) for s in pilot.app.screen.query(Static))
+            assert f"{name} will show here after an audit" in text
+            assert "Next: F4, then s, runs the audit" in text
+        assert not pilot.app._notifications  # no stack of "Run an audit first"

@@ -29,9 +29,9 @@ async def decide_some(pilot, review) -> dict[int, str]:
     """Keep the first response, mark the second unsure, skip the third (n): rows -> action."""
     rows = review.review.responses.rows
     decided = {int(rows[review.shown()]): "keep"}
-    await pilot.press("k")
+    await pilot.press("o")
     decided[int(rows[review.shown()])] = "unsure"
-    await pilot.press("u", "n")
+    await pilot.press("question_mark", "n")
     await pilot.pause()
     return decided
 
@@ -67,7 +67,7 @@ async def test_quitting_mid_review_and_reopening_resumes_where_it_stopped(
 
         # Decide more, then export: decisions.csv names the run each was made on.
         row = review.shown_row()
-        await pilot.press("k")
+        await pilot.press("o")
         await pilot.press("f7")
         await wait_for(pilot, lambda: isinstance(again.screen, ExportScreen), "the export")
         out = tmp_path / "out"
@@ -87,7 +87,7 @@ async def test_a_rerun_after_resuming_counts_the_new_flags(sample_copy, sample_e
         await load_and_run(pilot)
         first = app.state.result
         review = await open_review(pilot)
-        await pilot.press("k")
+        await pilot.press("o")
         # Other settings flag other responses.
         app.apply_settings(app.state.config.updated(similarity_top_k=5))
         await app.start_audit()

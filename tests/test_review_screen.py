@@ -47,7 +47,7 @@ async def test_keep_is_saved_at_once_and_shown_in_the_list(review, store):
         screen = pilot.app.screen
         first = screen.current()
         row = int(review.responses.rows[first])
-        await pilot.press("k")
+        await pilot.press("o")
         await pilot.pause()
         assert store.get(row).action == "keep"
         table = screen.query_one(ReviewTable)
@@ -90,7 +90,7 @@ async def test_a_note_is_saved_with_the_decision_and_shown(review, store):
         screen = pilot.app.screen
         i = screen.current()
         row = int(review.responses.rows[i])
-        await pilot.press("u", "up", "e")
+        await pilot.press("question_mark", "up", "e")
         await pilot.pause()
         assert isinstance(pilot.app.screen, NoteModal)
         await pilot.press(*"ask [b]Sam[/b]", "enter")
@@ -114,10 +114,10 @@ async def test_typing_a_search_narrows_the_list(review, store):
         texts = review.responses.texts
         assert 0 < len(screen.view) < before
         assert all("answer 12" in texts[i] for i in screen.view)
-        # While typing in the search box, k, u and c are letters, not decisions.
-        await pilot.press("slash", "k", "u", "c")
+        # While typing in the search box, o, u and c are letters, not decisions.
+        await pilot.press("slash", "o", "u", "c")
         await pilot.pause()
-        assert screen.query_one("#review-search", Input).value == "kuc"
+        assert screen.query_one("#review-search", Input).value == "ouc"
         assert store.all() == {}
 
 
@@ -174,6 +174,18 @@ async def test_the_detail_shows_scores_probabilities_second_rater_and_neighbours
             assert f"row {nb['row']}" in neighbours
 
 
+async def test_the_evidence_names_each_neighbour_and_says_what_weight_means(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        neighbours = " ".join(str(screen.query_one(NeighbourList).render()).split())
+        for nb in neighbour_rows(review, i):
+            assert f"row {nb['row']} · id {nb['id']} · score {nb['score']}" in neighbours
+            assert f"weight {nb['weight']:.2f}" in neighbours
+        legend = " ".join(text_of(screen, "#detail-neighbours-legend").split())
+        assert "weight: how much the neighbour's score counts" in legend
+
+
 def test_neighbour_similarities_come_from_the_graph(review):
     i = int(review.review_order()[0])
     rows = neighbour_rows(review, i)
@@ -188,7 +200,7 @@ def test_neighbour_similarities_come_from_the_graph(review):
 async def test_without_a_store_decisions_are_off_and_say_so(review):
     async with Host(review, None).run_test(size=(100, 30)) as pilot:
         screen = pilot.app.screen
-        await pilot.press("k")
+        await pilot.press("o")
         await pilot.pause()
         messages = [n.message for n in pilot.app._notifications]
         assert NO_STORE in messages
@@ -232,15 +244,18 @@ async def test_thousands_of_rows_are_paged_and_stay_usable(large_review, tmp_pat
             assert len(screen.view) == 6000
             assert table.row_count == PAGE_SIZE
             assert screen.pages == 30
-            await pilot.press("pagedown")
+            await pilot.press("pagedown")  # a screenful down, on the same page
+            assert screen.page == 0 and screen.current() == int(screen.view[screen.screenful()])
+            screen.go_to(PAGE_SIZE - 1)
+            await pilot.press("down")  # across the page edge
             assert screen.page == 1 and screen.current() == int(screen.view[PAGE_SIZE])
-            await pilot.press("up")  # across the page edge, back to the end of page 1
+            await pilot.press("up")  # and back to the end of page 1
             assert screen.page == 0 and screen.current() == int(screen.view[PAGE_SIZE - 1])
             await pilot.press("G")
             assert screen.page == 29 and screen.current() == int(screen.view[-1])
             await pilot.press("j")  # the last row stays the last row
             assert screen.current() == int(screen.view[-1])
-            await pilot.press("k")
+            await pilot.press("o")
             await pilot.pause()
             assert store.get(int(review.responses.rows[screen.view[-1]])).action == "keep"
             await pilot.press("g")
@@ -288,8 +303,8 @@ async def test_severity_shows_its_value_and_a_legend_of_what_it_means(review):
         i = screen.current()
         header = " ".join(text_of(screen, "#detail-scores").split())
         assert f"severity {review.severity[i]:.3f}" in header
-        assert "1 − p(human score) from a model that never saw it" in header
-        assert "0 looks right … 1 check first" in header
+        assert "the probability of the human score from a model that never saw it" in header
+        assert "0: the score looks right, 1: check it first" in header
         assert str(screen.query_one(ReviewTable).get_cell(str(i), "severity")) == (
             f"{review.severity[i]:.2f}"
         )

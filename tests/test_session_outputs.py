@@ -77,3 +77,24 @@ def test_a_file_without_items_writes_what_a_single_audit_writes(tmp_path):
     for name in ("predictions.csv", "tuning.csv", "report.md"):
         session_text = (tmp_path / "session" / name).read_text(encoding="utf-8")
         assert session_text == (tmp_path / "audit" / name).read_text(encoding="utf-8")
+
+
+def test_decisions_of_a_session_name_the_item_and_the_rater(tmp_path):
+    from engine.audit.decisions import open_store
+    from engine.outputs.session import decisions_table
+
+    frame, vectors = session_frame()
+    session = run_frame(frame, vectors, session_config(rater_column="rater"))
+    review = session.review
+    responses = review.responses
+    source = tmp_path / "session.csv"
+    source.write_text("x\n")
+    with open_store(source, responses, tmp_path / "d.sqlite3", review.on_scale) as store:
+        for i in (0, 5, 70):
+            store.record(int(responses.rows[i]), responses.ids[i], responses.texts[i], "keep")
+        header, rows = decisions_table(store, session)
+    assert header[:4] == ["row", "id", "item", "rater"]
+    assert [row[0] for row in rows] == sorted(int(responses.rows[i]) for i in (0, 5, 70))
+    for row in rows:
+        original = frame.iloc[row[0] - 1]
+        assert (row[2], row[3]) == (original["item"], original["rater"])

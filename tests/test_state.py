@@ -81,3 +81,26 @@ def test_a_session_of_other_items_does_not_resume(opened):
     with pytest.raises(ResumeError, match="items are not the file's items"):
         AppState(session_config()).file_opened(other).resumed(saved)
     state.store.close()
+
+
+def test_a_rerun_is_compared_with_the_run_before_it_and_an_earlier_run_opens_read_only(opened):
+    from dataclasses import replace as changed
+
+    from engine.saved.store import list_runs
+
+    state, run, folder = opened
+    base = folder / "data"
+    first = save_session("digest-1", state.file.path, run, base)
+    rerun = changed(run, results=[changed(r, run_id="z-second") for r in run.results])
+    second = save_session("digest-1", state.file.path, rerun, base)
+    runs = list_runs("digest-1", base)
+    state = state.file_opened(state.file, runs).run_finished(rerun, second, runs)
+    assert state.previous_run().run_id == first.run_id and state.earlier_run() is None
+    # The earlier run reopened: read-only, and nothing before it to compare with.
+    reopened, _ = state.resumed(runs[1])
+    assert reopened.earlier_run().run_id == first.run_id and reopened.previous_run() is None
+    # Where its review stopped is kept in its own record.
+    moved = reopened.review_row_saved(changed(runs[1], review_row=4))
+    assert [r.review_row for r in moved.runs] == [None, 4]
+    reopened.store.close()
+    state.store.close()

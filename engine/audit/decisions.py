@@ -346,7 +346,11 @@ class DecisionStore:
         self._validate(row, response_id, text, action, new_score)
         new_score = None if new_score is None else str(new_score)
         decision = Decision(int(row), response_id, action, new_score, note, _now(), context)
-        run = (None,) * 4 if context is None else astuple(context)
+        return self._save(decision, text)
+
+    def _save(self, decision: Decision, text: str) -> Decision:
+        """Write one decision (committed before this returns) and hold it."""
+        run = (None,) * 4 if decision.context is None else astuple(decision.context)
         self._write(
             "INSERT OR REPLACE INTO decisions (source, row, response_id, text_hash, action, "
             "new_score, note, decided_at, run_id, settings_digest, predicted, severity) "
@@ -354,17 +358,29 @@ class DecisionStore:
             (
                 self.source,
                 decision.row,
-                response_id,
+                decision.response_id,
                 text_hash(text),
-                action,
-                new_score,
-                note,
+                decision.action,
+                decision.new_score,
+                decision.note,
                 decision.decided_at,
                 *run,
             ),
         )
         self._decisions[decision.row] = decision
         return decision
+
+    def restore(self, decision: Decision) -> Decision:
+        """Put back a decision exactly as it was (its time and run too): undoing a later one.
+        The response at its row must be the one it was made on."""
+        i = self._position(decision.row)
+        responses = self.responses
+        if responses.ids[i] != decision.response_id:
+            raise ReviewError(
+                f"Row {decision.row} of {self.source} holds a different response than the one "
+                f"decided on (id {decision.response_id!r}); reload the file."
+            )
+        return self._save(decision, responses.texts[i])
 
     def get(self, row: int) -> Decision | None:
         return self._decisions.get(int(row))

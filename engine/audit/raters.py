@@ -107,6 +107,10 @@ class RaterReport:
     rater_left_out: bool = True  # E from models without each rater's own scores
     timed: bool = False  # a time column was given (drift)
 
+    def listed_bias(self, rater: str | None = None) -> list[BiasCell]:
+        """The rater x item cells beyond the rule (of one rater, when given)."""
+        return [c for c in self.bias if c.listed and (rater is None or c.rater == rater)]
+
 
 class ItemFit(Protocol):
     """What the rater table reads of one audited item: its responses (scores, raters, second

@@ -156,15 +156,26 @@ def tuning_table(session: SessionResult) -> tuple[list[str], list[list]]:
 
 
 def decisions_table(store: DecisionStore, session: SessionResult) -> tuple[list[str], list[list]]:
-    """decisions.csv over all items, in input-row order, with an `item` column after `id`."""
-    if not session.by_item:
+    """decisions.csv over all items, in input-row order, with `item` (and `rater`) columns after
+    `id`, as predictions.csv has them."""
+    if not _combined(session):
         return tables.decisions_table(store, session.results[0])
-    header, rows = None, []
+    header, rows, who = None, [], []
     for result in session.results:
         header, own = tables.decisions_table(store, result)
-        rows += [[*row[:2], result.responses.item, *row[2:]] for row in own]
+        responses = result.responses
+        position = {int(r): i for i, r in enumerate(responses.rows)}
+        who = (["item"] if session.by_item else []) + (
+            ["rater"] if responses.raters is not None else []
+        )
+        for row in own:
+            i = position[int(row[0])]
+            extra = [responses.item] if session.by_item else []
+            if responses.raters is not None:
+                extra.append(responses.raters[i])
+            rows.append([*row[:2], *extra, *row[2:]])
     rows.sort(key=lambda row: row[0])
-    return [*header[:2], "item", *header[2:]], rows
+    return [*header[:2], *who, *header[2:]], rows
 
 
 def session_dict(session: SessionResult) -> dict:

@@ -85,6 +85,36 @@ class RunFigures:
         )
 
 
+@dataclass(frozen=True)
+class FigureChange:
+    """One figure of a run beside the run before it. name: kappa, qwk, flagged, top_k or power;
+    difference: now - before (None where either is missing, or for K: the dense graph)."""
+
+    name: str
+    before: float | int | None
+    now: float | int | None
+    difference: float | int | None
+
+
+def figure_changes(
+    now: RunFigures | ItemFigures, before: RunFigures | ItemFigures
+) -> tuple[FigureChange, ...]:
+    """Kappa, QWK and flagged of two runs (or of one item in two runs), and for one item its
+    selected K and p: what a re-run changed."""
+    names = ["kappa", "qwk", "flagged"]
+    if isinstance(now, ItemFigures) and isinstance(before, ItemFigures):
+        names += ["top_k", "power"]
+    elif isinstance(now, RunFigures) and now.selected is not None and before.selected is not None:
+        now, before = now.items[0], before.items[0]
+        names += ["top_k", "power"]
+    found = []
+    for name in names:
+        a, b = getattr(before, name), getattr(now, name)
+        difference = None if a is None or b is None else b - a
+        found.append(FigureChange(name, a, b, difference))
+    return tuple(found)
+
+
 def _maybe_float(value) -> float | None:
     return None if value is None else float(value)
 

@@ -1,5 +1,6 @@
 """The review queue of a `ReviewSet`: which responses to list, and in what order, under the app's
-filters; and how a re-run moved the flags under the decisions already made."""
+filters; the views by decision (undecided, unsure, changed, kept, noted); and how a re-run moved
+the flags under the decisions already made."""
 
 from __future__ import annotations
 
@@ -56,6 +57,37 @@ def review_view(
         found = [needle in t or needle in ids[i].casefold() for i, t in enumerate(texts)]
         keep &= np.asarray(found, dtype=bool)
     return order[keep[order]]
+
+
+# The views by decision, and which decisions each lists ("undecided": none yet).
+DECISION_VIEWS = {
+    "undecided": None,
+    "unsure": "unsure",
+    "changed": "change",
+    "kept": "keep",
+    "noted": "note",
+}
+
+
+def decision_view(review: ReviewSet, decisions: dict[int, Decision], view: str) -> np.ndarray:
+    """(N,) bool, the responses a view by decision lists (review_view's `subset`): undecided,
+    the flagged responses with no decision yet (the work left); unsure, changed, kept, every
+    response with that decision, flagged or not; noted, every decision with a note."""
+    wanted = DECISION_VIEWS[view]
+    rows = np.asarray(review.responses.rows, dtype=np.int64)
+    position = {int(r): i for i, r in enumerate(rows)}
+    chosen = np.zeros(len(rows), dtype=bool)
+    for row, decision in decisions.items():
+        i = position.get(int(row))
+        if i is None:
+            continue
+        if wanted is None:
+            chosen[i] = True
+        elif wanted == "note":
+            chosen[i] = bool(decision.note)
+        else:
+            chosen[i] = decision.action == wanted
+    return review.flagged & ~chosen if wanted is None else chosen
 
 
 @dataclass(frozen=True)

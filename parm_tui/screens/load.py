@@ -145,8 +145,8 @@ class LoadScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="read-table")
     def read_frame(self, path: Path):
-        """The table, the digest of the file's bytes and its saved session (or why that
-        session cannot be read)."""
+        """The table, the digest of the file's bytes and its saved runs, newest first (or why
+        they cannot be read)."""
         from engine.core.errors import DataError, ResumeError
         from engine.core.files import file_digest
         from engine.input.table import read_table
@@ -156,21 +156,21 @@ class LoadScreen(Screen):
             digest = file_digest(path)
         except OSError as exc:
             raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
-        session, problem = None, None
+        runs, problem = (), None
         try:
-            from engine.saved.store import find_session
+            from engine.saved.store import list_runs
 
-            session = find_session(digest)
+            runs = list_runs(digest)
         except ResumeError as exc:
             problem = str(exc)
-        return path, frame, digest, session, problem
+        return path, frame, digest, runs, problem
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "read-table":
             return
         message = self.query_one("#path-message", Static)
         if event.state == WorkerState.SUCCESS:
-            path, frame, digest, session, problem = event.worker.result
+            path, frame, digest, runs, problem = event.worker.result
             message.set_class(False, "error")
             message.update(
                 plain(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
@@ -178,13 +178,13 @@ class LoadScreen(Screen):
             # A fallback encoding or replaced control characters: said once, when the file opens.
             for warning in frame.attrs.get("warnings", ()):
                 self.app.notify(warning, severity="warning", timeout=10)
-            self.app.open_file(LoadedFile(path, digest, frame))
+            self.app.open_file(LoadedFile(path, digest, frame), runs)
             self.show_frame(frame)
             self.app.choose_columns(self.chosen_columns())
             self.show_recent()
             from parm_tui.screens.resume import offer_resume
 
-            await offer_resume(self.app, session, problem)
+            await offer_resume(self.app, runs[0] if runs else None, problem)
         elif event.state == WorkerState.ERROR:
             from engine.core.errors import ParmError
 

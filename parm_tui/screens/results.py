@@ -1,8 +1,14 @@
 """Results: agreement metrics for the selected configuration with bootstrap intervals and their
 cross-fitted values, the confusion matrix, agreement with a second rater, the tuning table with a
-plot of the selection metric against K and p, parameter estimates with SEs, and near-duplicate
-answers that were scored differently. For a file of items, an item selector chooses which item
-those tabs show, and two more tabs hold the items overview and the raters."""
+plot of the selection metric against K and p, parameter estimates with SEs, near-duplicate
+answers that were scored differently, and the file's saved runs (7). After a re-run the
+headline shows the run before it beside this one.
+
+For a file of items, the screen opens on the session's headline (all items pooled), with the
+item selector below it choosing which item the per-item tabs show, and two more tabs: the items
+overview (5) and the raters with their verdicts and the rater x item bias cells (6); `enter` on
+an item, a rater or a cell opens the review on it (parm_tui.widgets.session_tables).
+"""
 
 from __future__ import annotations
 
@@ -11,9 +17,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Header, Select, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Select, Static, TabbedContent, TabPane
 
 from engine.core.text import safe_text
+from engine.results.figures import run_figures
 from engine.results.session import SessionResult
 from parm_tui.widgets.checks import (
     consistency_heading,
@@ -25,6 +32,7 @@ from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.metrics import (
     RichPanel,
     confusion_table,
+    fmt,
     metrics_summary,
     metrics_table,
     parameters_table,
@@ -33,8 +41,26 @@ from parm_tui.widgets.metrics import (
 )
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.plot import MetricPlot
-from parm_tui.widgets.session_tables import items_table, raters_table
+from parm_tui.widgets.runs import RunsTable, comparison_text, read_only_note
+from parm_tui.widgets.session_tables import (
+    WIDE_RATERS,
+    BiasTable,
+    ItemsTable,
+    RatersTable,
+    rater_rule,
+)
 from parm_tui.widgets.tuning_table import TuningTable
+
+# The widget each tab's keys go to when the tab opens (so arrows scroll or move at once).
+TAB_FOCUS = {
+    "summary": "#summary-scroll",
+    "tuning": "#results-tuning",
+    "parameters": "#parameters-scroll",
+    "consistency": "#consistency-scroll",
+    "items": "#results-items",
+    "raters": "#results-raters",
+    "runs": "#results-runs",
+}
 
 
 class ResultsScreen(Screen):
@@ -51,19 +77,33 @@ class ResultsScreen(Screen):
         Binding("4", "tab('consistency')", "Consistency", show=False),
         Binding("5", "tab('items')", "Items", show=False),
         Binding("6", "tab('raters')", "Raters", show=False),
+        Binding("7", "tab('runs')", "Runs", show=False),
     ]
 
     def __init__(self, session: SessionResult, item: int = 0) -> None:
         super().__init__()
+        self.show_session(session, item)
+
+    def show_session(self, session: SessionResult, item: int = 0) -> None:
         self.session = session
         self.item = item
-        self.result = self.session.results[item]
+        self.result = session.results[item]
+        self.figures = run_figures(session)
+
+    # -- what the app's state says about the result's runs -----------------------------------
+    def previous_figures(self):
+        """(the run before this one, its figures), or (None, None)."""
+        previous = self.app.state.previous_run()
+        if previous is None or previous.figures is None:
+            return None, None
+        return previous, previous.figures
 
     def compose(self) -> ComposeResult:
         result = self.result
         session = self.session
         yield Header()
         if session.by_item:
+            yield Static(self.session_headline(), id="session-headline")
             choices = [
                 (plain(f"item {r.responses.item} · {len(r.responses):,} responses"), k)
                 for k, r in enumerate(session.results)
@@ -71,9 +111,12 @@ class ResultsScreen(Screen):
             yield Select(
                 choices, value=self.item, allow_blank=False, id="results-item", compact=True
             )
+        earlier = self.app.state.earlier_run()
+        if earlier is not None:
+            yield Static(Text(read_only_note(earlier), "bold yellow"), id="results-read-only")
         with TabbedContent(id="results-tabs"):
             with TabPane("1 Summary", id="summary"):
-                with VerticalScroll():
+                with VerticalScroll(id="summary-scroll"):
                     yield Static(self.headline(), id="results-headline")
                     with Horizontal(id="results-tables"):
                         yield RichPanel(metrics_table(result), id="results-metrics")
@@ -87,26 +130,50 @@ class ResultsScreen(Screen):
                     yield TuningTable(id="results-tuning")
                     yield MetricPlot(id="results-plot")
             with TabPane("3 Parameters", id="parameters"):
-                with VerticalScroll():
+                with VerticalScroll(id="parameters-scroll"):
                     yield RichPanel(parameters_table(result), id="results-parameters")
             with TabPane("4 Consistency", id="consistency"):
-                with VerticalScroll():
+                with VerticalScroll(id="consistency-scroll"):
                     yield Static(consistency_heading(result), id="consistency-heading")
                     yield Static(consistency_pairs(result), id="consistency-pairs")
             if session.by_item:
                 with TabPane("5 Items", id="items"), VerticalScroll():
-                    yield RichPanel(items_table(session), id="results-items")
+                    yield Static(Text("enter: review the item", "dim"), classes="table-hint")
+                    yield ItemsTable(id="results-items")
             if session.raters is not None:
                 with TabPane("6 Raters", id="raters"), VerticalScroll():
-                    yield RichPanel(raters_table(session), id="results-raters")
+                    yield from self.compose_raters()
+            with TabPane("7 Runs", id="runs"), VerticalScroll():
+                yield Static(self.runs_hint(), classes="table-hint")
+                yield RunsTable(id="results-runs")
         yield ParmFooter()
+
+    def compose_raters(self) -> ComposeResult:
+        yield Static(
+            Text("Raters (farthest from the rest first) · enter: review the rater", "dim"),
+            classes="table-hint",
+        )
+        yield RatersTable(id="results-raters")
+        yield Static(id="rater-rule")
+        yield Static(id="bias-title", classes="table-hint")
+        yield BiasTable(id="results-bias")
+
+    def runs_hint(self) -> Text:
+        runs = self.app.state.runs
+        if not runs:
+            return Text("No saved runs of this file.", "dim")
+        return Text(
+            f"The file's {len(runs)} saved run(s), newest first (saved_runs keeps "
+            f"{self.app.state.config.saved_runs}) · enter: reopen one (an earlier one read-only)",
+            "dim",
+        )
 
     async def on_select_changed(self, event: Select.Changed) -> None:
         """Another item: the per-item tabs show it, the tab open stays open."""
         if event.select.id != "results-item" or event.value == self.item:
             return
         active = self.query_one("#results-tabs", TabbedContent).active
-        self.item, self.result = event.value, self.session.results[event.value]
+        self.show_session(self.session, event.value)
         await self.recompose()
         self.on_mount()
         self.query_one("#results-tabs", TabbedContent).active = active
@@ -117,6 +184,85 @@ class ResultsScreen(Screen):
         table.show_rows(self.result.tuning.rows, metric)
         self.query_one("#results-plot", MetricPlot).show(self.result.tuning.rows, metric)
         self.query_one("#results-disagree").display = self.result.second_rater is not None
+        if self.session.by_item:
+            self.query_one(ItemsTable).show(self.session)
+        if self.session.raters is not None:
+            self.show_raters()
+        state = self.app.state
+        self.query_one(RunsTable).show(state.runs, self.session.run_id)
+        self.query_one("#summary-scroll").focus()
+        self.watch(self.app, "state", self.follow_state, init=False)
+
+    def follow_state(self, old, new) -> None:
+        """Another result on show (a saved run reopened from the runs list): show it here."""
+        if new.result is not None and new.result is not old.result and self.is_current:
+            self.parm_result = new.result
+            self.call_later(self.rebuild, new.result)
+
+    async def rebuild(self, session: SessionResult) -> None:
+        self.show_session(session)
+        await self.recompose()
+        self.on_mount()
+
+    def show_raters(self) -> None:
+        wide = self.app.size.width >= WIDE_RATERS
+        self.query_one(RatersTable).show(self.session, wide)
+        listed = self.query_one(BiasTable).show(self.session)
+        bias = self.session.raters.bias
+        if listed:
+            title = (
+                f"Rater × item bias: {listed} of {len(bias)} cells beyond the rule (|t| ≥ 3, "
+                "|bias| ≥ 0.2 points) · enter: review the cell"
+            )
+        else:
+            title = f"Rater × item bias: none of the {len(bias)} cells is beyond the rule."
+        self.query_one("#bias-title", Static).update(Text(title, "dim"))
+        self.query_one(BiasTable).display = listed > 0
+        self.show_rule(0)
+
+    def show_rule(self, row: int) -> None:
+        rows = self.session.raters.rows
+        if 0 <= row < len(rows):
+            self.query_one("#rater-rule", Static).update(rater_rule(rows[row]))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if isinstance(event.data_table, RatersTable):
+            self.show_rule(event.cursor_row)
+
+    def on_resize(self) -> None:
+        if self.session.raters is not None and self.is_mounted:
+            self.show_raters()
+
+    # -- headlines ---------------------------------------------------------------------------
+    def session_headline(self) -> Text:
+        """A session's figures over all its items, the raters who need a word and, after a
+        re-run, the run before it."""
+        figures, session = self.figures, self.session
+        text = Text("Session: ", style="bold")
+        count = f"{len(session.results)} items"
+        if session.items.skipped:
+            count += f" ({len(session.items.skipped)} skipped)"
+        text.append(f"{count}, {figures.responses:,} responses · ")
+        text.append(f"{figures.flagged:,} flagged", style="bold")
+        text.append(f" · kappa {fmt(figures.kappa)}")
+        if figures.qwk is not None:
+            text.append(f" · QWK {fmt(figures.qwk)}")
+        text.append(" (all items pooled; 5 lists them)", style="dim")
+        if session.raters is not None:
+            words = [r for r in session.raters.rows if r.verdict not in ("", "fine")]
+            text.append("\nRaters who need a word: ", style="bold")
+            if not words:
+                text.append("none", style="dim")
+            for n, r in enumerate(words):
+                text.append(", " if n else "")
+                text.append_text(plain(r.rater, style="bold"))
+                text.append(f" ({r.verdict})")
+            text.append(" (6 lists them)", style="dim")
+        previous, before = self.previous_figures()
+        if before is not None:
+            text.append("\n")
+            text.append_text(comparison_text(figures, before, previous.saved_at))
+        return text
 
     def headline(self) -> Text:
         result = self.result
@@ -124,13 +270,18 @@ class ResultsScreen(Screen):
         text = Text(style="bold")
         if self.session.by_item:
             text.append_text(plain(f"Item {result.responses.item} ", style="bold"))
-            text.append(
-                f"({self.item + 1} of {len(self.session.results)}; 5 lists every item) · ", "dim"
-            )
+            text.append(f"({self.item + 1} of {len(self.session.results)}) · ", "dim")
         text.append("Selected: ", "bold")
         text.append(selected_text(result))
         text.append(f"\n{flagged:,} of {len(result.responses):,} responses flagged for review")
         text.append(" (F6 opens the review)", "dim")
+        previous, before = self.previous_figures()
+        if before is not None:
+            earlier = before if not self.session.by_item else before.item(result.responses.item)
+            now = self.figures if not self.session.by_item else self.figures.items[self.item]
+            if earlier is not None:
+                text.append("\n")
+                text.append_text(comparison_text(now, earlier, previous.saved_at))
         return text
 
     def warnings_text(self) -> Text:
@@ -151,3 +302,4 @@ class ResultsScreen(Screen):
         tabs = self.query_one("#results-tabs", TabbedContent)
         if tabs.query(f"#{tab}"):
             tabs.active = tab
+            self.query_one(TAB_FOCUS[tab]).focus()

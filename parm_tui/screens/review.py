@@ -1,11 +1,10 @@
 """Review: the flagged responses, most severe first, one decision per response.
 
 The list is paged (PAGE_SIZE rows in the table at a time) because the stock DataTable freezes
-with many thousands of rows; up/down cross page edges, pgup/pgdn turn pages, g/G jump to the
-first/last response. A decision key acts on the response the detail pane shows (not on the
-row under the cursor at that instant, which may have moved on before the pane was redrawn) and
-is saved to the store, with the run it was made on, before the list shows it. `n` moves on
-without recording anything.
+with many thousands of rows; every movement key crosses page edges (parm_tui.screens.review_keys
+has the keys, moving and deciding). The views list the flagged responses, the whole queue, the
+undecided, unsure, changed, kept or noted ones, and after a re-run the decided ones that lost
+their flag and the new flags (engine.results.queue computes each).
 """
 
 from __future__ import annotations
@@ -18,63 +17,72 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Select, Static
-from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from engine.core.errors import ParmError
 from engine.results.queue import rerun_changes
 from engine.results.review import ReviewSet
+from parm_tui.screens.review_keys import NO_STORE, ReviewKeys
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.review_detail import ReviewDetail
-from parm_tui.widgets.review_dialogs import NoteModal, ScoreModal
-from parm_tui.widgets.review_filters import ReviewFilters
+from parm_tui.widgets.review_filters import VIEW_ALL, ReviewFilters
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
 from parm_tui.widgets.toggles import MarkedCheckbox
 
+__all__ = ["NO_STORE", "ReviewScreen"]
+
 # How often the review screen looks for decisions saved by another parm on the same database.
 OTHER_WRITER_CHECK_SECONDS = 2.0
-NO_STORE = (
-    "Decisions are off: no decision store is open for this result (no input file, or its "
-    "database could not be opened)."
-)
 
 
-class ReviewScreen(Screen):
+class ReviewScreen(ReviewKeys, Screen):
     """Flagged responses with their evidence, and the rater-lead's decisions.
 
     review: the session's review set (every item's responses in one queue; a file of one item is
-    a set of one); previous_flagged_rows: the data rows the previous run of this file flagged (None when this
-    is its first run), for the re-run counts and views; start_row: the data row to open at
-    (where the review stopped), else the first undecided response.
+    a set of one); previous_flagged_rows: the data rows the previous run of this file flagged
+    (None when this is its first run), for the re-run counts and views; start_row: the data row
+    to open at (where the review stopped), else the first undecided response; read_only: why no
+    decision can be made here (an earlier run on show), None when they can.
     """
 
     SUB_TITLE = "Review"
 
     BINDINGS = [
-        Binding("k", "decide('keep')", "Keep"),
+        Binding("o", "decide('keep')", "Keep"),
         Binding("c", "decide('change')", "Change"),
-        Binding("u", "decide('unsure')", "Unsure"),
-        Binding("n", "next", "Next"),
+        Binding("question_mark", "decide('unsure')", "Unsure", key_display="?"),
+        Binding("u", "undo", "Undo"),
         Binding("e", "note", "Note"),
         Binding("x", "clear", "Clear"),
+        Binding("n", "next", "Next"),
+        Binding("v", "views", "View"),
         Binding("slash", "search", "Search"),
         Binding("y", "copy", "Copy", show=False),
         Binding("a", "toggle_all", "All", show=False),
-        Binding("escape", "back", "Back", show=False),
+        Binding("escape", "to_list", "List", show=False),
         Binding("right_square_bracket", "scroll_detail(1)", "Detail ↓", show=False),
         Binding("left_square_bracket", "scroll_detail(-1)", "Detail ↑", show=False),
     ]
 
     def __init__(
-        self, review: ReviewSet, store=None, previous_flagged_rows=None, start_row=None
+        self,
+        review: ReviewSet,
+        store=None,
+        previous_flagged_rows=None,
+        start_row=None,
+        read_only: str | None = None,
     ) -> None:
         super().__init__()
         self.review = review
         self.store = store
         self.previous_flagged_rows = previous_flagged_rows
         self.start_row = start_row
+        self.read_only = read_only
         self.view = np.zeros(0, dtype=int)
         self.page = 0
+        # The page the table holds now (None: it must be built again, the view changed).
+        self.built: int | None = None
         self.pending_notes: dict[int, str] = {}
+        self.undo_stack: list = []
         self.changes = None
         self._folded: list[str] | None = None
         self._search_timer = None
@@ -117,7 +125,7 @@ class ReviewScreen(Screen):
     def on_mount(self) -> None:
         table = self.query_one(ReviewTable)
         table.fit(table.size.width or int(self.app.size.width * 0.6))
-        self.query_one("#review-rerun").display = self.is_rerun()
+        self.query_one("#review-rerun").display = self.is_rerun() or self.read_only is not None
         self.update_changes()
         self.refresh_view()
         self.open_at_start()
@@ -188,10 +196,12 @@ class ReviewScreen(Screen):
         """Recompute the filtered list, staying on `prefer` (default: the response shown) when
         it is still listed."""
         current = prefer if prefer is not None else self.shown()
-        criteria = self.query_one(ReviewFilters).criteria(self.changes)
+        decisions = {} if self.store is None else self.store.all()
+        criteria = self.query_one(ReviewFilters).criteria(self.review, self.changes, decisions)
         if criteria["search"] and self._folded is None:
             self._folded = [t.casefold() for t in self.review.responses.texts]
         self.view = review_view(self.review, folded=self._folded, **criteria)
+        self.built = None
         hits = np.flatnonzero(self.view == current) if current is not None else []
         self.go_to(int(hits[0]) if len(hits) else 0)
 
@@ -200,19 +210,21 @@ class ReviewScreen(Screen):
         return max(1, -(-len(self.view) // PAGE_SIZE))
 
     def go_to(self, position: int) -> None:
-        """Show the page holding `position` in the list (negative counts from the end)."""
+        """Show `position` in the list (negative counts from the end): on the page shown, only
+        the cursor moves; another page is built first."""
         if position < 0:
             position = max(0, len(self.view) + position)
-        self._show_page(position // PAGE_SIZE, position % PAGE_SIZE)
-
-    def turn_page(self, step: int, at_end: bool = False) -> None:
-        page = self.page + step
-        if 0 <= page < self.pages:
-            self._show_page(page, PAGE_SIZE - 1 if at_end else 0)
+        page, row = divmod(position, PAGE_SIZE)
+        table = self.query_one(ReviewTable)
+        if page != self.built or not table.row_count:
+            self._show_page(page, row)
+            return
+        table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+        self.show_detail()
 
     def _show_page(self, page: int, cursor: int) -> None:
         table = self.query_one(ReviewTable)
-        self.page = page
+        self.page = self.built = page
         table.clear()
         for i in self.view[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]:
             table.add_row(*table.cells(int(i), self._decision(int(i))), key=str(int(i)))
@@ -254,6 +266,9 @@ class ReviewScreen(Screen):
         self._update_rerun()
 
     def _update_rerun(self) -> None:
+        if self.read_only is not None:
+            self.query_one("#review-rerun", Static).update(Text(self.read_only, "bold yellow"))
+            return
         if self.changes is None:
             return
         unflagged = int(self.changes.no_longer_flagged.sum())
@@ -262,7 +277,7 @@ class ReviewScreen(Screen):
         text.append(f"{unflagged:,} decided no longer flagged", style="yellow" if unflagged else "")
         text.append(" · ")
         text.append(f"{new:,} newly flagged undecided", style="yellow" if new else "")
-        text.append(" (view ▾)", style="dim")
+        text.append(" (v: views)", style="dim")
         self.query_one("#review-rerun", Static).update(text)
 
     def update_changes(self) -> None:
@@ -298,149 +313,38 @@ class ReviewScreen(Screen):
             self.query_one(ReviewTable).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:
+        """A filter chosen: the list follows, and its keys work at once."""
         self.refresh_view()
+        self.query_one(ReviewTable).focus()
 
     def on_checkbox_changed(self, event: MarkedCheckbox.Changed) -> None:
         self.refresh_view()
 
+    def filter_to(self, item: str | None = None, rater: str | None = None, whole=False) -> None:
+        """List one item's or one rater's responses (both: that rater's scores on the item,
+        and `whole`: every one of them, flagged or not): what Results opens the review on."""
+        filters = self.query_one(ReviewFilters)
+        filters.choose(item=item, rater=rater)
+        if whole:
+            filters.set_view(VIEW_ALL)
+        self.refresh_view()
+        if self.view.size:
+            self.go_to(0)
+        self.query_one(ReviewTable).focus()
+
     def action_toggle_all(self) -> None:
         self.query_one(ReviewFilters).toggle_all()
+
+    def action_views(self) -> None:
+        """Open the view dropdown (the list keys work again once a view is chosen)."""
+        select = self.query_one("#filter-view", Select)
+        select.focus()
+        select.expanded = True
 
     def action_search(self) -> None:
         self.query_one("#review-search", Input).focus()
 
-    async def action_back(self) -> None:
-        table = self.query_one(ReviewTable)
-        if self.focused is not table:
-            table.focus()
-        # ParmApp switches between installed screens (Results is where Review is opened from);
-        # an app without that action shows this screen over another.
-        elif not await self.app.run_action("show('results')") and len(self.app.screen_stack) > 1:
-            self.app.pop_screen()
-
-    # --- moving on ----------------------------------------------------------------------
-    def advance_from(self, i: int) -> None:
-        """Show the response listed after response i (staying put at the end of the list)."""
-        hits = np.flatnonzero(self.view == i)
-        if not hits.size:
-            return
-        if int(hits[0]) + 1 < len(self.view):
-            self.go_to(int(hits[0]) + 1)
-        else:
-            self.notify("That was the last response in the list.")
-
-    def action_next(self) -> None:
-        i = self.shown()
-        if i is not None:
-            self.advance_from(i)
-
-    # --- decisions ----------------------------------------------------------------------
-    def _decision(self, i: int):
-        if self.store is None:
-            return None
-        return self.store.get(int(self.review.responses.rows[i]))
-
-    def _target(self) -> int | None:
-        """The response on screen when decisions can be recorded, else None (after saying why)."""
-        if self.store is None:
-            self.notify(NO_STORE, severity="warning")
-            return None
-        return self.shown()
-
-    def action_decide(self, action: str) -> None:
-        i = self._target()
-        if i is None:
-            return
-        if action != "change":
-            self._record(i, action, None, advance=True)
-            return
-        responses = self.review.responses
-        labels = responses.labels
-        modal = ScoreModal(
-            int(responses.rows[i]),
-            self.review.labels_of(i),  # the item's own scale
-            labels[responses.scores[i]],
-            labels[self.review.predicted[i]],
-        )
-        self.app.push_screen(
-            modal, lambda score: score is not None and self._record(i, "change", score, True)
-        )
-
-    def action_note(self) -> None:
-        """A note on the decision shown; before deciding, it waits for the decision."""
-        i = self._target()
-        if i is None:
-            return
-        decision = self._decision(i)
-        row = int(self.review.responses.rows[i])
-
-        def save(note: str | None) -> None:
-            if note is None:
-                return
-            if decision is None:
-                self.pending_notes[row] = note
-                self.show_detail()
-            else:
-                self._record(i, decision.action, decision.new_score, False, note=note)
-
-        if decision is None:
-            modal = NoteModal(row, self.pending_notes.get(row, ""), waiting=True)
-        else:
-            modal = NoteModal(row, decision.note)
-        self.app.push_screen(modal, save)
-
-    def action_clear(self) -> None:
-        i = self._target()
-        if i is None or self._decision(i) is None:
-            return
-        try:
-            self.store.clear(int(self.review.responses.rows[i]))
-        except ParmError as exc:
-            self.notify(str(exc), severity="error", timeout=10)
-        self._refresh_row(i)
-
-    def _record(self, i: int, action: str, new_score, advance: bool, note=None) -> None:
-        responses = self.review.responses
-        row = int(responses.rows[i])
-        earlier = self._decision(i)
-        if note is None:
-            note = self.pending_notes.get(row, earlier.note if earlier else "")
-        try:
-            self.store.record(
-                row,
-                responses.ids[i],
-                responses.texts[i],
-                action,
-                new_score,
-                note,
-                context=self.review.run_context(i),
-            )
-        except ParmError as exc:
-            self.notify(str(exc), severity="error", timeout=10)
-            return
-        self.pending_notes.pop(row, None)
-        self._refresh_row(i)
-        if advance:
-            self.advance_from(i)
-
-    def _refresh_row(self, i: int) -> None:
-        table = self.query_one(ReviewTable)
-        try:
-            table.update_cell(str(i), "decision", table.decision_cell(self._decision(i)))
-        except (CellDoesNotExist, RowDoesNotExist):
-            pass  # the row is on another page now; the page shows it when it is built
-        self.update_changes()
-        self._update_status()
-        self.show_detail()
-
-    def action_scroll_detail(self, direction: int) -> None:
-        detail = self.query_one(ReviewDetail)
-        detail.scroll_relative(y=direction * max(1, detail.size.height - 2), animate=False)
-        self.call_after_refresh(detail.mark_overflow)
-
-    def action_copy(self) -> None:
-        i = self.shown()
-        if i is None:
-            return
-        self.app.copy_to_clipboard(self.review.responses.texts[i])
-        self.notify(f"Copied the answer in row {int(self.review.responses.rows[i])}.")
+    def action_to_list(self) -> None:
+        """esc: back to the list from a filter; on the list itself it does nothing (F5 leads
+        to Results), so two presses never leave the review."""
+        self.query_one(ReviewTable).focus()

@@ -1,6 +1,8 @@
 """The footer at any width: a screen's own keys and `q`, then the F-keys that switch screens as
 far as they fit whole. The stock footer cuts whatever passes the edge, which at 80 columns was
-the review's keys and `q`; the F-keys left out still work (the README lists them)."""
+the review's keys and `q`; the F-keys left out still work (the README lists them). While a text
+box has the keys, `q` types a q (Textual leaves it out of the footer), so the footer shows
+`^q Quit`, which works everywhere."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from textual.widgets._footer import FooterKey
 
 # The app's screen-switching bindings (ParmApp.action_show): shown last, only when they fit.
 NAVIGATION_PREFIX = "show("
+QUIT_ACTIONS = ("quit", "app.quit")
 
 
 def key_width(key: FooterKey) -> int:
@@ -27,6 +30,10 @@ class ParmFooter(Footer):
     def compose(self):
         keys = list(super().compose())
         own = [k for k in keys if not k.action.startswith(NAVIGATION_PREFIX)]
+        if keys and not any(k.action in QUIT_ACTIONS for k in keys):
+            own.append(
+                FooterKey("ctrl+q", "^q", "Quit", "app.quit").data_bind(compact=Footer.compact)
+            )
         navigation = [k for k in keys if k.action.startswith(NAVIGATION_PREFIX)]
         room = self.app.size.width - sum(key_width(k) for k in own)
         yield from own

@@ -1,5 +1,5 @@
 """The evidence for one prediction: the response's strongest neighbours in the fitted graph,
-with their human scores, similarities and edge weights."""
+with their row and id, human scores, similarities and edge weights (explained in a legend)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,11 @@ from engine.core.text import safe_text
 from engine.results.review import ReviewSet
 
 SNIPPET_CHARS = 160
+NEIGHBOURS_LEGEND = Text(
+    "similarity: cosine of the two answers · weight: how much the neighbour's score counts in "
+    "the model's prediction (the similarity, rescaled to 0-1, to the power p)",
+    style="dim",
+)
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -52,9 +57,11 @@ def neighbour_text(review: ReviewSet, i: int) -> Text:
             text.append("\n")
         similarity = "—" if nb["similarity"] is None else f"{nb['similarity']:.2f}"
         text.append(f"row {nb['row']}", style="bold")
-        text.append("  score ")
+        text.append(" · id ")
+        text.append(safe_text(nb["id"], one_line=True), style="bold")
+        text.append(" · score ")
         text.append(nb["score"], style="bold")
-        text.append(f"  sim {similarity}  w {nb['weight']:.2f}\n")
+        text.append(f"\n  similarity {similarity} · weight {nb['weight']:.2f}\n")
         text.append("  " + snippet(nb["text"]) + "\n", style="dim")
     return text
 

@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from engine.core.text import safe_text
 from engine.results.review import ReviewSet
-from parm_tui.widgets.neighbours import NeighbourList
+from parm_tui.widgets.neighbours import NEIGHBOURS_LEGEND, NeighbourList
 from parm_tui.widgets.plain import plain
 
 BAR_WIDTH = 8
@@ -33,15 +33,28 @@ def decision_cell(decision) -> Text:
 
 
 def severity_text(value: float) -> Text:
-    """The severity and a one-line legend: 1 - p(human score) from a model that never saw that
-    score, so 0 means the score looks right and 1 that it should be checked first."""
+    """The severity and what it means, in words: how strongly the evidence doubts the human
+    score, 1 - p(human score) from a model that never saw that score (stacked classifier,
+    engine.audit.severity)."""
     text = Text("severity ")
     text.append(f"{value:.3f}", style="bold")
     text.append(
-        " (1 − p(human score) from a model that never saw it; 0 looks right … 1 check first)",
+        f" · {severity_words(value)} (0: the score looks right, 1: check it first; 1 − the "
+        "probability of the human score from a model that never saw it)",
         style="dim",
     )
     return text
+
+
+def severity_words(value: float) -> str:
+    """How doubtful a score is, in a word or two (quarters of the severity's range)."""
+    if value >= 0.75:
+        return "very doubtful"
+    if value >= 0.5:
+        return "doubtful"
+    if value >= 0.25:
+        return "somewhat doubtful"
+    return "looks right"
 
 
 def decision_text(decision, pending_note: str | None = None) -> Text:
@@ -147,6 +160,7 @@ class ReviewDetail(VerticalScroll):
         yield Static("Scores", classes="detail-title")
         yield Static(id="detail-scores")
         yield Static("Nearest neighbours (evidence)", classes="detail-title")
+        yield Static(NEIGHBOURS_LEGEND, id="detail-neighbours-legend", classes="detail-legend")
         yield NeighbourList(id="detail-neighbours")
 
     def show(self, review: ReviewSet, i: int, decision, pending_note: str | None = None) -> None:

@@ -1,7 +1,7 @@
 """The filter row of the review screen: text search, human and model score, "off by 2 or
-more", and which responses to list (flagged, all, or after a re-run the decided ones that lost
-their flag and the new flags nobody decided). It only collects choices; engine.results.queue
-does the filtering."""
+more", and the view: which responses to list (flagged, the whole queue, the undecided, unsure,
+changed, kept or noted ones, and after a re-run the decided ones that lost their flag and the
+new flags nobody decided). It only collects choices; engine.results.queue does the filtering."""
 
 from __future__ import annotations
 
@@ -10,15 +10,18 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Select
 
+from engine.results.queue import DECISION_VIEWS, decision_view
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedCheckbox
 
-# Which responses the list holds; the re-run views appear only after a re-run.
+# Which responses the list holds: the views by decision are engine.results.queue's
+# DECISION_VIEWS; the re-run views appear only after a re-run.
 VIEW_FLAGGED, VIEW_ALL, VIEW_UNFLAGGED, VIEW_NEW = "flagged", "all", "unflagged", "new"
 
 
 def view_options(rerun: bool) -> list[tuple[Text, str]]:
-    options = [(Text("flagged"), VIEW_FLAGGED), (Text("all"), VIEW_ALL)]
+    options = [(Text("flagged"), VIEW_FLAGGED), (Text("whole queue"), VIEW_ALL)]
+    options += [(Text(view), view) for view in DECISION_VIEWS]
     if rerun:
         options += [(Text("unflagged"), VIEW_UNFLAGGED), (Text("new flags"), VIEW_NEW)]
     return options
@@ -84,9 +87,21 @@ class ReviewFilters(Vertical):
     def toggle_all(self) -> None:
         self.set_view(VIEW_FLAGGED if self.view == VIEW_ALL else VIEW_ALL)
 
-    def criteria(self, changes=None) -> dict:
+    def choose(self, item: str | None = None, rater: str | None = None) -> None:
+        """Filter to one item and one rater (None: any); the other filters are cleared."""
+        for selector, value in (("#filter-item", item), ("#filter-rater", rater)):
+            found = self.query(selector)
+            if found:
+                select = found.first(Select)
+                select.value = value if value is not None else Select.NULL
+        self.query_one("#filter-human", Select).clear()
+        self.query_one("#filter-model", Select).clear()
+        self.query_one("#review-search", Input).value = ""
+
+    def criteria(self, review=None, changes=None, decisions=None) -> dict:
         """Keyword arguments of engine.results.queue.review_view (all but `folded`); a re-run view
-        lists the responses `changes` marks at this moment."""
+        lists the responses `changes` marks at this moment, a view by decision those of
+        `decisions` (of `review`) at this moment."""
         human = self.query_one("#filter-human", Select).value
         model = self.query_one("#filter-model", Select).value
         view = self.view
@@ -95,6 +110,8 @@ class ReviewFilters(Vertical):
             subset = changes.no_longer_flagged
         elif changes is not None and view == VIEW_NEW:
             subset = changes.newly_flagged
+        elif view in DECISION_VIEWS and review is not None:
+            subset = decision_view(review, decisions or {}, view)
         return {
             "item": self._chosen("#filter-item"),
             "rater": self._chosen("#filter-rater"),

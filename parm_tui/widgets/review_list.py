@@ -2,9 +2,13 @@
 engine.results.queue.review_view). The stock DataTable freezes with many thousands of rows, so it only
 ever holds one page; moving past a page's edge asks the screen for the next page.
 
-The answer column takes the width the other columns leave. When that is too narrow for the
-full set (row, human, 2nd, model, severity, decision), the list shows a compact set: row, the
+The answer column takes the width the other columns leave. Wide (the answer keeps at least
+FULL_ANSWER_MIN cells, about 145 columns): row, human, 2nd, model, severity, the decision in
+words. From about 120 columns: the same with a short decision. Narrower, a compact set: row, the
 two scores as `human→model`, a short decision and the answer; the detail pane has the rest.
+
+Moving keys (vim j/k, g/G, ctrl+d/ctrl+u, arrows, page keys, home/end) are bound here and
+only move: the screen (parm_tui.screens.review_keys) moves across page edges.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from engine.results.queue import review_view
 from engine.results.review import ReviewSet
@@ -19,9 +24,12 @@ from parm_tui.widgets.neighbours import snippet
 from parm_tui.widgets.review_detail import ACTION_STYLES, decision_cell
 
 PAGE_SIZE = 200
-# The full set of columns only when it leaves the answer at least this many cells.
+# The full set of columns only when it leaves the answer at least this many cells; the set
+# with a short decision when it leaves MEDIUM_ANSWER_MIN; else the compact set.
 FULL_ANSWER_MIN = 40
+MEDIUM_ANSWER_MIN = 24
 ANSWER_MIN = 8
+FULL, MEDIUM, COMPACT = "full", "medium", "compact"
 # Cells a column takes beyond its content (padding both sides), and the vertical scrollbar.
 CELL_PADDING = 2
 SCROLLBAR = 2
@@ -46,10 +54,13 @@ class ReviewTable(DataTable):
 
     BINDINGS = [
         Binding("j", "cursor_down", "Down", show=False),
-        Binding("g", "first", "First", show=False),
-        Binding("G", "last", "Last", show=False),
-        Binding("pageup", "page_up", "Prev page", show=False),
-        Binding("pagedown", "page_down", "Next page", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("g,home", "first", "First", show=False),
+        Binding("G,end", "last", "Last", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("ctrl+u", "half_page(-1)", "Half page up", show=False),
+        Binding("ctrl+d", "half_page(1)", "Half page down", show=False),
     ]
 
     def __init__(self, review: ReviewSet, **kwargs) -> None:
@@ -57,15 +68,19 @@ class ReviewTable(DataTable):
         kwargs.setdefault("zebra_stripes", True)
         super().__init__(**kwargs)
         self.review = review
-        self.compact: bool | None = None
+        self.tier: str | None = None
         self.answer_width = ANSWER_MIN
         labels = review.responses.labels
         self.label_width = max(len(label) for label in labels)
         self.row_width = max(3, len(str(int(max(review.responses.rows, default=0)))))
 
-    def _columns(self, compact: bool) -> list[tuple[str, str, int]]:
+    @property
+    def compact(self) -> bool:
+        return self.tier == COMPACT
+
+    def _columns(self, tier: str) -> list[tuple[str, str, int]]:
         """(key, header, width) of every column but the answer."""
-        if compact:
+        if tier == COMPACT:
             scores = 2 * self.label_width + 2  # "0→2" and the ≠ of a second rater
             return [
                 ("row", "row", self.row_width),
@@ -77,25 +92,30 @@ class ReviewTable(DataTable):
             columns.append(("second", "2nd", max(3, self.label_width + 1)))
         columns += [
             ("model", "model", max(5, self.label_width)),
-            ("severity", "sev", 5),
-            ("decision", "decision", 8),
+            ("severity", "sev", 4),
+            ("decision", "decision", 8) if tier == FULL else ("decision", "dec", 5),
         ]
         return columns
 
-    def _answer_room(self, width: int, compact: bool) -> int:
-        columns = self._columns(compact)
+    def _answer_room(self, width: int, tier: str) -> int:
+        columns = self._columns(tier)
         taken = sum(w for _, _, w in columns) + CELL_PADDING * (len(columns) + 1) + SCROLLBAR
         return width - taken
 
     def fit(self, width: int) -> bool:
         """Choose the columns for `width` cells; True when they changed (rebuild the page)."""
-        compact = self._answer_room(width, False) < FULL_ANSWER_MIN
-        answer = max(ANSWER_MIN, self._answer_room(width, compact))
-        if compact == self.compact and answer == self.answer_width and self.columns:
+        if self._answer_room(width, FULL) >= FULL_ANSWER_MIN:
+            tier = FULL
+        elif self._answer_room(width, MEDIUM) >= MEDIUM_ANSWER_MIN:
+            tier = MEDIUM
+        else:
+            tier = COMPACT
+        answer = max(ANSWER_MIN, self._answer_room(width, tier))
+        if tier == self.tier and answer == self.answer_width and self.columns:
             return False
-        self.compact, self.answer_width = compact, answer
+        self.tier, self.answer_width = tier, answer
         self.clear(columns=True)
-        for key, header, column_width in self._columns(compact):
+        for key, header, column_width in self._columns(tier):
             self.add_column(header, width=column_width, key=key)
         self.add_column("answer", width=answer, key="answer")
         return True
@@ -107,7 +127,7 @@ class ReviewTable(DataTable):
         human, model = int(responses.scores[i]), int(review.predicted[i])
         flagged = "bold yellow" if model != human else ""
         cells = [Text(str(int(responses.rows[i])), justify="right")]
-        if self.compact:
+        if self.tier == COMPACT:
             scores = Text(labels[human])
             scores.append("→")
             scores.append(labels[model], style=flagged)
@@ -121,30 +141,35 @@ class ReviewTable(DataTable):
             cells += [
                 Text(labels[model], justify="center", style=flagged),
                 Text(f"{float(review.severity[i]):.2f}", justify="right"),
-                decision_cell(decision),
+                self.decision_cell(decision),
             ]
         return cells + [Text(snippet(responses.texts[i], self.answer_width))]
 
     def decision_cell(self, decision) -> Text:
-        return short_decision(decision) if self.compact else decision_cell(decision)
+        return decision_cell(decision) if self.tier == FULL else short_decision(decision)
 
+    def show_decision(self, i: int, decision) -> None:
+        """Response i's decision cell, when its row is on the page shown."""
+        try:
+            self.update_cell(str(i), "decision", self.decision_cell(decision))
+        except (CellDoesNotExist, RowDoesNotExist):
+            pass  # the row is on another page now; the page shows it when it is built
+
+    # Every movement goes through the screen, which crosses page edges.
     def action_cursor_down(self) -> None:
-        if self.cursor_row >= self.row_count - 1:
-            self.screen.turn_page(+1)
-        else:
-            super().action_cursor_down()
+        self.screen.move_by(1)
 
     def action_cursor_up(self) -> None:
-        if self.cursor_row <= 0:
-            self.screen.turn_page(-1, at_end=True)
-        else:
-            super().action_cursor_up()
+        self.screen.move_by(-1)
 
     def action_page_down(self) -> None:
-        self.screen.turn_page(+1)
+        self.screen.move_by(self.screen.screenful())
 
     def action_page_up(self) -> None:
-        self.screen.turn_page(-1)
+        self.screen.move_by(-self.screen.screenful())
+
+    def action_half_page(self, direction: int) -> None:
+        self.screen.move_by(direction * max(1, self.screen.screenful() // 2))
 
     def action_first(self) -> None:
         self.screen.go_to(0)

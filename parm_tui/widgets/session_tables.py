@@ -1,86 +1,203 @@
-"""A scoring session's two tables as Rich renderables: the items overview (which items are scored
-inconsistently) and the raters (which raters need a word). Figures are read from the session
-(engine.results.overview, engine.audit.raters), never computed here; item and rater names go into
-Text objects only."""
+"""A scoring session's tables on the Results screen: the items overview (which items are scored
+inconsistently), the raters (which raters need a word: each one's verdict and the effects that
+fit the width) and the rater x item bias cells beyond the rule. `enter` on a row opens the
+review on that item, rater or cell (an `OpenReview` message the app acts on).
+
+Figures are read from the session (engine.results.overview, engine.audit.raters and its
+effects and verdicts), never computed here; item and rater names go into Text objects only.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rich import box
-from rich.table import Table
 from rich.text import Text
+from textual.message import Message
+from textual.widgets import DataTable
 
 from engine.core.text import safe_text
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
+    from engine.audit.raters import RaterRow
     from engine.results.session import SessionResult
 
 
 TOO_FEW = "too few to judge"
+
+# From this screen width the raters table shows every effect, below it the most useful ones.
+WIDE_RATERS = 120
+LENIENT, HARSH = "lenient", "harsh"
+
+
+class OpenReview(Message):
+    """Open the review on an item, a rater or both (a bias cell); whole: list every response
+    of it, flagged or not (a cell), else keep the view."""
+
+    def __init__(self, item: str | None, rater: str | None, whole: bool = False) -> None:
+        super().__init__()
+        self.item, self.rater, self.whole = item, rater, whole
 
 
 def name(value) -> Text:
     return Text(safe_text(value, one_line=True))
 
 
-def items_table(session: SessionResult) -> Table:
+class SessionTable(DataTable):
+    """A table whose rows open the review (enter): each row key is a (item, rater) pair."""
+
+    WHOLE = False
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("cursor_type", "row")
+        kwargs.setdefault("zebra_stripes", True)
+        super().__init__(**kwargs)
+        self.targets: list[tuple[str | None, str | None]] = []
+
+    def add_target(self, cells, item: str | None, rater: str | None) -> None:
+        self.add_row(*cells, key=str(len(self.targets)))
+        self.targets.append((item, rater))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        item, rater = self.targets[int(event.row_key.value)]
+        if item is None and rater is None:
+            self.notify("Nothing to review in this row.")
+            return
+        self.post_message(OpenReview(item, rater, self.WHOLE))
+
+
+class ItemsTable(SessionTable):
     """One row per item: size, selected K and p, kappa, QWK, cross-fitted kappa, flags, and the
     two raters' agreement where answers were scored twice; skipped items with their reason."""
-    table = Table(
-        box=box.SIMPLE_HEAD, title="Items (each audited on its own)", title_justify="left"
-    )
-    for header, justify in (
-        ("item", "left"), ("n", "right"), ("K", "right"), ("p", "right"), ("kappa", "right"),
-        ("QWK", "right"), ("x-fit κ", "right"), ("flagged", "right"), ("2 raters κ", "right"),
-    ):  # fmt: skip
-        table.add_column(header, justify=justify)
-    for s in session.overview:
-        if s.skipped is not None:
-            table.add_row(name(s.item), f"{s.n:,}", Text(f"skipped: {s.skipped}", "dim"))
-            continue
-        k = "dense" if s.top_k is None else str(s.top_k)
-        share = f"{s.flagged:,} ({s.flagged / max(s.n, 1):.0%})"
-        table.add_row(
-            name(s.item), f"{s.n:,}", k, f"{s.power:.3g}", fmt(s.kappa), fmt(s.qwk),
-            fmt(s.cross_fit_kappa), share, fmt(s.human_kappa),
-        )  # fmt: skip
-    return table
+
+    def show(self, session: SessionResult) -> None:
+        self.clear(columns=True)
+        for header in ("item", "n", "K", "p", "kappa", "QWK", "x-fit κ", "flagged", "2 raters κ"):
+            self.add_column(header, key=header)
+        for s in session.overview:
+            if s.skipped is not None:
+                cells = [name(s.item), f"{s.n:,}", Text(f"skipped: {s.skipped}", "dim")]
+                self.add_target(cells + [""] * 6, None, None)
+                continue
+            k = "dense" if s.top_k is None else str(s.top_k)
+            share = f"{s.flagged:,} ({s.flagged / max(s.n, 1):.0%})"
+            cells = [
+                name(s.item), f"{s.n:,}", k, f"{s.power:.3g}", fmt(s.kappa), fmt(s.qwk),
+                fmt(s.cross_fit_kappa), share, fmt(s.human_kappa),
+            ]  # fmt: skip
+            self.add_target([Text(str(c), justify="right") if n else c
+                             for n, c in enumerate(cells)], s.item, None)  # fmt: skip
 
 
-def raters_table(session: SessionResult) -> Table:
-    """One row per rater, the farthest from the rest first: the verdict (engine.audit.
-    rater_verdicts), agreement with the model, the share of their scores flagged and their
-    leniency in score points, each with its 95% interval."""
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        title="Raters (farthest from the rest first)",
-        title_justify="left",
-        caption="leniency: score points above (+) or below (−) what the model expects, within "
-        "items, against the typical rater",
-        caption_justify="left",
-    )
-    for header in ("rater", "verdict", "n", "exact", "kappa", "flagged (95%)", "leniency (95%)"):
-        table.add_column(header, justify="left" if header in ("rater", "verdict") else "right")
-    for r in session.raters.rows:
+def leniency_cell(r: RaterRow, wide: bool) -> Text:
+    """The leniency in points (with its interval when wide); ▲ or ▼ when the verdict says
+    lenient or harsh (the verdict's rule, engine.audit.rater_verdicts, not the interval)."""
+    if r.leniency is None:  # unordered text labels: no score points to differ by
+        return Text("— (no order)", "dim")
+    text = Text(f"{r.leniency:+.2f}")
+    if wide and r.leniency_low is not None:
+        text.append(f" ({r.leniency_low:+.2f}…{r.leniency_high:+.2f})")
+    names = verdict_names(r)
+    if LENIENT in names or HARSH in names:
+        text.stylize("bold yellow")
+        text.append(" ▲" if LENIENT in names else " ▼")
+    return text
+
+
+def effect_cell(value, digits: int = 2, flagged: bool = False) -> Text:
+    text = Text(fmt(value, digits), justify="right")
+    if flagged:
+        text.stylize("bold yellow")
+    return text
+
+
+class RatersTable(SessionTable):
+    """One row per rater, the farthest from the rest first: the verdict, n, the flagged share,
+    leniency and infit; wide (WIDE_RATERS columns and more) also the items, exact agreement and
+    kappa with the model, the intervals, outfit, spread, the middle categories' share, drift,
+    the fair average and the bias cells."""
+
+    NARROW = ("rater", "verdict", "n", "flagged", "leniency", "infit")
+    WIDE = ("rater", "verdict", "n", "items", "exact", "kappa", "flagged (95%)", "leniency (95%)",
+            "infit", "outfit", "spread", "middle", "drift", "fair avg", "bias cells")  # fmt: skip
+
+    def show(self, session: SessionResult, wide: bool) -> None:
+        self.clear(columns=True)
+        for header in self.WIDE if wide else self.NARROW:
+            self.add_column(header, key=header)
+        for r in session.raters.rows:
+            cells = len(session.raters.listed_bias(r.rater))
+            self.add_target(self.cells(r, wide, cells), None, r.rater)
+        if session.raters.unassigned:
+            note = Text(f"({session.raters.unassigned:,} scores with no rater)", "dim")
+            self.add_target([note] + [""] * (len(self.columns) - 1), None, None)
+
+    def cells(self, r: RaterRow, wide: bool, bias_cells: int = 0) -> list:
         if not r.judged:
-            table.add_row(
-                name(r.rater), "", f"{r.n:,}", fmt(r.exact), fmt(r.kappa), Text(TOO_FEW, "dim")
-            )
-            continue
-        flagged = f"{r.flagged_share:.0%} ({r.flagged_low:.0%}–{r.flagged_high:.0%})"
-        if r.leniency is None:  # unordered text labels: no score points to differ by
-            leniency = Text("— (no order)", "dim")
-        else:
-            leniency = Text(f"{r.leniency:+.2f} ({r.leniency_low:+.2f}…{r.leniency_high:+.2f})")
-        if r.leniency is not None and (r.leniency_low > 0 or r.leniency_high < 0):
-            leniency.stylize("bold yellow")
-            leniency.append(" ▲" if r.leniency > 0 else " ▼")
+            blank = [""] * (len(self.WIDE if wide else self.NARROW) - 3)
+            return [name(r.rater), Text(TOO_FEW, "dim"), f"{r.n:,}", *blank]
         verdict = Text(r.verdict, "dim" if r.verdict == "fine" else "bold")
-        table.add_row(
-            name(r.rater), verdict, f"{r.n:,}", fmt(r.exact), fmt(r.kappa), flagged, leniency
-        )
-    if session.raters.unassigned:
-        table.add_row(Text(f"({session.raters.unassigned:,} scores with no rater)", "dim"))
-    return table
+        names = verdict_names(r)
+        infit = effect_cell(effect(r, "infit"), flagged="noisy" in names)
+        if not wide:
+            flagged = Text(f"{r.flagged_share:.0%}", justify="right")
+            return [name(r.rater), verdict, f"{r.n:,}", flagged, leniency_cell(r, False), infit]
+        flagged = f"{r.flagged_share:.0%} ({r.flagged_low:.0%}–{r.flagged_high:.0%})"
+        drift = effect(r, "drift")
+        return [
+            name(r.rater), verdict, f"{r.n:,}", str(r.items), fmt(r.exact), fmt(r.kappa),
+            flagged, leniency_cell(r, True), infit, effect_cell(effect(r, "outfit")),
+            effect_cell(effect(r, "spread"), flagged="central tendency" in names),
+            effect_cell(effect(r, "middle_share")),
+            effect_cell(None if drift is None else drift.change, flagged="drifting" in names),
+            effect_cell(effect(r, "fair_average")), Text(str(bias_cells), justify="right"),
+        ]  # fmt: skip
+
+
+def verdict_names(r: RaterRow) -> list[str]:
+    return [] if r.effects is None else [v.name for v in r.effects.verdicts]
+
+
+def effect(r: RaterRow, figure: str):
+    """One of the rater's effects (None where none were measured)."""
+    return None if r.effects is None else getattr(r.effects, figure)
+
+
+def rater_rule(r: RaterRow) -> Text:
+    """Why the rater got their verdict: each verdict with the figures that gave it."""
+    text = Text()
+    text.append_text(name(r.rater))
+    if not r.judged:
+        text.append(f": {TOO_FEW} ({r.n} scores)", "dim")
+        return text
+    if r.effects is None or not r.effects.verdicts:
+        text.append(": fine, no rule holds", "dim")
+        return text
+    for n, verdict in enumerate(r.effects.verdicts):
+        text.append(" · " if n else ": ")
+        text.append(verdict.name, "bold")
+        text.append(f" ({verdict.because})")
+    return text
+
+
+class BiasTable(SessionTable):
+    """The rater x item cells beyond the rule (FACETS' bias table): observed and expected
+    averages, the bias in points and its t. enter lists every score of the cell."""
+
+    WHOLE = True
+
+    def show(self, session: SessionResult) -> int:
+        """Fill the table; returns how many cells are listed."""
+        self.clear(columns=True)
+        for header in ("rater", "item", "n", "observed", "expected", "bias", "t"):
+            self.add_column(header, key=header)
+        listed = session.raters.listed_bias()
+        for cell in listed:
+            cells = [
+                name(cell.rater), name(cell.item), f"{cell.n:,}", effect_cell(cell.observed),
+                effect_cell(cell.expected), effect_cell(cell.bias, flagged=True),
+                effect_cell(cell.t, 1),
+            ]  # fmt: skip
+            self.add_target(cells, cell.item, cell.rater)
+        return len(listed)

@@ -1,0 +1,127 @@
+"""A file's saved runs on the Results screen: the figures of the run on show beside the run
+before it (what a re-run changed), and the list of the file's kept runs, from which `enter`
+reopens one (an `OpenRun` message the app acts on; an earlier run opens read-only).
+
+The differences are engine.results.figures.figure_changes'; this module only writes them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.message import Message
+from textual.widgets import DataTable
+
+from engine.results.figures import figure_changes
+from parm_tui.widgets.metrics import fmt
+
+if TYPE_CHECKING:
+    from engine.results.figures import ItemFigures, RunFigures
+    from engine.saved.store import SavedSession
+
+LABELS = {"kappa": "kappa", "qwk": "QWK", "flagged": "flagged", "top_k": "K", "power": "p"}
+
+
+def saved_when(saved_at: str) -> str:
+    """'2026-11-23T14:02:11+00:00' -> '2026-11-23 14:02 UTC'."""
+    return saved_at[:16].replace("T", " ") + " UTC"
+
+
+def _figure(name: str, value) -> str:
+    if value is None:
+        return "dense" if name == "top_k" else "—"
+    if name in ("flagged", "top_k"):
+        return f"{int(value):,}"
+    if name == "power":
+        return f"{value:.3g}"
+    return fmt(value)
+
+
+def _difference(name: str, value) -> str:
+    if name in ("flagged", "top_k"):
+        return f"{int(value):+,}"
+    if name == "power":
+        return f"{value:+.3g}"
+    return f"{value:+.3f}".replace("-", "−")
+
+
+def comparison_text(
+    now: RunFigures | ItemFigures, before: RunFigures | ItemFigures, saved_at: str
+) -> Text:
+    """'Previous run (2026-11-23 14:05 UTC): kappa 0.675 → 0.668 (−0.007) · ...'; a figure
+    that did not change is written once."""
+    text = Text("Previous run ", style="bold")
+    text.append(f"({saved_when(saved_at)}): ", style="dim")
+    for n, change in enumerate(figure_changes(now, before)):
+        if n:
+            text.append(" · ")
+        text.append(f"{LABELS[change.name]} ")
+        if change.before == change.now:
+            text.append(f"{_figure(change.name, change.now)} (same)", style="dim")
+            continue
+        text.append(f"{_figure(change.name, change.before)} → ")
+        text.append(_figure(change.name, change.now), style="bold")
+        if change.difference:
+            text.append(f" ({_difference(change.name, change.difference)})")
+    return text
+
+
+def read_only_note(saved: SavedSession) -> str:
+    """What the screens say while an earlier run is open."""
+    return (
+        f"Earlier run of {saved_when(saved.saved_at)}, open read-only: decisions are made on the "
+        "newest run (F5, 7 Runs). Your decisions stay with the file."
+    )
+
+
+class OpenRun(Message):
+    """Reopen a saved run of the file."""
+
+    def __init__(self, run: SavedSession) -> None:
+        super().__init__()
+        self.run = run
+
+
+class RunsTable(DataTable):
+    """The file's saved runs, newest first: when, its figures, and which is on show; enter
+    reopens one."""
+
+    def __init__(self, **kwargs) -> None:
+        kwargs.setdefault("cursor_type", "row")
+        kwargs.setdefault("zebra_stripes", True)
+        super().__init__(**kwargs)
+        self.runs: tuple = ()
+
+    def show(self, runs: tuple, on_show: str | None) -> None:
+        """List `runs` (newest first); `on_show`: the run id of the result on show."""
+        self.clear(columns=True)
+        self.runs = tuple(runs)
+        for header in ("", "saved", "run", "responses", "flagged", "kappa", "QWK", "K", "p"):
+            self.add_column(header, key=header or "mark")
+        for n, run in enumerate(self.runs):
+            mark = "▶" if run.run_id == on_show else ""
+            figures = run.figures
+            row = [
+                Text(mark, "bold"), saved_when(run.saved_at) + (" (newest)" if n == 0 else ""),
+                Text(run.run_id, "dim"),
+            ]  # fmt: skip
+            if figures is None:  # saved by an earlier parm, which kept no figures
+                flagged = sum(entry.flagged for entry in run.results)
+                responses = sum(entry.responses for entry in run.results)
+                row += [f"{responses:,}", f"{flagged:,}", "—", "—", "—", "—"]
+            else:
+                selected = figures.selected
+                k, p = ("per item", "") if selected is None else selected
+                row += [
+                    f"{figures.responses:,}", f"{figures.flagged:,}", fmt(figures.kappa),
+                    fmt(figures.qwk), k if isinstance(k, str) else _figure("top_k", k),
+                    p if isinstance(p, str) else _figure("power", p),
+                ]  # fmt: skip
+            self.add_row(*row, key=run.run_id)
+        on_show_rows = [n for n, run in enumerate(self.runs) if run.run_id == on_show]
+        if on_show_rows:
+            self.move_cursor(row=on_show_rows[0], animate=False)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.post_message(OpenRun(self.runs[event.cursor_row]))

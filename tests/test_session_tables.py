@@ -1,0 +1,34 @@
+"""The session's tables on the Results screen (parm_tui/widgets/session_tables.py): the ▲ and ▼
+of leniency follow the verdict's rule, not the interval; each verdict's rule is written out;
+a row knows what it opens."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from helpers import audit_planted, planted_session
+
+from parm_tui.widgets.session_tables import leniency_cell, rater_rule
+
+
+@pytest.fixture(scope="module")
+def raters():
+    frame, vectors = planted_session(seed=2, per_item=400)
+    return {r.rater: r for r in audit_planted(frame, vectors).raters.rows}
+
+
+def test_the_leniency_marker_follows_the_verdict_not_the_interval(raters):
+    lenient, harsh, fine = raters["r4"], raters["r5"], raters["r1"]
+    assert "lenient" in lenient.verdict and str(leniency_cell(lenient, False)).endswith("▲")
+    assert "harsh" in harsh.verdict and str(leniency_cell(harsh, False)).endswith("▼")
+    # An interval clear of zero without the verdict's rule (|z| >= 3) gets no marker.
+    clear = replace(fine, leniency=0.2, leniency_low=0.05, leniency_high=0.35)
+    assert str(leniency_cell(clear, True)) == "+0.20 (+0.05…+0.35)"
+
+
+def test_each_verdict_is_written_with_the_figures_that_gave_it(raters):
+    rule = str(rater_rule(raters["r4"]))
+    verdicts = raters["r4"].effects.verdicts
+    assert rule == "r4: " + " · ".join(f"{v.name} ({v.because})" for v in verdicts)
+    assert str(rater_rule(raters["r1"])) == "r1: fine, no rule holds"
