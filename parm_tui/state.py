@@ -36,6 +36,7 @@ COLUMN_KEYS = (
     "item_column",
     "rater_column",
     "second_rater_column",
+    "time_column",
 )
 
 

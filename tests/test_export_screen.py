@@ -126,3 +126,18 @@ def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path
             )
     assert (folder / "predictions.csv").read_text() == "old predictions\n"
     assert sorted(p.name for p in folder.iterdir()) == ["predictions.csv"]
+
+
+async def test_a_session_with_raters_offers_the_bias_and_feedback_files(tmp_path):
+    from helpers import audit_planted, planted_session
+
+    frame, vectors = planted_session(seed=2, items=2, per_item=300)
+    session = audit_planted(frame, vectors)
+    out = tmp_path / "out"
+    async with Host(session, None, ExportScreen).run_test(size=(80, 30)) as pilot:
+        screen = pilot.app.screen
+        assert screen.query_one("#export-bias", Checkbox).value
+        screen.query_one("#export-feedback", Checkbox).value = True
+        await export_to(pilot, out)
+    names = {p.name for p in out.iterdir()}
+    assert {"rater_item_bias.csv", "rater_feedback.csv", "raters.csv", "items.csv"} <= names

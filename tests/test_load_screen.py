@@ -80,6 +80,7 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
             "col-item": Select.NULL,
             "col-rater": Select.NULL,
             "col-second-rater": Select.NULL,
+            "col-time": Select.NULL,
         }
         assert app.state.responses is not None
         assert app.state.source_path == SAMPLE_CSV.resolve()
@@ -179,3 +180,47 @@ async def test_c_copies_the_full_answer_of_the_preview_row():
         pilot.app.screen.query_one("#preview").focus()
         await pilot.press("j", "c")
         assert pilot.app.clipboard == pilot.app.state.responses.texts[1]
+
+
+def test_preview_columns_take_their_width_or_share_what_there_is():
+    from parm_tui.screens.load import fit_widths
+
+    assert fit_widths([5, 40, 5], 60) == [5, 40, 5]
+    assert fit_widths([5, 140, 6, 90], 100) == [5, 44, 6, 44]
+    assert sum(fit_widths([5, 140, 6, 90], 100)) <= 100
+    assert fit_widths([30, 30], 4) == [6, 6]  # never below the narrowest useful width
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_the_preview_fits_its_columns_to_the_terminal(size):
+    async with ParmApp(SAMPLE_CSV).run_test(size=size) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        table = pilot.app.screen.query_one("#preview")
+        widths = [column.width for column in table.ordered_columns]
+        used = sum(widths) + 2 * len(widths)
+        assert used <= table.size.width  # no column passes the right edge
+        # The answers take the width the other columns leave (no longer cut at 50 characters).
+        assert used == table.size.width - 2  # the vertical scrollbar's
+        assert widths[1] > (50 if size[0] >= 120 else 30)
+
+
+@pytest.mark.slow
+async def test_the_time_column_is_chosen_beside_the_rater_column(tmp_path):
+    frame = pd.DataFrame(
+        {"answer": [f"answer {i}" for i in range(30)], "score": [str(i % 3) for i in range(30)],
+         "marker": [f"m{i % 3}" for i in range(30)], "marked_at": [str(i) for i in range(30)]}
+    )  # fmt: skip
+    path = tmp_path / "marks.csv"
+    frame.to_csv(path, index=False)
+    async with ParmApp(path).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        screen = pilot.app.screen
+        assert screen.query_one("#col-time", Select).value == "marked_at"
+        assert pilot.app.state.config.time_column == "marked_at"
+        assert pilot.app.state.items.audited[0].times is not None
+        screen.query_one("#col-time", Select).clear()
+        await pilot.pause()
+        assert pilot.app.state.config.time_column is None

@@ -43,4 +43,15 @@ def test_a_response_id_column_is_not_taken_for_the_text():
         "item": None,
         "rater": None,
         "second_rater": None,
+        "time": None,
     }
+
+
+def test_a_time_column_is_guessed_beside_a_rater_column_only():
+    frame = pd.DataFrame(
+        {"answer": ["a b", "c d"], "score": ["1", "0"], "marker": ["m1", "m2"],
+         "marked_at": ["2026-01-01T10:00", "2026-01-01T10:05"]}
+    )  # fmt: skip
+    guessed = guess_columns(frame)
+    assert (guessed["rater"], guessed["time"], guessed["score"]) == ("marker", "marked_at", "score")
+    assert guess_columns(frame.drop(columns="marker"))["time"] is None

@@ -262,11 +262,15 @@ def _reading_warnings(path: Path, encoding: str, replaced: int) -> list[str]:
 # Names of the item (question) and rater columns of a scoring session's export.
 ITEM_NAMES = ("item", "question", "prompt", "essayset", "task", "itemid", "questionid")
 RATER_NAMES = ("rater", "scorer", "marker", "grader", "reader", "judge")
+# A time column (when, or in which order, each score was given) is guessed only beside a rater
+# column: it dates a rater's scores (time_column needs rater_column).
+TIME_NAMES = ("time", "timestamp", "datetime", "date", "scoredat", "markedat", "gradedat",
+              "ratedat", "scoringtime", "markingtime")  # fmt: skip
 
 
 def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
-    """Guess the text, score, id, second-score, item, rater and second-rater columns of a table
-    (for the app's selectors)."""
+    """Guess the text, score, id, second-score, item, rater, second-rater and time columns of a
+    table (for the app's selectors)."""
     columns = list(frame.columns)
     lowered = {c: c.lower() for c in columns}
 
@@ -280,9 +284,10 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
     ids = _id_columns(columns)
     items = _named_columns(columns, ITEM_NAMES)
     raters = _named_columns(columns, RATER_NAMES)
-    # An id, item or rater column is never the text or a score, even when its name says
-    # "response_id" or its values are numbers (EssaySet).
-    others = [c for c in columns if c not in ids + items + raters] or columns
+    times = _named_columns(columns, TIME_NAMES)
+    # An id, item, rater or time column is never the text or a score, even when its name says
+    # "response_id" or its values are numbers (EssaySet, a scoring order).
+    others = [c for c in columns if c not in ids + items + raters + times] or columns
     text_hint = ("answer", "response", "text", "essay")
     text = next((c for c in others if any(h in lowered[c] for h in text_hint)), None)
     if text is None:
@@ -304,6 +309,7 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
         "item": items[0] if items else None,
         "rater": first_raters[0] if first_raters else None,
         "second_rater": second_raters[0] if second and second_raters else None,
+        "time": times[0] if times and first_raters else None,
     }
 
 

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
+from engine.outputs.names import BIAS_FILE, DECISIONS_FILE, FEEDBACK_FILE, ITEMS_FILE, RATERS_FILE
 from engine.results.session import SessionResult
 from parm_tui.screens.error import ErrorRaised
 from parm_tui.widgets.footer import ParmFooter
@@ -21,14 +22,20 @@ from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedCheckbox
 
 DEFAULT_FOLDER = "./parm-out"
-# (checkbox id, label, files it writes)
+# (checkbox id, label, files it writes); the file names are engine.outputs.names'.
 CHOICES = [
     ("export-predictions", "predictions.csv (one row per response)", ("predictions.csv",)),
     ("export-tuning", "tuning.csv (every top-K / power tried)", ("tuning.csv",)),
     ("export-report", "report (report.json and report.md)", ("report.json", "report.md")),
-    ("export-decisions", "decisions.csv (your review decisions)", ("decisions.csv",)),
-    ("export-items", "items.csv (one row per item)", ("items.csv",)),
-    ("export-raters", "raters.csv (one row per rater)", ("raters.csv",)),
+    ("export-decisions", "decisions.csv (your review decisions)", (DECISIONS_FILE,)),
+    ("export-items", "items.csv (one row per item)", (ITEMS_FILE,)),
+    ("export-raters", "raters.csv (one row per rater: verdict and effects)", (RATERS_FILE,)),
+    ("export-bias", "rater_item_bias.csv (every rater x item cell)", (BIAS_FILE,)),
+    (
+        "export-feedback",
+        "rater_feedback.csv (each rater's flagged scores, to discuss)",
+        (FEEDBACK_FILE,),
+    ),
 ]
 
 
@@ -42,7 +49,6 @@ def write_chosen(
 ) -> list[Path]:
     """Write the chosen files of a session (runs in a worker thread); raises ParmError
     subclasses."""
-    from engine.outputs.names import DECISIONS_FILE
     from engine.outputs.session import decisions_csv, write_session
 
     outputs = [name for name in names if name != DECISIONS_FILE]
@@ -114,10 +120,10 @@ class ExportScreen(Screen):
         yield ParmFooter()
 
     def offers(self, files) -> bool:
-        """items.csv and raters.csv only for a session with items and raters."""
+        """items.csv only for a session with items, the rater files only with raters."""
         from engine.outputs.session import output_files
 
-        known = output_files(self.session.config) + ("decisions.csv",)
+        known = output_files(self.session.config) + (DECISIONS_FILE,)
         return all(name in known for name in files)
 
     def summary(self) -> Text:

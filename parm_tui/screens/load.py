@@ -1,5 +1,7 @@
-"""Load: choose a file, preview it, pick the text, score, id, second-score, item and rater
-columns (guessed for you), validate."""
+"""Load: choose a file, preview it, pick the text, score, id, second-score, item, rater,
+second-rater and time columns (guessed for you), validate. The preview's columns share the
+terminal's width: each as wide as its widest cell when they all fit, else the widest cut to one
+common width."""
 
 from __future__ import annotations
 
@@ -24,7 +26,11 @@ from parm_tui.widgets.path_input import PathInput, expand, path_problem
 from parm_tui.widgets.plain import plain
 
 PREVIEW_ROWS = 30
-CELL_WIDTH = 50
+# The most of a cell the preview reads, and the narrowest a column is cut to.
+CELL_WIDTH = 300
+MIN_COLUMN = 6
+# Cells the table takes beyond its columns' widths and padding: its vertical scrollbar.
+PREVIEW_FRAME = 2
 # Select id -> (config key, guess_columns key, label shown above the selector)
 COLUMN_ROLES = {
     "col-text": ("text_column", "text", "Text"),
@@ -34,6 +40,7 @@ COLUMN_ROLES = {
     "col-item": ("item_column", "item", "Item (opt.)"),
     "col-rater": ("rater_column", "rater", "Rater (opt.)"),
     "col-second-rater": ("second_rater_column", "second_rater", "2nd rater (opt.)"),
+    "col-time": ("time_column", "time", "Time (opt.)"),
 }
 
 
@@ -41,6 +48,19 @@ def short(value: str, width: int = CELL_WIDTH) -> Text:
     """A table cell as plain text (never markup), cut to `width` characters on one line."""
     flat = " ".join(safe_text(value, one_line=True).split())
     return Text(flat if len(flat) <= width else flat[: width - 1] + "…")
+
+
+def fit_widths(natural: list[int], room: int, minimum: int = MIN_COLUMN) -> list[int]:
+    """Column widths within `room` cells: each column its natural width when all fit; else
+    the widest are cut to one common width (the largest that fits), none below `minimum`."""
+    if sum(natural) <= room:
+        return list(natural)
+    cap = minimum
+    for width in range(max(natural), minimum - 1, -1):
+        if sum(min(w, width) for w in natural) <= room:
+            cap = width
+            break
+    return [min(w, cap) for w in natural]
 
 
 def counts_line(items) -> Text:
@@ -224,18 +244,29 @@ class LoadScreen(Screen):
             self._filling = False
 
     def fill_preview(self, frame) -> None:
+        """The file's first rows, the columns sharing the width there is."""
         table = self.query_one("#preview", VimDataTable)
         table.clear(columns=True)
         head = frame.head(PREVIEW_ROWS)
-        rows = [[short(v) for v in values] for values in head.itertuples(index=False)]
+        values = [[str(v) for v in row] for row in head.itertuples(index=False)]
+        headers = [short(column, 24) for column in frame.columns]
+        natural = [
+            max([headers[n].cell_len] + [short(row[n]).cell_len for row in values])
+            for n in range(len(headers))
+        ]
+        width = (table.size.width or self.app.size.width - 4) - PREVIEW_FRAME
+        widths = fit_widths(natural, width - 2 * len(natural))
         # Widths set here: auto widths were sometimes drawn at the header's width (ids cut).
-        for n, column in enumerate(frame.columns):
-            header = short(column, 24)
-            width = max([header.cell_len] + [row[n].cell_len for row in rows])
-            table.add_column(header, width=width)
-        for row in rows:
-            table.add_row(*row)
+        for header, column_width in zip(headers, widths):
+            table.add_column(header, width=column_width)
+        for row in values:
+            table.add_row(*[short(v, w) for v, w in zip(row, widths)])
         table.border_subtitle = f"first {min(PREVIEW_ROWS, len(frame))} of {len(frame):,} rows"
+
+    def on_resize(self) -> None:
+        file = self.app.state.file
+        if file is not None:
+            self.call_after_refresh(self.fill_preview, file.frame)
 
     @on(Select.Changed)
     def column_changed(self) -> None:
