@@ -230,3 +230,13 @@ async def test_before_a_run_the_result_screens_say_what_they_will_hold(one_item_
             assert f"{name} will show here after an audit" in text
             assert "Next: F4, then s, runs the audit" in text
         assert not pilot.app._notifications  # no stack of "Run an audit first"
+
+
+async def test_the_summary_scrolls_with_the_keys_at_once(grid_result):
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, grid_result)
+        summary = screen.query_one("#summary-scroll")
+        assert screen.focused is summary
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert summary.scroll_y > 0

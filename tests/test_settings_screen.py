@@ -214,3 +214,28 @@ async def test_worker_processes_are_a_setting_and_the_run_lists_them_with_the_se
     )
     assert columns_text(config).endswith("item item, rater rater, 2nd rater rater2")
     assert "worker" not in settings_text(config)
+
+
+async def test_a_focused_field_shows_one_line_of_help_and_technical_ones_are_advanced():
+    from textual.widgets import Collapsible
+
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await open_settings(pilot)
+        screen.query_one("#seed", Input).focus()
+        await pilot.pause()
+        shown = [box.id for box in screen.query(".field-help") if box.display]
+        assert shown == ["help-seed"]
+        assert "same seed" in str(screen.query_one("#help-seed", Static).render())
+        screen.query_one("#selection_metric", Select).focus()
+        await pilot.pause()
+        shown = [box.id for box in screen.query(".field-help") if box.display]
+        assert shown == ["help-selection_metric"]
+        # Chunk size, embedding batch, worker processes and saved runs: Advanced, closed.
+        advanced = screen.query_one("#advanced", Collapsible)
+        assert advanced.collapsed
+        for key in ("similarity_top_k_chunk", "embedding_batch_size", "jobs", "saved_runs"):
+            assert advanced in screen.query_one(f"#{key}", Input).ancestors
+        # The line saying whether the settings are applied is in view at 80x24.
+        status = screen.query_one("#settings-status", Static)
+        assert "Settings valid and applied" in str(status.render())
+        assert status.region.height and status.region.bottom <= 24

@@ -1,5 +1,7 @@
 """Settings: every defaults.json key as a widget, validated live by engine.input.config, with the
-engine's message under the field it names; save to and load from a JSON file."""
+engine's message under the field it names and one line of help under the field with the focus;
+technical keys in an Advanced section, closed by default; save to and load from a JSON file.
+The fields' labels, help and layout are parm_tui.widgets.settings_fields'."""
 
 from __future__ import annotations
 
@@ -8,66 +10,30 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Header, Input, Label, Select, Static, Switch
+from textual.widgets import Button, Collapsible, Header, Input, Select, Static, Switch
 
 from parm_tui.screens import settings_form as form
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.path_input import PathInput, expand
 from parm_tui.widgets.plain import plain
+from parm_tui.widgets.settings_fields import (
+    ADVANCED_KEYS,
+    CHOICES,
+    INPUT_KEYS,
+    MAXSIM_CHOICES,
+    POWER_MODES,
+    TOP_K_MODES,
+    error_line,
+    field,
+    field_row,
+    help_line,
+    show_help,
+    sub_row,
+)
 from parm_tui.widgets.toggles import MarkedSwitch
 
-POWER_MODES = [("fixed", "fixed"), ("list (grid)", "list"), ("interval (Brent)", "interval")]
-TOP_K_MODES = [("off: dense graph", "off"), ("fixed", "fixed"), ("list (grid)", "list")]
-MAXSIM_CHOICES = [("normalised by length", "normalised"), ("raw sum (paper)", "raw")]
-CHOICES = {
-    "selection_metric": [(m, m) for m in ("accuracy", "kappa", "qwk", "near", "f1", "nll")],
-    "class_weight": [("balanced", "balanced"), ("none", "none")],
-    "on_bad_rows": [("error: stop", "error"), ("skip: leave out", "skip")],
-}
-INPUT_KEYS = (
-    "similarity_top_k_chunk",
-    "embedding_batch_size",
-    "near_duplicate_threshold",
-    "bootstrap_samples",
-    "cross_fit_folds",
-    "seed",
-    "jobs",
-)
-LABELS = {
-    "embedding_model": "Embedding model",
-    "normalize_similarities": "Normalise similarities",
-    "similarity_power": "Power p",
-    "similarity_top_k": "Top-K neighbours",
-    "similarity_top_k_symmetric": "Symmetric top-K",
-    "similarity_top_k_chunk": "Chunk size (rows)",
-    "colbert_top_k": "ColBERT top-K",
-    "colbert_batch_size": "ColBERT batch size",
-    "colbert_maxsim": "ColBERT MaxSim",
-    "selection_metric": "Selection metric",
-    "class_weight": "Class weighting",
-    "on_bad_rows": "Bad rows",
-    "score_order": "Score order",
-    "embedding_batch_size": "Embedding batch",
-    "near_duplicate_threshold": "Near-duplicate cos",
-    "bootstrap_samples": "Bootstrap samples",
-    "cross_fit_folds": "Cross-fit folds",
-    "seed": "Seed",
-    "jobs": "Worker processes",
-}
-
-
-def error_line(key: str) -> Static:
-    """Where the engine's message about `key` appears (hidden while there is none)."""
-    return Static("", id=f"error-{key}", classes="field-error")
-
-
-def field(key: str, *widgets, with_error: bool = True) -> ComposeResult:
-    """A labelled row and, unless the caller places it lower, the error line under it."""
-    with Horizontal(classes="field", id=f"field-{key}"):
-        yield Label(LABELS[key], classes="field-label")
-        yield from widgets
-    if with_error:
-        yield error_line(key)
+# Every number field, in the form and in the Advanced section.
+NUMBER_KEYS = INPUT_KEYS + ADVANCED_KEYS
 
 
 class SettingsScreen(Screen):
@@ -100,7 +66,11 @@ class SettingsScreen(Screen):
             for key in INPUT_KEYS:
                 yield from field(key, Input(id=key, compact=True))
             yield from self.compose_score_order()
-            yield Static("", id="settings-status")
+            with Collapsible(title="Advanced (speed, memory, what is kept)", id="advanced"):
+                for key in ADVANCED_KEYS:
+                    yield from field(key, Input(id=key, compact=True))
+        # Outside the scrolling form, so it is in view at 80x24.
+        yield Static("", id="settings-status")
         with Horizontal(id="settings-file-row"):
             yield PathInput(id="settings-file", compact=True, placeholder="settings.json")
             yield Button("Save", id="settings-save", compact=True)
@@ -114,40 +84,37 @@ class SettingsScreen(Screen):
 
         known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
         known += [(plain(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
-        yield from field(
-            "embedding_model",
-            Select(known, id="model-choice", compact=True, prompt="known models…"),
-        )
-        with Horizontal(classes="field sub"):
-            yield Label("  or name/path", classes="field-label")
-            yield Input(id="embedding_model", compact=True)
+        with Vertical(classes="field-box", id="box-embedding_model"):
+            yield from field_row(
+                "embedding_model",
+                Select(known, id="model-choice", compact=True, prompt="known models…"),
+            )
+            yield from sub_row("or name/path", Input(id="embedding_model", compact=True))
+            yield help_line("embedding_model")
+            yield error_line("embedding_model")
 
     def compose_power(self) -> ComposeResult:
         mode = Select(POWER_MODES, id="power-mode", compact=True, allow_blank=False)
-        yield from field("similarity_power", mode, with_error=False)
-        with Horizontal(classes="field sub", id="power-fixed-row"):
-            yield Label("  p", classes="field-label")
-            yield Input(id="power-fixed", compact=True)
-        with Horizontal(classes="field sub", id="power-list-row"):
-            yield Label("  p values", classes="field-label")
-            yield Input(id="power-list", compact=True, placeholder="0.5, 1, 2, 4")
-        with Horizontal(classes="field sub", id="power-interval-row"):
-            yield Label("  min / max / tol", classes="field-label")
-            yield Input(id="power-min", compact=True, classes="third")
-            yield Input(id="power-max", compact=True, classes="third")
-            yield Input(id="power-tol", compact=True, classes="third")
-        yield error_line("similarity_power")
+        with Vertical(classes="field-box", id="box-similarity_power"):
+            yield from field_row("similarity_power", mode)
+            yield from sub_row("p", Input(id="power-fixed", compact=True), row_id="power-fixed-row")
+            values = Input(id="power-list", compact=True, placeholder="0.5, 1, 2, 4")
+            yield from sub_row("p values", values, row_id="power-list-row")
+            bounds = [Input(id=f"power-{part}", compact=True, classes="third") for part in
+                      ("min", "max", "tol")]  # fmt: skip
+            yield from sub_row("min / max / tol", *bounds, row_id="power-interval-row")
+            yield help_line("similarity_power")
+            yield error_line("similarity_power")
 
     def compose_top_k(self) -> ComposeResult:
         mode = Select(TOP_K_MODES, id="top-k-mode", compact=True, allow_blank=False)
-        yield from field("similarity_top_k", mode, with_error=False)
-        with Horizontal(classes="field sub", id="top-k-fixed-row"):
-            yield Label("  K", classes="field-label")
-            yield Input(id="top-k-fixed", compact=True)
-        with Horizontal(classes="field sub", id="top-k-list-row"):
-            yield Label("  K values", classes="field-label")
-            yield Input(id="top-k-list", compact=True, placeholder="5, 10, 20, 50")
-        yield error_line("similarity_top_k")
+        with Vertical(classes="field-box", id="box-similarity_top_k"):
+            yield from field_row("similarity_top_k", mode)
+            yield from sub_row("K", Input(id="top-k-fixed", compact=True), row_id="top-k-fixed-row")
+            values = Input(id="top-k-list", compact=True, placeholder="5, 10, 20, 50")
+            yield from sub_row("K values", values, row_id="top-k-list-row")
+            yield help_line("similarity_top_k")
+            yield error_line("similarity_top_k")
         yield from field(
             "similarity_top_k_symmetric",
             MarkedSwitch(id="similarity_top_k_symmetric", animate=False),
@@ -156,8 +123,14 @@ class SettingsScreen(Screen):
     def compose_score_order(self) -> ComposeResult:
         """Score labels lowest first, comma-separated: text labels need it to be ordered."""
         order = Input(id="score_order", compact=True, placeholder="e.g. low, medium, high")
-        yield from field("score_order", order)
-        yield Static("", id="score-order-hint", classes="field-hint")
+        with Vertical(classes="field-box", id="box-score_order"):
+            yield from field_row("score_order", order)
+            yield Static("", id="score-order-hint", classes="field-hint")
+            yield help_line("score_order")
+            yield error_line("score_order")
+
+    def on_descendant_focus(self, event) -> None:
+        show_help(self, event.widget)
 
     def on_mount(self) -> None:
         self.fill(self.app.state.config)
@@ -196,7 +169,7 @@ class SettingsScreen(Screen):
         self.query_one("#embedding_model", Input).value = config.embedding_model
         for key in ("normalize_similarities", "similarity_top_k_symmetric"):
             self.query_one(f"#{key}", Switch).value = values[key]
-        for key in ("colbert_top_k", "colbert_batch_size", *INPUT_KEYS):
+        for key in ("colbert_top_k", "colbert_batch_size", *NUMBER_KEYS):
             self.query_one(f"#{key}", Input).value = form.shown(values[key])
         for key in CHOICES:
             self.query_one(f"#{key}", Select).value = values[key] or "none"
@@ -255,7 +228,7 @@ class SettingsScreen(Screen):
         }
         for key in ("normalize_similarities", "similarity_top_k_symmetric"):
             values[key] = self.query_one(f"#{key}", Switch).value
-        for key in ("colbert_top_k", "colbert_batch_size", *INPUT_KEYS):
+        for key in ("colbert_top_k", "colbert_batch_size", *NUMBER_KEYS):
             values[key] = form.number(self.value(f"#{key}"), integer=key in form.INT_KEYS)
         for key in CHOICES:
             choice = self.query_one(f"#{key}", Select).value

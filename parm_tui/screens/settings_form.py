@@ -21,6 +21,7 @@ INT_KEYS = (
     "cross_fit_folds",
     "seed",
     "jobs",
+    "saved_runs",
 )
 FLOAT_KEYS = ("near_duplicate_threshold",)
 
