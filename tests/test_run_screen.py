@@ -19,6 +19,7 @@ from parm_tui.screens.error import ErrorModal
 from parm_tui.screens.load import LoadScreen
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.screens.run import RunScreen, StageClock
+from parm_tui.screens.waiting import WaitingScreen
 from parm_tui.widgets.tuning_table import TuningTable
 
 
@@ -115,8 +116,8 @@ async def test_escape_cancels_and_leaves_the_app_usable(monkeypatch, tmp_path):
         assert "Cancelled" in str(app.screen.query_one("#run-status", Static).content)
         await pilot.press("f2")
         assert isinstance(app.screen, LoadScreen)
-        await pilot.press("f5")
-        assert isinstance(app.screen, LoadScreen)
+        await pilot.press("f5")  # no result: what Results will hold
+        assert isinstance(app.screen, WaitingScreen)
     assert not list(tmp_path.iterdir())
 
 
@@ -195,10 +196,10 @@ async def test_two_errors_share_one_modal():
 async def test_result_screens_need_a_run_first():
     app = ParmApp()
     async with app.run_test(size=(80, 24)) as pilot:
-        for key in ("f5", "f6", "f7"):
+        for key, name in (("f5", "results"), ("f6", "review"), ("f7", "export")):
             await pilot.press(key)
-            assert isinstance(app.screen, LoadScreen)
-        assert any("Run an audit first" in n.message for n in app._notifications)
+            assert isinstance(app.screen, WaitingScreen) and app.screen.target == name
+            assert "Next: F2 opens a file." in str(app.screen.query_one("#waiting-next").render())
 
 
 @pytest.mark.slow
@@ -260,16 +261,32 @@ async def test_every_stage_the_engine_reports_is_shown(monkeypatch, model):
 
 def test_a_new_loop_within_a_stage_restarts_its_clock():
     clock = StageClock()
-    clock.describe(0, 200, now=0.0)
-    assert clock.describe(200, 200, now=10.0) == "20.0/s · 0:00 left"
-    assert clock.describe(1, 50, now=11.0) == ""  # cross-fitting after the bootstrap
+    for step in range(4):
+        clock.describe(50 * step, 400, now=float(step))
+    assert clock.describe(400, 400, now=10.0) == "37.5/s · 0:00 left"
+    for step in range(3):  # cross-fitting after the bootstrap: its own first batches
+        assert clock.describe(1 + step, 50, now=11.0 + step) == ""
     assert clock.describe(11, 50, now=21.0) == "1.0/s · 0:39 left"
+
+
+def test_the_time_left_comes_from_the_rate_after_the_first_batches():
+    """Loading a model takes 12 s before the first batch of 32 of 758; then 64 answers a
+    second. The estimate waits for the first batches and then measures from them: 0:10 left,
+    not the 4:30 the whole 12.5 s would give."""
+    clock = StageClock()
+    assert clock.describe(0, 758, now=0.0) == ""  # loading the model
+    assert clock.describe(32, 758, now=12.0) == ""
+    assert clock.describe(64, 758, now=12.5) == ""
+    assert clock.describe(96, 758, now=13.0) == ""
+    assert clock.describe(128, 758, now=13.5) == "64.0/s · 0:10 left"
 
 
 def test_stage_clock_reports_rate_and_time_left():
     clock = StageClock()
     assert clock.describe(0, 100, now=10.0) == ""
-    assert clock.describe(50, 100, now=20.0) == "5.0/s · 0:10 left"
+    assert clock.describe(10, 100, now=11.0) == ""
+    assert clock.describe(20, 100, now=12.0) == ""
+    assert clock.describe(50, 100, now=20.0) == "3.8/s · 0:13 left"
 
 
 @pytest.mark.slow

@@ -30,21 +30,38 @@ def duration(seconds: float) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
+# The clock of a stage starts after its first batches: they include the stage's start-up (loading
+# a model, the first block), which says nothing about the pace of the rest. It then waits for
+# MIN_SECONDS of work before it names a rate.
+WARMUP_BATCHES = 2
+MIN_SECONDS = 1.0
+
+
 class StageClock:
-    """Rate and time left for one stage, from its first and latest progress events."""
+    """Rate and time left for one stage, measured from the end of its first WARMUP_BATCHES
+    batches (events that moved it on) to its latest event."""
 
     def __init__(self) -> None:
-        self.start: tuple[float, int] | None = None
         self.total: int | None = None
+        self.last: int | None = None
+        self.batches = 0
+        self.start: tuple[float, int] | None = None
 
     def describe(self, done: int, total: int, now: float) -> str:
         # A new total is a new loop within the stage (bootstrap, then cross-fitting): restart.
-        if self.start is None or total != self.total or done < self.start[1]:
-            self.start, self.total = (now, done), total
+        if self.total is None or total != self.total or done < self.last:
+            self.total, self.last, self.batches, self.start = total, done, 0, None
+            return ""
+        if done > self.last:
+            self.batches += 1
+        self.last = done
+        if self.start is None:
+            if self.batches >= WARMUP_BATCHES:
+                self.start = (now, done)
             return ""
         t0, d0 = self.start
         elapsed, finished = now - t0, done - d0
-        if elapsed <= 0 or finished <= 0:
+        if elapsed < MIN_SECONDS or finished <= 0:
             return ""
         rate = finished / elapsed
         left = (total - done) / rate if total > done else 0.0
