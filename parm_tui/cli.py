@@ -1,4 +1,5 @@
-"""The command line: `parm [FILE]` opens the app; `parm audit FILE` runs headless."""
+"""The command line: `parm [FILE]` opens the app; `parm audit FILE` runs headless;
+`parm --version`. Help shows readable value names (FILE, COLUMN, KEY=VALUE, N) and examples."""
 
 from __future__ import annotations
 
@@ -8,9 +9,37 @@ from typing import Annotated
 
 import typer
 
+# Click keeps a paragraph that starts with \b as written (no rewrapping): the examples.
+APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM).
+
+\b
+  parm                      open the app
+  parm FILE                 open the app with FILE (CSV or TSV) loaded
+  parm audit FILE           run the audit headless and write its outputs
+  parm audit --help         every option of the headless run, with examples
+
+\b
+Examples:
+  parm sample_data/plant_growth.csv
+  parm sample_data/plant_growth.csv --embeddings vectors.npy
+  parm audit sample_data/plant_growth.csv --out parm-out --force
+"""
+AUDIT_EXAMPLES = """\b
+Examples:
+  parm audit sample_data/plant_growth.csv --second-score-col score2 --out parm-out
+  parm audit answers.csv --text-col response --score-col rater1 --id-col student
+  parm audit answers.csv --set 'similarity_top_k=[5,10,20]' --set selection_metric=qwk
+  parm audit levels.csv --score-order "low,medium,high"
+  parm audit sessions.csv --item-col item --rater-col rater --time-col marked_at --jobs 2
+  parm audit answers.csv --embeddings answers.npy --config my-settings.json --force
+
+Settings (--set KEY=VALUE, --config): see the README's settings table; VALUE is read
+as JSON, and as plain text when it is not JSON.
+"""
+
 app = typer.Typer(
     name="parm",
-    help="Audit the reliability of human scoring of free-text answers (PARM).",
+    help=APP_HELP,
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode=None,
@@ -18,54 +47,92 @@ app = typer.Typer(
 COMMANDS = ("audit", "open")
 
 
-@app.command()
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"parm {version('parm')}")
+        except PackageNotFoundError:
+            typer.echo("parm (not installed as a package)")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+    ] = False,
+) -> None:
+    """Audit the reliability of human scoring of free-text answers (PARM)."""
+
+
+def column(flag: str, help_text: str):
+    return typer.Option(flag, metavar="COLUMN", help=help_text)
+
+
+@app.command(epilog=AUDIT_EXAMPLES)
 def audit(
-    file: Annotated[Path, typer.Argument(help="CSV or TSV file of scored responses.")],
-    config: Annotated[Path | None, typer.Option("--config", help="JSON settings file.")] = None,
-    text_col: Annotated[str | None, typer.Option("--text-col", help="Text column.")] = None,
-    score_col: Annotated[str | None, typer.Option("--score-col", help="Score column.")] = None,
-    id_col: Annotated[str | None, typer.Option("--id-col", help="Id column.")] = None,
+    file: Annotated[
+        Path, typer.Argument(metavar="FILE", help="CSV or TSV file of scored responses.")
+    ],
+    config: Annotated[
+        Path | None, typer.Option("--config", metavar="FILE.json", help="JSON settings file.")
+    ] = None,
+    text_col: Annotated[str | None, column("--text-col", "Text column.")] = None,
+    score_col: Annotated[str | None, column("--score-col", "Score column.")] = None,
+    id_col: Annotated[str | None, column("--id-col", "Id column.")] = None,
     second_score_col: Annotated[
-        str | None, typer.Option("--second-score-col", help="A second rater's score column.")
+        str | None, column("--second-score-col", "A second rater's score column.")
     ] = None,
     score_order: Annotated[
         str | None,
         typer.Option(
             "--score-order",
+            metavar="LOW,...,HIGH",
             help='Score labels lowest first, e.g. "low,medium,high" (text labels need it to be '
             "ordered; numbers are ordered numerically).",
         ),
     ] = None,
     item_col: Annotated[
-        str | None,
-        typer.Option("--item-col", help="Item (question) column: each item audited on its own."),
+        str | None, column("--item-col", "Item (question) column: each item audited on its own.")
     ] = None,
     rater_col: Annotated[
-        str | None, typer.Option("--rater-col", help="Who gave each score: a rater table.")
+        str | None, column("--rater-col", "Who gave each score: the rater table.")
     ] = None,
     second_rater_col: Annotated[
-        str | None, typer.Option("--second-rater-col", help="Who gave each second score.")
+        str | None, column("--second-rater-col", "Who gave each second score.")
     ] = None,
     time_col: Annotated[
         str | None,
-        typer.Option(
+        column(
             "--time-col",
-            help="When (ISO date/time) or in which order (a number) each score was given: "
-            "each rater's drift.",
+            "When (ISO date/time) or in which order (a number) each score was given: each "
+            "rater's drift.",
         ),
     ] = None,
     jobs: Annotated[
         int | None,
-        typer.Option("--jobs", min=1, help="Worker processes for the items (default 1)."),
+        typer.Option(
+            "--jobs", min=1, metavar="N", help="Worker processes for the items (default 1)."
+        ),
     ] = None,
     embeddings: Annotated[
-        Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
+        Path | None,
+        typer.Option("--embeddings", metavar="FILE.npy", help=".npy array, one row per input row."),
     ] = None,
-    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("parm-out"),
-    force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
+    out: Annotated[Path, typer.Option("--out", metavar="FOLDER", help="Output folder.")] = Path(
+        "parm-out"
+    ),
+    force: Annotated[bool, typer.Option("--force", help="Replace existing outputs.")] = False,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Override a setting: KEY=VALUE (VALUE as JSON, else text)."),
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="Override a setting (repeatable; VALUE as JSON, else text).",
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
@@ -92,14 +159,23 @@ def audit(
 
 @app.command("open")
 def open_app(
-    file: Annotated[Path | None, typer.Argument(help="File to load on start.")] = None,
-    config: Annotated[Path | None, typer.Option("--config", help="JSON settings file.")] = None,
+    file: Annotated[
+        Path | None, typer.Argument(metavar="FILE", help="File to load on start.")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", metavar="FILE.json", help="JSON settings file.")
+    ] = None,
     embeddings: Annotated[
-        Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
+        Path | None,
+        typer.Option("--embeddings", metavar="FILE.npy", help=".npy array, one row per input row."),
     ] = None,
     set_: Annotated[
         list[str] | None,
-        typer.Option("--set", help="Override a setting: KEY=VALUE (VALUE as JSON, else text)."),
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="Override a setting (repeatable; VALUE as JSON, else text).",
+        ),
     ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""

@@ -132,6 +132,7 @@ def _run(
     console, file, config_path, columns, overrides, embeddings_path, out, force, quiet, written
 ):
     # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
+    from engine.core.errors import OutputsExist
     from engine.embedding.precomputed import load_for_items
     from engine.input.config import build_config
     from engine.input.items import load_items
@@ -145,7 +146,15 @@ def _run(
     # wrong file can be stopped before a long run; the others come after the run.
     for warning in items.warnings:
         say(console, f"Warning: {warning}")
-    check_writable(Path(out), output_files(config), force)
+    try:
+        check_writable(Path(out), output_files(config), force)
+    except OutputsExist as exc:
+        raise OutputsExist(
+            f"{exc.folder} already has {', '.join(exc.names)}; choose another folder with --out, "
+            "or add --force to replace them.",
+            exc.folder,
+            exc.names,
+        ) from None
     vectors = None
     if embeddings_path is not None:
         vectors = load_for_items(embeddings_path, items)

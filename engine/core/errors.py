@@ -26,6 +26,18 @@ class ExportError(ParmError):
     """Outputs cannot be written."""
 
 
+class OutputsExist(ExportError):
+    """The output folder has files of these names already and replacing them was not allowed
+    (the front end says how to allow it: --force, or a confirmation)."""
+
+    def __init__(self, message: str, folder=None, names=()) -> None:
+        super().__init__(message)
+        self.folder, self.names = folder, tuple(names)
+
+    def __reduce__(self):
+        return (type(self), (str(self), self.folder, self.names))
+
+
 class ReviewError(ParmError):
     """A review decision cannot be recorded, or the decision store cannot be used."""
 

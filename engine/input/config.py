@@ -15,6 +15,7 @@ from pathlib import Path
 from engine.core.errors import ConfigError
 from engine.core.files import atomic_write_text, open_regular
 from engine.core.metric_names import METRIC_NAMES
+from engine.core.suggest import did_you_mean
 from engine.core.text import is_safe
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -238,15 +239,24 @@ def _choice(key, value, choices):
     return value
 
 
+def unknown_settings(names: list[str], where: str = "") -> str:
+    """The message about settings this parm does not know: the closest known one for each
+    (difflib), or, when none is close, every known setting."""
+    hints = [did_you_mean(name, DEFAULTS) for name in names]
+    named = ", ".join(f"'{name}'" for name in names)
+    text = f"Unknown setting{'s' if len(names) > 1 else ''} {named}{where}."
+    if any(hints):
+        return text + "".join(hint for hint in hints if hint)
+    return text + f" Known settings: {', '.join(DEFAULTS)}."
+
+
 def config_from_dict(values: dict) -> AuditConfig:
     """Validate a dict of settings (missing keys take the defaults) into an `AuditConfig`."""
     if not isinstance(values, dict):
         raise ConfigError(f"Settings must be a JSON object, got {type(values).__name__}.")
     unknown = sorted(str(key) for key in set(values) - set(DEFAULTS))
     if unknown:
-        raise ConfigError(
-            f"Unknown setting(s): {', '.join(unknown)}. Known settings: {', '.join(DEFAULTS)}."
-        )
+        raise ConfigError(unknown_settings(unknown))
     v = {**DEFAULTS, **values}
     warnings = []
     power = _power(v["similarity_power"])
@@ -404,9 +414,7 @@ def parse_override(item: str) -> tuple[str, object]:
     key, raw = item.split("=", 1)
     key = key.strip()
     if key not in DEFAULTS:
-        raise ConfigError(
-            f"Unknown setting '{key}' in --set. Known settings: {', '.join(DEFAULTS)}."
-        )
+        raise ConfigError(unknown_settings([key], " in --set"))
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from engine.core.errors import DataError
 from engine.input.config import AuditConfig
-from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
+from engine.input.responses import ItemTooSmall, Responses, missing_column, responses_from_frame
 from engine.input.table import read_table
 from engine.input.times import parse_times
 
@@ -84,10 +84,7 @@ def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> I
 
 def _item_column(frame: pd.DataFrame, name: str, where: str) -> pd.Series:
     if name not in frame.columns:
-        raise DataError(
-            f"{where}: the item column '{name}' does not exist. "
-            f"Columns in the file: {', '.join(map(str, frame.columns))}."
-        )
+        raise DataError(missing_column(where, "item", name, frame.columns))
     return frame[name].astype(str).str.strip()
 
 

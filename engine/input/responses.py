@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.errors import DataError
+from engine.core.suggest import did_you_mean
 from engine.input.config import AuditConfig
 from engine.input.table import as_number, read_table
 from engine.input.times import parse_times
@@ -103,14 +104,20 @@ class Responses:
         )
 
 
+def missing_column(where, role: str, name: str, columns) -> str:
+    """The message about a column the file does not have, with the closest one it has."""
+    columns = [str(c) for c in columns]
+    return (
+        f"{where}: the {role} column '{name}' does not exist.{did_you_mean(name, columns)} "
+        f"Columns in the file: {', '.join(columns)}."
+    )
+
+
 def _column(frame: pd.DataFrame, name: str | None, role: str, path) -> pd.Series | None:
     if name is None:
         return None
     if name not in frame.columns:
-        raise DataError(
-            f"{path}: the {role} column '{name}' does not exist. "
-            f"Columns in the file: {', '.join(map(str, frame.columns))}."
-        )
+        raise DataError(missing_column(path, role, name, frame.columns))
     column = frame[name]
     if isinstance(column, pd.DataFrame):
         raise DataError(f"{path}: more than one column is named '{name}'; rename them.")
@@ -331,7 +338,8 @@ def _ids(frame: pd.DataFrame, column: str | None, keep: list[int], numbers, wher
     if column and column not in frame.columns:
         return [str(numbers[i]) for i in keep], [
             f"The id column '{column}' does not exist; responses are identified by their row "
-            f"numbers. Columns in the file: {', '.join(map(str, frame.columns))}."
+            f"numbers.{did_you_mean(column, frame.columns)} Columns in the file: "
+            f"{', '.join(map(str, frame.columns))}."
         ]
     if not column:
         return [str(numbers[i]) for i in keep], []

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from engine.audit.decisions import DecisionStore
-from engine.core.errors import ExportError
+from engine.core.errors import ExportError, OutputsExist
 from engine.core.files import reason, refuse_non_regular_targets
 from engine.outputs import markdown, report, tables
 from engine.outputs.names import DECISIONS_FILE, MANIFEST_FILE, OUTPUT_FILES
@@ -93,9 +93,11 @@ def check_writable(out_dir: Path, names, overwrite: bool) -> None:
     refuse_non_regular_targets([out_dir / n for n in [*names, MANIFEST_FILE]])
     existing = [n for n in names if (out_dir / n).exists()]
     if existing and not overwrite:
-        raise ExportError(
+        raise OutputsExist(
             f"{out_dir} already has {', '.join(existing)}; choose another folder or allow "
-            "overwriting (--force in the CLI)."
+            "replacing them.",
+            out_dir,
+            existing,
         )
     probe = out_dir
     while not probe.exists() and probe != probe.parent:
