@@ -202,7 +202,7 @@ async def test_a_rerun_shows_the_run_before_it_and_an_earlier_run_reopens_read_o
         await pilot.press("7")
         runs = app.screen.query_one("#results-runs", DataTable)
         assert runs.row_count == 2
-        assert [str(runs.get_row_at(n)[2]) for n in range(2)] == [second.run_id, first.run_id]
+        assert [str(runs.get_row_at(n)[-1]) for n in range(2)] == [second.run_id, first.run_id]
         await pilot.press("down", "enter")
         await pilot.pause()
         assert app.state.result.run_id == first.run_id

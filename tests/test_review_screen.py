@@ -303,8 +303,8 @@ async def test_severity_shows_its_value_and_a_legend_of_what_it_means(review):
         i = screen.current()
         header = " ".join(text_of(screen, "#detail-scores").split())
         assert f"severity {review.severity[i]:.3f}" in header
-        assert "the probability of the human score from a model that never saw it" in header
-        assert "0: the score looks right, 1: check it first" in header
+        assert f"severity {review.severity[i]:.3f}: " in header
+        assert "how much the evidence doubts the human score: 0 not at all, 1 most" in header
         assert str(screen.query_one(ReviewTable).get_cell(str(i), "severity")) == (
             f"{review.severity[i]:.2f}"
         )

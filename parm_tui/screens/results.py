@@ -159,12 +159,13 @@ class ResultsScreen(Screen):
         yield BiasTable(id="results-bias")
 
     def runs_hint(self) -> Text:
-        runs = self.app.state.runs
-        if not runs:
+        state = self.app.state
+        if not state.runs:
             return Text("No saved runs of this file.", "dim")
         return Text(
-            f"The file's {len(runs)} saved run(s), newest first (saved_runs keeps "
-            f"{self.app.state.config.saved_runs}) · enter: reopen one (an earlier one read-only)",
+            f"Saved runs, newest first ({len(state.runs)} of at most {state.config.saved_runs}: "
+            "saved_runs) · enter: open one\nAn earlier run opens read-only: decisions are made "
+            "on the newest.",
             "dim",
         )
 

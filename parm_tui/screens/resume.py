@@ -15,12 +15,8 @@ from textual.widgets import Button, Label
 
 from engine.core.errors import ResumeError
 from parm_tui.widgets.plain import plain
+from parm_tui.widgets.runs import saved_when
 from parm_tui.widgets.settings_summary import columns_text, settings_text
-
-
-def saved_when(saved_at: str) -> str:
-    """'2026-11-23T14:02:11+00:00' -> '2026-11-23 14:02 UTC'."""
-    return saved_at[:16].replace("T", " ") + " UTC"
 
 
 def session_summary(session, config, decided: int | None) -> Text:

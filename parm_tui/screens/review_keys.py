@@ -28,6 +28,15 @@ NO_STORE = (
 ALL_DECIDED = "Every response listed is decided."
 
 
+def decision_words(decision) -> str:
+    """'undecided', 'keep', 'unsure' or 'change to 2'."""
+    if decision is None:
+        return "undecided"
+    if decision.action == "change":
+        return f"change to {decision.new_score}"
+    return decision.action
+
+
 @dataclass(frozen=True)
 class Undo:
     """What a decision replaced: the response (its position in the responses and data row) and
@@ -204,8 +213,7 @@ class ReviewKeys:
         hits = np.flatnonzero(self.view == last.i)
         if hits.size:
             self.go_to(int(hits[0]))
-        now = "not decided" if last.before is None else last.before.action
-        self.notify(f"Undone: row {last.row} is {now} again.")
+        self.notify(f"Undone: row {last.row} is back to {decision_words(last.before)}.")
 
     def _refresh_row(self, i: int) -> None:
         self.query_one(ReviewTable).show_decision(i, self._decision(i))

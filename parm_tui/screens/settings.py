@@ -132,6 +132,10 @@ class SettingsScreen(Screen):
     def on_descendant_focus(self, event) -> None:
         show_help(self, event.widget)
 
+    def on_screen_resume(self) -> None:
+        if self.focused is not None:
+            show_help(self, self.focused)
+
     def on_mount(self) -> None:
         self.fill(self.app.state.config)
         self.watch(self.app, "state", self.show_state, init=False)

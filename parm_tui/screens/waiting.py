@@ -42,7 +42,7 @@ class WaitingScreen(Screen):
     def __init__(self, name: str) -> None:
         super().__init__(id=f"waiting-{name}")
         self.target = name
-        self.SUB_TITLE = WILL_HOLD[name][0]
+        self.sub_title = WILL_HOLD[name][0]
 
     def compose(self) -> ComposeResult:
         yield Header()

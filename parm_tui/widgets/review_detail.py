@@ -33,15 +33,14 @@ def decision_cell(decision) -> Text:
 
 
 def severity_text(value: float) -> Text:
-    """The severity and what it means, in words: how strongly the evidence doubts the human
-    score, 1 - p(human score) from a model that never saw that score (stacked classifier,
-    engine.audit.severity)."""
+    """The severity in words, and what its scale means: how strongly the evidence doubts the
+    human score (1 - p(human score) from a model that never saw that score, stacked
+    classifier, engine.audit.severity; the README says more)."""
     text = Text("severity ")
     text.append(f"{value:.3f}", style="bold")
+    text.append(f": {severity_words(value)}")
     text.append(
-        f" · {severity_words(value)} (0: the score looks right, 1: check it first; 1 − the "
-        "probability of the human score from a model that never saw it)",
-        style="dim",
+        "\n(how much the evidence doubts the human score: 0 not at all, 1 most)", style="dim"
     )
     return text
 

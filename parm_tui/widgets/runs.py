@@ -39,9 +39,9 @@ def _figure(name: str, value) -> str:
 
 def _difference(name: str, value) -> str:
     if name in ("flagged", "top_k"):
-        return f"{int(value):+,}"
+        return f"{int(value):+,}".replace("-", "−")
     if name == "power":
-        return f"{value:+.3g}"
+        return f"{value:+.3g}".replace("-", "−")
     return f"{value:+.3f}".replace("-", "−")
 
 
@@ -67,11 +67,9 @@ def comparison_text(
 
 
 def read_only_note(saved: SavedSession) -> str:
-    """What the screens say while an earlier run is open."""
-    return (
-        f"Earlier run of {saved_when(saved.saved_at)}, open read-only: decisions are made on the "
-        "newest run (F5, 7 Runs). Your decisions stay with the file."
-    )
+    """What the screens say while an earlier run is open (one line at 80 columns)."""
+    when = saved.saved_at[:16].replace("T", " ")
+    return f"Earlier run ({when} UTC), read-only: decide on the newest (F5, 7 Runs)."
 
 
 class OpenRun(Message):
@@ -93,30 +91,30 @@ class RunsTable(DataTable):
         self.runs: tuple = ()
 
     def show(self, runs: tuple, on_show: str | None) -> None:
-        """List `runs` (newest first); `on_show`: the run id of the result on show."""
+        """List `runs` (newest first); `on_show`: the run id of the result on show. The run id
+        comes last, so the figures stay in view at 80 columns."""
         self.clear(columns=True)
         self.runs = tuple(runs)
-        for header in ("", "saved", "run", "responses", "flagged", "kappa", "QWK", "K", "p"):
+        for header in ("", "saved (UTC)", "n", "flagged", "kappa", "QWK", "K", "p", "run"):
             self.add_column(header, key=header or "mark")
-        for n, run in enumerate(self.runs):
-            mark = "▶" if run.run_id == on_show else ""
+        for run in self.runs:
+            mark = Text("▶" if run.run_id == on_show else "", "bold")
+            row = [mark, run.saved_at[:16].replace("T", " ")]
             figures = run.figures
-            row = [
-                Text(mark, "bold"), saved_when(run.saved_at) + (" (newest)" if n == 0 else ""),
-                Text(run.run_id, "dim"),
-            ]  # fmt: skip
             if figures is None:  # saved by an earlier parm, which kept no figures
                 flagged = sum(entry.flagged for entry in run.results)
                 responses = sum(entry.responses for entry in run.results)
                 row += [f"{responses:,}", f"{flagged:,}", "—", "—", "—", "—"]
             else:
                 selected = figures.selected
-                k, p = ("per item", "") if selected is None else selected
+                k, p = ("items", "") if selected is None else (
+                    _figure("top_k", selected[0]), _figure("power", selected[1])
+                )
                 row += [
                     f"{figures.responses:,}", f"{figures.flagged:,}", fmt(figures.kappa),
-                    fmt(figures.qwk), k if isinstance(k, str) else _figure("top_k", k),
-                    p if isinstance(p, str) else _figure("power", p),
+                    fmt(figures.qwk), k, p,
                 ]  # fmt: skip
+            row.append(Text(run.run_id, "dim"))
             self.add_row(*row, key=run.run_id)
         on_show_rows = [n for n, run in enumerate(self.runs) if run.run_id == on_show]
         if on_show_rows:

@@ -44,24 +44,25 @@ LABELS = {
     "jobs": "Worker processes",
     "saved_runs": "Saved runs per file",
 }
-# One line each (at most 76 characters, so it fits at 80 columns).
+# One line each: at most HELP_WIDTH characters, so it fits at 80 columns.
+HELP_WIDTH = 72
 HELP = {
-    "embedding_model": "The model that turns answers into vectors; the bundled one works offline.",
-    "normalize_similarities": "Rescale the similarities to 0-1 over all pairs before the power.",
-    "similarity_power": "Higher p leans harder on the closest neighbours (a grid or Brent tunes it).",
+    "embedding_model": "The model that turns answers into vectors (the bundled one is offline).",
+    "normalize_similarities": "Rescale similarities to 0-1 over all pairs before the power.",
+    "similarity_power": "Higher p leans harder on the closest neighbours (a grid tunes it).",
     "similarity_top_k": "How many similar answers each score is compared with (a grid is tuned).",
     "similarity_top_k_symmetric": "Two answers are neighbours when either lists the other.",
     "colbert_top_k": "Candidates per answer found before token-level (MaxSim) scoring.",
     "colbert_batch_size": "Answer pairs per MaxSim batch: memory against speed.",
-    "colbert_maxsim": "Normalised divides MaxSim by the answer's length; raw is the paper's sum.",
+    "colbert_maxsim": "Normalised: MaxSim over the answer's length; raw: the paper's sum.",
     "selection_metric": "The agreement figure that chooses K and p (for nll the lowest wins).",
     "class_weight": "Balanced: rare scores weigh as much as common ones in the fit.",
     "on_bad_rows": "Rows with no score or no text: stop with a message, or leave them out.",
     "score_order": "Score labels lowest first; text labels need it for QWK and 'off by 2'.",
     "near_duplicate_threshold": "Cosine above which two answers count as the same answer.",
     "bootstrap_samples": "Resamples for the 95% intervals (0: none; more is slower).",
-    "cross_fit_folds": "Folds for the cross-fitted figures, the honest out-of-sample ones (0: none).",
-    "seed": "Seed of the bootstrap and the folds: the same seed gives the same figures.",
+    "cross_fit_folds": "Folds for the cross-fitted (out-of-sample) figures (0: none).",
+    "seed": "Seed of the bootstrap and the folds: one seed, the same figures.",
     "similarity_top_k_chunk": "Rows per block of the neighbour search: memory against speed.",
     "embedding_batch_size": "Answers per embedding batch (32 is fastest on a CPU).",
     "jobs": "Worker processes auditing a session's items side by side.",
