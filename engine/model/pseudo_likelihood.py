@@ -13,11 +13,12 @@ engine.model.standard_errors, which needs the fitted graph.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize
+
+from engine.core.threads import one_blas_thread
+from engine.model.lbfgsb import minimize_bounded
 
 BOUND = 1000.0
 
@@ -184,23 +185,6 @@ class _Objective:
         return float(value), -grad / self.total
 
 
-_BLAS_CONTROLLER = None
-
-
-def one_blas_thread():
-    """A context with BLAS limited to one thread. L-BFGS-B and the objective make thousands of
-    tiny BLAS calls; OpenBLAS hands each to its threads, which costs ~10 ms a call on a busy
-    2-core machine (measured: a 9-parameter fit took 2 s instead of 0.1 s)."""
-    global _BLAS_CONTROLLER
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # scikit-learn brings it; without it, only speed suffers
-        return contextlib.nullcontext()
-    if _BLAS_CONTROLLER is None:
-        _BLAS_CONTROLLER = ThreadpoolController()
-    return _BLAS_CONTROLLER.limit(limits=1, user_api="blas")
-
-
 def fit(
     t: np.ndarray,
     s: np.ndarray,
@@ -219,13 +203,15 @@ def fit(
     scale = float(np.mean(np.abs(s))) or 1.0
     factor = np.concatenate([np.full(2 * c, scale), np.ones(c)])
     with one_blas_thread():
-        result = minimize(
+        # scipy's L-BFGS-B, driven without minimize's per-call overhead (same iterates).
+        result = minimize_bounded(
             _Objective(t / scale, s / scale, scores, weights),
             theta0 * factor,
-            jac=True,
-            method="L-BFGS-B",
-            bounds=list(zip(-BOUND * factor, BOUND * factor)),
-            options={"maxiter": 5000, "ftol": 1e-12, "gtol": 1e-8},
+            -BOUND * factor,
+            BOUND * factor,
+            maxiter=5000,
+            ftol=1e-12,
+            gtol=1e-8,
         )
     theta = result.x / factor
     beta, gamma, mu = unpack(theta, n_classes)
