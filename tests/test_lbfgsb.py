@@ -114,3 +114,22 @@ def test_a_session_of_small_items_has_the_same_results_either_way(monkeypatch, t
             m: i.as_dict() for m, i in b.intervals.items()
         }
         assert np.array_equal(a.cross_fit.proba, b.cross_fit.proba)
+
+
+@pytest.mark.parametrize("n, classes", [(999, 4), (1000, 4), (1500, 2), (3000, 11)])
+def test_the_objective_in_buffers_gives_the_same_numbers(n, classes):
+    """Above IN_PLACE_FROM the objective writes into buffers: the same value and gradient,
+    bit for bit, as the allocating path."""
+    from engine.model import pseudo_likelihood
+
+    objective, size = _problem(n, n, classes)
+    allocating, _ = _problem(n, n, classes)
+    allocating.in_place = False
+    assert objective.in_place == (n >= pseudo_likelihood.IN_PLACE_FROM)
+    rng = np.random.default_rng(n)
+    for _ in range(50):
+        theta = rng.normal(size=size) * rng.choice([0.1, 1.0, 30.0])
+        value, gradient = objective(theta)
+        expected_value, expected_gradient = allocating(theta)
+        assert value == expected_value
+        assert gradient.tobytes() == expected_gradient.tobytes()

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm, t
 
 from engine.audit.scale import pooled_labels, recode, score_values
 from engine.model.metrics import agreement
@@ -195,6 +194,9 @@ def _leniency(scores: _Scores, sweeps: int = 200) -> tuple[dict, dict]:
 
 def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     """Wilson score interval for a proportion."""
+    # Imported here: scipy.stats takes about a second to import, and most runs have no raters.
+    from scipy.stats import norm
+
     z = norm.ppf(0.5 + level / 2)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -235,7 +237,9 @@ def _row(scores: _Scores, name: str, effect: float | None, spread: float | None)
     judged_row = {**row, "flagged_low": low, "flagged_high": high}
     if effect is None:  # unordered labels: no leniency
         return RaterRow(**{**judged_row, "distance": float(distance)})
-    half = float(t.ppf(0.5 + LEVEL / 2, n - 1)) * spread
+    from scipy.stats import t as student
+
+    half = float(student.ppf(0.5 + LEVEL / 2, n - 1)) * spread
     distance = max(abs(effect) / max(spread, 1e-12), distance)
     return RaterRow(
         **{
