@@ -116,7 +116,8 @@ def run_audit(
     started = time.perf_counter()
     if embedding_info is None:
         embedded, info = embed_responses(responses, config, reporter, embeddings)
-        timings["embedding"] = time.perf_counter() - started
+        timings["loading_model"] = info.pop("loading_seconds", 0.0)
+        timings["embedding"] = time.perf_counter() - started - timings["loading_model"]
     else:
         embedded, info = embeddings, dict(embedding_info)
         timings["embedding"] = float(info.get("seconds", 0.0))

@@ -50,6 +50,14 @@ def audit(
         int | None,
         typer.Option("--jobs", min=1, help="Worker processes for the items (default 1)."),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help='Embedding model: a name or path, or "static" (fast; distilled from the '
+            "bundled model on first use).",
+        ),
+    ] = None,
     embeddings: Annotated[
         Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
     ] = None,
@@ -75,6 +83,7 @@ def audit(
         "rater_column": rater_col,
         "second_rater_column": second_rater_col,
         "jobs": jobs,
+        "embedding_model": model,
     }
     code = run_headless(file, config, columns, set_ or [], embeddings, out, force, quiet)
     raise typer.Exit(code)

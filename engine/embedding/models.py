@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from engine.core.errors import EmbeddingError
-from engine.input.config import DEFAULT_MODEL
+from engine.input.config import DEFAULT_MODEL, is_static_model
 
 BUNDLED_NAMES = {DEFAULT_MODEL.lower(), "all-minilm-l6-v2"}
 
@@ -29,7 +29,12 @@ def resolve_model(name: str) -> str:
 def model_identity(name: str) -> str:
     """What decides a model's vectors, for the embedding cache's key: the bundled model's package
     version; for a local folder, its files' names, sizes and modification times; for a hub name,
-    the name and the revision in the Hugging Face cache (a new download changes the key)."""
+    the name and the revision in the Hugging Face cache (a new download changes the key); for
+    the static model, its recipe and the bundled model's identity (engine.embedding.static)."""
+    if is_static_model(name):
+        from engine.embedding.static import static_identity
+
+        return static_identity()
     if name.strip().lower() in BUNDLED_NAMES:
         from importlib.metadata import PackageNotFoundError, version
 

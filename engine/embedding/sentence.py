@@ -9,9 +9,20 @@ import numpy as np
 
 from engine.core.progress import Reporter
 from engine.embedding import cache
-from engine.embedding.models import count_truncated, load_sentence_model
+from engine.embedding.loading import model_for
+from engine.embedding.models import count_truncated
 from engine.embedding.vectors import unit_rows
 from engine.input.config import DEFAULT_MODEL
+
+
+def is_cached(texts: list[str], model_name: str = DEFAULT_MODEL) -> bool:
+    """Whether the cache holds these texts' vectors (and their truncation count) for the
+    model, so that embedding them will not need the model."""
+    key = cache.cache_key(model_name, texts)
+    if cache.read_cache_count(key) is None:
+        return False
+    cached = cache.read_cache(key)
+    return cached is not None and cached.shape[0] == len(texts)
 
 
 def embed_texts(
@@ -34,16 +45,21 @@ def embed_texts(
         if cached is not None and cached.shape[0] == len(texts):
             reporter("embedding", len(texts), len(texts), "loaded from cache")
             truncated = cache.read_cache_count(key)
+            loading = 0.0
             if truncated is None:
-                truncated = count_truncated(load_sentence_model(model_name), texts)
-            return cached, {"cached": True, "seconds": 0.0, "truncated": truncated}
-    reporter("embedding", 0, len(texts), f"loading model {model_name}")
-    model = load_sentence_model(model_name)
+                model, loading = model_for(model_name, reporter)
+                truncated = count_truncated(model, texts)
+            facts = {"cached": True, "seconds": 0.0, "truncated": truncated}
+            return cached, {**facts, "loading_seconds": round(loading, 3)}
+    # Once per process, as stage "model" (engine.embedding.loading): not once per item.
+    model, loading = model_for(model_name, reporter)
+    reporter("embedding", 0, len(texts), f"0 of {len(texts):,} responses")
     started = time.perf_counter()
     order = np.argsort([len(t) for t in texts], kind="stable")[::-1]
     vectors = None
-    # One batch per call: about a second of work on a CPU, so progress and cancel stay prompt.
-    group = batch_size
+    # One batch per call: about a second of work on a CPU, so progress and cancel stay prompt
+    # (a static model encodes a few thousand texts in that time).
+    group = getattr(model, "encode_group", batch_size)
     for start in range(0, len(texts), group):
         reporter.check()
         chunk = [texts[i] for i in order[start : start + group]]
@@ -66,4 +82,6 @@ def embed_texts(
         "seconds": round(seconds, 3),
         "truncated": truncated,
         "device": str(getattr(model, "device", "cpu")),
+        "loading_seconds": round(loading, 3),
+        **({"warnings": list(model.notes)} if getattr(model, "notes", None) else {}),
     }

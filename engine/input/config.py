@@ -18,6 +18,8 @@ from engine.core.text import is_safe
 
 METRICS = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# The fast path: a static model distilled from the bundled one (engine.embedding.static).
+STATIC_MODEL = "static"
 DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
 # A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -141,6 +143,11 @@ def is_late_interaction(model_name: str) -> bool:
     """The paper's rule: a name containing colbert, lateon or late-interaction selects ColBERT."""
     name = model_name.lower()
     return any(tag in name for tag in ("colbert", "lateon", "late-interaction"))
+
+
+def is_static_model(model_name: str) -> bool:
+    """The name `static` (any case) selects the static model distilled from the bundled one."""
+    return model_name.strip().lower() == STATIC_MODEL
 
 
 def _fail(key: str, value, accepted: str) -> ConfigError:
@@ -457,5 +464,6 @@ __all__ = [
     "build_config",
     "fit_top_k",
     "is_late_interaction",
+    "is_static_model",
     "replace",
 ]

@@ -22,15 +22,19 @@ from parm_tui.widgets.tuning_table import TuningTable
 
 # Every stage the engine reports, in the order it reports them. "items" (items audited of all)
 # only shows for a file of several items; "colbert" (MaxSim between candidate pairs) only in
-# late-interaction mode; "audit" is bootstrap + cross-fitting.
+# late-interaction mode; "audit" is bootstrap + cross-fitting. The model's loading (and the
+# static model's one-time distillation) shows only when a run has to wait for it.
 STAGES = {
     "items": "Items",
+    "distilling": "Static model",
+    "model": "Model",
     "embedding": "Embedding",
     "neighbours": "Neighbours",
     "colbert": "MaxSim",
     "tuning": "Tuning",
     "audit": "Checks",
 }
+WHEN_REPORTED = ("distilling", "model")
 DRAIN_SECONDS = 0.1
 
 
@@ -133,6 +137,8 @@ class RunScreen(Screen):
         self.query_one("#run-tuning").border_title = "Tuning (★ current best)"
         self.query_one("#stage-colbert").display = False
         self.query_one("#stage-items").display = False
+        for stage in WHEN_REPORTED:
+            self.query_one(f"#stage-{stage}").display = False
         self.query_one("#run-cancel", Button).disabled = True
         for bar in self.query(ProgressBar):
             bar.update(total=1, progress=0)  # empty, not the "waiting" animation
@@ -179,6 +185,8 @@ class RunScreen(Screen):
             self.query_one(f"#detail-{stage}", Static).update("waiting")
         self.query_one("#stage-colbert").display = late_interaction
         self.query_one("#stage-items").display = config.item_column is not None
+        for stage in WHEN_REPORTED:
+            self.query_one(f"#stage-{stage}").display = False
         self.metric = config.selection_metric
         self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
         self.query_one("#run-start", Button).disabled = True
@@ -241,6 +249,8 @@ class RunScreen(Screen):
             )
 
     def show_stage(self, event, now: float) -> None:
+        if event.stage in WHEN_REPORTED:
+            self.query_one(f"#stage-{event.stage}").display = True
         bar = self.query_one(f"#bar-{event.stage}", ProgressBar)
         total = event.total if event.total > 0 else None
         bar.update(total=total, progress=event.done)
