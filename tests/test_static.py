@@ -13,7 +13,7 @@ import pytest
 
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
-from engine.embedding import static
+from engine.embedding import loading, static
 
 WORDS = (
     "the plant grows towards light water sun leaf root soil seed green energy food makes "
@@ -52,6 +52,7 @@ def models(tmp_path, monkeypatch, tiny_bert):
     """An empty model folder, and the tiny BERT as what the static model is distilled from."""
     monkeypatch.setenv("PARM_MODEL_DIR", str(tmp_path / "models"))
     monkeypatch.setattr(static, "distillation_source", lambda: str(tiny_bert))
+    monkeypatch.setattr(loading, "_LOADS", {})  # nothing loaded yet in this process
     return tmp_path / "models"
 
 
