@@ -132,6 +132,7 @@ def _run(
     console, file, config_path, columns, overrides, embeddings_path, out, force, quiet, written
 ):
     # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
+    from engine.embedding.loading import preload_for
     from engine.embedding.precomputed import load_for_items
     from engine.input.config import build_config
     from engine.input.items import load_items
@@ -146,6 +147,8 @@ def _run(
     for warning in items.warnings:
         say(console, f"Warning: {warning}")
     check_writable(Path(out), output_files(config), force)
+    # The model (if a cache miss needs it) starts loading now, in the background.
+    preload_for(items, config, precomputed=embeddings_path is not None)
     vectors = None
     if embeddings_path is not None:
         vectors = load_for_items(embeddings_path, items)
