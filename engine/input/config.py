@@ -73,6 +73,7 @@ class AuditConfig:
     cross_fit_folds: int = 5
     seed: int = 0
     jobs: int = 1
+    saved_runs: int = 10
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     # -- views used by the engine ---------------------------------------------------------------
@@ -291,6 +292,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         cross_fit_folds=_int("cross_fit_folds", v["cross_fit_folds"], minimum=0),
         seed=_int("seed", v["seed"], minimum=0),
         jobs=_int("jobs", v["jobs"]),
+        saved_runs=_int("saved_runs", v["saved_runs"]),
         warnings=tuple(warnings),
     )
     _check_candidates(config)
@@ -444,10 +446,17 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
+# Settings that change nothing a run computes, only what is kept of it: not in the digest, so
+# the digests of decisions and saved runs stay those of earlier parm versions.
+NOT_DIGESTED = ("saved_runs",)
+
+
 def settings_digest(config: AuditConfig) -> str:
     """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
-    sorted), so runs with the same settings carry the same digest on any machine."""
-    text = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
+    sorted, NOT_DIGESTED left out), so runs with the same settings carry the same digest on any
+    machine."""
+    values = {k: v for k, v in config.to_dict().items() if k not in NOT_DIGESTED}
+    text = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
