@@ -118,6 +118,14 @@ def audit(
             "--jobs", min=1, metavar="N", help="Worker processes for the items (default 1)."
         ),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help='Embedding model: a name or path, or "static" (fast; distilled from the '
+            "bundled model on first use).",
+        ),
+    ] = None,
     embeddings: Annotated[
         Path | None,
         typer.Option("--embeddings", metavar="FILE.npy", help=".npy array, one row per input row."),
@@ -152,6 +160,7 @@ def audit(
         "second_rater_column": second_rater_col,
         "time_column": time_col,
         "jobs": jobs,
+        "embedding_model": model,
     }
     code = run_headless(file, config, columns, set_ or [], embeddings, out, force, quiet)
     raise typer.Exit(code)
@@ -177,6 +186,10 @@ def open_app(
             help="Override a setting (repeatable; VALUE as JSON, else text).",
         ),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help='Embedding model: a name or path, or "static" (fast).'),
+    ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""
     try:
@@ -185,7 +198,9 @@ def open_app(
         # Ctrl+C while Textual loads: leave as quietly as parm_tui.launch does before it.
         raise typer.Exit(130) from None
 
-    run_app(file, config_path=config, embeddings_path=embeddings, overrides=set_ or [])
+    # --model is the embedding_model setting; a --set of the same key still wins.
+    overrides = ([f"embedding_model={model}"] if model is not None else []) + (set_ or [])
+    run_app(file, config_path=config, embeddings_path=embeddings, overrides=overrides)
 
 
 def main(argv: list[str] | None = None) -> None:

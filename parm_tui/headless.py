@@ -133,6 +133,7 @@ def _run(
 ):
     # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
     from engine.core.errors import OutputsExist
+    from engine.embedding.loading import preload_for
     from engine.embedding.precomputed import load_for_items
     from engine.input.config import build_config
     from engine.input.items import load_items
@@ -155,6 +156,8 @@ def _run(
             exc.folder,
             exc.names,
         ) from None
+    # The model (if a cache miss needs it) starts loading now, in the background.
+    preload_for(items, config, precomputed=embeddings_path is not None)
     vectors = None
     if embeddings_path is not None:
         vectors = load_for_items(embeddings_path, items)

@@ -22,6 +22,8 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # The two similarity modes (`similarity_mode`), as report.json's similarity_mode names them.
 SINGLE_VECTOR = "single-vector"
 LATE_INTERACTION = "late-interaction"
+# The fast path: a static model distilled from the bundled one (engine.embedding.static).
+STATIC_MODEL = "static"
 DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
 # A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -132,6 +134,11 @@ def similarity_mode(model_name: str) -> str:
 
 def is_late_interaction(model_name: str) -> bool:
     return similarity_mode(model_name) == LATE_INTERACTION
+
+
+def is_static_model(model_name: str) -> bool:
+    """The name `static` (any case) selects the static model distilled from the bundled one."""
+    return model_name.strip().lower() == STATIC_MODEL
 
 
 def _fail(key: str, value, accepted: str) -> ConfigError:
@@ -474,6 +481,7 @@ __all__ = [
     "build_config",
     "fit_top_k",
     "is_late_interaction",
+    "is_static_model",
     "similarity_mode",
     "replace",
 ]

@@ -80,9 +80,10 @@ class SettingsScreen(Screen):
         yield ParmFooter()
 
     def compose_model(self) -> ComposeResult:
-        from engine.input.config import DEFAULT_MODEL
+        from engine.input.config import DEFAULT_MODEL, STATIC_MODEL
 
         known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
+        known.append((f"{STATIC_MODEL} (fast: distilled from the bundled model)", STATIC_MODEL))
         known += [(plain(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
         with Vertical(classes="field-box", id="box-embedding_model"):
             yield from field_row(
