@@ -122,6 +122,7 @@ def audit(
         str | None,
         typer.Option(
             "--model",
+            metavar="MODEL",
             help='Embedding model: a name or path, or "static" (fast; distilled from the '
             "bundled model on first use).",
         ),
@@ -188,7 +189,11 @@ def open_app(
     ] = None,
     model: Annotated[
         str | None,
-        typer.Option("--model", help='Embedding model: a name or path, or "static" (fast).'),
+        typer.Option(
+            "--model",
+            metavar="MODEL",
+            help='Embedding model: a name or path, or "static" (fast).',
+        ),
     ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""

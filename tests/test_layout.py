@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import SAMPLE_CSV, one_item_session, synthetic_result
-from textual.widgets import Label, Select
+from textual.widgets import Input, Label, Select
 from textual.widgets._footer import FooterKey
 from textual.widgets._select import SelectCurrent
 
@@ -58,6 +58,22 @@ async def test_every_screen_key_and_quit_fit_in_the_footer(result, name):
         own = [b.description for b in screen.BINDINGS if getattr(b, "show", True)]
         assert set(own) | {"Quit"} <= set(keys)
         assert all(key.region.right <= visible_end(keys) for key in keys.values())
+
+
+@pytest.mark.parametrize(("name", "box"), [("load", "#path"), ("export", "#export-folder")])
+async def test_in_a_path_box_q_is_a_letter_and_the_footer_shows_ctrl_q(result, name, box):
+    async with ParmApp().run_test(size=(WIDTH, 24)) as pilot:
+        screen = await with_result(pilot, result, name)
+        path = screen.query_one(box, Input)
+        path.focus()
+        path.value = ""
+        await pilot.press("q")
+        await pilot.pause()
+        assert path.value == "q" and pilot.app.is_running
+        quit_key = footer_keys(screen)["Quit"]
+        assert quit_key.key == "ctrl+q" and quit_key.region.right <= visible_end(
+            footer_keys(screen)
+        )
 
 
 async def test_a_wide_footer_shows_every_screen_key():

@@ -207,7 +207,9 @@ async def test_a_rerun_shows_the_run_before_it_and_an_earlier_run_reopens_read_o
         await pilot.pause()
         assert app.state.result.run_id == first.run_id
         assert app.state.earlier_run() is not None
-        assert "read-only" in str(app.screen.query_one("#results-read-only", Static).render())
+        note = app.screen.query_one("#results-read-only", Static)
+        assert "read-only" in str(note.render())
+        assert len(str(note.render())) <= 78  # one line at 80 columns (a margin each side)
         await pilot.press("f6")
         await pilot.pause()
         review = app.screen

@@ -332,3 +332,34 @@ async def test_the_review_screen_shows_another_windows_decision_and_says_so(tmp_
             assert "keep" in str(cell)
             messages = " ".join(n.message for n in pilot.app._notifications)
             assert "saved by another parm window" in messages
+
+
+@pytest.mark.parametrize(
+    ("size", "columns"),
+    [
+        ((80, 24), ["row", "scores", "decision", "answer"]),
+        ((120, 40), ["row", "human", "second", "model", "severity", "decision", "answer"]),
+    ],
+)
+async def test_from_120_columns_the_list_shows_severity_and_the_second_rater(
+    review, store, size, columns
+):
+    async with Host(review, store).run_test(size=size) as pilot:
+        await pilot.pause()
+        table = pilot.app.screen.query_one(ReviewTable)
+        assert [key.value for key in table.columns] == columns
+        # Every column fits whole: the answer keeps some room beside them.
+        assert table.answer_width >= 8 and table.virtual_size.width <= size[0]
+
+
+async def test_a_resize_keeps_the_response_on_show(review, store):
+    async with Host(review, store).run_test(size=(120, 40)) as pilot:
+        screen = pilot.app.screen
+        await pilot.press("j", "j", "j")
+        await pilot.pause()
+        before = screen.current()
+        assert before == int(screen.view[3])
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert screen.query_one(ReviewTable).compact  # the columns did change
+        assert screen.current() == screen.shown() == before

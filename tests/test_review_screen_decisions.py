@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 import pytest
 from helpers import Host, one_item_session, shown_rows, synthetic_result, text_of
-from textual.widgets import Select
+from textual.widgets import Label, Select
 
 from engine.audit.decisions import RunContext
 from parm_tui.screens.review import ReviewScreen
@@ -85,6 +85,10 @@ async def test_a_note_before_deciding_waits_for_the_decision(review, store):
         await pilot.press("e")
         await pilot.pause()
         assert isinstance(pilot.app.screen, NoteModal) and pilot.app.screen.waiting
+        # The hint names the keys that decide, and no key that only moves.
+        hint = " ".join(str(label.render()) for label in pilot.app.screen.query(Label))
+        deciding = [b.key_display or b.key for b in screen.BINDINGS if "decide" in b.action]
+        assert f"({', '.join(deciding)})" in hint
         await pilot.press(*"ask Sam", "enter")
         await pilot.pause()
         assert store.all() == {}

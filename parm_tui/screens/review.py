@@ -168,8 +168,9 @@ class ReviewScreen(ReviewKeys, Screen):
 
     def on_resize(self) -> None:
         table = self.query_one(ReviewTable)
+        cursor = table.cursor_row  # fit() clears the table, and with it the cursor
         if table.size.width and table.fit(table.size.width):
-            self._show_page(self.page, table.cursor_row)
+            self._show_page(self.page, cursor)
 
     def on_screen_resume(self) -> None:
         # A dialog's result may have changed the detail while this screen was underneath.

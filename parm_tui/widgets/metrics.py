@@ -29,9 +29,12 @@ def selected_text(result: AuditResult) -> str:
     """'K=15, p=1 (top-k graph), chosen by kappa over 10 configurations'."""
     best = result.selected
     graph = "dense graph" if best.top_k is None else f"K={best.top_k}"
+    tried = len(result.tuning.rows)
+    if tried == 1:
+        return f"{graph}, p={best.power:.3g}, the only configuration tried"
     return (
         f"{graph}, p={best.power:.3g}, chosen by {result.config.selection_metric} "
-        f"over {len(result.tuning.rows)} configuration(s)"
+        f"over {tried} configurations"
     )
 
 

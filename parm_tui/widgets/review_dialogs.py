@@ -72,7 +72,7 @@ class NoteModal(ModalScreen[str | None]):
         with Vertical():
             yield Label(Text(f"Note for row {self.row}"))
             yield Input(value=self.note, placeholder="why this decision…", id="note-input")
-            hint = "enter keeps it for your decision (k, c, u)" if self.waiting else "enter save"
+            hint = "enter keeps it for your decision (o, c, ?)" if self.waiting else "enter save"
             yield Label(Text(f"{hint} · esc cancel", style="dim"))
 
     def on_mount(self) -> None:

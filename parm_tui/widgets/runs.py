@@ -69,7 +69,7 @@ def comparison_text(
 def read_only_note(saved: SavedSession) -> str:
     """What the screens say while an earlier run is open (one line at 80 columns)."""
     when = saved.saved_at[:16].replace("T", " ")
-    return f"Earlier run ({when} UTC), read-only: decide on the newest (F5, 7 Runs)."
+    return f"Earlier run ({when} UTC), read-only. Decide on the newest (7 Runs)."
 
 
 class OpenRun(Message):
@@ -107,8 +107,10 @@ class RunsTable(DataTable):
                 row += [f"{responses:,}", f"{flagged:,}", "—", "—", "—", "—"]
             else:
                 selected = figures.selected
-                k, p = ("items", "") if selected is None else (
-                    _figure("top_k", selected[0]), _figure("power", selected[1])
+                k, p = (
+                    ("items", "")
+                    if selected is None
+                    else (_figure("top_k", selected[0]), _figure("power", selected[1]))
                 )
                 row += [
                     f"{figures.responses:,}", f"{figures.flagged:,}", fmt(figures.kappa),
