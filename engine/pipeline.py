@@ -17,6 +17,7 @@ from engine.audit.intervals import Interval
 from engine.audit.second_rater import SecondRater, second_rater
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import CancelToken, ProgressCallback, Reporter
+from engine.embedding.blank import with_blanks
 from engine.embedding.sentence import embed_texts
 from engine.embedding.tokens import embed_tokens
 from engine.embedding.vectors import TokenEmbeddings
@@ -204,8 +205,14 @@ def embed_responses(
     responses: Responses, config: AuditConfig, reporter: Reporter, embeddings=None
 ) -> tuple[np.ndarray | TokenEmbeddings, dict]:
     """The embedding stage: one unit vector per response (the precomputed ones when given,
-    else embedded and cached), or token embeddings in late-interaction mode; with facts for
-    the report (model, cached, seconds, truncated, and any "warnings")."""
+    else embedded and cached), or token embeddings in late-interaction mode, blank answers all
+    given one shared representation (engine.embedding.blank); with facts for the report
+    (model, cached, seconds, truncated, and any "warnings")."""
+    embedded, info = _embedded(responses, config, reporter, embeddings)
+    return with_blanks(embedded, responses.blank), info
+
+
+def _embedded(responses: Responses, config: AuditConfig, reporter: Reporter, embeddings):
     if config.late_interaction:
         tokens, info = embed_tokens(
             responses.texts, config.embedding_model, config.embedding_batch_size, reporter

@@ -1,6 +1,6 @@
 """Embedding: sentence-transformers models (the bundled default and any other by name or path),
-one unit vector per response or token vectors for late interaction, the on-disk cache, and
-precomputed .npy files.
+one unit vector per response or token vectors for late interaction, the on-disk cache,
+precomputed .npy files, and the one shared representation of blank answers (`blank`).
 
 Produces (N, d) unit vectors or `TokenEmbeddings`. May import engine.input and engine.core.
 torch and sentence-transformers are imported inside functions, only when a run embeds.
