@@ -176,8 +176,8 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
     to 1 - p(human score) from the PARM fit because two folds were not possible."""
     mark = time.perf_counter()
     scores = responses.scores
-    ranked = severity.stacked_severity(
-        vectors, tuned.features, scores, responses.n_classes, config.seed, reporter
+    ranked = severity.review_severity(
+        vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed, reporter
     )
     timings["severity"] = time.perf_counter() - mark
     if ranked is not None:

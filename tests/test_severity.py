@@ -1,6 +1,7 @@
-"""The review queue's severity: the out-of-fold classifier against scikit-learn, the stacked
-severity against a scikit-learn pipeline, and severity in run_audit (range, queue order, seeds,
-small files, cancel, the dense graph)."""
+"""The review queue's severity: the out-of-fold classifier against scikit-learn, the severity
+against scikit-learn's recipe (the stack on a large item, the mean of both classifiers on a
+small one), flipped scores first, and severity in run_audit (range, queue order, seeds, small
+files, cancel, the dense graph)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from engine.audit.queue import review_view
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
 from engine.model.classifier import out_of_fold_proba, stratified_folds
+from engine.model.lexical import gram_features, lexical_features
 from engine.pipeline import run_audit
 
 
@@ -77,22 +79,88 @@ def test_standardised_out_of_fold_fit_matches_a_scaler_pipeline():
     np.testing.assert_allclose(ours, reference, atol=1e-6)
 
 
-def test_stacked_severity_is_the_documented_scikit_learn_recipe():
-    """Classifier (C = 10) out of fold, then a standardised logistic model on its log
-    probabilities and PARM's features, out of fold on the same folds; severity 1 - p(human)."""
-    vectors, scores = fixture(n=200, seed=7)
-    t = np.random.default_rng(0).random((200, 3)) * 5
-    s = t.sum(axis=1)
-    split = as_split(stratified_folds(scores, 5, seed=2), scores.size)
-    classifier = cross_val_predict(
+def answers_for(scores: np.ndarray, seed: int = 0) -> list[str]:
+    """Short answers whose words lean towards their score (noisily), a few of them blank."""
+    rng = np.random.default_rng(seed)
+    topics = [["light", "sun", "leaves"], ["water", "roots", "soil"], ["air", "carbon", "gas"]]
+    common = ["plants", "need", "the", "to", "grow", "because", "and", "they"]
+    texts = []
+    for score in scores:
+        own = topics[int(score) % 3] if rng.random() < 0.7 else topics[rng.integers(3)]
+        words = list(rng.choice(own, 2)) + list(rng.choice(common, 4))
+        texts.append(" ".join(rng.permutation(words)))
+    for i in rng.choice(len(texts), 3, replace=False):
+        texts[i] = " " if i % 2 else ""
+    return texts
+
+
+def scikit_learn_classifiers(vectors, texts, scores, split):
+    """The two classifiers as scikit-learn computes them: LogisticRegression(C=10) out of fold
+    on the embeddings, and on the lexical features' Gram representation (equal to TF-IDF at the
+    optimum and to TfidfVectorizer's features: tests/test_lexical.py)."""
+    embedded = cross_val_predict(
         LogisticRegression(C=10.0), vectors, scores, cv=split, method="predict_proba"
     )
-    features = np.hstack([np.log(classifier), t / s[:, None], np.log1p(s)[:, None]])
+    lexical = gram_features(lexical_features(texts), audit.LEXICAL_LANDMARKS, 0)
+    words = cross_val_predict(
+        LogisticRegression(C=10.0), lexical, scores, cv=split, method="predict_proba"
+    )
+    return embedded, words
+
+
+def test_review_severity_on_a_large_item_is_the_documented_scikit_learn_stack():
+    """Both classifiers (C = 10) out of fold, then a standardised logistic model on their log
+    probabilities and PARM's features, out of fold on the same folds; severity 1 - p(human)."""
+    n = audit.ROWS_PER_PARAMETER * audit.stacker_parameters(3)  # the smallest stacked item
+    assert audit.stacks(n, 3) and not audit.stacks(n - 1, 3)
+    vectors, scores = fixture(n=n, seed=7)
+    texts = answers_for(scores, seed=7)
+    t = np.random.default_rng(0).random((n, 3)) * 5
+    s = t.sum(axis=1)
+    split = as_split(stratified_folds(scores, 5, seed=2), scores.size)
+    embedded, words = scikit_learn_classifiers(vectors, texts, scores, split)
+    features = np.hstack([np.log(embedded), t / s[:, None], np.log1p(s)[:, None], np.log(words)])
     pipeline = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000))
     stacked = cross_val_predict(pipeline, features, scores, cv=split, method="predict_proba")
     expected = 1.0 - stacked[np.arange(scores.size), scores]
-    ours = audit.stacked_severity(vectors, (t, s), scores, 3, seed=2)
+    ours = audit.review_severity(vectors, texts, (t, s), scores, 3, seed=2)
+    # Both stackers stop at scikit-learn's tolerance (1e-4 on the gradient) on nearly collinear
+    # inputs (two classifiers' log-probabilities), so they agree to about 1e-3, not 1e-6.
+    np.testing.assert_allclose(ours, expected, atol=2e-3)
+    assert np.corrcoef(ours, expected)[0, 1] > 0.99999
+
+
+def test_the_stacker_needs_ten_responses_per_parameter():
+    assert audit.stacker_parameters(2) == 8 and audit.stacker_parameters(3) == 33
+    assert audit.stacker_parameters(6) == 6 * 20
+    assert not audit.stacks(79, 2) and audit.stacks(80, 2)
+    assert not audit.stacks(1199, 6) and audit.stacks(1200, 6)
+
+
+def test_review_severity_on_a_small_item_is_one_minus_the_mean_of_both_classifiers():
+    vectors, scores = fixture(n=60, seed=3)
+    texts = answers_for(scores, seed=3)
+    split = as_split(stratified_folds(scores, 5, seed=0), scores.size)
+    embedded, words = scikit_learn_classifiers(vectors, texts, scores, split)
+    expected = 1.0 - ((embedded + words) / 2)[np.arange(scores.size), scores]
+    t = np.ones((60, 3))
+    ours = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), scores, 3, seed=0)
     np.testing.assert_allclose(ours, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [40, 400])
+def test_flipped_scores_are_ranked_first_on_small_and_large_items(n):
+    vectors, scores = clustered_embeddings(n, 3, dim=12, noise=0.4, seed=n)
+    texts = answers_for(scores, seed=n)
+    flipped = np.random.default_rng(n).choice(n, size=max(2, n // 20), replace=False)
+    noisy = scores.copy()
+    noisy[flipped] = (scores[flipped] + 1) % 3
+    t = np.ones((n, 3))
+    ranked = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), noisy, 3, seed=0)
+    assert audit.stacks(n, 3) == (n == 400)
+    assert np.all((ranked >= 0) & (ranked <= 1))
+    top = audit.queue_order(ranked)[: flipped.size]
+    assert set(top) == set(flipped)
 
 
 def test_a_score_no_training_response_has_gets_probability_zero():
@@ -120,8 +188,14 @@ def test_classifier_reports_progress_and_stops_when_cancelled():
     token = CancelToken()
     token.cancel()
     with pytest.raises(Cancelled):
-        audit.stacked_severity(
-            vectors, (vectors[:, :3] ** 2, np.ones(100)), scores, 3, 0, Reporter(None, token)
+        audit.review_severity(
+            vectors,
+            answers_for(scores),
+            (vectors[:, :3] ** 2, np.ones(100)),
+            scores,
+            3,
+            0,
+            Reporter(None, token),
         )
 
 
@@ -144,10 +218,12 @@ def test_severity_stays_in_zero_to_one_and_the_queue_is_sorted_by_it(noisy_run):
     assert np.all(np.diff(result.severity[flagged_only]) <= 0)
 
 
-def test_run_audit_severity_is_the_stacked_severity_of_its_own_fit(noisy_run):
+def test_run_audit_severity_is_the_review_severity_of_its_own_fit(noisy_run):
     result, vectors = noisy_run
-    scores = result.responses.scores
-    expected = audit.stacked_severity(vectors, result.tuning.features, scores, 3, seed=0)
+    responses = result.responses
+    expected = audit.review_severity(
+        vectors, responses.texts, result.tuning.features, responses.scores, 3, seed=0
+    )
     np.testing.assert_array_equal(result.severity, expected)
 
 

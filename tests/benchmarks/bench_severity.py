@@ -36,10 +36,11 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from severity_candidates import SHIPPED_TODAY, candidates, costs  # noqa: E402
+from severity_candidates import BEFORE, SHIPPED_AS, candidates, costs  # noqa: E402
 from severity_components import cached, engine_digest  # noqa: E402
 from severity_data import BY_NAME, DATASETS, load_items, tasks_for  # noqa: E402
 from severity_metrics import Outcome  # noqa: E402
+from severity_peers import knn_shares  # noqa: E402
 from severity_report import report  # noqa: E402
 
 
@@ -53,6 +54,7 @@ def audit_dataset(name: str, seeds: int, limit: int | None, engine: str) -> list
         for task in dataset.tasks:
             for seed, scores, positives in tasks_for(item, task, seeds):
                 found = cached(item, task, seed, scores, config, engine)
+                found["knn/shares"] = knn_shares(item.vectors, scores, item.responses.n_classes)
                 rankings = candidates(found, scores)
                 spent = costs(found)
                 for key in found:
@@ -80,6 +82,12 @@ def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=[d.name for d in DATASETS])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--limit", type=int, default=None, help="items per file (a quick look)")
+    parser.add_argument(
+        "--engine",
+        default=None,
+        help="read run_audit's cached results of the engine with this digest (the report of an "
+        "earlier run, e.g. before an engine change) instead of this checkout's",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     print(
@@ -87,14 +95,14 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.1f}; engine digest {engine_digest()}",
         file=sys.stderr,
     )
-    engine = engine_digest()
+    engine = args.engine or engine_digest()
     # Many small fits: one BLAS thread is several times faster than two on a busy 2-core machine.
     with threadpool_limits(1, user_api="blas"):
         outcomes = [
             o for d in args.datasets for o in audit_dataset(d, args.seeds, args.limit, engine)
         ]
     np.seterr(all="ignore")
-    print(report(outcomes, today=SHIPPED_TODAY))
+    print(report(outcomes, today=BEFORE, shipped_as=SHIPPED_AS))
     print(f"\nTotal {time.perf_counter() - started:.0f} s.")
 
 

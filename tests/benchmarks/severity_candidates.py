@@ -13,8 +13,12 @@ from __future__ import annotations
 import numpy as np
 from severity_components import BOTH_C, EMB_C, TFIDF_C, inner_choice, log_loss
 
-SHIPPED_TODAY = "today: stack PARM + emb C=10"
+# The severity parm shipped before issue 22 (its stacker recomputed here, so the column stays
+# when run_audit changes), and the candidate run_audit computes since.
+BEFORE = "before: stack PARM + emb C=10"
+SHIPPED_AS = "stack parm+emb10+tfidf10, shrink <10 rows per parameter"
 SHRINK_AT = (100, 200, 400)
+ROWS_PER_PARAMETER = (1, 2, 5, 10)
 MIX_WEIGHTS = (0.25, 0.5, 0.75)
 
 
@@ -45,6 +49,25 @@ def _mix(w: float):
     return proba
 
 
+def _with_knn(model):
+    """One third the kNN vote's score shares, two thirds the model (an ensemble of the two)."""
+
+    def proba(found, scores):
+        return (2 * model(found, scores) + found["knn/shares"]) / 3
+
+    return proba
+
+
+def _with_shares(model):
+    """One third PARM's neighbour shares T_i(c) / S_i of the selected graph, two thirds the model."""
+
+    def proba(found, scores):
+        s = np.maximum(found["parm/S"], np.finfo(float).tiny)[:, None]
+        return (2 * model(found, scores) + found["parm/T"] / s) / 3
+
+    return proba
+
+
 def _mix_inner(found, scores):
     """The mixing weight of emb* and tfidf* chosen per item by the audited scores' log loss."""
     mixes = [_mix(w)(found, scores) for w in (0.0, *MIX_WEIGHTS, 1.0)]
@@ -68,6 +91,24 @@ def _fixed_mix(a: str, b: str):
 def _shrink(stacked, plain, threshold):
     def proba(found, scores):
         return stacked(found, scores) if scores.size >= threshold else plain(found, scores)
+
+    return proba
+
+
+def stacker_parameters(n_classes: int, inputs: int) -> int:
+    """Parameters of a multinomial stacker on `inputs` per-score inputs, PARM's shares and
+    log(1 + S): (C+1) x (inputs (C+1) + (C+1) + 2), one row fewer with two scores."""
+    rows = n_classes if n_classes > 2 else 1
+    return rows * ((inputs + 1) * n_classes + 2)
+
+
+def _shrink_per_parameter(stacked, plain, inputs: int, ratio: float):
+    """The stack where the item has at least `ratio` responses per stacker parameter."""
+
+    def proba(found, scores):
+        n_classes = found["emb/C10"].shape[1]
+        enough = scores.size >= ratio * stacker_parameters(n_classes, inputs)
+        return stacked(found, scores) if enough else plain(found, scores)
 
     return proba
 
@@ -101,6 +142,21 @@ def _probabilities() -> dict[str, tuple]:
         for b in (3, 10, 30):
             needs = [f"emb/C{a}", f"tfidf/C{b}", "tfidf/setup"]
             found[f"mix emb C={a} + tfidf C={b}"] = (_fixed_mix(f"emb/C{a}", f"tfidf/C{b}"), needs)
+    for a, b in ((10, 10), (10, 30), (3, 10)):
+        needs = [f"emb/C{a}", f"tfidf/C{b}", "tfidf/setup"]
+        found[f"mix emb C={a} + tfidf C={b} + kNN"] = (
+            _with_knn(_fixed_mix(f"emb/C{a}", f"tfidf/C{b}")),
+            needs,
+        )
+        found[f"mix emb C={a} + tfidf C={b} + PARM shares"] = (
+            _with_shares(_fixed_mix(f"emb/C{a}", f"tfidf/C{b}")),
+            needs,
+        )
+    for c in (3, 10):
+        found[f"both C={c} + kNN"] = (
+            _with_knn(lambda f, s, k=f"both/C{c}": f[k]),
+            [f"both/C{c}", "tfidf/setup"],
+        )
     mix = EMB_ALL + TFIDF_ALL
     pools = {
         "emb*+tfidf*+parm": mix,
@@ -144,6 +200,13 @@ def _probabilities() -> dict[str, tuple]:
                     own + [f"pool/{pool}"],
                 )
         found[f"stack {name}, shrink by log loss"] = (_shrink_inner(stacked, plain), own)
+        if name in ("parm+emb10+tfidf10", "parm+both3", "parm+emb3+tfidf10"):
+            inputs = 1 if name == "parm+both3" else 2
+            for ratio in ROWS_PER_PARAMETER:
+                found[f"stack {name}, shrink <{ratio} rows per parameter"] = (
+                    _shrink_per_parameter(stacked, plain, inputs, ratio),
+                    own,
+                )
     return found
 
 
@@ -152,7 +215,7 @@ PROBABILITIES = _probabilities()
 
 def candidates(found: dict, scores: np.ndarray) -> dict[str, np.ndarray]:
     """Every candidate's severity for one item (the shipped one as parm computed it)."""
-    out = {SHIPPED_TODAY: found["parm/severity"]}
+    out = {BEFORE: one_minus(found["stack/parm+emb10"], scores)}
     for name, (proba, _) in PROBABILITIES.items():
         out[name] = one_minus(proba(found, scores), scores)
     return out
@@ -160,7 +223,7 @@ def candidates(found: dict, scores: np.ndarray) -> dict[str, np.ndarray]:
 
 def costs(found: dict) -> dict[str, float]:
     """Seconds each candidate's severity took on this item (the components it needs)."""
-    out = {SHIPPED_TODAY: float(found["cost/parm/severity"])}
+    out = {BEFORE: float(found["cost/stack/parm+emb10"] + found["cost/emb/C10"])}
     for name, (_, needs) in PROBABILITIES.items():
         out[name] = float(sum(found[f"cost/{k}"] for k in dict.fromkeys(needs)))
     return out

@@ -29,6 +29,22 @@ CLEANLAB = ("cleanlab label quality", "cleanlab Datalab")
 KNN_K = 34
 
 
+def knn_shares(vectors: np.ndarray, scores: np.ndarray, n_classes: int) -> np.ndarray:
+    """(N, C+1): the cosine-weighted share of each score among the K = min(34, n - 1) nearest
+    neighbours (own row excluded, negative similarities counted as 0; uniform when all are)."""
+    k = min(KNN_K, scores.size - 1)
+    sims = vectors @ vectors.T
+    np.fill_diagonal(sims, -np.inf)
+    nearest = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+    weights = np.maximum(np.take_along_axis(sims, nearest, axis=1), 0.0).astype(np.float64)
+    shares = np.zeros((scores.size, n_classes))
+    np.add.at(
+        shares, (np.repeat(np.arange(scores.size), k), scores[nearest].ravel()), weights.ravel()
+    )
+    total = shares.sum(axis=1, keepdims=True)
+    return np.divide(shares, total, out=np.full_like(shares, 1.0 / n_classes), where=total > 0)
+
+
 def knn_vote(vectors: np.ndarray, scores: np.ndarray) -> np.ndarray:
     k = min(KNN_K, scores.size - 1)
     sims = vectors @ vectors.T

@@ -119,7 +119,7 @@ def cost_table(outcomes, names) -> list[str]:
     return lines
 
 
-def report(outcomes: list[Outcome], today: str) -> str:
+def report(outcomes: list[Outcome], today: str, shipped_as: str) -> str:
     names = list(outcomes[0].rankings)
     pool = [n for n in names if n not in PEER_NAMES and n != SHIPPED]
     everything, per_dataset, per_prompt = held_out_choices(outcomes, pool)
@@ -129,7 +129,16 @@ def report(outcomes: list[Outcome], today: str) -> str:
     lines += held_out_table(outcomes, per_dataset, today) + [""]
     if per_prompt:
         lines += prompt_table(outcomes, per_prompt, today) + [""]
-    lines += [f"Chosen on every dataset: **{everything}**.", ""]
+    same = all(
+        np.isclose(pooled([o], SHIPPED)["auroc"], pooled([o], shipped_as)["auroc"], atol=1e-3)
+        for o in outcomes
+        if 0 < o.positives.sum() < o.positives.size
+    )
+    lines += [
+        f"Chosen on every dataset: **{everything}**. run_audit's severity has the AUROC of "
+        f"'{shipped_as}' (within 0.001) on every item and task: {'yes' if same else 'NO'}.",
+        "",
+    ]
     lines += rule_lines("Held-out figures", held) + [""]
     lines += rule_lines(f"'{SHIPPED}' (what run_audit computes now)", rule_check(
         shipped_rows, "held out")) + [""]  # fmt: skip
