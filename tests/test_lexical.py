@@ -12,6 +12,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_predict
 from test_severity import answers_for, as_split
 
+from engine.model import lexical
 from engine.model.classifier import out_of_fold_proba, stratified_folds
 from engine.model.lexical import char_ngrams, gram_features, lexical_features, word_ngrams
 
@@ -70,16 +71,16 @@ def test_gram_features_reproduce_the_inner_products_exactly_up_to_the_landmarks(
     z = gram_features(x, landmarks=500, seed=0)
     assert z.shape == (120, 120)
     np.testing.assert_allclose(z @ z.T, (x @ x.T).toarray(), atol=1e-8)
-    vectors = np.random.default_rng(0).normal(size=(120, 5))
-    both = gram_features(x, landmarks=500, seed=0, vectors=vectors)
-    np.testing.assert_allclose(both @ both.T, (x @ x.T).toarray() + vectors @ vectors.T, atol=1e-8)
+    assert gram_features(x, landmarks=500, seed=0, dtype=np.float32).dtype == np.float32
 
 
-def test_gram_features_above_the_landmarks_project_onto_the_landmark_answers():
+def test_gram_features_above_the_landmarks_project_onto_the_landmark_answers(monkeypatch):
     texts = answers_for(np.arange(150) % 3, seed=2)
     x = lexical_features(texts).toarray()
     z = gram_features(sparse.csr_matrix(x), landmarks=60, seed=3)
     assert z.shape == (150, 60)
+    monkeypatch.setattr(lexical, "BLOCK_ROWS", 7)  # blocks of rows give the same rows
+    np.testing.assert_allclose(gram_features(sparse.csr_matrix(x), 60, 3), z, atol=1e-10)
     chosen = np.sort(np.random.default_rng(3).choice(150, size=60, replace=False))
     # Nystrom: each row's features projected onto the span of the landmark rows.
     basis = np.linalg.pinv(x[chosen].T) @ x.T

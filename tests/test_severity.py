@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import clustered_embeddings
+from scipy.stats import spearmanr
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import PredefinedSplit, cross_val_predict
 from sklearn.pipeline import make_pipeline
@@ -18,7 +19,7 @@ from engine.audit import severity as audit
 from engine.audit.queue import review_view
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
-from engine.model.classifier import out_of_fold_proba, stratified_folds
+from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 from engine.model.lexical import gram_features, lexical_features
 from engine.pipeline import run_audit
 
@@ -67,6 +68,20 @@ def test_out_of_fold_classifier_matches_scikit_learn_cross_val_predict(classes):
     np.testing.assert_allclose(ours, reference, atol=1e-6)
 
 
+def test_with_fewer_responses_than_dimensions_the_gram_rows_give_the_same_optimum():
+    vectors, scores = clustered_embeddings(40, 3, dim=64, noise=0.8, seed=2)
+    wide = vectors.astype(np.float64)
+    z = narrow(wide)
+    assert z.shape == (40, 40) and narrow(wide[:, :30]) is not None
+    assert narrow(wide[:, :30]).shape == (40, 30)  # more responses than columns: unchanged
+    np.testing.assert_allclose(z @ z.T, wide @ wide.T, atol=1e-8)
+    split = as_split(stratified_folds(scores, 5, seed=0), 40)
+    model = LogisticRegression(C=10.0, tol=1e-10, max_iter=10_000)
+    on_z = cross_val_predict(model, z, scores, cv=split, method="predict_proba")
+    on_x = cross_val_predict(model, wide, scores, cv=split, method="predict_proba")
+    np.testing.assert_allclose(on_z, on_x, atol=1e-6)
+
+
 def test_standardised_out_of_fold_fit_matches_a_scaler_pipeline():
     vectors, scores = fixture(seed=5)
     features = 3.0 * vectors[:, :6] + np.arange(6)  # off-centre, unequal spreads
@@ -102,6 +117,7 @@ def scikit_learn_classifiers(vectors, texts, scores, split):
         LogisticRegression(C=10.0), vectors, scores, cv=split, method="predict_proba"
     )
     lexical = gram_features(lexical_features(texts), audit.LEXICAL_LANDMARKS, 0)
+    lexical = lexical.astype(audit.LEXICAL_DTYPE)
     words = cross_val_predict(
         LogisticRegression(C=10.0), lexical, scores, cv=split, method="predict_proba"
     )
@@ -124,9 +140,11 @@ def test_review_severity_on_a_large_item_is_the_documented_scikit_learn_stack():
     stacked = cross_val_predict(pipeline, features, scores, cv=split, method="predict_proba")
     expected = 1.0 - stacked[np.arange(scores.size), scores]
     ours = audit.review_severity(vectors, texts, (t, s), scores, 3, seed=2)
-    # Both stackers stop at scikit-learn's tolerance (1e-4 on the gradient) on nearly collinear
-    # inputs (two classifiers' log-probabilities), so they agree to about 1e-3, not 1e-6.
-    np.testing.assert_allclose(ours, expected, atol=2e-3)
+    # The lexical model runs in float32 and, like scikit-learn's, stops after 100 iterations
+    # before converging, so the two paths part by rounding: they agree to about 1e-2, not 1e-6
+    # (a missing input or another C moves severities by tenths).
+    np.testing.assert_allclose(ours, expected, atol=1e-2)
+    assert spearmanr(ours, expected)[0] > 0.9999
     assert np.corrcoef(ours, expected)[0, 1] > 0.99999
 
 

@@ -21,11 +21,15 @@ from scipy import sparse
 from scipy.linalg import solve_triangular
 
 from engine.input.responses import blank_answers
+from engine.model.classifier import gram_rows
+from engine.model.pseudo_likelihood import one_blas_thread
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 _WHITE_SPACES = re.compile(r"\s\s+")
 WORD_NGRAMS = (1, 2)
 CHAR_NGRAMS = (2, 5)
+COMMON_SHARE = 0.1
+BLOCK_ROWS = 8192
 
 
 def word_ngrams(text: str) -> list[str]:
@@ -57,18 +61,25 @@ def tfidf(texts: list[str], analyse) -> sparse.csr_matrix:
     """(N, V) TF-IDF rows (L2-normalised; zero rows for texts without n-grams), columns the
     sorted n-grams of all texts."""
     counts = [Counter(analyse(text)) for text in texts]
-    vocabulary = sorted(set().union(*counts))
-    if not vocabulary:
+    seen: dict[str, int] = {}  # n-gram -> column in order of appearance, sorted below
+    total = sum(len(c) for c in counts)
+    indices = np.fromiter(
+        (seen.setdefault(g, len(seen)) for c in counts for g in c), np.int64, total
+    )
+    if not seen:
         return sparse.csr_matrix((len(texts), 0))
-    column = {gram: k for k, gram in enumerate(vocabulary)}
+    vocabulary = list(seen)
+    rank = np.empty(len(vocabulary), dtype=np.int64)
+    rank[sorted(range(len(vocabulary)), key=vocabulary.__getitem__)] = np.arange(len(vocabulary))
+    indices = rank[indices]
     indptr = np.cumsum([0] + [len(c) for c in counts])
-    indices = np.fromiter((column[g] for c in counts for g in c), np.int64, int(indptr[-1]))
-    data = np.fromiter((v for c in counts for v in c.values()), np.float64, int(indptr[-1]))
-    matrix = sparse.csr_matrix((data, indices, indptr), shape=(len(texts), len(vocabulary)))
+    data = np.fromiter((v for c in counts for v in c.values()), np.float64, total)
     df = np.bincount(indices, minlength=len(vocabulary))
-    matrix = matrix @ sparse.diags(np.log((1 + len(texts)) / (1 + df)) + 1.0)
-    norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
-    return sparse.csr_matrix(sparse.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ matrix)
+    data *= (np.log((1 + len(texts)) / (1 + df)) + 1.0)[indices]
+    rows = np.repeat(np.arange(len(texts)), np.diff(indptr))
+    norms = np.sqrt(np.bincount(rows, weights=data * data, minlength=len(texts)))
+    data /= np.where(norms > 0, norms, 1.0)[rows]
+    return sparse.csr_matrix((data, indices, indptr), shape=(len(texts), len(vocabulary)))
 
 
 def lexical_features(texts: list[str]) -> sparse.csr_matrix:
@@ -80,31 +91,38 @@ def lexical_features(texts: list[str]) -> sparse.csr_matrix:
 
 
 def gram_features(
-    features: sparse.csr_matrix, landmarks: int, seed: int, vectors: np.ndarray | None = None
+    features: sparse.csr_matrix, landmarks: int, seed: int, dtype=np.float64
 ) -> np.ndarray:
-    """(N, m) dense rows Z whose inner products are those of the features (and the embeddings
-    beside them, when `vectors` is given): Z Z^T = X X^T (+ V V^T).
+    """(N, m) dense rows Z whose inner products are those of the features: Z Z^T = X X^T.
 
     An L2-penalised logistic regression depends on its features only through their inner
     products (its coefficients lie in the span of the training rows), so fitting it on Z gives
     the held-out probabilities of fitting it on X, with m columns instead of ~10^5 sparse ones.
-    With N <= landmarks, m = N and Z is the Cholesky factor of the Gram matrix (a jitter of
-    1e-10 of its mean diagonal keeps duplicate answers from making it singular): exact. Above,
-    `landmarks` rows drawn by the seed span the features (Nystrom: Z = K_nm L^-T with
-    L L^T = K_mm), so the cost grows with N x landmarks, not N^2.
+    With N <= landmarks, m = N and Z is the Cholesky factor of the Gram matrix (engine.model.
+    classifier.gram_rows): exact. Above, `landmarks` rows drawn by the seed span the features
+    (Nystrom: Z = K_nm L^-T with L L^T = K_mm, computed in blocks of rows), so time and memory
+    grow with N x landmarks, not N^2.
     """
     n = features.shape[0]
-    if n <= landmarks:
-        chosen = np.arange(n)
-    else:
+    common = np.diff(features.tocsc().indptr) >= COMMON_SHARE * n
+    with one_blas_thread():
+        if n <= landmarks:
+            return gram_rows(inner_products(features, features, common)).astype(dtype)
         chosen = np.sort(np.random.default_rng(seed).choice(n, size=landmarks, replace=False))
-    cross = np.asarray((features @ features[chosen].T).todense())
-    if vectors is not None:
-        vectors = vectors.astype(np.float64)
-        cross += vectors @ vectors[chosen].T
-    square = cross[chosen]
-    jitter = 1e-10 * max(float(np.trace(square)) / chosen.size, 1e-300)
-    lower = np.linalg.cholesky(square + jitter * np.eye(chosen.size))
-    if n <= landmarks:
-        return lower
-    return solve_triangular(lower, cross.T, lower=True).T
+        spanning = features[chosen]
+        lower = gram_rows(inner_products(spanning, spanning, common))
+        out = np.empty((n, landmarks), dtype=dtype)
+        for start in range(0, n, BLOCK_ROWS):
+            cross = inner_products(features[start : start + BLOCK_ROWS], spanning, common)
+            out[start : start + BLOCK_ROWS] = solve_triangular(lower, cross.T, lower=True).T
+        return out
+
+
+def inner_products(left: sparse.csr_matrix, right: sparse.csr_matrix, common) -> np.ndarray:
+    """Dense left right^T. The `common` columns (n-grams in at least 10% of the answers: a few
+    hundred, but most of the nonzeros, " th", "the ") go through a dense matrix product, the
+    rare rest through a sparse one, several times faster than one sparse product."""
+    pairs = (left,) if right is left else (left, right)
+    dense = [m[:, common].toarray() for m in pairs]
+    rare = [m[:, ~common] for m in pairs]
+    return dense[0] @ dense[-1].T + (rare[0] @ rare[-1].T).toarray()

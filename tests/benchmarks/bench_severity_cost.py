@@ -51,7 +51,10 @@ def run(code: Path, table: Path, array: Path, flags: list[str], out: Path) -> di
     env = dict(os.environ, PYTHONPATH=str(code.resolve()))
     command = ["/usr/bin/time", "-v", sys.executable, "-c", LAUNCH, "audit", str(table)]
     command += flags + ["--embeddings", str(array), "--out", str(out), "--force", "--quiet"]
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    # From the output folder's parent, so the working folder's own sources are not imported.
+    done = subprocess.run(
+        command, capture_output=True, text=True, env=env, cwd=out.parent, check=False
+    )
     if done.returncode != 0:
         raise SystemExit(f"parm audit failed:\n{done.stdout}\n{done.stderr[-3000:]}")
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr)

@@ -123,6 +123,7 @@ def report(outcomes: list[Outcome], today: str, shipped_as: str) -> str:
     names = list(outcomes[0].rankings)
     pool = [n for n in names if n not in PEER_NAMES and n != SHIPPED]
     everything, per_dataset, per_prompt = held_out_choices(outcomes, pool)
+    cheaper = held_out_choices(outcomes, pool, cost_aware=True)
     held = rule_check(held_out_rows(outcomes, per_dataset), "held out")
     shipped_rows = held_out_rows(outcomes, {d: SHIPPED for d in per_dataset})
     lines = overview(outcomes, names) + [""]
@@ -135,7 +136,10 @@ def report(outcomes: list[Outcome], today: str, shipped_as: str) -> str:
         if 0 < o.positives.sum() < o.positives.size
     )
     lines += [
-        f"Chosen on every dataset: **{everything}**. run_audit's severity has the AUROC of "
+        f"Chosen on every dataset: **{everything}** (with a cost tie-break within 0.002: "
+        f"{cheaper[0]}; held out with it: "
+        + "; ".join(f"{d}: {c}" for d, c in cheaper[1].items())
+        + f"). run_audit's severity has the AUROC of "
         f"'{shipped_as}' (within 0.001) on every item and task: {'yes' if same else 'NO'}.",
         "",
     ]

@@ -3,7 +3,9 @@ the ship rule.
 
 A unit is one dataset and one task ("real" or "injected"); its figure is the pooled AUROC over
 the dataset's items (mean over seeds for injected errors). The rule picks the candidate with the
-highest mean figure over the units it may see. A dataset's held-out figure is that of the
+highest mean figure over the units it may see. (With `cost_aware=True` it would take, of the
+candidates within TIE = 0.002 of that mean, the one that cost least on those units; the report
+shows that choice beside, for what a slower candidate buys.) A dataset's held-out figure is that of the
 candidate the rule picks on the other datasets (SciEntsBank's two versions share their answers,
 so they are held out together); an ASAP prompt's is that of the candidate picked on everything
 but that prompt. The ship rule (issue 22, point 5): the held-out figure reaches the better
@@ -14,10 +16,13 @@ each task.
 from __future__ import annotations
 
 import numpy as np
-from severity_metrics import Outcome, per_item, pooled
+from severity_metrics import Outcome, per_item, pooled, seconds
 from severity_peers import PEERS
 
 MARGIN = 0.02
+# Mean AUROCs closer than this are a tie, broken by cost: below the spread of the injected
+# tasks' seeds, and a tenth of the margin point 5 asks for.
+TIE = 0.002
 GROUPS = {"scientsbank-5way": "scientsbank", "scientsbank-2way": "scientsbank"}
 PEER_NAMES = tuple(f"peer/{p}" for p in PEERS)
 
@@ -39,25 +44,38 @@ def figures(units: dict[tuple, list[Outcome]], names) -> dict[tuple, dict[str, f
     return {u: {n: pooled(found, n)["auroc"] for n in names} for u, found in units.items()}
 
 
-def choose(table: dict[tuple, dict[str, float]], units, pool) -> str:
-    return max(pool, key=lambda n: np.mean([table[u][n] for u in units]))
+def costs(units: dict[tuple, list[Outcome]], names) -> dict[tuple, dict[str, float]]:
+    """Seconds of every ranking on every unit (one pass over the dataset's items)."""
+    return {u: {n: seconds(found, n) for n in names} for u, found in units.items()}
 
 
-def held_out_choices(outcomes, pool) -> tuple[str, dict[str, str], dict[str, str]]:
+def choose(table, units, pool, spent=None) -> str:
+    """The highest mean AUROC over `units`; with `spent` (seconds per unit and ranking), the
+    cheapest of the rankings within TIE of it (a slow candidate only for what it buys)."""
+    means = {n: float(np.mean([table[u][n] for u in units])) for n in pool}
+    best = max(means.values())
+    if spent is None:
+        return max(pool, key=means.get)
+    close = [n for n in pool if means[n] >= best - TIE]
+    return min(close, key=lambda n: (sum(spent[u][n] for u in units), -means[n]))
+
+
+def held_out_choices(outcomes, pool, cost_aware=False):
     """(choice on everything, choice per held-out dataset, choice per held-out ASAP prompt)."""
     units = by_unit(outcomes)
     table = figures(units, pool)
-    everything = choose(table, list(units), pool)
+    spent = costs(units, pool) if cost_aware else None
+    everything = choose(table, list(units), pool, spent)
     per_dataset = {}
     for dataset in dict.fromkeys(u[0] for u in units):
         seen = [u for u in units if group(u[0]) != group(dataset)]
-        per_dataset[dataset] = choose(table, seen, pool)
+        per_dataset[dataset] = choose(table, seen, pool, spent)
     per_prompt = {}
     for prompt in dict.fromkeys(o.item for o in outcomes if o.dataset == "asap-sas"):
         without = by_unit(outcomes, skip_item=prompt)
         partial = dict(table)
         partial.update(figures({u: v for u, v in without.items() if u[0] == "asap-sas"}, pool))
-        per_prompt[prompt] = choose(partial, list(units), pool)
+        per_prompt[prompt] = choose(partial, list(units), pool, spent)
     return everything, per_dataset, per_prompt
 
 
