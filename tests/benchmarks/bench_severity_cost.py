@@ -1,9 +1,11 @@
 """What the review queue's severity costs in a whole default run, with given embeddings: one item
-of about 1,500 answers (ASAP-SAS prompt 3, 1,447) and a file of 135 small items (SciEntsBank,
-about 37 answers each, `--item-col question_id`).
+of about 1,500 answers (ASAP-SAS prompt 3, 1,447), a file of 135 small items (SciEntsBank, about
+37 answers each, `--item-col question_id`), or with --large instead one item of 10,765 answers
+(the eight ASAP-SAS prompts' train files as one file, written to a temporary folder).
 
     PARM_DATA_ROOT=../shared/data python tests/benchmarks/bench_severity_cost.py
     python tests/benchmarks/bench_severity_cost.py --code /tmp/parm-before . --repeat 3
+    python tests/benchmarks/bench_severity_cost.py --code /tmp/parm-before . --repeat 1 --large
 
 Each run is a whole `parm audit ... --embeddings X.npy --out DIR --force --quiet` process under
 /usr/bin/time (process start and imports included), default settings. With `--code`, the same
@@ -27,10 +29,11 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from severity_data import DATA, file_vectors  # noqa: E402
+from severity_data import ASAP_PROMPTS, DATA, file_vectors  # noqa: E402
 
 FILES = {
     "one item, 1,447 answers (ASAP-SAS prompt 3)": (
@@ -44,7 +47,20 @@ FILES = {
         "answer",
     ),
 }
+LARGE = "one item, 10,765 answers (the eight ASAP-SAS prompts as one file)"
 LAUNCH = "import sys; from parm_tui.launch import main; sys.argv[0] = 'parm'; main()"
+
+
+def asap_as_one_file(folder: Path) -> Path:
+    """The eight ASAP-SAS prompts' train files stacked into one CSV (an absolute path, so
+    DATA / path is the path itself)."""
+    frames = [
+        pd.read_csv(DATA / f"asap-sas/prompt{p}-train.csv", dtype=str, keep_default_na=False)
+        for p in ASAP_PROMPTS
+    ]
+    path = (folder / "asap-all.csv").resolve()
+    pd.concat(frames).to_csv(path, index=False)
+    return path
 
 
 def run(code: Path, table: Path, array: Path, flags: list[str], out: Path) -> dict:
@@ -72,6 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--code", type=Path, nargs="+", default=[Path(".")])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--large", action="store_true", help="only the 10,765-answer item")
     args = parser.parse_args()
     print(
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
@@ -80,7 +97,15 @@ def main() -> None:
     print("| file | code | wall s best / median | CPU s median | severity s median |")
     print("| --- | --- | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as tmp:
-        for label, (relative, flags, text) in FILES.items():
+        files = dict(FILES)
+        if args.large:
+            files = {}
+            files[LARGE] = (
+                str(asap_as_one_file(Path(tmp))),
+                FILES[next(iter(FILES))][1],
+                "EssayText",
+            )
+        for label, (relative, flags, text) in files.items():
             array = Path(tmp) / "vectors.npy"
             np.save(array, file_vectors(DATA / relative, text))
             found: dict[Path, list[dict]] = {code: [] for code in args.code}
