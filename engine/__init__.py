@@ -1,9 +1,10 @@
 """parm's engine: the PARM method, importable without Textual or Rich.
 
 The stages are packages, in the order the data flows (docs/architecture.md has the map):
-input -> embedding -> graph -> model -> audit -> outputs, with `engine.pipeline.run_audit` on
-top and `engine.core` (errors, progress, files, folders) underneath. A package imports only
-the packages below it.
+input -> embedding -> graph -> model -> audit -> results -> outputs, with
+`engine.pipeline.run_audit` (one item) and `engine.session.run_session` (a file) on top and
+`engine.core` (errors, progress, files, folders) underneath. A package imports only the
+packages below it.
 
 The names below are loaded on first use, so importing a light module such as
 `engine.core.places` does not load numpy, pandas or the pipeline.
@@ -24,8 +25,11 @@ _EXPORTS = {
     "ParmError": "engine.core.errors",
     "CancelToken": "engine.core.progress",
     "ProgressEvent": "engine.core.progress",
-    "AuditResult": "engine.pipeline",
+    "AuditResult": "engine.results.item",
+    "SessionResult": "engine.results.session",
+    "ReviewSet": "engine.results.review",
     "run_audit": "engine.pipeline",
+    "run_session": "engine.session",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -5,73 +5,41 @@ on worker processes, and then the raters are compared across items.
 
 Embedding happens here, in the parent, once per item (cached per item), so worker processes
 never load a model; each item is then a unit of plain, picklable inputs
-(`audit_item`), which is the seam where a cluster engine could later take the items.
+(`ItemTask`, run by `audit_item`), which is the seam where a cluster engine could later take the items.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit.combined import ReviewSet, review_set
-from engine.audit.items import ItemSummary, item_overview
-from engine.audit.raters import RaterReport, rater_report
-from engine.core.progress import CancelToken, ProgressCallback, ProgressEvent, Reporter
+from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.core.workers import run_units
+from engine.embedding.vectors import Embedded
 from engine.input.config import AuditConfig
 from engine.input.items import Items
-from engine.pipeline import AuditResult, check_selection_metric, embed_responses, run_audit
+from engine.input.responses import Responses
+from engine.pipeline import check_selection_metric, embed_responses, run_audit
+from engine.results.item import AuditResult
+from engine.results.session import SessionResult, session_result
 
 
-@dataclass
-class SessionResult:
-    """Every audited item's `AuditResult` (in the order of `items.audited`), the items that were
-    skipped and why, and the rater table (None without a rater column)."""
+@dataclass(frozen=True)
+class ItemTask:
+    """One item's audit as a unit of plain, picklable inputs: its responses, their embedding
+    (done in the parent) and the session's settings."""
 
-    items: Items
-    results: list[AuditResult]
+    responses: Responses
+    embedded: Embedded
     config: AuditConfig
-    raters: RaterReport | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def by_item(self) -> bool:
-        """Whether the file was split by an item column (else it is one item)."""
-        return self.items.by_item
-
-    @property
-    def overview(self) -> list[ItemSummary]:
-        return item_overview(self.results, self.items.skipped)
-
-    @functools.cached_property
-    def review(self) -> ReviewSet:
-        """One review queue over every audited item."""
-        return review_set(self.results, self.config)
-
-    @property
-    def flagged(self) -> np.ndarray:
-        """(N,) over every item's responses, in the order of `review`."""
-        return self.review.flagged
-
-    @property
-    def n_responses(self) -> int:
-        return sum(len(result.responses) for result in self.results)
-
-    @property
-    def run_id(self) -> str:
-        return self.results[0].run_id
 
 
-def audit_item(task: tuple, progress: ProgressCallback, cancel: CancelToken) -> AuditResult:
-    """One item's audit from plain inputs: (responses, embedded vectors or tokens, the facts
-    about their embedding, config). Runs in this process or in a worker process."""
-    responses, embedded, info, config = task
-    return run_audit(responses, config, progress, cancel, embedded, info)
+def audit_item(task: ItemTask, progress: ProgressCallback, cancel: CancelToken) -> AuditResult:
+    """One item's audit. Runs in this process or in a worker process."""
+    return run_audit(task.responses, task.config, progress, cancel, task.embedded)
 
 
 def run_session(
@@ -93,41 +61,35 @@ def run_session(
     audited = items.audited
     for responses in audited:  # before any embedding: a setting that cannot work stops at once
         check_selection_metric(config, responses)
-    tasks = []
+    tasks, loading = [], 0.0
     for k, responses in enumerate(audited):
-        given = None if embeddings is None else embeddings[k]
-        embedded, info = embed_responses(responses, config, _for_item(reporter, items, k), given)
-        tasks.append((responses, embedded, info, config))
-    embedding_seconds = time.perf_counter() - started
+        given = None if embeddings is None else Embedded.precomputed(embeddings[k])
+        embedded = embed_responses(responses, config, _for_item(reporter, items, k), given)
+        # The model loads once, for the first item that needs it (stage "model").
+        loading += embedded.facts.loading_seconds
+        tasks.append(ItemTask(responses, embedded, config))
+    embedding_seconds = time.perf_counter() - started - loading
     finished = [0]
 
     def forward(k: int, event: ProgressEvent) -> None:
-        if event.stage == "done":
+        if event.stage == DONE:
             finished[0] += 1
-            reporter("items", finished[0], len(audited), f"{_name(items, k)} done")
+            reporter(ITEMS, finished[0], len(audited), f"{_name(items, k)} done")
         elif reporter.callback is not None:
             reporter.callback(_named(event, items, k))
 
-    reporter("items", 0, len(audited), f"{len(audited)} item(s)")
+    reporter(ITEMS, 0, len(audited), f"{len(audited)} item(s)")
     results = run_units(audit_item, tasks, config.jobs, reporter, forward)
     for result in results[1:]:  # one run: decisions and saved sessions name it once
         result.run_id = results[0].run_id
-    timings = {"embedding": round(embedding_seconds, 3)}
+    timings = {"loading_model": round(loading, 3), "embedding": round(embedding_seconds, 3)}
+    if not items.by_item:  # report.json of a one-item file is that item's report
+        results[0].timings["loading_model"] = round(loading, 3)
+        results[0].timings["total"] = round(results[0].timings["total"] + loading, 3)
     session = session_result(items, results, config, timings)
     session.timings["total"] = round(time.perf_counter() - started, 3)
-    reporter("done", 1, 1, "audit finished")
+    reporter(DONE, 1, 1, "audit finished")
     return session
-
-
-def session_result(
-    items: Items, results: list[AuditResult], config: AuditConfig, timings: dict | None = None
-) -> SessionResult:
-    """A session from its items' results (a run's, or results restored from a saved session):
-    the rater table and the warnings are worked out from them."""
-    raters = rater_report(results)
-    return SessionResult(
-        items, results, config, raters, dict(timings or {}), _warnings(items, results)
-    )
 
 
 def _name(items: Items, k: int) -> str:
@@ -148,27 +110,3 @@ def _for_item(reporter: Reporter, items: Items, k: int) -> Reporter:
         return reporter
     outer = reporter.callback
     return Reporter(lambda event: outer(_named(event, items, k)), reporter.token)
-
-
-def _warnings(items: Items, results: list[AuditResult]) -> list[str]:
-    """One item: its own warnings. Many: the settings' and the file's warnings once, then each
-    item's own, named."""
-    if not items.by_item:
-        return list(results[0].warnings)
-    notes = list(results[0].config.warnings) + list(items.warnings)
-    for result in results:
-        given = set(result.responses.warnings) | set(result.config.warnings)
-        own = [f"Item '{result.responses.item}': {w}" for w in result.warnings if w not in given]
-        notes += [w for w in own if w not in notes]
-    for skipped in items.skipped:
-        notes.append(f"Item '{skipped.item}' was not audited: {skipped.reason}")
-    return notes
-
-
-def as_session(result) -> SessionResult:
-    """A SessionResult as it is; one item's AuditResult as a session of that one item."""
-    if isinstance(result, SessionResult):
-        return result
-    responses = result.responses
-    items = Items(responses.source, [responses], [], responses.file_rows, responses.warnings)
-    return session_result(items, [result], result.config, result.timings)

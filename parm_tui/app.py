@@ -1,6 +1,7 @@
-"""`ParmApp`: the screens, the global bindings and command palette, and the thread worker that
-calls engine.session.run_session. Heavy modules (torch, sentence-transformers, the pipeline)
-are imported inside the worker, so the first screen appears at once."""
+"""`ParmApp`: the screens, the global bindings and command palette, and the app's state with
+its transitions (parm_tui.state); the audit itself runs in parm_tui.audit_worker. Heavy modules
+(torch, sentence-transformers, the pipeline) are imported inside the worker, so the first screen
+appears at once."""
 
 from __future__ import annotations
 
@@ -8,28 +9,26 @@ import sys
 import threading
 from pathlib import Path
 
-from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.reactive import var
 from textual.screen import ModalScreen, Screen
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
-from parm_tui.recent import add_recent, log_exception
-from parm_tui.screens.error import ErrorModal, describe_error
+from parm_tui.audit_worker import AuditWorker
+from parm_tui.recent import add_recent
+from parm_tui.screens.error import ErrorModal, ErrorRaised, describe_error
 from parm_tui.screens.load import LoadScreen
-from parm_tui.screens.run import RunScreen, run_problem
+from parm_tui.screens.run import RunScreen
 from parm_tui.screens.settings import SettingsScreen
+from parm_tui.state import AppState, LoadedFile
 
 RESULT_SCREENS = ("results", "review", "export")
 
 
-class ParmApp(App):
-    """parm's interactive app. Attributes the screens share: items (engine.input.items.Items of
-    the file loaded), responses (all its items' responses pooled on one scale, what the decision
-    store keeps decisions for), config, source_path, source_digest (SHA-256 of the file read),
-    result (engine.session.SessionResult of the last run, or None), store
-    (engine.audit.decisions.DecisionStore or None), session (engine.saved.store.SavedSession of
-    the file, or None) and settings_problem (the Settings form's error, or None)."""
+class ParmApp(AuditWorker, App):
+    """parm's interactive app. `state` (parm_tui.state.AppState) is everything the screens
+    share; the methods under "the app's state" are the only ways it changes."""
 
     CSS_PATH = "parm.tcss"
     TITLE = "parm"
@@ -46,6 +45,7 @@ class ParmApp(App):
         Binding("f7", "show('export')", "Export"),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
     ]
+    state: var[AppState] = var(None, init=False)
 
     def __init__(
         self,
@@ -62,20 +62,11 @@ class ParmApp(App):
         self.embeddings_path = Path(embeddings_path) if embeddings_path is not None else None
         self.startup_error: Exception | None = None
         try:
-            self.config = build_config(config_path, overrides)
+            config = build_config(config_path, overrides)
         except ConfigError as exc:
             self.startup_error = exc
-            self.config = load_defaults()
-        self.items = None
-        self.responses = None
-        self.on_scale = None
-        self.source_path: Path | None = None
-        self.source_digest: str | None = None
-        self.result = None
-        self.store = None
-        self.session = None
-        self.settings_problem: str | None = None
-        self.declined_sessions: set[str] = set()
+            config = load_defaults()
+        self.set_reactive(ParmApp.state, AppState(config))
         self.audit_worker: Worker | None = None
         self.audit_threads: set[threading.Thread] = set()
         self.cancel_token = None
@@ -116,32 +107,28 @@ class ParmApp(App):
         """The screen for a name; the result screens are built once per result."""
         if name not in RESULT_SCREENS:
             return self.get_screen(name) if self.is_screen_installed(name) else None
-        if self.result is None:
+        if self.state.result is None:
             return None
         if self.is_screen_installed(name):
             screen = self.get_screen(name)
-            current = screen.parm_result is self.result and self.has_current_store(screen)
-            if current or screen in self.screen_stack:
+            # A Review or Export screen follows the decision store itself (it observes state).
+            if screen.parm_result is self.state.result or screen in self.screen_stack:
                 return screen
-            # Built for an earlier result or decision store: forget it and build a fresh one.
+            # Built for an earlier result: forget it and build a fresh one.
             self.uninstall_screen(name)
             await screen.remove()
         screen = self.build_result_screen(name)
         if screen is not None:
-            screen.parm_result = self.result
+            screen.parm_result = self.state.result
             self.install_screen(screen, name)
         return screen
 
-    def has_current_store(self, screen: Screen) -> bool:
-        """Whether a Review/Export screen writes to the open decision store (the others have
-        no store)."""
-        return not hasattr(screen, "store") or screen.store is self.store
-
     def build_result_screen(self, name: str) -> Screen | None:
+        state = self.state
         if name == "results":
             from parm_tui.screens.results import ResultsScreen
 
-            return ResultsScreen(self.result)
+            return ResultsScreen(state.result)
         try:
             if name == "review":
                 from parm_tui.screens.review import ReviewScreen as Wanted
@@ -151,83 +138,110 @@ class ParmApp(App):
             self.notify(f"The {name} screen is not available: {exc}", severity="error")
             return None
         if name == "export":
-            return Wanted(self.result, self.store)
-        from parm_tui.screens.resume import review_context
-
-        return Wanted(self.result.review, self.store, *review_context(self, self.result))
+            return Wanted(state.result, state.store)
+        return Wanted(state.result.review, state.store, *state.review_context())
 
     async def action_show(self, name: str) -> None:
         """Switch to a main screen (not while a dialog is open; result screens need a result)."""
         if isinstance(self.screen, ModalScreen):
             return
-        if name in RESULT_SCREENS and self.result is None:
+        if name in RESULT_SCREENS and self.state.result is None:
             self.notify("Run an audit first (F4).", severity="warning")
             return
         screen = await self.screen_for(name)
         if screen is not None and self.screen is not screen:
             await self.switch_screen(screen)
 
-    # -- data and settings, called by the screens ------------------------------------------------
-    def accept_items(self, items, path: Path, config, digest: str | None = None) -> None:
-        """A file validated on the Load screen (its items' responses): remember it, record it,
-        open its decision store. digest: the SHA-256 of the bytes read (the key of the file's
-        saved session)."""
-        from engine.audit.combined import pool_responses
-
-        responses, _, on_scale = pool_responses(items.audited)
-        self.items, self.on_scale = items, on_scale if items.by_item else None
-        changed = (
-            self.responses is None
-            or path != self.source_path
-            or not self.responses.same_as(responses)
-        )
-        if path != self.source_path:
-            add_recent(path)
-        self.responses, self.source_path, self.config = responses, path, config
-        self.source_digest = digest
-        if self.result is not None and not self.result.review.responses.same_as(responses):
-            self.result = None
-            self.notify("New data loaded: the previous results were closed.")
-        if changed or self.store is None:
-            self.open_store()
-
-    def open_store(self) -> None:
-        from engine.core.errors import ParmError
-
-        old, self.store = self.store, None
-        if old is not None and hasattr(old, "close"):
-            old.close()
-        try:
-            from engine.audit.decisions import open_store
-        except ImportError:
-            return
-        try:
-            self.store = open_store(self.source_path, self.responses, on_scale=self.on_scale)
-        except (ParmError, OSError) as exc:
-            self.notify(f"Review decisions cannot be saved: {exc}", severity="warning")
-        # The old store is closed: a result screen on show now writes to the new one; the
-        # others are rebuilt with it when next shown (screen_for).
-        for name in ("review", "export"):
-            if self.is_screen_installed(name):
-                screen = self.get_screen(name)
-                if screen in self.screen_stack:
-                    screen.store = self.store
-
     async def action_quit(self) -> None:
-        if isinstance(self.screen, Screen) and hasattr(self.screen, "remember_position"):
-            self.screen.remember_position()  # the Review screen: where to continue next time
+        # Where a Review screen on show stopped is kept (there is no Review screen while its
+        # module was never loaded).
+        review = sys.modules.get("parm_tui.screens.review")
+        if review is not None and isinstance(self.screen, review.ReviewScreen):
+            self.remember_review_row(self.screen.shown_row())
         await super().action_quit()
 
-    def clear_responses(self) -> None:
-        self.items = self.responses = None
+    def on_review_screen_stopped(self, message) -> None:
+        """The review was left (another screen or a dialog over it): keep where it stopped."""
+        self.remember_review_row(message.row)
 
-    def set_config(self, config) -> None:
-        """New settings; the Load screen re-checks the data (on_bad_rows may have changed)."""
-        self.config = config
-        if self.is_screen_installed("load"):
-            load = self.get_screen("load")
-            if load.is_mounted and load.frame is not None:
-                load.validate()
+    # -- the app's state: these are the only ways it changes (parm_tui.state) -------------------
+    def watch_state(self, old: AppState | None, new: AppState) -> None:
+        """A decision store no longer in the state is closed (screens on show have theirs
+        from the state already: they observe it)."""
+        if old is not None and old.store is not None and old.store is not new.store:
+            old.store.close()
+        # Items to audit, new or under another model: while the user checks the columns and
+        # settings, the model a run will need loads in the background (engine.embedding.loading).
+        if new.items is not None and (
+            old is None
+            or old.items is not new.items
+            or old.config.embedding_model != new.config.embedding_model
+        ):
+            from engine.embedding.loading import preload_for
+
+            preload_for(new.items, new.config, precomputed=self.embeddings_path is not None)
+
+    def open_file(self, file: LoadedFile) -> None:
+        """A file was read (the Load screen chooses its columns next)."""
+        if file.path != self.state.source_path:
+            add_recent(file.path)
+        self.state = self.state.file_opened(file)
+
+    def choose_columns(self, columns: dict[str, str | None]) -> None:
+        """The Load screen's columns: the file's items under them, or why there are none."""
+        self.state = self.state.columns_chosen(columns)
+        self.change(self.state.items_reloaded())
+
+    def apply_settings(self, config) -> None:
+        """Valid settings (the Settings form's, or a settings file's); the file's items are
+        read again under new ones (on_bad_rows or score_order may have changed)."""
+        old = self.state
+        self.state = old.settings_applied(config)
+        if old.columns is not None and config != old.config:
+            self.change(self.state.items_reloaded())
+
+    def refuse_settings(self, problem: str) -> None:
+        """The Settings form shows an error: no run starts until it is fixed."""
+        self.state = self.state.settings_refused(problem)
+
+    async def resume(self, saved) -> None:
+        """Open a saved session of the loaded file, then Review when there are decisions to
+        continue from, else Results."""
+        from engine.core.errors import ResumeError
+
+        try:
+            self.change(self.state.resumed(saved))
+        except ResumeError as exc:
+            self.notify(str(exc), severity="error", timeout=10)
+            return
+        decided = self.state.store is not None and bool(self.state.store.all())
+        await self.action_show("review" if decided else "results")
+
+    def change(self, outcome: tuple[AppState, list]) -> None:
+        """Take a transition's new state, and tell the user what it says to."""
+        self.state, notes = outcome
+        for note in notes:
+            self.notify(note.text, severity=note.severity)
+
+    def finish_run(self, result, saved) -> None:
+        """A run's result (and its saved session, None when it was not kept) is the app's."""
+        self.state = self.state.run_finished(result, saved)
+
+    def decline_session(self, digest: str) -> None:
+        self.state = self.state.session_declined(digest)
+
+    def remember_review_row(self, row: int | None) -> None:
+        """Keep where the review stopped in the result's saved session (when it has one)."""
+        from engine.core.errors import ResumeError
+        from engine.saved.store import save_review_row
+
+        saved = self.state.saved_result()
+        if row is None or saved is None or saved.review_row == row:
+            return
+        try:
+            self.state = self.state.review_row_saved(save_review_row(saved, row))
+        except ResumeError:
+            pass  # only where to continue is lost; every decision is already saved
 
     async def run_async(self, **kwargs):
         """Run the app; on the way out, stop a running audit (see stop_audit_threads)."""
@@ -237,116 +251,16 @@ class ParmApp(App):
             if not kwargs.get("headless"):
                 stop_audit_threads(self)
 
-    # -- the audit worker -----------------------------------------------------------------------
-    @property
-    def audit_running(self) -> bool:
-        return self.audit_worker is not None and self.audit_worker.state in (
-            WorkerState.PENDING,
-            WorkerState.RUNNING,
-        )
-
-    async def start_audit(self) -> None:
-        from engine.core.progress import CancelToken
-
-        problem = run_problem(self)
-        if problem is not None:
-            self.notify(f"Cannot start: {problem}", severity="warning")
-            if self.is_screen_installed("run") and self.get_screen("run").is_mounted:
-                self.get_screen("run").show_readiness()
-            return
-        if self.audit_running:
-            self.notify("An audit is already running (Esc cancels it).")
-            return
-        run = self.get_screen("run")
-        if self.screen is not run:
-            if isinstance(self.screen, ModalScreen):
-                return
-            await self.switch_screen(run)
-        feed = run.begin(self.config, self.config.late_interaction)
-        self.cancel_token = CancelToken()
-        source = (self.source_digest, self.source_path)
-        self.audit_worker = self.audit(
-            self.items, self.config, feed, self.cancel_token, self.embeddings_path, source
-        )
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="audit")
-    def audit(self, items, config, feed, token, embeddings_path, source):
-        """Runs in a thread: the engine appends progress events to `feed` (a deque). Returns
-        the SessionResult, its saved session (None when not saved) and why it was not saved."""
-        from engine.session import run_session
-
-        thread = threading.current_thread()
-        self.audit_threads.add(thread)
-        try:
-            embeddings = None
-            if embeddings_path is not None:
-                from engine.embedding.precomputed import load_for_items
-
-                embeddings = load_for_items(embeddings_path, items)
-            result = run_session(
-                items, config, progress=feed.append, cancel=token, embeddings=embeddings
-            )
-            from parm_tui.screens.resume import keep_session
-
-            return (result, *keep_session(result, config, *source))
-        finally:
-            self.audit_threads.discard(thread)
-
-    def cancel_audit(self) -> None:
-        """Esc: the engine stops at its next check; the UI is free at once."""
-        if not self.audit_running:
-            self.notify("No audit is running.")
-            return
-        self.cancel_token.cancel()
-        self.audit_worker.cancel()
-        self.audit_worker = None
-        self.get_screen("run").finish("Cancelled. Nothing was written; s starts again.")
-        self.notify("Audit cancelled.")
-
-    async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is not self.audit_worker or event.worker.group != "audit":
-            return
-        if event.state == WorkerState.SUCCESS:
-            await self.audit_finished(event.worker.result)
-        elif event.state == WorkerState.ERROR:
-            self.audit_failed(event.worker.error)
-
-    async def audit_finished(self, outcome) -> None:
-        result, session, problem = outcome
-        self.audit_worker = None
-        self.result = result
-        if session is not None:
-            self.session = session
-        if problem is not None:
-            self.notify(problem, severity="warning", timeout=10)
-        total = result.timings.get("total", 0.0)
-        run = self.get_screen("run")
-        run.finish(f"Finished in {total:.1f} s. F5 shows the results.", result)
-        if isinstance(self.screen, ModalScreen):
-            self.notify("Audit finished: F5 shows the results.")
-            return
-        if self.screen is not run:
-            # Leave any screen of the previous result, so none of them is shown stale.
-            await self.switch_screen(run)
-        await self.action_show("results")
-
-    def audit_failed(self, error: BaseException) -> None:
-        from engine.core.errors import Cancelled
-
-        self.audit_worker = None
-        run = self.get_screen("run")
-        if isinstance(error, Cancelled):
-            run.finish("Cancelled. Nothing was written.")
-            return
-        run.finish("The audit stopped: see the message.")
-        self.show_error(error)
-
     # -- errors ---------------------------------------------------------------------------------
+    def on_error_raised(self, message: ErrorRaised) -> None:
+        self.show_error(message.error)
+
     def show_error(self, error: BaseException) -> None:
         """Every error ends here: engine errors by message, others by type (traceback logged)."""
+        from engine.core.crash_log import write_crash_log
         from engine.core.errors import ParmError
 
-        log_path = None if isinstance(error, ParmError) else log_exception(error)
+        log_path = None if isinstance(error, ParmError) else write_crash_log(error)[0]
         title, message = describe_error(error, log_path)
         if isinstance(self.screen, ErrorModal):
             self.screen.add_message(title, message)
@@ -394,10 +308,10 @@ class ParmApp(App):
     def command_copy_summary(self) -> None:
         from parm_tui.widgets.metrics import session_summary
 
-        if self.result is None:
+        if self.state.result is None:
             self.notify("Run an audit first (F4).", severity="warning")
             return
-        self.copy_to_clipboard(session_summary(self.result))
+        self.copy_to_clipboard(session_summary(self.state.result))
         self.notify("Metrics summary copied to the clipboard.")
 
 
@@ -422,6 +336,10 @@ def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:
     for thread in list(app.audit_threads):
         thread.join(max(0.0, deadline - time.monotonic()))
     if any(thread.is_alive() for thread in app.audit_threads):
+        from engine.core.signals import wait_for_switch
+
+        wait_for_switch()  # an export switching its files into place finishes first
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(0)
+        # The app's own code: 143 after SIGTERM, as documented, not a success.
+        os._exit(app.return_code or 0)

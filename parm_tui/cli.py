@@ -46,9 +46,25 @@ def audit(
     second_rater_col: Annotated[
         str | None, typer.Option("--second-rater-col", help="Who gave each second score.")
     ] = None,
+    time_col: Annotated[
+        str | None,
+        typer.Option(
+            "--time-col",
+            help="When (ISO date/time) or in which order (a number) each score was given: "
+            "each rater's drift.",
+        ),
+    ] = None,
     jobs: Annotated[
         int | None,
         typer.Option("--jobs", min=1, help="Worker processes for the items (default 1)."),
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help='Embedding model: a name or path, or "static" (fast; distilled from the '
+            "bundled model on first use).",
+        ),
     ] = None,
     embeddings: Annotated[
         Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
@@ -62,7 +78,8 @@ def audit(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run the PARM audit headless and write predictions.csv, tuning.csv, report.json, report.md
-    (and items.csv, raters.csv with an item or rater column)."""
+    (and items.csv with an item column; raters.csv, rater_item_bias.csv and rater_feedback.csv with a
+    rater column)."""
     from parm_tui.headless import run_headless
 
     columns = {
@@ -74,7 +91,9 @@ def audit(
         "item_column": item_col,
         "rater_column": rater_col,
         "second_rater_column": second_rater_col,
+        "time_column": time_col,
         "jobs": jobs,
+        "embedding_model": model,
     }
     code = run_headless(file, config, columns, set_ or [], embeddings, out, force, quiet)
     raise typer.Exit(code)
@@ -91,6 +110,10 @@ def open_app(
         list[str] | None,
         typer.Option("--set", help="Override a setting: KEY=VALUE (VALUE as JSON, else text)."),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help='Embedding model: a name or path, or "static" (fast).'),
+    ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""
     try:
@@ -99,7 +122,9 @@ def open_app(
         # Ctrl+C while Textual loads: leave as quietly as parm_tui.launch does before it.
         raise typer.Exit(130) from None
 
-    run_app(file, config_path=config, embeddings_path=embeddings, overrides=set_ or [])
+    # --model is the embedding_model setting; a --set of the same key still wins.
+    overrides = ([f"embedding_model={model}"] if model is not None else []) + (set_ or [])
+    run_app(file, config_path=config, embeddings_path=embeddings, overrides=overrides)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -8,34 +8,17 @@ through Rich markup, since messages quote answers, column names, paths and model
 
 from __future__ import annotations
 
-import os
 import signal
-import time
-import traceback
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from engine.core.places import log_dir
+from engine.core.crash_log import write_crash_log
+from engine.core.metric_names import METRIC
+from engine.core.progress import STAGES
 from engine.core.text import safe_text
 
-STAGE_NAMES = {
-    "embedding": "Embedding",
-    "neighbours": "Neighbour search",
-    "tuning": "Tuning",
-    "colbert": "MaxSim scoring",
-    "audit": "Audit",
-    "items": "Items",
-}
-SUMMARY_NAMES = {
-    "accuracy": "accuracy",
-    "kappa": "kappa",
-    "qwk": "QWK",
-    "near": "near",
-    "f1": "macro F1",
-    "nll": "NLL",
-}
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
 
@@ -61,12 +44,13 @@ class _Bars:
         self.tasks: dict[str, int] = {}
 
     def __call__(self, event) -> None:
-        if event.stage not in STAGE_NAMES:
+        stage = STAGES.get(event.stage)
+        if stage is None:
             return
         total = event.total if event.total > 0 else None
         if event.stage not in self.tasks:
-            self.tasks[event.stage] = self.progress.add_task(STAGE_NAMES[event.stage], total=total)
-        description = safe_text(f"{STAGE_NAMES[event.stage]}: {event.message}", one_line=True)
+            self.tasks[event.stage] = self.progress.add_task(stage.description, total=total)
+        description = safe_text(f"{stage.description}: {event.message}", one_line=True)
         self.progress.update(
             self.tasks[event.stage],
             completed=event.done,
@@ -89,32 +73,23 @@ def progress_bars(console: Console, quiet: bool) -> Progress:
     )
 
 
-def write_crash_log(exc: BaseException) -> Path | None:
-    """Save the traceback of an unexpected error; None when even that is impossible."""
-    folder = log_dir()
-    path = folder / f"parm-error-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return path
-
-
 def run_headless(file, config_path, columns, overrides, embeddings_path, out, force, quiet) -> int:
     """Run an audit and write its outputs; returns the process exit code (see module doc)."""
     console = Console(stderr=True, highlight=False, soft_wrap=True)
     previous = _handle_sigterm(_raise_terminated)
+    # The output set's files once it is in place: a signal after that must not claim that
+    # nothing was written (a signal during the switch is held until the switch is done).
+    written: list[Path] = []
     try:
         return _run(
-            console, file, config_path, columns, overrides, embeddings_path, out, force, quiet
-        )
+            console, file, config_path, columns, overrides, embeddings_path, out, force, quiet,
+            written,
+        )  # fmt: skip
     except Terminated:
-        say(console, "Terminated: no outputs were written.")
+        say(console, stopped("Terminated", written))
         return EXIT_TERMINATED
     except KeyboardInterrupt:
-        say(console, "Interrupted: no outputs were written.")
+        say(console, stopped("Interrupted", written))
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
         from engine.core.errors import Cancelled, ParmError
@@ -125,12 +100,21 @@ def run_headless(file, config_path, columns, overrides, embeddings_path, out, fo
         if isinstance(exc, ParmError):
             say(console, f"Error: {exc}")
             return EXIT_USER
-        log = write_crash_log(exc)
-        where = f"details in {log}" if log else "no log could be written"
+        log, problem = write_crash_log(exc)
+        where = f"details in {log}" if log else f"no log could be written: {problem}"
         say(console, f"Internal error: {type(exc).__name__}: {exc} ({where})")
         return EXIT_INTERNAL
     finally:
         _handle_sigterm(previous)
+
+
+def stopped(how: str, written: list[Path]) -> str:
+    """The line for a run stopped by a signal, true to what is on disk."""
+    if not written:
+        return f"{how}: no outputs were written."
+    folder = written[0].parent
+    names = ", ".join(path.name for path in written)
+    return f"{how} after the outputs were written: {folder} has the new {names}."
 
 
 def _handle_sigterm(handler):
@@ -144,8 +128,11 @@ def _handle_sigterm(handler):
         return None
 
 
-def _run(console, file, config_path, columns, overrides, embeddings_path, out, force, quiet):
+def _run(
+    console, file, config_path, columns, overrides, embeddings_path, out, force, quiet, written
+):
     # Imports inside the try of run_headless: Ctrl+C during the slow torch import is calm too.
+    from engine.embedding.loading import preload_for
     from engine.embedding.precomputed import load_for_items
     from engine.input.config import build_config
     from engine.input.items import load_items
@@ -160,6 +147,8 @@ def _run(console, file, config_path, columns, overrides, embeddings_path, out, f
     for warning in items.warnings:
         say(console, f"Warning: {warning}")
     check_writable(Path(out), output_files(config), force)
+    # The model (if a cache miss needs it) starts loading now, in the background.
+    preload_for(items, config, precomputed=embeddings_path is not None)
     vectors = None
     if embeddings_path is not None:
         vectors = load_for_items(embeddings_path, items)
@@ -171,7 +160,7 @@ def _run(console, file, config_path, columns, overrides, embeddings_path, out, f
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True
             raise
-    written = write_session(session, out, overwrite=force)
+    write_session(session, out, overwrite=force, on_switched=written.extend)
     for warning in session.warnings:
         if warning not in items.warnings:
             say(console, f"Warning: {warning}")
@@ -184,7 +173,7 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         best = result.selected
         k = "dense" if best.top_k is None else f"K={best.top_k}"
         item = "" if not session.by_item else f"Item {result.responses.item}: "
-        figures = ", ".join(f"{SUMMARY_NAMES[m]} {v:.3f}" for m, v in best.metrics.items())
+        figures = ", ".join(f"{METRIC[m].word} {v:.3f}" for m, v in best.metrics.items())
         nominal = "" if result.responses.ordered else " (no QWK or near: unordered text labels)"
         say(
             console,
@@ -211,4 +200,6 @@ def _summary(console: Console, session, written: list[Path]) -> None:
             console,
             f"{len(session.raters.rows)} rater(s), farthest from the rest: {farthest or 'none'}",
         )
+        words = [f"{r.rater}: {r.verdict}" for r in judged if r.verdict != "fine"]
+        say(console, "Raters who need a word: " + ("; ".join(words) or "none"))
     say(console, "Wrote " + ", ".join(str(p) for p in written))

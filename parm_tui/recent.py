@@ -1,4 +1,4 @@
-"""The list of recently opened files, kept in parm's data folder, and the app's error log."""
+"""The list of recently opened files, kept in parm's data folder, and paths as the app shows them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from engine.core.text import safe_text
 
 RECENT_FILE = "recent.json"
 RECENT_LIMIT = 10
-ERROR_LOG = "parm-errors.log"
 
 
 def recent_files() -> list[Path]:
@@ -40,23 +39,6 @@ def add_recent(path: Path) -> list[Path]:
     except OSError:
         pass
     return entries
-
-
-def log_exception(error: BaseException) -> Path | None:
-    """Append the traceback of an unexpected error to the error log; returns the log's path."""
-    import traceback
-    from datetime import datetime, timezone
-
-    path = data_dir() / ERROR_LOG
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    lines = traceback.format_exception(type(error), error, error.__traceback__)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as log:
-            log.write(f"--- {stamp}\n{''.join(lines)}\n")
-    except OSError:
-        return None
-    return path
 
 
 def display_path(path: Path) -> str:

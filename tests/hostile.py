@@ -11,7 +11,7 @@ import io
 import re
 
 import numpy as np
-from conftest import clustered_embeddings
+from helpers import clustered_embeddings
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # asks the terminal to put "rm -rf ~" on the clipboard
 ERASE = "\x1b[2J\x1b[H"

@@ -11,6 +11,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+# The parameters of the coverage simulation (tests/benchmarks/bench_coverage.py and its small
+# version in tests/test_standard_errors.py): four categories, weak neighbour effects.
+TRUE_BETA = np.array([0.0, 0.25, 0.30, 0.35])
+TRUE_GAMMA = np.array([0.0, -0.10, -0.10, -0.10])
+TRUE_MU = np.array([0.0, 0.6, 0.5, 0.0])
+
 
 def colour_classes(a: sp.csr_matrix) -> list[np.ndarray]:
     """Greedy graph colouring: nodes of one colour share no edge, so they may be updated together

@@ -9,8 +9,7 @@ import csv
 
 import numpy as np
 import pytest
-from test_app_flow import wait_for
-from test_items import session_frame
+from helpers import session_frame, wait_for
 from textual.widgets import Input, Select, Static, TabbedContent
 
 from parm_tui.app import ParmApp
@@ -18,6 +17,8 @@ from parm_tui.screens.results import ResultsScreen
 from parm_tui.screens.resume import ResumeModal
 from parm_tui.screens.review import ReviewScreen
 from parm_tui.widgets.review_dialogs import ScoreModal
+
+pytestmark = pytest.mark.slow
 
 SIZE = (100, 30)
 FAST = ["similarity_top_k=[5,10]", "bootstrap_samples=20", "cross_fit_folds=0"]
@@ -34,13 +35,13 @@ def session_file(tmp_path):
 
 async def run_session_in_app(pilot):
     app = pilot.app
-    await wait_for(pilot, lambda: app.items is not None, "the file")
+    await wait_for(pilot, lambda: app.state.items is not None, "the file")
     await app.start_audit()
-    await wait_for(pilot, lambda: app.result is not None, "the audit")
+    await wait_for(pilot, lambda: app.state.result is not None, "the audit")
     await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen), "the results")
     # Let the results screen finish mounting: leaving the app mid-mount trips Textual's Header.
     await pilot.pause()
-    return app.result
+    return app.state.result
 
 
 async def review_all(pilot, item: str | None = None):
@@ -69,7 +70,7 @@ async def test_the_item_and_rater_columns_are_guessed_and_each_item_audited(sess
     path, vectors, frame = session_file
     app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.items is not None, "the file")
+        await wait_for(pilot, lambda: app.state.items is not None, "the file")
         chosen = {s.id: s.value for s in app.get_screen("load").query(Select)}
         assert chosen["col-item"] == "item" and chosen["col-rater"] == "rater"
         validation = str(app.get_screen("load").query_one("#validation", Static).render())
@@ -112,11 +113,11 @@ async def test_the_review_merges_every_item_and_filters_by_item_and_rater(sessio
     app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
     async with app.run_test(size=SIZE) as pilot:
         review = await review_all(pilot)
-        assert review.view.tolist() == review.result.review_order().tolist()
+        assert review.view.tolist() == review.review.review_order().tolist()
         assert len(review.view) == len(frame)
         review.query_one("#filter-item", Select).value = "B"
         await pilot.pause()
-        assert {review.result.items[i] for i in review.view} == {"B"}
+        assert {review.review.items[i] for i in review.view} == {"B"}
         assert len(review.view) == (frame["item"] == "B").sum()
         review.query_one("#filter-rater", Select).value = "r1"
         await pilot.pause()
@@ -133,7 +134,7 @@ async def test_a_new_score_is_chosen_from_the_items_own_scale(session_file):
         review = await review_all(pilot, item="A")
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ScoreModal), "the score dialog")
-        human = review.result.responses.labels[review.result.responses.scores[review.shown()]]
+        human = review.review.responses.labels[review.review.responses.scores[review.shown()]]
         assert set(app.screen.choices) == {"0", "1", "2"} - {human}
 
 
@@ -169,11 +170,34 @@ async def test_a_session_of_items_resumes_after_a_restart(session_file):
         await wait_for(pilot, lambda: isinstance(again.screen, ResumeModal), "the question")
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(again.screen, ReviewScreen), "the review")
-        assert [r.responses.item for r in again.result.results] == [
+        assert [r.responses.item for r in again.state.result.results] == [
             r.responses.item for r in session.results
         ]
-        assert again.result.raters is not None
+        assert again.state.result.raters is not None
         again.screen.query_one("#filter-view", Select).value = "all"
         await pilot.pause()
         assert again.screen.view.tolist() == queue.tolist()
-        assert len(again.store.all()) == 1
+        assert len(again.state.store.all()) == 1
+
+
+async def test_a_settings_change_keeps_the_results_of_items_on_a_stated_score_order(tmp_path):
+    """Text labels with score_order, and an item that never uses the middle label: the app's
+    pooled responses and the review's are pooled in the same order, so a settings change that
+    leaves the data as it was does not close the results."""
+    frame, vectors = session_frame(items=(("A", 70, 3), ("B", 60, 3)), seed=3)
+    names = {"0": "low", "1": "medium", "2": "high"}
+    frame["score"] = [names[s] for s in frame["score"]]
+    frame.loc[(frame["item"] == "A") & (frame["score"] == "medium"), "score"] = "high"
+    path = tmp_path / "labels.csv"
+    frame.to_csv(path, index=False)
+    np.save(tmp_path / "labels.npy", vectors)
+    overrides = [*FAST, "score_order=low,medium,high"]
+    app = ParmApp(path, embeddings_path=tmp_path / "labels.npy", overrides=overrides)
+    async with app.run_test(size=SIZE) as pilot:
+        session = await run_session_in_app(pilot)
+        await pilot.press("f3")
+        await pilot.pause()
+        app.screen.query_one("#seed", Input).value = "7"
+        await pilot.pause()
+        assert app.state.config.seed == 7
+        assert app.state.result is session

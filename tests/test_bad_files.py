@@ -12,15 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import clustered_embeddings
+from helpers import FAST_CLI, cli, clustered_embeddings, write_rows
 from hostile import unsafe_characters
 from numpy.lib import format as npy_format
-from test_bad_input import FAST, N, cli, write_rows
 
 from engine.core import files
 from engine.core.errors import ExportError
 from engine.embedding import cache
 
+N = 60
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX files and signals")
 
 
@@ -66,7 +66,7 @@ def test_a_named_pipe_is_refused_without_waiting_for_a_writer(tmp_path, good, no
         "--config": [good / "answers.csv", "--config", pipe],
         "--embeddings": [good / "answers.csv", "--embeddings", pipe],
     }[role]
-    output = refused(*args, *FAST)
+    output = refused(*args, *FAST_CLI)
     assert f"{pipe} is a named pipe (FIFO), not a regular file" in output
 
 
@@ -78,12 +78,12 @@ def test_a_device_that_never_ends_is_refused(good, no_hang, role):
         "--config": [good / "answers.csv", "--config", "/dev/zero"],
         "--embeddings": [good / "answers.csv", "--embeddings", "/dev/zero"],
     }[role]
-    assert "/dev/zero is a device, not a regular file" in refused(*args, *FAST)
+    assert "/dev/zero is a device, not a regular file" in refused(*args, *FAST_CLI)
 
 
 @pytest.mark.parametrize("role", ["--config", "--embeddings"])
 def test_a_folder_is_refused(tmp_path, good, role):
-    output = refused(good / "answers.csv", role, tmp_path, *FAST)
+    output = refused(good / "answers.csv", role, tmp_path, *FAST_CLI)
     assert f"{tmp_path} is a folder" in output
 
 
@@ -91,9 +91,9 @@ def test_a_folder_is_refused(tmp_path, good, role):
 def test_deeply_nested_json_is_a_config_error_not_a_crash(tmp_path, good):
     settings = tmp_path / "deep.json"
     settings.write_text("[" * 200_000 + "]" * 200_000)
-    output = refused(good / "answers.csv", "--config", settings, *FAST)
+    output = refused(good / "answers.csv", "--config", settings, *FAST_CLI)
     assert "deep.json is nested too deeply" in output
-    output = refused(good / "answers.csv", "--set", "seed=" + "[" * 200_000, *FAST)
+    output = refused(good / "answers.csv", "--set", "seed=" + "[" * 200_000, *FAST_CLI)
     assert "--set seed: the value is nested too deeply" in output
 
 
@@ -106,7 +106,7 @@ def test_a_huge_config_file_is_refused_before_parsing(tmp_path, good):
 def test_control_characters_in_a_setting_are_refused(tmp_path, good):
     settings = tmp_path / "settings.json"
     settings.write_text('{"text_column": "answer\\u001b]52;c;eA==\\u0007"}')
-    output = refused(good / "answers.csv", "--config", settings, *FAST)
+    output = refused(good / "answers.csv", "--config", settings, *FAST_CLI)
     assert "'text_column'" in output and "control characters" in output
     assert unsafe_characters(output) == []
 
@@ -133,13 +133,13 @@ def test_a_npy_header_announcing_a_huge_array_is_refused_before_allocating(
     tmp_path, good, shape, expected
 ):
     path = npy_with_header(tmp_path / "huge.npy", shape)
-    output = refused(good / "answers.csv", "--embeddings", path, *FAST)
+    output = refused(good / "answers.csv", "--embeddings", path, *FAST_CLI)
     assert "huge.npy" in output and expected in output and "MemoryError" not in output
 
 
 def test_an_npz_archive_is_named(tmp_path, good):
     np.savez(tmp_path / "both.npz", a=np.zeros((N, 4)))
-    output = refused(good / "answers.csv", "--embeddings", tmp_path / "both.npz", *FAST)
+    output = refused(good / "answers.csv", "--embeddings", tmp_path / "both.npz", *FAST_CLI)
     assert "not a single .npy array (an .npz archive?)" in output
 
 
@@ -150,14 +150,14 @@ def test_an_npz_archive_is_named(tmp_path, good):
 def test_repeated_column_names_are_refused_and_listed(tmp_path, header):
     rows = [[f"{i}", f"text {i}", i % 2, (i + 1) % 2][: len(header)] for i in range(N)]
     path = write_rows(tmp_path / "twice.csv", header, rows)
-    output = refused(path, *FAST)
+    output = refused(path, *FAST_CLI)
     assert "twice.csv has more than one column named 'score'" in output
 
 
 def test_a_fallback_encoding_is_a_warning_on_stderr_and_in_the_report(tmp_path, good):
     rows = [[f"s{i}", f"Lumière et eau {i}", i % 3] for i in range(N)]
     path = write_rows(tmp_path / "fr.csv", ["id", "answer", "score"], rows, encoding="cp1252")
-    code, output = cli(path, "--embeddings", good / "emb.npy", "--out", tmp_path / "o", *FAST)
+    code, output = cli(path, "--embeddings", good / "emb.npy", "--out", tmp_path / "o", *FAST_CLI)
     assert code == 0, output
     warning = "fr.csv is not valid UTF-8; it was read as Windows-1252"
     assert output.startswith("Warning: File ") and warning in output.splitlines()[0]
@@ -165,12 +165,13 @@ def test_a_fallback_encoding_is_a_warning_on_stderr_and_in_the_report(tmp_path, 
     report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
     assert warning in report.split("## Warnings", 1)[1]
     code, output = cli(good / "answers.csv", "--embeddings", good / "emb.npy", "--out",
-                       tmp_path / "o2", *FAST)  # fmt: skip
+                       tmp_path / "o2", *FAST_CLI)  # fmt: skip
     assert code == 0 and "not valid UTF-8" not in output
 
 
+@pytest.mark.slow
 async def test_the_app_notifies_a_fallback_encoding(tmp_path):
-    from test_app_flow import wait_for
+    from helpers import wait_for
 
     from parm_tui.app import ParmApp
 
@@ -178,16 +179,16 @@ async def test_the_app_notifies_a_fallback_encoding(tmp_path):
     path = write_rows(tmp_path / "fr.csv", ["id", "answer", "score"], rows, encoding="cp1252")
     app = ParmApp(path=path)
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: app.responses is not None, "the file")
+        await wait_for(pilot, lambda: app.state.responses is not None, "the file")
         messages = [n.message for n in app._notifications if n.severity == "warning"]
         assert any("read as Windows-1252" in m for m in messages)
-        assert "Lumière" in app.responses.texts[0]
+        assert "Lumière" in app.state.responses.texts[0]
 
 
 # -- exports are all or nothing ----------------------------------------------------------------
 def test_a_folder_in_a_targets_place_stops_the_export_before_anything_is_written(tmp_path, good):
     out = tmp_path / "o"
-    args = [good / "answers.csv", "--embeddings", good / "emb.npy", "--out", out, *FAST]
+    args = [good / "answers.csv", "--embeddings", good / "emb.npy", "--out", out, *FAST_CLI]
     assert cli(*args)[0] == 0
     (out / "report.md").unlink()
     (out / "report.md").mkdir()
@@ -257,7 +258,7 @@ def test_an_interrupted_cache_write_leaves_no_temporary_file(tmp_path, monkeypat
         Path(path).write_bytes(b"half")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cache.np, "save", interrupted)
+    monkeypatch.setattr(cache, "_write_entry", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        cache.write_cache("k" * 64, np.zeros((2, 2)))
+        cache.write_arrays("k" * 64, {"vectors": np.zeros((2, 2))})
     assert list((tmp_path / "cache").iterdir()) == []

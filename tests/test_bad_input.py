@@ -10,19 +10,17 @@ import os
 
 import numpy as np
 import pytest
-from conftest import clustered_embeddings
-from typer.testing import CliRunner
+from helpers import FAST_CLI, cli, clustered_embeddings, write_rows
 
 from engine.core import files
 from engine.core.errors import ExportError
+from engine.embedding.vectors import Embedded
 from engine.input.config import config_from_dict
 from engine.input.responses import Responses
 from engine.outputs import write as export
 from engine.pipeline import run_audit
-from parm_tui.cli import app
 
 N = 60
-FAST = ["--set", "similarity_top_k=[5,10]", "-q"]
 
 
 @pytest.fixture(scope="module")
@@ -36,28 +34,15 @@ def good(tmp_path_factory):
     return folder, rows
 
 
-def write_rows(path, header, rows, delimiter=",", encoding="utf-8"):
-    with open(path, "w", newline="", encoding=encoding) as handle:
-        writer = csv.writer(handle, delimiter=delimiter)
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
-
-
-def cli(*args):
-    result = CliRunner().invoke(app, ["audit", *map(str, args)])
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    return result.exit_code, result.output
-
-
 def audit_rows(tmp_path, good, change, *extra):
     """Run the CLI on the good rows after `change(rows)`, with the good embeddings."""
     folder, rows = good
     rows = [list(r) for r in rows]
     change(rows)
     path = write_rows(tmp_path / "edited.csv", ["id", "answer", "score"], rows)
-    return cli(path, "--embeddings", folder / "emb.npy", "--out", tmp_path / "out", *FAST, *extra)
+    return cli(
+        path, "--embeddings", folder / "emb.npy", "--out", tmp_path / "out", *FAST_CLI, *extra
+    )
 
 
 # -- the input file ----------------------------------------------------------------------------
@@ -91,7 +76,7 @@ def test_unusable_file_is_named_in_a_one_line_error(tmp_path, case):
     path = tmp_path / "input.csv"
     if content is not None:
         path.write_bytes(content)
-    code, output = cli(path, *FAST)
+    code, output = cli(path, *FAST_CLI)
     assert code == 2
     assert output.startswith("Error: ")
     assert expected in output
@@ -99,7 +84,7 @@ def test_unusable_file_is_named_in_a_one_line_error(tmp_path, case):
 
 
 def test_folder_given_as_file_is_refused(tmp_path):
-    code, output = cli(tmp_path, *FAST)
+    code, output = cli(tmp_path, *FAST_CLI)
     assert code == 2 and "is a folder, not a regular file" in output
 
 
@@ -112,9 +97,9 @@ def test_unreadable_file_says_why(tmp_path, good, monkeypatch):
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(files.os, "open", refuse)
-    code, output = cli(good[0] / "answers.csv", *FAST)
+    code, output = cli(good[0] / "answers.csv", *FAST_CLI)
     assert code == 2
-    assert "answers.csv cannot be read: Permission denied" in output
+    assert "answers.csv cannot be read: permission denied" in output
 
 
 # -- columns and rows --------------------------------------------------------------------------
@@ -174,7 +159,7 @@ def test_bad_rows_are_skipped_when_asked_and_rows_keep_numbers(tmp_path, good, c
     [("--text-col", "essay", "text"), ("--score-col", "grade", "score")],
 )
 def test_missing_column_lists_the_columns_that_exist(good, flag, name, role):
-    code, output = cli(good[0] / "answers.csv", flag, name, *FAST)
+    code, output = cli(good[0] / "answers.csv", flag, name, *FAST_CLI)
     assert code == 2
     assert f"the {role} column '{name}' does not exist" in output
     assert "Columns in the file: id, answer, score" in output
@@ -187,7 +172,7 @@ def test_single_score_category_is_refused(tmp_path, good):
 
 def test_too_few_responses_are_refused(tmp_path):
     path = write_rows(tmp_path / "few.csv", ["answer", "score"], [["a", 0], ["b", 1]] * 4)
-    code, output = cli(path, *FAST)
+    code, output = cli(path, *FAST_CLI)
     assert code == 2 and "8 usable response(s); parm needs at least 10" in output
 
 
@@ -211,7 +196,7 @@ def test_other_delimiters_and_encodings_just_work(tmp_path, good, delimiter, enc
     folder, rows = good
     rows = [[r[0], "Lumière et eau " + r[1], r[2]] for r in rows]
     path = write_rows(tmp_path / "fr.csv", ["id", "answer", "score"], rows, delimiter, encoding)
-    code, output = cli(path, "--embeddings", folder / "emb.npy", "--out", tmp_path / "o", *FAST)
+    code, output = cli(path, "--embeddings", folder / "emb.npy", "--out", tmp_path / "o", *FAST_CLI)
     assert code == 0, output
     predictions = (tmp_path / "o" / "predictions.csv").read_text(encoding="utf-8")
     assert "Lumière et eau Plants need light 0" in predictions
@@ -271,10 +256,11 @@ def test_bad_config_file_is_named(tmp_path, good, content, expected):
 
 
 # -- embeddings --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_model_that_cannot_load_offline_names_the_bundled_default(tmp_path, good):
     code, output = cli(
         good[0] / "answers.csv", "--out", tmp_path / "o", "--set", "embedding_model=no-such/model",
-        *FAST,
+        *FAST_CLI,
     )  # fmt: skip
     assert code == 2
     assert "Embedding model 'no-such/model' could not be loaded" in output
@@ -294,14 +280,14 @@ def test_bad_precomputed_embeddings_are_named(tmp_path, good, case):
     change, expected = EMBEDDING_CASES[case]
     folder, _ = good
     np.save(tmp_path / "bad.npy", change(np.load(folder / "emb.npy")))
-    code, output = cli(folder / "answers.csv", "--embeddings", tmp_path / "bad.npy", *FAST)
+    code, output = cli(folder / "answers.csv", "--embeddings", tmp_path / "bad.npy", *FAST_CLI)
     assert code == 2 and "bad.npy" in output and expected in output
 
 
 def test_missing_or_unreadable_embeddings_file_is_named(tmp_path, good):
     (tmp_path / "junk.npy").write_bytes(b"not numpy")
     for name, expected in (("nothere.npy", "not found"), ("junk.npy", "not a readable .npy")):
-        code, output = cli(good[0] / "answers.csv", "--embeddings", tmp_path / name, *FAST)
+        code, output = cli(good[0] / "answers.csv", "--embeddings", tmp_path / name, *FAST_CLI)
         assert code == 2 and name in output and expected in output
 
 
@@ -312,7 +298,7 @@ def test_output_path_that_is_a_file_is_refused(tmp_path, good):
     blocker.write_text("x")
     for out in (blocker, blocker / "sub"):
         code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
-                           "--out", out, *FAST)  # fmt: skip
+                           "--out", out, *FAST_CLI)  # fmt: skip
         assert code == 2 and "blocker" in output and "not a folder" in output
 
 
@@ -323,17 +309,21 @@ def test_unwritable_output_folder_is_refused_before_the_run(tmp_path, good, monk
     monkeypatch.setattr(export.tempfile, "TemporaryFile", read_only)
     folder, _ = good
     code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
-                       "--out", tmp_path / "o", *FAST)  # fmt: skip
-    assert code == 2 and "Output folder" in output and "is not writable: Read-only" in output
+                       "--out", tmp_path / "o", *FAST_CLI)  # fmt: skip
+    assert (
+        code == 2
+        and "Output folder" in output
+        and "is not writable: read-only file system" in output
+    )
 
 
 def test_existing_outputs_are_not_overwritten_without_force(tmp_path, good):
     folder, _ = good
     args = [folder / "answers.csv", "--embeddings", folder / "emb.npy", "--out", tmp_path / "o"]
-    assert cli(*args, *FAST)[0] == 0
-    code, output = cli(*args, *FAST)
+    assert cli(*args, *FAST_CLI)[0] == 0
+    code, output = cli(*args, *FAST_CLI)
     assert code == 2 and "already has predictions.csv" in output and "--force" in output
-    assert cli(*args, *FAST, "--force")[0] == 0
+    assert cli(*args, *FAST_CLI, "--force")[0] == 0
 
 
 # -- exports are all or nothing ----------------------------------------------------------------
@@ -349,7 +339,7 @@ def small_result():
         file_rows=N,
     )
     config = config_from_dict({"similarity_top_k": [5], "similarity_power": 1.0})
-    return run_audit(responses, config, embeddings=vectors)
+    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
 
 
 def snapshot(folder):
@@ -394,14 +384,15 @@ def test_interrupted_export_leaves_no_temporary_files(tmp_path, small_result, mo
     monkeypatch.setattr(files.os, "replace", interrupt)
     with pytest.raises(KeyboardInterrupt):
         export.write_outputs(small_result, tmp_path / "out")
-    assert list((tmp_path / "out").iterdir()) == []
+    # The set was being written in a sibling folder: neither it nor the output folder is left.
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_full_disk_in_cli_export_is_one_line(tmp_path, good, monkeypatch):
     monkeypatch.setattr(files.os, "fsync", full_disk_on_call(os.fsync, 2))
     folder, _ = good
     code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
-                       "--out", tmp_path / "o", *FAST)  # fmt: skip
+                       "--out", tmp_path / "o", *FAST_CLI)  # fmt: skip
     assert code == 2
     assert output.strip().count("\n") == 0 and "the disk is full" in output
     assert not list((tmp_path / "o").glob("*.csv"))
@@ -422,7 +413,7 @@ def test_internal_error_prints_one_line_and_writes_a_log(tmp_path, good, monkeyp
     monkeypatch.setattr(engine.session, "run_session", broken)
     folder, _ = good
     code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",
-                       "--out", tmp_path / "o", *FAST)  # fmt: skip
+                       "--out", tmp_path / "o", *FAST_CLI)  # fmt: skip
     assert code == 1
     assert output.startswith("Internal error: RuntimeError: boom (details in ")
     log = output.strip().split("details in ", 1)[1].rstrip(")")
@@ -445,7 +436,7 @@ def test_separable_categories_are_reported_as_a_warning():
         rows=np.arange(1, n + 1),
     )
     config = config_from_dict({"similarity_top_k": [5], "similarity_power": 1.0})
-    result = run_audit(responses, config, embeddings=vectors)
+    result = run_audit(responses, config, embedded=Embedded.precomputed(vectors))
     assert any("perfectly separated" in w for w in result.warnings)
 
 
@@ -453,6 +444,7 @@ def test_overlapping_categories_give_no_separation_warning(small_result):
     assert not any("perfectly separated" in w for w in small_result.warnings)
 
 
+@pytest.mark.slow
 def test_long_texts_are_counted_as_truncated_also_from_the_cache():
     from engine.embedding.sentence import embed_texts
 
@@ -460,8 +452,8 @@ def test_long_texts_are_counted_as_truncated_also_from_the_cache():
     texts.append("Plants need light and water and soil. " * 120)
     first = embed_texts(texts)[1]
     cached = embed_texts(texts)[1]
-    assert first["truncated"] == 1
-    assert cached["cached"] is True and cached["truncated"] == 1
+    assert first.truncated == 1
+    assert cached.cached is True and cached.truncated == 1
 
 
 def test_exports_follow_the_umask_not_mkstemps_private_mode(tmp_path):

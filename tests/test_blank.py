@@ -9,17 +9,16 @@ import json
 
 import numpy as np
 import pytest
-from conftest import clustered_embeddings
-from test_audit import small_config
+from helpers import clustered_embeddings, small_config
 
 from engine.core.errors import DataError
 from engine.core.progress import Reporter
 from engine.embedding.blank import with_blank_tokens, with_blank_vectors
-from engine.embedding.vectors import TokenEmbeddings
+from engine.embedding.vectors import Embedded, TokenEmbeddings
 from engine.graph.maxsim import pair_scores, symmetric_score
 from engine.input.config import load_defaults
 from engine.input.responses import Responses, blank_answers, load_responses
-from engine.pipeline import embed_responses, run_audit
+from engine.pipeline import embed_responses, run_audit, with_blank_answers
 
 BLANKS = ["", " ", "\t", "  \n "]
 
@@ -57,8 +56,10 @@ def test_blank_rows_of_zeros_in_a_precomputed_file_become_the_blank_vector():
     texts = [f"answer {i}" for i in range(24)]
     texts[0], texts[5] = "", "   "
     responses = Responses(texts, scores, ("0", "1"), texts, np.arange(1, 25))
-    embedded, info = embed_responses(responses, load_defaults(), Reporter(), vectors)
-    assert info["model"] == "precomputed"
+    given = Embedded.precomputed(vectors)
+    found = embed_responses(responses, load_defaults(), Reporter(), given)
+    assert found.facts.model == "precomputed"
+    embedded = with_blank_answers(found, responses).vectors
     np.testing.assert_allclose(embedded[0], embedded[5])
     assert embedded[0, -1] == 1.0 and np.count_nonzero(embedded[0]) == 1
 
@@ -109,7 +110,7 @@ def test_a_blank_scored_high_among_blanks_scored_zero_is_first_in_the_review_que
     config = small_config()
     responses = load_responses(write_csv(tmp_path / "blanks.csv", rows), config)
     assert responses.blank.sum() == 16 and len(responses) == 76
-    result = run_audit(responses, config, embeddings=vectors)
+    result = run_audit(responses, config, embedded=Embedded.precomputed(vectors))
     high = responses.ids.index("b7")
     assert result.review_order()[0] == high
     assert result.severity[high] > 0.5
@@ -179,7 +180,7 @@ def test_blanks_embedded_by_the_model_share_the_blank_vector(tmp_path):
     rows, _ = blank_file_rows()
     config = small_config()
     responses = load_responses(write_csv(tmp_path / "blanks.csv", rows), config)
-    embedded, _ = embed_responses(responses, config, Reporter())
+    embedded = with_blank_answers(embed_responses(responses, config, Reporter()), responses).vectors
     blank = responses.blank
     sims = embedded @ embedded.T
     np.testing.assert_allclose(sims[np.ix_(blank, blank)], 1.0, atol=1e-6)

@@ -4,6 +4,7 @@ is accepted; K values not below N are dropped with a warning, or refused when no
 from __future__ import annotations
 
 import json
+import pickle
 
 import pytest
 
@@ -55,6 +56,8 @@ INVALID = [
     ("item_column", "", "non-empty string or null"),
     ("rater_column", 3, "non-empty string or null"),
     ("jobs", 0, "integer >= 1"),
+    ("saved_runs", 0, "integer >= 1"),
+    ("saved_runs", "all", "integer >= 1"),
 ]
 
 
@@ -66,6 +69,36 @@ def test_invalid_setting_message_names_key_value_and_accepted(key, value, accept
     assert f"'{key}'" in message
     assert json.dumps(value, default=str) in message
     assert accepted in message
+
+
+@pytest.mark.parametrize(("key", "value", "accepted"), INVALID)
+def test_a_settings_error_carries_the_key_it_is_about(key, value, accepted):
+    with pytest.raises(ConfigError) as caught:
+        config_from_dict({key: value})
+    assert caught.value.key == key
+
+
+def test_errors_about_several_settings_name_the_one_to_change(tmp_path):
+    with pytest.raises(ConfigError) as caught:
+        config_from_dict({"second_rater_column": "r2"})
+    assert caught.value.key == "second_rater_column"
+    with pytest.raises(ConfigError) as caught:
+        fit_top_k(config_from_dict({"similarity_top_k": 30}), 20)
+    assert caught.value.key == "similarity_top_k"
+    path = tmp_path / "settings.json"
+    path.write_text('{"seed": -1}')
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert caught.value.key == "seed" and str(path) in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        config_from_dict({"top_kk": 5})
+    assert caught.value.key is None
+
+
+def test_a_settings_error_keeps_its_key_across_processes():
+    """Items run on worker processes: their errors come back pickled."""
+    error = pickle.loads(pickle.dumps(ConfigError("Setting 'seed' = -1 is invalid.", "seed")))
+    assert (str(error), error.key) == ("Setting 'seed' = -1 is invalid.", "seed")
 
 
 def test_unknown_key_is_refused_and_known_keys_listed():
@@ -207,3 +240,14 @@ def test_item_rater_and_jobs_settings_round_trip_through_a_file(tmp_path):
     config = config_from_dict({"item_column": "question", "rater_column": "marker", "jobs": 2})
     save_config(config, tmp_path / "settings.json")
     assert load_config(tmp_path / "settings.json") == config
+
+
+def test_how_many_runs_are_kept_changes_no_settings_digest():
+    """saved_runs says what is kept of a run, not how it runs: the digest that decisions and
+    saved runs record stays the same, and stays what earlier parm versions wrote."""
+    from engine.input.config import settings_digest
+
+    base = config_from_dict({})
+    assert base.saved_runs == 10
+    assert settings_digest(base.updated(saved_runs=3)) == settings_digest(base)
+    assert settings_digest(base.updated(seed=3)) != settings_digest(base)

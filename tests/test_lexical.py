@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import answers_for, as_split
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import cross_val_predict
-from test_severity import answers_for, as_split
 
 from engine.model import lexical
 from engine.model.classifier import out_of_fold_proba, stratified_folds

@@ -182,3 +182,15 @@ def test_bootstrap_point_estimates_match_scikit_learn():
     assert intervals["qwk"].estimate == pytest.approx(
         cohen_kappa_score(human, predicted, labels=[0, 1, 2, 3], weights="quadratic")
     )
+
+
+def test_the_metrics_computed_are_the_metrics_named_once():
+    """engine.core.metric_names lists every metric once, in the order evaluate gives them; the
+    ones needing an order are the ones left out for nominal scores."""
+    from engine.core.metric_names import METRIC_NAMES, METRICS
+    from engine.model.metrics import evaluate
+
+    human, proba = random_case(60, 4, seed=3)
+    assert tuple(evaluate(human, proba)) == METRIC_NAMES
+    nominal = tuple(m.name for m in METRICS if not m.needs_order)
+    assert tuple(evaluate(human, proba, ordered=False)) == nominal

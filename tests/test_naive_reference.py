@@ -7,7 +7,7 @@ import naive
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import clustered_embeddings
+from helpers import clustered_embeddings
 
 from engine.graph.search import build_graph
 from engine.input.config import config_from_dict

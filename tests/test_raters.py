@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import run_frame, session_config, session_frame
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
-from test_items import config, run, session_frame
 
 from engine.audit.raters import MIN_RATER_SCORES, _leniency, _pool, rater_report, wilson
 from engine.input.responses import Responses
@@ -38,6 +38,7 @@ def fake_result(
     predicted = proba.argmax(axis=1)
     return types.SimpleNamespace(
         responses=responses, fitted=types.SimpleNamespace(proba=proba), predicted=predicted,
+        rater_proba=None,
         flagged=predicted != np.asarray(scores),
         config=types.SimpleNamespace(score_order=score_order),
     )  # fmt: skip
@@ -61,14 +62,15 @@ def test_a_planted_lenient_rater_is_lenient_and_the_others_are_not():
     lenient = (frame["rater"] == "r0") & (rng.random(len(frame)) < 1 / 3)
     raised = np.minimum(frame["score"].astype(int) + 1, 2)
     frame.loc[lenient, "score"] = raised[lenient].astype(str)
-    session = run(frame, vectors, config(rater_column="rater"))
+    session = run_frame(frame, vectors, session_config(rater_column="rater"))
     rows = {r.rater: r for r in session.raters.rows}
-    assert rows["r0"].leniency_low > 0
+    assert rows["r0"].leniency_low > 0 and "lenient" in rows["r0"].verdict
     for name in ("r1", "r2", "r3"):
-        assert rows[name].leniency_low <= 0 <= rows[name].leniency_high
+        assert rows[name].verdict == "fine" and abs(rows[name].leniency) < 0.1
     assert session.raters.rows[0].rater == "r0"  # the farthest from the rest comes first
 
 
+@pytest.mark.slow
 def test_leniency_intervals_cover_zero_about_95_percent_when_no_rater_is_biased():
     rng = np.random.default_rng(7)
     covered = [
@@ -210,7 +212,7 @@ def test_unordered_labels_give_no_leniency_or_qwk():
 
 def test_raters_csv_has_the_documented_columns(tmp_path):
     frame, vectors = session_frame()
-    session = run(frame, vectors, config(rater_column="rater"))
+    session = run_frame(frame, vectors, session_config(rater_column="rater"))
     header, rows = raters_table(session)
     assert header == RATER_COLUMNS
     assert {"rater", "n", "exact", "kappa", "flagged_share", "leniency", "leniency_low",
@@ -227,7 +229,8 @@ def test_raters_csv_has_the_documented_columns(tmp_path):
 @pytest.mark.slow
 def test_the_sample_session_shows_its_planted_raters(tmp_path):
     """sample_data/sessions.csv through `parm audit` with the bundled model: the planted
-    lenient rater R4 is lenient, the noisy R6 has the most flags, R7 is too few to judge."""
+    lenient rater R4 is lenient, the noisy R6 has the most flags and is noisy, each with the
+    rule that says so (lenient first for R4), the others are fine, R7 is too few to judge."""
     out = tmp_path / "out"
     command = [
         sys.executable, "-m", "parm_tui.cli", "audit", str(ROOT / "sample_data" / "sessions.csv"),
@@ -243,6 +246,14 @@ def test_the_sample_session_shows_its_planted_raters(tmp_path):
     shares = {name: float(row["flagged_share"]) for name, row in rows.items() if name != "R7"}
     assert max(shares, key=shares.get) == "R6"
     assert rows["R7"]["note"] == "too few to judge"
+    # Strongest verdict first: R4 raised a third of their scores, which is lenient first and
+    # also less consistent than the others.
+    assert rows["R4"]["verdict"].split(", ")[0] == "lenient"
+    assert (
+        rows["R4"]["rule"].startswith("lenient: ") and "(rule: leniency >= " in rows["R4"]["rule"]
+    )
+    assert rows["R6"]["verdict"] == "noisy" and "(rule: infit >= " in rows["R6"]["rule"]
+    assert {rows[name]["verdict"] for name in ("R1", "R2", "R3", "R5")} == {"fine"}
     with (out / "items.csv").open(encoding="utf-8") as handle:
         items = {row["item"]: row["status"] for row in csv.DictReader(handle)}
     assert items == dict.fromkeys(("volcano", "recycling", "fractions"), "audited")

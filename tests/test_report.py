@@ -9,8 +9,9 @@ import re
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_CSV, clustered_embeddings
+from helpers import SAMPLE_CSV, clustered_embeddings
 
+from engine.embedding.vectors import Embedded
 from engine.input.responses import Responses, load_responses
 from engine.outputs.markdown import markdown_report as report_markdown
 from engine.outputs.report import report_dict
@@ -35,7 +36,7 @@ SECTIONS = (
 def sample_run(sample_config, sample_embeddings):
     config = sample_config.updated(second_score_column="score2", bootstrap_samples=50)
     responses = load_responses(SAMPLE_CSV, config)
-    return run_audit(responses, config, embeddings=sample_embeddings)
+    return run_audit(responses, config, embedded=Embedded.precomputed(sample_embeddings))
 
 
 def test_report_markdown_has_every_section(sample_run):
@@ -50,12 +51,13 @@ def test_report_markdown_has_every_section(sample_run):
 def test_report_top_list_is_the_review_screens_list_and_predictions_carry_the_severity(
     sample_run,
 ):
-    from engine.audit.queue import review_view
+    from engine.results.queue import review_view
+    from engine.results.review import review_set
 
     text = report_markdown(sample_run)
     section = text[text.index("## Top 20 responses to review") :].split("\n## ")[0]
     listed = [int(row) for row in re.findall(r"^\| (\d+) \|", section, flags=re.M)]
-    expected = sample_run.responses.rows[review_view(sample_run)[:20]]
+    expected = sample_run.responses.rows[review_view(review_set([sample_run]))[:20]]
     assert listed == expected.tolist()
     header, rows = prediction_table(sample_run)
     table = list(csv.DictReader(io.StringIO(csv_text(header, rows))))
@@ -113,7 +115,9 @@ def test_report_lists_near_duplicates_with_both_texts():
     config_changes = {"similarity_top_k": [5, 10], "bootstrap_samples": 0, "cross_fit_folds": 0}
     from engine.input.config import load_defaults
 
-    result = run_audit(responses, load_defaults().updated(**config_changes), embeddings=vectors)
+    result = run_audit(
+        responses, load_defaults().updated(**config_changes), embedded=Embedded.precomputed(vectors)
+    )
     pair = report_dict(result)["near_duplicates"][0]
     assert {pair["first"]["text"], pair["second"]["text"]} == {texts[0], texts[1]}
     assert {pair["first"]["score"], pair["second"]["score"]} == {"0", "1"}
@@ -136,6 +140,6 @@ def test_low_qwk_is_marked_in_the_report(sample_config):
         rows=np.arange(1, 201),
     )
     config = sample_config.updated(similarity_top_k=[5], bootstrap_samples=0, cross_fit_folds=0)
-    result = run_audit(responses, config, embeddings=vectors)
+    result = run_audit(responses, config, embedded=Embedded.precomputed(vectors))
     assert result.metrics["qwk"] < 0.7
     assert "**below 0.70**" in report_markdown(result)

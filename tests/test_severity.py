@@ -7,34 +7,37 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import clustered_embeddings
+from helpers import (
+    FLIPS,
+    answers_for,
+    as_split,
+    clustered_embeddings,
+    small_config,
+    synthetic_responses,
+)
 from scipy.stats import spearmanr
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import PredefinedSplit, cross_val_predict
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from test_audit import small_config, synthetic_responses
 
 from engine.audit import severity as audit
-from engine.audit.queue import review_view
+from engine.audit.severity import severity
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
+from engine.embedding.vectors import Embedded
 from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 from engine.model.lexical import gram_features, lexical_features
 from engine.pipeline import run_audit
+from engine.results.queue import review_view
+from engine.results.review import review_set
 
 
 def fixture(n=240, classes=3, seed=0, noise=1.0):
     """Float64 vectors in overlapping clusters (the classifier is not perfect) and scores."""
     vectors, scores = clustered_embeddings(n, classes, dim=12, noise=noise, seed=seed)
     return vectors.astype(np.float64), scores
-
-
-def as_split(parts: list[np.ndarray], n: int) -> PredefinedSplit:
-    fold = np.empty(n, dtype=int)
-    for number, held in enumerate(parts):
-        fold[held] = number
-    return PredefinedSplit(fold)
 
 
 def test_folds_cover_every_response_once_and_are_stratified_and_seeded():
@@ -92,21 +95,6 @@ def test_standardised_out_of_fold_fit_matches_a_scaler_pipeline():
         pipeline, features, scores, cv=as_split(parts, scores.size), method="predict_proba"
     )
     np.testing.assert_allclose(ours, reference, atol=1e-6)
-
-
-def answers_for(scores: np.ndarray, seed: int = 0) -> list[str]:
-    """Short answers whose words lean towards their score (noisily), a few of them blank."""
-    rng = np.random.default_rng(seed)
-    topics = [["light", "sun", "leaves"], ["water", "roots", "soil"], ["air", "carbon", "gas"]]
-    common = ["plants", "need", "the", "to", "grow", "because", "and", "they"]
-    texts = []
-    for score in scores:
-        own = topics[int(score) % 3] if rng.random() < 0.7 else topics[rng.integers(3)]
-        words = list(rng.choice(own, 2)) + list(rng.choice(common, 4))
-        texts.append(" ".join(rng.permutation(words)))
-    for i in rng.choice(len(texts), 3, replace=False):
-        texts[i] = " " if i % 2 else ""
-    return texts
 
 
 def scikit_learn_classifiers(vectors, texts, scores, split):
@@ -222,7 +210,9 @@ def noisy_run():
     vectors, scores = clustered_embeddings(300, 3, noise=0.9, seed=11)
     flip = np.random.default_rng(1).random(300) < 0.15
     scores = np.where(flip, (scores + 1) % 3, scores)
-    return run_audit(synthetic_responses(scores), small_config(), embeddings=vectors), vectors
+    return run_audit(
+        synthetic_responses(scores), small_config(), embedded=Embedded.precomputed(vectors)
+    ), vectors
 
 
 def test_severity_stays_in_zero_to_one_and_the_queue_is_sorted_by_it(noisy_run):
@@ -230,8 +220,9 @@ def test_severity_stays_in_zero_to_one_and_the_queue_is_sorted_by_it(noisy_run):
     assert np.all((result.severity >= 0) & (result.severity <= 1))
     order = result.review_order()
     np.testing.assert_array_equal(order, np.argsort(-result.severity, kind="stable"))
-    np.testing.assert_array_equal(review_view(result, show_all=True), order)
-    flagged_only = review_view(result)
+    review = review_set([result])
+    np.testing.assert_array_equal(review_view(review, show_all=True), order)
+    flagged_only = review_view(review)
     assert np.all(result.flagged[flagged_only]) and flagged_only.size == result.flagged.sum()
     assert np.all(np.diff(result.severity[flagged_only]) <= 0)
 
@@ -247,16 +238,22 @@ def test_run_audit_severity_is_the_review_severity_of_its_own_fit(noisy_run):
 
 def test_the_same_input_and_seed_give_the_same_severity_and_another_seed_other_folds(noisy_run):
     result, vectors = noisy_run
-    again = run_audit(result.responses, small_config(), embeddings=vectors)
+    again = run_audit(result.responses, small_config(), embedded=Embedded.precomputed(vectors))
     np.testing.assert_array_equal(again.severity, result.severity)
-    other = run_audit(result.responses, small_config(seed=1), embeddings=vectors)
+    other = run_audit(
+        result.responses, small_config(seed=1), embedded=Embedded.precomputed(vectors)
+    )
     assert not np.array_equal(other.severity, result.severity)
     assert np.corrcoef(other.severity, result.severity)[0, 1] > 0.8
 
 
 def test_severity_works_on_the_dense_graph(noisy_run):
     result, vectors = noisy_run
-    dense = run_audit(result.responses, small_config(similarity_top_k=None), embeddings=vectors)
+    dense = run_audit(
+        result.responses,
+        small_config(similarity_top_k=None),
+        embedded=Embedded.precomputed(vectors),
+    )
     assert np.all((dense.severity >= 0) & (dense.severity <= 1))
     assert np.corrcoef(dense.severity, result.severity)[0, 1] > 0.5
 
@@ -265,7 +262,9 @@ def test_small_files_with_a_single_response_in_a_score_get_a_severity():
     vectors, scores = clustered_embeddings(14, 3, noise=0.3, seed=4)
     scores[0] = 3  # one response alone in its score
     result = run_audit(
-        synthetic_responses(scores), small_config(similarity_top_k=[3, 5]), embeddings=vectors
+        synthetic_responses(scores),
+        small_config(similarity_top_k=[3, 5]),
+        embedded=Embedded.precomputed(vectors),
     )
     assert np.all((result.severity >= 0) & (result.severity <= 1))
     assert result.severity[0] == pytest.approx(1.0)  # no other response supports score 3
@@ -276,7 +275,28 @@ def test_without_two_folds_severity_falls_back_to_the_parm_fit_and_says_so():
     vectors, _ = clustered_embeddings(12, 3, noise=0.3, seed=4)
     scores = np.arange(12)  # twelve scores, one response each
     result = run_audit(
-        synthetic_responses(scores), small_config(similarity_top_k=[3]), embeddings=vectors
+        synthetic_responses(scores),
+        small_config(similarity_top_k=[3]),
+        embedded=Embedded.precomputed(vectors),
     )
     np.testing.assert_allclose(result.severity, audit.severity(result.fitted.proba, scores))
     assert any("Too few responses per score" in w for w in result.warnings)
+
+
+def test_severity_is_higher_for_deliberately_flipped_scores(flipped_run):
+    result, is_flipped, _ = flipped_run
+    # The synthetic texts ("answer 17") give the lexical model nothing to go on, so its
+    # probabilities pull every severity towards the middle: the order is what must hold.
+    assert result.severity[is_flipped].mean() > result.severity[~is_flipped].mean() + 0.4
+    assert roc_auc_score(is_flipped, result.severity) > 0.95
+
+
+def test_flipped_scores_come_first_in_the_review_order(flipped_run):
+    result, is_flipped, _ = flipped_run
+    first = result.review_order()[:FLIPS]
+    assert is_flipped[first].mean() >= 0.8
+
+
+def test_one_minus_p_is_the_probability_of_any_other_score():
+    proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
+    np.testing.assert_allclose(severity(proba, np.array([0, 0, 2])), [0.3, 0.9, 0.7])

@@ -5,21 +5,22 @@ synthetic data; nothing time-dependent or machine-dependent is on these screens.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ROOT
-from test_app_review import synthetic_result
+from helpers import ROOT, one_item_session, synthetic_result
 from textual.widgets import Input
 
-from engine.audit.decisions import open_store, run_context
+from engine.audit.decisions import open_store
 from engine.saved.store import SavedResult, SavedSession
-from engine.session import as_session
 from parm_tui.app import ParmApp
 from parm_tui.screens.resume import ResumeModal
 from parm_tui.screens.review import ReviewScreen
+
+pytestmark = pytest.mark.slow
 
 SAMPLE = Path("sample_data") / "plant_growth.csv"
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
@@ -33,10 +34,10 @@ def in_repo(monkeypatch, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def sample_result():
+def sample_session():
     """A result from seeded synthetic embeddings (not the model's CPU embeddings, whose last
     digits may differ between machines), with a second rater, intervals and cross-fitting."""
-    return synthetic_result(300, top_k=(5, 10, 20), power=[1.0, 2.0])
+    return one_item_session(synthetic_result(300, top_k=(5, 10, 20), power=[1.0, 2.0]))
 
 
 async def loaded(pilot):
@@ -51,9 +52,13 @@ async def settle(pilot):
     await pilot.pause()
 
 
-def show(result, name: str, *keys: str):
+def show(session, name: str, *keys: str, store=None):
+    """Show a screen of `session` (with this decision store) as a finished run leaves it."""
+
     async def run_before(pilot):
-        pilot.app.result = as_session(result)
+        if store is not None:  # a store of synthetic responses: no file chose it
+            pilot.app.state = replace(pilot.app.state, store=store)
+        pilot.app.finish_run(session, None)
         await pilot.app.action_show(name)
         await pilot.press(*keys)
         await settle(pilot)
@@ -91,26 +96,27 @@ def test_run_screen_before_a_run_lists_its_settings(snap_compare, in_repo, size)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_results_screen_summary(snap_compare, in_repo, sample_result, size):
-    run_before = show(sample_result, "results")
+def test_results_screen_summary(snap_compare, in_repo, sample_session, size):
+    run_before = show(sample_session, "results")
     assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_results_screen_tuning_tab(snap_compare, in_repo, sample_result, size):
-    run_before = show(sample_result, "results", "2")
+def test_results_screen_tuning_tab(snap_compare, in_repo, sample_session, size):
+    run_before = show(sample_session, "results", "2")
     assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
 
 
-def with_decisions(result, folder: Path):
+def with_decisions(session, folder: Path):
     """A decision store with the two most severe responses decided (keep, and change)."""
+    review = session.review
     source = folder / "answers.csv"
     source.write_text("placeholder\n")
-    store = open_store(source, result.responses, folder / "decisions.sqlite3")
-    responses = result.responses
-    first, second = (int(i) for i in result.review_order()[:2])
+    store = open_store(source, review.responses, folder / "decisions.sqlite3")
+    responses = review.responses
+    first, second = (int(i) for i in review.review_order()[:2])
     # Both decided on this run, so the screen is a first run's (no re-run line).
-    context = run_context(result, first)
+    context = review.run_context(first)
     store.record(
         int(responses.rows[first]),
         responses.ids[first],
@@ -121,30 +127,29 @@ def with_decisions(result, folder: Path):
     human = responses.labels[responses.scores[second]]
     new = next(label for label in responses.labels if label != human)
     row, rid, text = int(responses.rows[second]), responses.ids[second], responses.texts[second]
-    store.record(row, rid, text, "change", new, "two marks", context=run_context(result, second))
+    store.record(row, rid, text, "change", new, "two marks", context=review.run_context(second))
     return store
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_review_screen_with_decisions(snap_compare, in_repo, sample_result, tmp_path, size):
-    store = with_decisions(sample_result, tmp_path)
+def test_review_screen_with_decisions(snap_compare, in_repo, sample_session, tmp_path, size):
+    store = with_decisions(sample_session, tmp_path)
 
-    async def run_before(pilot):
-        pilot.app.store = store
-        await show(sample_result, "review")(pilot)
+    run_before = show(sample_session, "review", store=store)
 
     assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
     store.close()
 
 
-def test_review_screen_after_a_rerun(snap_compare, in_repo, sample_result, tmp_path):
-    store = with_decisions(sample_result, tmp_path)
-    flagged = np.flatnonzero(sample_result.flagged)
-    previous = [int(sample_result.responses.rows[i]) for i in flagged[:-4]]
+def test_review_screen_after_a_rerun(snap_compare, in_repo, sample_session, tmp_path):
+    store = with_decisions(sample_session, tmp_path)
+    review = sample_session.review
+    flagged = np.flatnonzero(review.flagged)
+    previous = [int(review.responses.rows[i]) for i in flagged[:-4]]
 
     async def run_before(pilot):
         screen = partial(ReviewScreen, previous_flagged_rows=previous)
-        await pilot.app.push_screen(screen(sample_result, store))
+        await pilot.app.push_screen(screen(review, store))
         await settle(pilot)
 
     assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
@@ -152,9 +157,9 @@ def test_review_screen_after_a_rerun(snap_compare, in_repo, sample_result, tmp_p
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_export_screen(snap_compare, in_repo, sample_result, monkeypatch, size):
+def test_export_screen(snap_compare, in_repo, sample_session, monkeypatch, size):
     monkeypatch.chdir("/")  # the folder is shown as an absolute path: the same on every machine
-    run_before = show(sample_result, "export")
+    run_before = show(sample_session, "export")
     assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
 
 
@@ -162,7 +167,7 @@ def test_export_screen(snap_compare, in_repo, sample_result, monkeypatch, size):
 def session_result():
     """A seeded synthetic session of two items scored by four raters, r0 lenient, with noise
     so that some scores are flagged."""
-    from test_items import config, run, session_frame
+    from helpers import run_frame, session_config, session_frame
 
     frame, vectors = session_frame(items=(("volcano", 120, 3), ("fractions", 100, 4)), seed=5)
     rng = np.random.default_rng(6)
@@ -173,8 +178,8 @@ def session_result():
     lenient = (frame["rater"] == "r0").to_numpy() & (rng.random(len(frame)) < 0.4)
     scores[lenient] = np.minimum(scores[lenient] + 1, 2)
     frame["score"] = [str(v) for v in scores]
-    settings = config(rater_column="rater", bootstrap_samples=20)
-    return run(frame, vectors, settings)
+    settings = session_config(rater_column="rater", bootstrap_samples=20)
+    return run_frame(frame, vectors, settings)
 
 
 @pytest.mark.parametrize("tab", ["5", "6"])
@@ -190,27 +195,25 @@ def test_review_of_a_session(snap_compare, in_repo, session_result, tmp_path, si
     source.write_text("placeholder\n")
     store = open_store(source, review.responses, tmp_path / "d.sqlite3", review.on_scale)
 
-    async def run_before(pilot):
-        pilot.app.store = store
-        await show(session_result, "review")(pilot)
+    run_before = show(session_result, "review", store=store)
 
     assert snap_compare(ParmApp(), terminal_size=SIZES[size], run_before=run_before)
     store.close()
 
 
-def test_the_resume_question(snap_compare, in_repo, sample_result):
+def test_the_resume_question(snap_compare, in_repo, sample_session):
     entry = SavedResult("result-0", None, "run-1", "abc", 758, tuple(range(1, 164)))
     session = SavedSession(
         Path("/data/sessions/abc"),
         "abc",
         "/home/lead/plant_growth.csv",
         "2026-11-21T16:05:00+00:00",
-        sample_result.config.to_dict(),
+        sample_session.config.to_dict(),
         (entry,),
     )
 
     async def run_before(pilot):
-        await pilot.app.push_screen(ResumeModal(session, sample_result.config, 12))
+        await pilot.app.push_screen(ResumeModal(session, sample_session.config, 12))
         await settle(pilot)
 
     assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)

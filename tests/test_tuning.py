@@ -7,13 +7,14 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import clustered_embeddings
+from helpers import clustered_embeddings
 
 import engine.model.tuning
 from engine.core.errors import Cancelled
+from engine.core.metric_names import METRIC_NAMES as METRICS
 from engine.core.progress import CancelToken, Reporter
 from engine.graph.search import build_graph
-from engine.input.config import METRICS, config_from_dict
+from engine.input.config import config_from_dict
 from engine.model.metrics import evaluate
 from engine.model.pseudo_likelihood import fit
 from engine.model.standard_errors import NEIGHBOUR_SANDWICH

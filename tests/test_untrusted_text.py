@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from helpers import ROOT
 from hostile import (
     ID_COLUMN,
     LABELS,
@@ -179,8 +179,9 @@ def screen_text(app) -> str:
     return svg + "\n" + html.unescape("".join(lines)).replace("\xa0", " ")
 
 
+@pytest.mark.slow
 async def test_the_app_shows_hostile_input_without_control_characters(tmp_path):
-    from test_app_flow import open_review, wait_for
+    from helpers import open_review, wait_for
 
     from parm_tui.app import ParmApp
 
@@ -189,13 +190,13 @@ async def test_the_app_shows_hostile_input_without_control_characters(tmp_path):
     overrides += ["similarity_top_k=[5,10]", "bootstrap_samples=0", "cross_fit_folds=0"]
     app = ParmApp(path=path, embeddings_path=embeddings, overrides=overrides)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await wait_for(pilot, lambda: app.store is not None, "the hostile file")
+        await wait_for(pilot, lambda: app.state.store is not None, "the hostile file")
         shown = screen_text(app)
         assert "control character(s)" in " ".join(n.message for n in app._notifications)
         await pilot.press("f4")
         await wait_for(pilot, lambda: app.screen.id == "run-screen", "the run screen")
         await pilot.press("s")
-        await wait_for(pilot, lambda: app.result is not None, "the audit")
+        await wait_for(pilot, lambda: app.state.result is not None, "the audit")
         await pilot.pause()
         shown += screen_text(app)
         for tab in "234":

@@ -10,22 +10,24 @@ whose row no longer holds the same id and text is reported as stale and never ap
 different answer.
 
 Each decision also records the run it was made on (`RunContext`: the run id, the settings
-digest, and the model's predicted score and severity for that response at that moment), so a
-later run with other settings cannot silently change what the decision was based on.
+digest, and the model's predicted score and severity for that response at that moment; the
+review set makes it, engine.results.review.ReviewSet.run_context), so a later run with other
+settings cannot silently change what the decision was based on.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
+import tempfile
 import threading
 from dataclasses import astuple, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 from engine.core.errors import ReviewError
+from engine.core.files import reason, storage_code
 from engine.core.places import data_dir
-from engine.input.config import settings_digest
 
 SCHEMA_VERSION = 2
 DATABASE_NAME = "decisions.sqlite3"
@@ -101,17 +103,6 @@ class Decision:
     context: RunContext | None = None
 
 
-def run_context(result, i: int) -> RunContext:
-    """The RunContext of response i (position in result.responses) in an AuditResult."""
-    labels = result.responses.labels
-    return RunContext(
-        result.run_id,
-        settings_digest(result.config),
-        labels[int(result.predicted[i])],
-        float(result.severity[i]),
-    )
-
-
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -131,7 +122,9 @@ def connect(path: Path) -> sqlite3.Connection:
         # Autocommit mode: every write below opens and commits its own transaction.
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
     except (OSError, sqlite3.Error) as exc:
-        raise ReviewError(f"Cannot open the decision database {path}: {exc}") from None
+        if isinstance(exc, sqlite3.Error) and storage_code(exc) is not None:
+            raise ReviewError(_cannot_write(path, exc)) from None
+        raise ReviewError(f"Cannot open the decision database {path}: {reason(exc)}") from None
     try:
         conn.execute("PRAGMA journal_mode=WAL")
         # FULL syncs the WAL at every commit, so a decision survives a power cut too.
@@ -142,11 +135,34 @@ def connect(path: Path) -> sqlite3.Connection:
         raise
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if storage_code(exc) is not None:
+            raise ReviewError(_cannot_write(path, exc)) from None
         raise ReviewError(
             f"The decision database {path} cannot be read ({exc}). Move it aside to start "
             "a new one; your input files are not affected."
         ) from None
     return conn
+
+
+def _cannot_write(path: Path, exc: sqlite3.Error) -> str:
+    """A database that cannot be written because of where it lies (a full disk, a read-only
+    folder) is not damaged: say the cause, not "cannot be read"."""
+    return (
+        f"The decision database {path} cannot be written: {_cause(path, exc)}. Free some "
+        "space or make its folder writable (PARM_DATA_DIR moves it); the database itself is "
+        "not damaged, and your input files are not affected."
+    )
+
+
+def _cause(path: Path, exc: sqlite3.Error) -> str:
+    """SQLite says "read-only" or "unable to open" without the reason: ask the file system."""
+    if storage_code(exc) in (8, 14):  # SQLITE_READONLY, SQLITE_CANTOPEN
+        try:
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+        except OSError as probe:
+            return reason(probe)
+    return reason(exc)
 
 
 def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
@@ -258,7 +274,9 @@ class DecisionStore:
             try:
                 return self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
-                raise ReviewError(f"Cannot read the decision database {self.path}: {exc}") from None
+                raise ReviewError(
+                    f"Cannot read the decision database {self.path}: {reason(exc)}"
+                ) from None
 
     def _write(self, sql: str, params) -> None:
         with self._lock:
@@ -269,7 +287,8 @@ class DecisionStore:
             except sqlite3.Error as exc:
                 self._rollback()
                 raise ReviewError(
-                    f"Could not save the decision to {self.path}: {exc}. It was not recorded."
+                    f"Could not save the decision to {self.path}: {reason(exc)}. It was not "
+                    "recorded."
                 ) from None
 
     def _rollback(self) -> None:

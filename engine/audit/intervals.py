@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.core.progress import Reporter
+from engine.core.progress import CHECKS, Reporter
 from engine.model.metrics import agreement, headline_metrics
 
 LEVEL = 0.95
@@ -51,7 +51,7 @@ def bootstrap_agreement(
         pick = rng.integers(0, n, size=n)
         metrics = agreement(human[pick], predicted[pick], n_classes, ordered)
         draws[b] = [metrics[m] for m in names]
-        reporter.tick("audit", b + 1, samples, f"bootstrap {b + 1} of {samples}")
+        reporter.tick(CHECKS, b + 1, samples, f"bootstrap {b + 1} of {samples}")
     tail = 100 * (1 - level) / 2
     low = np.nanpercentile(draws, tail, axis=0)
     high = np.nanpercentile(draws, 100 - tail, axis=0)

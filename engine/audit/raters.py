@@ -1,38 +1,50 @@
 """Which raters need a word: for each rater of the audited scores, agreement with the model, the
-share of their scores flagged, and their leniency (positive) or harshness (negative) in score
-points, each with a 95% interval.
+share of their scores flagged, their leniency (positive) or harshness (negative) in score points,
+each with a 95% interval, and their effects and verdict (engine.audit.rater_effects).
 
-Leniency compares a rater's scores with the model's expected score E_i = sum_c p_ic v_c (v_c the
-score's value in points, p_ic the fitted probabilities), within items: the residuals
-d_i = v_{x_i} - E_i are decomposed as d_i = a_item + b_rater + e_i by least squares (alternating
-means), so an item the model finds harder or easier is its own a_item and does not count
-against the raters who happened to score it. The b's are then centred on the median rater
-(among those with enough scores): the model is fitted to every rater's scores, so a lenient
-rater lifts the model's expectations a little for everyone, and centring on the mean would make
-every other rater look harsh; the median rater is the typical one. b_rater is the leniency;
-its interval is b +/- t(0.975, n-1) sqrt(se_r^2 + se_ref^2), se_r = s_r / sqrt(n) with s_r the
-standard deviation of that rater's residuals e_i, and se_ref the standard error of the median
-itself (pi / (2m) times the raters' mean se^2, for m raters). Leniency is relative to the other raters of the same items: a rater who scored
-an item alone cannot be compared on it. Leniency and QWK need ordered scores: for unordered text
-labels (no score_order) they are None and raters are ranked by their flagged share.
+Leniency compares a rater's scores with the expected score E_i = sum_c p_ic v_c (v_c the
+score's value in points, p_ic the probabilities from a model fitted without that rater's scores,
+engine.audit.rater_expectation; the fitted PARM probabilities for results saved before it),
+within items: the residuals d_i = v_{x_i} - E_i are decomposed as d_i = a_item + b_rater + e_i
+by least squares (alternating means), so an item the model finds harder or easier is its own
+a_item and does not count against the raters who happened to score it. The b's are then centred
+on the median of the reference raters (engine.audit.rater_effects: the judged raters, then those
+with no verdict): the model is fitted to the raters' scores, so a lenient rater lifts the
+model's expectations a little for the others, and centring on the mean would make every other
+rater look harsh; the median rater is the typical one. Its interval is
+b +/- t(0.975, n-1) sqrt(se_r^2 + se_ref^2), se_r = s_r / sqrt(n) with s_r the standard
+deviation of that rater's residuals e_i, and se_ref the standard error of the median itself
+(pi / (2m) times the reference raters' mean se^2, for m of them). Leniency is relative to the
+other raters of the same items: a rater who scored an item alone cannot be compared on it.
+Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
+and raters are ranked by their flagged share.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
-from scipy.stats import norm, t
 
+from engine.audit.rater_bias import BiasCell
+from engine.audit.rater_effects import RaterEffects, assess
+from engine.audit.rater_fit import moments
+from engine.audit.rater_verdicts import verdict_words
 from engine.audit.scale import pooled_labels, recode, score_values
+from engine.input.config import AuditConfig
+from engine.input.responses import Responses
 from engine.model.metrics import agreement
+from engine.model.pseudo_likelihood import FittedPARM
 
 # Below this many scores a rater's figures are listed but not judged.
 MIN_RATER_SCORES = 20
 LEVEL = 0.95
 METHOD = (
     "leniency: rater effect b_r in d_i = a_item + b_r + e_i, d_i = score - model's expected "
-    "score (points), least squares, centred on the median rater; 95% interval b_r +/- "
+    "score (points; E without the rater's own scores), least squares, centred on the median "
+    "of the reference raters; 95% interval b_r +/- "
     "t * sqrt(se_r^2 + se_median^2), se_r = sd(e)/sqrt(n). Flagged share: Wilson 95% interval."
 )
 
@@ -64,6 +76,12 @@ class RaterRow:
     second_kappa: float | None
     judged: bool
     distance: float
+    effects: RaterEffects | None = None
+
+    @property
+    def verdict(self) -> str:
+        """'lenient, drifting', 'fine', or '' for a rater too few to judge."""
+        return "" if self.effects is None else verdict_words(self.effects.verdicts)
 
 
 @dataclass(frozen=True)
@@ -84,6 +102,33 @@ class RaterReport:
     pairs: list[RaterPair]
     unassigned: int
     method: str = METHOD
+    bias: list[BiasCell] = field(default_factory=list)
+    rater_left_out: bool = True  # E from models without each rater's own scores
+    timed: bool = False  # a time column was given (drift)
+
+
+class ItemFit(Protocol):
+    """What the rater table reads of one audited item: its responses (scores, raters, second
+    scores), its settings (score_order), the fit's probabilities, its predictions and flags.
+    engine.results.item.AuditResult is one."""
+
+    @property
+    def responses(self) -> Responses: ...
+
+    @property
+    def config(self) -> AuditConfig: ...
+
+    @property
+    def fitted(self) -> FittedPARM: ...
+
+    @property
+    def predicted(self) -> np.ndarray: ...
+
+    @property
+    def flagged(self) -> np.ndarray: ...
+
+    @property
+    def rater_proba(self) -> np.ndarray | None: ...
 
 
 @dataclass
@@ -99,31 +144,44 @@ class _Scores:
     flagged: np.ndarray
     second: np.ndarray  # pooled codes of the second score, -1 where none
     second_rater: np.ndarray
+    position: np.ndarray  # the response's position in its item's result
+    variance: np.ndarray  # W: the model's variance of the score (points^2)
+    kurtosis: np.ndarray  # C: its fourth central moment
+    middle: np.ndarray  # the model's P(a score strictly inside the item's scale)
+    inside: np.ndarray  # whether the score is strictly inside the item's scale
+    own: np.ndarray  # the model's probability of the score given
+    square: np.ndarray  # sum_k p_k^2
+    cube: np.ndarray  # sum_k p_k^3
+    time: np.ndarray  # when the score was given (NaN: not recorded)
     scale: int  # categories on the pooled scale
     ordered: bool = True  # whether the scores have an order (else no leniency, no QWK)
+    item_names: tuple = ()  # each item index's name
+    rater_left_out: bool = True  # whether E came from models without the rater's scores
 
 
-def rater_report(results: list) -> RaterReport | None:
+def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
     """The rater table over every audited item's result; None when no rater is recorded."""
     if not results or results[0].responses.raters is None:
         return None
     scores, unassigned = _pool(results)
     if scores.rater.size == 0:
         return RaterReport([], [], unassigned)
-    effects, errors = _leniency(scores) if scores.ordered else ({}, {})
-    rows = [
-        _row(scores, name, effects.get(name), errors.get(name)) for name in np.unique(scores.rater)
-    ]
+    effects, cells = _assess(scores)
+    rows = [_row(scores, name, effects.get(name)) for name in np.unique(scores.rater)]
     rows.sort(key=lambda r: (not r.judged, -r.distance, r.rater))
-    return RaterReport(rows, _pairs(scores), unassigned)
+    return RaterReport(rows, _pairs(scores), unassigned, bias=cells,
+                       rater_left_out=scores.rater_left_out, timed=_timed(scores))  # fmt: skip
 
 
-def _pool(results: list) -> tuple[_Scores, int]:
+def _timed(scores: _Scores) -> bool:
+    return bool(np.isfinite(scores.time).any())
+
+
+def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
     order = results[0].config.score_order
     pooled = pooled_labels([result.responses.labels for result in results], order)
-    parts: dict[str, list] = {
-        key: [] for key in _Scores.__dataclass_fields__ if key not in ("scale", "ordered")
-    }
+    plain = ("scale", "ordered", "item_names", "rater_left_out")
+    parts: dict[str, list] = {key: [] for key in _Scores.__dataclass_fields__ if key not in plain}
     unassigned = 0
     for k, result in enumerate(results):
         responses = result.responses
@@ -137,7 +195,21 @@ def _pool(results: list) -> tuple[_Scores, int]:
         parts["item"].append(np.full(keep.sum(), k))
         parts["rater"].append(raters[keep])
         parts["value"].append(values[responses.scores][keep])
-        parts["expected"].append((result.fitted.proba @ values)[keep])
+        proba = _expectation(result)
+        m = moments(proba, values)
+        given = values[responses.scores]
+        codes = np.arange(len(responses))
+        parts["position"].append(codes[keep])
+        parts["expected"].append(m.expected[keep])
+        parts["variance"].append(m.variance[keep])
+        parts["kurtosis"].append(m.kurtosis[keep])
+        parts["middle"].append(m.middle[keep])
+        parts["inside"].append(((given > values.min()) & (given < values.max()))[keep])
+        parts["own"].append(proba[codes, responses.scores][keep])
+        parts["square"].append(np.sum(proba**2, axis=1)[keep])
+        parts["cube"].append(np.sum(proba**3, axis=1)[keep])
+        times = responses.times if responses.times is not None else np.full(len(responses), np.nan)
+        parts["time"].append(np.asarray(times, dtype=float)[keep])
         parts["human"].append(to_pooled[responses.scores][keep])
         parts["model"].append(to_pooled[result.predicted][keep])
         parts["flagged"].append(np.asarray(result.flagged)[keep])
@@ -145,7 +217,19 @@ def _pool(results: list) -> tuple[_Scores, int]:
         parts["second_rater"].append(np.array(second_raters, dtype=object)[keep])
     joined = {key: np.concatenate(value) for key, value in parts.items()}
     ordered = all(result.responses.ordered for result in results)
-    return _Scores(**joined, scale=len(pooled), ordered=ordered), unassigned
+    names = tuple(str(result.responses.item) for result in results)
+    left_out = all(result.rater_proba is not None for result in results)
+    pooled_scores = _Scores(**joined, scale=len(pooled), ordered=ordered, item_names=names,
+                            rater_left_out=left_out)  # fmt: skip
+    return pooled_scores, unassigned
+
+
+def _expectation(result) -> np.ndarray:
+    """The probabilities E and W come from: without the rater's own scores when the run made
+    them (engine.audit.rater_expectation), else the fitted PARM probabilities (results saved
+    before them, or made by hand in tests)."""
+    proba = result.rater_proba
+    return result.fitted.proba if proba is None else proba
 
 
 def _second_codes(responses, to_pooled: np.ndarray) -> np.ndarray:
@@ -155,46 +239,27 @@ def _second_codes(responses, to_pooled: np.ndarray) -> np.ndarray:
     return np.where(second >= 0, to_pooled[np.maximum(second, 0)], -1)
 
 
-def _leniency(scores: _Scores, sweeps: int = 200) -> tuple[dict, dict]:
-    """Rater effects b_r of d = a_item + b_r + e by alternating means, centred on the median
-    judged rater, and their standard errors, which include the reference's own: se_r^2 +
-    se_ref^2, se_r = sd(e over r's scores) / sqrt(n_r), se_ref^2 = pi / (2m) x the mean se^2
-    of the m judged raters (the large-sample variance of a median)."""
-    d = scores.value - scores.expected
-    raters, rater_of = np.unique(scores.rater, return_inverse=True)
-    items, item_of = np.unique(scores.item, return_inverse=True)
-    n_rater = np.bincount(rater_of).astype(float)
-    n_item = np.bincount(item_of).astype(float)
-    b = np.zeros(raters.size)
-    for _ in range(sweeps):
-        a = np.bincount(item_of, d - b[rater_of]) / n_item
-        new_b = np.bincount(rater_of, d - a[item_of]) / n_rater
-        change = np.max(np.abs(new_b - b))
-        b = new_b
-        if change < 1e-12:
-            break
-    a = np.bincount(item_of, d - b[rater_of]) / n_item
-    residuals = d - a[item_of] - b[rater_of]
-    squares = (
-        np.bincount(rater_of, residuals**2)
-        - n_rater * (np.bincount(rater_of, residuals) / n_rater) ** 2
+def _leniency(scores: _Scores) -> tuple[dict, dict]:
+    """Each judged rater's leniency against the reference raters and its standard error
+    (engine.audit.rater_effects)."""
+    effects, _ = _assess(scores)
+    return (
+        {name: e.leniency for name, e in effects.items()},
+        {name: e.leniency_se for name, e in effects.items()},
     )
-    se = np.sqrt(np.maximum(squares, 0.0) / np.maximum(n_rater - 1, 1) / n_rater)
-    # Centre on the median rater with enough scores to judge (the typical rater; see above).
-    judged = np.flatnonzero(n_rater >= MIN_RATER_SCORES)
-    pool = judged if judged.size else np.arange(raters.size)
-    middle = pool[np.argsort(b[pool], kind="stable")]
-    middle = middle[(middle.size - 1) // 2 : middle.size // 2 + 1]  # one or two raters
-    b -= b[middle].mean()
-    # The median of m raters' effects varies about pi / (2m) times as much as one effect
-    # (at most as much as one: with a single rater the reference is that rater).
-    se_ref = np.sqrt(min(1.0, np.pi / (2 * pool.size)) * np.mean(se[pool] ** 2))
-    total = np.sqrt(se**2 + se_ref**2)
-    return dict(zip(raters.tolist(), b.tolist())), dict(zip(raters.tolist(), total.tolist()))
+
+
+def _assess(scores: _Scores):
+    names, rater_of = np.unique(scores.rater, return_inverse=True)
+    judged = np.bincount(rater_of) >= MIN_RATER_SCORES
+    return assess(scores, judged, names, rater_of)
 
 
 def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     """Wilson score interval for a proportion."""
+    # Imported here: scipy.stats takes about a second to import, and most runs have no raters.
+    from scipy.stats import norm
+
     z = norm.ppf(0.5 + level / 2)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -202,13 +267,15 @@ def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     return float(max(0.0, centre - half)), float(min(1.0, centre + half))
 
 
-def _row(scores: _Scores, name: str, effect: float | None, spread: float | None) -> RaterRow:
+def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
     mine = scores.rater == name
     n = int(mine.sum())
     figures = agreement(scores.human[mine], scores.model[mine], scores.scale, scores.ordered)
     flagged = int(scores.flagged[mine].sum())
     share = flagged / n
     judged = n >= MIN_RATER_SCORES
+    effect = None if effects is None else effects.leniency
+    spread = None if effects is None else effects.leniency_se
     second = mine & (scores.second >= 0)
     second_figures = (
         agreement(scores.human[second], scores.second[second], scores.scale)
@@ -223,7 +290,7 @@ def _row(scores: _Scores, name: str, effect: float | None, spread: float | None)
         second_n=int(second.sum()),
         second_exact=None if second_figures is None else second_figures["accuracy"],
         second_kappa=None if second_figures is None else second_figures["kappa"],
-        judged=judged, distance=0.0,
+        judged=judged, distance=0.0, effects=effects,
     )  # fmt: skip
     if not judged:
         return RaterRow(**{**row, "leniency": None})
@@ -235,7 +302,9 @@ def _row(scores: _Scores, name: str, effect: float | None, spread: float | None)
     judged_row = {**row, "flagged_low": low, "flagged_high": high}
     if effect is None:  # unordered labels: no leniency
         return RaterRow(**{**judged_row, "distance": float(distance)})
-    half = float(t.ppf(0.5 + LEVEL / 2, n - 1)) * spread
+    from scipy.stats import t as student
+
+    half = float(student.ppf(0.5 + LEVEL / 2, n - 1)) * spread
     distance = max(abs(effect) / max(spread, 1e-12), distance)
     return RaterRow(
         **{

@@ -1,9 +1,12 @@
-"""Score labels on one scale across items: each label's value in score points, and the labels of
-several items pooled in order of value (an item scored 0-2 and one scored 0-3 share 0, 1, 2)."""
+"""Score labels on one scale across items: each label's value in score points, the labels of
+several items pooled in order of value (an item scored 0-2 and one scored 0-3 share 0, 1, 2),
+and several items' responses as one on that pooled scale."""
 
 from __future__ import annotations
 
 import numpy as np
+
+from engine.input.responses import Responses
 
 
 def score_values(labels: tuple[str, ...], order: tuple[str, ...] | None = None) -> np.ndarray:
@@ -32,3 +35,43 @@ def pooled_labels(
 def recode(labels: tuple[str, ...], pooled: tuple[str, ...]) -> np.ndarray:
     """(C,) the position in `pooled` of each of an item's labels, to move codes onto it."""
     return np.array([pooled.index(label) for label in labels], dtype=np.int64)
+
+
+def pool_responses(
+    parts: list[Responses], order: tuple[str, ...] | None = None
+) -> tuple[Responses, list[np.ndarray], np.ndarray]:
+    """Several items' responses as one: scores on the pooled scale; also each item's codes on
+    it and (N, C) which pooled labels are on each response's item's scale."""
+    pooled = pooled_labels([p.labels for p in parts], order)
+    codes = [recode(p.labels, pooled) for p in parts]
+    on_scale = np.zeros((sum(len(p) for p in parts), len(pooled)), dtype=bool)
+    start = 0
+    for p, code in zip(parts, codes):
+        on_scale[start : start + len(p), code] = True
+        start += len(p)
+    first = parts[0]
+    second = None
+    if first.second_scores is not None:
+        second = np.concatenate(
+            [np.where(p.second_scores >= 0, c[np.maximum(p.second_scores, 0)], -1)
+             for p, c in zip(parts, codes)]
+        )  # fmt: skip
+    responses = Responses(
+        texts=[text for p in parts for text in p.texts],
+        scores=np.concatenate([c[p.scores] for p, c in zip(parts, codes)]),
+        labels=pooled,
+        ids=[i for p in parts for i in p.ids],
+        rows=np.concatenate([p.rows for p in parts]),
+        second_scores=second,
+        source=first.source,
+        file_rows=first.file_rows,
+        item=first.item if len(parts) == 1 else None,
+        ordered=all(p.ordered for p in parts),
+        raters=None if first.raters is None else tuple(r for p in parts for r in p.raters),
+        second_raters=(
+            None
+            if first.second_raters is None
+            else tuple(r for p in parts for r in p.second_raters)
+        ),  # fmt: skip
+    )
+    return responses, codes, on_scale

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.core.progress import Reporter
+from engine.core.progress import CHECKS, Reporter
 from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 from engine.model.lexical import gram_features, lexical_features
 
@@ -96,7 +96,7 @@ def classifier_proba(
         reporter=reporter,
         what=CLASSIFIER_STEP,
     )
-    reporter("audit", 0, len(parts), f"{LEXICAL_STEP}: n-grams")
+    reporter(CHECKS, 0, len(parts), f"{LEXICAL_STEP}: n-grams")
     words = gram_features(lexical_features(texts), LEXICAL_LANDMARKS, seed, LEXICAL_DTYPE)
     reporter.check()
     lexical = out_of_fold_proba(

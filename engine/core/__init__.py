@@ -1,5 +1,7 @@
-"""Core, the bottom layer: typed errors, progress events and the cancel token, atomic file
-writing, and the user folders for the cache, decisions and logs.
+"""Core, the bottom layer: typed errors, progress events, the stages they come from and the
+cancel token, the names of the agreement metrics, atomic file writing (and the true cause of a
+failed write), holding Ctrl+C and SIGTERM during a switch, exchanging two folders in one step,
+the user folders for the cache, decisions and logs, and the crash log.
 
 Owns nothing of the method. Imports only the standard library (platformdirs lazily); every
 other package of the engine may import it.

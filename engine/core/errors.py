@@ -6,7 +6,12 @@ class ParmError(Exception):
 
 
 class ConfigError(ParmError):
-    """A setting has an invalid value."""
+    """A setting has an invalid value. key: the setting it is about (None when the problem is
+    not one setting's: an unknown key, a settings file that is not JSON)."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class DataError(ParmError):

@@ -1,4 +1,5 @@
-"""Progress events and the cancel token that every long loop in the engine checks."""
+"""Progress events, the stages they come from, and the cancel token that every long loop in the
+engine checks."""
 
 from __future__ import annotations
 
@@ -8,6 +9,43 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.core.errors import Cancelled
+
+# The stages the engine reports, by the name events carry.
+ITEMS = "items"  # items audited of all (a session)
+DISTILLING = "distilling"  # making the static model, once per machine (engine.embedding.static)
+MODEL = "model"  # loading the embedding model, once per process (engine.embedding.loading)
+EMBEDDING = "embedding"
+NEIGHBOURS = "neighbours"
+MAXSIM = "colbert"  # MaxSim between candidate pairs (late interaction)
+TUNING = "tuning"  # one event per configuration tried, the TuningRow as payload
+CHECKS = "audit"  # bootstrap, cross-fitting and the severity's folds
+DONE = "done"  # the run (or one item's audit) finished
+
+
+@dataclass(frozen=True)
+class Stage:
+    """A stage as the front ends show it: `label` on the app's Run screen, `description` in
+    `parm audit`'s progress bars."""
+
+    name: str
+    label: str
+    description: str
+
+
+# Every stage a front end shows, in the order the engine reports them (DONE is not shown).
+STAGES = {
+    stage.name: stage
+    for stage in (
+        Stage(ITEMS, "Items", "Items"),
+        Stage(DISTILLING, "Static model", "Making the static model"),
+        Stage(MODEL, "Model", "Loading model"),
+        Stage(EMBEDDING, "Embedding", "Embedding"),
+        Stage(NEIGHBOURS, "Neighbours", "Neighbour search"),
+        Stage(MAXSIM, "MaxSim", "MaxSim scoring"),
+        Stage(TUNING, "Tuning", "Tuning"),
+        Stage(CHECKS, "Checks", "Audit"),
+    )
+}
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 one unit vector per response or token vectors for late interaction, the on-disk cache,
 precomputed .npy files, and the one shared representation of blank answers (`blank`).
 
-Produces (N, d) unit vectors or `TokenEmbeddings`. May import engine.input and engine.core.
+Produces an `Embedded`: (N, d) unit vectors or `TokenEmbeddings`, with the `EmbeddingFacts` of
+how they were made. May import engine.input and engine.core.
 torch and sentence-transformers are imported inside functions, only when a run embeds.
 """

@@ -1,18 +1,37 @@
 """The on-disk embedding cache (engine.core.places.cache_dir), keyed by model and text content.
-Every write is best effort and atomic: a cache that cannot be written only costs time later."""
+
+An entry is one file, `<key>.npz`: a zip of the arrays as .npy members plus `parm.json`, which
+gives each array's SHA-256 (of its data bytes), shape and dtype. Reading verifies all of it, and
+that float arrays hold finite numbers, before an array is used; a damaged entry (a torn write
+after a crash, a bad disk block, a truncated copy) is removed and reported in one line, and the
+caller embeds again: a damaged cache costs time, never a wrong result and never the run.
+
+Writing is best effort and atomic (a temporary file renamed into place): a cache that cannot be
+written only costs time later, and is reported once per run with where to point
+PARM_CACHE_DIR.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import zipfile
+from pathlib import Path
 
 import numpy as np
 
+from engine.core.files import reason, remove_stale_temporaries
 from engine.core.places import cache_dir
 from engine.embedding.models import model_identity
 
 # 2: the key hashes length-prefixed texts and the model's identity (name and revision).
-CACHE_VERSION = "2"
+# 3: one .npz per entry with every array's SHA-256, shape and dtype, verified on reading.
+CACHE_VERSION = "3"
+# Every warning about the cache starts so (a session lists it once, not once per item).
+CACHE_NOTE = "Embedding cache: "
+_META = "parm.json"
+_MAX_META_BYTES = 1 << 16
 
 
 def cache_key(model_name: str, texts: list[str], kind: str = "sentence") -> str:
@@ -26,68 +45,145 @@ def cache_key(model_name: str, texts: list[str], kind: str = "sentence") -> str:
     return digest.hexdigest()
 
 
-def read_cache(key: str) -> np.ndarray | None:
-    path = cache_dir() / f"{key}.npy"
+def cache_folder() -> tuple[Path | None, str | None]:
+    """The cache folder, or (None, why) when there is no usable one (no home folder)."""
     try:
-        return np.load(path, allow_pickle=False)
-    except (OSError, ValueError):
-        return None
+        folder = cache_dir()
+    except (KeyError, RuntimeError, OSError) as exc:  # platformdirs with no home at all
+        return None, f"no cache folder could be found (no usable home folder: {exc})"
+    if not folder.is_absolute():
+        # platformdirs gives "~/.cache/..." unexpanded when the home folder is unknown.
+        return None, "no cache folder could be found (no usable home folder)"
+    return folder, None
 
 
-def write_cache(key: str, array: np.ndarray) -> None:
-    """Best effort: a cache that cannot be written only costs time later."""
-    folder = cache_dir()
-    tmp = folder / f".{key}.{os.getpid()}.tmp.npy"
+def entry_path(key: str) -> Path | None:
+    folder, _ = cache_folder()
+    return None if folder is None else folder / f"{key}.npz"
+
+
+def read_arrays(key: str) -> tuple[dict[str, np.ndarray] | None, str | None]:
+    """The arrays cached under `key`, verified (SHA-256, shape, dtype, finite values), and a
+    warning: (arrays, None), (None, None) when there is no entry, or (None, warning) when the
+    entry was damaged (it is then removed)."""
+    path = entry_path(key)
+    if path is None or not path.is_file():
+        return None, None
+    try:
+        return _verified(path), None
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as exc:
+        return None, discard(path, _why(exc))
+
+
+def discard(path: Path, why: str) -> str:
+    """Remove a damaged entry; the one-line warning that says so."""
+    try:
+        os.unlink(path)
+        fate = "it was removed and the answers were embedded again"
+    except FileNotFoundError:
+        fate = "the answers were embedded again"
+    except OSError as exc:
+        fate = f"it could not be removed ({reason(exc)}), was not used, and the answers were "
+        fate += "embedded again"
+    return f"{CACHE_NOTE}the cached embeddings in {path} were damaged ({why}); {fate}."
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, zipfile.BadZipFile):
+        return f"not a readable cache file: {exc}"
+    return str(exc) or type(exc).__name__
+
+
+def _verified(path: Path) -> dict[str, np.ndarray]:
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(_META)
+        if info.file_size > _MAX_META_BYTES:
+            raise ValueError("its description is too large")
+        meta = json.loads(archive.read(info).decode("utf-8"))
+        if not isinstance(meta, dict) or meta.get("version") != CACHE_VERSION:
+            raise ValueError("written by another cache version")
+        described = meta["arrays"]
+        if not isinstance(described, dict) or not described:
+            raise ValueError("it describes no arrays")
+        return {name: _array(archive, name, facts) for name, facts in described.items()}
+
+
+def _array(archive: zipfile.ZipFile, name: str, facts: dict) -> np.ndarray:
+    """One member read and checked against its description before it is used."""
+    info = archive.getinfo(f"{name}.npy")
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        reader = (
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
+        shape, fortran, dtype = reader(member)
+        if fortran or dtype.hasobject:
+            raise ValueError(f"array '{name}' is not a plain array")
+        if list(shape) != list(facts["shape"]) or dtype.str != facts["dtype"]:
+            raise ValueError(
+                f"array '{name}' is {dtype.str} {list(shape)}, described as "
+                f"{facts['dtype']} {list(facts['shape'])}"
+            )
+        size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if info.file_size - member.tell() != size:
+            raise ValueError(f"array '{name}' has {info.file_size - member.tell()} data bytes")
+        data = member.read(size)  # a zip CRC mismatch raises BadZipFile here
+    if len(data) != size or hashlib.sha256(data).hexdigest() != facts["sha256"]:
+        raise ValueError(f"array '{name}' does not match its checksum")
+    array = np.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+    if array.dtype.kind in "fc" and not np.all(np.isfinite(array)):
+        raise ValueError(f"array '{name}' holds values that are not finite")
+    return array
+
+
+def write_arrays(key: str, arrays: dict[str, np.ndarray]) -> str | None:
+    """Cache `arrays` under `key` (best effort, atomic); a warning when the cache folder cannot
+    be used or written, else None."""
+    folder, problem = cache_folder()
+    if folder is None:
+        return _unwritable(problem)
+    path = folder / f"{key}.npz"
+    tmp = folder / f".{path.name}.parm-{os.getpid()}-{os.urandom(4).hex()}.tmp"
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        np.save(tmp, array, allow_pickle=False)
-        os.replace(tmp, folder / f"{key}.npy")
-    except OSError:
-        pass
+        remove_stale_temporaries(folder)
+        _write_entry(tmp, arrays)
+        os.replace(tmp, path)
+    except OSError as exc:
+        return _unwritable(f"{folder} cannot be written ({reason(exc)})")
     finally:
         # After an error, Ctrl+C or SIGTERM: no half-written cache file stays behind.
         _discard(tmp)
+    return None
 
 
-def read_cache_arrays(key: str) -> dict[str, np.ndarray] | None:
-    """Several arrays cached together under one key (an .npz), e.g. a ragged array as a
-    concatenated matrix plus offsets; None when absent or unreadable."""
-    path = cache_dir() / f"{key}.npz"
-    try:
-        with np.load(path, allow_pickle=False) as stored:
-            return {name: stored[name] for name in stored.files}
-    except (OSError, ValueError, KeyError):
-        return None
+def _unwritable(problem: str) -> str:
+    return (
+        f"{CACHE_NOTE}{problem}, so the embeddings were not cached and the next run embeds "
+        "them again; set PARM_CACHE_DIR to a writable folder to keep them."
+    )
 
 
-def write_cache_arrays(key: str, arrays: dict[str, np.ndarray]) -> None:
-    """Best effort, atomic like write_cache: readers never see half an .npz."""
-    folder = cache_dir()
-    tmp = folder / f".{key}.{os.getpid()}.tmp.npz"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        np.savez(tmp, **arrays)
-        os.replace(tmp, folder / f"{key}.npz")
-    except OSError:
-        pass
-    finally:
-        _discard(tmp)
-
-
-def read_cache_count(key: str) -> int | None:
-    """The truncated-text count stored beside a cached array, or None (older cache entry)."""
-    try:
-        return int((cache_dir() / f"{key}.truncated").read_text(encoding="ascii"))
-    except (OSError, ValueError):
-        return None
-
-
-def write_cache_count(key: str, truncated: int) -> None:
-    """Best effort, like write_cache: the count lets a cached run still report truncation."""
-    try:
-        (cache_dir() / f"{key}.truncated").write_text(str(int(truncated)), encoding="ascii")
-    except OSError:
-        pass
+def _write_entry(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    described = {}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, value in arrays.items():
+            array = np.asarray(value)
+            if not array.flags.c_contiguous:
+                array = np.ascontiguousarray(array)
+            described[name] = {
+                "shape": list(array.shape),
+                "dtype": array.dtype.str,
+                "sha256": hashlib.sha256(array.data).hexdigest(),
+            }
+            with archive.open(f"{name}.npy", "w", force_zip64=array.nbytes > 1 << 30) as member:
+                np.lib.format.write_array(member, array, allow_pickle=False)
+        meta = {"version": CACHE_VERSION, "arrays": described}
+        archive.writestr(_META, json.dumps(meta))
+    with open(path, "rb+") as handle:
+        os.fsync(handle.fileno())
 
 
 def _discard(path) -> None:

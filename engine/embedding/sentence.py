@@ -7,11 +7,19 @@ import time
 
 import numpy as np
 
-from engine.core.progress import Reporter
+from engine.core.progress import EMBEDDING, Reporter
 from engine.embedding import cache
-from engine.embedding.models import count_truncated, load_sentence_model
-from engine.embedding.vectors import unit_rows
+from engine.embedding.loading import model_for
+from engine.embedding.models import count_truncated
+from engine.embedding.vectors import EmbeddingFacts, unit_rows
 from engine.input.config import DEFAULT_MODEL
+
+
+def is_cached(texts: list[str], model_name: str = DEFAULT_MODEL) -> bool:
+    """Whether the cache has an entry for these texts and the model, so that embedding them
+    will most likely not need the model (the entry is verified only when it is read)."""
+    path = cache.entry_path(cache.cache_key(model_name, texts))
+    return path is not None and path.exists()
 
 
 def embed_texts(
@@ -20,30 +28,32 @@ def embed_texts(
     batch_size: int = 32,
     reporter: Reporter | None = None,
     use_cache: bool = True,
-) -> tuple[np.ndarray, dict]:
+) -> tuple[np.ndarray, EmbeddingFacts]:
     """Embed texts into (N, d) float32 unit vectors.
 
     Texts are sorted by length so batches pad little, encoded in groups (progress and cancel
-    checks between groups), then put back in input order. Returns the vectors and facts for
-    the report (cached, seconds, truncated count, device).
+    checks between groups), then put back in input order. Returns the vectors and the facts of
+    how they were made (cached, seconds, truncated count, device).
     """
     reporter = reporter or Reporter()
     key = cache.cache_key(model_name, texts)
+    notes: list[str] = []
     if use_cache:
-        cached = cache.read_cache(key)
-        if cached is not None and cached.shape[0] == len(texts):
-            reporter("embedding", len(texts), len(texts), "loaded from cache")
-            truncated = cache.read_cache_count(key)
-            if truncated is None:
-                truncated = count_truncated(load_sentence_model(model_name), texts)
-            return cached, {"cached": True, "seconds": 0.0, "truncated": truncated}
-    reporter("embedding", 0, len(texts), f"loading model {model_name}")
-    model = load_sentence_model(model_name)
+        vectors, truncated, note = _cached(key, len(texts))
+        if vectors is not None:
+            reporter(EMBEDDING, len(texts), len(texts), "loaded from cache")
+            return vectors, EmbeddingFacts(model_name, cached=True, truncated=truncated)
+        notes += [note] if note else []
+    # Once per process, as stage "model" (engine.embedding.loading): not once per item.
+    model, loading = model_for(model_name, reporter)
+    notes += list(getattr(model, "notes", None) or ())
+    reporter(EMBEDDING, 0, len(texts), f"0 of {len(texts):,} responses")
     started = time.perf_counter()
     order = np.argsort([len(t) for t in texts], kind="stable")[::-1]
     vectors = None
-    # One batch per call: about a second of work on a CPU, so progress and cancel stay prompt.
-    group = batch_size
+    # One batch per call: about a second of work on a CPU, so progress and cancel stay prompt
+    # (a static model encodes a few thousand texts in that time).
+    group = getattr(model, "encode_group", batch_size)
     for start in range(0, len(texts), group):
         reporter.check()
         chunk = [texts[i] for i in order[start : start + group]]
@@ -54,16 +64,41 @@ def embed_texts(
             vectors = np.empty((len(texts), encoded.shape[1]), dtype=np.float32)
         vectors[order[start : start + group]] = encoded
         done = min(start + group, len(texts))
-        reporter("embedding", done, len(texts), f"{done:,} of {len(texts):,} responses")
+        reporter(EMBEDDING, done, len(texts), f"{done:,} of {len(texts):,} responses")
     vectors = unit_rows(vectors)
     seconds = time.perf_counter() - started
     truncated = count_truncated(model, texts)
     if use_cache:
-        cache.write_cache(key, vectors)
-        cache.write_cache_count(key, truncated)
-    return vectors, {
-        "cached": False,
-        "seconds": round(seconds, 3),
-        "truncated": truncated,
-        "device": str(getattr(model, "device", "cpu")),
-    }
+        stored = {"vectors": vectors, "truncated": np.array([truncated], dtype=np.int64)}
+        note = cache.write_arrays(key, stored)
+        notes += [note] if note else []
+    return vectors, EmbeddingFacts(
+        model_name,
+        seconds=round(seconds, 3),
+        truncated=truncated,
+        device=str(getattr(model, "device", "cpu")),
+        loading_seconds=round(loading, 3),
+        warnings=tuple(notes),
+    )
+
+
+def _cached(key: str, n: int) -> tuple[np.ndarray | None, int, str | None]:
+    """(vectors, truncated count, None) from a verified cache entry; (None, 0, warning or
+    None) when there is none or it was damaged (engine.embedding.cache)."""
+    arrays, note = cache.read_arrays(key)
+    if arrays is None:
+        return None, 0, note
+    vectors, truncated = arrays.get("vectors"), arrays.get("truncated")
+    fits = (
+        vectors is not None
+        and truncated is not None
+        and vectors.dtype == np.float32
+        and vectors.ndim == 2
+        and vectors.shape[0] == n
+        and vectors.shape[1] > 0
+        and truncated.shape == (1,)
+    )
+    if not fits:
+        path = cache.entry_path(key)
+        return None, 0, cache.discard(path, f"it does not hold {n:,} float32 vectors")
+    return vectors, int(truncated[0]), None

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from engine.core.errors import EmbeddingError
-from engine.core.progress import Reporter
+from engine.core.progress import EMBEDDING, Reporter
 from engine.embedding import cache
 from engine.embedding.models import count_truncated, load_sentence_model, resolve_model
-from engine.embedding.vectors import TokenEmbeddings, unit_rows
+from engine.embedding.vectors import EmbeddingFacts, TokenEmbeddings, unit_rows
 
 PYLATE_KEYS = ("query_prefix", "document_prefix", "skiplist_words", "document_length")
 
@@ -35,7 +35,7 @@ def embed_tokens(
     batch_size: int = 32,
     reporter: Reporter | None = None,
     use_cache: bool = True,
-) -> tuple[TokenEmbeddings, dict]:
+) -> tuple[TokenEmbeddings, EmbeddingFacts]:
     """Token embeddings of `texts` (unit vectors), cached on disk as float16 matrix + offsets.
 
     Vectors are rounded to float16 whether or not they came from the cache, so a cached run
@@ -43,13 +43,17 @@ def embed_tokens(
     """
     reporter = reporter or Reporter()
     key = cache.cache_key(model_name, texts, kind="token")
-    cached = cache.read_cache_arrays(key) if use_cache else None
-    if cached is not None and _fits(cached, len(texts)):
-        reporter("embedding", len(texts), len(texts), "token embeddings loaded from cache")
+    cached, note = cache.read_arrays(key) if use_cache else (None, None)
+    if cached is not None and not _fits(cached, len(texts)):
+        note = cache.discard(cache.entry_path(key), f"it does not hold {len(texts):,} answers")
+        cached = None
+    if cached is not None:
+        reporter(EMBEDDING, len(texts), len(texts), "token embeddings loaded from cache")
         tokens = _from_half(cached["matrix"], cached["offsets"])
-        truncated = int(cached["truncated"]) if "truncated" in cached else 0
-        return tokens, {"model": model_name, "cached": True, "seconds": 0.0, "truncated": truncated}
-    reporter("embedding", 0, len(texts), f"loading model {model_name}")
+        truncated = int(cached["truncated"].reshape(-1)[0])
+        return tokens, EmbeddingFacts(model_name, cached=True, truncated=truncated)
+    notes = [note] if note else []
+    reporter(EMBEDDING, 0, len(texts), f"loading model {model_name}")
     model, kind = load_token_model(model_name)
     started = time.perf_counter()
     vectors = _encode_groups(model, kind, texts, batch_size, reporter)
@@ -58,24 +62,31 @@ def embed_tokens(
     tokens = _from_half(half, exact.offsets)
     truncated = _truncated(model, texts)
     if use_cache:
-        stored = {"matrix": half, "offsets": exact.offsets, "truncated": np.array(truncated)}
-        cache.write_cache_arrays(key, stored)
-    return tokens, {
-        "model": model_name,
-        "cached": False,
-        "seconds": round(time.perf_counter() - started, 3),
-        "truncated": truncated,
-        "device": str(getattr(model, "device", "cpu")),
-        "token_model": kind,
-    }
+        stored = {"matrix": half, "offsets": exact.offsets, "truncated": np.array([truncated])}
+        note = cache.write_arrays(key, stored)
+        notes += [note] if note else []
+    return tokens, EmbeddingFacts(
+        model_name,
+        seconds=round(time.perf_counter() - started, 3),
+        truncated=truncated,
+        device=str(getattr(model, "device", "cpu")),
+        token_model=kind,
+        warnings=tuple(notes),
+    )
 
 
 def _fits(cached: dict, n: int) -> bool:
     offsets, matrix = cached.get("offsets"), cached.get("matrix")
+    truncated = cached.get("truncated")
     return (
         offsets is not None
         and matrix is not None
+        and truncated is not None
+        and truncated.size == 1
+        and matrix.ndim == 2
+        and offsets.dtype.kind == "i"
         and offsets.shape == (n + 1,)
+        and int(offsets[0]) == 0
         and int(offsets[-1]) == matrix.shape[0]
         and bool(np.all(np.diff(offsets) > 0))
     )
@@ -104,7 +115,7 @@ def _encode_groups(model, kind: str, texts, batch_size: int, reporter: Reporter)
         for i, v in zip(chosen, encoded):
             vectors[i] = v
         done = min(start + group, len(texts))
-        reporter("embedding", done, len(texts), f"{done:,} of {len(texts):,} responses (tokens)")
+        reporter(EMBEDDING, done, len(texts), f"{done:,} of {len(texts):,} responses (tokens)")
     return vectors
 
 

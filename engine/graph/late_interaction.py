@@ -1,7 +1,7 @@
 """The late-interaction (ColBERT) graph: candidate retrieval, then MaxSim on the candidates.
 
 An `embedding_model` whose name contains colbert, lateon or late-interaction selects this mode
-(`engine.input.config.is_late_interaction`). The graph is built in two stages, as in the paper:
+(`engine.input.config.similarity_mode`). The graph is built in two stages, as in the paper:
 
 1. Coarse retrieval. Each response's token vectors are mean-pooled and L2-normalised, and
    `engine.graph.search.build_graph` picks its K_c = `colbert_top_k` nearest candidates by cosine
@@ -20,6 +20,7 @@ normalisation, power and top-K views apply unchanged. Every similarity_top_k mus
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,18 +30,40 @@ from engine.embedding.vectors import TokenEmbeddings
 from engine.graph.maxsim import pair_scores
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
-from engine.input.config import AuditConfig, replace
+from engine.input.config import LATE_INTERACTION, AuditConfig, replace
 
-MODE = "late-interaction"
+MODE = LATE_INTERACTION
+
+
+@dataclass(frozen=True)
+class LateInteractionFacts:
+    """What building the late-interaction graph did, for the report: K_c candidates per
+    response, the distinct pairs MaxSim scored, the token vectors in all; and warnings for the
+    run's warnings (never written with the facts)."""
+
+    candidates: int
+    pairs: int
+    tokens: int
+    warnings: tuple[str, ...] = ()
+
+    def record(self) -> dict:
+        """The facts as report.json and saved sessions keep them (beside the embedding's)."""
+        return {"candidates": self.candidates, "pairs": self.pairs, "tokens": self.tokens}
+
+    @classmethod
+    def from_record(cls, record: dict) -> LateInteractionFacts | None:
+        """The facts back from a record that holds them, else None (single-vector mode)."""
+        if "candidates" not in record:
+            return None
+        return cls(int(record["candidates"]), int(record["pairs"]), int(record["tokens"]))
 
 
 def late_interaction_graph(
     tokens: TokenEmbeddings, config: AuditConfig, reporter: Reporter | None = None
-) -> tuple[NeighbourGraph, dict]:
+) -> tuple[NeighbourGraph, LateInteractionFacts]:
     """The MaxSim neighbour graph of the responses' token embeddings.
 
-    Returns the graph ((N, K_c) candidates sorted by s_ij) and facts for the report:
-    "candidates" (K_c), "pairs" (MaxSim pairs scored), "tokens" and "warnings".
+    Returns the graph ((N, K_c) candidates sorted by s_ij) and the facts of building it.
     """
     warnings: list[str] = []
     k_c = candidate_count(config, tokens.n, warnings)
@@ -52,8 +75,8 @@ def late_interaction_graph(
         reporter,
         raw=config.colbert_maxsim == "raw",
     )
-    facts = {"candidates": k_c, "pairs": pairs, "tokens": int(tokens.lengths.sum())}
-    return graph, {**facts, "warnings": warnings}
+    facts = LateInteractionFacts(k_c, pairs, int(tokens.lengths.sum()), tuple(warnings))
+    return graph, facts
 
 
 def candidate_count(config: AuditConfig, n: int, warnings: list[str]) -> int:
@@ -79,7 +102,8 @@ def candidate_count(config: AuditConfig, n: int, warnings: list[str]) -> int:
         raise ConfigError(
             f"Setting 'similarity_top_k' asks for {max(too_large)} neighbours but late "
             f"interaction scores only {k_c} candidates per response ('colbert_top_k' = "
-            f"{json.dumps(config.colbert_top_k)}, {n} responses); use values <= {k_c}."
+            f"{json.dumps(config.colbert_top_k)}, {n} responses); use values <= {k_c}.",
+            "similarity_top_k",
         )
     return k_c
 

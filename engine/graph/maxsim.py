@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from engine.core.progress import Reporter
+from engine.core.progress import MAXSIM, Reporter
 from engine.embedding.vectors import TokenEmbeddings
 
 
@@ -73,7 +73,7 @@ def pair_scores(
             if bounds[g + 1] - done >= batch_size or g == len(starts) - 1:
                 done = int(bounds[g + 1])
                 if reporter is not None:
-                    reporter("colbert", done, total, f"MaxSim {done:,} of {total:,} pairs")
+                    reporter(MAXSIM, done, total, f"MaxSim {done:,} of {total:,} pairs")
     return scores
 
 

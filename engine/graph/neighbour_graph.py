@@ -17,6 +17,7 @@ import scipy.sparse as sp
 
 from engine.core.progress import Reporter
 from engine.graph.similarity import Similarities, blocks
+from engine.input.config import SINGLE_VECTOR
 
 # Rough throughput of the dense path on two cores, for its cost estimate: float32 products,
 # and the float64 transform (normalise, clip, power) plus feature sums per similarity.
@@ -72,7 +73,7 @@ class NeighbourGraph:
     high: float
     normalize: bool = True
     embeddings: np.ndarray | None = None
-    mode: str = "single-vector"
+    mode: str = SINGLE_VECTOR
     _pairs: _Edges | None = field(default=None, init=False, repr=False, compare=False)
     _labels: tuple | None = field(default=None, init=False, repr=False, compare=False)
     _rows: tuple | None = field(default=None, init=False, repr=False, compare=False)

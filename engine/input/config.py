@@ -14,44 +14,18 @@ from pathlib import Path
 
 from engine.core.errors import ConfigError
 from engine.core.files import atomic_write_text, open_regular
+from engine.core.metric_names import METRIC_NAMES
 from engine.core.text import is_safe
 
-METRICS = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# The two similarity modes (`similarity_mode`), as report.json's similarity_mode names them.
+SINGLE_VECTOR = "single-vector"
+LATE_INTERACTION = "late-interaction"
+# The fast path: a static model distilled from the bundled one (engine.embedding.static).
+STATIC_MODEL = "static"
 DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
 # A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
 MAX_CONFIG_BYTES = 1024 * 1024
-
-# Mirrors the repository's defaults.json (a test keeps the two equal), so an installed wheel
-# without the file behaves the same.
-DEFAULTS: dict = {
-    "embedding_model": DEFAULT_MODEL,
-    "normalize_similarities": True,
-    "similarity_power": 1.0,
-    "similarity_top_k": [5, 10, 15, 20, 25, 30, 35, 40, 45, 50],
-    "similarity_top_k_symmetric": True,
-    "similarity_top_k_chunk": 2048,
-    "colbert_top_k": 100,
-    "colbert_batch_size": 256,
-    "colbert_maxsim": "normalised",
-    "selection_metric": "kappa",
-    "class_weight": "balanced",
-    "text_column": "answer",
-    "score_column": "score",
-    "id_column": "id",
-    "second_score_column": None,
-    "score_order": None,
-    "item_column": None,
-    "rater_column": None,
-    "second_rater_column": None,
-    "on_bad_rows": "error",
-    "embedding_batch_size": 32,
-    "near_duplicate_threshold": 0.95,
-    "bootstrap_samples": 200,
-    "cross_fit_folds": 5,
-    "seed": 0,
-    "jobs": 1,
-}
 
 
 @dataclass(frozen=True)
@@ -65,7 +39,12 @@ class PowerInterval:
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """Validated settings. `similarity_top_k`/`similarity_power` are tuples when they are grids."""
+    """Validated settings. `similarity_top_k`/`similarity_power` are tuples when they are grids.
+
+    The field defaults are the engine's built-in copy of the repository's defaults.json (the
+    specification; tests/test_packaging.py keeps the two equal), so an installed engine without
+    the file behaves the same. DEFAULTS below is their JSON form.
+    """
 
     embedding_model: str = DEFAULT_MODEL
     normalize_similarities: bool = True
@@ -86,6 +65,7 @@ class AuditConfig:
     item_column: str | None = None
     rater_column: str | None = None
     second_rater_column: str | None = None
+    time_column: str | None = None
     on_bad_rows: str = "error"
     embedding_batch_size: int = 32
     near_duplicate_threshold: float = 0.95
@@ -93,6 +73,7 @@ class AuditConfig:
     cross_fit_folds: int = 5
     seed: int = 0
     jobs: int = 1
+    saved_runs: int = 10
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     # -- views used by the engine ---------------------------------------------------------------
@@ -137,15 +118,31 @@ class AuditConfig:
         return config_from_dict(merged)
 
 
-def is_late_interaction(model_name: str) -> bool:
-    """The paper's rule: a name containing colbert, lateon or late-interaction selects ColBERT."""
+# The built-in defaults in the JSON form defaults.json has: every setting a run knows.
+DEFAULTS: dict = AuditConfig().to_dict()
+
+
+def similarity_mode(model_name: str) -> str:
+    """How responses are compared, by the paper's rule: a model whose name or path contains
+    colbert, lateon or late-interaction (any case) compares token vectors (late interaction,
+    MaxSim); any other compares one vector per response (cosine)."""
     name = model_name.lower()
-    return any(tag in name for tag in ("colbert", "lateon", "late-interaction"))
+    late = any(tag in name for tag in ("colbert", "lateon", "late-interaction"))
+    return LATE_INTERACTION if late else SINGLE_VECTOR
+
+
+def is_late_interaction(model_name: str) -> bool:
+    return similarity_mode(model_name) == LATE_INTERACTION
+
+
+def is_static_model(model_name: str) -> bool:
+    """The name `static` (any case) selects the static model distilled from the bundled one."""
+    return model_name.strip().lower() == STATIC_MODEL
 
 
 def _fail(key: str, value, accepted: str) -> ConfigError:
     return ConfigError(
-        f"Setting '{key}' = {json.dumps(value, default=str)} is invalid: {accepted}."
+        f"Setting '{key}' = {json.dumps(value, default=str)} is invalid: {accepted}.", key
     )
 
 
@@ -277,7 +274,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         colbert_top_k=_int("colbert_top_k", v["colbert_top_k"], nullable=True),
         colbert_batch_size=_int("colbert_batch_size", v["colbert_batch_size"]),
         colbert_maxsim=_choice("colbert_maxsim", v["colbert_maxsim"], ("normalised", "raw")),
-        selection_metric=_choice("selection_metric", v["selection_metric"], METRICS),
+        selection_metric=_choice("selection_metric", v["selection_metric"], METRIC_NAMES),
         class_weight=_choice("class_weight", v["class_weight"], ("balanced", None)),
         text_column=_text("text_column", v["text_column"]),
         score_column=_text("score_column", v["score_column"]),
@@ -287,6 +284,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         item_column=_text("item_column", v["item_column"], nullable=True),
         rater_column=_text("rater_column", v["rater_column"], nullable=True),
         second_rater_column=_text("second_rater_column", v["second_rater_column"], nullable=True),
+        time_column=_text("time_column", v["time_column"], nullable=True),
         on_bad_rows=_choice("on_bad_rows", v["on_bad_rows"], ("error", "skip")),
         embedding_batch_size=_int("embedding_batch_size", v["embedding_batch_size"]),
         near_duplicate_threshold=_unit("near_duplicate_threshold", v["near_duplicate_threshold"]),
@@ -294,13 +292,21 @@ def config_from_dict(values: dict) -> AuditConfig:
         cross_fit_folds=_int("cross_fit_folds", v["cross_fit_folds"], minimum=0),
         seed=_int("seed", v["seed"], minimum=0),
         jobs=_int("jobs", v["jobs"]),
+        saved_runs=_int("saved_runs", v["saved_runs"]),
         warnings=tuple(warnings),
     )
     _check_candidates(config)
     if config.second_rater_column is not None and config.second_score_column is None:
         raise ConfigError(
             f"Setting 'second_rater_column' = {json.dumps(config.second_rater_column)} needs "
-            "'second_score_column': it names who gave the second scores."
+            "'second_score_column': it names who gave the second scores.",
+            "second_rater_column",
+        )
+    if config.time_column is not None and config.rater_column is None:
+        raise ConfigError(
+            f"Setting 'time_column' = {json.dumps(config.time_column)} needs 'rater_column': "
+            "the time column dates each rater's scores, to see whether a rater drifts.",
+            "time_column",
         )
     return config
 
@@ -315,7 +321,8 @@ def _check_candidates(config: AuditConfig) -> None:
             f"Setting 'similarity_top_k' has {', '.join(map(str, too_large))} above "
             f"'colbert_top_k' = {config.colbert_top_k}: in late-interaction mode the top-K graph "
             "is pruned from the colbert_top_k MaxSim candidates, so every similarity_top_k must be "
-            "<= colbert_top_k. Raise colbert_top_k or lower similarity_top_k."
+            "<= colbert_top_k. Raise colbert_top_k or lower similarity_top_k.",
+            "similarity_top_k",
         )
 
 
@@ -344,7 +351,8 @@ def fit_top_k(config: AuditConfig, n_responses: int) -> tuple[AuditConfig, list[
         raise ConfigError(
             f"Setting 'similarity_top_k' = {json.dumps(list(values) if len(values) > 1 else k)} "
             f"is invalid for this file: every K must be smaller than the number of responses "
-            f"({n_responses}). Use values below {n_responses}, or null for the dense graph."
+            f"({n_responses}). Use values below {n_responses}, or null for the dense graph.",
+            "similarity_top_k",
         )
     changed = config.updated(similarity_top_k=usable if len(usable) > 1 else usable[0])
     return changed, [
@@ -381,7 +389,7 @@ def load_config(path: str | Path) -> AuditConfig:
     try:
         return config_from_dict(values)
     except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        raise ConfigError(f"{path}: {exc}", exc.key) from None
 
 
 def _json(text: str, what: str):
@@ -411,7 +419,9 @@ def parse_override(item: str) -> tuple[str, object]:
     except json.JSONDecodeError:
         value = raw
     except RecursionError:
-        raise ConfigError(f"--set {key}: the value is nested too deeply to be a setting.") from None
+        raise ConfigError(
+            f"--set {key}: the value is nested too deeply to be a setting.", key
+        ) from None
     return key, value
 
 
@@ -436,17 +446,23 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
+# Settings that change nothing a run computes, only what is kept of it: not in the digest, so
+# the digests of decisions and saved runs stay those of earlier parm versions.
+NOT_DIGESTED = ("saved_runs",)
+
+
 def settings_digest(config: AuditConfig) -> str:
     """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
-    sorted), so runs with the same settings carry the same digest on any machine."""
-    text = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
+    sorted, NOT_DIGESTED left out), so runs with the same settings carry the same digest on any
+    machine."""
+    values = {k: v for k, v in config.to_dict().items() if k not in NOT_DIGESTED}
+    text = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 __all__ = [
     "AuditConfig",
     "PowerInterval",
-    "METRICS",
     "DEFAULTS",
     "config_from_dict",
     "load_config",
@@ -457,5 +473,7 @@ __all__ = [
     "build_config",
     "fit_top_k",
     "is_late_interaction",
+    "is_static_model",
+    "similarity_mode",
     "replace",
 ]

@@ -14,6 +14,7 @@ from engine.core.errors import DataError
 from engine.input.config import AuditConfig
 from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
 from engine.input.table import read_table
+from engine.input.times import parse_times
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,10 @@ def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> I
     where = source or "input"
     column = _item_column(frame, config.item_column, where)
     frame, warnings = _rows_with_an_item(frame, column, config, where)
+    if config.time_column is not None and config.time_column in frame.columns:
+        # One kind of time for the whole file (each item's own rows could each look fine).
+        values = frame[config.time_column].astype(str).tolist()
+        parse_times(values, frame.index.to_numpy() + 1, config.time_column, where)
     audited, skipped = [], []
     notes: dict[str, list[str]] = {}
     for item in dict.fromkeys(column[frame.index]):

@@ -18,6 +18,7 @@ import pandas as pd
 from engine.core.errors import DataError
 from engine.input.config import AuditConfig
 from engine.input.table import as_number, read_table
+from engine.input.times import parse_times
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10
@@ -46,7 +47,8 @@ class Responses:
     item: the item (question) these responses answer, None when the file has no item column;
     raters, second_raters: who gave each score and each second score ("" when not recorded),
     or None without a rater column; ordered: whether the codes' order means something (numbers,
-    or labels in a stated score_order).
+    or labels in a stated score_order); times: (N,) when (or in which order) each score was
+    given, NaN where blank, or None without a time column (engine.input.times).
     """
 
     texts: list[str]
@@ -63,6 +65,7 @@ class Responses:
     item: str | None = None
     raters: tuple[str, ...] | None = None
     second_raters: tuple[str, ...] | None = None
+    times: np.ndarray | None = field(default=None, compare=False)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -144,7 +147,8 @@ def code_labels(
 
     Returns (labels in code order, mapping from stripped value to code, values that are bad:
     not numbers among numbers, or not in `order`). Labels of `order` that do not occur are left
-    out. Labels like "2" and "2.0" are the same number; the first spelling seen is kept.
+    out. Labels like "2", "+2", "02" and "2.0" are the same number, shown in one canonical
+    spelling (`number_label`: "2"; "2.50" is "2.5"); text labels are kept as written.
     numeric: force numeric or text coding (None: decide with `is_numeric`).
     """
     present = [v for v in (_label_text(x) for x in values) if v != ""]
@@ -158,22 +162,25 @@ def code_labels(
         numeric = is_numeric(present)
     bad: set[str] = set()
     if numeric:
-        spelling: dict[float, str] = {}
-        for v in present:
-            n = numbers[v]
-            if n is None:
-                bad.add(v)
-            else:
-                spelling.setdefault(n, v)
-        order_found = sorted(spelling)
+        bad = {v for v in present if numbers[v] is None}
+        order_found = sorted({numbers[v] for v in present if numbers[v] is not None})
         position = {n: i for i, n in enumerate(order_found)}
-        labels = tuple(spelling[n] for n in order_found)
+        labels = tuple(number_label(n) for n in order_found)
         code = {v: position[numbers[v]] for v in present if numbers[v] is not None}
     else:
         labels = tuple(sorted(set(present)))
         position = {label: i for i, label in enumerate(labels)}
         code = {v: position[v] for v in present}
     return labels, code, bad
+
+
+def number_label(value: float) -> str:
+    """A numeric score's canonical spelling: an integer without plus sign, leading zeros or point
+    ("+2", "02", "2.0" are "2"; "-0" is "0"), else the shortest decimal that reads back as the
+    same number ("2.50" is "2.5")."""
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return repr(float(value))
 
 
 def _check_order(values: list[str], order: tuple[str, ...], column: str, where) -> None:
@@ -287,6 +294,7 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
         ordered=ordered,
         raters=_who(frame, config.rater_column, keep, where),
         second_raters=_who(frame, config.second_rater_column, keep, where),
+        times=_when(frame, config.time_column, keep, numbers, where),
     )
 
 
@@ -318,6 +326,14 @@ def _who(frame: pd.DataFrame, column: str | None, keep: list[int], where):
         return None
     values = _column(frame, column, "rater", where).tolist()
     return tuple(values[i].strip() for i in keep)
+
+
+def _when(frame: pd.DataFrame, column: str | None, keep: list[int], numbers, where):
+    """The kept rows' times (engine.input.times), or None without a time column."""
+    if column is None:
+        return None
+    values = _column(frame, column, "time", where).tolist()
+    return parse_times([values[i] for i in keep], numbers[keep], column, where)
 
 
 def _ids(frame: pd.DataFrame, column: str | None, keep: list[int], numbers, where):

@@ -10,6 +10,7 @@ import io
 import math
 import re
 import warnings
+import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +20,13 @@ from engine.core.files import open_regular, reason
 from engine.core.text import sanitise
 
 _SNIFF_BYTES = 256 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+# A gzip file is decompressed in memory; beyond this it is refused (a "zip bomb" of a few MB
+# can hold many GB), with a pointer to decompressing it first.
+MAX_GUNZIPPED_BYTES = 2 << 30
+# DOS's end-of-file mark (Ctrl-Z), which some old Windows tools still append; trailing
+# line breaks after it are dropped with it.
+_DOS_EOF = re.compile(r"\x1a[\r\n]*\Z")
 NOT_A_TABLE = "this does not look like a CSV/TSV file"
 _FIELDS = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
 # Column names (lower case, spaces and dashes as _) that hold a response or respondent id.
@@ -54,35 +62,81 @@ def as_number(value: str) -> float | None:
 
 def read_text_file(path: str | Path) -> tuple[str, str]:
     """The file's text and the encoding it was read with: UTF-8 (with or without BOM), UTF-16
-    with a BOM, else Windows-1252, else latin-1 (which decodes any bytes). Anything but a regular
-    file (a folder, a named pipe, a device) is refused before reading. Errors name the file."""
+    with a BOM, else Windows-1252, else latin-1 (which decodes any bytes). A gzip-compressed
+    file is decompressed in memory first (the encoding then ends in "+gzip"); a trailing DOS
+    end-of-file mark (Ctrl-Z) is dropped. Anything but a regular file (a folder, a named pipe,
+    a device) is refused before reading. Errors name the file."""
     path = Path(path).expanduser()
     with open_regular(path, "File", DataError) as handle:
         try:
             raw = handle.read()
         except OSError as exc:
             raise DataError(f"File {path} cannot be read: {reason(exc)}") from None
+    if raw.startswith(GZIP_MAGIC):
+        text, encoding = _decoded(gunzip(raw, path), path)
+        return text, encoding + "+gzip"
+    return _decoded(raw, path)
+
+
+def gunzip(raw: bytes, path: Path, limit: int | None = None) -> bytes:
+    """The decompressed bytes of a gzip file (every member of a concatenated one), refused
+    beyond `limit` bytes (default MAX_GUNZIPPED_BYTES) or when damaged; errors name the file."""
+    limit = MAX_GUNZIPPED_BYTES if limit is None else limit
+    out = bytearray()
+    data = raw
+    while data:
+        inflater = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
+        try:
+            out += inflater.decompress(data, limit + 1 - len(out))
+            while inflater.unconsumed_tail and len(out) <= limit:
+                out += inflater.decompress(inflater.unconsumed_tail, limit + 1 - len(out))
+        except zlib.error as exc:
+            raise DataError(f"File {path} is gzip-compressed but damaged ({exc}).") from None
+        if len(out) > limit:
+            raise DataError(
+                f"File {path} is gzip-compressed and holds more than {limit:,} bytes of text; "
+                "decompress it (gunzip) and load the result."
+            )
+        if not inflater.eof:
+            raise DataError(f"File {path} is gzip-compressed but cut short (truncated).")
+        # Another member may follow; padding of zero bytes after the last one is allowed.
+        data = inflater.unused_data.lstrip(b"\x00")
+    return bytes(out)
+
+
+def _decoded(raw: bytes, path: Path) -> tuple[str, str]:
     if not raw.strip():
         raise DataError(f"File {path} is empty.")
     if raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         # Excel's "Unicode text" export: UTF-16 with a BOM (its NUL bytes are not binary).
         try:
-            return raw.decode("utf-16"), "utf-16"
+            return _without_dos_eof(raw.decode("utf-16")), "utf-16"
         except UnicodeDecodeError:
             raise DataError(f"File {path} starts like UTF-16 text but cannot be decoded.") from None
     if raw.startswith(b"PK\x03\x04"):
+        if b"[Content_Types].xml" in raw[:_SNIFF_BYTES] or b"xl/" in raw[:_SNIFF_BYTES]:
+            raise DataError(
+                f"File {path} is a zip archive (an Excel .xlsx workbook?), not a CSV or TSV "
+                "text file; save it as CSV (UTF-8) first."
+            )
         raise DataError(
-            f"File {path} is a zip archive (an Excel .xlsx workbook?), not a CSV or TSV text "
-            "file; save it as CSV (UTF-8) first."
+            f"File {path} is a zip archive, not a CSV or TSV text file: an Excel .xlsx "
+            "workbook? Save it as CSV (UTF-8). A .zip? Unzip it and load the file inside."
         )
+    if raw.startswith(GZIP_MAGIC):
+        raise DataError(f"File {path} is gzip-compressed twice; decompress it first (gunzip).")
     if b"\x00" in raw[:_SNIFF_BYTES]:
         raise DataError(f"File {path} looks binary, not a CSV or TSV text file.")
     for encoding in ("utf-8-sig", "cp1252"):
         try:
-            return raw.decode(encoding), encoding
+            return _without_dos_eof(raw.decode(encoding)), encoding
         except UnicodeDecodeError:
             continue
-    return raw.decode("latin-1"), "latin-1"
+    return _without_dos_eof(raw.decode("latin-1")), "latin-1"
+
+
+def _without_dos_eof(text: str) -> str:
+    return _DOS_EOF.sub("", text)
 
 
 def sniff_delimiter(text: str, path: Path | None = None) -> str:
@@ -188,6 +242,9 @@ def _refuse_repeated_columns(text: str, delimiter: str, path: Path) -> None:
 
 def _reading_warnings(path: Path, encoding: str, replaced: int) -> list[str]:
     warnings = []
+    encoding, gzipped, _ = encoding.partition("+gzip")
+    if gzipped:
+        warnings.append(f"File {path} is gzip-compressed; it was decompressed in memory.")
     if encoding in ("cp1252", "latin-1"):
         name = "Windows-1252" if encoding == "cp1252" else "latin-1"
         warnings.append(

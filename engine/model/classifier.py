@@ -15,7 +15,7 @@ from functools import partial
 import numpy as np
 from scipy.optimize import minimize
 
-from engine.core.progress import Reporter
+from engine.core.progress import CHECKS, Reporter
 from engine.model.pseudo_likelihood import one_blas_thread
 
 # scikit-learn's LogisticRegression defaults: max_iter, tol (L-BFGS-B's gtol), ftol.
@@ -147,7 +147,7 @@ def out_of_fold_proba(
     out = np.zeros((scores.shape[0], n_classes))
     for number, held in enumerate(parts):
         message = f"{what}: fold {number + 1} of {len(parts)}"
-        reporter("audit", number, len(parts), message)
+        reporter(CHECKS, number, len(parts), message)
         train = np.ones(scores.shape[0], dtype=bool)
         train[held] = False
         seen, codes = np.unique(scores[train], return_inverse=True)
@@ -159,8 +159,8 @@ def out_of_fold_proba(
             centre, spread = x_train.mean(axis=0), x_train.std(axis=0)
             spread[spread == 0] = 1.0
             x_train, x_held = (x_train - centre) / spread, (x_held - centre) / spread
-        step = partial(reporter.tick, "audit", number, len(parts), message)
+        step = partial(reporter.tick, CHECKS, number, len(parts), message)
         coef = fit_logistic(x_train, codes, seen.size, inverse_penalty, max_iter, step)
         out[np.ix_(held, seen)] = predict_logistic(coef, x_held)
-    reporter("audit", len(parts), len(parts), f"{what}: {len(parts)} folds done")
+    reporter(CHECKS, len(parts), len(parts), f"{what}: {len(parts)} folds done")
     return out

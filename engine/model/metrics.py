@@ -14,25 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
-# Every metric parm reports, in the order of its tables and tuning.csv.
-METRIC_NAMES = ("accuracy", "kappa", "qwk", "near", "f1", "nll")
+from engine.core.metric_names import METRIC_NAMES, METRICS, better
+
 # The metrics that compare scores by their distance on the scale, so need an order.
-ORDINAL_METRICS = ("qwk", "near")
+ORDINAL_METRICS = tuple(m.name for m in METRICS if m.needs_order)
 # The agreement figures given intervals and cross-fitted values.
-HEADLINE_METRICS = ("accuracy", "kappa", "qwk")
+HEADLINE_METRICS = tuple(m.name for m in METRICS if m.headline)
 # The average NLL is a reported figure, not the objective: one response the model deems
 # impossible (p underflows to 0) adds -log(1e-15) / N = 34.5 / N instead of infinity, as
 # scikit-learn's log_loss did with its former eps=1e-15. The fit itself uses log-softmax.
 NLL_CLIP = 1e-15
-
-HIGHER_IS_BETTER = {
-    "accuracy": True,
-    "kappa": True,
-    "qwk": True,
-    "near": True,
-    "f1": True,
-    "nll": False,
-}
 
 
 def confusion(human: np.ndarray, predicted: np.ndarray, n_classes: int) -> np.ndarray:
@@ -118,10 +109,4 @@ def evaluate(human: np.ndarray, proba: np.ndarray, ordered: bool = True) -> dict
     return metrics
 
 
-def better(metric: str, a: float, b: float) -> bool:
-    """Is a strictly better than b under `metric`? NaN is never better."""
-    if np.isnan(a):
-        return False
-    if np.isnan(b):
-        return True
-    return a > b if HIGHER_IS_BETTER[metric] else a < b
+__all__ = ["METRIC_NAMES", "ORDINAL_METRICS", "HEADLINE_METRICS", "better"]

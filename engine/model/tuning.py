@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from engine.core.progress import Reporter
+from engine.core.metric_names import METRIC
+from engine.core.progress import TUNING, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph, dense_warning
 from engine.input.config import AuditConfig, PowerInterval
-from engine.model.metrics import HIGHER_IS_BETTER, better, evaluate
+from engine.model.metrics import better, evaluate
 from engine.model.pseudo_likelihood import FittedPARM, fit
 from engine.model.standard_errors import NO_STANDARD_ERRORS, with_standard_errors
 
@@ -75,7 +76,7 @@ class _Search:
         metric = self.config.selection_metric
         if self.best is None or better(metric, row.metrics[metric], self.best[0].metrics[metric]):
             self.best = (row, fitted, (t, s))
-        self.reporter("tuning", len(self.rows), self.total, _describe(row, metric), payload=row)
+        self.reporter(TUNING, len(self.rows), self.total, _describe(row, metric), payload=row)
         return row
 
     def _dense_progress(self, power):
@@ -84,7 +85,7 @@ class _Search:
 
         def report(rows: int, n: int) -> None:
             message = f"dense, p={power:.3g}: {rows:,} of {n:,} rows"
-            self.reporter("tuning", done, self.total, message)
+            self.reporter(TUNING, done, self.total, message)
 
         return report
 
@@ -99,7 +100,7 @@ def brent_search(metric_at, interval: PowerInterval, metric: str) -> float:
 
     Returns the p it settles on. Used by tuning and, on each fold, by cross-fitting.
     """
-    sign = -1.0 if HIGHER_IS_BETTER[metric] else 1.0
+    sign = -1.0 if METRIC[metric].higher_is_better else 1.0
 
     def objective(power: float) -> float:
         value = metric_at(power)
@@ -141,7 +142,7 @@ def tune(
     search = _Search(graph, scores, n_classes, config, reporter, total, ordered)
     notes = _dense_cost(graph, ks, powers)
     for note in notes:
-        reporter("tuning", 0, total, note)
+        reporter(TUNING, 0, total, note)
     for top_k in ks:
         if powers is None:
             brent_power(search, top_k, config.similarity_power)

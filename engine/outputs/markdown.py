@@ -11,8 +11,11 @@ from __future__ import annotations
 import math
 import re
 
+from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
-from engine.outputs.report import METRIC_LABELS, report_dict
+from engine.input.config import SINGLE_VECTOR
+from engine.outputs.report import report_dict
+from engine.results.item import AuditResult
 
 # Characters with an inline meaning in CommonMark or GFM tables: escapes, code spans, emphasis,
 # links and images, table cells, headings, strikethrough.
@@ -73,7 +76,9 @@ MEANINGS = (
 )
 
 
-def markdown_report(result, top: int = 20, title: str = "parm audit report", depth: int = 1) -> str:
+def markdown_report(
+    result: AuditResult, top: int = 20, title: str = "parm audit report", depth: int = 1
+) -> str:
     """A readable report for a rater-lead. depth: the title's heading level (a session of many
     items puts each item's report under its own second-level heading)."""
     data = report_dict(result)
@@ -95,7 +100,7 @@ def markdown_report(result, top: int = 20, title: str = "parm audit report", dep
     return "#" * depth + f" {title}\n\n" + "\n\n".join(sections) + "\n"
 
 
-def _summary_section(result, data) -> str:
+def _summary_section(result: AuditResult, data) -> str:
     responses = result.responses
     lines = [
         "## Data",
@@ -106,6 +111,8 @@ def _summary_section(result, data) -> str:
         "- Scores: "
         + ", ".join(f"{md_text(k)}: {v}" for k, v in data["input"]["score_counts"].items()),
         f"- Flagged for review: {data['flagged']} responses (model and human score differ)",
+        # The run every file of the output set names (run_id in report.json and the CSVs).
+        f"- Run: {md_text(data['run_id'])}",
     ]
     if result.second_rater is not None:
         lines.append(
@@ -116,7 +123,7 @@ def _summary_section(result, data) -> str:
     return "\n".join(lines)
 
 
-def _settings_section(result, data) -> str:
+def _settings_section(result: AuditResult, data) -> str:
     config = result.config
     sel = data["selected"]
     graph = "dense graph" if sel["top_k"] is None else f"top-K graph, K = {sel['top_k']}"
@@ -135,7 +142,7 @@ def _settings_section(result, data) -> str:
     )
 
 
-def _agreement_section(result, data) -> str:
+def _agreement_section(result: AuditResult, data) -> str:
     intervals = data["uncertainty"]["bootstrap"]["intervals"]
     rows = []
     for m, value in data["metrics"].items():
@@ -144,7 +151,7 @@ def _agreement_section(result, data) -> str:
         note = ""
         if m == "qwk" and value is not None and value < QWK_THRESHOLD:
             note = Markup(f"**below {QWK_THRESHOLD:.2f}**")
-        rows.append([METRIC_LABELS[m], _fmt(value), ci, note])
+        rows.append([METRIC[m].label, _fmt(value), ci, note])
     out = [
         "## Agreement between the model and the human scores",
         "",
@@ -168,7 +175,7 @@ def _agreement_section(result, data) -> str:
     return "\n".join(out + ["", note])
 
 
-def _second_rater_section(result, data) -> str:
+def _second_rater_section(result: AuditResult, data) -> str:
     second = data["second_rater"]
     if second is None:
         return ""
@@ -208,7 +215,7 @@ def _second_rater_section(result, data) -> str:
     return "\n".join(out)
 
 
-def _confusion_section(result, data) -> str:
+def _confusion_section(result: AuditResult, data) -> str:
     labels = result.responses.labels
     return "## Confusion matrix (rows: human score, columns: model)\n\n" + _table(
         ["human \\ model", *labels],
@@ -216,7 +223,7 @@ def _confusion_section(result, data) -> str:
     )
 
 
-def _review_section(result, top: int) -> str:
+def _review_section(result: AuditResult, top: int) -> str:
     """The first `top` flagged responses in the review queue's order: what the app's review
     screen lists first."""
     responses = result.responses
@@ -250,7 +257,7 @@ def _review_section(result, top: int) -> str:
     )
 
 
-def _evidence_md(result, i: int) -> str:
+def _evidence_md(result: AuditResult, i: int) -> str:
     responses = result.responses
     parts = []
     for nb in result.evidence[i]:
@@ -262,11 +269,11 @@ def _evidence_md(result, i: int) -> str:
     return "; ".join(parts)
 
 
-def _duplicates_section(result, data) -> str:
+def _duplicates_section(result: AuditResult, data) -> str:
     pairs = data["near_duplicates"]
     threshold = result.config.near_duplicate_threshold
     out = ["## Consistency: near-duplicates with different scores", ""]
-    if result.mode != "single-vector":
+    if result.mode != SINGLE_VECTOR:
         return "\n".join(out + ["Checked only with single-vector (cosine) similarity."])
     if not pairs:
         return "\n".join(out + [f"No pair above similarity {threshold} has different scores."])

@@ -11,6 +11,7 @@ import numpy as np
 
 from engine.audit.intervals import LEVEL
 from engine.model.metrics import ORDINAL_METRICS, confusion, metric_names
+from engine.results.item import AuditResult
 
 SEVERITY_DEFINITION = (
     "1 - p(human score) from a model that never saw the response's score: a logistic model, "
@@ -45,15 +46,6 @@ EVIDENCE_FORMAT = (
     "similarity to the power p), separated by ';'"
 )
 
-METRIC_LABELS = {
-    "accuracy": "Exact agreement (accuracy)",
-    "kappa": "Cohen's kappa",
-    "qwk": "Quadratic weighted kappa",
-    "near": "Near agreement (within 1)",
-    "f1": "Macro F1",
-    "nll": "Average negative log-likelihood",
-}
-
 
 def _clean(value):
     """JSON-safe numbers: NaN and infinities become None."""
@@ -64,7 +56,7 @@ def _clean(value):
     return value
 
 
-def parameters(result) -> list[dict]:
+def parameters(result: AuditResult) -> list[dict]:
     """beta_c, gamma_c, mu_c for c = 1..C with their standard errors."""
     fitted = result.fitted
     labels = result.responses.labels
@@ -85,7 +77,7 @@ def parameters(result) -> list[dict]:
     return out
 
 
-def report_dict(result) -> dict:
+def report_dict(result: AuditResult) -> dict:
     """Everything report.json holds."""
     responses = result.responses
     best = result.selected
@@ -107,7 +99,7 @@ def report_dict(result) -> dict:
         },
         "config": result.config.to_dict(),
         "similarity_mode": result.mode,
-        "embedding": {k: _clean(v) for k, v in result.embedding_info.items()},
+        "embedding": {k: _clean(v) for k, v in result.embedding_record.items()},
         "selected": {
             "top_k": best.top_k,
             "power": _clean(best.power),
@@ -143,7 +135,7 @@ def report_dict(result) -> dict:
     }
 
 
-def uncertainty_dict(result) -> dict:
+def uncertainty_dict(result: AuditResult) -> dict:
     """Bootstrap intervals (predictions fixed) and the cross-fitted agreement, JSON-ready."""
     config = result.config
     crossed = result.cross_fit
@@ -183,7 +175,7 @@ def uncertainty_dict(result) -> dict:
     }
 
 
-def _second_rater_dict(result) -> dict | None:
+def _second_rater_dict(result: AuditResult) -> dict | None:
     second = result.second_rater
     if second is None:
         return None
@@ -195,7 +187,7 @@ def _second_rater_dict(result) -> dict | None:
     return out
 
 
-def near_duplicate_rows(result) -> list[dict]:
+def near_duplicate_rows(result: AuditResult) -> list[dict]:
     """Near-duplicate pairs with different human scores: both rows, ids, scores and texts."""
     responses = result.responses
     out = []

@@ -1,4 +1,4 @@
-"""The outputs of a scoring session (engine.session.SessionResult): for a file of one item and no
+"""The outputs of a scoring session (engine.results.session.SessionResult): for a file of one item and no
 raters, exactly the single audit's files; with items, the items overview (items.csv and the top of
 report.md), every item's detail after it, and an `item` column in predictions.csv and tuning.csv;
 with raters, the rater table (raters.csv and report.md) and a `rater` column."""
@@ -9,30 +9,36 @@ import math
 from datetime import datetime, timezone
 from pathlib import Path
 
+from engine.audit.decisions import DecisionStore
+from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
 from engine.core.errors import ExportError
-from engine.core.files import atomic_write_files
-from engine.outputs import markdown, report, tables
-from engine.outputs.write import OUTPUT_FILES, check_writable, csv_text, json_text
+from engine.input.config import AuditConfig
+from engine.outputs import markdown, rater_files, report, tables
+from engine.outputs.names import BIAS_FILE, FEEDBACK_FILE, ITEMS_FILE, OUTPUT_FILES, RATERS_FILE
+from engine.outputs.write import json_text, run_csv, write_files
+from engine.results.item import AuditResult
+from engine.results.overview import ItemSummary
+from engine.results.session import SessionResult
 
-ITEMS_FILE = "items.csv"
-RATERS_FILE = "raters.csv"
 ITEM_COLUMNS = [
     "item", "status", "n", "scores", "top_k", "power", "kappa", "qwk", "cross_fit_kappa",
     "flagged", "human_exact", "human_kappa",
 ]  # fmt: skip
 RATER_COLUMNS = [
-    "rater", "n", "items", "exact", "kappa", "qwk", "flagged", "flagged_share", "flagged_low",
+    "rater", "verdict", "n", "items", "exact", "kappa", "qwk", "flagged", "flagged_share", "flagged_low",
     "flagged_high", "leniency", "leniency_low", "leniency_high", "second_n", "second_exact",
-    "second_kappa", "note",
+    "second_kappa", "note", *rater_files.EFFECT_COLUMNS,
 ]  # fmt: skip
 TOO_FEW = "too few to judge"
 
 
-def output_files(config) -> tuple[str, ...]:
+def output_files(config: AuditConfig) -> tuple[str, ...]:
     """The files a session with these settings writes: the four outputs, and items.csv and
-    raters.csv when the settings name an item and a rater column."""
+    raters.csv (with rater_item_bias.csv and rater_feedback.csv) when the settings name an item
+    and a rater column."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
-    extra += (RATERS_FILE,) if config.rater_column is not None else ()
+    if config.rater_column is not None:
+        extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
     return OUTPUT_FILES + extra
 
 
@@ -42,7 +48,7 @@ def _number(value, digits: int = 6):
     return f"{value:.{digits}f}" if isinstance(value, float) else value
 
 
-def items_table(session) -> tuple[list[str], list[list]]:
+def items_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """items.csv: one row per item, audited ones in file order, then the skipped ones."""
     rows = []
     for s in session.overview:
@@ -54,13 +60,14 @@ def items_table(session) -> tuple[list[str], list[list]]:
     return list(ITEM_COLUMNS), rows
 
 
-def raters_table(session) -> tuple[list[str], list[list]]:
+def raters_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """raters.csv: one row per rater, the farthest from the rest first (leniency in points)."""
     rows = []
     for r in session.raters.rows:
         rows.append(
             [
                 r.rater,
+                r.verdict,
                 r.n,
                 r.items,
                 _number(r.exact),
@@ -77,12 +84,13 @@ def raters_table(session) -> tuple[list[str], list[list]]:
                 _number(r.second_exact),
                 _number(r.second_kappa),
                 "" if r.judged else TOO_FEW,
+                *rater_files.effect_cells(r, session.raters.bias),
             ]  # fmt: skip
         )
     return list(RATER_COLUMNS), rows
 
 
-def prediction_table(session) -> tuple[list[str], list[list]]:
+def prediction_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """predictions.csv over all items in input-row order, with `item` (and `rater`) columns
     after `id` and the probability columns of every score on any item's scale (empty where a
     score is not on an item's scale)."""
@@ -98,11 +106,11 @@ def prediction_table(session) -> tuple[list[str], list[list]]:
     return header, rows
 
 
-def _combined(session) -> bool:
+def _combined(session: SessionResult) -> bool:
     return session.by_item or session.raters is not None
 
 
-def _with_who(session, result) -> tuple[list[str], list[list]]:
+def _with_who(session: SessionResult, result: AuditResult) -> tuple[list[str], list[list]]:
     """One item's prediction rows with its item and rater columns inserted after `id`."""
     header, rows = tables.prediction_table(result)
     responses = result.responses
@@ -136,7 +144,7 @@ def _union_header(headers: list[list[str]]) -> list[str]:
     return out
 
 
-def tuning_table(session) -> tuple[list[str], list[list]]:
+def tuning_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """tuning.csv; with items, an `item` column first and every item's configurations."""
     if not session.by_item:
         return tables.tuning_table(session.results[0])
@@ -147,7 +155,7 @@ def tuning_table(session) -> tuple[list[str], list[list]]:
     return ["item", *header], rows
 
 
-def decisions_table(store, session) -> tuple[list[str], list[list]]:
+def decisions_table(store: DecisionStore, session: SessionResult) -> tuple[list[str], list[list]]:
     """decisions.csv over all items, in input-row order, with an `item` column after `id`."""
     if not session.by_item:
         return tables.decisions_table(store, session.results[0])
@@ -159,7 +167,7 @@ def decisions_table(store, session) -> tuple[list[str], list[list]]:
     return [*header[:2], "item", *header[2:]], rows
 
 
-def session_dict(session) -> dict:
+def session_dict(session: SessionResult) -> dict:
     """report.json: a single item's report (plus the rater table), or for many items the
     overview, the raters and every item's report."""
     raters = None if session.raters is None else _raters_dict(session)
@@ -171,6 +179,8 @@ def session_dict(session) -> dict:
     skipped = session.items.skipped
     return {
         "parm_version": report._version(),
+        # The run every file of the set names (a run_id column in each CSV).
+        "run_id": session.run_id,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "input": {
             "file": session.items.source,
@@ -192,21 +202,24 @@ def session_dict(session) -> dict:
     }
 
 
-def _blanks(session) -> int:
+def _blanks(session: SessionResult) -> int:
     return int(sum(result.responses.blank.sum() for result in session.results))
 
 
-def _overview_record(summary) -> tuple[list[str], list]:
+def _overview_record(summary: ItemSummary) -> tuple[list[str], list]:
     keys = ["item", "n", "score_counts", "top_k", "power", "kappa", "qwk", "cross_fit_kappa"]
     keys += ["flagged", "human_exact", "human_kappa", "skipped"]
     return keys, [report._clean(getattr(summary, key)) for key in keys]
 
 
-def _raters_dict(session) -> dict:
+def _raters_dict(session: SessionResult) -> dict:
     raters = session.raters
     rows = []
     for r in raters.rows:
-        rows.append({key: report._clean(getattr(r, key)) for key in r.__dataclass_fields__})
+        row = {key: report._clean(getattr(r, key)) for key in r.__dataclass_fields__}
+        row["verdict"] = r.verdict
+        row["effects"] = rater_files.effects_dict(r.effects)
+        rows.append(row)
     pairs = [
         {k: report._clean(getattr(p, k)) for k in p.__dataclass_fields__} for p in raters.pairs
     ]
@@ -216,37 +229,58 @@ def _raters_dict(session) -> dict:
         "unassigned_scores": raters.unassigned,
         "raters": rows,
         "pairs": pairs,
+        "expectation": RATER_EXPECTATION if raters.rater_left_out else "fitted model",
+        "time_column": session.config.time_column,
+        "rules": dict(rater_files.RULES),
+        "bias_cells": rater_files.bias_dicts(session),
     }
 
 
 def write_session(
-    session, out_dir: str | Path, overwrite: bool = False, names=None, extra=None
+    session: SessionResult,
+    out_dir: str | Path,
+    overwrite: bool = False,
+    names=None,
+    extra=None,
+    on_switched=None,
 ) -> list[Path]:
-    """Write the session's outputs (all of `session_files` by default, or `names`) and the
-    `extra` files ({name: text}, e.g. decisions.csv) into out_dir, all or nothing."""
-    out_dir = Path(out_dir).expanduser()
+    """Write the session's outputs (all of `output_files` by default, or `names`) and the
+    `extra` files ({name: text}, e.g. decisions.csv from `decisions_csv`) into out_dir as one
+    output set (engine.outputs.sets); returns the paths written, the manifest last.
+    on_switched: called with them the moment the set is in place."""
+    return write_files(
+        out_dir, session.run_id, session_contents(session, names, extra), overwrite, on_switched
+    )
+
+
+def session_contents(session: SessionResult, names=None, extra=None) -> list[tuple[str, str]]:
+    """The files of the session's output set as (name, text), in the order they are written:
+    the one place a set is put together (a new kind of output joins here)."""
     known = output_files(session.config)
     names = known if names is None else [name for name in known if name in names]
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ExportError(f"Unknown output file(s) {', '.join(unknown)}; choose from {known}.")
-    extra = extra or {}
-    check_writable(out_dir, list(names) + list(extra), overwrite)
+    run_id = session.run_id
     builders = {
-        "predictions.csv": lambda: csv_text(*prediction_table(session)),
-        "tuning.csv": lambda: csv_text(*tuning_table(session)),
+        "predictions.csv": lambda: run_csv(prediction_table(session), run_id),
+        "tuning.csv": lambda: run_csv(tuning_table(session), run_id),
         "report.json": lambda: json_text(session_dict(session)),
         "report.md": lambda: session_markdown(session),
-        ITEMS_FILE: lambda: csv_text(*items_table(session)),
-        RATERS_FILE: lambda: csv_text(*raters_table(session)),
+        ITEMS_FILE: lambda: run_csv(items_table(session), run_id),
+        RATERS_FILE: lambda: run_csv(raters_table(session), run_id),
+        BIAS_FILE: lambda: run_csv(rater_files.bias_table(session), run_id),
+        FEEDBACK_FILE: lambda: run_csv(rater_files.feedback_table(session), run_id),
     }
-    files = {out_dir / name: builders[name]() for name in names}
-    files.update({out_dir / name: text for name, text in extra.items()})
-    atomic_write_files(files)
-    return list(files)
+    return [(name, builders[name]()) for name in names] + list((extra or {}).items())
 
 
-def session_markdown(session) -> str:
+def decisions_csv(store: DecisionStore, session: SessionResult) -> str:
+    """decisions.csv of a session (formula cells guarded, the exported run in run_id)."""
+    return run_csv(decisions_table(store, session), session.run_id)
+
+
+def session_markdown(session: SessionResult) -> str:
     """report.md: one item's report (with the raters after it), or the items overview and the
     raters first, then every item's report under its own heading."""
     raters = _raters_section(session) if session.raters is not None else ""
@@ -262,7 +296,7 @@ def session_markdown(session) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-def _overview_section(session) -> str:
+def _overview_section(session: SessionResult) -> str:
     items = session.items
     lines = [
         "## Items",
@@ -271,6 +305,8 @@ def _overview_section(session) -> str:
         f"audited, {len(items.skipped)} skipped, {session.n_responses:,} responses "
         f"({_blanks(session):,} blank), {int(session.flagged.sum()):,} flagged for review. Each item was audited on its own graph, "
         "tuning and parameters.",
+        "",
+        f"Run: {markdown.md_text(session.run_id, 80)}",
         "",
     ]
     header = ["item", "n", "scores", "K", "p", "kappa", "QWK", "cross-fitted kappa", "flagged"]
@@ -290,14 +326,17 @@ def _overview_section(session) -> str:
     return "\n".join(lines)
 
 
-def _raters_section(session) -> str:
+def _raters_section(session: SessionResult) -> str:
     raters = session.raters
-    header = ["rater", "n", "exact", "kappa", "flagged (95% interval)", "leniency (95% interval)"]
+    header = ["rater", "verdict", "n", "exact", "kappa", "flagged (95% interval)"]
+    header += ["leniency (95% interval)"]
     rows = []
     for r in raters.rows:
         name = r.rater
         if not r.judged:
-            rows.append([name, r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), TOO_FEW, ""])
+            rows.append(
+                [name, "", r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), TOO_FEW, ""]
+            )
             continue
         flagged = f"{r.flagged_share:.1%} ({r.flagged_low:.1%} to {r.flagged_high:.1%})"
         leniency = (
@@ -305,17 +344,19 @@ def _raters_section(session) -> str:
             if r.leniency is None
             else f"{r.leniency:+.2f} ({r.leniency_low:+.2f} to {r.leniency_high:+.2f})"
         )
-        rows.append([name, r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), flagged, leniency])
+        figures = [markdown._fmt(r.exact), markdown._fmt(r.kappa), flagged, leniency]
+        rows.append([name, r.verdict, r.n, *figures])
     lines = [
         "## Raters",
         "",
         "Farthest from the rest first. Leniency is in score points: how much higher (positive) "
         "or lower (negative) a rater scores than the model expects, compared within items and "
-        "against the typical (median) rater. Flagged: the share of their scores the model "
-        "would change.",
+        "against the typical rater (the median of the reference raters). Flagged: the share of "
+        "their scores the model would change. Verdicts and their rules below.",
         "",
         markdown._table(header, rows),
     ]
+    lines += rater_files.verdicts_section(session)
     if raters.unassigned:
         lines += ["", f"{raters.unassigned} score(s) have no rater recorded and are not counted."]
     if raters.pairs:

@@ -3,11 +3,12 @@ configuration tried) and decisions.csv (one row per review decision)."""
 
 from __future__ import annotations
 
-from engine.audit.decisions import DECISION_COLUMNS, DecisionStore
+from engine.audit.decisions import DECISION_COLUMNS, DecisionStore, RunContext
 from engine.model.metrics import metric_names
+from engine.results.item import AuditResult
 
 
-def evidence_text(result, i: int) -> str:
+def evidence_text(result: AuditResult, i: int) -> str:
     """Compact evidence for predictions.csv: `row:score:weight` for each of the neighbours that
     drove the prediction (strongest first, separated by `;`). row is the neighbour's data row in
     the input file, score its human score, weight its edge weight in the fitted graph (normalised
@@ -20,7 +21,7 @@ def evidence_text(result, i: int) -> str:
     return ";".join(parts)
 
 
-def prediction_table(result) -> tuple[list[str], list[list]]:
+def prediction_table(result: AuditResult) -> tuple[list[str], list[list]]:
     """Header and rows of predictions.csv, one row per response in input order."""
     responses = result.responses
     labels = responses.labels
@@ -32,6 +33,7 @@ def prediction_table(result) -> tuple[list[str], list[list]]:
     if second is not None:
         header += ["score2", "raters_disagree"]
     rows = []
+    flagged = result.flagged  # once: the property compares all N scores on every access
     for i in range(len(responses)):
         row = [
             int(responses.rows[i]),
@@ -41,7 +43,7 @@ def prediction_table(result) -> tuple[list[str], list[list]]:
             labels[result.predicted[i]],
         ]
         row += [f"{p:.6f}" for p in proba[i]]
-        row += [f"{result.severity[i]:.6f}", bool(result.flagged[i]), evidence_text(result, i)]
+        row += [f"{result.severity[i]:.6f}", bool(flagged[i]), evidence_text(result, i)]
         if second is not None:
             code = second[i]
             row += [
@@ -52,7 +54,7 @@ def prediction_table(result) -> tuple[list[str], list[list]]:
     return header, rows
 
 
-def tuning_table(result) -> tuple[list[str], list[list]]:
+def tuning_table(result: AuditResult) -> tuple[list[str], list[list]]:
     names = metric_names(result.responses.ordered)
     header = ["top_k", "power", *names, "selected"]
     rows = [
@@ -67,7 +69,7 @@ def tuning_table(result) -> tuple[list[str], list[list]]:
     return header, rows
 
 
-def decisions_table(store: DecisionStore, result) -> tuple[list[str], list[list]]:
+def decisions_table(store: DecisionStore, result: AuditResult) -> tuple[list[str], list[list]]:
     """Header and rows of decisions.csv: one row per decision, in input-row order.
 
     predicted and severity are the exported run's; the decided_* columns say which run the
@@ -99,7 +101,7 @@ def decisions_table(store: DecisionStore, result) -> tuple[list[str], list[list]
     return list(DECISION_COLUMNS), rows
 
 
-def _decided_on(context) -> list:
+def _decided_on(context: RunContext | None) -> list:
     if context is None:
         return ["", "", "", ""]
     return [

@@ -1,10 +1,11 @@
 """Writing outputs: predictions.csv, tuning.csv, report.json, report.md and decisions.csv.
 
-All files of one export are written together (engine.core.files: every one in full to a
-temporary file before any is renamed into place), so an interrupted or failed export leaves the
-previous outputs intact; existing outputs are never overwritten unless asked, and a target that
-is a folder stops the export before anything is written. Every CSV field is quoted, and text
-cells that a spreadsheet would run as a formula are prefixed with a quote.
+All files of one export are one output set (engine.outputs.sets): each names its run, a manifest
+comes last, and the set is switched into place as a whole, so an interrupted or failed export
+leaves the previous outputs intact and a reader never takes a mix of runs for one; existing
+outputs are never overwritten unless asked, and a target that is a folder stops the export
+before anything is written. Every CSV field is quoted, and text cells that a spreadsheet would
+run as a formula are prefixed with a quote.
 """
 
 from __future__ import annotations
@@ -16,9 +17,13 @@ import re
 import tempfile
 from pathlib import Path
 
+from engine.audit.decisions import DecisionStore
 from engine.core.errors import ExportError
-from engine.core.files import atomic_write_files, reason, refuse_non_regular_targets
+from engine.core.files import reason, refuse_non_regular_targets
 from engine.outputs import markdown, report, tables
+from engine.outputs.names import DECISIONS_FILE, MANIFEST_FILE, OUTPUT_FILES
+from engine.outputs.sets import write_set
+from engine.results.item import AuditResult
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\x00")
 # What a spreadsheet may skip before it decides a cell is a formula: blanks, and quote
@@ -28,8 +33,7 @@ _SKIPPED_LEAD = " \t\r\n\"'"
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 # Characters json.dumps leaves raw that a terminal acts on (it escapes C0 itself).
 _JSON_RAW_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-OUTPUT_FILES = ("predictions.csv", "tuning.csv", "report.json", "report.md")
-DECISIONS_FILE = "decisions.csv"
+RUN_COLUMN = "run_id"
 
 
 def guard_cell(value):
@@ -61,6 +65,13 @@ def csv_text(header: list[str], rows) -> str:
     return buffer.getvalue()
 
 
+def run_csv(table: tuple[list[str], list[list]], run_id: str) -> str:
+    """A CSV of (header, rows) with a last column, run_id, naming the run on every row, so a
+    file copied out of its folder still says which run it belongs to."""
+    header, rows = table
+    return csv_text([*header, RUN_COLUMN], [[*row, run_id] for row in rows])
+
+
 def json_text(data: dict) -> str:
     """Indented JSON, readable text kept; DEL, C1 controls and bidi overrides, which JSON allows
     raw inside strings, are written as \\u escapes (the same string, inert in a terminal)."""
@@ -79,7 +90,7 @@ def check_writable(out_dir: Path, names, overwrite: bool) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise ExportError(f"Output path {out_dir} exists and is not a folder.")
     # Every target is checked before anything is written, so no export stops half-way on one.
-    refuse_non_regular_targets([out_dir / n for n in names])
+    refuse_non_regular_targets([out_dir / n for n in [*names, MANIFEST_FILE]])
     existing = [n for n in names if (out_dir / n).exists()]
     if existing and not overwrite:
         raise ExportError(
@@ -98,49 +109,60 @@ def check_writable(out_dir: Path, names, overwrite: bool) -> None:
         raise ExportError(f"Output folder {out_dir} is not writable: {reason(exc)}.") from None
 
 
+def write_files(
+    out_dir: str | Path,
+    run_id: str,
+    contents: list[tuple[str, str | bytes]],
+    overwrite: bool = False,
+    on_switched=None,
+) -> list[Path]:
+    """Check the folder, then write `contents` ((name, text), in order) as one output set of
+    run `run_id` (engine.outputs.sets.write_set); returns the paths, the manifest last."""
+    out_dir = Path(out_dir).expanduser()
+    check_writable(out_dir, [name for name, _ in contents], overwrite)
+    return write_set(out_dir, run_id, contents, on_switched)
+
+
 def write_outputs(
-    result,
+    result: AuditResult,
     out_dir: str | Path,
     overwrite: bool = False,
     names=OUTPUT_FILES,
     extra: dict[str, str] | None = None,
+    on_switched=None,
 ) -> list[Path]:
     """Write predictions.csv, tuning.csv, report.json and report.md into out_dir.
 
     names: the subset of OUTPUT_FILES to write (the app's export screen lets users choose);
-    extra: more files by name and content (decisions.csv), written in the same all-or-nothing
-    batch.
+    extra: more files by name and content (decisions.csv), written in the same set.
     """
-    out_dir = Path(out_dir).expanduser()
     unknown = sorted(set(names) - set(OUTPUT_FILES))
     if unknown:
         raise ExportError(
             f"Unknown output file(s) {', '.join(unknown)}; choose from {OUTPUT_FILES}."
         )
-    names = [name for name in OUTPUT_FILES if name in names]
-    extra = extra or {}
-    check_writable(out_dir, names + list(extra), overwrite)
+    run_id = result.run_id
     builders = {
-        "predictions.csv": lambda: csv_text(*tables.prediction_table(result)),
-        "tuning.csv": lambda: csv_text(*tables.tuning_table(result)),
+        "predictions.csv": lambda: run_csv(tables.prediction_table(result), run_id),
+        "tuning.csv": lambda: run_csv(tables.tuning_table(result), run_id),
         "report.json": lambda: json_text(report.report_dict(result)),
         "report.md": lambda: markdown.markdown_report(result),
     }
-    files = {out_dir / name: builders[name]() for name in names}
-    files.update({out_dir / name: text for name, text in extra.items()})
-    atomic_write_files(files)
-    return list(files)
+    contents = [(name, builders[name]()) for name in OUTPUT_FILES if name in names]
+    contents += list((extra or {}).items())
+    return write_files(out_dir, run_id, contents, overwrite, on_switched)
 
 
-def decisions_csv(store, result) -> str:
-    """The text of decisions.csv (formula cells guarded)."""
-    return csv_text(*tables.decisions_table(store, result))
+def decisions_csv(store: DecisionStore, result: AuditResult) -> str:
+    """The text of decisions.csv (formula cells guarded, the exported run in run_id)."""
+    return run_csv(tables.decisions_table(store, result), result.run_id)
 
 
-def write_decisions(store, result, out_dir: str | Path, overwrite: bool = False) -> Path:
+def write_decisions(
+    store: DecisionStore, result: AuditResult, out_dir: str | Path, overwrite: bool = False
+) -> Path:
     """Write decisions.csv into out_dir (never replacing an existing one unless asked)."""
-    out_dir = Path(out_dir).expanduser()
-    check_writable(out_dir, [DECISIONS_FILE], overwrite)
-    target = out_dir / DECISIONS_FILE
-    atomic_write_files({target: decisions_csv(store, result)})
-    return target
+    written = write_files(
+        out_dir, result.run_id, [(DECISIONS_FILE, decisions_csv(store, result))], overwrite
+    )
+    return written[0]

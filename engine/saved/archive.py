@@ -24,18 +24,21 @@ from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
 from engine.audit.second_rater import SecondRater
 from engine.core.errors import ConfigError, ResumeError
+from engine.embedding.vectors import EmbeddingFacts
+from engine.graph.late_interaction import LateInteractionFacts
 from engine.input.config import config_from_dict
+from engine.input.responses import Responses
 from engine.model.cross_fit import CrossFit, FoldFit
 from engine.model.pseudo_likelihood import FittedPARM
 from engine.model.tuning import TuningResult, TuningRow
-from engine.pipeline import AuditResult
+from engine.results.item import AuditResult
 
 FORMAT = "parm-result"
 # 2: the cross-fit's held-out probabilities are kept, and severity is 1 - p(human score).
 SCHEMA_VERSION = 2
 
 
-def responses_digest(responses) -> str:
+def responses_digest(responses: Responses) -> str:
     """SHA-256 over everything a result depends on in the responses: texts, ids, rows, labels
     (and whether they are ordered), the item, first and second scores (not the file's path, so a
     moved file still matches)."""
@@ -86,7 +89,7 @@ def _manifest(result: AuditResult) -> dict:
         "responses_digest": responses_digest(result.responses),
         "config": result.config.to_dict(),
         "mode": result.mode,
-        "embedding_info": _plain(result.embedding_info),
+        "embedding_info": _plain(result.embedding_record),
         "warnings": list(result.warnings),
         "timings": _plain(result.timings),
         "tuning": {
@@ -150,6 +153,8 @@ def _arrays(result: AuditResult) -> dict[str, np.ndarray]:
             [p.similarity for p in result.near_duplicates], dtype=np.float64
         ),
     }
+    if result.rater_proba is not None:
+        arrays["rater_proba"] = np.asarray(result.rater_proba, dtype=np.float64)
     if result.second_rater is not None:
         arrays["raters_disagree"] = np.asarray(result.second_rater.disagree, dtype=bool)
     if result.cross_fit is not None:
@@ -172,7 +177,7 @@ def result_files(result: AuditResult, folder: Path, name: str) -> dict[Path, str
     return {folder / f"{name}.npz": buffer.getvalue(), folder / f"{name}.json": manifest + "\n"}
 
 
-def load_result(folder: Path, name: str, responses) -> AuditResult:
+def load_result(folder: Path, name: str, responses: Responses) -> AuditResult:
     """The result saved as `name` in `folder`, bound to `responses` (which must be the ones it
     was computed on). Raises ResumeError, naming the file, for anything it cannot use."""
     path = Path(folder) / f"{name}.json"
@@ -235,7 +240,7 @@ def _indices(arrays: dict, key: str, shape: tuple, bound: int) -> np.ndarray:
     return value.astype(np.int64, copy=False)
 
 
-def _rebuild(manifest: dict, arrays: dict, responses) -> AuditResult:
+def _rebuild(manifest: dict, arrays: dict, responses: Responses) -> AuditResult:
     n, c = len(responses), responses.n_classes
     fitted = _fitted(manifest["fitted"], arrays, n, c)
     rows = [TuningRow(**row) for row in manifest["tuning"]["rows"]]
@@ -258,13 +263,19 @@ def _rebuild(manifest: dict, arrays: dict, responses) -> AuditResult:
         severity=_array(arrays, "severity", (n,), np.float64),
         evidence=_evidence(arrays, n),
         timings=dict(manifest["timings"]),
-        embedding_info=dict(manifest["embedding_info"]),
+        embedding=EmbeddingFacts.from_record(manifest["embedding_info"]),
+        late_interaction=LateInteractionFacts.from_record(manifest["embedding_info"]),
         warnings=list(manifest["warnings"]),
         second_rater=_second_rater(manifest["second_rater"], arrays, n),
         near_duplicates=_duplicates(arrays, n),
         intervals={m: Interval(**iv) for m, iv in manifest["intervals"].items()},
         cross_fit=_cross_fit(manifest["cross_fit"], arrays, n, c),
         run_id=str(manifest["run_id"]),
+        # Sessions saved before the rater-left-out expectation have none (the raters fall back
+        # to the fitted probabilities).
+        rater_proba=(
+            _array(arrays, "rater_proba", (n, c), np.float64) if "rater_proba" in arrays else None
+        ),
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
@@ -22,6 +23,15 @@ def describe_error(error: BaseException, log_path=None) -> tuple[str, str]:
     if log_path is not None:
         message += f"\n\nThis is a bug in parm. The details were written to {log_path}."
     return "Unexpected error", message
+
+
+class ErrorRaised(Message):
+    """An unexpected error a screen met (in a worker): the app shows it in the error modal and
+    logs its traceback (ParmApp.show_error)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
 
 
 class ErrorModal(ModalScreen[None]):

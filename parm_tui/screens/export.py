@@ -14,6 +14,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
+from engine.results.session import SessionResult
+from parm_tui.screens.error import ErrorRaised
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedCheckbox
@@ -35,20 +37,19 @@ def output_folder(value: str) -> Path:
     return Path(value.strip() or DEFAULT_FOLDER).expanduser().absolute()
 
 
-def write_chosen(session, store, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
-    """Write the chosen files of a SessionResult (runs in a worker thread); raises ParmError
+def write_chosen(
+    session: SessionResult, store, folder: Path, names: list[str], overwrite: bool
+) -> list[Path]:
+    """Write the chosen files of a session (runs in a worker thread); raises ParmError
     subclasses."""
-    from engine.outputs.session import decisions_table, write_session
-    from engine.outputs.write import DECISIONS_FILE, csv_text
-    from engine.session import as_session
-
-    session = as_session(session)
+    from engine.outputs.names import DECISIONS_FILE
+    from engine.outputs.session import decisions_csv, write_session
 
     outputs = [name for name in names if name != DECISIONS_FILE]
     extra = {}
     if DECISIONS_FILE in names and store is not None:
-        extra[DECISIONS_FILE] = csv_text(*decisions_table(store, session))
-    # One batch: a failure leaves every previous file in the folder as it was.
+        extra[DECISIONS_FILE] = decisions_csv(store, session)
+    # One output set: a failure leaves every previous file in the folder as it was.
     return write_session(session, folder, overwrite=overwrite, names=outputs, extra=extra)
 
 
@@ -92,11 +93,9 @@ class ExportScreen(Screen):
 
     BINDINGS = [Binding("ctrl+s", "export", "Write files")]
 
-    def __init__(self, result, store=None) -> None:
-        from engine.session import as_session
-
+    def __init__(self, session: SessionResult, store=None) -> None:
         super().__init__()
-        self.result = as_session(result)
+        self.session = session
         self.store = store
         self.export_worker: Worker | None = None
 
@@ -118,16 +117,16 @@ class ExportScreen(Screen):
         """items.csv and raters.csv only for a session with items and raters."""
         from engine.outputs.session import output_files
 
-        known = output_files(self.result.config) + ("decisions.csv",)
+        known = output_files(self.session.config) + ("decisions.csv",)
         return all(name in known for name in files)
 
     def summary(self) -> Text:
-        source = self.result.items.source
+        source = self.session.items.source
         name = Path(source).name if source else "input"
-        flagged = int(self.result.flagged.sum())
-        count = f"{self.result.n_responses:,} responses"
-        if self.result.by_item:
-            count = f"{len(self.result.results)} items, " + count
+        flagged = int(self.session.flagged.sum())
+        count = f"{self.session.n_responses:,} responses"
+        if self.session.by_item:
+            count = f"{len(self.session.results)} items, " + count
         return plain(f"{name} · {count} · {flagged:,} flagged", style="bold")
 
     def on_mount(self) -> None:
@@ -139,6 +138,13 @@ class ExportScreen(Screen):
         else:
             decisions.label = self.decisions_label()
         self.query_one("#export-folder", Input).focus()
+        self.watch(self.app, "state", self.follow_store, init=False)
+
+    def follow_store(self, old, new) -> None:
+        """The app's state changed: a new decision store replaces the one decisions.csv is
+        written from."""
+        if new.store is not old.store:
+            self.store = new.store
 
     def on_screen_resume(self) -> None:
         if self.store is not None:
@@ -212,7 +218,7 @@ class ExportScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
     def write_files(self, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
-        return write_chosen(self.result, self.store, folder, names, overwrite)
+        return write_chosen(self.session, self.store, folder, names, overwrite)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is not self.export_worker:
@@ -231,11 +237,9 @@ class ExportScreen(Screen):
 
         if isinstance(error, ParmError):
             self.show_status(plain(str(error), style="red"))
-        elif hasattr(self.app, "show_error"):
-            self.show_status(Text("The export failed: see the message.", style="red"))
-            self.app.show_error(error)
         else:
-            self.show_status(plain(f"{type(error).__name__}: {error}", style="red"))
+            self.show_status(Text("The export failed: see the message.", style="red"))
+            self.post_message(ErrorRaised(error))
 
     def show_status(self, text: Text) -> None:
         self.query_one("#export-status", Static).update(text)

@@ -17,6 +17,7 @@ from textual.worker import Worker, WorkerState
 
 from engine.core.text import safe_text
 from parm_tui.recent import display_path, recent_files
+from parm_tui.state import LoadedFile
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.lists import VimDataTable, VimOptionList
 from parm_tui.widgets.path_input import PathInput, expand, path_problem
@@ -82,9 +83,6 @@ class LoadScreen(Screen):
     def __init__(self, initial_path: Path | None = None) -> None:
         super().__init__(id="load-screen")
         self.initial_path = initial_path
-        self.frame = None
-        self.frame_path: Path | None = None
-        self.frame_digest: str | None = None
         self._filling = False
 
     def compose(self) -> ComposeResult:
@@ -106,6 +104,7 @@ class LoadScreen(Screen):
     def on_mount(self) -> None:
         self.query_one("#recent", VimOptionList).border_title = "Recent files (enter opens)"
         self.show_recent()
+        self.watch(self.app, "state", self.show_state, init=False)
         self.query_one("#preview").border_title = "Preview"
         if self.initial_path is not None:
             # The input shows the path as display_path does (control characters replaced);
@@ -176,11 +175,13 @@ class LoadScreen(Screen):
             message.update(
                 plain(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
             )
-            self.frame_digest = digest
             # A fallback encoding or replaced control characters: said once, when the file opens.
             for warning in frame.attrs.get("warnings", ()):
                 self.app.notify(warning, severity="warning", timeout=10)
-            self.show_frame(path, frame)
+            self.app.open_file(LoadedFile(path, digest, frame))
+            self.show_frame(frame)
+            self.app.choose_columns(self.chosen_columns())
+            self.show_recent()
             from parm_tui.screens.resume import offer_resume
 
             await offer_resume(self.app, session, problem)
@@ -195,26 +196,32 @@ class LoadScreen(Screen):
                 self.app.show_error(error)
 
     # -- columns and validation -----------------------------------------------------------------
-    def show_frame(self, path: Path, frame) -> None:
+    def show_frame(self, frame) -> None:
+        """The table's columns in every selector (a column named in the settings wins over a
+        guess) and its first rows."""
         from engine.input.table import guess_columns
 
-        self.frame, self.frame_path = frame, path
         guesses = guess_columns(frame)
         columns = [str(c) for c in frame.columns]
-        options = [(plain(c), c) for c in columns]
+        chosen = {}
+        for select_id, (key, guess_key, _) in COLUMN_ROLES.items():
+            configured = getattr(self.app.state.config, key)
+            chosen[select_id] = configured if configured in columns else guesses.get(guess_key)
+        self.select_columns([(plain(c), c) for c in columns], chosen)
+        self.fill_preview(frame)
+
+    def select_columns(self, options: list | None, chosen: dict[str, str | None]) -> None:
+        """Set the selectors (their options too, when given) to `chosen` ({select id: column})
+        without each change choosing columns again."""
         self._filling = True
         try:
-            for select_id, (key, guess_key, _) in COLUMN_ROLES.items():
+            for select_id, column in chosen.items():
                 select = self.query_one(f"#{select_id}", Select)
-                select.set_options(options)
-                # A column named in the settings (defaults or --config) wins over a guess.
-                configured = getattr(self.app.config, key)
-                guess = configured if configured in columns else guesses.get(guess_key)
-                select.value = guess if guess is not None else Select.NULL
+                if options is not None:
+                    select.set_options(options)
+                select.value = column if column is not None else Select.NULL
         finally:
             self._filling = False
-        self.fill_preview(frame)
-        self.validate()
 
     def fill_preview(self, frame) -> None:
         table = self.query_one("#preview", VimDataTable)
@@ -232,8 +239,8 @@ class LoadScreen(Screen):
 
     @on(Select.Changed)
     def column_changed(self) -> None:
-        if not self._filling and self.frame is not None:
-            self.validate()
+        if not self._filling and self.app.state.file is not None:
+            self.app.choose_columns(self.chosen_columns())
 
     def chosen_columns(self) -> dict[str, str | None]:
         chosen = {}
@@ -242,43 +249,32 @@ class LoadScreen(Screen):
             chosen[key] = None if value is Select.NULL else str(value)
         return chosen
 
-    def validate(self) -> None:
-        """Build the items' responses from the chosen columns; show counts and warnings, or the
-        error."""
-        from engine.core.errors import ParmError
-        from engine.input.items import split_items
-
-        if self.frame is None:
+    def show_state(self, old, new) -> None:
+        """The app's state changed: the selectors follow its columns (a resumed session's),
+        the line under them says what the columns give (counts and warnings, or the
+        problem)."""
+        if new.file is None:
             return
+        if new.columns is not None and new.columns != self.chosen_columns():
+            ids = {role[0]: select_id for select_id, role in COLUMN_ROLES.items()}
+            self.select_columns(None, {ids[key]: column for key, column in new.columns.items()})
         box = self.query_one("#validation", Static)
-        columns = self.chosen_columns()
-        if columns["text_column"] is None or columns["score_column"] is None:
-            box.set_class(True, "error")
-            box.update(Text("Choose the text and the score column."))
-            self.app.clear_responses()
+        box.set_class(new.items is None, "error")
+        if new.items is None:
+            box.update(plain(new.file_problem or ""))
             return
-        try:
-            config = self.app.config.updated(**columns)
-            items = split_items(self.frame, config, source=str(self.frame_path))
-        except ParmError as exc:
-            box.set_class(True, "error")
-            box.update(plain(str(exc)))
-            self.app.clear_responses()
-            return
-        box.set_class(False, "error")
-        lines = Text("✓ ", style="bold green") + counts_line(items)
-        for warning in items.warnings:
+        lines = Text("✓ ", style="bold green") + counts_line(new.items)
+        for warning in new.items.warnings:
             lines.append_text(plain("\n⚠ " + warning, style="yellow"))
         box.update(lines)
-        self.app.accept_items(items, self.frame_path, config, self.frame_digest)
-        self.show_recent()
 
     def action_copy_row(self) -> None:
         """Copy the full text of the preview row under the cursor (the chosen text column)."""
-        column = self.chosen_columns()["text_column"] if self.frame is not None else None
+        file = self.app.state.file
+        column = self.chosen_columns()["text_column"] if file is not None else None
         if column is None:
             self.app.notify("Open a file and choose its text column first.", severity="warning")
             return
         row = self.query_one("#preview", VimDataTable).cursor_row
-        self.app.copy_to_clipboard(str(self.frame.iloc[row][column]))
+        self.app.copy_to_clipboard(str(file.frame.iloc[row][column]))
         self.app.notify(f"Copied the answer in data row {row + 1}.")

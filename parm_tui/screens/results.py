@@ -14,6 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Header, Select, Static, TabbedContent, TabPane
 
 from engine.core.text import safe_text
+from engine.results.session import SessionResult
 from parm_tui.widgets.checks import (
     consistency_heading,
     consistency_pairs,
@@ -52,11 +53,9 @@ class ResultsScreen(Screen):
         Binding("6", "tab('raters')", "Raters", show=False),
     ]
 
-    def __init__(self, session, item: int = 0) -> None:
-        from engine.session import as_session
-
+    def __init__(self, session: SessionResult, item: int = 0) -> None:
         super().__init__()
-        self.session = as_session(session)
+        self.session = session
         self.item = item
         self.result = self.session.results[item]
 

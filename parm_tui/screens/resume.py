@@ -1,6 +1,6 @@
 """Resuming a saved session: the question asked when a file with one is opened (resume that
 audit, its settings and results, straight to Results or Review; or start fresh, which deletes
-nothing), opening it, and remembering where the review stopped."""
+nothing). Opening it is the app's `resume` transition (parm_tui.state)."""
 
 from __future__ import annotations
 
@@ -71,108 +71,29 @@ class ResumeModal(ModalScreen[bool]):
         self.dismiss(resume)
 
 
-async def offer_resume(app, session, problem: str | None) -> None:
+async def offer_resume(app, saved, problem: str | None) -> None:
     """After a file is read: ask whether to resume its saved session (`problem`: why the
     session could not be read). Not asked again for a session declined or already open."""
     if problem is not None:
         message = f"The saved session of this file cannot be used: {problem}"
         app.notify(message, severity="warning", timeout=10)
         return
-    if session is None or session.file_digest in app.declined_sessions:
+    state = app.state
+    if saved is None or saved.file_digest in state.declined:
         return
-    if app.result is not None and app.result.run_id in session.run_ids:
+    if state.result is not None and state.result.run_id in saved.run_ids:
         return
     try:
-        config = session.config()
+        config = saved.config()
     except ResumeError as exc:
         app.notify(str(exc), severity="warning", timeout=10)
         return
-    decided = len(app.store.all()) if app.store is not None else None
+    decided = len(state.store.all()) if state.store is not None else None
 
     async def answer(resume: bool) -> None:
         if resume:
-            await resume_session(app, session)
+            await app.resume(saved)
         else:
-            app.declined_sessions.add(session.file_digest)
+            app.decline_session(saved.file_digest)
 
-    app.push_screen(ResumeModal(session, config, decided), answer)
-
-
-async def resume_session(app, session) -> None:
-    """Open a saved session: its settings and columns, its results, then Review when there
-    are decisions to continue from, else Results. Nothing runs again."""
-    from engine.saved.store import load_results
-    from engine.session import session_result
-
-    load = app.get_screen("load")
-    try:
-        app.config = session.config()
-        # The Load screen takes the session's columns (named in the settings) and validates.
-        load.show_frame(load.frame_path, load.frame)
-        if app.items is None:
-            raise ResumeError(
-                "The saved session's columns no longer give usable responses; run the audit again."
-            )
-        by_item = {responses.item: responses for responses in app.items.audited}
-        if sorted(by_item, key=str) != sorted((e.item for e in session.results), key=str):
-            raise ResumeError("The saved session's items are not the file's items now.")
-        loaded = load_results(session, [by_item[entry.item] for entry in session.results])
-    except ResumeError as exc:
-        app.notify(str(exc), severity="error", timeout=10)
-        return
-    # The results in the file's order of items, as a run gives them.
-    order = {entry.item: k for k, entry in enumerate(session.results)}
-    results = [loaded[order[responses.item]] for responses in app.items.audited]
-    app.result = session_result(app.items, results, app.config)
-    app.session = session
-    if app.is_screen_installed("settings") and app.get_screen("settings").is_mounted:
-        app.get_screen("settings").fill(app.config)
-    decided = app.store is not None and bool(app.store.all())
-    await app.action_show("review" if decided else "results")
-
-
-def remember_review_row(app, result, row: int) -> None:
-    """Keep where the review of `result` stopped, when its session is saved."""
-    from engine.saved.store import save_review_row
-
-    session = session_of(app, result)
-    if session is None or session.review_row == row:
-        return
-    try:
-        app.session = save_review_row(session, row)
-    except ResumeError:
-        pass  # only where to continue is lost; every decision is already saved
-
-
-def session_of(app, result):
-    """The app's saved session when it holds `result`, else None (not saved, or another's)."""
-    session = getattr(app, "session", None)
-    return session if session is not None and result.run_id in session.run_ids else None
-
-
-def review_context(app, result) -> tuple:
-    """What the Review screen of `result` (a SessionResult) takes from its saved session (when
-    there is one): the rows the previous run flagged (of every item; None when there was no
-    previous run), and where the review stopped."""
-    session = session_of(app, result)
-    if session is None:
-        return None, None
-    previous = [entry.previous_flagged_rows for entry in session.results]
-    if all(rows is None for rows in previous):
-        return None, session.review_row
-    return tuple(row for rows in previous for row in rows or ()), session.review_row
-
-
-def keep_session(result, config, digest, path) -> tuple:
-    """Save a finished run (a SessionResult: every item's result) as the session of its file (in the audit thread); returns the
-    session and None, or None and why it could not be saved (the run itself stands)."""
-    from engine.core.errors import ParmError
-    from engine.saved.store import save_session
-
-    if digest is None:
-        return None, None
-    try:
-        items = [r.responses.item for r in result.results]
-        return save_session(digest, path, config, result.results, items), None
-    except (ParmError, OSError) as exc:
-        return None, f"The results could not be kept for resuming: {exc}"
+    app.push_screen(ResumeModal(saved, config, decided), answer)

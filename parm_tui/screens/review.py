@@ -15,13 +15,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Select, Static
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
-from engine.audit.decisions import run_context
-from engine.audit.queue import rerun_changes
 from engine.core.errors import ParmError
+from engine.results.queue import rerun_changes
+from engine.results.review import ReviewSet
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.review_detail import ReviewDetail
 from parm_tui.widgets.review_dialogs import NoteModal, ScoreModal
@@ -40,7 +41,8 @@ NO_STORE = (
 class ReviewScreen(Screen):
     """Flagged responses with their evidence, and the rater-lead's decisions.
 
-    previous_flagged_rows: the data rows the previous run of this file flagged (None when this
+    review: the session's review set (every item's responses in one queue; a file of one item is
+    a set of one); previous_flagged_rows: the data rows the previous run of this file flagged (None when this
     is its first run), for the re-run counts and views; start_row: the data row to open at
     (where the review stopped), else the first undecided response.
     """
@@ -62,12 +64,11 @@ class ReviewScreen(Screen):
         Binding("left_square_bracket", "scroll_detail(-1)", "Detail ↑", show=False),
     ]
 
-    def __init__(self, result, store=None, previous_flagged_rows=None, start_row=None) -> None:
-        from engine.audit.combined import review_set
-
+    def __init__(
+        self, review: ReviewSet, store=None, previous_flagged_rows=None, start_row=None
+    ) -> None:
         super().__init__()
-        # A ReviewSet: every item's responses in one queue (one AuditResult is a set of one).
-        self.result = result if hasattr(result, "locate") else review_set([result], result.config)
+        self.review = review
         self.store = store
         self.previous_flagged_rows = previous_flagged_rows
         self.start_row = start_row
@@ -83,7 +84,7 @@ class ReviewScreen(Screen):
         yield Header()
         yield Static(id="review-status")
         yield Static(id="review-rerun")
-        responses = self.result.responses
+        responses = self.review.responses
         yield ReviewFilters(
             responses.labels,
             self.is_rerun(),
@@ -93,16 +94,16 @@ class ReviewScreen(Screen):
             id="review-filters",
         )
         with Horizontal(id="review-body"):
-            yield ReviewTable(self.result, id="review-table")
+            yield ReviewTable(self.review, id="review-table")
             yield ReviewDetail(id="review-detail")
         yield ParmFooter()
 
     def item_names(self) -> list[str]:
         """The items to filter by (none for a file of one item)."""
-        return [r.responses.item for r in self.result.results] if self.result.by_item else []
+        return [r.responses.item for r in self.review.results] if self.review.by_item else []
 
     def rater_names(self) -> list[str]:
-        raters = self.result.responses.raters
+        raters = self.review.responses.raters
         return sorted({r for r in raters if r}) if raters is not None else []
 
     def is_rerun(self) -> bool:
@@ -110,7 +111,7 @@ class ReviewScreen(Screen):
         if self.previous_flagged_rows is not None:
             return True
         decisions = {} if self.store is None else self.store.all()
-        run_id = self.result.run_id
+        run_id = self.review.run_id
         return any(d.context is None or d.context.run_id != run_id for d in decisions.values())
 
     def on_mount(self) -> None:
@@ -126,6 +127,7 @@ class ReviewScreen(Screen):
         elif self.store.stale:
             self.notify(self.store.stale_message(), severity="warning", timeout=10)
         self.set_interval(OTHER_WRITER_CHECK_SECONDS, self.check_other_writers)
+        self.watch(self.app, "state", self.follow_store, init=False)
 
     def check_other_writers(self) -> None:
         """When another parm (another window on the same file) saved decisions, read them
@@ -147,7 +149,7 @@ class ReviewScreen(Screen):
 
     def open_at_start(self) -> None:
         """Where the review stopped (start_row), else the first undecided response listed."""
-        rows = self.result.responses.rows
+        rows = self.review.responses.rows
         if self.start_row is not None:
             hits = np.flatnonzero(rows[self.view] == self.start_row)
             if hits.size:
@@ -165,15 +167,21 @@ class ReviewScreen(Screen):
         # A dialog's result may have changed the detail while this screen was underneath.
         self.call_after_refresh(self.show_detail)
 
+    class Stopped(Message):
+        """The review was left at data row `row` (None: nothing was on show)."""
+
+        def __init__(self, row: int | None) -> None:
+            super().__init__()
+            self.row = row
+
     def on_screen_suspend(self) -> None:
-        self.remember_position()
+        self.post_message(self.Stopped(self.shown_row()))
 
-    def remember_position(self) -> None:
-        """Keep where the review stopped in the result's saved session (when it has one)."""
-        from parm_tui.screens.resume import remember_review_row
-
-        if self.shown_row() is not None:
-            remember_review_row(self.app, self.result, self.shown_row())
+    def follow_store(self, old, new) -> None:
+        """The app's state changed: a new decision store (another file's, or the same file's
+        opened again) replaces the one this screen writes to."""
+        if new.store is not old.store:
+            self.store = new.store
 
     # --- the list -----------------------------------------------------------------------
     def refresh_view(self, prefer: int | None = None) -> None:
@@ -182,8 +190,8 @@ class ReviewScreen(Screen):
         current = prefer if prefer is not None else self.shown()
         criteria = self.query_one(ReviewFilters).criteria(self.changes)
         if criteria["search"] and self._folded is None:
-            self._folded = [t.casefold() for t in self.result.responses.texts]
-        self.view = review_view(self.result, folded=self._folded, **criteria)
+            self._folded = [t.casefold() for t in self.review.responses.texts]
+        self.view = review_view(self.review, folded=self._folded, **criteria)
         hits = np.flatnonzero(self.view == current) if current is not None else []
         self.go_to(int(hits[0]) if len(hits) else 0)
 
@@ -227,12 +235,12 @@ class ReviewScreen(Screen):
 
     def shown_row(self) -> int | None:
         i = self.shown()
-        return None if i is None else int(self.result.responses.rows[i])
+        return None if i is None else int(self.review.responses.rows[i])
 
     def _update_status(self) -> None:
-        n, shown = len(self.result.responses), len(self.view)
+        n, shown = len(self.review.responses), len(self.view)
         text = Text()
-        text.append(f"{int(self.result.flagged.sum()):,} flagged of {n:,}", style="bold")
+        text.append(f"{int(self.review.flagged.sum()):,} flagged of {n:,}", style="bold")
         if self.store is None:
             text.append(" · decisions off", style="yellow")
         else:
@@ -261,7 +269,7 @@ class ReviewScreen(Screen):
         """Recount the re-run changes (decisions change them); the list is left as it is."""
         if self.is_rerun():
             decisions = {} if self.store is None else self.store.all()
-            self.changes = rerun_changes(self.result, decisions, self.previous_flagged_rows)
+            self.changes = rerun_changes(self.review, decisions, self.previous_flagged_rows)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail()
@@ -272,8 +280,8 @@ class ReviewScreen(Screen):
         if i is None:
             detail.clear("No responses match the filters.")
             return
-        row = int(self.result.responses.rows[i])
-        detail.show(self.result, i, self._decision(i), self.pending_notes.get(row))
+        row = int(self.review.responses.rows[i])
+        detail.show(self.review, i, self._decision(i), self.pending_notes.get(row))
 
     # --- filters ------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -305,10 +313,9 @@ class ReviewScreen(Screen):
         table = self.query_one(ReviewTable)
         if self.focused is not table:
             table.focus()
-        elif hasattr(self.app, "action_show"):
-            # ParmApp switches between installed screens; Results is where Review is opened from.
-            await self.app.run_action("show('results')")
-        elif len(self.app.screen_stack) > 1:
+        # ParmApp switches between installed screens (Results is where Review is opened from);
+        # an app without that action shows this screen over another.
+        elif not await self.app.run_action("show('results')") and len(self.app.screen_stack) > 1:
             self.app.pop_screen()
 
     # --- moving on ----------------------------------------------------------------------
@@ -331,7 +338,7 @@ class ReviewScreen(Screen):
     def _decision(self, i: int):
         if self.store is None:
             return None
-        return self.store.get(int(self.result.responses.rows[i]))
+        return self.store.get(int(self.review.responses.rows[i]))
 
     def _target(self) -> int | None:
         """The response on screen when decisions can be recorded, else None (after saying why)."""
@@ -347,13 +354,13 @@ class ReviewScreen(Screen):
         if action != "change":
             self._record(i, action, None, advance=True)
             return
-        responses = self.result.responses
+        responses = self.review.responses
         labels = responses.labels
         modal = ScoreModal(
             int(responses.rows[i]),
-            self.result.labels_of(i),  # the item's own scale
+            self.review.labels_of(i),  # the item's own scale
             labels[responses.scores[i]],
-            labels[self.result.predicted[i]],
+            labels[self.review.predicted[i]],
         )
         self.app.push_screen(
             modal, lambda score: score is not None and self._record(i, "change", score, True)
@@ -365,7 +372,7 @@ class ReviewScreen(Screen):
         if i is None:
             return
         decision = self._decision(i)
-        row = int(self.result.responses.rows[i])
+        row = int(self.review.responses.rows[i])
 
         def save(note: str | None) -> None:
             if note is None:
@@ -387,13 +394,13 @@ class ReviewScreen(Screen):
         if i is None or self._decision(i) is None:
             return
         try:
-            self.store.clear(int(self.result.responses.rows[i]))
+            self.store.clear(int(self.review.responses.rows[i]))
         except ParmError as exc:
             self.notify(str(exc), severity="error", timeout=10)
         self._refresh_row(i)
 
     def _record(self, i: int, action: str, new_score, advance: bool, note=None) -> None:
-        responses = self.result.responses
+        responses = self.review.responses
         row = int(responses.rows[i])
         earlier = self._decision(i)
         if note is None:
@@ -406,7 +413,7 @@ class ReviewScreen(Screen):
                 action,
                 new_score,
                 note,
-                context=run_context(self.result, i),
+                context=self.review.run_context(i),
             )
         except ParmError as exc:
             self.notify(str(exc), severity="error", timeout=10)
@@ -435,5 +442,5 @@ class ReviewScreen(Screen):
         i = self.shown()
         if i is None:
             return
-        self.app.copy_to_clipboard(self.result.responses.texts[i])
-        self.notify(f"Copied the answer in row {int(self.result.responses.rows[i])}.")
+        self.app.copy_to_clipboard(self.review.responses.texts[i])
+        self.notify(f"Copied the answer in row {int(self.review.responses.rows[i])}.")

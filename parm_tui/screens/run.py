@@ -15,22 +15,16 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Header, Label, ProgressBar, Static
 
+from engine.core.progress import DISTILLING, ITEMS, MAXSIM, MODEL, STAGES, TUNING
+from parm_tui.state import AppState
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.settings_summary import columns_text, settings_text
 from parm_tui.widgets.tuning_table import TuningTable
 
-# Every stage the engine reports, in the order it reports them. "items" (items audited of all)
-# only shows for a file of several items; "colbert" (MaxSim between candidate pairs) only in
-# late-interaction mode; "audit" is bootstrap + cross-fitting.
-STAGES = {
-    "items": "Items",
-    "embedding": "Embedding",
-    "neighbours": "Neighbours",
-    "colbert": "MaxSim",
-    "tuning": "Tuning",
-    "audit": "Checks",
-}
+# The model's loading (and the static model's one-time distillation) shows only when a run
+# has to wait for it.
+WHEN_REPORTED = (DISTILLING, MODEL)
 DRAIN_SECONDS = 0.1
 
 
@@ -69,26 +63,26 @@ def stage_message(event) -> str:
     return event.message
 
 
-def run_problem(app) -> str | None:
+def run_problem(state: AppState) -> str | None:
     """Why an audit cannot start now (no file, or settings the form shows as invalid)."""
-    if app.responses is None:
+    if state.responses is None:
         return "load a file first (F2)."
-    if getattr(app, "settings_problem", None) is not None:
-        return f"the settings have an error (F3): {app.settings_problem}"
+    if state.settings_problem is not None:
+        return f"the settings have an error (F3): {state.settings_problem}"
     return None
 
 
-def settings_lines(app) -> Text:
+def settings_lines(state: AppState, precomputed: bool) -> Text:
     """What a run reads and the settings it runs with, as the Run screen lists them."""
-    if app.responses is None:
+    if state.responses is None:
         return Text("No file loaded: F2 opens one.")
-    config = app.config
-    name = app.source_path.name if app.source_path else "input"
+    config = state.config
+    name = state.source_path.name if state.source_path else "input"
     text = Text()
     text.append_text(plain(name, style="bold"))
-    text.append(f" · {len(app.responses):,} responses · ")
+    text.append(f" · {len(state.responses):,} responses · ")
     text.append_text(plain(columns_text(config) + "\n"))
-    text.append_text(plain(settings_text(config, precomputed=app.embeddings_path is not None)))
+    text.append_text(plain(settings_text(config, precomputed=precomputed)))
     return text
 
 
@@ -120,19 +114,22 @@ class RunScreen(Screen):
             yield Button("Start audit", id="run-start", variant="primary", compact=True)
             yield Button("Cancel (Esc)", id="run-cancel", variant="error", compact=True)
         yield Static("", id="run-settings")
-        for stage, name in STAGES.items():
-            with Horizontal(classes="stage", id=f"stage-{stage}"):
-                yield Label(name, classes="stage-name")
-                yield ProgressBar(id=f"bar-{stage}", show_eta=False, show_percentage=False)
-                yield Static("", id=f"detail-{stage}", classes="stage-detail")
+        # Items only show for a file of several items, MaxSim only in late-interaction mode.
+        for name, stage in STAGES.items():
+            with Horizontal(classes="stage", id=f"stage-{name}"):
+                yield Label(stage.label, classes="stage-name")
+                yield ProgressBar(id=f"bar-{name}", show_eta=False, show_percentage=False)
+                yield Static("", id=f"detail-{name}", classes="stage-detail")
         yield Static("", id="run-status")
         yield TuningTable(id="run-tuning")
         yield ParmFooter()
 
     def on_mount(self) -> None:
         self.query_one("#run-tuning").border_title = "Tuning (★ current best)"
-        self.query_one("#stage-colbert").display = False
-        self.query_one("#stage-items").display = False
+        self.query_one(f"#stage-{MAXSIM}").display = False
+        self.query_one(f"#stage-{ITEMS}").display = False
+        for stage in WHEN_REPORTED:
+            self.query_one(f"#stage-{stage}").display = False
         self.query_one("#run-cancel", Button).disabled = True
         for bar in self.query(ProgressBar):
             bar.update(total=1, progress=0)  # empty, not the "waiting" animation
@@ -145,13 +142,16 @@ class RunScreen(Screen):
 
     def show_readiness(self) -> None:
         """The settings a run would use, and whether it can start (and if not, why not)."""
-        self.query_one("#run-settings", Static).update(settings_lines(self.app))
-        problem = run_problem(self.app)
+        self.query_one("#run-settings", Static).update(self.settings_lines())
+        problem = run_problem(self.app.state)
         self.query_one("#run-start", Button).disabled = problem is not None
         if problem is not None:
             self.set_status(Text(f"Cannot start: {problem}", style="bold red"))
-        elif self.outcome_for is None or self.outcome_for is not self.app.result:
+        elif self.outcome_for is None or self.outcome_for is not self.app.state.result:
             self.set_status(Text("Ready: s starts the audit with the settings above."))
+
+    def settings_lines(self) -> Text:
+        return settings_lines(self.app.state, self.app.embeddings_path is not None)
 
     async def action_start_run(self) -> None:
         await self.app.start_audit()
@@ -177,13 +177,15 @@ class RunScreen(Screen):
         for stage in STAGES:
             self.query_one(f"#bar-{stage}", ProgressBar).update(total=None, progress=0)
             self.query_one(f"#detail-{stage}", Static).update("waiting")
-        self.query_one("#stage-colbert").display = late_interaction
-        self.query_one("#stage-items").display = config.item_column is not None
+        self.query_one(f"#stage-{MAXSIM}").display = late_interaction
+        self.query_one(f"#stage-{ITEMS}").display = config.item_column is not None
+        for stage in WHEN_REPORTED:
+            self.query_one(f"#stage-{stage}").display = False
         self.metric = config.selection_metric
         self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
         self.query_one("#run-start", Button).disabled = True
         self.query_one("#run-cancel", Button).disabled = False
-        self.query_one("#run-settings", Static).update(settings_lines(self.app))
+        self.query_one("#run-settings", Static).update(self.settings_lines())
         return self.feed
 
     def torn_down(self) -> bool:
@@ -201,7 +203,7 @@ class RunScreen(Screen):
         for bar in self.query(ProgressBar):
             if bar.total is None:  # stop the "waiting" animation of stages that never began
                 bar.update(total=1, progress=0)
-        self.query_one("#run-start", Button).disabled = run_problem(self.app) is not None
+        self.query_one("#run-start", Button).disabled = run_problem(self.app.state) is not None
         self.query_one("#run-cancel", Button).disabled = True
         self.set_status(message)
         table = self.query_one("#run-tuning", TuningTable)
@@ -222,10 +224,10 @@ class RunScreen(Screen):
         while self.feed:
             event = self.feed.popleft()
             latest[event.stage] = event
-            if event.stage == "items":
+            if event.stage == ITEMS:
                 # An item finished and another follows: its grid replaces this one.
                 self.next_item = 0 < event.done < event.total
-            if event.stage == "tuning" and event.payload is not None:
+            if event.stage == TUNING and event.payload is not None:
                 if self.next_item:
                     table.reset(self.metric)
                     self.next_item = False
@@ -241,6 +243,8 @@ class RunScreen(Screen):
             )
 
     def show_stage(self, event, now: float) -> None:
+        if event.stage in WHEN_REPORTED:
+            self.query_one(f"#stage-{event.stage}").display = True
         bar = self.query_one(f"#bar-{event.stage}", ProgressBar)
         total = event.total if event.total > 0 else None
         bar.update(total=total, progress=event.done)

@@ -110,9 +110,10 @@ class SettingsScreen(Screen):
         yield ParmFooter()
 
     def compose_model(self) -> ComposeResult:
-        from engine.input.config import DEFAULT_MODEL
+        from engine.input.config import DEFAULT_MODEL, STATIC_MODEL
 
         known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
+        known.append((f"{STATIC_MODEL} (fast: distilled from the bundled model)", STATIC_MODEL))
         known += [(plain(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
         yield from field(
             "embedding_model",
@@ -160,7 +161,31 @@ class SettingsScreen(Screen):
         yield Static("", id="score-order-hint", classes="field-hint")
 
     def on_mount(self) -> None:
-        self.fill(self.app.config)
+        self.fill(self.app.state.config)
+        self.watch(self.app, "state", self.show_state, init=False)
+
+    def show_state(self, old, new) -> None:
+        """The app's state changed: settings replaced elsewhere (a resumed session's) are filled
+        in, unless the form shows them already; the loaded file's labels are shown."""
+        if new.config is not old.config and self.replaced(old.config, new.config):
+            self.fill(new.config)
+        if new.responses is not old.responses or new.file is not old.file:
+            self.show_score_labels()
+
+    def replaced(self, old, new) -> bool:
+        """Whether `new` changes what the form shows (not only the Load screen's columns) and
+        the form does not show it yet."""
+        from engine.core.errors import ConfigError
+        from engine.input.config import config_from_dict
+        from parm_tui.state import COLUMN_KEYS
+
+        before, after = old.to_dict(), new.to_dict()
+        if all(before[key] == after[key] for key in after if key not in COLUMN_KEYS):
+            return False
+        try:
+            return config_from_dict({**after, **self.settings_dict()}) != new
+        except ConfigError:
+            return True
 
     # -- config -> widgets ----------------------------------------------------------------------
     def fill(self, config) -> None:
@@ -245,7 +270,7 @@ class SettingsScreen(Screen):
         from engine.core.errors import ConfigError
         from engine.input.config import config_from_dict
 
-        base = self.app.config.to_dict()
+        base = self.app.state.config.to_dict()
         errors = {}
         for key, value in values.items():
             try:
@@ -266,9 +291,9 @@ class SettingsScreen(Screen):
         config = None
         if not errors:
             try:
-                config = config_from_dict({**self.app.config.to_dict(), **values})
+                config = config_from_dict({**self.app.state.config.to_dict(), **values})
             except ConfigError as exc:
-                errors[form.field_of(str(exc)) or "general"] = str(exc)
+                errors[form.field_of(exc) or "general"] = str(exc)
         for error_box in self.query(".field-error"):
             key = (error_box.id or "").removeprefix("error-")
             error_box.update(plain(errors.get(key, "")))
@@ -278,23 +303,23 @@ class SettingsScreen(Screen):
             problem = errors.get("general", "Fix the settings marked above.")
             status.update(plain(problem, "red"))
             # The Run screen refuses to start while the form shows an error.
-            self.app.settings_problem = next(iter(errors.values()))
+            self.app.refuse_settings(next(iter(errors.values())))
             return None
-        self.app.settings_problem = None
         notes = Text("✓ Settings valid and applied.", "green")
         for warning in config.warnings:
             notes.append("\n⚠ " + warning, "yellow")
         status.update(notes)
-        if config != self.app.config:
-            self.app.set_config(config)
+        state = self.app.state
+        if config != state.config or state.settings_problem is not None:
+            self.app.apply_settings(config)
         self.show_score_labels()
         return config
 
     def show_score_labels(self) -> None:
         """The loaded file's score labels in code order, and whether they are ordered."""
-        responses = self.app.responses
+        responses = self.app.state.responses
         if responses is None:
-            loaded = self.app.source_path is not None
+            loaded = self.app.state.file is not None
             hint = (
                 "The loaded file does not fit these settings: see the Load screen (F2)."
                 if loaded
@@ -370,8 +395,8 @@ class SettingsScreen(Screen):
         except ParmError as exc:
             self.file_message(str(exc), True)
             return
-        self.app.set_config(config)
         self.fill(config)
+        self.app.apply_settings(config)
         self.file_message(f"Loaded settings from {expand(text)}", False)
 
     @on(Button.Pressed, "#settings-defaults")
@@ -379,6 +404,6 @@ class SettingsScreen(Screen):
         from engine.input.config import load_defaults
 
         config = load_defaults()
-        self.app.set_config(config)
         self.fill(config)
+        self.app.apply_settings(config)
         self.file_message("Settings reset to the defaults.", False)

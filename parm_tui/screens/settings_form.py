@@ -10,6 +10,8 @@ import os
 import re
 from pathlib import Path
 
+from engine.core.errors import ConfigError
+
 INT_KEYS = (
     "similarity_top_k_chunk",
     "colbert_top_k",
@@ -21,7 +23,6 @@ INT_KEYS = (
     "jobs",
 )
 FLOAT_KEYS = ("near_duplicate_threshold",)
-SETTING_KEY = re.compile(r"Setting '(\w+)'")
 
 
 def number(text: str, integer: bool = False):
@@ -58,10 +59,9 @@ def shown_list(values) -> str:
     return ", ".join(shown(v) for v in values)
 
 
-def field_of(message: str) -> str | None:
-    """The setting an engine message is about, or None."""
-    match = SETTING_KEY.search(message)
-    return match.group(1) if match else None
+def field_of(error: ConfigError) -> str | None:
+    """The setting an engine error is about (the field its message goes under), or None."""
+    return error.key
 
 
 def local_models() -> list[str]:

@@ -4,11 +4,18 @@ students' text only ever goes into Text objects (no markup)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich import box
 from rich.table import Table
 from rich.text import Text
 
+from engine.input.config import SINGLE_VECTOR
 from parm_tui.widgets.metrics import fmt
+
+if TYPE_CHECKING:
+    from engine.results.item import AuditResult
+
 
 SECOND_RATER_ROWS = (
     ("human_human", "rater 1 vs rater 2"),
@@ -25,7 +32,7 @@ AGREEMENT_COLUMNS = (
 PAIRS_SHOWN = 200
 
 
-def second_rater_table(result) -> Table | Text:
+def second_rater_table(result: AuditResult) -> Table | Text:
     """Human-human agreement beside the model's agreement with each rater."""
     second = result.second_rater
     if second is None:
@@ -51,7 +58,7 @@ def second_rater_table(result) -> Table | Text:
     return table
 
 
-def disagreement_line(result) -> Text:
+def disagreement_line(result: AuditResult) -> Text:
     second = result.second_rater
     if second is None:
         return Text("")
@@ -62,17 +69,17 @@ def disagreement_line(result) -> Text:
     return text
 
 
-def model_name(result) -> str:
-    model = str(result.embedding_info.get("model") or result.config.embedding_model)
+def model_name(result: AuditResult) -> str:
+    model = result.embedding.model or result.config.embedding_model
     return model.rstrip("/").split("/")[-1] or model
 
 
-def consistency_heading(result) -> Text:
+def consistency_heading(result: AuditResult) -> Text:
     """What was checked: the similarity mode, the model, the threshold and the count."""
     threshold = result.config.near_duplicate_threshold
     text = Text("Near-duplicates scored differently", "bold")
     text.append(f"\nsimilarity: {result.mode} · model: {model_name(result)}", "dim")
-    if result.mode != "single-vector":
+    if result.mode != SINGLE_VECTOR:
         text.append(
             "\nNot checked in late-interaction mode: the threshold "
             f"({threshold:g}) is a cosine similarity and MaxSim scores are on another scale."
@@ -90,7 +97,7 @@ def consistency_heading(result) -> Text:
     return text
 
 
-def consistency_pairs(result) -> Text:
+def consistency_pairs(result: AuditResult) -> Text:
     """Both answers of each pair with their rows and scores, most similar first."""
     responses = result.responses
     labels = responses.labels

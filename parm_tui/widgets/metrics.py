@@ -4,22 +4,19 @@ parameter estimates with standard errors. Numbers are read from the result, not 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
 
-METRIC_LABELS = {
-    "accuracy": "Exact agreement",
-    "kappa": "Cohen's kappa",
-    "qwk": "Quadratic w. kappa",
-    "near": "Near agreement ±1",
-    "f1": "Macro F1",
-    "nll": "Neg. log-likelihood",
-}
+if TYPE_CHECKING:
+    from engine.results.item import AuditResult
+    from engine.results.session import SessionResult
 
 
 def fmt(value, digits: int = 3) -> str:
@@ -28,7 +25,7 @@ def fmt(value, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def selected_text(result) -> str:
+def selected_text(result: AuditResult) -> str:
     """'K=15, p=1 (top-k graph), chosen by kappa over 10 configurations'."""
     best = result.selected
     graph = "dense graph" if best.top_k is None else f"K={best.top_k}"
@@ -38,16 +35,16 @@ def selected_text(result) -> str:
     )
 
 
-def interval_text(result, name: str) -> str:
+def interval_text(result: AuditResult, name: str) -> str:
     interval = result.intervals.get(name)
     return "" if interval is None else f"{fmt(interval.low)}–{fmt(interval.high)}"
 
 
-def metrics_summary(result) -> str:
+def metrics_summary(result: AuditResult) -> str:
     """Plain-text summary for the clipboard."""
     lines = [f"parm audit of {result.responses.source}", f"Selected: {selected_text(result)}"]
     for name, value in result.metrics.items():
-        line = f"{METRIC_LABELS[name]}: {fmt(value)}"
+        line = f"{METRIC[name].screen}: {fmt(value)}"
         if name in result.intervals:
             line += f" (95% CI {interval_text(result, name)})"
         if result.cross_fit is not None and name in result.cross_fit.metrics:
@@ -57,7 +54,7 @@ def metrics_summary(result) -> str:
     return "\n".join(lines)
 
 
-def session_summary(session) -> str:
+def session_summary(session: SessionResult) -> str:
     """The clipboard summary of every item of a session (one item: `metrics_summary`)."""
     if not session.by_item:
         return metrics_summary(session.results[0])
@@ -65,7 +62,7 @@ def session_summary(session) -> str:
     return safe_text("\n\n".join(parts))
 
 
-def metrics_table(result) -> Table:
+def metrics_table(result: AuditResult) -> Table:
     """Each metric in-sample, with its bootstrap interval and its cross-fitted value."""
     table = Table(title="Agreement, model vs human", title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("metric")
@@ -79,7 +76,7 @@ def metrics_table(result) -> Table:
     metric = result.config.selection_metric
     for name, value in result.metrics.items():
         style = "bold green" if name == metric else ""
-        cells = [Text(METRIC_LABELS.get(name, name), style), Text(fmt(value), style)]
+        cells = [Text(METRIC[name].screen, style), Text(fmt(value), style)]
         if with_intervals:
             cells.append(Text(interval_text(result, name), "dim"))
         if crossed is not None:
@@ -88,7 +85,7 @@ def metrics_table(result) -> Table:
     return table
 
 
-def uncertainty_note(result) -> Text:
+def uncertainty_note(result: AuditResult) -> Text:
     """One line each on what the interval and the cross-fitted column mean, and on metrics left
     out for unordered score labels."""
     from engine.outputs.report import NOMINAL_NOTE
@@ -111,7 +108,7 @@ def uncertainty_note(result) -> Text:
     return Text("\n".join(lines), style="dim")
 
 
-def confusion_table(result) -> Table:
+def confusion_table(result: AuditResult) -> Table:
     """Human score (rows) against predicted score (columns), counts from the result."""
     from engine.model.metrics import confusion
 
@@ -127,7 +124,7 @@ def confusion_table(result) -> Table:
     return table
 
 
-def parameters_table(result) -> Table:
+def parameters_table(result: AuditResult) -> Table:
     from engine.outputs.report import parameters
 
     table = Table(

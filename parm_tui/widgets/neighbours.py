@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from engine.core.text import safe_text
+from engine.results.review import ReviewSet
 
 SNIPPET_CHARS = 160
 
@@ -19,19 +20,19 @@ def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def neighbour_rows(result, i: int) -> list[dict]:
+def neighbour_rows(review: ReviewSet, i: int) -> list[dict]:
     """The evidence neighbours of response i as plain values, strongest first."""
-    responses = result.responses
+    responses = review.responses
     labels = responses.labels
     rows = []
-    for nb in result.evidence[i]:
+    for nb in review.evidence[i]:
         j = nb.index
         rows.append(
             {
                 "row": int(responses.rows[j]),
                 "id": responses.ids[j],
                 "score": labels[responses.scores[j]],
-                "predicted": labels[result.predicted[j]],
+                "predicted": labels[review.predicted[j]],
                 # NaN when the pair is in neither neighbour list (an edge kept only by
                 # symmetrisation beyond Kmax), so the raw similarity is unknown.
                 "similarity": None if math.isnan(nb.similarity) else nb.similarity,
@@ -42,11 +43,11 @@ def neighbour_rows(result, i: int) -> list[dict]:
     return rows
 
 
-def neighbour_text(result, i: int) -> Text:
+def neighbour_text(review: ReviewSet, i: int) -> Text:
     """Two lines per neighbour (numbers, then the answer), so it reads in a narrow pane.
     Students' text goes in as Text, never as markup."""
     text = Text()
-    for n, nb in enumerate(neighbour_rows(result, i)):
+    for n, nb in enumerate(neighbour_rows(review, i)):
         if n:
             text.append("\n")
         similarity = "—" if nb["similarity"] is None else f"{nb['similarity']:.2f}"
@@ -59,10 +60,10 @@ def neighbour_text(result, i: int) -> Text:
 
 
 class NeighbourList(Static):
-    """Shows the evidence neighbours of one response; call `show(result, i)`."""
+    """Shows the evidence neighbours of one response; call `show(review, i)`."""
 
-    def show(self, result, i: int) -> None:
-        if not result.evidence[i]:
+    def show(self, review: ReviewSet, i: int) -> None:
+        if not review.evidence[i]:
             self.update(Text("No neighbours in the fitted graph.", style="dim"))
             return
-        self.update(neighbour_text(result, i))
+        self.update(neighbour_text(review, i))

@@ -9,8 +9,7 @@ import math
 from rich.text import Text
 from textual.widgets import Static
 
-from engine.model.metrics import HIGHER_IS_BETTER
-from parm_tui.widgets.tuning_table import is_better
+from engine.core.metric_names import METRIC, better
 
 BLOCKS = " ▏▎▍▌▋▊▉█"
 
@@ -50,7 +49,7 @@ def bar_lines(points: list[tuple[str, float, bool]], width: int, top: float | No
 
 def axis_top(metric: str) -> float | None:
     """Where the bars' axis ends: 1 for agreement figures (at most 1), else the largest value."""
-    return 1.0 if HIGHER_IS_BETTER.get(metric, False) else None
+    return 1.0 if METRIC[metric].higher_is_better else None
 
 
 def best_per_k(rows, metric: str) -> list:
@@ -59,7 +58,7 @@ def best_per_k(rows, metric: str) -> list:
     for row in rows:
         value = row.metrics[metric]
         current = best.get(row.top_k)
-        if current is None or is_better(metric, value, current.metrics[metric]):
+        if current is None or better(metric, value, current.metrics[metric]):
             best[row.top_k] = row
     return list(best.values())
 

@@ -1,4 +1,4 @@
-"""The detail pane of the review screen: one response of a ReviewSet (engine.audit.combined) as
+"""The detail pane of the review screen: one response of a ReviewSet (engine.results.review) as
 Rich Text (header with its item and rater, answer, scores on its item's scale, evidence) and
 how a decision shows in the list. Students' text is always put in Text objects,
 never parsed as markup."""
@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from engine.core.text import safe_text
+from engine.results.review import ReviewSet
 from parm_tui.widgets.neighbours import NeighbourList
 from parm_tui.widgets.plain import plain
 
@@ -64,12 +65,12 @@ def decision_text(decision, pending_note: str | None = None) -> Text:
     return text
 
 
-def probability_lines(result, i: int) -> Text:
+def probability_lines(review: ReviewSet, i: int) -> Text:
     """One bar per score label; the human score and the model's choice are marked."""
-    responses = result.responses
-    proba = result.fitted.proba[i]
-    human, model = int(responses.scores[i]), int(result.predicted[i])
-    on_scale = result.on_scale[i]
+    responses = review.responses
+    proba = review.proba[i]
+    human, model = int(responses.scores[i]), int(review.predicted[i])
+    on_scale = review.on_scale[i]
     width = max(len(label) for label in responses.labels)
     text = Text()
     for code, label in enumerate(responses.labels):
@@ -91,18 +92,18 @@ def probability_lines(result, i: int) -> Text:
     return text
 
 
-def response_header(result, i: int, decision, pending_note: str | None = None) -> Text:
+def response_header(review: ReviewSet, i: int, decision, pending_note: str | None = None) -> Text:
     """Row, id, the scores (human, model, second rater) and the decision."""
-    responses = result.responses
+    responses = review.responses
     labels = responses.labels
-    human, model = int(responses.scores[i]), int(result.predicted[i])
+    human, model = int(responses.scores[i]), int(review.predicted[i])
     text = Text()
     text.append(f"Row {int(responses.rows[i])}", style="bold")
     text.append(" · id ")
     text.append_text(plain(responses.ids[i], style="bold"))
-    if result.items[i] is not None:
+    if review.items[i] is not None:
         text.append(" · item ")
-        text.append_text(plain(result.items[i], style="bold"))
+        text.append_text(plain(review.items[i], style="bold"))
     if responses.raters is not None and responses.raters[i]:
         text.append(" · rater ")
         text.append_text(plain(responses.raters[i], style="bold"))
@@ -116,18 +117,18 @@ def response_header(result, i: int, decision, pending_note: str | None = None) -
         second = int(responses.second_scores[i])
         text.append(" · 2nd rater ")
         text.append("—" if second < 0 else labels[second], style="bold")
-        if result.raters_disagree is not None and result.raters_disagree[i]:
+        if review.raters_disagree is not None and review.raters_disagree[i]:
             text.append(" · raters disagree", style="bold magenta")
     text.append("\nDecision: ")
     text.append_text(decision_text(decision, pending_note))
     return text
 
 
-def scores_text(result, i: int) -> Text:
+def scores_text(review: ReviewSet, i: int) -> Text:
     """Severity and one probability bar per score."""
-    text = severity_text(float(result.severity[i]))
+    text = severity_text(float(review.severity[i]))
     text.append("\n")
-    text.append_text(probability_lines(result, i))
+    text.append_text(probability_lines(review, i))
     return text
 
 
@@ -148,15 +149,15 @@ class ReviewDetail(VerticalScroll):
         yield Static("Nearest neighbours (evidence)", classes="detail-title")
         yield NeighbourList(id="detail-neighbours")
 
-    def show(self, result, i: int, decision, pending_note: str | None = None) -> None:
+    def show(self, review: ReviewSet, i: int, decision, pending_note: str | None = None) -> None:
         moved = i != self.shown
         self.query_one("#detail-header", Static).update(
-            response_header(result, i, decision, pending_note)
+            response_header(review, i, decision, pending_note)
         )
         if moved:
-            self.query_one("#detail-text", Static).update(plain(result.responses.texts[i]))
-            self.query_one("#detail-scores", Static).update(scores_text(result, i))
-            self.query_one(NeighbourList).show(result, i)
+            self.query_one("#detail-text", Static).update(plain(review.responses.texts[i]))
+            self.query_one("#detail-scores", Static).update(scores_text(review, i))
+            self.query_one(NeighbourList).show(review, i)
             # A new response opens at its start, never where the previous one was scrolled to.
             self.scroll_home(animate=False, immediate=True)
             self.call_after_refresh(self.mark_overflow)

@@ -1,6 +1,6 @@
 """The filter row of the review screen: text search, human and model score, "off by 2 or
 more", and which responses to list (flagged, all, or after a re-run the decided ones that lost
-their flag and the new flags nobody decided). It only collects choices; engine.audit.queue
+their flag and the new flags nobody decided). It only collects choices; engine.results.queue
 does the filtering."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def view_options(rerun: bool) -> list[tuple[Text, str]]:
 
 class ReviewFilters(Vertical):
     """The filter widgets; `criteria(changes)` turns them into review_view's arguments.
-    rerun: offer the two re-run views (engine.audit.queue.RerunChanges); ordered: whether the
+    rerun: offer the two re-run views (engine.results.queue.RerunChanges); ordered: whether the
     scores have an order ("off by 2" means nothing for unordered text labels, so it is hidden)."""
 
     def __init__(
@@ -85,7 +85,7 @@ class ReviewFilters(Vertical):
         self.set_view(VIEW_FLAGGED if self.view == VIEW_ALL else VIEW_ALL)
 
     def criteria(self, changes=None) -> dict:
-        """Keyword arguments of engine.audit.queue.review_view (all but `folded`); a re-run view
+        """Keyword arguments of engine.results.queue.review_view (all but `folded`); a re-run view
         lists the responses `changes` marks at this moment."""
         human = self.query_one("#filter-human", Select).value
         model = self.query_one("#filter-model", Select).value

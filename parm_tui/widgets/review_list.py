@@ -1,5 +1,5 @@
 """The review list: the paged table of responses (which ones, and in what order, is
-engine.audit.queue.review_view). The stock DataTable freezes with many thousands of rows, so it only
+engine.results.queue.review_view). The stock DataTable freezes with many thousands of rows, so it only
 ever holds one page; moving past a page's edge asks the screen for the next page.
 
 The answer column takes the width the other columns leave. When that is too narrow for the
@@ -13,7 +13,8 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 
-from engine.audit.queue import review_view
+from engine.results.queue import review_view
+from engine.results.review import ReviewSet
 from parm_tui.widgets.neighbours import snippet
 from parm_tui.widgets.review_detail import ACTION_STYLES, decision_cell
 
@@ -51,16 +52,16 @@ class ReviewTable(DataTable):
         Binding("pagedown", "page_down", "Next page", show=False),
     ]
 
-    def __init__(self, result, **kwargs) -> None:
+    def __init__(self, review: ReviewSet, **kwargs) -> None:
         kwargs.setdefault("cursor_type", "row")
         kwargs.setdefault("zebra_stripes", True)
         super().__init__(**kwargs)
-        self.result = result
+        self.review = review
         self.compact: bool | None = None
         self.answer_width = ANSWER_MIN
-        labels = result.responses.labels
+        labels = review.responses.labels
         self.label_width = max(len(label) for label in labels)
-        self.row_width = max(3, len(str(int(max(result.responses.rows, default=0)))))
+        self.row_width = max(3, len(str(int(max(review.responses.rows, default=0)))))
 
     def _columns(self, compact: bool) -> list[tuple[str, str, int]]:
         """(key, header, width) of every column but the answer."""
@@ -72,7 +73,7 @@ class ReviewTable(DataTable):
                 ("decision", "dec", 5),
             ]
         columns = [("row", "row", self.row_width), ("human", "human", max(5, self.label_width))]
-        if self.result.raters_disagree is not None:
+        if self.review.raters_disagree is not None:
             columns.append(("second", "2nd", max(3, self.label_width + 1)))
         columns += [
             ("model", "model", max(5, self.label_width)),
@@ -100,26 +101,26 @@ class ReviewTable(DataTable):
         return True
 
     def cells(self, i: int, decision) -> list[Text]:
-        result = self.result
-        responses = result.responses
+        review = self.review
+        responses = review.responses
         labels = responses.labels
-        human, model = int(responses.scores[i]), int(result.predicted[i])
+        human, model = int(responses.scores[i]), int(review.predicted[i])
         flagged = "bold yellow" if model != human else ""
         cells = [Text(str(int(responses.rows[i])), justify="right")]
         if self.compact:
             scores = Text(labels[human])
             scores.append("→")
             scores.append(labels[model], style=flagged)
-            if result.raters_disagree is not None and result.raters_disagree[i]:
+            if review.raters_disagree is not None and review.raters_disagree[i]:
                 scores.append("≠", style="bold magenta")
             cells += [scores, short_decision(decision)]
         else:
             cells.append(Text(labels[human], justify="center"))
-            if result.raters_disagree is not None:
-                cells.append(second_rater_cell(result, i))
+            if review.raters_disagree is not None:
+                cells.append(second_rater_cell(review, i))
             cells += [
                 Text(labels[model], justify="center", style=flagged),
-                Text(f"{float(result.severity[i]):.2f}", justify="right"),
+                Text(f"{float(review.severity[i]):.2f}", justify="right"),
                 decision_cell(decision),
             ]
         return cells + [Text(snippet(responses.texts[i], self.answer_width))]
@@ -152,12 +153,12 @@ class ReviewTable(DataTable):
         self.screen.go_to(-1)
 
 
-def second_rater_cell(result, i: int) -> Text:
+def second_rater_cell(review: ReviewSet, i: int) -> Text:
     """The second rater's score; `≠` (magenta) when the two raters disagree."""
-    code = int(result.responses.second_scores[i])
+    code = int(review.responses.second_scores[i])
     if code < 0:
         return Text("—", justify="center", style="dim")
-    label = result.responses.labels[code]
-    if result.raters_disagree[i]:
+    label = review.responses.labels[code]
+    if review.raters_disagree[i]:
         return Text(f"{label}≠", justify="center", style="bold magenta")
     return Text(label, justify="center")

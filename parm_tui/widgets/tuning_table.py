@@ -7,30 +7,14 @@ import math
 
 from rich.text import Text
 
+from engine.core.metric_names import METRIC, METRIC_NAMES, better
 from parm_tui.widgets.lists import VimDataTable
 
-METRIC_HEADERS = {
-    "accuracy": "acc",
-    "kappa": "kappa",
-    "qwk": "QWK",
-    "near": "near",
-    "f1": "F1",
-    "nll": "NLL",
-}
 BEST_STYLE = "bold reverse"
 
 
 def fmt(value: float) -> str:
     return "—" if value is None or not math.isfinite(value) else f"{value:.3f}"
-
-
-def is_better(metric: str, a: float, b: float) -> bool:
-    """Same rule as engine.model.metrics.better: nll lower, the rest higher; NaN never wins."""
-    if not math.isfinite(a):
-        return False
-    if not math.isfinite(b):
-        return True
-    return a < b if metric == "nll" else a > b
 
 
 class TuningTable(VimDataTable):
@@ -46,7 +30,7 @@ class TuningTable(VimDataTable):
         self.metric_columns: tuple[str, ...] = ()
 
     def on_mount(self) -> None:
-        self.set_metric_columns(tuple(METRIC_HEADERS))
+        self.set_metric_columns(METRIC_NAMES)
 
     def set_metric_columns(self, names: tuple[str, ...]) -> None:
         """(Re)build the columns for these metrics, when they are not the ones shown."""
@@ -54,7 +38,7 @@ class TuningTable(VimDataTable):
             return
         self.clear(columns=True)
         self.metric_columns = names
-        headers = ("", "K", "p", *(METRIC_HEADERS[m] for m in names), "conv")
+        headers = ("", "K", "p", *(METRIC[m].column for m in names), "conv")
         for i, header in enumerate(headers):
             self.add_column(header, key=f"c{i}")
 
@@ -85,7 +69,7 @@ class TuningTable(VimDataTable):
         self.tuning_rows.append(row)
         previous = self.best_index
         best_value = None if previous is None else self.tuning_rows[previous].metrics[self.metric]
-        if previous is None or is_better(self.metric, row.metrics[self.metric], best_value):
+        if previous is None or better(self.metric, row.metrics[self.metric], best_value):
             self.best_index = index
         self.add_row(*self.cells(row, self.best_index == index), key=str(index))
         if previous is not None and self.best_index != previous:

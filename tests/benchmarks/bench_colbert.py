@@ -61,7 +61,7 @@ def run(responses, config) -> tuple[dict, float]:
         "acc": row.metrics["accuracy"],
         "kappa": row.metrics["kappa"],
         "timings": result.timings,
-        "pairs": result.embedding_info.get("pairs", ""),
+        "pairs": result.embedding_record.get("pairs", ""),
     }
     return facts, seconds
 

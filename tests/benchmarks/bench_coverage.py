@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from potts import features, gibbs_sample  # noqa: E402
+from potts import TRUE_BETA, TRUE_GAMMA, TRUE_MU, features, gibbs_sample  # noqa: E402
 
 from engine.graph.search import build_graph  # noqa: E402
 from engine.model.pseudo_likelihood import (  # noqa: E402
@@ -38,10 +38,6 @@ from engine.model.pseudo_likelihood import (  # noqa: E402
     score_contributions,
 )
 from engine.model.standard_errors import adjacency, sandwich_se  # noqa: E402
-
-TRUE_BETA = np.array([0.0, 0.25, 0.30, 0.35])
-TRUE_GAMMA = np.array([0.0, -0.10, -0.10, -0.10])
-TRUE_MU = np.array([0.0, 0.6, 0.5, 0.0])
 
 
 def simulation_graph(n: int, top_k: int, power: float, dim: int, seed: int) -> sp.csr_matrix:

@@ -23,9 +23,12 @@ from pathlib import Path
 import pandas as pd
 from bench_scale import synthetic
 
+from engine.embedding.vectors import Embedded
 from engine.input.config import load_defaults
+from engine.input.items import Items
 from engine.input.responses import responses_from_frame
 from engine.pipeline import run_audit
+from engine.results.session import session_result
 from engine.saved.store import find_session, load_results, save_session
 
 
@@ -40,7 +43,7 @@ def audit(n: int):
     )
     config = load_defaults().updated(similarity_top_k=[10, 20])
     responses = responses_from_frame(frame, config, "synthetic.csv")
-    return run_audit(responses, config, embeddings=vectors)
+    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
 
 
 def timed(action, repeat: int) -> list[float]:
@@ -54,11 +57,14 @@ def timed(action, repeat: int) -> list[float]:
 
 def measure(n: int, repeat: int) -> None:
     result = audit(n)
+    responses = result.responses
+    items = Items(responses.source, [responses], [], responses.file_rows, responses.warnings)
+    session = session_result(items, [result], result.config)
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
 
         def save():
-            save_session("bench", "synthetic.csv", result.config, [result], base=base)
+            save_session("bench", "synthetic.csv", session, base=base)
 
         def load():
             load_results(find_session("bench", base=base), [result.responses])

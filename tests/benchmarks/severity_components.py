@@ -40,6 +40,7 @@ from severity_peers import peers
 from severity_pool import pooled_proba
 from sklearn.feature_extraction.text import TfidfVectorizer
 
+from engine.embedding.vectors import Embedded
 from engine.model.classifier import out_of_fold_proba, stratified_folds
 from engine.pipeline import run_audit
 
@@ -121,7 +122,7 @@ def _pool(found, name, pieces, scores, parts, parm_share):
 def parm_part(item, scores: np.ndarray, config) -> dict[str, np.ndarray]:
     """What one default run_audit gives: the shipped severity and PARM's pieces."""
     responses = dataclasses.replace(item.responses, scores=scores)
-    result = run_audit(responses, config, embeddings=item.vectors)
+    result = run_audit(responses, config, embedded=Embedded.precomputed(item.vectors))
     t, s = result.tuning.features
     return {
         "parm/severity": result.severity,

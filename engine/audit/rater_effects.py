@@ -1,0 +1,251 @@
+"""Each rater's effects against the reference raters: leniency, noise (infit or, for unordered
+labels, disagreement), central tendency, drift, the rater x item bias cells and the verdicts.
+
+Every effect is relative. The model's probabilities are fitted to the raters themselves and are
+not equally well calibrated on every kind of data (in bench_raters.py the neutral raters' median
+outfit is 0.98 on ASAP short answers but 1.34 on Mohler's items of 30 answers), so each rater is
+compared with the typical rater: the median of the reference raters. The reference is found in two passes: first every
+judged rater (at least MIN_RATER_SCORES scores), then, when at least three of them got no
+verdict in the first pass, only those (a session with a lenient and a drifting rater would
+otherwise pull the median their way and make the neutral raters look harsh). A relative figure's
+standard error includes the reference's own: se^2 + (pi / 2m) x the reference raters' mean se^2
+(the large-sample variance of a median of m).
+
+    leniency   b_r - median b (points; b from d = X - E = a_item + b_rater + e, least squares)
+    noise      infit_r / median infit (infit and outfit around the main-effects expectation
+               E_i + a_item + b_rater, as FACETS computes fit with the rater's severity in it), tested on the log scale with the delta-method standard
+               error of infit = sum r_i^2 / sum W_i: se^2 = sum (r_i^2 - infit W_i)^2 /
+               (sum W_i)^2 (empirical, so it holds when the model's W is off);
+               unordered labels: the disagreement ratio in its place (engine.audit.rater_fit)
+    central    slope of (X - E) on E within the rater minus the reference median slope (HC3
+               standard errors), and the middle categories' excess (observed share of scores
+               strictly inside the item's scale minus the model's expected share) minus the
+               reference's, with its binomial standard error sqrt(sum P(1 - P)) / n: a lenient
+               or harsh rater on a bounded scale also has a negative slope (nothing to add at
+               the top), but moves as many scores out of the middle as into it
+    drift      engine.audit.drift on u = d - a_item
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.audit import rater_fit
+from engine.audit.drift import Drift, rater_drift
+from engine.audit.rater_bias import BiasCell, bias_cells
+from engine.audit.rater_verdicts import Verdict, is_bias_listed, verdicts
+
+
+@dataclass(frozen=True)
+class RaterEffects:
+    """One judged rater's effects. Figures that need ordered scores are None for unordered
+    labels (disagreement is their fit); drift is None without a time column."""
+
+    leniency: float | None
+    leniency_se: float | None
+    leniency_z: float | None
+    infit: float | None
+    infit_z: float | None
+    outfit: float | None
+    outfit_z: float | None
+    noise: float
+    noise_z: float
+    spread: float | None
+    central_z: float | None
+    middle_share: float | None
+    middle_expected: float | None
+    middle_z: float | None
+    fair_average: float | None
+    observed_average: float | None
+    disagreement: float
+    disagreement_z: float
+    drift: Drift | None
+    verdicts: tuple[Verdict, ...]
+
+
+def two_way(d: np.ndarray, item_of: np.ndarray, rater_of: np.ndarray, sweeps: int = 200):
+    """Least squares d = a_item + b_rater + e by alternating means: (a, b, e). Item and rater
+    indices are 0..K-1 and 0..R-1 (np.unique's inverse); b is not centred (a absorbs the
+    mean)."""
+    n_rater = np.bincount(rater_of).astype(float)
+    n_item = np.bincount(item_of).astype(float)
+    b = np.zeros(n_rater.size)
+    for _ in range(sweeps):
+        a = np.bincount(item_of, d - b[rater_of], minlength=n_item.size) / n_item
+        new_b = np.bincount(rater_of, d - a[item_of], minlength=n_rater.size) / n_rater
+        change = np.max(np.abs(new_b - b))
+        b = new_b
+        if change < 1e-12:
+            break
+    a = np.bincount(item_of, d - b[rater_of], minlength=n_item.size) / n_item
+    return a, b, d - a[item_of] - b[rater_of]
+
+
+def reference(values: np.ndarray, errors: np.ndarray, members: np.ndarray) -> tuple[float, float]:
+    """The median of the members' values and its standard error, sqrt(min(1, pi / 2m) x their
+    mean squared standard error); a median of one or two is the value(s) themselves."""
+    chosen = np.sort(values[members])
+    m = chosen.size
+    centre = float(chosen[(m - 1) // 2 : m // 2 + 1].mean())
+    return centre, float(np.sqrt(min(1.0, np.pi / (2 * m)) * np.mean(errors[members] ** 2)))
+
+
+@dataclass
+class _Raw:
+    """Per rater (arrays over the raters), before comparison with the reference."""
+
+    b: np.ndarray
+    b_se: np.ndarray
+    log_noise: np.ndarray
+    log_noise_se: np.ndarray
+    slope: np.ndarray
+    slope_se: np.ndarray
+    spread: np.ndarray
+    middle: np.ndarray  # share of scores inside the scale minus the model's expected share
+    middle_se: np.ndarray
+    fits: list
+    spreads: list
+    disagreements: list
+
+
+def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
+    """Effects of every judged rater and the bias cells (see the module docstring).
+
+    scores: the pooled scores (engine.audit.raters._Scores); names: (R,) raters; rater_of: (N,)
+    each score's rater index; judged: (R,) bool. Returns ({name: RaterEffects}, [BiasCell]);
+    no effects when no rater is judged."""
+    items, item_of = np.unique(scores.item, return_inverse=True)
+    d = scores.value - scores.expected
+    a, b, e = two_way(d, item_of, rater_of)
+    # Fit is judged around the main-effects expectation E + a_item + b_rater, as FACETS does
+    # (its expectation includes the rater's severity), so a lenient rater is not also "noisy"
+    # merely for being lenient.
+    main = scores.expected + a[item_of] + b[rater_of]
+    raw = _raw(scores, main, b, e, rater_of, names.size)
+    drifts = [_drift(scores, d - a[item_of], rater_of == r) for r in range(names.size)]
+    members = np.flatnonzero(judged)
+    if members.size == 0:
+        return {}, []
+    relative = _relative(raw, members, scores.ordered)
+    found = [verdicts(relative[r], None) for r in range(names.size)]
+    fine = np.array([r for r in members if not found[r] and drifts_fine(drifts[r])])
+    if fine.size >= 3:
+        members = fine
+        relative = _relative(raw, members, scores.ordered)
+    centre_b, _ = reference(raw.b, raw.b_se, members)
+    effects = {}
+    for r in np.flatnonzero(judged):
+        drift = _centred(drifts[r], centre_b)
+        effects[str(names[r])] = _effects(raw, r, relative[r], drift, scores.ordered)
+    cells = []
+    if scores.ordered:
+        names_of_items = [scores.item_names[k] for k in items]
+        cells = bias_cells(scores.value, scores.expected, e, scores.rater, item_of,
+                           names_of_items, is_bias_listed)  # fmt: skip
+    return effects, cells
+
+
+def drifts_fine(drift: Drift | None) -> bool:
+    return not (drift is not None and verdicts({}, drift))
+
+
+def _raw(scores, main, b, e, rater_of, count) -> _Raw:
+    keys = ("b_se", "log_noise", "log_noise_se", "slope", "slope_se", "spread", "middle",
+            "middle_se")  # fmt: skip
+    out = {key: np.full(count, np.nan) for key in keys}
+    fits, spreads, disagreements = [None] * count, [None] * count, [None] * count
+    for r in range(count):
+        mine = rater_of == r
+        n = int(mine.sum())
+        out["b_se"][r] = np.std(e[mine], ddof=1) / np.sqrt(n) if n > 1 else np.inf
+        m = rater_fit.Moments(scores.expected[mine], scores.variance[mine],
+                              scores.kurtosis[mine], scores.middle[mine])  # fmt: skip
+        around = rater_fit.Moments(main[mine], m.variance, m.kurtosis, m.middle)
+        dis = rater_fit.disagreement_parts(scores.own[mine], scores.square[mine],
+                                           scores.cube[mine])  # fmt: skip
+        disagreements[r] = dis
+        if scores.ordered:
+            fits[r] = rater_fit.mean_squares(scores.value[mine], around)
+            spreads[r] = rater_fit.spread(scores.value[mine], m, scores.inside[mine])
+            noise, noise_se = fits[r].infit, rater_fit.infit_se(scores.value[mine], around)
+            out["slope"][r], out["slope_se"][r] = spreads[r].slope, spreads[r].slope_se
+            out["spread"][r] = spreads[r].spread
+            p = scores.middle[mine]
+            out["middle"][r] = spreads[r].middle_share - spreads[r].middle_expected
+            out["middle_se"][r] = np.sqrt(np.sum(p * (1 - p))) / n
+        else:
+            noise, noise_se = dis.ratio, dis.se
+        out["log_noise"][r] = np.log(max(noise, 1e-12))
+        out["log_noise_se"][r] = noise_se / max(noise, 1e-12)
+    return _Raw(b, **out, fits=fits, spreads=spreads, disagreements=disagreements)
+
+
+def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
+    """Each rater's figures against the reference members (see the module docstring)."""
+    noise0, noise_se0 = reference(raw.log_noise, raw.log_noise_se, members)
+    out = []
+    if ordered:
+        b0, b_se0 = reference(raw.b, raw.b_se, members)
+        slope0, slope_se0 = reference(raw.slope, raw.slope_se, members)
+        middle0, middle_se0 = reference(raw.middle, raw.middle_se, members)
+        spread0 = float(np.median(raw.spread[members]))
+    for r in range(raw.b.size):
+        figures = {
+            "ordered": ordered,
+            "noise": float(np.exp(raw.log_noise[r] - noise0)),
+            "noise_z": _z(raw.log_noise[r] - noise0, raw.log_noise_se[r], noise_se0),
+        }
+        if ordered:
+            se = float(np.hypot(raw.b_se[r], b_se0))
+            figures.update(
+                leniency=float(raw.b[r] - b0), leniency_se=se,
+                leniency_z=_z(raw.b[r] - b0, raw.b_se[r], b_se0),
+                central_z=_z(raw.slope[r] - slope0, raw.slope_se[r], slope_se0),
+                middle_z=_z(raw.middle[r] - middle0, raw.middle_se[r], middle_se0),
+                spread=float(raw.spread[r] / spread0) if spread0 > 0 else None,
+            )  # fmt: skip
+        out.append(figures)
+    return out
+
+
+def _z(difference: float, se: float, se_reference: float) -> float:
+    total = float(np.hypot(se, se_reference))
+    return float(difference / total) if total > 0 and np.isfinite(total) else 0.0
+
+
+def _drift(scores, u: np.ndarray, mine: np.ndarray) -> Drift | None:
+    if not scores.ordered or not np.isfinite(scores.time[mine]).any():
+        return None
+    return rater_drift(u[mine], scores.time[mine])
+
+
+def _centred(drift: Drift | None, centre: float) -> Drift | None:
+    """The drift with its periods' leniency against the reference (u is not centred)."""
+    if drift is None:
+        return None
+    periods = [type(p)(p.start, p.end, p.n, p.leniency - centre, p.se) for p in drift.periods]
+    return Drift(drift.n, drift.change, drift.se, drift.t, drift.p, periods, drift.untimed)
+
+
+def _effects(raw: _Raw, r: int, relative: dict, drift, ordered: bool) -> RaterEffects:
+    fit, spread, dis = raw.fits[r], raw.spreads[r], raw.disagreements[r]
+    return RaterEffects(
+        leniency=relative.get("leniency"), leniency_se=relative.get("leniency_se"),
+        leniency_z=relative.get("leniency_z"),
+        infit=fit.infit if fit else None, infit_z=fit.infit_z if fit else None,
+        outfit=fit.outfit if fit else None, outfit_z=fit.outfit_z if fit else None,
+        noise=relative["noise"], noise_z=relative["noise_z"],
+        spread=relative.get("spread"), central_z=relative.get("central_z"),
+        middle_share=spread.middle_share if spread else None,
+        middle_expected=spread.middle_expected if spread else None,
+        middle_z=spread.middle_z if spread else None,
+        fair_average=spread.fair_average if spread else None,
+        observed_average=spread.observed_average if spread else None,
+        disagreement=dis.ratio, disagreement_z=dis.z, drift=drift,
+        verdicts=verdicts(relative, drift if ordered else None),
+    )  # fmt: skip
+
+
+__all__ = ["BiasCell", "RaterEffects", "assess", "reference", "two_way"]

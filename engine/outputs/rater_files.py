@@ -1,0 +1,200 @@
+"""The rater effects in a session's outputs: their columns in raters.csv, rater_item_bias.csv, the
+per-rater feedback file, and their parts of report.json and report.md.
+
+The feedback is one file, rater_feedback.csv, with a `rater` column, rather than one file per
+rater: rater ids come from the data, and turned into file names they would need sanitising
+(path separators, `..`, names Windows reserves, two ids that sanitise to the same name), while
+one file keeps the set of outputs fixed and is filtered by rater in any spreadsheet. Every cell
+goes through engine.outputs.write.csv_text (quoted, formulas guarded) like every CSV.
+"""
+
+from __future__ import annotations
+
+import math
+
+from engine.audit.rater_verdicts import FINE, RULES
+from engine.outputs import markdown
+from engine.outputs.markdown import md_text
+
+EFFECT_COLUMNS = [
+    "rule", "leniency_z", "infit", "infit_z", "outfit", "outfit_z", "noise", "noise_z", "spread",
+    "central_z", "middle_share", "middle_expected", "middle_z", "fair_average",
+    "observed_average", "disagreement", "disagreement_z", "drift", "drift_se", "drift_t",
+    "drift_p", "bias_cells",
+]  # fmt: skip
+BIAS_COLUMNS = ["rater", "item", "n", "observed", "expected", "bias", "se", "t", "p", "listed"]
+FEEDBACK_COLUMNS = [
+    "rater", "item", "row", "id", "score", "model_score", "p_score", "severity", "answer",
+    "neighbours", "nearest_answer",
+]  # fmt: skip
+EVIDENCE_SHOWN = 5
+
+
+def number(value, digits: int = 6):
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return ""
+    return f"{value:.{digits}f}" if isinstance(value, float) else value
+
+
+def rule_text(effects) -> str:
+    """'lenient: <figures> (rule: ...); drifting: ...' or 'fine: no rule met'."""
+    if effects is None:
+        return ""
+    if not effects.verdicts:
+        return f"{FINE}: no rule met"
+    return "; ".join(f"{v.name}: {v.because} (rule: {RULES[v.name]})" for v in effects.verdicts)
+
+
+def effect_cells(row, bias) -> list:
+    """raters.csv's effect columns for one rater row."""
+    e = row.effects
+    if e is None:
+        return [""] * len(EFFECT_COLUMNS)
+    drift = e.drift
+    listed = sum(1 for c in bias if c.listed and c.rater == row.rater)
+    figures = [
+        e.leniency_z, e.infit, e.infit_z, e.outfit, e.outfit_z, e.noise, e.noise_z, e.spread,
+        e.central_z, e.middle_share, e.middle_expected, e.middle_z, e.fair_average,
+        e.observed_average, e.disagreement, e.disagreement_z,
+        *(None if drift is None else getattr(drift, k) for k in ("change", "se", "t", "p")),
+    ]  # fmt: skip
+    return [rule_text(e), *(number(v) for v in figures), listed]
+
+
+def bias_table(session) -> tuple[list[str], list[list]]:
+    """rater_item_bias.csv: every rater x item cell with enough scores, largest |t| first."""
+    rows = [
+        [c.rater, c.item, c.n, *(number(v) for v in (c.observed, c.expected, c.bias, c.se, c.t,
+                                                     c.p)), c.listed]
+        for c in session.raters.bias
+    ]  # fmt: skip
+    return list(BIAS_COLUMNS), rows
+
+
+def feedback_table(session) -> tuple[list[str], list[list]]:
+    """rater_feedback.csv: each rater's flagged scores (the model prefers another score), most
+    severe first, with the answer, the model's score and the neighbours that are the evidence;
+    raters in the rater table's order."""
+    order = {row.rater: k for k, row in enumerate(session.raters.rows)}
+    rows = []
+    for result in session.results:
+        responses = result.responses
+        labels, scores = responses.labels, responses.scores
+        for i in range(len(responses)):
+            rater = responses.raters[i]
+            if not rater or not result.flagged[i]:
+                continue
+            neighbours = result.evidence[i][:EVIDENCE_SHOWN]
+            shown = "; ".join(
+                f"{responses.ids[nb.index]} ({labels[scores[nb.index]]}, {nb.similarity:.2f})"
+                for nb in neighbours
+            )
+            nearest = responses.texts[neighbours[0].index] if neighbours else ""
+            rows.append([
+                rater, responses.item if responses.item is not None else "",
+                int(responses.rows[i]), responses.ids[i], labels[scores[i]],
+                labels[result.predicted[i]], number(float(result.fitted.proba[i, scores[i]])),
+                number(float(result.severity[i])), responses.texts[i], shown, nearest,
+            ])  # fmt: skip
+    rows.sort(key=lambda r: (order.get(r[0], len(order)), -float(r[7] or 0), r[2]))
+    return list(FEEDBACK_COLUMNS), rows
+
+
+def effects_dict(effects) -> dict | None:
+    """One rater's effects for report.json (the drift with its periods)."""
+    if effects is None:
+        return None
+    from engine.outputs.report import _clean
+
+    out = {k: _clean(getattr(effects, k)) for k in effects.__dataclass_fields__
+           if k not in ("drift", "verdicts")}  # fmt: skip
+    out["verdicts"] = [
+        {"verdict": v.name, "because": v.because, "rule": RULES[v.name]} for v in effects.verdicts
+    ]
+    drift = effects.drift
+    out["drift"] = None if drift is None else {
+        **{k: _clean(getattr(drift, k)) for k in ("n", "change", "se", "t", "p", "untimed")},
+        "periods": [{k: _clean(getattr(p, k)) for k in p.__dataclass_fields__}
+                    for p in drift.periods],
+    }  # fmt: skip
+    return out
+
+
+def bias_dicts(session) -> list[dict]:
+    from engine.outputs.report import _clean
+
+    return [{k: _clean(getattr(c, k)) for k in c.__dataclass_fields__} for c in session.raters.bias]
+
+
+def verdicts_section(session) -> list[str]:
+    """report.md lines after the rater table: each rater's verdict with the rule, the fit and
+    central-tendency figures, the bias cells beyond the rule and the drift periods."""
+    raters = session.raters
+    judged = [r for r in raters.rows if r.effects is not None]
+    if not judged:
+        return []
+    ordered = judged[0].effects.infit is not None
+    lines = ["", "### Verdicts", ""]
+    for r in judged:
+        lines.append(f"- **{md_text(r.rater, 80)}**: {md_text(rule_text(r.effects))}")
+    lines += ["", _expectation_note(raters), ""]
+    if ordered:
+        header = ["rater", "infit (ZSTD)", "outfit (ZSTD)", "noise x ref.", "spread x ref.",
+                  "middle share (expected)", "fair average", "observed average"]  # fmt: skip
+        rows = [[r.rater, *_fit_cells(r.effects)] for r in judged]
+        lines.append(markdown._table(header, rows))
+        lines += _bias_lines(raters)
+        lines += _drift_lines(judged)
+    else:
+        lines.append(
+            "Unordered labels: leniency, infit and outfit, central tendency, drift and rater x "
+            "item bias need score points and are left out; noise is the disagreement ratio."
+        )
+        rows = [[r.rater, f"{r.effects.disagreement:.2f}", f"{r.effects.noise:.2f}"]
+                for r in judged]  # fmt: skip
+        lines += ["", markdown._table(["rater", "disagreement", "noise x ref."], rows)]
+    return lines
+
+
+def _expectation_note(raters) -> str:
+    if raters.rater_left_out:
+        return ("E and W for each rater's scores come from models fitted without that rater's "
+                "scores (cross-fitted by rater).")  # fmt: skip
+    return ("E and W come from the fitted model (this saved session predates the rater-left-out "
+            "expectation; run the audit again for it).")  # fmt: skip
+
+
+def _fit_cells(e) -> list[str]:
+    return [
+        f"{e.infit:.2f} ({e.infit_z:+.1f})", f"{e.outfit:.2f} ({e.outfit_z:+.1f})",
+        f"{e.noise:.2f}", "n/a" if e.spread is None else f"{e.spread:.2f}",
+        f"{e.middle_share:.1%} ({e.middle_expected:.1%})", f"{e.fair_average:.2f}",
+        f"{e.observed_average:.2f}",
+    ]  # fmt: skip
+
+
+def _bias_lines(raters) -> list[str]:
+    listed = [c for c in raters.bias if c.listed]
+    lines = ["", f"Rater x item bias cells beyond the rule ({RULES['bias cell']}): "
+                 f"{len(listed)} of {len(raters.bias)} cells with enough scores."]  # fmt: skip
+    if listed:
+        rows = [[c.rater, c.item, c.n, f"{c.observed:.2f}", f"{c.expected:.2f}",
+                 f"{c.bias:+.2f}", f"{c.se:.2f}", f"{c.t:+.1f}"] for c in listed]  # fmt: skip
+        header = ["rater", "item", "n", "observed", "expected", "Obs - Exp", "SE", "t"]
+        lines += ["", markdown._table(header, rows)]
+    return lines
+
+
+def _drift_lines(judged) -> list[str]:
+    timed = [r for r in judged if r.effects.drift is not None]
+    if not timed:
+        return []
+    rows = []
+    for r in timed:
+        d = r.effects.drift
+        periods = ", ".join(f"{p.leniency:+.2f}" for p in d.periods) or "too few for periods"
+        rows.append([r.rater, d.n, f"{d.change:+.2f} ({d.se:.2f})", f"{d.t:+.1f}", f"{d.p:.3f}",
+                     periods])  # fmt: skip
+    header = ["rater", "timed scores", "change (SE)", "t", "p", "leniency by period"]
+    return ["", "Drift: each rater's leniency over their scoring time.", "",
+            markdown._table(header, rows)]  # fmt: skip

@@ -1,0 +1,101 @@
+"""`AuditResult`: everything one item's audit produced (engine.pipeline.run_audit makes it,
+engine.saved.archive keeps and restores it)."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import numpy as np
+
+from engine.audit import severity
+from engine.audit.duplicates import NearDuplicate
+from engine.audit.evidence import Neighbour
+from engine.audit.intervals import Interval
+from engine.audit.second_rater import SecondRater
+from engine.embedding.vectors import EmbeddingFacts
+from engine.graph.late_interaction import LateInteractionFacts
+from engine.graph.neighbour_graph import NeighbourGraph
+from engine.input.config import AuditConfig
+from engine.input.responses import Responses
+from engine.model.cross_fit import CrossFit
+from engine.model.pseudo_likelihood import FittedPARM
+from engine.model.tuning import TuningResult, TuningRow
+
+
+def new_run_id() -> str:
+    """A run's identifier: the UTC time to the second and 6 random hex digits (sortable)."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+@dataclass
+class AuditResult:
+    """Everything a run produced for one item. Arrays are (N,) in the order of `responses`.
+
+    config: the settings the item ran with (K values not below its N left out);
+    graph is None for a result restored from a saved session (engine.saved), which keeps
+    what the screens and outputs read, not the neighbour lists; run_id names the run in review
+    decisions and sessions.
+    """
+
+    responses: Responses
+    config: AuditConfig
+    mode: str
+    graph: NeighbourGraph | None
+    tuning: TuningResult
+    predicted: np.ndarray
+    severity: np.ndarray
+    evidence: list[list[Neighbour]]
+    timings: dict[str, float]
+    embedding: EmbeddingFacts
+    # How the late-interaction graph was built (None in single-vector mode).
+    late_interaction: LateInteractionFacts | None = None
+    warnings: list[str] = field(default_factory=list)
+    # Second rater (None without a second score column); near-duplicates scored differently.
+    second_rater: SecondRater | None = None
+    near_duplicates: list[NearDuplicate] = field(default_factory=list)
+    # Bootstrap intervals {metric: Interval} (empty when bootstrap_samples = 0) and the
+    # cross-fitted agreement (None when cross_fit_folds = 0).
+    intervals: dict[str, Interval] = field(default_factory=dict)
+    cross_fit: CrossFit | None = None
+    run_id: str = field(default_factory=new_run_id)
+    # (N, C+1) each score's probabilities from models fitted without its rater's scores, for the
+    # rater table (engine.audit.rater_expectation); None without a rater column.
+    rater_proba: np.ndarray | None = None
+
+    @property
+    def embedding_record(self) -> dict:
+        """The embedding stage's facts as report.json and saved sessions keep them: the model,
+        cache, seconds and truncated responses (and device), then for late interaction the
+        candidates, MaxSim pairs and tokens."""
+        record = self.embedding.record()
+        if self.late_interaction is not None:
+            record.update(self.late_interaction.record())
+        return record
+
+    @property
+    def fitted(self) -> FittedPARM:
+        return self.tuning.fitted
+
+    @property
+    def selected(self) -> TuningRow:
+        return self.tuning.best
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return self.tuning.best.metrics
+
+    @property
+    def raters_disagree(self) -> np.ndarray | None:
+        """(N,) bool where both raters scored a response differently, or None."""
+        return None if self.second_rater is None else self.second_rater.disagree
+
+    @property
+    def flagged(self) -> np.ndarray:
+        return severity.flags(self.predicted, self.responses.scores)
+
+    def review_order(self) -> np.ndarray:
+        """The review queue: most severe first (ties in input order). Flagged or not does not
+        change the order; the flag says whether the PARM fit prefers another score."""
+        return severity.queue_order(self.severity)

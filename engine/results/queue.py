@@ -1,0 +1,105 @@
+"""The review queue of a `ReviewSet`: which responses to list, and in what order, under the app's
+filters; and how a re-run moved the flags under the decisions already made."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.audit.decisions import Decision
+from engine.results.review import ReviewSet
+
+
+def review_view(
+    review: ReviewSet,
+    show_all=False,
+    human=None,
+    predicted=None,
+    off_by_two=False,
+    search="",
+    folded=None,
+    subset=None,
+    item=None,
+    rater=None,
+) -> np.ndarray:
+    """Indices of the responses to list, in the review queue's order (most severe first).
+
+    show_all: every response (the whole queue), else only the flagged ones (the PARM fit
+    prefers another score), in the same order; human/predicted: score codes to keep (None =
+    any); off_by_two: |model - human| >= 2 codes; search: case-insensitive text (or id) to look
+    for; folded: texts already casefolded; subset: (N,) bool, list only these (a mask of
+    `RerunChanges`) instead of the flagged ones (or all of them with show_all); item: only that
+    item's responses; rater: only the scores that rater gave.
+    """
+    scores, model = review.responses.scores, review.predicted
+    order = review.review_order()
+    if subset is not None:
+        keep = np.asarray(subset, dtype=bool).copy()
+    else:
+        keep = np.ones(len(scores), dtype=bool) if show_all else model != scores
+    if human is not None:
+        keep &= scores == human
+    if predicted is not None:
+        keep &= model == predicted
+    if off_by_two:
+        keep &= np.abs(model.astype(int) - scores.astype(int)) >= 2
+    if item is not None:
+        keep &= np.array([name == item for name in review.items])
+    if rater is not None:
+        keep &= np.array([name == rater for name in review.responses.raters])
+    if search:
+        needle = search.casefold()
+        texts = folded if folded is not None else [t.casefold() for t in review.responses.texts]
+        ids = review.responses.ids
+        found = [needle in t or needle in ids[i].casefold() for i, t in enumerate(texts)]
+        keep &= np.asarray(found, dtype=bool)
+    return order[keep[order]]
+
+
+@dataclass(frozen=True)
+class RerunChanges:
+    """How the flags of this run differ from the decisions and the previous run: (N,) bool.
+
+    no_longer_flagged: decided responses that were flagged when decided but are not now;
+    newly_flagged: responses flagged now, not flagged in the previous run, not decided yet.
+    """
+
+    no_longer_flagged: np.ndarray
+    newly_flagged: np.ndarray
+
+
+def rerun_changes(
+    review: ReviewSet,
+    decisions: dict[int, Decision],
+    previous_flagged_rows: Iterable[int] | None = None,
+) -> RerunChanges:
+    """Compare this run's flags with the decisions (engine.audit.decisions.Decision by data row)
+    and with the data rows the previous run flagged (None: no previous run, nothing is new).
+
+    A decision knows the model's prediction when it was made (its RunContext); one saved before
+    parm recorded that counts as made on a flagged response when the previous run flagged it
+    (or when there is no previous run to ask).
+    """
+    responses = review.responses
+    rows = np.asarray(responses.rows, dtype=np.int64)
+    previous = None
+    if previous_flagged_rows is not None:
+        previous = np.isin(rows, np.asarray(list(previous_flagged_rows), dtype=np.int64))
+    position = {int(r): i for i, r in enumerate(rows)}
+    decided = np.zeros(len(rows), dtype=bool)
+    flagged_then = np.zeros(len(rows), dtype=bool)
+    for row, decision in decisions.items():
+        i = position.get(int(row))
+        if i is None:
+            continue
+        decided[i] = True
+        if decision.context is not None:
+            human = responses.labels[int(responses.scores[i])]
+            flagged_then[i] = decision.context.predicted != human
+        else:
+            flagged_then[i] = True if previous is None else bool(previous[i])
+    flagged = review.flagged
+    newly = np.zeros(len(rows), dtype=bool) if previous is None else flagged & ~previous
+    return RerunChanges(decided & flagged_then & ~flagged, newly & ~decided)

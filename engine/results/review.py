@@ -1,0 +1,107 @@
+"""`ReviewSet`: one review queue over every audited item of a session. The items' responses
+side by side, their scores on one pooled scale, so the review lists them all by severity (which
+is a probability, comparable across items) and can filter by item or rater.
+
+Positions run over all items; `locate` gives back the item's own result and position. A file
+of one item is a set of one item, built the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.audit.decisions import RunContext
+from engine.audit.evidence import Neighbour
+from engine.audit.scale import pool_responses
+from engine.audit.severity import flags, queue_order
+from engine.input.config import settings_digest
+from engine.input.responses import Responses
+from engine.results.item import AuditResult
+
+
+@dataclass
+class ReviewSet:
+    """Every item's responses for review. Arrays are (N,) over all items, in item order.
+
+    results: the items' AuditResults; responses: theirs pooled on one scale (scores and
+    `predicted` are codes of its labels); items: the item of every response (None entries for
+    a file without items); proba: (N, C) PARM's probabilities on the pooled scale (0 for a label
+    that is not on the response's item's scale); on_scale: (N, C) whether each pooled label is
+    on the response's item's scale; starts: (K + 1,) where each item's positions start.
+    """
+
+    results: list[AuditResult]
+    responses: Responses
+    items: list[str | None]
+    predicted: np.ndarray
+    severity: np.ndarray
+    proba: np.ndarray
+    evidence: list[list[Neighbour]]
+    raters_disagree: np.ndarray | None
+    on_scale: np.ndarray
+    starts: np.ndarray
+    run_id: str
+
+    @property
+    def flagged(self) -> np.ndarray:
+        return flags(self.predicted, self.responses.scores)
+
+    @property
+    def by_item(self) -> bool:
+        return self.items[0] is not None if self.items else False
+
+    def review_order(self) -> np.ndarray:
+        """The queue over all items by severity (1 - p(human score), comparable across items)."""
+        return queue_order(self.severity)
+
+    def locate(self, i: int) -> tuple[AuditResult, int]:
+        """The item's AuditResult holding position i, and i's position in it."""
+        k = int(np.searchsorted(self.starts, i, side="right") - 1)
+        return self.results[k], int(i - self.starts[k])
+
+    def labels_of(self, i: int) -> tuple[str, ...]:
+        """The labels on the scale of response i's item, in order."""
+        return tuple(np.asarray(self.responses.labels)[self.on_scale[i]])
+
+    def run_context(self, i: int) -> RunContext:
+        """What a decision on response i is made on: the run, the settings its item ran with
+        (K values too large for a small item left out, as the saved session records them), and
+        the model's predicted score and severity for it."""
+        item, _ = self.locate(i)
+        return RunContext(
+            self.run_id,
+            settings_digest(item.config),
+            self.responses.labels[int(self.predicted[i])],
+            float(self.severity[i]),
+        )
+
+
+def review_set(results: list[AuditResult], order: tuple[str, ...] | None = None) -> ReviewSet:
+    """The review queue over the items' results (in their order); `order` is the stated
+    score_order, so items that use only some of its labels pool in its order."""
+    responses, codes, on_scale = pool_responses([result.responses for result in results], order)
+    starts = np.concatenate([[0], np.cumsum([len(r.responses) for r in results])]).astype(int)
+    proba = np.zeros(on_scale.shape)
+    for k, (result, code) in enumerate(zip(results, codes)):
+        proba[starts[k] : starts[k + 1], code] = result.fitted.proba
+    evidence = [
+        [Neighbour(nb.index + int(starts[k]), nb.weight, nb.similarity) for nb in neighbours]
+        for k, result in enumerate(results)
+        for neighbours in result.evidence
+    ]
+    disagree = [result.raters_disagree for result in results]
+    return ReviewSet(
+        results=results,
+        responses=responses,
+        items=[result.responses.item for result in results for _ in range(len(result.responses))],
+        predicted=np.concatenate([c[r.predicted] for r, c in zip(results, codes)]),
+        severity=np.concatenate([np.asarray(r.severity, dtype=float) for r in results]),
+        proba=proba,
+        evidence=evidence,
+        raters_disagree=None if any(d is None for d in disagree) else np.concatenate(disagree),
+        on_scale=on_scale,
+        starts=starts,
+        run_id=results[0].run_id,
+    )

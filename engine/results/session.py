@@ -1,0 +1,91 @@
+"""`SessionResult`: what a run of a file produced, the one type front ends, outputs and saved
+sessions hand around. engine.session.run_session makes it; engine.saved restores it."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.audit.raters import RaterReport, rater_report
+from engine.embedding.cache import CACHE_NOTE
+from engine.input.config import AuditConfig
+from engine.input.items import Items
+from engine.results.item import AuditResult
+from engine.results.overview import ItemSummary, item_overview
+from engine.results.review import ReviewSet, review_set
+
+
+@dataclass
+class SessionResult:
+    """Every audited item's `AuditResult` (in the order of `items.audited`), the items that were
+    skipped and why, and the rater table (None without a rater column). A file without an item
+    column is a session of one item. config: the settings the session was run with (each
+    item's own, with K values its size does not allow left out, is its result's config)."""
+
+    items: Items
+    results: list[AuditResult]
+    config: AuditConfig
+    raters: RaterReport | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def by_item(self) -> bool:
+        """Whether the file was split by an item column (else it is one item)."""
+        return self.items.by_item
+
+    @property
+    def overview(self) -> list[ItemSummary]:
+        return item_overview(self.results, self.items.skipped)
+
+    @functools.cached_property
+    def review(self) -> ReviewSet:
+        """One review queue over every audited item (one item: a set of that item)."""
+        return review_set(self.results, self.config.score_order)
+
+    @property
+    def flagged(self) -> np.ndarray:
+        """(N,) over every item's responses, in the order of `review`."""
+        return self.review.flagged
+
+    @property
+    def n_responses(self) -> int:
+        return sum(len(result.responses) for result in self.results)
+
+    @property
+    def run_id(self) -> str:
+        return self.results[0].run_id
+
+
+def session_result(
+    items: Items, results: list[AuditResult], config: AuditConfig, timings: dict | None = None
+) -> SessionResult:
+    """A session from its items' results (a run's, or results restored from a saved session):
+    the rater table and the warnings are worked out from them."""
+    raters = rater_report(results)
+    return SessionResult(
+        items, results, config, raters, dict(timings or {}), _warnings(items, results)
+    )
+
+
+def _warnings(items: Items, results: list[AuditResult]) -> list[str]:
+    """One item: its own warnings. Many: the settings' and the file's warnings once, then each
+    item's own, named."""
+    if not items.by_item:
+        return list(results[0].warnings)
+    notes = list(results[0].config.warnings) + list(items.warnings)
+    for result in results:
+        given = set(result.responses.warnings) | set(result.config.warnings)
+        # The embedding cache's warnings name their folder or file: said once, not per item.
+        shared = [w for w in result.warnings if w.startswith(CACHE_NOTE)]
+        own = [
+            f"Item '{result.responses.item}': {w}"
+            for w in result.warnings
+            if w not in given and w not in shared
+        ]
+        notes += [w for w in shared + own if w not in notes]
+    for skipped in items.skipped:
+        notes.append(f"Item '{skipped.item}' was not audited: {skipped.reason}")
+    return notes

@@ -1,0 +1,139 @@
+"""The audit run the app starts: a thread worker that calls engine.session.run_session, keeps
+the run as the file's saved session and reports with an `AuditFinished` message (post_message
+is safe from a thread); cancelling; failures to the error modal. ParmApp takes these methods
+from `AuditWorker`."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.worker import Worker, WorkerState
+
+from parm_tui.screens.run import run_problem
+from parm_tui.state import LoadedFile, keep_session
+
+if TYPE_CHECKING:
+    from engine.core.progress import CancelToken
+    from engine.results.session import SessionResult
+    from engine.saved.store import SavedSession
+
+
+class AuditFinished(Message):
+    """The audit worker's report: the run's SessionResult, its saved session (None when it was
+    not kept) and why it was not kept (None when it was, or the file has no digest)."""
+
+    def __init__(
+        self,
+        result: SessionResult,
+        saved: SavedSession | None,
+        problem: str | None,
+        token: CancelToken,
+    ) -> None:
+        super().__init__()
+        self.result, self.saved, self.problem, self.token = result, saved, problem, token
+
+
+class AuditWorker:
+    """The audit run of ParmApp (which sets audit_worker, audit_threads and cancel_token)."""
+
+    @property
+    def audit_running(self) -> bool:
+        return self.audit_worker is not None and self.audit_worker.state in (
+            WorkerState.PENDING,
+            WorkerState.RUNNING,
+        )
+
+    async def start_audit(self) -> None:
+        from engine.core.progress import CancelToken
+
+        problem = run_problem(self.state)
+        if problem is not None:
+            self.notify(f"Cannot start: {problem}", severity="warning")
+            if self.is_screen_installed("run") and self.get_screen("run").is_mounted:
+                self.get_screen("run").show_readiness()
+            return
+        if self.audit_running:
+            self.notify("An audit is already running (Esc cancels it).")
+            return
+        run = self.get_screen("run")
+        if self.screen is not run:
+            if isinstance(self.screen, ModalScreen):
+                return
+            await self.switch_screen(run)
+        state = self.state
+        feed = run.begin(state.config, state.config.late_interaction)
+        self.cancel_token = CancelToken()
+        self.audit_worker = self.audit(
+            state.items, state.config, feed, self.cancel_token, self.embeddings_path, state.file
+        )
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="audit")
+    def audit(self, items, config, feed, token, embeddings_path, file: LoadedFile) -> None:
+        """Runs in a thread: the engine appends progress events to `feed` (a deque); the run's
+        SessionResult, kept as the file's saved session, comes back as an AuditFinished
+        message (post_message is safe from a thread)."""
+        from engine.session import run_session
+
+        thread = threading.current_thread()
+        self.audit_threads.add(thread)
+        try:
+            embeddings = None
+            if embeddings_path is not None:
+                from engine.embedding.precomputed import load_for_items
+
+                embeddings = load_for_items(embeddings_path, items)
+            result = run_session(
+                items, config, progress=feed.append, cancel=token, embeddings=embeddings
+            )
+            self.post_message(AuditFinished(result, *keep_session(result, file), token))
+        finally:
+            self.audit_threads.discard(thread)
+
+    def cancel_audit(self) -> None:
+        """Esc: the engine stops at its next check; the UI is free at once."""
+        if not self.audit_running:
+            self.notify("No audit is running.")
+            return
+        self.cancel_token.cancel()
+        self.audit_worker.cancel()
+        self.audit_worker = None
+        self.get_screen("run").finish("Cancelled. Nothing was written; s starts again.")
+        self.notify("Audit cancelled.")
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self.audit_worker and event.state == WorkerState.ERROR:
+            self.audit_failed(event.worker.error)
+
+    async def on_audit_finished(self, message: AuditFinished) -> None:
+        """The run's result becomes the app's (unless the run was cancelled meanwhile)."""
+        if message.token is not self.cancel_token or message.token.cancelled:
+            return
+        self.audit_worker = None
+        self.finish_run(message.result, message.saved)
+        if message.problem is not None:
+            self.notify(message.problem, severity="warning", timeout=10)
+        total = message.result.timings.get("total", 0.0)
+        run = self.get_screen("run")
+        run.finish(f"Finished in {total:.1f} s. F5 shows the results.", message.result)
+        if isinstance(self.screen, ModalScreen):
+            self.notify("Audit finished: F5 shows the results.")
+            return
+        if self.screen is not run:
+            # Leave any screen of the previous result, so none of them is shown stale.
+            await self.switch_screen(run)
+        await self.action_show("results")
+
+    def audit_failed(self, error: BaseException) -> None:
+        from engine.core.errors import Cancelled
+
+        self.audit_worker = None
+        run = self.get_screen("run")
+        if isinstance(error, Cancelled):
+            run.finish("Cancelled. Nothing was written.")
+            return
+        run.finish("The audit stopped: see the message.")
+        self.show_error(error)

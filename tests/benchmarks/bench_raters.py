@@ -1,0 +1,267 @@
+"""Which raters need a word, proven by simulation: planted rater effects in sessions built from
+real answers of the shared data, found by parm's rater verdicts, and FACETS' rules of thumb on
+the same sessions.
+
+    PARM_DATA_ROOT=../shared/data PARM_CACHE_DIR=... nice -n 10 \\
+        python tests/benchmarks/bench_raters.py               # 100 sessions (about 25 minutes)
+    python tests/benchmarks/bench_raters.py --sessions 20 --datasets asap-sas
+
+Sessions (rater_sim.py): 6-10 raters of 150-300 scores each, the answers of several items dealt
+to them at random, a scoring order; the data's own first score is what a neutral rater gives.
+Ordered data (ASAP short answers, ASAP essays, Mohler) get three planted raters (of lenient,
+harsh, noisy, central tendency, drifting) and a biased rater x item cell; SciEntsBank (nominal
+labels) one or two noisy raters. Each session is audited by `run_session` with the default
+settings (bootstrap and cross-fitting off: they change no rater figure) and a time column.
+
+Reported, per dataset and over the ordered ones:
+- detection: the share of planted raters whose verdicts include their effect;
+- false alarms: the share of neutral raters with any verdict but "fine" (all rules together);
+- FACETS' rules of thumb on the same raters: infit or outfit outside 0.7-1.3 (0.5-1.5) counts as
+  a finding; "noisy" is detected when a mean-square is above the band, "central tendency" when
+  one is below it; a neutral rater outside the band is a false alarm;
+- the bias cell: the share of planted cells listed with the right sign, and the share of the
+  other cells listed;
+- shrinkage: measured leniency / planted shift (mean points the effect added) of lenient and
+  harsh raters, for the shipped expectation (the embedding classifier cross-fitted by rater) and
+  the alternatives it was chosen over: PARM's in-sample probabilities (what leniency used
+  before), PARM refitted by rater with the held-out raters' scores masked out of the neighbour
+  features, the equal mixture of the two rater-left-out models, and that mixture cross-fitted
+  over stratified folds (which sees the rater's other scores). Each alternative gets its own
+  detection and false-alarm figures from the same rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import platform
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from rater_sim import ORDERED, build_session, load_dataset  # noqa: E402
+
+from engine.audit import rater_expectation as expectation  # noqa: E402
+from engine.audit.raters import rater_report  # noqa: E402
+from engine.input.config import config_from_dict  # noqa: E402
+from engine.input.items import split_items  # noqa: E402
+from engine.model.classifier import out_of_fold_proba, stratified_folds  # noqa: E402
+from engine.model.cross_fit import masked_features  # noqa: E402
+from engine.model.pseudo_likelihood import fit, proba  # noqa: E402
+from engine.session import run_session  # noqa: E402
+
+DATASETS = ("asap-sas", "asap-aes", "scientsbank", "asap-sas", "mohler")
+EFFECT_VERDICT = {
+    "lenient": "lenient", "harsh": "harsh", "noisy": "noisy", "central": "central tendency",
+    "drifting": "drifting",
+}  # fmt: skip
+SHIPPED = "shipped: classifier by rater"
+BANDS = {"FACETS 0.7-1.3": (0.7, 1.3), "FACETS 0.5-1.5": (0.5, 1.5)}
+SETTINGS = {
+    "item_column": "item", "rater_column": "rater", "time_column": "time", "id_column": None,
+    "bootstrap_samples": 0, "cross_fit_folds": 0,
+}  # fmt: skip
+
+
+def parm_by_rater(result, parts) -> np.ndarray:
+    """PARM refitted (unweighted, the selected K and p) for each fold's answers on the other
+    folds' scores, the fold's scores masked out of every answer's neighbour features."""
+    r, best = result.responses, result.selected
+    out = np.zeros((len(r), r.n_classes))
+    for held in parts:
+        train = np.ones(len(r), dtype=bool)
+        train[held] = False
+        t, s = masked_features(result.graph, r.scores, train, r.n_classes, best.top_k,
+                               best.power, True)  # fmt: skip
+        fitted = fit(t[train], s[train], r.scores[train], None)
+        out[held] = proba(fitted.theta, t[held], s[held])
+    return out
+
+
+def alternatives(results, embeddings) -> dict[str, list]:
+    """Per alternative expectation, each item's (N, C+1) probabilities."""
+    out = defaultdict(list)
+    for result, vectors in zip(results, embeddings):
+        r = result.responses
+        folds = expectation.rater_folds(r.raters)
+        strata = stratified_folds(r.scores, 5, 0)
+        parm = parm_by_rater(result, folds)
+        classifier = out_of_fold_proba(vectors, r.scores, r.n_classes, strata, 10.0)
+        mixed = 0.5 * (parm_by_rater(result, strata) + classifier)
+        out["in-sample PARM (before)"].append(expectation.smooth(result.fitted.proba))
+        out["PARM by rater"].append(expectation.smooth(parm))
+        out["mixture PARM + classifier by rater"].append(
+            expectation.smooth(0.5 * (parm + result.rater_proba))
+        )
+        out["mixture, stratified folds"].append(expectation.smooth(mixed))
+    return out
+
+
+def dump(results, session, name: str, store: dict) -> None:
+    """Keep the pooled scores behind a report (for re-checking thresholds with --dump)."""
+    from engine.audit.raters import _pool
+
+    roles = {
+        "roles": session.roles,
+        "bias_cell": session.bias_cell,
+        "dataset": session.dataset,
+        "shift": {r: session.shift(r) for r in session.roles},
+        "shares": session.shares,
+    }
+    store["dump"].append((name, roles, _pool(results)[0]))
+
+
+def tally(report, session, name: str, store: dict) -> None:
+    """Add one report's raters and bias cells to the counts under `name`."""
+    rows = {row.rater: row for row in report.rows if row.effects is not None}
+    for rater, role in session.roles.items():
+        row = rows.get(rater)
+        if row is None:
+            continue
+        found = {v.name for v in row.effects.verdicts}
+        key = (name, session.dataset)
+        if role == "neutral":
+            store[key + ("false",)].append(bool(found))
+            for rule in found:
+                store[key + ("false " + rule,)].append(True)
+        elif role in EFFECT_VERDICT:
+            store[key + (role,)].append(EFFECT_VERDICT[role] in found)
+        if role in ("lenient", "harsh") and session.shift(rater) != 0:
+            store[key + ("shrinkage",)].append(row.effects.leniency / session.shift(rater))
+        if name == SHIPPED:
+            _bands(row, role, key, store)
+    if name == SHIPPED and session.bias_cell is not None:
+        _cells(report, session, store)
+
+
+def _bands(row, role, key, store) -> None:
+    e = row.effects
+    if e.infit is None:
+        return
+    for band, (low, high) in BANDS.items():
+        above = max(e.infit, e.outfit) > high
+        below = min(e.infit, e.outfit) < low
+        bkey = (band, key[1])
+        if role == "neutral":
+            store[bkey + ("false",)].append(above or below)
+        elif role == "noisy":
+            store[bkey + ("noisy",)].append(above)
+        elif role == "central":
+            store[bkey + ("central",)].append(below)
+
+
+def _cells(report, session, store) -> None:
+    rater, item = session.bias_cell
+    sign = np.sign(session.shares[rater])
+    for cell in report.bias:
+        if (cell.rater, cell.item) == (rater, item):
+            store[("bias", session.dataset, "planted")].append(cell.listed and cell.bias * sign > 0)
+        elif session.roles.get(cell.rater) == "neutral":
+            store[("bias", session.dataset, "other")].append(cell.listed)
+
+
+def run(args) -> dict:
+    data = {name: load_dataset(name) for name in dict.fromkeys(args.datasets)}
+    config = config_from_dict(SETTINGS)
+    rng = np.random.default_rng(args.seed)
+    store: dict = defaultdict(list)
+    started = time.perf_counter()
+    for number in range(args.sessions):
+        dataset = args.datasets[number % len(args.datasets)]
+        session = build_session(rng, dataset, data[dataset])
+        frame, vectors = session.frame()
+        items = split_items(frame, config, f"session-{number}.csv")
+        embeddings = [vectors[r.rows - 1] for r in items.audited]
+        audited = run_session(items, config, embeddings=embeddings)
+        tally(audited.raters, session, SHIPPED, store)
+        if args.dump:
+            dump(audited.results, session, SHIPPED, store)
+        if not args.shipped_only:
+            saved = [result.rater_proba for result in audited.results]
+            for name, probas in alternatives(audited.results, embeddings).items():
+                for result, p in zip(audited.results, probas):
+                    result.rater_proba = p
+                tally(rater_report(audited.results), session, name, store)
+                if args.dump:
+                    dump(audited.results, session, name, store)
+            for result, p in zip(audited.results, saved):
+                result.rater_proba = p
+        elapsed = time.perf_counter() - started
+        if args.dump:
+            with open(args.dump, "wb") as handle:
+                pickle.dump(store["dump"], handle)
+        print(f"session {number + 1}/{args.sessions} {dataset}: {len(frame)} scores, "
+              f"{len(session.roles)} raters, {elapsed:.0f} s", flush=True)  # fmt: skip
+    store["seconds"] = time.perf_counter() - started
+    return store
+
+
+def rate(values: list) -> str:
+    return f"{np.mean(values):.2f} ({len(values)})" if values else "-"
+
+
+def print_tables(store: dict, datasets) -> None:
+    names = sorted({key[0] for key in store if isinstance(key, tuple) and key[0] not in BANDS
+                    and key[0] != "bias"}, key=lambda n: (n != SHIPPED, n))  # fmt: skip
+    groups = list(dict.fromkeys(datasets)) + ["ordered (pooled)"]
+    columns = [*EFFECT_VERDICT, "false"]
+    print("\nDetection of each planted effect and false alarms among neutral raters "
+          "(share (count)):")  # fmt: skip
+    print("| rules | data | " + " | ".join(columns) + " |")
+    print("|---|---|" + "---:|" * len(columns))
+    for name in [SHIPPED, *BANDS, *(n for n in names if n != SHIPPED)]:
+        for group in groups:
+            cells = [rate(_values(store, name, group, c)) for c in columns]
+            if any(c != "-" for c in cells):
+                print(f"| {name} | {group} | " + " | ".join(cells) + " |")
+    print("\nFalse alarms by rule (shipped):")
+    for group in groups:
+        rules = ("lenient", "harsh", "noisy", "central tendency", "drifting")
+        neutral = len(_values(store, SHIPPED, group, "false"))
+        counts = {r: len(_values(store, SHIPPED, group, "false " + r)) for r in rules}
+        if neutral:
+            print(f"  {group}: " + ", ".join(f"{r} {c / neutral:.3f}" for r, c in counts.items()))
+    print("\nShrinkage of lenient and harsh raters: median measured leniency / planted shift:")
+    for name in names:
+        shown = [f"{g} {np.median(v):.2f}" for g in groups
+                 if (v := _values(store, name, g, "shrinkage"))]  # fmt: skip
+        print(f"  {name}: " + ", ".join(shown))
+    print("\nBias cell (rater x item): planted cell listed with its sign; other cells listed:")
+    for group in groups:
+        planted, other = (
+            _values(store, "bias", group, "planted"),
+            _values(store, "bias", group, "other"),
+        )
+        if planted:
+            print(f"  {group}: planted {rate(planted)}, other cells {rate(other)}")
+    print(f"\n{store['seconds']:.0f} s in all")
+
+
+def _values(store, name, group, column) -> list:
+    if group == "ordered (pooled)":
+        return [v for d in ORDERED for v in store.get((name, d, column), [])]
+    return store.get((name, group, column), [])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sessions", type=int, default=100)
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS))
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--shipped-only", action="store_true",
+                        help="skip the alternative expectations (faster)")  # fmt: skip
+    parser.add_argument("--dump", help="save every report's pooled scores here (pickle)")
+    args = parser.parse_args()
+    print(f"{platform.node()} {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; data {os.environ.get('PARM_DATA_ROOT', '../shared/data')}")  # fmt: skip
+    print_tables(run(args), args.datasets)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,437 @@
+"""Builders the tests share: synthetic data and results, the sample file's place, small settings,
+a host app for one result screen, and ways to drive the app and the CLI. Test modules import
+from here (never from each other); fixtures live in conftest.py."""
+
+from __future__ import annotations
+
+import csv
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import PredefinedSplit
+from textual.app import App
+from textual.widgets import Static
+from typer.testing import CliRunner
+
+import parm_tui.app
+from engine.core.errors import ConfigError
+from engine.embedding.vectors import Embedded, TokenEmbeddings
+from engine.input.config import config_from_dict, load_defaults
+from engine.input.items import Items, split_items
+from engine.input.responses import Responses
+from engine.pipeline import run_audit
+from engine.results.item import AuditResult
+from engine.results.session import SessionResult, session_result
+from engine.session import run_session
+from parm_tui.cli import app as cli_app
+from parm_tui.screens.review import ReviewScreen
+from parm_tui.widgets.review_list import ReviewTable
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_CSV = ROOT / "sample_data" / "plant_growth.csv"
+PARM_CSS = Path(parm_tui.app.__file__).with_name("parm.tcss")
+MARKUP_TEXT = "[bold red]not markup[/bold red] and [link=http://x]a link[/link]"
+# A session's settings that run in a moment: two K values, no bootstrap, no cross-fitting.
+FAST_SETTINGS = {"similarity_top_k": [5, 10], "bootstrap_samples": 0, "cross_fit_folds": 0}
+# The same for `parm audit`: two K values, no progress bar.
+FAST_CLI = ["--set", "similarity_top_k=[5,10]", "-q"]
+
+
+# -- synthetic data -------------------------------------------------------------------------------
+def clustered_embeddings(n: int, n_classes: int, dim: int = 16, noise: float = 0.6, seed: int = 0):
+    """Synthetic unit vectors in clusters, one cluster per score, and the scores."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(n_classes, dim))
+    scores = rng.integers(0, n_classes, size=n)
+    vectors = centres[scores] + noise * rng.normal(size=(n, dim))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors.astype(np.float32), scores
+
+
+def synthetic_responses(scores: np.ndarray, second: np.ndarray | None = None) -> Responses:
+    """Responses with these score codes (and second scores), labels "0".."C"."""
+    n = scores.shape[0]
+    return Responses(
+        texts=[f"answer {i}" for i in range(n)],
+        scores=np.asarray(scores, dtype=np.int64),
+        labels=tuple(str(c) for c in range(int(scores.max()) + 1)),
+        ids=[f"R{i}" for i in range(n)],
+        rows=np.arange(1, n + 1),
+        second_scores=second,
+        source="synthetic.csv",
+    )
+
+
+def noisy_clusters(n: int, seed: int, classes: int = 3, noise: float = 0.9, flip: float = 0.15):
+    """`clustered_embeddings` with a share `flip` of the scores replaced by random ones."""
+    vectors, scores = clustered_embeddings(n, classes, noise=noise, seed=seed)
+    rng = np.random.default_rng(seed + 1)
+    scores = np.where(rng.random(n) < flip, rng.integers(0, classes, size=n), scores)
+    return vectors, scores
+
+
+def random_tokens(n: int, dim: int = 8, seed: int = 0, max_len: int = 9) -> TokenEmbeddings:
+    """Token embeddings of n responses, 1 to max_len - 1 random tokens each."""
+    rng = np.random.default_rng(seed)
+    return TokenEmbeddings.from_list(
+        [rng.normal(size=(rng.integers(1, max_len), dim)) for _ in range(n)]
+    )
+
+
+def make_responses(texts=None, n=12) -> Responses:
+    """Twelve (or len(texts)) responses scored 0, 1, 2, 0, ... with ids S000, S001, ..."""
+    texts = texts or [f"answer number {i}" for i in range(n)]
+    n = len(texts)
+    return Responses(
+        texts=list(texts),
+        scores=np.arange(n) % 3,
+        labels=("0", "1", "2"),
+        ids=[f"S{i:03d}" for i in range(n)],
+        rows=np.arange(1, n + 1),
+        source="answers.csv",
+        file_rows=n,
+    )
+
+
+def small_config(**changes):
+    """The defaults with a short K grid, a small bootstrap and no cross-fitting."""
+    settings = {"similarity_top_k": [5, 10, 15], "bootstrap_samples": 20, "cross_fit_folds": 0}
+    return load_defaults().updated(**{**settings, **changes})
+
+
+# flipped_audit: 300 answers in 3 clusters, 15 of them scored as another cluster.
+FLIPPED_N = 300
+FLIPPED_CLASSES = 3
+FLIPS = 15
+
+
+def flipped_audit():
+    """Clustered answers whose score is their cluster, with FLIPS scores deliberately changed:
+    the AuditResult, which responses were flipped, and the vectors."""
+    from engine.pipeline import run_audit
+
+    vectors, scores = clustered_embeddings(FLIPPED_N, FLIPPED_CLASSES, noise=0.5, seed=3)
+    rng = np.random.default_rng(7)
+    flipped = rng.choice(FLIPPED_N, size=FLIPS, replace=False)
+    noisy = scores.copy()
+    noisy[flipped] = (scores[flipped] + rng.integers(1, FLIPPED_CLASSES, size=FLIPS)) % (
+        FLIPPED_CLASSES
+    )
+    result = run_audit(
+        synthetic_responses(noisy), small_config(), embedded=Embedded.precomputed(vectors)
+    )
+    is_flipped = np.zeros(FLIPPED_N, dtype=bool)
+    is_flipped[flipped] = True
+    return result, is_flipped, vectors
+
+
+def engine_error(**values) -> ConfigError:
+    """The engine's own error about these settings (they must be invalid)."""
+    with pytest.raises(ConfigError) as error:
+        config_from_dict(values)
+    return error.value
+
+
+def engine_message(**values) -> str:
+    """The engine's own message about these settings (they must be invalid)."""
+    return str(engine_error(**values))
+
+
+def synthetic_result(
+    n: int, noise: float = 2.5, seed: int = 0, second: bool = True, top_k=(10,), power=1.0
+):
+    """An AuditResult on clustered synthetic embeddings (3 scores, many disagreements)."""
+    from engine.input.responses import responses_from_frame
+    from engine.pipeline import run_audit
+
+    vectors, scores = clustered_embeddings(n, 3, noise=noise, seed=seed)
+    texts = [f"answer {i} about roots and leaves" for i in range(n)]
+    texts[7] = MARKUP_TEXT
+    frame = pd.DataFrame(
+        {
+            "id": [f"S{i:05d}" for i in range(n)],
+            "answer": texts,
+            "score": [str(s) for s in scores],
+            "score2": [str((s + (i % 4 == 0)) % 3) for i, s in enumerate(scores)],
+        }
+    )
+    config = load_defaults().updated(
+        similarity_top_k=list(top_k),
+        similarity_power=power,
+        second_score_column="score2" if second else None,
+    )
+    responses = responses_from_frame(frame, config, "synthetic.csv")
+    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
+
+
+def one_item_session(result: AuditResult) -> SessionResult:
+    """The session of a file of one item (no item column) whose audit is `result`, as
+    run_session gives it: the rater table and the warnings are worked out from the result."""
+    responses = result.responses
+    items = Items(responses.source, [responses], [], responses.file_rows, responses.warnings)
+    return session_result(items, [result], result.config, result.timings)
+
+
+# -- sessions of items ----------------------------------------------------------------------------
+def session_frame(items=(("A", 60, 3), ("B", 50, 4)), seed=0, same_texts=False):
+    """A table of items (name, answers, score levels) with clustered unit vectors per item, one
+    row per answer, rows of the items interleaved; and the vectors, one per file row."""
+    rng = np.random.default_rng(seed)
+    rows, vectors = [], []
+    for name, n, levels in items:
+        centres = rng.normal(size=(levels, 12))
+        for i in range(n):
+            score = i % levels
+            vector = centres[score] + 0.7 * rng.normal(size=12)
+            vectors.append(vector / np.linalg.norm(vector))
+            text = f"answer {i}" if same_texts else f"{name} answer {i}"
+            rows.append({"item": name, "answer": text, "score": str(score), "rater": f"r{i % 4}"})
+    order = rng.permutation(len(rows))
+    frame = pd.DataFrame([rows[k] for k in order]).astype(str)
+    return frame, np.asarray(vectors, dtype=np.float32)[order]
+
+
+def session_config(**changes):
+    """Settings for `session_frame`: its item column, no id column, FAST_SETTINGS."""
+    return config_from_dict({"item_column": "item", "id_column": None, **FAST_SETTINGS, **changes})
+
+
+def run_frame(frame, vectors, config, **kwargs):
+    """run_session on a table and its vectors (one per file row)."""
+    items = split_items(frame, config, source="session.csv")
+    return run_session(
+        items, config, embeddings=[vectors[r.rows - 1] for r in items.audited], **kwargs
+    )
+
+
+# -- the decision store ---------------------------------------------------------------------------
+def record(store, responses, i, action, new_score=None, note=""):
+    """Record a decision on response i of `responses`."""
+    return store.record(
+        int(responses.rows[i]), responses.ids[i], responses.texts[i], action, new_score, note
+    )
+
+
+# -- the app --------------------------------------------------------------------------------------
+class Host(App):
+    """Shows one result screen (ReviewScreen unless told otherwise), as ParmApp would."""
+
+    CSS_PATH = PARM_CSS
+
+    def __init__(self, result, store, screen=ReviewScreen) -> None:
+        super().__init__()
+        self.result, self.store, self.screen_class = result, store, screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self.screen_class(self.result, self.store))
+
+
+def shown_rows(screen: ReviewScreen) -> list[int]:
+    """Data rows listed on the current page, top to bottom."""
+    table = screen.query_one(ReviewTable)
+    rows = screen.review.responses.rows
+    return [int(rows[int(key.value)]) for key in table.rows]
+
+
+def text_of(screen, selector: str) -> str:
+    return str(screen.query_one(selector, Static).render())
+
+
+def cells(table, column: int) -> list[str]:
+    """The text of one column of a Rich table."""
+    return [str(cell) for cell in table.columns[column]._cells]
+
+
+async def wait_for(pilot, condition, what: str, limit: float = 180.0) -> None:
+    """Let the app work until `condition()` holds (a guard against hanging, not a timing test)."""
+    for _ in range(int(limit / 0.05)):
+        if condition():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+async def load_and_run(pilot) -> None:
+    """Wait for the file, then run the audit from the Run screen."""
+    app = pilot.app
+    await wait_for(
+        pilot, lambda: app.state.responses is not None and app.state.store is not None, "the file"
+    )
+    await pilot.press("f4")
+    await wait_for(pilot, lambda: app.screen.id == "run-screen", "the run screen")
+    await pilot.press("s")
+    await wait_for(pilot, lambda: app.state.result is not None, "the audit")
+    await pilot.pause()
+
+
+async def open_review(pilot) -> ReviewScreen:
+    await pilot.press("f6")
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ReviewScreen), "the review")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+async def show_results(pilot, result: AuditResult):
+    """The Results screen of a file of one item whose audit is `result`, in a ParmApp."""
+    pilot.app.finish_run(one_item_session(result), None)
+    await pilot.app.action_show("results")
+    await pilot.pause()
+    return pilot.app.screen
+
+
+# -- the command line -----------------------------------------------------------------------------
+def write_rows(path, header, rows, delimiter=",", encoding="utf-8"):
+    with open(path, "w", newline="", encoding=encoding) as handle:
+        writer = csv.writer(handle, delimiter=delimiter)
+        writer.writerow(header)
+        writer.writerows(rows)
+    return path
+
+
+def cli(*args):
+    """`parm audit ARGS` in this process: (exit code, output); never a traceback."""
+    result = CliRunner().invoke(cli_app, ["audit", *map(str, args)])
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result.exit_code, result.output
+
+
+class PartialResult:
+    """The parts of an AuditResult that decisions.csv reads: responses, predicted, severity."""
+
+    def __init__(self, responses):
+        self.responses = responses
+        self.predicted = (responses.scores + 1) % 3
+        self.severity = np.linspace(0.1, 0.9, len(responses))
+        self.run_id = "20261124T000000Z-abcdef"
+
+
+# -- output sets and the embedding cache (test_sets, test_cache, test_faults) -----------------
+SET_N = 60
+
+
+def data_span(path: Path, member: str) -> tuple[int, int]:
+    """Where the data bytes of a member's array lie in the entry's file (after its zip local
+    header and its .npy header)."""
+    with zipfile.ZipFile(path) as archive:
+        info = archive.getinfo(member)
+        with archive.open(info) as handle:
+            version = np.lib.format.read_magic(handle)
+            if version == (1, 0):
+                np.lib.format.read_array_header_1_0(handle)
+            else:
+                np.lib.format.read_array_header_2_0(handle)
+            header = handle.tell()
+    raw = path.read_bytes()
+    name_length = int.from_bytes(raw[info.header_offset + 26 : info.header_offset + 28], "little")
+    extra_length = int.from_bytes(raw[info.header_offset + 28 : info.header_offset + 30], "little")
+    start = info.header_offset + 30 + name_length + extra_length + header
+    return start, info.header_offset + 30 + name_length + extra_length + info.file_size
+
+
+def damage(path: Path, how: str, member: str = "vectors.npy") -> None:
+    """Zero, randomise or cut short the data section of one array of a cache entry."""
+    start, end = data_span(path, member)
+    raw = bytearray(path.read_bytes())
+    if how == "zeroed":
+        raw[start:end] = bytes(end - start)
+    elif how == "random":
+        raw[start:end] = np.random.default_rng(0).bytes(end - start)
+    else:  # short: a torn copy
+        raw = raw[: start + (end - start) // 2]
+    path.write_bytes(bytes(raw))
+
+
+def small_result(seed: int = 5) -> AuditResult:
+    """A quick audit of 60 clustered synthetic responses (its own run id per call)."""
+    vectors, scores = clustered_embeddings(SET_N, 3, noise=2.0, seed=seed)
+    responses = Responses(
+        texts=[f"answer {i}" for i in range(SET_N)],
+        scores=scores.astype(np.int64),
+        labels=("0", "1", "2"),
+        ids=[str(i) for i in range(SET_N)],
+        rows=np.arange(1, SET_N + 1),
+        file_rows=SET_N,
+    )
+    config = config_from_dict({**FAST_SETTINGS, "similarity_top_k": [5]})
+    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
+
+
+# -- planted rater effects (test_rater_effects, test_rater_files) ------------------------------
+PLANTED_ROLES = {"r1": "neutral", "r2": "neutral", "r3": "neutral", "r4": "lenient", "r5": "harsh",
+         "r6": "noisy", "r7": "central", "r8": "drifting", "r9": "bias cell"}  # fmt: skip
+
+
+def planted_session(seed: int = 0, items: int = 3, per_item: int = 600, levels: int = 4,
+                    labels=None):  # fmt: skip
+    """Clustered answer vectors per item, true scores, nine raters (roles above), a scoring
+    order; each planted effect on 45% of a rater's scores (central: 70% of the extremes;
+    drifting: from 0 to 90% over the rater's order), and r9's item I0 cell raised."""
+    rng = np.random.default_rng(seed)
+    rows, vectors = [], []
+    for k in range(items):
+        centres = rng.normal(size=(levels, 24))
+        for i in range(per_item):
+            truth = int(rng.integers(0, levels))
+            vector = centres[truth] + 0.8 * rng.normal(size=24)
+            vectors.append(vector / np.linalg.norm(vector))
+            rows.append({"item": f"I{k}", "answer": f"I{k} answer {i}", "truth": truth,
+                         "rater": f"r{rng.integers(1, 10)}"})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    frame["time"] = rng.permutation(len(frame))
+    top = levels - 1
+    score = frame["truth"].to_numpy().copy()
+    for name, role in PLANTED_ROLES.items():
+        mine = np.flatnonzero(frame["rater"].to_numpy() == name)
+        hit = mine[rng.random(mine.size) < 0.45]
+        if role == "lenient":
+            score[hit] = np.minimum(score[hit] + 1, top)
+        elif role == "harsh":
+            score[hit] = np.maximum(score[hit] - 1, 0)
+        elif role == "noisy":
+            score[hit] = (score[hit] + rng.integers(1, levels, hit.size)) % levels
+        elif role == "central":
+            pulled = mine[rng.random(mine.size) < 0.7]
+            score[pulled] = np.clip(score[pulled], 1, top - 1)
+        elif role == "drifting":
+            order = np.argsort(np.argsort(frame["time"].to_numpy()[mine])) / (mine.size - 1)
+            up = mine[rng.random(mine.size) < 0.9 * order]
+            score[up] = np.minimum(score[up] + 1, top)
+    cell = np.flatnonzero((frame["rater"] == "r9").to_numpy() & (frame["item"] == "I0").to_numpy())
+    raised = cell[rng.random(cell.size) < 0.7]
+    score[raised] = np.minimum(score[raised] + 1, top)
+    frame["score"] = score if labels is None else np.asarray(labels)[score]
+    return frame.drop(columns="truth").astype(str), np.asarray(vectors, dtype=np.float32)
+
+
+def audit_planted(frame, vectors, **settings):
+    """Audit a planted session (items, raters, the time column) with quick settings."""
+    config = config_from_dict({"item_column": "item", "rater_column": "rater", "id_column": None,
+                               "time_column": "time", **FAST_SETTINGS, **settings})  # fmt: skip
+    items = split_items(frame, config, "session.csv")
+    return run_session(items, config, embeddings=[vectors[r.rows - 1] for r in items.audited])
+
+
+def as_split(parts: list[np.ndarray], n: int) -> PredefinedSplit:
+    fold = np.empty(n, dtype=int)
+    for number, held in enumerate(parts):
+        fold[held] = number
+    return PredefinedSplit(fold)
+
+
+def answers_for(scores: np.ndarray, seed: int = 0) -> list[str]:
+    """Short answers whose words lean towards their score (noisily), a few of them blank."""
+    rng = np.random.default_rng(seed)
+    topics = [["light", "sun", "leaves"], ["water", "roots", "soil"], ["air", "carbon", "gas"]]
+    common = ["plants", "need", "the", "to", "grow", "because", "and", "they"]
+    texts = []
+    for score in scores:
+        own = topics[int(score) % 3] if rng.random() < 0.7 else topics[rng.integers(3)]
+        words = list(rng.choice(own, 2)) + list(rng.choice(common, 4))
+        texts.append(" ".join(rng.permutation(words)))
+    for i in rng.choice(len(texts), 3, replace=False):
+        texts[i] = " " if i % 2 else ""
+    return texts

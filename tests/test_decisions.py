@@ -1,0 +1,342 @@
+"""The decision store (engine/audit/decisions.py): decisions are saved as they are made, come back
+when the same file is opened again, never attach to a changed answer, take only a score of the
+response's item, survive an older schema or a killed process, and another connection's
+decisions are noticed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import (
+    make_responses,
+    record,
+    run_frame,
+    session_config,
+    session_frame,
+)
+
+from engine.audit.decisions import (
+    SCHEMA_VERSION,
+    RunContext,
+    open_store,
+    text_hash,
+)
+from engine.core.errors import ParmError, ReviewError
+from engine.input.responses import Responses
+
+
+def test_recorded_decisions_can_be_read_back_and_cleared(source, database):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        kept = record(store, responses, 0, "keep")
+        changed = record(store, responses, 1, "change", "2", note="clearly a 2")
+        record(store, responses, 2, "unsure")
+        assert store.get(1) == kept
+        assert store.get(2).new_score == "2" and store.get(2).note == "clearly a 2"
+        assert store.get(2) == changed
+        assert list(store.all()) == [1, 2, 3]
+        store.clear(3)
+        assert store.get(3) is None
+        assert list(store.all()) == [1, 2]
+
+
+def test_a_new_decision_replaces_the_earlier_one_for_that_response(source, database):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        record(store, responses, 4, "keep")
+        record(store, responses, 4, "unsure", note="ask Sam")
+        assert store.get(5).action == "unsure"
+        assert len(store.all()) == 1
+
+
+def test_reopening_the_same_file_brings_its_decisions_back(source, database, monkeypatch):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        record(store, responses, 3, "change", "2", note="see rubric")
+    # The same file reached through another spelling of its path is the same file.
+    monkeypatch.chdir(source.parent)
+    with open_store(Path(source.name), responses, database) as store:
+        decision = store.get(4)
+        assert decision.action == "change" and decision.new_score == "2"
+        assert decision.note == "see rubric"
+        assert store.stale == []
+
+
+def test_decisions_belong_to_their_file(source, database, tmp_path):
+    responses = make_responses()
+    other = tmp_path / "other.csv"
+    other.write_text("x\n")
+    with open_store(source, responses, database) as store:
+        record(store, responses, 0, "keep")
+    with open_store(other, responses, database) as store:
+        assert store.all() == {}
+
+
+def test_a_decision_does_not_attach_to_a_changed_answer(source, database):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        record(store, responses, 0, "keep")
+        record(store, responses, 1, "unsure")
+    texts = list(responses.texts)
+    texts[0] = "a different answer now sits in row 1"
+    changed = make_responses(texts)
+    with open_store(source, changed, database) as store:
+        assert store.get(1) is None
+        assert store.get(2).action == "unsure"
+        assert [d.row for d in store.stale] == [1]
+        assert "row" in store.stale_message() and "1" in store.stale_message()
+
+
+def test_invalid_decisions_are_refused_with_a_message(source, database):
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        with pytest.raises(ReviewError, match="Unknown action"):
+            record(store, responses, 0, "maybe")
+        with pytest.raises(ReviewError, match="not one of the labels"):
+            record(store, responses, 0, "change", "7")
+        # Row 1 has human score "0"; changing it to "0" is no change.
+        with pytest.raises(ReviewError, match="human score already"):
+            record(store, responses, 0, "change", "0")
+        with pytest.raises(ReviewError, match="only a 'change'"):
+            record(store, responses, 0, "keep", "1")
+        with pytest.raises(ReviewError, match="Row 99"):
+            store.record(99, "S099", "x", "keep")
+        with pytest.raises(ParmError, match="different response"):
+            store.record(1, responses.ids[0], "not the text", "keep")
+        assert store.all() == {}
+
+
+def _write_v0_database(path: Path, source: Path, responses: Responses) -> None:
+    """The first schema: no meta table, no note column."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE decisions (source TEXT NOT NULL, row INTEGER NOT NULL, "
+        "response_id TEXT NOT NULL, text_hash TEXT NOT NULL, action TEXT NOT NULL, "
+        "new_score TEXT, decided_at TEXT NOT NULL, PRIMARY KEY (source, row))"
+    )
+    conn.execute(
+        "INSERT INTO decisions VALUES (?, 2, ?, ?, 'change', '0', '2026-01-01T00:00:00+00:00')",
+        (str(source.resolve()), responses.ids[1], text_hash(responses.texts[1])),
+    )
+    conn.commit()
+    conn.close()
+
+
+def test_an_older_database_is_migrated_and_keeps_its_decisions(source, database):
+    responses = make_responses()
+    _write_v0_database(database, source, responses)
+    with open_store(source, responses, database) as store:
+        decision = store.get(2)
+        assert decision.action == "change" and decision.new_score == "0"
+        assert decision.note == ""
+        record(store, responses, 1, "change", "0", note="now with a note")
+    conn = sqlite3.connect(database)
+    version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    conn.close()
+    assert int(version[0]) == SCHEMA_VERSION
+    with open_store(source, responses, database) as store:
+        assert store.get(2).note == "now with a note"
+
+
+def _write_v1_database(path: Path, source: Path, responses: Responses) -> None:
+    """Schema 1: a meta table and notes, no record of the run a decision was made on."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    conn.execute(
+        "CREATE TABLE decisions (source TEXT NOT NULL, row INTEGER NOT NULL, "
+        "response_id TEXT NOT NULL, text_hash TEXT NOT NULL, action TEXT NOT NULL, "
+        "new_score TEXT, note TEXT NOT NULL DEFAULT '', decided_at TEXT NOT NULL, "
+        "PRIMARY KEY (source, row))"
+    )
+    conn.execute(
+        "INSERT INTO decisions VALUES (?, 3, ?, ?, 'keep', NULL, 'checked', "
+        "'2026-02-01T00:00:00+00:00')",
+        (str(source.resolve()), responses.ids[2], text_hash(responses.texts[2])),
+    )
+    conn.commit()
+    conn.close()
+
+
+def test_a_schema_1_database_is_migrated_and_new_decisions_record_their_run(source, database):
+    responses = make_responses()
+    _write_v1_database(database, source, responses)
+    context = RunContext("run-b", "abc123def456", "2", 0.42)
+    with open_store(source, responses, database) as store:
+        earlier = store.get(3)
+        assert (earlier.action, earlier.note, earlier.context) == ("keep", "checked", None)
+        store.record(
+            int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep", context=context
+        )
+    with open_store(source, responses, database) as store:
+        assert store.get(1).context == context
+        assert store.get(3).context is None
+    conn = sqlite3.connect(database)
+    version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    conn.close()
+    assert int(version[0]) == SCHEMA_VERSION == 2
+
+
+def test_a_corrupt_database_gives_an_error_naming_it(source, database):
+    database.parent.mkdir(parents=True)
+    database.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(ParmError, match=str(database).replace("\\", "\\\\")):
+        open_store(source, make_responses(), database)
+
+
+def test_a_database_from_a_newer_parm_is_refused(source, database):
+    database.parent.mkdir(parents=True)
+    conn = sqlite3.connect(database)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', '99')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(ReviewError, match="newer parm"):
+        open_store(source, make_responses(), database)
+
+
+def test_the_store_lives_under_the_data_dir_by_default(source, tmp_path, monkeypatch):
+    monkeypatch.setenv("PARM_DATA_DIR", str(tmp_path / "elsewhere"))
+    with open_store(source, make_responses()) as store:
+        assert store.path == tmp_path / "elsewhere" / "decisions.sqlite3"
+        assert store.path.exists()
+
+
+CHILD = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    from pathlib import Path
+    from engine.input.responses import Responses
+    from engine.audit.decisions import open_store
+
+    n = 400
+    responses = Responses(
+        texts=[f"answer {i}" for i in range(n)], scores=np.arange(n) % 3,
+        labels=("0", "1", "2"), ids=[f"S{i}" for i in range(n)], rows=np.arange(1, n + 1),
+    )
+    store = open_store(Path(sys.argv[1]), responses, Path(sys.argv[2]))
+    for i in range(n):
+        store.record(i + 1, responses.ids[i], responses.texts[i], "unsure", note=f"n{i}")
+        sys.stdout.write(f"recorded {i + 1}\\n")
+        sys.stdout.flush()
+    """
+)
+
+
+def test_every_decision_reported_as_recorded_survives_a_killed_process(source, database):
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(source), str(database)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    reported = []
+    for line in child.stdout:
+        reported.append(int(line.split()[1]))
+        if len(reported) == 25:
+            # Killed mid-stream: the child is busy recording the next decisions.
+            child.send_signal(signal.SIGKILL)
+            break
+    child.wait(timeout=30)
+    child.stdout.close()
+    assert child.returncode == -signal.SIGKILL
+    assert reported == list(range(1, 26))
+    n = 400
+    responses = Responses(
+        texts=[f"answer {i}" for i in range(n)],
+        scores=np.arange(n) % 3,
+        labels=("0", "1", "2"),
+        ids=[f"S{i}" for i in range(n)],
+        rows=np.arange(1, n + 1),
+    )
+    with open_store(source, responses, database) as store:
+        saved = store.all()
+    assert set(reported) <= set(saved)
+    assert all(saved[row].note == f"n{row - 1}" for row in reported)
+
+
+def test_a_closed_store_refuses_decisions_with_a_message(source, database):
+    responses = make_responses()
+    store = open_store(source, responses, database)
+    store.close()
+    with pytest.raises(ReviewError, match="not recorded"):
+        record(store, responses, 0, "keep")
+    assert store.get(1) is None
+
+
+def test_a_change_decision_takes_only_a_score_on_the_items_scale(tmp_path):
+    from engine.audit.decisions import open_store
+    from engine.core.errors import ReviewError
+
+    frame, vectors = session_frame()
+    review = run_frame(frame, vectors, session_config()).review
+    store = open_store(tmp_path / "s.csv", review.responses, tmp_path / "d.db", review.on_scale)
+    a = next(i for i, item in enumerate(review.items) if item == "A")
+    row, rid, text = (
+        int(review.responses.rows[a]),
+        review.responses.ids[a],
+        review.responses.texts[a],
+    )
+    human = review.responses.labels[review.responses.scores[a]]
+    with pytest.raises(ReviewError, match="not one of the labels 0, 1, 2"):
+        store.record(row, rid, text, "change", "3")
+    other = next(label for label in ("0", "1", "2") if label != human)
+    assert store.record(row, rid, text, "change", other).new_score == other
+    store.close()
+
+
+def test_a_store_notices_decisions_saved_by_another_connection(source, tmp_path):
+    responses = make_responses()
+    database = tmp_path / "decisions.sqlite3"
+    with (
+        open_store(source, responses, database) as mine,
+        open_store(source, responses, database) as other,
+    ):
+        record(mine, responses, 0, "keep")
+        assert not mine.changed_elsewhere()  # its own writes are not news
+        assert other.changed_elsewhere() and other.get(1).action == "keep"
+        record(other, responses, 0, "change", "2", note="other window")
+        record(other, responses, 3, "unsure")
+        assert mine.changed_elsewhere()
+        assert mine.get(1).action == "change" and mine.get(1).note == "other window"
+        assert mine.get(4).action == "unsure"
+        assert not mine.changed_elsewhere()
+        other.clear(4)
+        assert mine.changed_elsewhere() and mine.get(4) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("banana", "unknown schema_version 'banana'"),
+        ("-7", "schema_version -7, which this parm cannot read"),
+        (
+            "99",
+            f"schema_version 99, which this parm cannot read (it reads 0 to {SCHEMA_VERSION}); "
+            "a newer parm",
+        ),
+    ],
+)
+def test_an_unknown_schema_version_is_a_clear_message(source, tmp_path, value, expected):
+    database = tmp_path / "decisions.sqlite3"
+    conn = sqlite3.connect(database)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (value,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(ReviewError) as caught:
+        open_store(source, make_responses(), database)
+    assert expected in str(caught.value) and str(database) in str(caught.value)

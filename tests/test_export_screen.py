@@ -1,0 +1,128 @@
+"""The export screen on its own: the chosen files are written, nothing is replaced without
+asking, and problems are shown as the engine's message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import Host, one_item_session, synthetic_result
+from textual.widgets import Checkbox, Input, Static
+
+import parm_tui.app
+from engine.audit.decisions import open_store
+from parm_tui.screens.export import ConfirmOverwrite, ExportScreen
+
+PARM_CSS = Path(parm_tui.app.__file__).with_name("parm.tcss")
+
+
+@pytest.fixture(scope="module")
+def result():
+    return synthetic_result(120, second=False)
+
+
+def export_host(result, store):
+    return Host(one_item_session(result), store, ExportScreen)
+
+
+async def export_to(pilot, folder) -> None:
+    screen = pilot.app.screen
+    screen.query_one("#export-folder", Input).value = str(folder)
+    await pilot.press("ctrl+s")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def status(pilot) -> str:
+    return str(pilot.app.screen.query_one("#export-status", Static).render())
+
+
+async def test_only_the_chosen_outputs_are_written(result, tmp_path):
+    out = tmp_path / "out"
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
+        pilot.app.screen.query_one("#export-tuning", Checkbox).value = False
+        pilot.app.screen.query_one("#export-report", Checkbox).value = False
+        await export_to(pilot, out)
+        assert sorted(p.name for p in out.iterdir()) == ["parm-manifest.json", "predictions.csv"]
+        assert "Wrote 2 file(s)" in status(pilot) and "parm-manifest.json" in status(pilot)
+
+
+async def test_without_a_store_decisions_cannot_be_chosen(result, tmp_path):
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
+        box = pilot.app.screen.query_one("#export-decisions", Checkbox)
+        assert box.disabled and not box.value
+        await export_to(pilot, tmp_path / "out")
+        assert not (tmp_path / "out" / "decisions.csv").exists()
+
+
+async def test_existing_files_are_replaced_only_after_yes(result, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "decisions.csv").write_text("older decisions\n")
+    source = tmp_path / "answers.csv"
+    source.write_text("x\n")
+    responses = result.responses
+    with open_store(source, responses, tmp_path / "d.sqlite3") as store:
+        store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
+        async with export_host(result, store).run_test(size=(80, 24)) as pilot:
+            await export_to(pilot, out)
+            assert isinstance(pilot.app.screen, ConfirmOverwrite)
+            assert pilot.app.screen.existing == ["decisions.csv"]
+            await pilot.press("n")
+            await pilot.pause()
+            assert (out / "decisions.csv").read_text() == "older decisions\n"
+            assert not (out / "predictions.csv").exists()
+            await pilot.press("ctrl+s")
+            await pilot.pause()
+            await pilot.press("y")
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+    assert "keep" in (out / "decisions.csv").read_text()
+    assert (out / "predictions.csv").exists()
+
+
+async def test_a_folder_that_is_a_file_shows_the_engine_message(result, tmp_path):
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("x")
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
+        await export_to(pilot, blocked)
+        assert "exists and is not a folder" in status(pilot)
+        assert str(blocked) in status(pilot)
+
+
+async def test_a_tilde_folder_is_expanded(result, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
+        await export_to(pilot, "~/exports")
+        assert (tmp_path / "exports" / "predictions.csv").exists()
+
+
+def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path, monkeypatch):
+    """A failure while writing decisions.csv leaves every earlier output untouched."""
+    import engine.core.files
+    from engine.core.errors import ExportError
+    from engine.outputs.write import DECISIONS_FILE
+    from parm_tui.screens.export import write_chosen
+
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "predictions.csv").write_text("old predictions\n")
+    source = tmp_path / "synthetic.csv"
+    source.write_text("placeholder\n")
+    responses = result.responses
+    real_stage = engine.core.files._stage
+
+    def failing_stage(path, text):
+        if path.name == DECISIONS_FILE:
+            raise ExportError(f"Could not write {path}: the disk is full")
+        return real_stage(path, text)
+
+    monkeypatch.setattr(engine.core.files, "_stage", failing_stage)
+    with open_store(source, responses, tmp_path / "d.sqlite3") as store:
+        store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
+        with pytest.raises(ExportError):
+            write_chosen(
+                one_item_session(result), store, folder, ["predictions.csv", DECISIONS_FILE], True
+            )
+    assert (folder / "predictions.csv").read_text() == "old predictions\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["predictions.csv"]

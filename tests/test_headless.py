@@ -1,0 +1,311 @@
+"""`parm audit` (parm_tui/headless.py) end to end: on the sample data it writes the documented outputs,
+consistently; on a file of items and raters it writes the session's."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+from helpers import SAMPLE_CSV, session_frame
+from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
+from typer.testing import CliRunner
+
+from engine.input.config import load_defaults
+from parm_tui.cli import app
+
+PREDICTION_COLUMNS = ["row", "id", "text", "score", "predicted"]
+TAIL_COLUMNS = ["severity", "flagged", "evidence"]
+TUNING_COLUMNS = ["top_k", "power", "accuracy", "kappa", "qwk", "near", "f1", "nll", "selected"]
+METRICS = ["accuracy", "kappa", "qwk", "near", "f1", "nll"]
+
+
+def run_audit_cli(*args: str):
+    result = CliRunner().invoke(app, ["audit", *map(str, args), "--quiet"])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    return rows[0], rows[1:]
+
+
+def sample_rows():
+    with open(SAMPLE_CSV, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture(scope="module")
+def default_run(sample_embeddings_file, tmp_path_factory):
+    """One audit of the sample data with the default settings and the session's embeddings."""
+    out = tmp_path_factory.mktemp("audit-default")
+    result = run_audit_cli(SAMPLE_CSV, "--embeddings", sample_embeddings_file, "--out", out)
+    return out, result
+
+
+def test_audit_writes_all_outputs_and_a_summary(default_run):
+    out, result = default_run
+    for name in ("predictions.csv", "tuning.csv", "report.json", "report.md"):
+        assert (out / name).is_file(), name
+    assert "Selected K=" in result.output and "flagged" in result.output
+
+
+def test_predictions_have_the_documented_columns_and_one_row_per_answer(default_run):
+    out, _ = default_run
+    header, rows = read_csv(out / "predictions.csv")
+    labels = json.loads((out / "report.json").read_text())["input"]["labels"]
+    assert labels == ["0", "1", "2"]
+    assert header == [
+        *PREDICTION_COLUMNS,
+        *(f"p_{label}" for label in labels),
+        *TAIL_COLUMNS,
+        "run_id",
+    ]
+    source = sample_rows()
+    assert len(rows) == len(source)
+    col = {name: k for k, name in enumerate(header)}
+    for k, (row, original) in enumerate(zip(rows, source)):
+        assert int(row[col["row"]]) == k + 1
+        assert row[col["id"]] == original["id"]
+        assert row[col["score"]] == original["score"]
+        # text round-trips, except for the quote that guards spreadsheet formulas
+        assert row[col["text"]] in (original["answer"], "'" + original["answer"])
+        p = np.array([float(row[col[f"p_{label}"]]) for label in labels])
+        assert p.sum() == pytest.approx(1.0, abs=1e-5)
+        assert row[col["predicted"]] == labels[int(np.argmax(p))]
+        flagged = row[col["predicted"]] != row[col["score"]]
+        assert row[col["flagged"]] == str(flagged)
+        assert math.isfinite(float(row[col["severity"]]))
+
+
+def test_tuning_has_one_row_per_default_k_and_one_selected(default_run):
+    out, _ = default_run
+    header, rows = read_csv(out / "tuning.csv")
+    assert header == [*TUNING_COLUMNS, "run_id"]
+    defaults = load_defaults()
+    assert [int(r[0]) for r in rows] == list(defaults.top_k_values)
+    assert {float(r[1]) for r in rows} == {1.0}
+    selected = [r for r in rows if r[header.index("selected")] == "True"]
+    assert len(selected) == 1
+    kappas = [float(r[header.index("kappa")]) for r in rows]
+    assert float(selected[0][header.index("kappa")]) == max(kappas)
+
+
+def test_report_matches_the_tuning_table_and_the_predictions(default_run):
+    out, _ = default_run
+    report = json.loads((out / "report.json").read_text())
+    assert report["config"] == load_defaults().to_dict()
+    assert report["similarity_mode"] == "single-vector"
+    assert set(report["timings_seconds"]) >= {"embedding", "neighbours", "tuning", "total"}
+
+    header, rows = read_csv(out / "tuning.csv")
+    (chosen,) = [r for r in rows if r[header.index("selected")] == "True"]
+    assert report["selected"]["top_k"] == int(chosen[0])
+    assert report["selected"]["power"] == float(chosen[1])
+    assert list(report["metrics"]) == METRICS
+    for name in METRICS:
+        assert report["metrics"][name] == pytest.approx(float(chosen[header.index(name)]), abs=2e-6)
+
+    # the metrics are those of the predictions file, recomputed with scikit-learn
+    pheader, prows = read_csv(out / "predictions.csv")
+    human = np.array([int(r[pheader.index("score")]) for r in prows])
+    predicted = np.array([int(r[pheader.index("predicted")]) for r in prows])
+    proba = np.array([[float(r[pheader.index(f"p_{c}")]) for c in "012"] for r in prows])
+    labels = [0, 1, 2]
+    expected = {
+        "accuracy": accuracy_score(human, predicted),
+        "kappa": cohen_kappa_score(human, predicted, labels=labels),
+        "qwk": cohen_kappa_score(human, predicted, labels=labels, weights="quadratic"),
+        "near": np.mean(np.abs(human - predicted) <= 1),
+        "f1": f1_score(human, predicted, labels=labels, average="macro"),
+        "nll": -np.mean(np.log(proba[np.arange(len(human)), human])),
+    }
+    for name, value in expected.items():
+        assert report["metrics"][name] == pytest.approx(value, abs=1e-4), name
+
+
+def test_report_lists_every_parameter_with_a_standard_error(default_run):
+    out, _ = default_run
+    report = json.loads((out / "report.json").read_text())
+    names = [p["name"] for p in report["parameters"]]
+    assert names == ["beta_1", "beta_2", "gamma_1", "gamma_2", "mu_1", "mu_2"]
+    for parameter in report["parameters"]:
+        assert math.isfinite(parameter["estimate"])
+        assert parameter["se"] is not None and parameter["se"] > 0
+    assert report["optimiser"]["converged"] is True
+
+
+def test_grid_settings_from_the_command_line_are_evaluated_completely(
+    sample_embeddings_file, tmp_path
+):
+    out = tmp_path / "grid"
+    run_audit_cli(
+        SAMPLE_CSV,
+        "--embeddings",
+        sample_embeddings_file,
+        "--out",
+        out,
+        "--set",
+        "similarity_top_k=[5, 15]",
+        "--set",
+        "similarity_power=[1, 2, 4]",
+        "--set",
+        "selection_metric=nll",
+    )
+    header, rows = read_csv(out / "tuning.csv")
+    assert [(int(r[0]), float(r[1])) for r in rows] == [
+        (k, p) for k in (5, 15) for p in (1.0, 2.0, 4.0)
+    ]
+    nll = [float(r[header.index("nll")]) for r in rows]
+    assert [r[header.index("selected")] for r in rows].index("True") == nll.index(min(nll))
+    report = json.loads((out / "report.json").read_text())
+    assert report["config"]["similarity_power"] == [1.0, 2.0, 4.0]
+    assert report["config"]["selection_metric"] == "nll"
+
+
+def test_existing_outputs_are_not_overwritten_without_force(default_run, sample_embeddings_file):
+    out, _ = default_run
+    before = (out / "report.json").read_text()
+    result = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            str(SAMPLE_CSV),
+            "--embeddings",
+            str(sample_embeddings_file),
+            "--out",
+            str(out),
+            "-q",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "--force" in result.output
+    assert (out / "report.json").read_text() == before
+
+
+@pytest.mark.slow
+def test_audit_embeds_with_the_bundled_model_and_reuses_the_cache(tmp_path, monkeypatch):
+    """The one test that embeds through the CLI. It uses the first 80 answers of the sample so
+    it stays quick, and an empty cache folder so the first run must embed."""
+    monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
+    rows = sample_rows()[:80]
+    data = tmp_path / "plant_growth_head.csv"
+    with open(data, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    settings = ["--set", "similarity_top_k=[5, 10]"]
+    run_audit_cli(data, "--out", tmp_path / "first", *settings)
+    run_audit_cli(data, "--out", tmp_path / "second", *settings)
+    first = json.loads((tmp_path / "first" / "report.json").read_text())
+    second = json.loads((tmp_path / "second" / "report.json").read_text())
+    assert first["embedding"]["model"] == load_defaults().embedding_model
+    assert first["embedding"]["cached"] is False
+    assert second["embedding"]["cached"] is True
+    assert second["metrics"] == first["metrics"]
+    # The same predictions; only the run each file names differs.
+    first_rows, second_rows = (
+        read_csv(tmp_path / run / "predictions.csv") for run in ("first", "second")
+    )
+    assert first_rows[0] == second_rows[0] and first_rows[0][-1] == "run_id"
+    assert [r[:-1] for r in first_rows[1]] == [r[:-1] for r in second_rows[1]]
+
+
+# -- score labels without and with a stated order ---------------------------------------------
+
+LEVELS = {"0": "low", "1": "medium", "2": "high"}
+QUICK = ["--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0"]
+
+
+@pytest.fixture(scope="module")
+def text_labels_csv(tmp_path_factory):
+    """The sample data with its scores 0, 1, 2 written as low, medium, high (both raters)."""
+    path = tmp_path_factory.mktemp("levels") / "levels.csv"
+    rows = sample_rows()
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**row, "score": LEVELS[row["score"]], "score2": LEVELS[row["score2"]]})
+    return path
+
+
+def test_unordered_text_labels_leave_out_qwk_and_near_and_say_why(
+    text_labels_csv, sample_embeddings_file, tmp_path
+):
+    out = tmp_path / "nominal"
+    result = run_audit_cli(
+        text_labels_csv, "--embeddings", sample_embeddings_file, "--out", out,
+        "--second-score-col", "score2", *QUICK,
+    )  # fmt: skip
+    report = json.loads((out / "report.json").read_text())
+    assert report["input"]["scores_ordered"] is False
+    assert list(report["metrics"]) == ["accuracy", "kappa", "f1", "nll"]
+    assert report["metrics_left_out"]["metrics"] == ["qwk", "near"]
+    assert "no stated order" in report["metrics_left_out"]["reason"]
+    assert set(report["second_rater"]["rater1_vs_rater2"]) == {"exact", "kappa"}
+    header, _ = read_csv(out / "tuning.csv")
+    assert header == ["top_k", "power", "accuracy", "kappa", "f1", "nll", "selected", "run_id"]
+    markdown = (out / "report.md").read_text()
+    assert "Quadratic weighted kappa" not in markdown and "Near agreement" not in markdown
+    assert "QWK and near agreement are left out: the score labels are text" in markdown
+    assert "QWK" not in result.output.split("Selected")[1].split("(no QWK")[0]
+    assert "(no QWK or near: unordered text labels)" in result.output
+    assert "treated as nominal" in result.output  # the one-line warning
+
+
+def test_score_order_on_the_command_line_gives_the_numeric_run(
+    text_labels_csv, sample_embeddings_file, default_run, tmp_path
+):
+    out = tmp_path / "ordered"
+    run_audit_cli(
+        text_labels_csv, "--embeddings", sample_embeddings_file, "--out", out,
+        "--score-order", "low,medium,high", *QUICK,
+    )  # fmt: skip
+    report = json.loads((out / "report.json").read_text())
+    numeric = json.loads((default_run[0] / "report.json").read_text())
+    assert report["input"]["labels"] == ["low", "medium", "high"]
+    assert report["input"]["scores_ordered"] is True
+    assert report["metrics_left_out"] is None
+    assert report["metrics"] == pytest.approx(numeric["metrics"], abs=1e-9)
+
+
+def test_selecting_by_qwk_with_unordered_labels_is_refused(text_labels_csv, tmp_path):
+    result = CliRunner().invoke(
+        app,
+        ["audit", str(text_labels_csv), "--out", str(tmp_path / "x"), "--quiet"]
+        + ["--set", "selection_metric=qwk"],
+    )
+    assert result.exit_code == 2
+    assert "'selection_metric' = \"qwk\" needs ordered scores" in result.output
+    assert "Set score_order" in result.output
+    assert not (tmp_path / "x").exists()
+
+
+def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
+    from typer.testing import CliRunner
+
+    from parm_tui.cli import app
+
+    frame, vectors = session_frame()
+    frame.to_csv(tmp_path / "session.csv", index=False)
+    np.save(tmp_path / "session.npy", vectors)
+    args = ["audit", str(tmp_path / "session.csv"), "--embeddings", str(tmp_path / "session.npy"),
+            "--item-col", "item", "--rater-col", "rater", "--out", str(tmp_path / "out"),
+            "--quiet", "--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0"]  # fmt: skip
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    for name in ("predictions.csv", "tuning.csv", "report.json", "report.md", "items.csv",
+                 "raters.csv"):  # fmt: skip
+        assert (tmp_path / "out" / name).is_file()
+    assert (
+        "Item A: Selected K=" in result.output and "2 item(s) audited, 0 skipped" in result.output
+    )
+    assert "rater(s), farthest from the rest:" in result.output
+    missing = CliRunner().invoke(app, [*args[:2], "--item-col", "question", "--out",
+                                       str(tmp_path / "o2"), "--quiet"])  # fmt: skip
+    assert missing.exit_code == 2 and "item column 'question' does not exist" in missing.output

@@ -1,0 +1,181 @@
+"""The Load screen: specific path messages, column guesses, the engine's validation messages,
+the recent-files list and copying a preview row."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import SAMPLE_CSV
+from textual.widgets import Select, Static
+
+from engine.core.errors import DataError
+from parm_tui.app import ParmApp
+from parm_tui.recent import recent_files
+from parm_tui.widgets.path_input import PathInput, PathSuggester, path_problem
+
+
+def shown(app, selector: str) -> str:
+    return str(app.screen.query_one(selector, Static).content)
+
+
+async def open_typed_path(pilot, text: str) -> None:
+    path_input = pilot.app.screen.query_one("#path", PathInput)
+    path_input.focus()
+    path_input.value = text
+    await pilot.press("enter")
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def write_csv(path, scores, texts=None):
+    texts = texts or [f"answer number {i}" for i in range(len(scores))]
+    ids = [f"S{i:03d}" for i in range(1, len(scores) + 1)]
+    frame = pd.DataFrame({"id": ids, "answer": texts, "score": scores})
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.slow
+async def test_a_path_that_does_not_exist_says_not_found(tmp_path):
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        await open_typed_path(pilot, str(tmp_path / "nothing-here.csv"))
+        assert shown(pilot.app, "#path-message").startswith("Not found:")
+        assert pilot.app.state.responses is None
+
+
+@pytest.mark.slow
+async def test_a_folder_says_not_a_file(tmp_path):
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        await open_typed_path(pilot, str(tmp_path))
+        assert shown(pilot.app, "#path-message").startswith("Not a file:")
+
+
+def test_path_problems_name_the_missing_folder(tmp_path):
+    assert "does not exist" in path_problem(str(tmp_path / "no-folder" / "a.csv"))
+    assert path_problem(str(write_csv(tmp_path / "a.csv", [0, 1] * 6))) is None
+
+
+async def test_path_completion_expands_the_last_component(tmp_path):
+    write_csv(tmp_path / "plants.csv", [0, 1] * 6)
+    (tmp_path / "plots").mkdir()
+    suggester = PathSuggester()
+    assert await suggester.get_suggestion(f"{tmp_path}/pla") == f"{tmp_path}/plants.csv"
+    assert await suggester.get_suggestion(f"{tmp_path}/plo") == f"{tmp_path}/plots/"
+    assert await suggester.get_suggestion(f"{tmp_path}/zzz") is None
+
+
+@pytest.mark.slow
+async def test_sample_file_prefills_the_columns_and_shows_counts():
+    async with ParmApp(SAMPLE_CSV).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        app = pilot.app
+        chosen = {s.id: s.value for s in app.screen.query(Select)}
+        assert chosen == {
+            "col-text": "answer",
+            "col-score": "score",
+            "col-id": "id",
+            "col-second": "score2",
+            "col-item": Select.NULL,
+            "col-rater": Select.NULL,
+            "col-second-rater": Select.NULL,
+        }
+        assert app.state.responses is not None
+        assert app.state.source_path == SAMPLE_CSV.resolve()
+        assert app.state.config.second_score_column == "score2"
+        counts = np.bincount(app.state.responses.scores)
+        text = shown(app, "#validation")
+        assert f"{len(app.state.responses):,} responses" in text
+        for label, n in zip(app.state.responses.labels, counts):
+            assert f"{label}: {n:,}" in text
+        assert app.state.store is not None
+
+
+@pytest.mark.slow
+async def test_a_single_score_category_shows_the_engine_message(tmp_path):
+    from engine.input.config import load_defaults
+    from engine.input.responses import read_table, responses_from_frame
+
+    path = write_csv(tmp_path / "one-score.csv", [1] * 12)
+    with pytest.raises(DataError) as expected:
+        responses_from_frame(read_table(path), load_defaults(), source=str(path.resolve()))
+    async with ParmApp(path).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert shown(pilot.app, "#validation") == str(expected.value)
+        assert "at least two score categories" in str(expected.value)
+        assert pilot.app.state.responses is None
+
+
+@pytest.mark.slow
+async def test_non_numeric_scores_are_counted_with_examples(tmp_path):
+    scores = [0, 1, 2] * 5 + ["lots", "none"]
+    path = write_csv(tmp_path / "bad-scores.csv", scores)
+    async with ParmApp(path).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        text = shown(pilot.app, "#validation")
+        assert "2 row(s) cannot be used" in text
+        assert "(16, 17)" in text
+        assert pilot.app.state.responses is None
+
+
+@pytest.mark.slow
+async def test_skipping_bad_rows_in_settings_revalidates_with_a_warning(tmp_path):
+    path = write_csv(tmp_path / "bad-scores.csv", [0, 1, 2] * 5 + ["lots"])
+    async with ParmApp(path).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        pilot.app.apply_settings(pilot.app.state.config.updated(on_bad_rows="skip"))
+        await pilot.pause()
+        assert len(pilot.app.state.responses) == 15
+        assert "Skipped 1 row(s)" in shown(pilot.app, "#validation")
+
+
+@pytest.mark.slow
+async def test_choosing_another_score_column_revalidates():
+    from engine.input.responses import read_table, responses_from_frame
+
+    async with ParmApp(SAMPLE_CSV).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        config = pilot.app.state.config.updated(score_column="id")
+        with pytest.raises(DataError) as expected:
+            responses_from_frame(read_table(SAMPLE_CSV), config, source=str(SAMPLE_CSV.resolve()))
+        pilot.app.screen.query_one("#col-score", Select).value = "id"
+        await pilot.pause()
+        assert pilot.app.state.responses is None
+        assert shown(pilot.app, "#validation") == str(expected.value)
+
+
+@pytest.mark.slow
+async def test_recent_files_record_the_opened_file(tmp_path):
+    path = write_csv(tmp_path / "recent.csv", [0, 1, 2] * 4)
+    async with ParmApp(path).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert recent_files()[0] == path.resolve()
+        recent = pilot.app.screen.query_one("#recent")
+        assert recent.get_option_at_index(0).id == str(path.resolve())
+
+
+@pytest.mark.slow
+async def test_columns_named_in_a_config_file_win_over_guesses(tmp_path):
+    config = tmp_path / "columns.json"
+    config.write_text('{"score_column": "score2", "second_score_column": "score"}')
+    async with ParmApp(SAMPLE_CSV, config_path=config).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert pilot.app.screen.query_one("#col-score", Select).value == "score2"
+        assert pilot.app.screen.query_one("#col-second", Select).value == "score"
+
+
+@pytest.mark.slow
+async def test_c_copies_the_full_answer_of_the_preview_row():
+    async with ParmApp(SAMPLE_CSV).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        pilot.app.screen.query_one("#preview").focus()
+        await pilot.press("j", "c")
+        assert pilot.app.clipboard == pilot.app.state.responses.texts[1]

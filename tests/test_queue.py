@@ -1,0 +1,93 @@
+"""The review queue (engine/results/queue.py): filters by item and rater; after a re-run, which decided
+responses lost their flag, which flags are new and undecided, and the list restricted to either."""
+
+from __future__ import annotations
+
+import numpy as np
+from helpers import run_frame, session_config, session_frame
+
+from engine.audit.decisions import Decision, RunContext
+from engine.input.responses import Responses
+from engine.results.queue import rerun_changes, review_view
+
+LABELS = ("0", "1", "2")
+
+
+class Run:
+    """The parts of a ReviewSet the queue reads: six responses, rows 11..16."""
+
+    def __init__(self, predicted):
+        self.responses = Responses(
+            texts=[f"answer {i}" for i in range(6)],
+            scores=np.array([0, 1, 2, 0, 1, 2]),
+            labels=LABELS,
+            ids=[f"S{i}" for i in range(6)],
+            rows=np.arange(11, 17),
+        )
+        self.predicted = np.array(predicted)
+        self.severity = np.linspace(0.6, 0.1, 6)
+
+    @property
+    def flagged(self):
+        return self.predicted != self.responses.scores
+
+    def review_order(self):
+        return np.argsort(-self.severity, kind="stable")
+
+
+def decision(row: int, predicted: str | None) -> Decision:
+    context = None if predicted is None else RunContext("run-1", "digest", predicted, 0.5)
+    return Decision(row, f"S{row - 11}", "keep", None, "", "2026-01-01T00:00:00+00:00", context)
+
+
+def test_decided_responses_that_lost_their_flag_are_counted():
+    # Now flagged: positions 2 and 4. Decided when flagged: 0 (row 11) and 2 (row 13).
+    run = Run([0, 1, 0, 0, 0, 2])
+    decisions = {11: decision(11, "2"), 13: decision(13, "0"), 12: decision(12, "1")}
+    changes = rerun_changes(run, decisions, previous_flagged_rows=[11, 13])
+    # Row 11 is no longer flagged; row 13 still is; row 12 was not flagged when decided.
+    assert np.flatnonzero(changes.no_longer_flagged).tolist() == [0]
+
+
+def test_new_flags_are_the_undecided_ones_the_previous_run_did_not_have():
+    run = Run([1, 1, 0, 1, 0, 2])  # flagged: 0, 2, 3, 4
+    decisions = {14: decision(14, "1")}
+    changes = rerun_changes(run, decisions, previous_flagged_rows=[11])
+    # 0 was flagged before; 3 (row 14) is decided; 2 and 4 are new and undecided.
+    assert np.flatnonzero(changes.newly_flagged).tolist() == [2, 4]
+
+
+def test_without_a_previous_run_nothing_is_new():
+    run = Run([1, 1, 0, 1, 0, 2])
+    changes = rerun_changes(run, {}, previous_flagged_rows=None)
+    assert not changes.newly_flagged.any() and not changes.no_longer_flagged.any()
+
+
+def test_a_decision_saved_before_runs_were_recorded_asks_the_previous_run():
+    run = Run([0, 1, 2, 0, 1, 2])  # nothing flagged now
+    decisions = {11: decision(11, None), 12: decision(12, None)}
+    changes = rerun_changes(run, decisions, previous_flagged_rows=[11])
+    assert np.flatnonzero(changes.no_longer_flagged).tolist() == [0]
+    # With no previous run to ask, it counts as made on a flagged response.
+    changes = rerun_changes(run, decisions, previous_flagged_rows=None)
+    assert np.flatnonzero(changes.no_longer_flagged).tolist() == [0, 1]
+
+
+def test_a_subset_replaces_the_flagged_list_and_keeps_the_review_order():
+    run = Run([1, 1, 0, 1, 0, 2])
+    subset = np.array([False, True, True, False, True, False])
+    view = review_view(run, subset=subset)
+    # The subset in the queue's order (severity alone), flagged or not.
+    assert view.tolist() == [1, 2, 4]
+    assert review_view(run, subset=subset, human=1).tolist() == [1, 4]
+
+
+def test_the_review_queue_filters_by_item_and_by_rater():
+    frame, vectors = session_frame()
+    review = run_frame(frame, vectors, session_config(rater_column="rater")).review
+    only_b = review_view(review, show_all=True, item="B")
+    assert len(only_b) == (frame["item"] == "B").sum()
+    assert {review.items[i] for i in only_b} == {"B"}
+    only_r1 = review_view(review, show_all=True, rater="r1")
+    assert {review.responses.raters[i] for i in only_r1} == {"r1"}
+    assert len(only_r1) == (frame["rater"] == "r1").sum()

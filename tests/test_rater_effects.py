@@ -1,0 +1,86 @@
+"""Rater effects and verdicts (engine/audit/rater_effects.py, rater_verdicts.py): a small
+simulated session with planted lenient, harsh, noisy, central-tendency and drifting raters and a
+biased rater x item cell (the fast version of tests/benchmarks/bench_raters.py), the reference
+raters, unordered labels, and the rules by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import PLANTED_ROLES, audit_planted, planted_session
+
+from engine.audit.drift import Drift
+from engine.audit.rater_effects import reference
+from engine.audit.rater_verdicts import FINE, verdict_words, verdicts
+
+
+@pytest.fixture(scope="module")
+def planted():
+    return audit_planted(*planted_session())
+
+
+def test_each_planted_rater_gets_its_verdict_and_the_neutral_ones_are_fine(planted):
+    rows = {r.rater: r for r in planted.raters.rows}
+    expected = {"lenient": "lenient", "harsh": "harsh", "noisy": "noisy",
+                "central": "central tendency", "drifting": "drifting"}  # fmt: skip
+    for name, role in PLANTED_ROLES.items():
+        found = {v.name for v in rows[name].effects.verdicts}
+        if role == "neutral":
+            assert rows[name].verdict == FINE, (name, rows[name].effects.verdicts)
+        elif role in expected:
+            assert expected[role] in found, (name, role, rows[name].effects.verdicts)
+    assert rows["r4"].effects.leniency > 0.2 and rows["r5"].effects.leniency < -0.2
+    assert rows["r6"].effects.infit > rows["r1"].effects.infit
+    assert rows["r7"].effects.spread < 0.95 and rows["r7"].effects.middle_z > 3
+    assert rows["r8"].effects.drift.change > 0.3 and len(rows["r8"].effects.drift.periods) >= 2
+
+
+def test_the_biased_cell_is_listed_and_few_others_are(planted):
+    listed = [(c.rater, c.item) for c in planted.raters.bias if c.listed]
+    assert ("r9", "I0") in listed
+    assert planted.raters.bias[0].rater == "r9" and planted.raters.bias[0].bias > 0
+    assert len(listed) <= 4  # the planted cell; a noisy or drifting rater may add one
+    assert all(c.n >= 10 for c in planted.raters.bias)
+
+
+def test_fair_average_and_verdict_rules_are_reported(planted):
+    row = next(r for r in planted.raters.rows if r.rater == "r4")
+    assert row.effects.observed_average > row.effects.fair_average
+    assert "lenient" in verdict_words(row.effects.verdicts)
+    assert "SE from the reference raters" in row.effects.verdicts[0].because
+
+
+def test_unordered_labels_leave_out_every_effect_that_needs_an_order():
+    frame, vectors = planted_session(seed=1, labels=("poor", "fair", "good", "great"))
+    session = audit_planted(frame, vectors)
+    rows = {r.rater: r for r in session.raters.rows}
+    for row in rows.values():
+        e = row.effects
+        assert e.leniency is None and e.infit is None and e.spread is None and e.drift is None
+        assert {v.name for v in e.verdicts} <= {"noisy"}
+    assert "noisy" in rows["r6"].verdict
+    assert session.raters.bias == []
+
+
+def test_the_reference_is_the_median_with_its_standard_error():
+    values = np.array([0.0, 1.0, 2.0, 10.0, 3.0])
+    errors = np.array([1.0, 1.0, 1.0, 1.0, 1.0])
+    centre, se = reference(values, errors, np.array([0, 1, 2, 4]))
+    assert centre == 1.5 and se == pytest.approx(np.sqrt(np.pi / 8))
+    assert reference(values, errors, np.array([3]))[1] == pytest.approx(1.0)
+
+
+def test_rules_need_both_size_and_significance():
+    assert verdicts({"leniency": 0.3, "leniency_z": 2.9}) == ()
+    assert [v.name for v in verdicts({"leniency": -0.3, "leniency_z": -3.1})] == ["harsh"]
+    assert verdicts({"noise": 1.3, "noise_z": 8.0}) == ()
+    assert [v.name for v in verdicts({"noise": 1.6, "noise_z": 3.5})] == ["noisy"]
+    assert verdicts({"noise": 1.6, "noise_z": 2.4}) == ()
+    nominal = {"noise": 1.3, "noise_z": 3.5, "ordered": False}
+    assert [v.name for v in verdicts(nominal)] == ["noisy"]
+    assert verdicts({"central_z": -4.0, "middle_z": 1.0}) == ()
+    assert verdicts({"central_z": -2.0, "middle_z": 6.0}) == ()
+    assert [v.name for v in verdicts({"central_z": -4.0, "middle_z": 3.0})] == ["central tendency"]
+    drift = Drift(100, 0.6, 0.15, 4.0, 0.001, [])
+    assert [v.name for v in verdicts({}, drift)] == ["drifting"]
+    assert verdicts({}, Drift(100, 0.2, 0.15, 2.4, 0.02, [])) == ()

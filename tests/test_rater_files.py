@@ -1,0 +1,111 @@
+"""The rater effects in a session's outputs (engine/outputs/rater_files.py): raters.csv's new
+columns, rater_item_bias.csv, the per-rater feedback file (formula-safe with hostile rater ids
+and answers), report.json and report.md."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from helpers import audit_planted, planted_session
+from hostile import FORMULAS, HTML, MARKUP, check_csv_inert
+
+from engine.outputs.rater_files import BIAS_COLUMNS, EFFECT_COLUMNS, FEEDBACK_COLUMNS
+from engine.outputs.session import RATER_COLUMNS, output_files, write_session
+
+HOSTILE = {"r4": '=HYPERLINK("x")' + HTML[:20], "r6": "@r6 " + MARKUP[:12], "r1": "-r1|`#"}
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    frame, vectors = planted_session(seed=2, per_item=400)
+    frame["rater"] = frame["rater"].replace(HOSTILE)
+    frame.loc[::7, "answer"] = [FORMULAS[i % len(FORMULAS)] + f" {i}"
+                                for i in range(len(frame.loc[::7]))]  # fmt: skip
+    session = audit_planted(frame, vectors)
+    out = tmp_path_factory.mktemp("out")
+    write_session(session, out)
+    return session, out
+
+
+def read(path):
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_session_with_raters_writes_the_bias_and_feedback_files(written):
+    session, out = written
+    names = output_files(session.config)
+    assert {"raters.csv", "rater_item_bias.csv", "rater_feedback.csv"} <= set(names)
+    for name in ("raters.csv", "rater_item_bias.csv", "rater_feedback.csv"):
+        check_csv_inert(out / name)
+
+
+def test_raters_csv_has_the_verdict_rule_and_effect_columns(written):
+    session, out = written
+    rows = read(out / "raters.csv")
+    assert list(rows[0]) == [*RATER_COLUMNS, "run_id"] and set(EFFECT_COLUMNS) <= set(RATER_COLUMNS)
+    by_name = {r.rater: r for r in session.raters.rows}
+    for row in rows:
+        rater = row["rater"].lstrip("'")
+        assert row["verdict"] == by_name[rater].verdict
+        if by_name[rater].judged:
+            assert row["rule"].startswith(row["verdict"].split(",")[0])
+            assert float(row["infit"]) == pytest.approx(by_name[rater].effects.infit, abs=1e-6)
+    lenient = next(r for r in rows if r["rater"].lstrip("'") == HOSTILE["r4"])
+    assert "lenient" in lenient["verdict"] and "(rule: leniency >= " in lenient["rule"]
+    assert lenient["rater"].startswith("'=")  # a formula-looking id stays text
+
+
+def test_bias_file_lists_every_cell_and_marks_the_ones_beyond_the_rule(written):
+    session, out = written
+    rows = read(out / "rater_item_bias.csv")
+    assert list(rows[0]) == [*BIAS_COLUMNS, "run_id"] and len(rows) == len(session.raters.bias)
+    assert {row["listed"] for row in rows} <= {"True", "False"}
+    first = rows[0]
+    assert float(first["observed"]) - float(first["expected"]) == pytest.approx(
+        float(first["bias"]), abs=1e-5
+    )
+
+
+def test_feedback_holds_each_raters_flagged_scores_most_severe_first(written):
+    session, out = written
+    rows = read(out / "rater_feedback.csv")
+    assert list(rows[0]) == [*FEEDBACK_COLUMNS, "run_id"]
+    flagged = sum(int(r.flagged.sum()) for r in session.results)
+    assert len(rows) == flagged
+    order = [r.rater for r in session.raters.rows]
+    seen = [row["rater"].lstrip("'") for row in rows]
+    assert seen == sorted(seen, key=order.index)
+    for rater in set(seen):
+        severity = [float(row["severity"]) for row in rows if row["rater"].lstrip("'") == rater]
+        assert severity == sorted(severity, reverse=True)
+    row = rows[0]
+    assert row["score"] != row["model_score"]
+    assert row["neighbours"].count("(") >= 1 and row["nearest_answer"]
+    guarded = [r["answer"] for r in rows if r["answer"].lstrip("' ").startswith(("=", "@"))]
+    assert guarded and all(answer.startswith("'") for answer in guarded)
+
+
+def test_report_json_has_each_raters_effects_verdicts_and_the_bias_cells(written):
+    session, out = written
+    data = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    raters = data["raters"]
+    assert raters["time_column"] == "time" and "cross-fitted by rater" in raters["expectation"]
+    assert set(raters["rules"]) >= {"lenient", "noisy", "central tendency", "drifting"}
+    row = next(r for r in raters["raters"] if r["rater"] == HOSTILE["r6"])
+    assert row["verdict"].startswith("noisy")
+    assert row["effects"]["verdicts"][0]["rule"] == raters["rules"]["noisy"]
+    assert len(row["effects"]["drift"]["periods"]) >= 2
+    assert len(raters["bias_cells"]) == len(session.raters.bias)
+
+
+def test_report_md_shows_verdicts_fit_bias_and_drift_with_ids_escaped(written):
+    _, out = written
+    text = (out / "report.md").read_text(encoding="utf-8")
+    for heading in ("### Verdicts", "infit (ZSTD)", "Rater x item bias cells", "Drift:"):
+        assert heading in text
+    assert "<img" not in text and "&lt;img" in text
+    assert np.sum([line.startswith("- **") for line in text.splitlines()]) >= 9

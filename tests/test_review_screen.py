@@ -1,0 +1,319 @@
+"""The review screen on its own (pushed onto a tiny host app): the list, the filters, paging
+through thousands of rows, the detail pane (rater disagreements, severity and its legend),
+decisions saved the moment they are made, and decisions another parm window saved."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from helpers import (
+    MARKUP_TEXT,
+    Host,
+    one_item_session,
+    shown_rows,
+    synthetic_result,
+    text_of,
+)
+from textual.widgets import Checkbox, Input, Select
+
+from engine.audit.decisions import open_store
+from parm_tui.screens.review import NO_STORE
+from parm_tui.widgets.neighbours import NeighbourList, neighbour_rows
+from parm_tui.widgets.review_dialogs import NoteModal, ScoreModal
+from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
+
+
+@pytest.fixture(scope="module")
+def review():
+    return one_item_session(synthetic_result(300)).review
+
+
+async def test_the_list_starts_with_the_flagged_responses_most_severe_first(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        flagged = np.flatnonzero(review.flagged)
+        assert len(screen.view) == flagged.size
+        severities = review.severity[screen.view]
+        assert np.all(np.diff(severities) <= 0)
+        top = int(review.responses.rows[screen.view[0]])
+        assert shown_rows(screen)[0] == top
+        assert f"Row {top}" in text_of(screen, "#detail-header")
+
+
+async def test_keep_is_saved_at_once_and_shown_in_the_list(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        first = screen.current()
+        row = int(review.responses.rows[first])
+        await pilot.press("k")
+        await pilot.pause()
+        assert store.get(row).action == "keep"
+        table = screen.query_one(ReviewTable)
+        assert str(table.get_cell(str(first), "decision")) == "keep"
+        # Deciding moves on to the next response.
+        assert screen.current() == int(screen.view[1])
+
+
+async def test_change_asks_for_the_new_score_and_saves_it(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        labels = review.responses.labels
+        human = labels[review.responses.scores[i]]
+        new = next(label for label in labels if label != human)
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ScoreModal)
+        assert human not in pilot.app.screen.choices
+        await pilot.press(new)
+        await pilot.pause()
+        decision = store.get(int(review.responses.rows[i]))
+        assert (decision.action, decision.new_score) == ("change", new)
+        table = screen.query_one(ReviewTable)
+        # At 100 columns the list is compact: the new score as →2.
+        assert str(table.get_cell(str(i), "decision")) == f"→{new}"
+
+
+async def test_a_cancelled_change_records_nothing(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert store.all() == {}
+
+
+async def test_a_note_is_saved_with_the_decision_and_shown(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        row = int(review.responses.rows[i])
+        await pilot.press("u", "up", "e")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, NoteModal)
+        await pilot.press(*"ask [b]Sam[/b]", "enter")
+        await pilot.pause()
+        decision = store.get(row)
+        assert (decision.action, decision.note) == ("unsure", "ask [b]Sam[/b]")
+        await pilot.pause()
+        assert "ask [b]Sam[/b]" in text_of(screen, "#detail-header")
+        await pilot.press("x")
+        await pilot.pause()
+        assert store.get(row) is None
+
+
+async def test_typing_a_search_narrows_the_list(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        before = len(screen.view)
+        await pilot.press("a")  # all responses, so the searched answer is listed
+        await pilot.press("slash", *"answer 12", "enter")
+        await pilot.pause()
+        texts = review.responses.texts
+        assert 0 < len(screen.view) < before
+        assert all("answer 12" in texts[i] for i in screen.view)
+        # While typing in the search box, k, u and c are letters, not decisions.
+        await pilot.press("slash", "k", "u", "c")
+        await pilot.pause()
+        assert screen.query_one("#review-search", Input).value == "kuc"
+        assert store.all() == {}
+
+
+async def test_filters_by_scores_and_distance(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        screen.query_one("#filter-human", Select).value = 0
+        await pilot.pause()
+        assert len(screen.view) and all(review.responses.scores[screen.view] == 0)
+        screen.query_one("#filter-off2", Checkbox).value = True
+        await pilot.pause()
+        gap = np.abs(review.predicted[screen.view] - review.responses.scores[screen.view])
+        assert np.all(gap >= 2)
+        screen.query_one("#filter-view", Select).value = "all"
+        screen.query_one("#filter-human", Select).clear()
+        screen.query_one("#filter-off2", Checkbox).value = False
+        await pilot.pause()
+        assert len(screen.view) == len(review.responses)
+
+
+def test_review_view_lists_the_whole_queue_by_severity_when_showing_all(review):
+    view = review_view(review, show_all=True)
+    np.testing.assert_array_equal(view, review.review_order())
+    assert np.all(np.diff(review.severity[view]) <= 0)
+    flagged = review_view(review)
+    np.testing.assert_array_equal(flagged, view[review.flagged[view]])
+
+
+async def test_students_markup_is_shown_as_typed(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        screen.query_one("#filter-view", Select).value = "all"
+        screen.query_one("#review-search", Input).value = "not markup"
+        screen.refresh_view()
+        await pilot.pause()
+        assert screen.current() == 7
+        assert MARKUP_TEXT in text_of(screen, "#detail-text")
+
+
+async def test_the_detail_shows_scores_probabilities_second_rater_and_neighbours(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        header = text_of(screen, "#detail-header")
+        labels = review.responses.labels
+        assert f"model {labels[review.predicted[i]]}" in header
+        assert f"human {labels[review.responses.scores[i]]}" in header
+        assert "2nd rater" in header
+        scores = text_of(screen, "#detail-scores")
+        for p in review.proba[i]:
+            assert f"{p:.3f}" in scores
+        neighbours = str(screen.query_one(NeighbourList).render())
+        for nb in neighbour_rows(review, i):
+            assert f"row {nb['row']}" in neighbours
+
+
+def test_neighbour_similarities_come_from_the_graph(review):
+    i = int(review.review_order()[0])
+    rows = neighbour_rows(review, i)
+    assert len(rows) == len(review.evidence[i]) > 0
+    embeddings = review.results[0].graph.embeddings
+    for nb, evidence in zip(rows, review.evidence[i]):
+        j = evidence.index
+        if nb["similarity"] is not None:
+            assert nb["similarity"] == pytest.approx(float(embeddings[i] @ embeddings[j]), abs=1e-4)
+
+
+async def test_without_a_store_decisions_are_off_and_say_so(review):
+    async with Host(review, None).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        await pilot.press("k")
+        await pilot.pause()
+        messages = [n.message for n in pilot.app._notifications]
+        assert NO_STORE in messages
+        assert "decisions off" in text_of(screen, "#review-status")
+        table = screen.query_one(ReviewTable)
+        assert str(table.get_cell(str(screen.current()), "decision")) == ""
+
+
+async def test_y_copies_the_answer_to_the_clipboard(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        i = pilot.app.screen.current()
+        await pilot.press("y")
+        assert pilot.app.clipboard == review.responses.texts[i]
+
+
+async def test_decisions_made_earlier_show_when_the_screen_opens(review, store):
+    i = int(review.review_order()[0])
+    responses = review.responses
+    store.record(int(responses.rows[i]), responses.ids[i], responses.texts[i], "unsure")
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        table = pilot.app.screen.query_one(ReviewTable)
+        assert str(table.get_cell(str(i), "decision")) == "?"
+        assert "1 decided" in text_of(pilot.app.screen, "#review-status")
+
+
+@pytest.fixture(scope="module")
+def large_review():
+    return one_item_session(synthetic_result(6000, second=False)).review
+
+
+async def test_thousands_of_rows_are_paged_and_stay_usable(large_review, tmp_path):
+    review = large_review
+    source = tmp_path / "large.csv"
+    source.write_text("x\n")
+    with open_store(source, review.responses, tmp_path / "d.sqlite3") as store:
+        async with Host(review, store).run_test(size=(100, 30)) as pilot:
+            screen = pilot.app.screen
+            await pilot.press("a")
+            await pilot.pause()
+            table = screen.query_one(ReviewTable)
+            assert len(screen.view) == 6000
+            assert table.row_count == PAGE_SIZE
+            assert screen.pages == 30
+            await pilot.press("pagedown")
+            assert screen.page == 1 and screen.current() == int(screen.view[PAGE_SIZE])
+            await pilot.press("up")  # across the page edge, back to the end of page 1
+            assert screen.page == 0 and screen.current() == int(screen.view[PAGE_SIZE - 1])
+            await pilot.press("G")
+            assert screen.page == 29 and screen.current() == int(screen.view[-1])
+            await pilot.press("j")  # the last row stays the last row
+            assert screen.current() == int(screen.view[-1])
+            await pilot.press("k")
+            await pilot.pause()
+            assert store.get(int(review.responses.rows[screen.view[-1]])).action == "keep"
+            await pilot.press("g")
+            assert screen.page == 0 and screen.current() == int(screen.view[0])
+            assert "page 1/30" in text_of(screen, "#review-status")
+
+
+async def test_decisions_on_changed_answers_are_reported_not_shown(review, tmp_path):
+
+    responses = review.responses
+    source = tmp_path / "answers.csv"
+    source.write_text("x\n")
+    database = tmp_path / "d.sqlite3"
+    edited = replace(responses, texts=["an earlier answer"] + list(responses.texts[1:]))
+    with open_store(source, edited, database) as before:
+        before.record(int(edited.rows[0]), edited.ids[0], edited.texts[0], "keep")
+    with open_store(source, responses, database) as store:
+        async with Host(review, store).run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            messages = " ".join(n.message for n in pilot.app._notifications)
+            assert "were not applied" in messages and f"rows {int(responses.rows[0])}" in messages
+            assert "0 decided" in text_of(pilot.app.screen, "#review-status")
+
+
+async def test_review_marks_rows_where_the_raters_disagree(review, tmp_path):
+    disagree = review.raters_disagree
+    # Wide enough for the full set of columns, the second rater's among them.
+    async with Host(review, None).run_test(size=(160, 40)) as pilot:
+        screen = pilot.app.screen
+        table = screen.query_one(ReviewTable)
+        labels = review.responses.labels
+        for key in table.rows:
+            i = int(key.value)
+            cell = str(table.get_cell(key, "second"))
+            assert cell == labels[review.responses.second_scores[i]] + ("≠" if disagree[i] else "")
+        i = next(int(j) for j in screen.view if disagree[int(j)])
+        screen.go_to(int(np.flatnonzero(screen.view == i)[0]))
+        await pilot.pause()
+        assert "raters disagree" in text_of(screen, "#detail-header")
+
+
+async def test_severity_shows_its_value_and_a_legend_of_what_it_means(review):
+    async with Host(review, None).run_test(size=(160, 40)) as pilot:
+        screen = pilot.app.screen
+        i = screen.current()
+        header = " ".join(text_of(screen, "#detail-scores").split())
+        assert f"severity {review.severity[i]:.3f}" in header
+        assert "1 − p(human score) from a model that never saw it" in header
+        assert "0 looks right … 1 check first" in header
+        assert str(screen.query_one(ReviewTable).get_cell(str(i), "severity")) == (
+            f"{review.severity[i]:.2f}"
+        )
+
+
+async def test_the_review_screen_shows_another_windows_decision_and_says_so(tmp_path):
+    review = one_item_session(synthetic_result(120)).review
+    source = tmp_path / "synthetic.csv"
+    source.write_text("placeholder\n")
+    database = tmp_path / "decisions.sqlite3"
+    with (
+        open_store(source, review.responses, database) as mine,
+        open_store(source, review.responses, database) as other,
+    ):
+        async with Host(review, mine).run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            screen = pilot.app.screen
+            i = screen.current()
+            responses = review.responses
+            other.record(int(responses.rows[i]), responses.ids[i], responses.texts[i], "keep")
+            screen.check_other_writers()
+            await pilot.pause()
+            assert mine.get(int(responses.rows[i])).action == "keep"
+            cell = screen.query_one(ReviewTable).get_cell(str(i), "decision")
+            assert "keep" in str(cell)
+            messages = " ".join(n.message for n in pilot.app._notifications)
+            assert "saved by another parm window" in messages

@@ -1,0 +1,200 @@
+"""The review screen: a decision acts only on the response on screen, which opens at its start;
+`n` moves on without recording; a note before deciding waits for the decision; after a re-run
+the screen counts the decided responses that lost their flag and the new undecided flags, and
+lists either; the answer column stays readable at 80x24 and takes the width there is."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+
+import numpy as np
+import pytest
+from helpers import Host, one_item_session, shown_rows, synthetic_result, text_of
+from textual.widgets import Select
+
+from engine.audit.decisions import RunContext
+from parm_tui.screens.review import ReviewScreen
+from parm_tui.widgets.review_detail import ReviewDetail
+from parm_tui.widgets.review_dialogs import NoteModal
+from parm_tui.widgets.review_list import ReviewTable
+from parm_tui.widgets.toggles import MarkedCheckbox
+
+LONG = " ".join(f"Sentence {n} of a long answer about roots, light and water." for n in range(40))
+
+
+@pytest.fixture(scope="module")
+def review():
+    """Every answer long enough that the detail pane scrolls at 80x24."""
+    base = synthetic_result(200)
+    texts = [f"{t}. {LONG}" for t in base.responses.texts]
+    return one_item_session(replace(base, responses=replace(base.responses, texts=texts))).review
+
+
+def row_of(review, i) -> int:
+    return int(review.responses.rows[i])
+
+
+async def test_n_moves_on_without_recording_anything(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        first = screen.current()
+        await pilot.press("n")
+        await pilot.pause()
+        assert screen.current() == int(screen.view[1])
+        assert screen.shown() == int(screen.view[1])
+        assert store.all() == {}
+        assert store.get(row_of(review, first)) is None
+
+
+async def test_a_new_response_opens_at_the_start_of_its_answer(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        detail = screen.query_one(ReviewDetail)
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await pilot.pause()
+        assert detail.scroll_y > 0
+        await pilot.press("down")
+        await pilot.pause()
+        assert detail.scroll_y == 0
+        # The answer starts within the first lines of the pane, and says it goes on.
+        answer = screen.query_one("#detail-text")
+        assert answer.virtual_region.y < detail.scrollable_content_region.height // 2
+        assert "continues below" in text_of(screen, "#detail-answer-title")
+
+
+async def test_a_decision_key_acts_on_the_response_on_screen(review, store):
+    """A key pressed after the cursor moved but before the pane was redrawn decides on the
+    response the pane still shows, then moves to the one after it."""
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        on_screen = screen.shown()
+        table = screen.query_one(ReviewTable)
+        table.move_cursor(row=3)  # its highlight message has not been handled yet
+        assert screen.current() != on_screen and screen.shown() == on_screen
+        screen.action_decide("keep")
+        await pilot.pause()
+        assert list(store.all()) == [row_of(review, on_screen)]
+        assert screen.current() == screen.shown() == int(screen.view[1])
+
+
+async def test_a_note_before_deciding_waits_for_the_decision(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        i = screen.shown()
+        await pilot.press("e")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, NoteModal) and pilot.app.screen.waiting
+        await pilot.press(*"ask Sam", "enter")
+        await pilot.pause()
+        assert store.all() == {}
+        assert "saved with your decision): ask Sam" in text_of(screen, "#detail-header")
+        await pilot.press("k")
+        await pilot.pause()
+        decision = store.get(row_of(review, i))
+        assert (decision.action, decision.note) == ("keep", "ask Sam")
+
+
+async def test_a_decision_records_the_run_it_was_made_on(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        i = pilot.app.screen.shown()
+        await pilot.press("u")
+        await pilot.pause()
+        assert store.get(row_of(review, i)).context == review.run_context(i)
+
+
+async def test_the_answer_column_stays_readable_at_80x24(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        table = pilot.app.screen.query_one(ReviewTable)
+        keys = [column.key.value for column in table.ordered_columns]
+        assert keys == ["row", "scores", "decision", "answer"]
+        assert table.answer_width >= 20
+        assert table.region.right <= 80 - 32
+
+
+@pytest.mark.parametrize("size", [(100, 30), (120, 40), (200, 50)])
+async def test_the_answer_column_takes_the_remaining_width(review, store, size):
+    async with Host(review, store).run_test(size=size) as pilot:
+        table = pilot.app.screen.query_one(ReviewTable)
+        used = sum(c.width + 2 for c in table.ordered_columns)
+        assert table.size.width - 4 <= used <= table.size.width
+        full = [column.key.value for column in table.ordered_columns]
+        assert ("severity" in full) == (size[0] >= 160)
+
+
+def decide_on_an_earlier_run(store, review, i, action="keep"):
+    """Record a decision as it was made on another run, which predicted `predicted` for it."""
+    responses = review.responses
+    earlier = RunContext("earlier-run", "settings0", responses.labels[review.predicted[i]], 0.5)
+    store.record(row_of(review, i), responses.ids[i], responses.texts[i], action, context=earlier)
+
+
+async def test_a_rerun_counts_and_lists_what_changed_under_the_decisions(review, store):
+    flagged = np.flatnonzero(review.flagged)
+    unflagged = np.flatnonzero(~review.flagged)
+    # Decided earlier when flagged: one still flagged, one the model now agrees with.
+    decide_on_an_earlier_run(store, review, int(flagged[0]))
+    lost = int(unflagged[0])
+    responses = review.responses
+    other = next(
+        label for label in responses.labels if label != responses.labels[responses.scores[lost]]
+    )
+    store.record(
+        row_of(review, lost),
+        responses.ids[lost],
+        responses.texts[lost],
+        "unsure",
+        context=RunContext("earlier-run", "settings0", other, 0.4),
+    )
+    # The previous run flagged all but the last three of this run's flags.
+    previous = [row_of(review, i) for i in flagged[:-3]]
+    rerun = partial(ReviewScreen, previous_flagged_rows=previous)
+    async with Host(review, store, rerun).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        line = text_of(screen, "#review-rerun")
+        assert "1 decided no longer flagged" in line and "3 newly flagged undecided" in line
+        screen.query_one("#filter-view", Select).value = "unflagged"
+        await pilot.pause()
+        assert screen.view.tolist() == [lost]
+        screen.query_one("#filter-view", Select).value = "new"
+        await pilot.pause()
+        assert sorted(screen.view.tolist()) == sorted(flagged[-3:].tolist())
+        # Deciding a new flag counts down; the list keeps it, with its decision.
+        await pilot.press("k")
+        await pilot.pause()
+        assert "2 newly flagged undecided" in text_of(screen, "#review-rerun")
+        assert len(screen.view) == 3
+
+
+async def test_a_first_run_shows_no_rerun_line(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        assert not screen.query_one("#review-rerun").display
+        options = [value for _, value in screen.query_one("#filter-view", Select)._options]
+        assert "new" not in options
+
+
+async def test_the_review_opens_where_it_stopped(review, store):
+    flagged = np.flatnonzero(review.flagged)
+    resumed = partial(ReviewScreen, start_row=row_of(review, int(flagged[5])))
+    async with Host(review, store, resumed).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        assert screen.shown_row() == row_of(review, int(flagged[5]))
+
+
+async def test_without_a_place_to_continue_the_review_opens_at_the_first_undecided(review, store):
+    first, second = (int(i) for i in review.review_order()[:2])
+    decide_on_an_earlier_run(store, review, first)
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        assert shown_rows(screen)[0] == row_of(review, first)
+        assert screen.shown() == second
+
+
+async def test_a_checkbox_shows_its_state_without_colour(review, store):
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        box = pilot.app.screen.query_one("#filter-off2", MarkedCheckbox)
+        assert "X" not in str(box.render())
+        box.value = True
+        await pilot.pause()
+        assert "X" in str(box.render())

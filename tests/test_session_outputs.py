@@ -1,0 +1,79 @@
+"""A session's outputs (engine/outputs/session.py): the item column, every score on any item's
+scale, the items overview first in report.md, items.csv; a file of one item writes what a single
+audit writes."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from helpers import run_frame, session_config, session_frame
+
+from engine.outputs.session import (
+    ITEM_COLUMNS,
+    prediction_table,
+    session_dict,
+    session_markdown,
+    tuning_table,
+    write_session,
+)
+
+
+def test_outputs_carry_the_item_and_every_score_on_any_scale():
+    frame, vectors = session_frame()
+    session = run_frame(frame, vectors, session_config())
+    header, rows = prediction_table(session)
+    assert header[:3] == ["row", "id", "item"]
+    assert [h for h in header if h.startswith("p_")] == ["p_0", "p_1", "p_2", "p_3"]
+    assert [row[0] for row in rows] == list(range(1, len(frame) + 1))
+    for row in rows:
+        assert row[2] == frame.iloc[row[0] - 1]["item"]
+        # Item A's scale has no 3: its probability column stays empty.
+        assert (row[header.index("p_3")] == "") == (row[2] == "A")
+    tuning_header, tuning_rows = tuning_table(session)
+    assert tuning_header[0] == "item" and {r[0] for r in tuning_rows} == {"A", "B"}
+
+
+def test_report_puts_the_overview_first_and_every_item_after_it():
+    frame, vectors = session_frame()
+    session = run_frame(frame, vectors, session_config())
+    text = session_markdown(session)
+    assert text.startswith("# parm audit report\n\n## Items\n")
+    for name in ("A", "B"):
+        assert f"\n## Item {name}\n" in text
+    assert text.index("## Items") < text.index("## Item A") and "\n### Data\n" in text
+    data = session_dict(session)
+    assert [row["item"] for row in data["items_overview"]] == list(dict.fromkeys(frame["item"]))
+    assert len(data["items"]) == 2 and data["input"]["items_audited"] == 2
+    json.dumps(data, allow_nan=False)
+
+
+def test_write_session_writes_items_csv_with_the_documented_columns(tmp_path):
+    frame, vectors = session_frame()
+    session = run_frame(frame, vectors, session_config())
+    written = write_session(session, tmp_path)
+    assert {p.name for p in written} == {
+        "predictions.csv", "tuning.csv", "report.json", "report.md", "items.csv",
+        "parm-manifest.json",
+    }  # fmt: skip
+    with (tmp_path / "items.csv").open(encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert list(table[0]) == [*ITEM_COLUMNS, "run_id"]
+    for row in table:
+        result = next(r for r in session.results if r.responses.item == row["item"])
+        assert float(row["kappa"]) == pytest.approx(result.metrics["kappa"], abs=1e-6)
+        assert int(row["flagged"]) == int(result.flagged.sum())
+
+
+def test_a_file_without_items_writes_what_a_single_audit_writes(tmp_path):
+    from engine.outputs.write import write_outputs
+
+    frame, vectors = session_frame(items=(("A", 60, 3),))
+    session = run_frame(frame, vectors, session_config(item_column=None))
+    assert not session.by_item and session.results[0].responses.item is None
+    write_session(session, tmp_path / "session")
+    write_outputs(session.results[0], tmp_path / "audit")
+    for name in ("predictions.csv", "tuning.csv", "report.md"):
+        session_text = (tmp_path / "session" / name).read_text(encoding="utf-8")
+        assert session_text == (tmp_path / "audit" / name).read_text(encoding="utf-8")

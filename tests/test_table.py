@@ -1,0 +1,46 @@
+"""Reading tables (engine/input/table.py): which columns are guessed for text, score and id."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from engine.input.table import guess_columns
+
+
+@pytest.mark.parametrize(
+    "columns, expected_id",
+    [
+        (["student", "answer", "score"], "student"),
+        (["Student ID", "answer", "score"], "Student ID"),
+        (["StudentID", "answer", "score"], "StudentID"),
+        (["respondent", "answer", "score"], "respondent"),
+        (["participant_id", "essay", "mark"], "participant_id"),
+        (["answer", "score", "essay_id"], "essay_id"),
+        (["id", "student", "answer", "score"], "id"),
+        (["answer", "score"], None),
+    ],
+)
+def test_id_columns_are_guessed_by_name(columns, expected_id):
+    values = {"answer": "roots take up water", "essay": "roots", "score": "1", "mark": "1"}
+    frame = pd.DataFrame([[values.get(c, "1001") for c in columns]] * 3, columns=columns)
+    guessed = guess_columns(frame)
+    assert guessed["id"] == expected_id
+    # A numeric id column is neither the text nor the score.
+    assert guessed["text"] not in (expected_id, None)
+    assert guessed["score"] != expected_id
+
+
+def test_a_response_id_column_is_not_taken_for_the_text():
+    frame = pd.DataFrame(
+        {"response_id": ["r1", "r2"], "response": ["a b c", "d e f"], "s": ["1", "0"]}
+    )
+    assert guess_columns(frame) == {
+        "text": "response",
+        "score": "s",
+        "id": "response_id",
+        "second": None,
+        "item": None,
+        "rater": None,
+        "second_rater": None,
+    }
