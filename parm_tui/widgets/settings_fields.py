@@ -57,7 +57,7 @@ HELP = {
     "colbert_maxsim": "Normalised: MaxSim over the answer's length; raw: the paper's sum.",
     "selection_metric": "The agreement figure that chooses K and p (for nll the lowest wins).",
     "class_weight": "Balanced: rare scores weigh as much as common ones in the fit.",
-    "on_bad_rows": "Rows with no score or no text: stop with a message, or leave them out.",
+    "on_bad_rows": "Rows with no usable score: stop with a message, or leave them out.",
     "score_order": "Score labels lowest first; text labels need it for QWK and 'off by 2'.",
     "near_duplicate_threshold": "Cosine above which two answers count as the same answer.",
     "bootstrap_samples": "Resamples for the 95% intervals (0: none; more is slower).",
