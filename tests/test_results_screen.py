@@ -71,6 +71,20 @@ async def test_parameters_show_estimates_with_standard_errors(grid_result):
         assert cells(table, 3) == [f"{p['se']:.3f}" for p in expected]
 
 
+async def test_the_parameters_heading_stays_on_one_line(grid_result):
+    from rich.console import Console
+
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        screen = await show_results(pilot, grid_result)
+        await pilot.press("3")
+        await pilot.pause()
+        panel = screen.query_one("#results-parameters", Static)
+        console = Console(width=panel.content_region.width, color_system=None, record=True)
+        console.print(panel.content)
+        heading = console.export_text().splitlines()[0].strip()
+        assert heading == f"Parameter estimates (SE: {grid_result.fitted.se_method})"
+
+
 async def test_warnings_of_the_result_are_shown(grid_result):
     grid_result.warnings.append("A [bold]warning[/bold] with brackets.")
     try:

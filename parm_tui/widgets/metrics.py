@@ -130,11 +130,10 @@ def confusion_table(result: AuditResult) -> Table:
 def parameters_table(result: AuditResult) -> Table:
     from engine.outputs.report import parameters
 
-    table = Table(
-        title=f"Parameter estimates (SE: {result.fitted.se_method})",
-        title_justify="left",
-        box=box.SIMPLE_HEAD,
-    )
+    title = f"Parameter estimates (SE: {result.fitted.se_method})"
+    # The title is no wider than the table unless told: at least its own length, so it never
+    # wraps ("neighbour sandwich" on a line of its own at any width).
+    table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, min_width=len(title))
     for header in ("parameter", "category", "estimate", "SE"):
         table.add_column(header, justify="left" if header in ("parameter", "category") else "right")
     for entry in parameters(result):
