@@ -138,7 +138,9 @@ class ParmApp(AuditWorker, App):
             self.notify(f"The {name} screen is not available: {exc}", severity="error")
             return None
         if name == "export":
-            return Wanted(state.result, state.store)
+            return Wanted(
+                state.result, state.store, None if state.file is None else state.file.frame
+            )
         return Wanted(state.result.review, state.store, *state.review_context())
 
     async def action_show(self, name: str) -> None:

@@ -59,10 +59,13 @@ def test_predictions_have_the_documented_columns_and_one_row_per_answer(default_
     header, rows = read_csv(out / "predictions.csv")
     labels = json.loads((out / "report.json").read_text())["input"]["labels"]
     assert labels == ["0", "1", "2"]
+    # score2 is guessed as the second score, as the app's Load screen guesses it.
     assert header == [
         *PREDICTION_COLUMNS,
         *(f"p_{label}" for label in labels),
         *TAIL_COLUMNS,
+        "score2",
+        "raters_disagree",
         "run_id",
     ]
     source = sample_rows()
@@ -98,7 +101,7 @@ def test_tuning_has_one_row_per_default_k_and_one_selected(default_run):
 def test_report_matches_the_tuning_table_and_the_predictions(default_run):
     out, _ = default_run
     report = json.loads((out / "report.json").read_text())
-    assert report["config"] == load_defaults().to_dict()
+    assert report["config"] == load_defaults().updated(second_score_column="score2").to_dict()
     assert report["similarity_mode"] == "single-vector"
     assert set(report["timings_seconds"]) >= {"embedding", "neighbours", "tuning", "total"}
 
