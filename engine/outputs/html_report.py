@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.core.metric_names import METRIC
+from engine.core.text import safe_text
 from engine.outputs import html_items, plots
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
@@ -68,9 +69,18 @@ def html_report(session: SessionResult, decisions: dict | None) -> str:
 
 
 def render(context: dict) -> str:
-    """The template with `context`, every value escaped (plots are marked safe after
+    """The template with `context`: every value with its control characters replaced
+    (engine.core.text.safe_text) and escaped (plots are marked safe after
     engine.outputs.plots.inline_svg neutralised them)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
+    from markupsafe import Markup
+
+    def shown(value):
+        # Every value printed goes through safe_text first (a path given on the command line
+        # was never read from a file, so never sanitised), then autoescaping; plots are Markup.
+        return (
+            value if isinstance(value, Markup) or not isinstance(value, str) else safe_text(value)
+        )
 
     environment = Environment(
         loader=PackageLoader("engine.outputs", "templates"),
@@ -78,6 +88,7 @@ def render(context: dict) -> str:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=shown,
     )
     return environment.get_template(TEMPLATE).render(**context)
 

@@ -32,7 +32,10 @@ NAME_LIMIT = 28
 
 
 def short(name, limit: int = NAME_LIMIT) -> str:
-    text = " ".join(str(name).split())
+    """A name for a plot: one line, control characters replaced, cut to `limit` characters."""
+    from engine.core.text import safe_text
+
+    text = " ".join(safe_text(str(name), one_line=True).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -107,13 +110,17 @@ def _clean(element) -> None:
 
 def _drop_unused_ids(root) -> None:
     """Remove the ids nothing in the SVG refers to (matplotlib names every group `figure_1`,
-    `axes_1`, ...: several plots in one page would repeat them)."""
+    `axes_1`, ...: several plots in one page would repeat them); the figure's and each axes'
+    group keep their kind as a class."""
     used = set()
     for element in root.iter():
         for value in element.attrib.values():
             used.update(re.findall(r"#([\w.-]+)", value))
     for element in root.iter():
-        if element.get("id") not in used:
+        name = element.get("id")
+        if name is not None and re.fullmatch(r"(figure|axes)_\d+", name):
+            element.set("class", name.split("_")[0])  # what a test or a style sheet can find
+        if name not in used:
             element.attrib.pop("id", None)
 
 

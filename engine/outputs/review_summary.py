@@ -200,7 +200,8 @@ def review_markdown(summary: dict, depth: int = 2) -> str:
         lines.append(_table(["from", "to", "responses"], moves))
     lines += [
         "",
-        "Agreement of the model with the scores before and after the review:",
+        "Agreement of the model with the scores before and after the review"
+        + (" (pooled over the items, on one scale):" if "items" in summary else ":"),
         "",
         _table(["Metric", "model vs original scores", "model vs final scores"], figures),
         "",

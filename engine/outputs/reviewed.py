@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from engine.core.text import safe_text
 from engine.outputs.write import RUN_COLUMN
 
 if TYPE_CHECKING:
@@ -45,7 +46,9 @@ def reviewed_table(
         final = "" if original is None else original[position]
         action = note = decided_at = ""
         if decision is not None:
-            action, note, decided_at = decision.action, decision.note, decision.decided_at
+            # A note is the rater-lead's text, but may have been pasted from anywhere.
+            action, note = decision.action, safe_text(decision.note)
+            decided_at = decision.decided_at
             if decision.action == "change" and decision.new_score is not None:
                 final = decision.new_score
         predicted, severity = run.get(row, ("", ""))
