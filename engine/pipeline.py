@@ -47,9 +47,13 @@ def run_audit(
     started = time.perf_counter()
     given = embedded
     embedded = embed_responses(responses, config, reporter, given)
-    # Embedded before this call (in the session's parent process): its facts say how long.
-    earlier = embedded.facts.seconds if embedded is given else 0.0
-    timings = {"embedding": earlier if embedded is given else time.perf_counter() - started}
+    if embedded is given:
+        # Embedded before this call (in the session's parent process): its facts say how long.
+        earlier = embedded.facts.seconds
+        timings = {"embedding": earlier}
+    else:
+        earlier, loading = 0.0, embedded.facts.loading_seconds
+        timings = {"loading_model": loading, "embedding": time.perf_counter() - started - loading}
     mark = time.perf_counter()
     graph, graph_facts, tune_config = _graph(embedded, config, reporter)
     timings["neighbours"] = time.perf_counter() - mark

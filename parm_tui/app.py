@@ -172,6 +172,16 @@ class ParmApp(AuditWorker, App):
         from the state already: they observe it)."""
         if old is not None and old.store is not None and old.store is not new.store:
             old.store.close()
+        # Items to audit, new or under another model: while the user checks the columns and
+        # settings, the model a run will need loads in the background (engine.embedding.loading).
+        if new.items is not None and (
+            old is None
+            or old.items is not new.items
+            or old.config.embedding_model != new.config.embedding_model
+        ):
+            from engine.embedding.loading import preload_for
+
+            preload_for(new.items, new.config, precomputed=self.embeddings_path is not None)
 
     def open_file(self, file: LoadedFile) -> None:
         """A file was read (the Load screen chooses its columns next)."""

@@ -58,6 +58,14 @@ def audit(
         int | None,
         typer.Option("--jobs", min=1, help="Worker processes for the items (default 1)."),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help='Embedding model: a name or path, or "static" (fast; distilled from the '
+            "bundled model on first use).",
+        ),
+    ] = None,
     embeddings: Annotated[
         Path | None, typer.Option("--embeddings", help=".npy array, one row per input row.")
     ] = None,
@@ -94,6 +102,7 @@ def audit(
         "second_rater_column": second_rater_col,
         "time_column": time_col,
         "jobs": jobs,
+        "embedding_model": model,
     }
     code = run_headless(
         file, config, columns, set_ or [], embeddings, out, force, quiet, guess=not no_guess
@@ -106,13 +115,17 @@ def export(
     file: Annotated[Path, typer.Argument(help="The CSV or TSV file whose saved run to export.")],
     out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("parm-out"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="An earlier saved run's id (default: the newest run)."),
+    ] = None,
 ) -> None:
     """Write the saved run of FILE (by `parm audit` or the app) with the review's decisions, as
     the app's Export writes it, running and embedding nothing: scores_reviewed.csv has the
     corrected scores."""
     from parm_tui.headless import run_export
 
-    raise typer.Exit(run_export(file, out, force))
+    raise typer.Exit(run_export(file, out, force, run))
 
 
 @app.command("open")
@@ -126,6 +139,10 @@ def open_app(
         list[str] | None,
         typer.Option("--set", help="Override a setting: KEY=VALUE (VALUE as JSON, else text)."),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help='Embedding model: a name or path, or "static" (fast).'),
+    ] = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""
     try:
@@ -134,7 +151,9 @@ def open_app(
         # Ctrl+C while Textual loads: leave as quietly as parm_tui.launch does before it.
         raise typer.Exit(130) from None
 
-    run_app(file, config_path=config, embeddings_path=embeddings, overrides=set_ or [])
+    # --model is the embedding_model setting; a --set of the same key still wins.
+    overrides = ([f"embedding_model={model}"] if model is not None else []) + (set_ or [])
+    run_app(file, config_path=config, embeddings_path=embeddings, overrides=overrides)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -152,6 +152,7 @@ def _run(
     guess,
 ):  # fmt: skip
     # Imports inside the guard of run_headless: Ctrl+C during the slow torch import is calm too.
+    from engine.embedding.loading import preload_for
     from engine.embedding.precomputed import load_for_items
     from engine.input.config import build_config
     from engine.input.items import split_items
@@ -170,6 +171,8 @@ def _run(
         say(console, f"Warning: {warning}")
     store = _decision_store(console, path, items, config)
     _check_out(out, config, store, force)
+    # The model (if a cache miss needs it) starts loading now, in the background.
+    preload_for(items, config, precomputed=embeddings_path is not None)
     vectors = None
     if embeddings_path is not None:
         vectors = load_for_items(embeddings_path, items)
@@ -266,23 +269,23 @@ def _export(console, file, out, force, run_id, written) -> int:
     from engine.core.files import file_digest
     from engine.input.items import split_items
     from engine.input.table import read_table
-    from engine.saved.store import find_session, restore_session
+    from engine.saved.store import find_run, find_session, restore_session
 
     path = Path(file).expanduser()
     frame = read_table(path)
     for warning in frame.attrs.get("warnings", ()):
         say(console, f"Warning: {warning}")
     try:
-        saved = find_session(file_digest(path))
+        digest = file_digest(path)
     except OSError as exc:
         raise ResumeError(f"File {path} cannot be read: {exc.strerror or exc}") from None
+    # The newest run, or the one asked for (ResumeError naming the runs that are kept).
+    saved = find_session(digest) if run_id is None else find_run(digest, run_id)
     if saved is None:
         raise ResumeError(
             f"{path} has no saved audit (with these exact contents): audit it first with "
             f"`parm audit {path}` or in the app; parm export writes a saved run again."
         )
-    if run_id is not None and run_id not in saved.run_ids:
-        raise ResumeError(f"{path} has no saved run {run_id}; its saved run is {saved.run_ids[0]}.")
     config = saved.config()
     try:
         items = split_items(frame, config, source=str(path))

@@ -37,8 +37,10 @@ def pytest_collection_modifyitems(items):
 def isolated_dirs(tmp_path_factory):
     """Keep tests out of the user's cache and data folders."""
     base = tmp_path_factory.mktemp("parm-dirs")
-    old = {k: os.environ.get(k) for k in ("PARM_CACHE_DIR", "PARM_DATA_DIR", "HF_HUB_OFFLINE")}
+    names = ("PARM_CACHE_DIR", "PARM_MODEL_DIR", "PARM_DATA_DIR", "HF_HUB_OFFLINE")
+    old = {k: os.environ.get(k) for k in names}
     os.environ["PARM_CACHE_DIR"] = str(base / "cache")
+    os.environ["PARM_MODEL_DIR"] = str(base / "models")
     os.environ["PARM_DATA_DIR"] = str(base / "data")
     os.environ["HF_HUB_OFFLINE"] = "1"
     yield base

@@ -56,6 +56,8 @@ INVALID = [
     ("item_column", "", "non-empty string or null"),
     ("rater_column", 3, "non-empty string or null"),
     ("jobs", 0, "integer >= 1"),
+    ("saved_runs", 0, "integer >= 1"),
+    ("saved_runs", "all", "integer >= 1"),
 ]
 
 
@@ -238,3 +240,14 @@ def test_item_rater_and_jobs_settings_round_trip_through_a_file(tmp_path):
     config = config_from_dict({"item_column": "question", "rater_column": "marker", "jobs": 2})
     save_config(config, tmp_path / "settings.json")
     assert load_config(tmp_path / "settings.json") == config
+
+
+def test_how_many_runs_are_kept_changes_no_settings_digest():
+    """saved_runs says what is kept of a run, not how it runs: the digest that decisions and
+    saved runs record stays the same, and stays what earlier parm versions wrote."""
+    from engine.input.config import settings_digest
+
+    base = config_from_dict({})
+    assert base.saved_runs == 10
+    assert settings_digest(base.updated(saved_runs=3)) == settings_digest(base)
+    assert settings_digest(base.updated(seed=3)) != settings_digest(base)

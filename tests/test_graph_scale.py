@@ -18,6 +18,7 @@ from helpers import clustered_embeddings
 
 import engine.graph.search
 import engine.graph.similarity
+from engine.graph import tiles
 from engine.graph.neighbour_graph import dense_seconds, dense_warning
 from engine.graph.search import build_graph
 
@@ -121,39 +122,48 @@ def test_features_follow_new_scores_on_the_same_graph(data):
 
 
 @pytest.mark.parametrize("per_answer", [60, 600])
-def test_duplicated_answers_list_copies_as_neighbours(per_answer, monkeypatch):
-    """Duplicated answers give runs of equal similarities. 60 copies stay on the screened path;
-    600 copies leave too many candidates and take the full-sort fallback. Either way every
-    listed neighbour is a copy (float32 products of equal rows may differ in the last bit, so
-    which copies is not specified)."""
-    calls = []
-    fallback = engine.graph.search._top_k_rows_by_partition
-    monkeypatch.setattr(
-        engine.graph.search,
-        "_top_k_rows_by_partition",
-        lambda b, k: calls.append(1) or fallback(b, k),
-    )
+def test_duplicated_answers_list_copies_as_neighbours(per_answer):
+    """Duplicated answers give runs of equal similarities (60 or 600 copies of each of three
+    answers, tiles of 16). Every listed neighbour is a copy (float32 products of equal rows may
+    differ in the last bit, so which copies is not specified); the pools drop the ties that
+    cannot beat a row's K-th key, so many copies need no fallback."""
     rng = np.random.default_rng(3)
     centres = rng.normal(size=(3, 8))
     centres /= np.linalg.norm(centres, axis=1, keepdims=True)
     n = 3 * per_answer
     emb = centres[np.repeat(np.arange(3), per_answer)].astype(np.float32)
     graph = build_graph(emb, 10, chunk=16)
-    assert bool(calls) == (per_answer == 600)
     for i in (0, per_answer - 1, per_answer, n - 1):
         same = {j for j in range(n) if j // per_answer == i // per_answer and j != i}
         assert set(graph.indices[i].tolist()) <= same
         np.testing.assert_allclose(graph.similarities[i], 1.0, atol=1e-6)
 
 
-def test_screened_top_k_equals_a_full_sort_on_wide_blocks():
+def test_tile_candidates_are_every_entry_that_reaches_its_bound():
+    """The screened pass over a tile returns exactly the entries at or above each row's bound
+    and, down the columns, at or above each column's bound; a diagonal tile's candidates hold
+    every row's 25 largest entries."""
     rng = np.random.default_rng(5)
-    block = rng.normal(size=(40, 1000)).astype(np.float32)
-    block[np.arange(40), np.arange(40)] = -np.inf
-    fast = engine.graph.search._top_k_rows(block, 25)
-    full = engine.graph.search._top_k_rows_by_partition(block, 25)
-    np.testing.assert_array_equal(fast[0], full[0])
-    np.testing.assert_array_equal(fast[1], full[1])
+    block = rng.normal(size=(130, 1000)).astype(np.float32)
+    row_bound = np.quantile(block, 0.98, axis=1).astype(np.float32)
+    column_bound = np.quantile(block, 0.9, axis=0).astype(np.float32)
+    row_bound[:3] = -np.inf  # rows with no bound yet: every entry
+    low, across, down = tiles.tile_candidates(block, row_bound, column_bound, 25)
+    assert low == block.min()
+    rows, cols = np.nonzero(block >= row_bound[:, None])
+    assert set(zip(across[0].tolist(), across[1].tolist())) == set(
+        zip(rows.tolist(), cols.tolist())
+    )
+    np.testing.assert_array_equal(across[2], block[across[0], across[1]])
+    rows, cols = np.nonzero(block >= column_bound[None, :])
+    assert set(zip(down[0].tolist(), down[1].tolist())) == set(zip(cols.tolist(), rows.tolist()))
+    assert np.all(np.diff(down[0]) >= 0)  # columns ascending, as the pools expect
+    square = block[:, :130].copy()
+    square[np.arange(130), np.arange(130)] = -np.inf
+    at, col, _ = tiles.diagonal_candidates(square, 25)
+    found = set(zip(at.tolist(), col.tolist()))
+    top = np.argsort(-square, axis=1)[:, :25]
+    assert all((i, int(j)) in found for i in range(130) for j in top[i])
 
 
 def test_neighbour_search_memory_is_bounded_by_the_lists_plus_one_block(monkeypatch):

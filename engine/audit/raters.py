@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-from scipy.stats import norm, t
 
 from engine.audit.rater_bias import BiasCell
 from engine.audit.rater_effects import RaterEffects, assess
@@ -258,6 +257,9 @@ def _assess(scores: _Scores):
 
 def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     """Wilson score interval for a proportion."""
+    # Imported here: scipy.stats takes about a second to import, and most runs have no raters.
+    from scipy.stats import norm
+
     z = norm.ppf(0.5 + level / 2)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
@@ -300,7 +302,9 @@ def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
     judged_row = {**row, "flagged_low": low, "flagged_high": high}
     if effect is None:  # unordered labels: no leniency
         return RaterRow(**{**judged_row, "distance": float(distance)})
-    half = float(t.ppf(0.5 + LEVEL / 2, n - 1)) * spread
+    from scipy.stats import t as student
+
+    half = float(student.ppf(0.5 + LEVEL / 2, n - 1)) * spread
     distance = max(abs(effect) / max(spread, 1e-12), distance)
     return RaterRow(
         **{

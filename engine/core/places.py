@@ -1,7 +1,8 @@
-"""The user folders parm writes to: embeddings cache, decisions and settings data, error logs.
+"""The user folders parm writes to: embeddings cache, models parm makes, decisions and settings
+data, error logs.
 
-Each honours an environment override ($PARM_CACHE_DIR, $PARM_DATA_DIR) so tests and users can
-move them; otherwise platformdirs chooses the platform's usual place.
+Each honours an environment override ($PARM_CACHE_DIR, $PARM_MODEL_DIR, $PARM_DATA_DIR) so tests
+and users can move them; otherwise platformdirs chooses the platform's usual place.
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ def cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("parm")) / "embeddings"
+
+
+def models_dir() -> Path:
+    """Models parm makes itself (the distilled static model): $PARM_MODEL_DIR, else `models` in
+    the platformdirs user cache folder. Apart from the embedding cache, so that emptying or
+    moving one ($PARM_CACHE_DIR) leaves the other, which takes minutes to make, in place."""
+    override = os.environ.get("PARM_MODEL_DIR")
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("parm")) / "models"
 
 
 def log_dir() -> Path:

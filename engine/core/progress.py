@@ -12,6 +12,8 @@ from engine.core.errors import Cancelled
 
 # The stages the engine reports, by the name events carry.
 ITEMS = "items"  # items audited of all (a session)
+DISTILLING = "distilling"  # making the static model, once per machine (engine.embedding.static)
+MODEL = "model"  # loading the embedding model, once per process (engine.embedding.loading)
 EMBEDDING = "embedding"
 NEIGHBOURS = "neighbours"
 MAXSIM = "colbert"  # MaxSim between candidate pairs (late interaction)
@@ -35,6 +37,8 @@ STAGES = {
     stage.name: stage
     for stage in (
         Stage(ITEMS, "Items", "Items"),
+        Stage(DISTILLING, "Static model", "Making the static model"),
+        Stage(MODEL, "Model", "Loading model"),
         Stage(EMBEDDING, "Embedding", "Embedding"),
         Stage(NEIGHBOURS, "Neighbours", "Neighbour search"),
         Stage(MAXSIM, "MaxSim", "MaxSim scoring"),

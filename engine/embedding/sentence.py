@@ -9,9 +9,17 @@ import numpy as np
 
 from engine.core.progress import EMBEDDING, Reporter
 from engine.embedding import cache
-from engine.embedding.models import count_truncated, load_sentence_model
+from engine.embedding.loading import model_for
+from engine.embedding.models import count_truncated
 from engine.embedding.vectors import EmbeddingFacts, unit_rows
 from engine.input.config import DEFAULT_MODEL
+
+
+def is_cached(texts: list[str], model_name: str = DEFAULT_MODEL) -> bool:
+    """Whether the cache has an entry for these texts and the model, so that embedding them
+    will most likely not need the model (the entry is verified only when it is read)."""
+    path = cache.entry_path(cache.cache_key(model_name, texts))
+    return path is not None and path.exists()
 
 
 def embed_texts(
@@ -36,13 +44,16 @@ def embed_texts(
             reporter(EMBEDDING, len(texts), len(texts), "loaded from cache")
             return vectors, EmbeddingFacts(model_name, cached=True, truncated=truncated)
         notes += [note] if note else []
-    reporter(EMBEDDING, 0, len(texts), f"loading model {model_name}")
-    model = load_sentence_model(model_name)
+    # Once per process, as stage "model" (engine.embedding.loading): not once per item.
+    model, loading = model_for(model_name, reporter)
+    notes += list(getattr(model, "notes", None) or ())
+    reporter(EMBEDDING, 0, len(texts), f"0 of {len(texts):,} responses")
     started = time.perf_counter()
     order = np.argsort([len(t) for t in texts], kind="stable")[::-1]
     vectors = None
-    # One batch per call: about a second of work on a CPU, so progress and cancel stay prompt.
-    group = batch_size
+    # One batch per call: about a second of work on a CPU, so progress and cancel stay prompt
+    # (a static model encodes a few thousand texts in that time).
+    group = getattr(model, "encode_group", batch_size)
     for start in range(0, len(texts), group):
         reporter.check()
         chunk = [texts[i] for i in order[start : start + group]]
@@ -66,6 +77,7 @@ def embed_texts(
         seconds=round(seconds, 3),
         truncated=truncated,
         device=str(getattr(model, "device", "cpu")),
+        loading_seconds=round(loading, 3),
         warnings=tuple(notes),
     )
 

@@ -67,7 +67,8 @@ class EmbeddingFacts:
     cache; seconds: spent encoding (0 when cached or handed in); truncated: responses longer
     than the model's input limit; device: where the model ran (None when it did not run);
     token_model: how token vectors were read ("multi-vector" or "sentence"; None otherwise);
-    warnings: for the run's warnings, never written with the facts.
+    loading_seconds: spent loading (or distilling) the model, once per process; a timing,
+    never written with the facts; warnings: for the run's warnings, never written either.
     """
 
     model: str
@@ -76,6 +77,7 @@ class EmbeddingFacts:
     truncated: int = 0
     device: str | None = None
     token_model: str | None = None
+    loading_seconds: float = 0.0
     warnings: tuple[str, ...] = ()
 
     def record(self) -> dict:

@@ -3,71 +3,32 @@ of float32 matrix products that also yields the global minimum and maximum simil
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from engine.core.progress import NEIGHBOURS, Reporter
+from engine.core.threads import one_blas_thread
 from engine.graph.neighbour_graph import NeighbourGraph
-from engine.graph.similarity import Similarities, blocks
+from engine.graph.similarity import MAX_BLOCK_ELEMENTS, Similarities
+from engine.graph.tiles import (
+    NeighbourPools,
+    decode,
+    diagonal_candidates,
+    keys,
+    tile_candidates,
+)
+
+# Tiles are square: at most MAX_BLOCK_ELEMENTS similarities (4096 x 4096, 64 MB).
+MAX_TILE_SIDE = int(MAX_BLOCK_ELEMENTS**0.5)
+# Below this many multiply-adds (N^2 d) the product runs on one BLAS thread (engine.core.threads).
+SMALL_PRODUCT = 2e8
 
 
-def _top_k_rows(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The k largest entries of every row of `block` (b, N): (indices, values), both (b, k),
-    largest first, ties by lower column.
-
-    A full argpartition of every row is the slow part of the search, so rows are screened
-    first: the columns are split into g slices of `width`, and tau, the k-th largest of the
-    `width` slice-wise maxima, is a lower bound for the row's k-th largest entry (those maxima
-    are k distinct entries >= tau). Only the slice positions whose maximum reaches tau (about k
-    per row) are then looked at, and their entries >= tau sorted.
-    """
-    b, n = block.shape
-    groups = max(1, min(16, n // (2 * k)))
-    width = -(-n // groups)
-    maxima = _slice_maxima(block, groups, width)
-    tau = np.partition(maxima, width - k, axis=1)[:, width - k]
-    rows, position = np.nonzero(maxima >= tau[:, None])
-    if rows.size > 4 * b * k + 1024:  # heavy ties (e.g. duplicated answers): sort rows fully
-        return _top_k_rows_by_partition(block, k)
-    # Flat positions in the block (int32: a block holds at most MAX_BLOCK_ELEMENTS entries).
-    base = (rows * n + position).astype(np.int32)
-    flat = (base[:, None] + (width * np.arange(groups, dtype=np.int32))).ravel()
-    rows = np.repeat(rows.astype(np.int32), groups)
-    cols = flat - rows * n
-    inside = cols < n
-    values = block.ravel()[np.where(inside, flat, 0)]
-    keep = inside & (values >= tau[rows])
-    rows, cols, values = rows[keep], cols[keep], values[keep]
-    # Pad each row's candidates to a (b, most) table and sort rows by (-value, column).
-    counts = np.bincount(rows, minlength=b)
-    slot = np.arange(rows.size) - np.repeat(np.cumsum(counts) - counts, counts)
-    padded = np.full((b, counts.max()), -np.inf, dtype=block.dtype)
-    padded_cols = np.full((b, counts.max()), n, dtype=np.int32)
-    padded[rows, slot], padded_cols[rows, slot] = values, cols
-    top = np.lexsort((padded_cols, -padded), axis=1)[:, :k]
-    return np.take_along_axis(padded_cols, top, axis=1), np.take_along_axis(padded, top, axis=1)
-
-
-def _slice_maxima(block: np.ndarray, groups: int, width: int, tile: int = 64) -> np.ndarray:
-    """(b, width) elementwise maxima of the column slices [g*width, (g+1)*width), in row tiles
-    that stay in cache."""
-    maxima = np.empty((block.shape[0], width), dtype=block.dtype)
-    for r in range(0, block.shape[0], tile):
-        rows, out = block[r : r + tile], maxima[r : r + tile]
-        out[:] = rows[:, :width]
-        for g in range(1, groups):
-            part = rows[:, g * width : (g + 1) * width]
-            np.maximum(out[:, : part.shape[1]], part, out=out[:, : part.shape[1]])
-    return maxima
-
-
-def _top_k_rows_by_partition(block: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    n = block.shape[1]
-    top = np.argpartition(block, n - k, axis=1)[:, n - k :]
-    values = np.take_along_axis(block, top, axis=1)
-    order = np.lexsort((top, -values), axis=1)
-    return np.take_along_axis(top, order, axis=1).astype(np.int32), np.take_along_axis(
-        values, order, axis=1
-    )
+def tile_side(n: int, chunk: int) -> int:
+    """Rows (and columns) of one tile: `chunk`, at most MAX_TILE_SIDE (a tile then holds
+    MAX_BLOCK_ELEMENTS similarities), at most N."""
+    return max(1, min(n, chunk, MAX_TILE_SIDE))
 
 
 def build_graph(
@@ -77,31 +38,64 @@ def build_graph(
     normalize: bool = True,
     reporter: Reporter | None = None,
 ) -> NeighbourGraph:
-    """Find every row's `k_max` nearest neighbours by cosine similarity, in one chunked pass.
+    """Find every row's `k_max` nearest neighbours by cosine similarity, in one pass over the
+    upper triangle of the similarity matrix.
 
-    embeddings: (N, d), L2-normalised. Each block of rows is multiplied against all rows in
-    float32; the diagonal is excluded; a screened partial sort keeps the top k_max, largest
-    first. The global max off-diagonal similarity is the largest top-1 similarity, so only the
-    minimum needs a pass over each block.
-    Memory: O(N x k_max) for the lists plus one block of at most MAX_BLOCK_ELEMENTS.
+    embeddings: (N, d), L2-normalised. The matrix is cut into square tiles of `tile_side`; only
+    the tiles on and above the diagonal are computed (float32), and each is read along its rows
+    and down its columns (the matrix is symmetric), so the products cost half of the full
+    matrix's. The diagonal tiles come first, so every row starts with a bound on its K-th
+    similarity; each row's neighbours are then kept in a pool (engine.graph.tiles) and sorted,
+    largest first, ties by lower index, once its last tile is done. The minimum off-diagonal
+    similarity is the minimum over the tiles, the maximum the largest top-1 similarity.
+    Memory: O(N x k_max) for the lists and pools plus one tile of at most MAX_BLOCK_ELEMENTS.
     """
     embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
-    n = embeddings.shape[0]
+    n, d = embeddings.shape
     if n < 2:
         raise ValueError("a similarity graph needs at least two responses")
     k_max = int(min(k_max, n - 1))
+    side = tile_side(n, chunk)
+    spans = [slice(start, min(n, start + side)) for start in range(0, n, side)]
+    pools = NeighbourPools(n, k_max)
     indices = np.empty((n, k_max), dtype=np.int32)
     similarities = np.empty((n, k_max), dtype=np.float32)
+    similarity = Similarities(embeddings, chunk, entries=side * side)
+    order = [(i, i) for i in range(len(spans))]
+    order += [(i, j) for i in range(len(spans)) for j in range(i + 1, len(spans))]
+    remaining = [len(spans)] * len(spans)  # every span is in one tile with each span
     low = np.inf
-    similarity = Similarities(embeddings, chunk)
-    for start, stop in blocks(n, chunk):
-        block = similarity(start, stop)
-        local = np.arange(stop - start)
-        block[local, local + start] = np.inf
-        low = min(low, float(block.min()))
-        block[local, local + start] = -np.inf
-        indices[start:stop], similarities[start:stop] = _top_k_rows(block, k_max)
-        if reporter is not None:
-            reporter(NEIGHBOURS, stop, n, f"{stop:,} of {n:,} rows")
+    # A small product is done faster by one BLAS thread than by waking the others.
+    threads = one_blas_thread() if n * n * d <= SMALL_PRODUCT else contextlib.nullcontext()
+    with threads:
+        for done, (i, j) in enumerate(order, start=1):
+            block = similarity.tile(spans[i], spans[j])
+            low = min(low, _offer_tile(block, spans[i], spans[j], pools, k_max))
+            if reporter is not None:
+                reporter(NEIGHBOURS, done, len(order), f"{done:,} of {len(order):,} tiles")
+            for span in {i, j}:
+                remaining[span] -= 1
+                if remaining[span] == 0:  # its last tile: these rows' lists are complete
+                    best = pools.finish(spans[span].start, spans[span].stop)
+                    indices[spans[span]], similarities[spans[span]] = decode(best)
     high = float(similarities[:, 0].max())
-    return NeighbourGraph(indices, similarities, low, high, normalize, embeddings)
+    return NeighbourGraph(indices, similarities, float(low), high, normalize, embeddings)
+
+
+def _offer_tile(block: np.ndarray, rows: slice, cols: slice, pools, k: int) -> float:
+    """Offer one tile's entries to its rows and (above the diagonal) to its columns' rows;
+    returns the tile's smallest off-diagonal similarity."""
+    if rows.start == cols.start:  # a response is not its own neighbour, nor the minimum
+        local = np.arange(block.shape[0])
+        block[local, local] = np.inf
+        low = float(block.min())
+        block[local, local] = -np.inf
+        at, neighbour, value = diagonal_candidates(block, k)
+        pools.offer(rows.start, at, keys(value, neighbour + cols.start))
+        return low
+    low, across, down = tile_candidates(block, pools.bound[rows], pools.bound[cols], k)
+    at, neighbour, value = across
+    pools.offer(rows.start, at, keys(value, neighbour + cols.start))
+    at, neighbour, value = down
+    pools.offer(cols.start, at, keys(value, neighbour + rows.start))
+    return low

@@ -33,13 +33,16 @@ def blocks(n: int, chunk: int):
 
 
 class Similarities:
-    """Blocks of cosine similarities (rows start:stop against all rows) written into one reused
-    buffer, by torch when it is already loaded or worth loading, else by numpy."""
+    """Blocks of cosine similarities (rows start:stop against all rows, or a tile of rows
+    against columns) written into one reused buffer, by torch when it is already loaded or
+    worth loading, else by numpy."""
 
-    def __init__(self, embeddings: np.ndarray, chunk: int):
+    def __init__(self, embeddings: np.ndarray, chunk: int, entries: int = 0):
         n, d = embeddings.shape
         self.embeddings = embeddings
-        rows = effective_chunk(n, chunk)
+        # Room for `entries` similarities (a tile of the neighbour search), else for a block of
+        # full rows (the dense graph's blocks).
+        size = entries or effective_chunk(n, chunk) * n
         self.torch = None
         wanted = USE_TORCH
         if wanted is None:
@@ -50,20 +53,28 @@ class Similarities:
 
                 self.torch = torch
                 self.tensor = torch.from_numpy(embeddings)
-                self.buffer_t = torch.empty((rows, n), dtype=torch.float32)
-                self.buffer = self.buffer_t.numpy()
+                self.flat_t = torch.empty(size, dtype=torch.float32)
             except ImportError:  # pragma: no cover - torch is a dependency
                 self.torch = None
         if self.torch is None:
-            self.buffer = np.empty((rows, n), dtype=np.float32)
+            self.flat = np.empty(size, dtype=np.float32)
+
+    def _product(self, a: slice, b: slice) -> np.ndarray:
+        """embeddings[a] @ embeddings[b].T into the buffer: a contiguous float32 view."""
+        rows = len(range(*a.indices(self.embeddings.shape[0])))
+        cols = len(range(*b.indices(self.embeddings.shape[0])))
+        if self.torch is not None:
+            out = self.flat_t[: rows * cols].view(rows, cols)
+            self.torch.matmul(self.tensor[a], self.tensor[b].T, out=out)
+            return out.numpy()
+        out = self.flat[: rows * cols].reshape(rows, cols)
+        np.matmul(self.embeddings[a], self.embeddings[b].T, out=out)
+        return out
 
     def __call__(self, start: int, stop: int) -> np.ndarray:
         """(stop - start, N) float32 view of the reused buffer."""
-        rows = stop - start
-        if self.torch is not None:
-            out = self.buffer_t[:rows]
-            self.torch.matmul(self.tensor[start:stop], self.tensor.T, out=out)
-            return self.buffer[:rows]
-        out = self.buffer[:rows]
-        np.matmul(self.embeddings[start:stop], self.embeddings.T, out=out)
-        return out
+        return self._product(slice(start, stop), slice(None))
+
+    def tile(self, rows: slice, cols: slice) -> np.ndarray:
+        """(rows, cols) float32 similarities; the buffer's `entries` must hold the tile."""
+        return self._product(rows, cols)

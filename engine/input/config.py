@@ -21,6 +21,8 @@ DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # The two similarity modes (`similarity_mode`), as report.json's similarity_mode names them.
 SINGLE_VECTOR = "single-vector"
 LATE_INTERACTION = "late-interaction"
+# The fast path: a static model distilled from the bundled one (engine.embedding.static).
+STATIC_MODEL = "static"
 DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
 # A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -71,6 +73,7 @@ class AuditConfig:
     cross_fit_folds: int = 5
     seed: int = 0
     jobs: int = 1
+    saved_runs: int = 10
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     # -- views used by the engine ---------------------------------------------------------------
@@ -130,6 +133,11 @@ def similarity_mode(model_name: str) -> str:
 
 def is_late_interaction(model_name: str) -> bool:
     return similarity_mode(model_name) == LATE_INTERACTION
+
+
+def is_static_model(model_name: str) -> bool:
+    """The name `static` (any case) selects the static model distilled from the bundled one."""
+    return model_name.strip().lower() == STATIC_MODEL
 
 
 def _fail(key: str, value, accepted: str) -> ConfigError:
@@ -284,6 +292,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         cross_fit_folds=_int("cross_fit_folds", v["cross_fit_folds"], minimum=0),
         seed=_int("seed", v["seed"], minimum=0),
         jobs=_int("jobs", v["jobs"]),
+        saved_runs=_int("saved_runs", v["saved_runs"]),
         warnings=tuple(warnings),
     )
     _check_candidates(config)
@@ -437,10 +446,17 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
+# Settings that change nothing a run computes, only what is kept of it: not in the digest, so
+# the digests of decisions and saved runs stay those of earlier parm versions.
+NOT_DIGESTED = ("saved_runs",)
+
+
 def settings_digest(config: AuditConfig) -> str:
     """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
-    sorted), so runs with the same settings carry the same digest on any machine."""
-    text = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
+    sorted, NOT_DIGESTED left out), so runs with the same settings carry the same digest on any
+    machine."""
+    values = {k: v for k, v in config.to_dict().items() if k not in NOT_DIGESTED}
+    text = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
@@ -457,6 +473,7 @@ __all__ = [
     "build_config",
     "fit_top_k",
     "is_late_interaction",
+    "is_static_model",
     "similarity_mode",
     "replace",
 ]

@@ -12,6 +12,7 @@ import numpy as np
 from engine.core.progress import CHECKS, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.input.config import AuditConfig
+from engine.model.joint_fits import fit_many
 from engine.model.metrics import agreement, better, evaluate, headline_metrics
 from engine.model.pseudo_likelihood import fit, proba
 from engine.model.tuning import brent_search
@@ -80,11 +81,14 @@ def masked_features(graph, scores, train, n_classes, top_k, power, symmetric, we
     return t, t.sum(axis=1)
 
 
-def _consider(state: _FoldState, scores, config, ordered, top_k, power, t, s) -> float:
+def _consider(state: _FoldState, scores, config, ordered, top_k, power, t, s, fitted=None):
+    """Fit the fold's training responses (unless `fitted` already is that fit) and keep the
+    configuration when it is the fold's best so far; returns its selection metric."""
     train, held = state.train, state.held_out
     for array in (t[train], s[train], scores[train]):
         state.digest.update(np.ascontiguousarray(array).tobytes())
-    fitted = fit(t[train], s[train], scores[train], config.class_weight, state.start)
+    if fitted is None:
+        fitted = fit(t[train], s[train], scores[train], config.class_weight, state.start)
     state.start = fitted.theta
     metric = config.selection_metric
     value = evaluate(scores[train], fitted.proba, ordered)[metric]
@@ -136,8 +140,22 @@ def cross_fit(
         if powers is not None:
             for power in powers:
                 weights = None if top_k is None else graph.weights(top_k, power, symmetric)
-                for state in states:
-                    evaluate_all(state, top_k, power, weights)
+                reporter.tick("audit", done, total, f"cross-fitting {done} of {total}")
+                features = [
+                    masked_features(
+                        graph, scores, st.train, n_classes, top_k, power, symmetric, weights
+                    )
+                    for st in states
+                ]
+                # The folds' fits side by side: the same results as one by one, sooner.
+                fits = fit_many(
+                    [
+                        (t[st.train], s[st.train], scores[st.train], config.class_weight, st.start)
+                        for st, (t, s) in zip(states, features)
+                    ]
+                )
+                for state, (t, s), fitted in zip(states, features, fits):
+                    _consider(state, scores, config, ordered, top_k, power, t, s, fitted)
                     done += 1
                     reporter.tick(CHECKS, done, total, f"cross-fitting {done} of {total}")
         else:

@@ -34,6 +34,7 @@ def prediction_table(result: AuditResult) -> tuple[list[str], list[list]]:
     if second is not None:
         header += ["score2", "raters_disagree"]
     rows = []
+    flagged = result.flagged  # once: the property compares all N scores on every access
     for i in range(len(responses)):
         row = [
             int(responses.rows[i]),
@@ -43,7 +44,7 @@ def prediction_table(result: AuditResult) -> tuple[list[str], list[list]]:
             labels[result.predicted[i]],
         ]
         row += [f"{p:.6f}" for p in proba[i]]
-        row += [f"{result.severity[i]:.6f}", bool(result.flagged[i]), evidence_text(result, i)]
+        row += [f"{result.severity[i]:.6f}", bool(flagged[i]), evidence_text(result, i)]
         if second is not None:
             code = second[i]
             row += [

@@ -15,13 +15,16 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Header, Label, ProgressBar, Static
 
-from engine.core.progress import ITEMS, MAXSIM, STAGES, TUNING
+from engine.core.progress import DISTILLING, ITEMS, MAXSIM, MODEL, STAGES, TUNING
 from parm_tui.state import AppState
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.settings_summary import columns_text, settings_text
 from parm_tui.widgets.tuning_table import TuningTable
 
+# The model's loading (and the static model's one-time distillation) shows only when a run
+# has to wait for it.
+WHEN_REPORTED = (DISTILLING, MODEL)
 DRAIN_SECONDS = 0.1
 
 
@@ -125,6 +128,8 @@ class RunScreen(Screen):
         self.query_one("#run-tuning").border_title = "Tuning (★ current best)"
         self.query_one(f"#stage-{MAXSIM}").display = False
         self.query_one(f"#stage-{ITEMS}").display = False
+        for stage in WHEN_REPORTED:
+            self.query_one(f"#stage-{stage}").display = False
         self.query_one("#run-cancel", Button).disabled = True
         for bar in self.query(ProgressBar):
             bar.update(total=1, progress=0)  # empty, not the "waiting" animation
@@ -174,6 +179,8 @@ class RunScreen(Screen):
             self.query_one(f"#detail-{stage}", Static).update("waiting")
         self.query_one(f"#stage-{MAXSIM}").display = late_interaction
         self.query_one(f"#stage-{ITEMS}").display = config.item_column is not None
+        for stage in WHEN_REPORTED:
+            self.query_one(f"#stage-{stage}").display = False
         self.metric = config.selection_metric
         self.query_one("#run-tuning", TuningTable).reset(config.selection_metric)
         self.query_one("#run-start", Button).disabled = True
@@ -236,6 +243,8 @@ class RunScreen(Screen):
             )
 
     def show_stage(self, event, now: float) -> None:
+        if event.stage in WHEN_REPORTED:
+            self.query_one(f"#stage-{event.stage}").display = True
         bar = self.query_one(f"#bar-{event.stage}", ProgressBar)
         total = event.total if event.total > 0 else None
         bar.update(total=total, progress=event.done)

@@ -110,9 +110,10 @@ class SettingsScreen(Screen):
         yield ParmFooter()
 
     def compose_model(self) -> ComposeResult:
-        from engine.input.config import DEFAULT_MODEL
+        from engine.input.config import DEFAULT_MODEL, STATIC_MODEL
 
         known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
+        known.append((f"{STATIC_MODEL} (fast: distilled from the bundled model)", STATIC_MODEL))
         known += [(plain(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
         yield from field(
             "embedding_model",
