@@ -145,6 +145,7 @@ def _summary_section(result: AuditResult, data) -> str:
         "",
         f"- File: {md_text(responses.source)} ({plural(len(responses), 'response')}, "
         f"{len(responses.skipped):,} skipped)",
+        f"- Blank answers: {data['input']['blank_answers']:,} (audited, all alike)",
         "- Scores: "
         + ", ".join(f"{md_text(k)}: {v}" for k, v in data["input"]["score_counts"].items()),
         f"- Flagged for review: {plural(data['flagged'], 'response')} (model and human score "

@@ -25,7 +25,7 @@ from engine.outputs.names import (
     REVIEWED_FILE,
 )
 from engine.outputs.reviewed import reviewed_table
-from engine.outputs.session_markdown import MIN_PAIR, TOO_FEW, session_markdown
+from engine.outputs.session_markdown import MIN_PAIR, TOO_FEW, blank_count, session_markdown
 from engine.outputs.write import json_text, run_csv, write_files
 from engine.results.item import AuditResult
 from engine.results.overview import ItemSummary
@@ -201,6 +201,7 @@ def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
             "items": len(session.results) + len(skipped),
             "items_audited": len(session.results),
             "responses": session.n_responses,
+            "blank_answers": blank_count(session),
             "skipped_items": [
                 {"item": s.item, "rows": s.rows, "reason": s.reason} for s in skipped
             ],

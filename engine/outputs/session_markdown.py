@@ -30,6 +30,11 @@ def session_markdown(session: SessionResult, decisions: dict | None = None) -> s
     return "\n\n".join(parts) + "\n"
 
 
+def blank_count(session: SessionResult) -> int:
+    """Blank answers over the session's items (they are audited, engine.embedding.blank)."""
+    return int(sum(result.responses.blank.sum() for result in session.results))
+
+
 def _overview_section(session: SessionResult) -> str:
     items = session.items
     lines = [
@@ -37,7 +42,8 @@ def _overview_section(session: SessionResult) -> str:
         "",
         f"File {markdown.md_text(items.source, 200)}: "
         f"{markdown.plural(len(session.results), 'item')} audited, {len(items.skipped)} "
-        f"skipped, {markdown.plural(session.n_responses, 'response')}, "
+        f"skipped, {markdown.plural(session.n_responses, 'response')} "
+        f"({blank_count(session):,} blank), "
         f"{int(session.flagged.sum()):,} flagged for review. Each item was audited on its own "
         "graph, tuning and parameters.",
         "",
