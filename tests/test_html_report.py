@@ -77,3 +77,18 @@ def test_hostile_names_answers_and_notes_are_text(hostile_session, decisions):
     assert re.search(r"<text[^>]*>\$x\$ &amp; co</text>", page)
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "<img" not in page
+
+
+def test_the_data_section_counts_blank_answers_apart_from_missing_second_scores():
+    import dataclasses
+
+    result = synthetic_result(120)
+    texts = list(result.responses.texts)
+    texts[3], texts[11] = "", "   "
+    blanked = dataclasses.replace(
+        result, responses=dataclasses.replace(result.responses, texts=texts)
+    )
+    text = check_html_inert(html_report(one_item_session(blanked), None))
+    assert "blank answers2 (audited, all alike)" in " ".join(text.split())  # th, then td
+    assert "Second scores: every audited response has one." in text
+    assert "Blanks:" not in text

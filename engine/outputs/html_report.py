@@ -139,7 +139,8 @@ def _review_line(review: dict) -> str:
 
 # -- data ----------------------------------------------------------------------------------------
 def data_section(session: SessionResult) -> dict:
-    """Rows read, responses audited, what was left out and why, blanks."""
+    """Rows read, responses audited (blank answers among them), what was left out and why,
+    and what the data lacks (second scores, raters)."""
     items = session.items
     left_out: dict[str, list[int]] = {}
     blank_second, second_total = 0, 0
@@ -162,22 +163,24 @@ def data_section(session: SessionResult) -> dict:
     audited_rows = session.n_responses + sum(r["n"] for r in reasons)
     if items.file_rows > audited_rows:
         reasons.append({"reason": "no item given", "n": items.file_rows - audited_rows, "rows": ""})
-    blanks = []
+    notes = []  # what the data lacks: second scores, raters
     if second_total:
-        blanks.append(
-            f"{blank_second:,} of {second_total:,} audited responses have no second score"
+        notes.append(
+            f"Second scores: {blank_second:,} of {second_total:,} audited responses have none"
             if blank_second
-            else "every audited response has a second score"
+            else "Second scores: every audited response has one"
         )
     if session.raters is not None and session.raters.unassigned:
-        blanks.append(f"{session.raters.unassigned:,} scores have no rater recorded")
+        notes.append(f"Raters: {session.raters.unassigned:,} scores have no rater recorded")
     return {
         "file": items.source,
         "rows": items.file_rows,
         "responses": session.n_responses,
         "items": len(session.results),
         "left_out": reasons,
-        "blanks": blanks,
+        # Blank answers are audited like any other (engine.embedding.blank).
+        "blank_answers": sum(int(r.responses.blank.sum()) for r in session.results),
+        "notes": notes,
         "columns": _columns(session),
     }
 
