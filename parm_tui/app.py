@@ -148,7 +148,9 @@ class ParmApp(AuditWorker, App):
             self.notify(f"The {name} screen is not available: {exc}", severity="error")
             return None
         if name == "export":
-            return Wanted(state.result, state.store)
+            return Wanted(
+                state.result, state.store, None if state.file is None else state.file.frame
+            )
         earlier = state.earlier_run()
         read_only = None if earlier is None else read_only_note(earlier)
         return Wanted(state.result.review, state.store, *state.review_context(), read_only)

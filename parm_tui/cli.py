@@ -44,7 +44,7 @@ app = typer.Typer(
     no_args_is_help=False,
     rich_markup_mode=None,
 )
-COMMANDS = ("audit", "open")
+COMMANDS = ("audit", "export", "open")
 
 
 def _version(value: bool) -> None:
@@ -144,10 +144,19 @@ def audit(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    no_guess: Annotated[
+        bool,
+        typer.Option(
+            "--no-guess",
+            help="Read only the columns the settings name (no guess for the others, as the "
+            "app's Load screen makes).",
+        ),
+    ] = False,
 ) -> None:
-    """Run the PARM audit headless and write predictions.csv, tuning.csv, report.json, report.md
-    (and items.csv with an item column; raters.csv, rater_item_bias.csv and rater_feedback.csv with a
-    rater column)."""
+    """Run the PARM audit headless, keep the run for the app and `parm export`, and write what
+    the app's Export writes: predictions.csv, tuning.csv, report.json, report.md, report.html,
+    decisions.csv, scores_reviewed.csv (and items.csv with an item column; raters.csv,
+    rater_item_bias.csv and rater_feedback.csv with a rater column)."""
     from parm_tui.headless import run_headless
 
     columns = {
@@ -163,8 +172,28 @@ def audit(
         "jobs": jobs,
         "embedding_model": model,
     }
-    code = run_headless(file, config, columns, set_ or [], embeddings, out, force, quiet)
+    code = run_headless(
+        file, config, columns, set_ or [], embeddings, out, force, quiet, guess=not no_guess
+    )
     raise typer.Exit(code)
+
+
+@app.command("export")
+def export(
+    file: Annotated[Path, typer.Argument(help="The CSV or TSV file whose saved run to export.")],
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("parm-out"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="An earlier saved run's id (default: the newest run)."),
+    ] = None,
+) -> None:
+    """Write the saved run of FILE (by `parm audit` or the app) with the review's decisions, as
+    the app's Export writes it, running and embedding nothing: scores_reviewed.csv has the
+    corrected scores."""
+    from parm_tui.headless import run_export
+
+    raise typer.Exit(run_export(file, out, force, run))
 
 
 @app.command("open")

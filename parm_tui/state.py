@@ -16,6 +16,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# The settings that name the file's columns: chosen on the Load screen, kept in the settings
+# (engine.input.column_guess imports neither numpy nor pandas).
+from engine.input.column_guess import COLUMN_KEYS
+
 if TYPE_CHECKING:  # the app's first screen must not load numpy and pandas
     import numpy as np
     import pandas as pd
@@ -26,18 +30,6 @@ if TYPE_CHECKING:  # the app's first screen must not load numpy and pandas
     from engine.input.responses import Responses
     from engine.results.session import SessionResult
     from engine.saved.store import SavedSession
-
-# The settings that name the file's columns: chosen on the Load screen, kept in the settings.
-COLUMN_KEYS = (
-    "text_column",
-    "score_column",
-    "id_column",
-    "second_score_column",
-    "item_column",
-    "rater_column",
-    "second_rater_column",
-    "time_column",
-)
 
 
 @dataclass(frozen=True)

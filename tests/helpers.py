@@ -435,3 +435,22 @@ def answers_for(scores: np.ndarray, seed: int = 0) -> list[str]:
     for i in rng.choice(len(texts), 3, replace=False):
         texts[i] = " " if i % 2 else ""
     return texts
+
+
+def unfaulted_keep(monkeypatch) -> None:
+    """Let `parm audit` save its run (for the app and `parm export`) with the real os.fsync, so a
+    test's fsync fault counts only the output set's writes, which come after it."""
+    import os
+
+    import parm_tui.headless as headless
+
+    keep, real_fsync = headless._keep, os.fsync
+
+    def unfaulted(*args):
+        faulty, os.fsync = os.fsync, real_fsync
+        try:
+            keep(*args)
+        finally:
+            os.fsync = faulty
+
+    monkeypatch.setattr(headless, "_keep", unfaulted)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from html.parser import HTMLParser
 
 import numpy as np
 from helpers import clustered_embeddings
@@ -84,3 +85,61 @@ def check_csv_inert(path) -> list[list[str]]:
     csv.writer(again, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
     assert again.getvalue() == text, path.name
     return rows
+
+
+# What report.html may contain: the template's elements and the plots' SVG elements.
+HTML_TAGS = {
+    "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "div",
+    "nav", "a", "section", "p", "strong", "ul", "li", "span", "table", "thead", "tbody", "tr",
+    "th", "td", "figure", "figcaption", "code",
+    "svg", "g", "path", "defs", "clippath", "use", "text", "tspan", "rect", "circle", "ellipse",
+    "line", "polyline", "polygon", "desc", "lineargradient", "radialgradient", "stop",
+}  # fmt: skip
+SVG_NAMESPACE, XLINK_NAMESPACE = "http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"
+# Fragments of the hostile data that must never reach a tag or an attribute.
+HOSTILE_FRAGMENTS = ("onerror", "alert(", "javascript:", "http://", "https://", "[bold]", "cmd|",
+                     "HYPERLINK", "\ufffd]52")  # fmt: skip
+
+
+class _Elements(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, list[tuple[str, str | None]]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.elements.append((tag, attrs))
+
+    handle_startendtag = handle_starttag
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def check_html_inert(text: str) -> str:
+    """report.html parsed: only the template's and the plots' elements, no event handler, no
+    reference outside the page (href only to #anchors, url() only to #ids, no src), no data in
+    any tag or attribute, the Content-Security-Policy that forbids script and every load.
+    Returns the page's text (what a reader sees, entities decoded)."""
+    assert not UNSAFE.search(text), unsafe_characters(text)
+    parser = _Elements()
+    parser.feed(text)
+    parser.close()
+    policy = None
+    for tag, attrs in parser.elements:
+        assert tag in HTML_TAGS, tag
+        for name, value in attrs:
+            value = value or ""
+            if name.startswith("xmlns"):  # the SVG's own namespaces, nothing to load
+                assert value in (SVG_NAMESPACE, XLINK_NAMESPACE), value
+                continue
+            assert not name.startswith("on") and name not in ("src", "srcset", "action"), name
+            if name in ("href", "xlink:href"):
+                assert value.startswith("#"), value
+            assert "url(" not in value or re.fullmatch(r"url\(#[\w.-]+\)", value), value
+            assert "javascript" not in value.lower(), value
+            assert not any(f in value for f in HOSTILE_FRAGMENTS), (tag, name, value)
+            if tag == "meta" and name == "http-equiv":
+                policy = dict(attrs)["content"]
+    assert policy is not None and "default-src 'none'" in policy and "script-src" not in policy
+    return "".join(parser.text)

@@ -60,7 +60,7 @@ async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_
         await wait_for(pilot, lambda: (out / "decisions.csv").exists(), "the export")
         await pilot.pause()
         status = str(export.query_one("#export-status", Static).render())
-        assert "Wrote 6 file(s)" in status and str(out / "predictions.csv") in status
+        assert "Wrote 8 file(s)" in status and str(out / "predictions.csv") in status
 
         # A second export into the same folder asks first; "n" keeps the files.
         before = (out / "predictions.csv").stat().st_mtime_ns

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 import pytest
-from helpers import FAST_CLI, cli, clustered_embeddings, write_rows
+from helpers import FAST_CLI, cli, clustered_embeddings, unfaulted_keep, write_rows
 
 from engine.core import files
 from engine.core.errors import ExportError
@@ -389,6 +389,7 @@ def test_interrupted_export_leaves_no_temporary_files(tmp_path, small_result, mo
 
 
 def test_full_disk_in_cli_export_is_one_line(tmp_path, good, monkeypatch):
+    unfaulted_keep(monkeypatch)
     monkeypatch.setattr(files.os, "fsync", full_disk_on_call(os.fsync, 2))
     folder, _ = good
     code, output = cli(folder / "answers.csv", "--embeddings", folder / "emb.npy",

@@ -3,10 +3,14 @@ asking, and problems are shown as the engine's message."""
 
 from __future__ import annotations
 
+import csv
+import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from helpers import Host, one_item_session, synthetic_result
+from textual.app import App
 from textual.widgets import Checkbox, Input, Static
 
 import parm_tui.app
@@ -128,6 +132,67 @@ def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path
     assert sorted(p.name for p in folder.iterdir()) == ["predictions.csv"]
 
 
+class TableHost(App):
+    """The export screen with the input file as read, as ParmApp gives it."""
+
+    CSS_PATH = PARM_CSS
+
+    def __init__(self, session, store, table) -> None:
+        super().__init__()
+        self.session, self.store, self.table = session, store, table
+
+    def on_mount(self) -> None:
+        self.push_screen(ExportScreen(self.session, self.store, self.table))
+
+
+def input_table(result):
+    responses = result.responses
+    labels = responses.labels
+    return pd.DataFrame(
+        {
+            "id": responses.ids,
+            "answer": responses.texts,
+            "score": [labels[c] for c in responses.scores],
+        }
+    )
+
+
+async def test_every_file_parm_audit_writes_is_offered_and_chosen(result, tmp_path):
+    out = tmp_path / "out"
+    source = tmp_path / "synthetic.csv"
+    source.write_text("placeholder\n")
+    responses = result.responses
+    with open_store(source, responses, tmp_path / "d.sqlite3") as store:
+        human = responses.labels[responses.scores[0]]
+        new = next(label for label in responses.labels if label != human)
+        store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "change", new)
+        host = TableHost(one_item_session(result), store, input_table(result))
+        async with host.run_test(size=(80, 24)) as pilot:
+            boxes = pilot.app.screen.query(Checkbox)
+            assert all(box.value for box in boxes)
+            assert "report.html" in str(pilot.app.screen.query_one("#export-report").label)
+            await export_to(pilot, out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["predictions.csv", "tuning.csv", "report.json", "report.md", "report.html",
+         "decisions.csv", "scores_reviewed.csv", "parm-manifest.json"]
+    )  # fmt: skip
+    with (out / "scores_reviewed.csv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[0]["final_score"] == new and rows[0]["decision"] == "change"
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    assert report["review"]["scores_changed"] == 1
+
+
+async def test_without_the_input_table_scores_reviewed_cannot_be_chosen(result, tmp_path):
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
+        box = pilot.app.screen.query_one("#export-reviewed", Checkbox)
+        assert box.disabled and not box.value
+        assert "not loaded" in str(box.label)
+        await export_to(pilot, tmp_path / "out")
+    assert not (tmp_path / "out" / "scores_reviewed.csv").exists()
+    assert (tmp_path / "out" / "report.html").exists()
+
+
 async def test_a_session_with_raters_offers_the_bias_and_feedback_files(tmp_path):
     from helpers import audit_planted, planted_session
 
@@ -136,8 +201,8 @@ async def test_a_session_with_raters_offers_the_bias_and_feedback_files(tmp_path
     out = tmp_path / "out"
     async with Host(session, None, ExportScreen).run_test(size=(80, 30)) as pilot:
         screen = pilot.app.screen
-        assert screen.query_one("#export-bias", Checkbox).value
-        screen.query_one("#export-feedback", Checkbox).value = True
+        raters = screen.query_one("#export-raters", Checkbox)
+        assert raters.value and "rater_item_bias.csv, rater_feedback.csv" in str(raters.label)
         await export_to(pilot, out)
     names = {p.name for p in out.iterdir()}
     assert {"rater_item_bias.csv", "rater_feedback.csv", "raters.csv", "items.csv"} <= names

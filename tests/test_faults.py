@@ -31,6 +31,7 @@ from helpers import (
     make_responses,
     one_item_session,
     small_result,
+    unfaulted_keep,
     write_rows,
 )
 
@@ -38,7 +39,13 @@ from engine.core.errors import DataError, ResumeError, ReviewError
 from engine.input.config import config_from_dict
 from engine.input.responses import load_responses
 from engine.outputs.manifest import read_set
-from engine.outputs.names import MANIFEST_FILE, OUTPUT_FILES
+from engine.outputs.names import (
+    DECISIONS_FILE,
+    HTML_FILE,
+    MANIFEST_FILE,
+    OUTPUT_FILES,
+    REVIEWED_FILE,
+)
 
 N = 60
 QUICK = ["--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0"]
@@ -214,7 +221,8 @@ def test_sigterm_during_the_switch_finishes_it_and_says_what_was_written(
     out = workdir / "out"
     earlier = None if setup == "new" else first_set(workdir, in_place=setup == "in place")
     code, output = audit_with_fault(workdir, fault, step)
-    names = ", ".join([*OUTPUT_FILES, MANIFEST_FILE])
+    # What parm audit writes without item or rater columns (engine.outputs.session.output_files).
+    names = ", ".join([*OUTPUT_FILES, HTML_FILE, DECISIONS_FILE, REVIEWED_FILE, MANIFEST_FILE])
     assert code == 143
     assert output == f"Terminated after the outputs were written: {out} has the new {names}."
     state = read_set(out)
@@ -230,6 +238,7 @@ def test_a_full_disk_during_an_in_place_export_keeps_the_previous_set(workdir, m
     out = workdir / "out"
     first_set(workdir, in_place=True)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
+    unfaulted_keep(monkeypatch)
     real_fsync, calls = os.fsync, []
 
     def full(fd):

@@ -59,10 +59,13 @@ def test_predictions_have_the_documented_columns_and_one_row_per_answer(default_
     header, rows = read_csv(out / "predictions.csv")
     labels = json.loads((out / "report.json").read_text())["input"]["labels"]
     assert labels == ["0", "1", "2"]
+    # score2 is guessed as the second score, as the app's Load screen guesses it.
     assert header == [
         *PREDICTION_COLUMNS,
         *(f"p_{label}" for label in labels),
         *TAIL_COLUMNS,
+        "score2",
+        "raters_disagree",
         "run_id",
     ]
     source = sample_rows()
@@ -98,7 +101,7 @@ def test_tuning_has_one_row_per_default_k_and_one_selected(default_run):
 def test_report_matches_the_tuning_table_and_the_predictions(default_run):
     out, _ = default_run
     report = json.loads((out / "report.json").read_text())
-    assert report["config"] == load_defaults().to_dict()
+    assert report["config"] == load_defaults().updated(second_score_column="score2").to_dict()
     assert report["similarity_mode"] == "single-vector"
     assert set(report["timings_seconds"]) >= {"embedding", "neighbours", "tuning", "total"}
 
@@ -309,3 +312,74 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
     missing = CliRunner().invoke(app, [*args[:2], "--item-col", "question", "--out",
                                        str(tmp_path / "o2"), "--quiet"])  # fmt: skip
     assert missing.exit_code == 2 and "item column 'question' does not exist" in missing.output
+
+
+def session_files(tmp_path, **columns):
+    """A session table (items A and B, a rater column, a second score) as CSV and .npy."""
+    frame, vectors = session_frame()
+    frame["score2"] = frame["score"].where(frame.index % 4 == 0, "")
+    for name, values in columns.items():
+        frame[name] = values
+    frame.to_csv(tmp_path / "session.csv", index=False)
+    np.save(tmp_path / "session.npy", vectors)
+    return tmp_path / "session.csv", tmp_path / "session.npy"
+
+
+QUICK = ["--quiet", "--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0"]
+
+
+def test_parm_audit_guesses_the_columns_the_app_guesses_unless_told_not_to(tmp_path):
+    path, vectors = session_files(tmp_path)
+    args = ["audit", str(path), "--embeddings", str(vectors), *QUICK, "--set",
+            "similarity_top_k=[5,10]"]  # fmt: skip
+    guessed = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
+    assert guessed.exit_code == 0, guessed.output
+    assert (
+        "Guessed columns: id = none (row numbers identify the responses), second score = "
+        "score2, item = item, rater = rater. (--no-guess turns guessing off.)"
+    ) in " ".join(guessed.output.split())
+    report = json.loads((tmp_path / "a" / "report.json").read_text())
+    assert report["config"]["item_column"] == "item" and report["raters"] is not None
+    plain = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"), "--no-guess",
+                                     "--set", "id_column=null"])  # fmt: skip
+    assert plain.exit_code == 0, plain.output
+    assert "Guessed" not in plain.output
+    report = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert report["config"]["item_column"] is None and report["second_rater"] is None
+
+
+def test_parm_export_writes_the_newest_saved_run_or_the_one_asked_for(tmp_path):
+    path, vectors = session_files(tmp_path)
+    runs = []
+    for k in ("5", "10"):
+        out = tmp_path / f"audit-{k}"
+        result = CliRunner().invoke(app, ["audit", str(path), "--embeddings", str(vectors),
+                                          *QUICK, "--set", f"similarity_top_k=[{k}]",
+                                          "--out", str(out)])  # fmt: skip
+        assert result.exit_code == 0, result.output
+        runs.append(json.loads((out / "report.json").read_text())["run_id"])
+    newest = CliRunner().invoke(app, ["export", str(path), "--out", str(tmp_path / "e1")])
+    assert newest.exit_code == 0, newest.output
+    assert f"Exported run {runs[1]}" in newest.output and "nothing run again" in newest.output
+    names = sorted(p.name for p in (tmp_path / "e1").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "audit-10").iterdir())
+    earlier = CliRunner().invoke(
+        app, ["export", str(path), "--run", runs[0], "--out", str(tmp_path / "e2")]
+    )
+    assert earlier.exit_code == 0, earlier.output
+    report = json.loads((tmp_path / "e2" / "report.json").read_text())
+    assert report["run_id"] == runs[0]
+    assert {i["top_k"] for i in report["items_overview"]} == {5}
+    unknown = CliRunner().invoke(app, ["export", str(path), "--run", "nope", "--out",
+                                       str(tmp_path / "e3")])  # fmt: skip
+    assert unknown.exit_code == 2 and "No saved run nope" in unknown.output
+    assert runs[0] in unknown.output  # the kept runs are named
+    again = CliRunner().invoke(app, ["export", str(path), "--out", str(tmp_path / "e1")])
+    assert again.exit_code == 2 and "--force" in again.output
+
+
+def test_parm_export_of_a_file_never_audited_says_what_to_do(tmp_path):
+    path, _ = session_files(tmp_path)
+    result = CliRunner().invoke(app, ["export", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "has no saved audit" in result.output
+    assert "parm audit" in result.output and not (tmp_path / "out").exists()

@@ -224,3 +224,20 @@ async def test_the_time_column_is_chosen_beside_the_rater_column(tmp_path):
         screen.query_one("#col-time", Select).clear()
         await pilot.pause()
         assert pilot.app.state.config.time_column is None
+
+
+@pytest.mark.slow
+async def test_a_reviewed_file_is_audited_on_its_final_score_and_the_screen_says_so(tmp_path):
+    path = write_csv(tmp_path / "scores_reviewed.csv", [0, 1, 2] * 8)
+    frame = pd.read_csv(path, dtype=str)
+    frame["final_score"] = frame["score"].where(frame.index != 3, "2")
+    frame["decision"] = ["change" if i == 3 else "" for i in range(len(frame))]
+    frame.to_csv(path, index=False)
+    app = ParmApp()
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        await open_typed_path(pilot, str(path))
+        await pilot.pause()
+        assert app.screen.query_one("#col-score", Select).value == "final_score"
+        assert app.state.config.score_column == "final_score"
+        messages = " ".join(n.message for n in app._notifications)
+        assert "final_score, the reviewed scores of a scores_reviewed.csv" in messages

@@ -52,3 +52,18 @@ def test_importing_the_engine_loads_neither_textual_nor_rich(engine_modules):
 def test_importing_the_engine_does_not_load_torch_or_sentence_transformers(engine_modules):
     """Heavy imports happen inside the embedding step, so `parm --help` stays instant."""
     assert not engine_modules & {"torch", "sentence_transformers", "transformers"}
+
+
+def test_importing_the_engine_loads_neither_matplotlib_nor_jinja2(engine_modules):
+    """report.html's libraries load only when a report is written (engine.outputs.html_report,
+    engine.outputs.plots), so `parm --help` and the app's first screen stay fast."""
+    assert not engine_modules & {"matplotlib", "jinja2"}
+
+
+def test_the_report_template_is_package_data():
+    from importlib.resources import files
+
+    template = files("engine.outputs") / "templates" / "report.html.j2"
+    assert template.is_file()
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'engine = ["outputs/templates/*.j2"]' in pyproject

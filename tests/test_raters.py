@@ -151,11 +151,37 @@ def test_rater_agreement_and_pairs_match_scikit_learn():
         assert row.second_kappa == pytest.approx(
             cohen_kappa_score(scores[both], second[both], labels=[0, 1, 2])
         )
-    assert {(p.first, p.second) for p in report.pairs} == {("r0", "r1"), ("r1", "r2"), ("r2", "r0")}
+    # Each pair once, named in sorted order (r2 scored first and r0 second: the pair r0, r2).
+    assert {(p.first, p.second) for p in report.pairs} == {("r0", "r1"), ("r1", "r2"), ("r0", "r2")}
     for pair in report.pairs:
-        mine = (np.array(who) == pair.first) & (np.array(second_who) == pair.second)
+        one, other = np.array(who), np.array(second_who)
+        mine = ((one == pair.first) & (other == pair.second)) | (
+            (one == pair.second) & (other == pair.first)
+        )
         assert pair.n == mine.sum()
         assert pair.exact == pytest.approx(np.mean(scores[mine] == second[mine]))
+
+
+def test_a_pair_of_raters_in_both_roles_is_counted_once_with_scikit_learns_kappa():
+    """R1 first and R4 second, and R4 first and R1 second: one pair, all their answers."""
+    rng = np.random.default_rng(9)
+    n = 300
+    proba = rng.dirichlet([2, 2, 2], size=n)
+    scores = rng.integers(0, 3, n)
+    second = np.where(rng.random(n) < 0.6, (scores + (rng.random(n) < 0.3)) % 3, -1)
+    swap = rng.random(n) < 0.5
+    who = np.where(swap, "R4", "R1")
+    second_who = np.where(second >= 0, np.where(swap, "R1", "R4"), "")
+    report = rater_report([fake_result("A", proba, scores, list(who), second, list(second_who))])
+    (pair,) = report.pairs
+    both = second >= 0
+    r1 = np.where(swap, second, scores)[both]  # R1's score of each answer both scored
+    r4 = np.where(swap, scores, second)[both]
+    assert (pair.first, pair.second, pair.n) == ("R1", "R4", both.sum())
+    assert pair.kappa == pytest.approx(cohen_kappa_score(r1, r4, labels=[0, 1, 2]))
+    assert pair.qwk == pytest.approx(
+        cohen_kappa_score(r1, r4, labels=[0, 1, 2], weights="quadratic")
+    )
 
 
 def test_scores_without_a_rater_are_counted_apart():

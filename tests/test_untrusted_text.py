@@ -13,19 +13,25 @@ import subprocess
 import sys
 
 import pytest
-from helpers import ROOT
+from helpers import ROOT, cli, record
 from hostile import (
+    FORMULAS,
+    HTML,
     ID_COLUMN,
     LABELS,
+    MARKUP,
+    OSC52,
     SECOND_COLUMN,
     UNSAFE,
     N,
     check_csv_inert,
+    check_html_inert,
     unsafe_characters,
     write_hostile,
 )
 from markdown_it import MarkdownIt
 
+from engine.audit.decisions import open_store
 from engine.core.text import PLACEHOLDER, is_safe, safe_text, sanitise
 from engine.input.table import read_table
 from engine.outputs.write import guard_cell
@@ -140,7 +146,7 @@ HEADINGS = {
     "Agreement between the model and the human scores", "Second rater",
     "Confusion matrix (rows: human score, columns: model)", "Top 20 responses to review",
     "Consistency: near-duplicates with different scores", "Parameters",
-    "What the uncertainty figures mean", "Warnings",
+    "What the uncertainty figures mean", "Warnings", "Review decisions",
 }  # fmt: skip
 
 
@@ -168,6 +174,51 @@ def test_report_md_renders_no_html_link_heading_or_column_from_data(hostile_audi
     rendered = MarkdownIt("commonmark").enable("table").render(markdown)
     assert "<img" not in rendered and "<script" not in rendered and "<b>" not in rendered
     assert "&lt;img src=x onerror=alert(1)&gt;" in rendered  # shown, as text
+
+
+def test_report_html_holds_no_element_attribute_or_url_from_the_data(hostile_audit):
+    _, out = hostile_audit
+    page = (out / "report.html").read_text(encoding="utf-8")
+    text = check_html_inert(page)
+    assert "<img src=x onerror=alert(1)><script>alert(2)</script>" in text  # shown, as text
+    assert "[link](javascript:alert(3))" in text and SAFE_ID in text
+    assert "<script" not in page and "<img" not in page
+
+
+def test_parm_export_of_hostile_decisions_is_inert(tmp_path):
+    from typer.testing import CliRunner
+
+    from engine.core.files import file_digest
+    from engine.input.items import split_items
+    from engine.saved.store import find_session
+    from parm_tui.cli import app as cli_app
+    from parm_tui.state import pooled
+
+    path, embeddings = write_hostile(tmp_path)
+    code, output = cli(
+        path, "--embeddings", embeddings, "--id-col", SAFE_ID, "--second-score-col",
+        SAFE_SECOND, "--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0",
+        "--out", tmp_path / "audit", "-q",
+    )  # fmt: skip
+    assert code == 0, output
+    config = find_session(file_digest(path)).config()
+    responses, _ = pooled(split_items(read_table(path), config, str(path)), config)
+    with open_store(path, responses) as store:
+        human = responses.labels[responses.scores[0]]
+        new = next(label for label in responses.labels if label != human)
+        record(store, responses, 0, "change", new, note=FORMULAS[0] + " " + HTML)
+        record(store, responses, 1, "unsure", note=MARKUP + OSC52)
+    result = CliRunner().invoke(cli_app, ["export", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out"
+    rows = check_csv_inert(out / "scores_reviewed.csv")
+    header = rows[0]
+    first = rows[1 + int(responses.rows[0]) - 1]
+    assert first[header.index("final_score")] == guard_cell(new)
+    assert first[header.index("note")].startswith("'=cmd")
+    check_csv_inert(out / "decisions.csv")
+    text = check_html_inert((out / "report.html").read_text(encoding="utf-8"))
+    assert "The review changed 1 score" in text
 
 
 # -- the app, driven by Pilot ------------------------------------------------------------------

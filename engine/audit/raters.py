@@ -321,18 +321,25 @@ def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
 
 
 def _pairs(scores: _Scores) -> list[RaterPair]:
-    """First rater x second rater, over the responses both scored (when second raters are
-    recorded), most responses first."""
+    """Each pair of raters once, over the responses one scored first and the other second (in
+    either role, when second raters are recorded), most responses first. Kappa and QWK do not
+    change when the two raters swap places, so R1 scoring first and R4 second counts with R4
+    first and R1 second."""
     both = (scores.second >= 0) & (scores.second_rater != "")
+    first, second = scores.rater[both], scores.second_rater[both]
+    swap = first > second
+    low = np.where(swap, second, first)
+    high = np.where(swap, first, second)
+    a = np.where(swap, scores.second[both], scores.human[both])
+    b = np.where(swap, scores.human[both], scores.second[both])
     pairs = []
-    keys = sorted({(a, b) for a, b in zip(scores.rater[both], scores.second_rater[both])})
-    for first, second in keys:
-        mine = both & (scores.rater == first) & (scores.second_rater == second)
-        figures = agreement(scores.human[mine], scores.second[mine], scores.scale, scores.ordered)
+    for one, other in sorted(set(zip(low, high))):
+        mine = (low == one) & (high == other)
+        figures = agreement(a[mine], b[mine], scores.scale, scores.ordered)
         pairs.append(
             RaterPair(
-                first,
-                second,
+                one,
+                other,
                 int(mine.sum()),
                 figures["accuracy"],
                 figures["kappa"],

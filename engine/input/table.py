@@ -270,7 +270,8 @@ TIME_NAMES = ("time", "timestamp", "datetime", "date", "scoredat", "markedat", "
 
 def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
     """Guess the text, score, id, second-score, item, rater, second-rater and time columns of a
-    table (for the app's selectors)."""
+    table (engine.input.column_guess chooses with it for both front ends). A `final_score`
+    column, the reviewed scores of a scores_reviewed.csv, is the score column when there is one."""
     columns = list(frame.columns)
     lowered = {c: c.lower() for c in columns}
 
@@ -297,6 +298,9 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
         c for c in scoreish if any(h in lowered[c] for h in ("score", "grade", "mark", "rating"))
     ]
     ordered = named + [c for c in scoreish if c not in named]
+    if "final_score" in others and "final_score" != text:
+        # The reviewed scores of a scores_reviewed.csv (engine.outputs.reviewed): audited first.
+        ordered = ["final_score"] + [c for c in ordered if c != "final_score"]
     score = ordered[0] if ordered else None
     second = next((c for c in ordered[1:] if any(ch.isdigit() for ch in c)), None)
     first_raters = [c for c in raters if not any(ch.isdigit() and ch != "1" for ch in c)]

@@ -1,9 +1,18 @@
 """report.md: the audit as a rater-lead reads it, section by section, from `report_dict`.
 
 Everything that comes from data or paths (answers, ids, labels, column names, the file's path,
-the model's name, warnings that quote them) goes through `md_text`: one line, control
-characters replaced, `<` `>` `&` as entities, and every character Markdown acts on inline
-backslash-escaped, so no answer can add HTML, a column, a heading, a link or emphasis.
+the model's name, warnings that quote them) goes through `md_text` (in table cells `md_cell`,
+at the start of a list item `md_item`): one line, control characters replaced, and a backslash
+before each character that would act there, and only those, so the text reads as it was
+written (`sample_data/plant_growth.csv`, not `sample\\_data`) while no answer can add HTML, a
+column, a heading, a list, a link, code or emphasis:
+
+- everywhere: `` ` `` (code), `*` (emphasis), `[` `]` (links, images), `~` (strikethrough),
+  `<` (HTML, autolinks), `&` before an entity name (`&lt;`), and `\\` before punctuation or
+  at the end (an escape, a line break);
+- `_` unless it stands between two letters or digits, where CommonMark never reads it as
+  emphasis (`plant_growth`);
+- in table cells `|`; at the start of a list item `#`, `>`, `-`, `+`, `=` and `1.` / `1)`.
 """
 
 from __future__ import annotations
@@ -14,14 +23,22 @@ import re
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
 from engine.input.config import SINGLE_VECTOR
-from engine.outputs.report import report_dict
+from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS, report_dict
 from engine.results.item import AuditResult
 
-# Characters with an inline meaning in CommonMark or GFM tables: escapes, code spans, emphasis,
-# links and images, table cells, headings, strikethrough.
-_INLINE = re.compile(r"([\\`*_\[\]|#~])")
-# What would make a list item's text start a nested list: "- ", "+ ", "1. ", "1) ".
-_ITEM_START = re.compile(r"^([-+])|^(\d+)([.)])")
+# Characters that act anywhere in a line: code spans, emphasis, links and images, strikethrough,
+# raw HTML and autolinks.
+_ALWAYS = re.compile(r"[`*\[\]~<]")
+# A backslash escapes the punctuation after it and breaks the line at its end.
+_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~]|$)")
+# `_` opens or closes emphasis unless a letter or digit stands on both sides of it.
+_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+# An entity or numeric character reference: `&amp;`, `&#60;`.
+_ENTITY = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+_HASH_END = re.compile(r"#(?=#*$)")
+# What would make a list item's text start a block of its own: a heading, a quote, a nested
+# list, a setext underline.
+_ITEM_START = re.compile(r"^([#>+=-])|^(\d+)([.)])")
 
 
 class Markup(str):
@@ -34,32 +51,47 @@ def _cut(value, limit: int | None = None) -> str:
 
 
 def md_text(value, limit: int | None = None) -> str:
-    """Untrusted text as inert inline Markdown on one line (cut to `limit` characters)."""
-    text = _cut(value, limit).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _INLINE.sub(r"\\\1", text)
+    """Untrusted text as inert inline Markdown on one line (cut to `limit` characters), with a
+    backslash only before what would act (see the module's docstring)."""
+    text = _BACKSLASH.sub(r"\\\\", _cut(value, limit))
+    text = _ALWAYS.sub(lambda m: "\\" + m.group(), text)
+    text = _UNDERSCORE.sub(r"\\_", text)
+    # A heading's closing #s: "## Item Q #" would lose its last word.
+    text = _HASH_END.sub(r"\\#", text)
+    return _ENTITY.sub(r"\\&", text)
+
+
+def md_cell(value, limit: int | None = None) -> str:
+    """`md_text` for a table cell, where `|` would end the cell."""
+    return md_text(value, limit).replace("|", "\\|")
 
 
 def md_item(value) -> str:
-    """`md_text` for the start of a list item, where "- x" or "1. x" would nest a list."""
+    """`md_text` for the start of a list item, where "- x", "# x" or "1. x" would start a
+    block of its own."""
     return _ITEM_START.sub(
         lambda m: "\\" + m.group(0) if m.group(1) else m.group(2) + "\\" + m.group(3),
         md_text(value),
     )
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 configuration', '2 configurations', '1,200 responses' (many: an irregular plural)."""
+    return f"{n:,} {word if n == 1 else many or word + 's'}"
+
+
 def _table(header: list, rows: list[list]) -> str:
-    """A GFM table; every cell but `Markup` is escaped with `md_text`."""
+    """A GFM table; every cell but `Markup` is escaped with `md_cell`."""
 
     def cell(value) -> str:
-        return value if isinstance(value, Markup) else md_text(value)
+        return value if isinstance(value, Markup) else md_cell(value)
 
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-QWK_THRESHOLD = 0.70
-DEGRADATION_THRESHOLD = 0.10
+QWK_THRESHOLD = FIELD_THRESHOLDS["qwk"]
 MEANINGS = (
     "95% interval: the range the agreement figure would plausibly take on another sample of "
     "responses like these, with the model's predictions held fixed (percentile bootstrap).",
@@ -77,10 +109,15 @@ MEANINGS = (
 
 
 def markdown_report(
-    result: AuditResult, top: int = 20, title: str = "parm audit report", depth: int = 1
+    result: AuditResult,
+    top: int = 20,
+    title: str = "parm audit report",
+    depth: int = 1,
+    decisions: str = "",
 ) -> str:
     """A readable report for a rater-lead. depth: the title's heading level (a session of many
-    items puts each item's report under its own second-level heading)."""
+    items puts each item's report under its own second-level heading); decisions: the review's
+    section (engine.outputs.review_summary), after the responses to review."""
     data = report_dict(result)
     sections = [
         _summary_section(result, data),
@@ -89,6 +126,7 @@ def markdown_report(
         _second_rater_section(result, data),
         _confusion_section(result, data),
         _review_section(result, top),
+        decisions,
         _duplicates_section(result, data),
         _parameters_section(data),
         "## What the uncertainty figures mean\n\n" + "\n".join(f"- {m}" for m in MEANINGS),
@@ -105,20 +143,21 @@ def _summary_section(result: AuditResult, data) -> str:
     lines = [
         "## Data",
         "",
-        f"- File: {md_text(responses.source)} ({len(responses):,} responses, "
-        f"{len(responses.skipped)} skipped)",
+        f"- File: {md_text(responses.source)} ({plural(len(responses), 'response')}, "
+        f"{len(responses.skipped):,} skipped)",
         f"- Blank answers: {data['input']['blank_answers']:,} (audited, all alike)",
         "- Scores: "
         + ", ".join(f"{md_text(k)}: {v}" for k, v in data["input"]["score_counts"].items()),
-        f"- Flagged for review: {data['flagged']} responses (model and human score differ)",
+        f"- Flagged for review: {plural(data['flagged'], 'response')} (model and human score "
+        "differ)",
         # The run every file of the output set names (run_id in report.json and the CSVs).
         f"- Run: {md_text(data['run_id'])}",
     ]
     if result.second_rater is not None:
         lines.append(
             f"- Second rater ({md_text(result.config.second_score_column)}): "
-            f"{result.second_rater.rows_with_both} responses scored twice, "
-            f"{int(result.second_rater.disagree.sum())} with different scores"
+            f"{plural(result.second_rater.rows_with_both, 'response')} scored twice, "
+            f"{int(result.second_rater.disagree.sum()):,} with different scores"
         )
     return "\n".join(lines)
 
@@ -133,7 +172,8 @@ def _settings_section(result: AuditResult, data) -> str:
             "",
             f"- Similarity: {result.mode}, model {md_text(config.embedding_model)}",
             f"- Selected configuration: {graph}, power p = {sel['power']:.3g} "
-            f"(by {config.selection_metric}, {len(result.tuning.rows)} configurations tried)",
+            f"(by {config.selection_metric}, {plural(len(result.tuning.rows), 'configuration')} "
+            "tried)",
             f"- Class weights: {config.class_weight or 'none'}; bootstrap samples: "
             f"{config.bootstrap_samples}; cross-fitting folds: {config.cross_fit_folds}; "
             f"seed: {config.seed}",
@@ -144,13 +184,14 @@ def _settings_section(result: AuditResult, data) -> str:
 
 def _agreement_section(result: AuditResult, data) -> str:
     intervals = data["uncertainty"]["bootstrap"]["intervals"]
-    rows = []
+    rows, marked = [], []
     for m, value in data["metrics"].items():
         iv = intervals.get(m)
         ci = "" if iv is None else f"{_fmt(iv['low'])} to {_fmt(iv['high'])}"
         note = ""
-        if m == "qwk" and value is not None and value < QWK_THRESHOLD:
-            note = Markup(f"**below {QWK_THRESHOLD:.2f}**")
+        if below_minimum(m, value):
+            note = Markup(f"**below {FIELD_THRESHOLDS[m]:.2f}**")
+            marked.append(METRIC[m].label)
         rows.append([METRIC[m].label, _fmt(value), ci, note])
     out = [
         "## Agreement between the model and the human scores",
@@ -162,17 +203,29 @@ def _agreement_section(result: AuditResult, data) -> str:
         qwk = crossed["metrics"].get("qwk")
         out += [
             "",
-            f"Cross-fitted ({crossed['folds']} folds): kappa {_fmt(crossed['metrics']['kappa'])} "
-            f"(in-sample {_fmt(crossed['in_sample']['kappa'])}), "
+            f"Cross-fitted ({plural(crossed['folds'], 'fold')}): kappa "
+            f"{_fmt(crossed['metrics']['kappa'])} (in-sample {_fmt(crossed['in_sample']['kappa'])}), "
             + ("" if qwk is None else f"QWK {_fmt(qwk)}, ")
             + f"exact agreement {_fmt(crossed['metrics']['accuracy'])}.",
         ]
-    left_out = data["metrics_left_out"]
-    if left_out is None:
-        note = f"QWK below {QWK_THRESHOLD:.2f} is marked (a common minimum for automated scoring)."
-    else:
-        note = left_out["reason"] + "."
-    return "\n".join(out + ["", note])
+    notes = []
+    if marked:
+        notes.append(f"Marked: {', '.join(marked)} below {THRESHOLDS_SENTENCE}.")
+    if data["metrics_left_out"] is not None:
+        notes.append(data["metrics_left_out"]["reason"] + ".")
+    return "\n".join(out + (["", " ".join(notes)] if notes else []))
+
+
+def below_minimum(metric: str, value) -> bool:
+    """Whether an agreement figure is below the field's usual minimum (FIELD_THRESHOLDS)."""
+    minimum = FIELD_THRESHOLDS.get(metric)
+    return minimum is not None and value is not None and value < minimum
+
+
+THRESHOLDS_SENTENCE = (
+    "the field's usual minimum for agreement with human scores (exact agreement 0.50, near "
+    "agreement 0.95, QWK 0.70)"
+)
 
 
 def _second_rater_section(result: AuditResult, data) -> str:
@@ -218,7 +271,7 @@ def _second_rater_section(result: AuditResult, data) -> str:
 def _confusion_section(result: AuditResult, data) -> str:
     labels = result.responses.labels
     return "## Confusion matrix (rows: human score, columns: model)\n\n" + _table(
-        ["human \\ model", *labels],
+        [Markup("human \\ model"), *labels],
         [[labels[i], *row] for i, row in enumerate(data["confusion_matrix"]["counts"])],
     )
 
@@ -278,8 +331,8 @@ def _duplicates_section(result: AuditResult, data) -> str:
     if not pairs:
         return "\n".join(out + [f"No pair above similarity {threshold} has different scores."])
     out.append(
-        f"{len(pairs)} pair(s) of responses with cosine similarity above {threshold} received "
-        "different scores."
+        f"{plural(len(pairs), 'pair')} of responses with cosine similarity above {threshold} "
+        "received different scores."
     )
     out.append("")
     rows = [

@@ -41,6 +41,12 @@ NOMINAL_NOTE = (
     "QWK and near agreement are left out: the score labels are text with no stated order "
     "(set score_order to give them one)"
 )
+# The field's usual minimums for agreement with human scores (as ETS's RSMTool highlights
+# them): exact agreement 50%, adjacent (near) agreement 95%, QWK 0.70. A figure below its
+# minimum is highlighted in report.md and report.html.
+FIELD_THRESHOLDS = {"accuracy": 0.50, "near": 0.95, "qwk": 0.70}
+# Human-human QWK minus the model's: above this the model falls short of the raters.
+DEGRADATION_THRESHOLD = 0.10
 EVIDENCE_FORMAT = (
     "row:score:weight for the strongest neighbours in the fitted graph (weight = normalised "
     "similarity to the power p), separated by ';'"

@@ -13,8 +13,19 @@ from engine.audit.decisions import DecisionStore
 from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
 from engine.core.errors import ExportError
 from engine.input.config import AuditConfig
-from engine.outputs import markdown, rater_files, report, tables
-from engine.outputs.names import BIAS_FILE, FEEDBACK_FILE, ITEMS_FILE, OUTPUT_FILES, RATERS_FILE
+from engine.outputs import rater_files, report, review_summary, tables
+from engine.outputs.names import (
+    BIAS_FILE,
+    DECISIONS_FILE,
+    FEEDBACK_FILE,
+    HTML_FILE,
+    ITEMS_FILE,
+    OUTPUT_FILES,
+    RATERS_FILE,
+    REVIEWED_FILE,
+)
+from engine.outputs.reviewed import reviewed_table
+from engine.outputs.session_markdown import MIN_PAIR, TOO_FEW, blank_count, session_markdown
 from engine.outputs.write import json_text, run_csv, write_files
 from engine.results.item import AuditResult
 from engine.results.overview import ItemSummary
@@ -29,17 +40,17 @@ RATER_COLUMNS = [
     "flagged_high", "leniency", "leniency_low", "leniency_high", "second_n", "second_exact",
     "second_kappa", "note", *rater_files.EFFECT_COLUMNS,
 ]  # fmt: skip
-TOO_FEW = "too few to judge"
 
 
 def output_files(config: AuditConfig) -> tuple[str, ...]:
-    """The files a session with these settings writes: the four outputs, and items.csv and
-    raters.csv (with rater_item_bias.csv and rater_feedback.csv) when the settings name an item
-    and a rater column."""
+    """The files a session with these settings can write, in the order they are written: the
+    four outputs and report.html; items.csv and raters.csv (with rater_item_bias.csv and
+    rater_feedback.csv) when the settings name an item and a rater column; then decisions.csv
+    and scores_reviewed.csv, which need the decision store and the input table."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
     if config.rater_column is not None:
         extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
-    return OUTPUT_FILES + extra
+    return OUTPUT_FILES + (HTML_FILE,) + extra + (DECISIONS_FILE, REVIEWED_FILE)
 
 
 def _number(value, digits: int = 6):
@@ -178,14 +189,17 @@ def decisions_table(store: DecisionStore, session: SessionResult) -> tuple[list[
     return [*header[:2], *who, *header[2:]], rows
 
 
-def session_dict(session: SessionResult) -> dict:
+def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
     """report.json: a single item's report (plus the rater table), or for many items the
-    overview, the raters and every item's report."""
+    overview, the raters and every item's report; and the review's decisions (`decisions`, by
+    data row; None: no decision store) under `review`."""
     raters = None if session.raters is None else _raters_dict(session)
+    review = review_summary.review_summary(session, decisions)
     if not session.by_item:
         data = report.report_dict(session.results[0])
         if raters is not None:
             data["raters"] = raters
+        data["review"] = review
         return data
     skipped = session.items.skipped
     return {
@@ -198,7 +212,7 @@ def session_dict(session: SessionResult) -> dict:
             "items": len(session.results) + len(skipped),
             "items_audited": len(session.results),
             "responses": session.n_responses,
-            "blank_answers": _blanks(session),
+            "blank_answers": blank_count(session),
             "skipped_items": [
                 {"item": s.item, "rows": s.rows, "reason": s.reason} for s in skipped
             ],
@@ -207,14 +221,11 @@ def session_dict(session: SessionResult) -> dict:
         "items_overview": [dict(zip(*_overview_record(s))) for s in session.overview],
         "raters": raters,
         "flagged": int(session.flagged.sum()),
+        "review": review,
         "timings_seconds": session.timings,
         "warnings": list(session.warnings),
         "items": [report.report_dict(result) for result in session.results],
     }
-
-
-def _blanks(session: SessionResult) -> int:
-    return int(sum(result.responses.blank.sum() for result in session.results))
 
 
 def _overview_record(summary: ItemSummary) -> tuple[list[str], list]:
@@ -232,7 +243,11 @@ def _raters_dict(session: SessionResult) -> dict:
         row["effects"] = rater_files.effects_dict(r.effects)
         rows.append(row)
     pairs = [
-        {k: report._clean(getattr(p, k)) for k in p.__dataclass_fields__} for p in raters.pairs
+        {
+            **{k: report._clean(getattr(p, k)) for k in p.__dataclass_fields__},
+            "note": "" if p.n >= MIN_PAIR else TOO_FEW,
+        }
+        for p in raters.pairs
     ]
     return {
         "method": raters.method,
@@ -254,36 +269,52 @@ def write_session(
     names=None,
     extra=None,
     on_switched=None,
+    store: DecisionStore | None = None,
+    table=None,
 ) -> list[Path]:
-    """Write the session's outputs (all of `output_files` by default, or `names`) and the
-    `extra` files ({name: text}, e.g. decisions.csv from `decisions_csv`) into out_dir as one
-    output set (engine.outputs.sets); returns the paths written, the manifest last.
-    on_switched: called with them the moment the set is in place."""
-    return write_files(
-        out_dir, session.run_id, session_contents(session, names, extra), overwrite, on_switched
-    )
+    """Write the session's outputs (all of `output_files` that can be written by default, or
+    `names`) and the `extra` files ({name: text}) into out_dir as one output set
+    (engine.outputs.sets); returns the paths written, the manifest last. store: the file's
+    decision store (decisions.csv, the review in the reports); table: the input file as read
+    (scores_reviewed.csv). on_switched: called with the paths the moment the set is in place."""
+    contents = session_contents(session, names, extra, store, table)
+    return write_files(out_dir, session.run_id, contents, overwrite, on_switched)
 
 
-def session_contents(session: SessionResult, names=None, extra=None) -> list[tuple[str, str]]:
+def session_contents(
+    session: SessionResult, names=None, extra=None, store: DecisionStore | None = None, table=None
+) -> list[tuple[str, str]]:
     """The files of the session's output set as (name, text), in the order they are written:
-    the one place a set is put together (a new kind of output joins here)."""
+    the one place a set is put together (a new kind of output joins here). Without `names`,
+    every file of `output_files` whose inputs are there: decisions.csv needs the store,
+    scores_reviewed.csv the table."""
     known = output_files(session.config)
-    names = known if names is None else [name for name in known if name in names]
+    needs = {DECISIONS_FILE: store, REVIEWED_FILE: table}
+    if names is None:
+        names = [name for name in known if needs.get(name, True) is not None]
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ExportError(f"Unknown output file(s) {', '.join(unknown)}; choose from {known}.")
+    missing = [name for name in names if needs.get(name, True) is None]
+    if missing:
+        raise ExportError(f"{', '.join(missing)} cannot be written without the review's data.")
     run_id = session.run_id
+    decisions = None if store is None else store.all()
     builders = {
         "predictions.csv": lambda: run_csv(prediction_table(session), run_id),
         "tuning.csv": lambda: run_csv(tuning_table(session), run_id),
-        "report.json": lambda: json_text(session_dict(session)),
-        "report.md": lambda: session_markdown(session),
+        "report.json": lambda: json_text(session_dict(session, decisions)),
+        "report.md": lambda: session_markdown(session, decisions),
+        HTML_FILE: lambda: html_report(session, decisions),
         ITEMS_FILE: lambda: run_csv(items_table(session), run_id),
         RATERS_FILE: lambda: run_csv(raters_table(session), run_id),
         BIAS_FILE: lambda: run_csv(rater_files.bias_table(session), run_id),
         FEEDBACK_FILE: lambda: run_csv(rater_files.feedback_table(session), run_id),
+        DECISIONS_FILE: lambda: decisions_csv(store, session),
+        REVIEWED_FILE: lambda: run_csv(reviewed_table(session, table, decisions), run_id),
     }
-    return [(name, builders[name]()) for name in names] + list((extra or {}).items())
+    chosen = [name for name in known if name in names]
+    return [(name, builders[name]()) for name in chosen] + list((extra or {}).items())
 
 
 def decisions_csv(store: DecisionStore, session: SessionResult) -> str:
@@ -291,90 +322,8 @@ def decisions_csv(store: DecisionStore, session: SessionResult) -> str:
     return run_csv(decisions_table(store, session), session.run_id)
 
 
-def session_markdown(session: SessionResult) -> str:
-    """report.md: one item's report (with the raters after it), or the items overview and the
-    raters first, then every item's report under its own heading."""
-    raters = _raters_section(session) if session.raters is not None else ""
-    if not session.by_item:
-        text = markdown.markdown_report(session.results[0])
-        return text + ("\n" + raters + "\n" if raters else "")
-    parts = ["# parm audit report", _overview_section(session)]
-    if raters:
-        parts.append(raters)
-    for result in session.results:
-        title = f"Item {markdown.md_text(result.responses.item, 80)}"
-        parts.append(markdown.markdown_report(result, title=title, depth=2).rstrip())
-    return "\n\n".join(parts) + "\n"
+def html_report(session: SessionResult, decisions: dict | None) -> str:
+    """report.html (engine.outputs.html_report; jinja2 and matplotlib load only here)."""
+    from engine.outputs.html_report import html_report as render
 
-
-def _overview_section(session: SessionResult) -> str:
-    items = session.items
-    lines = [
-        "## Items",
-        "",
-        f"File {markdown.md_text(items.source, 200)}: {len(session.results)} item(s) "
-        f"audited, {len(items.skipped)} skipped, {session.n_responses:,} responses "
-        f"({_blanks(session):,} blank), {int(session.flagged.sum()):,} flagged for review. Each item was audited on its own graph, "
-        "tuning and parameters.",
-        "",
-        f"Run: {markdown.md_text(session.run_id, 80)}",
-        "",
-    ]
-    header = ["item", "n", "scores", "K", "p", "kappa", "QWK", "cross-fitted kappa", "flagged"]
-    header += ["rater 1 vs 2 (exact, kappa)"]
-    rows = []
-    for s in session.overview:
-        if s.skipped is not None:
-            rows.append([s.item, s.n, f"skipped: {s.skipped}"] + [""] * 7)
-            continue
-        scores = ", ".join(f"{k}: {v}" for k, v in s.score_counts.items())
-        human = "" if s.human_kappa is None else f"{s.human_exact:.3f}, {s.human_kappa:.3f}"
-        k = "dense" if s.top_k is None else s.top_k
-        figures = [markdown._fmt(v) for v in (s.kappa, s.qwk, s.cross_fit_kappa)]
-        rows.append([s.item, s.n, scores, k, f"{s.power:.3g}"])
-        rows[-1] += [*figures, s.flagged, human]
-    lines.append(markdown._table(header, rows))
-    return "\n".join(lines)
-
-
-def _raters_section(session: SessionResult) -> str:
-    raters = session.raters
-    header = ["rater", "verdict", "n", "exact", "kappa", "flagged (95% interval)"]
-    header += ["leniency (95% interval)"]
-    rows = []
-    for r in raters.rows:
-        name = r.rater
-        if not r.judged:
-            rows.append(
-                [name, "", r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), TOO_FEW, ""]
-            )
-            continue
-        flagged = f"{r.flagged_share:.1%} ({r.flagged_low:.1%} to {r.flagged_high:.1%})"
-        leniency = (
-            "n/a (unordered labels)"
-            if r.leniency is None
-            else f"{r.leniency:+.2f} ({r.leniency_low:+.2f} to {r.leniency_high:+.2f})"
-        )
-        figures = [markdown._fmt(r.exact), markdown._fmt(r.kappa), flagged, leniency]
-        rows.append([name, r.verdict, r.n, *figures])
-    lines = [
-        "## Raters",
-        "",
-        "Farthest from the rest first. Leniency is in score points: how much higher (positive) "
-        "or lower (negative) a rater scores than the model expects, compared within items and "
-        "against the typical rater (the median of the reference raters). Flagged: the share of "
-        "their scores the model would change. Verdicts and their rules below.",
-        "",
-        markdown._table(header, rows),
-    ]
-    lines += rater_files.verdicts_section(session)
-    if raters.unassigned:
-        lines += ["", f"{raters.unassigned} score(s) have no rater recorded and are not counted."]
-    if raters.pairs:
-        pair_rows = [
-            [p.first, p.second, p.n] + [markdown._fmt(p.exact), markdown._fmt(p.kappa)]
-            for p in raters.pairs
-        ]
-        lines += ["", "Rater pairs on the responses both scored:", ""]
-        lines.append(markdown._table(["first", "second", "n", "exact", "kappa"], pair_rows))
-    return "\n".join(lines)
+    return render(session, decisions)

@@ -4,6 +4,7 @@ configuration tried) and decisions.csv (one row per review decision)."""
 from __future__ import annotations
 
 from engine.audit.decisions import DECISION_COLUMNS, DecisionStore, RunContext
+from engine.core.text import safe_text
 from engine.model.metrics import metric_names
 from engine.results.item import AuditResult
 
@@ -93,7 +94,7 @@ def decisions_table(store: DecisionStore, result: AuditResult) -> tuple[list[str
                 f"{result.severity[i]:.6f}",
                 decision.action,
                 decision.new_score or "",
-                decision.note,
+                safe_text(decision.note),  # pasted from anywhere: no control characters
                 decision.decided_at,
                 *_decided_on(decision.context),
             ]

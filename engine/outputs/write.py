@@ -22,6 +22,7 @@ from engine.core.errors import ExportError, OutputsExist
 from engine.core.files import reason, refuse_non_regular_targets
 from engine.outputs import markdown, report, tables
 from engine.outputs.names import DECISIONS_FILE, MANIFEST_FILE, OUTPUT_FILES
+from engine.outputs.review_summary import NO_REVIEW, NO_STORE, review_markdown
 from engine.outputs.sets import write_set
 from engine.results.item import AuditResult
 
@@ -144,11 +145,13 @@ def write_outputs(
             f"Unknown output file(s) {', '.join(unknown)}; choose from {OUTPUT_FILES}."
         )
     run_id = result.run_id
+    # One audit written on its own has no decision store: its reports say so, as a session's do.
+    no_review = {"status": NO_REVIEW, "why": NO_STORE}
     builders = {
         "predictions.csv": lambda: run_csv(tables.prediction_table(result), run_id),
         "tuning.csv": lambda: run_csv(tables.tuning_table(result), run_id),
-        "report.json": lambda: json_text(report.report_dict(result)),
-        "report.md": lambda: markdown.markdown_report(result),
+        "report.json": lambda: json_text({**report.report_dict(result), "review": no_review}),
+        "report.md": lambda: markdown.markdown_report(result, decisions=review_markdown(no_review)),
     }
     contents = [(name, builders[name]()) for name in OUTPUT_FILES if name in names]
     contents += list((extra or {}).items())

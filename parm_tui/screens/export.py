@@ -14,7 +14,6 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
-from engine.outputs.names import BIAS_FILE, DECISIONS_FILE, FEEDBACK_FILE, ITEMS_FILE, RATERS_FILE
 from engine.results.session import SessionResult
 from parm_tui.screens.error import ErrorRaised
 from parm_tui.widgets.footer import ParmFooter
@@ -22,19 +21,26 @@ from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedCheckbox
 
 DEFAULT_FOLDER = "./parm-out"
-# (checkbox id, label, files it writes); the file names are engine.outputs.names'.
+# (checkbox id, label, files it writes): every file `parm audit` writes, all chosen at first.
 CHOICES = [
     ("export-predictions", "predictions.csv (one row per response)", ("predictions.csv",)),
     ("export-tuning", "tuning.csv (every top-K / power tried)", ("tuning.csv",)),
-    ("export-report", "report (report.json and report.md)", ("report.json", "report.md")),
-    ("export-decisions", "decisions.csv (your review decisions)", (DECISIONS_FILE,)),
-    ("export-items", "items.csv (one row per item)", (ITEMS_FILE,)),
-    ("export-raters", "raters.csv (one row per rater: verdict and effects)", (RATERS_FILE,)),
-    ("export-bias", "rater_item_bias.csv (every rater x item cell)", (BIAS_FILE,)),
     (
-        "export-feedback",
-        "rater_feedback.csv (each rater's flagged scores, to discuss)",
-        (FEEDBACK_FILE,),
+        "export-report",
+        "report (report.json, report.md and report.html)",
+        ("report.json", "report.md", "report.html"),
+    ),
+    ("export-decisions", "decisions.csv (your review decisions)", ("decisions.csv",)),
+    (
+        "export-reviewed",
+        "scores_reviewed.csv (every row with its final score)",
+        ("scores_reviewed.csv",),
+    ),
+    ("export-items", "items.csv (one row per item)", ("items.csv",)),
+    (
+        "export-raters",
+        "raters.csv, rater_item_bias.csv, rater_feedback.csv",
+        ("raters.csv", "rater_item_bias.csv", "rater_feedback.csv"),
     ),
 ]
 
@@ -45,18 +51,17 @@ def output_folder(value: str) -> Path:
 
 
 def write_chosen(
-    session: SessionResult, store, folder: Path, names: list[str], overwrite: bool
+    session: SessionResult, store, folder: Path, names: list[str], overwrite: bool, table=None
 ) -> list[Path]:
-    """Write the chosen files of a session (runs in a worker thread); raises ParmError
-    subclasses."""
-    from engine.outputs.session import decisions_csv, write_session
+    """Write the chosen files of a session (runs in a worker thread): the reports with the
+    review's decisions from `store`, scores_reviewed.csv from `table` (the input file as read);
+    raises ParmError subclasses."""
+    from engine.outputs.session import write_session
 
-    outputs = [name for name in names if name != DECISIONS_FILE]
-    extra = {}
-    if DECISIONS_FILE in names and store is not None:
-        extra[DECISIONS_FILE] = decisions_csv(store, session)
     # One output set: a failure leaves every previous file in the folder as it was.
-    return write_session(session, folder, overwrite=overwrite, names=outputs, extra=extra)
+    return write_session(
+        session, folder, overwrite=overwrite, names=names, store=store, table=table
+    )
 
 
 class ConfirmOverwrite(ModalScreen[bool]):
@@ -99,10 +104,12 @@ class ExportScreen(Screen):
 
     BINDINGS = [Binding("ctrl+s", "export", "Write files")]
 
-    def __init__(self, session: SessionResult, store=None) -> None:
+    def __init__(self, session: SessionResult, store=None, table=None) -> None:
         super().__init__()
         self.session = session
         self.store = store
+        # The input file as read: scores_reviewed.csv keeps every row and column of it.
+        self.table = table
         self.export_worker: Worker | None = None
 
     def compose(self) -> ComposeResult:
@@ -120,11 +127,10 @@ class ExportScreen(Screen):
         yield ParmFooter()
 
     def offers(self, files) -> bool:
-        """items.csv only for a session with items, the rater files only with raters."""
+        """items.csv and the rater files only for a session with items and raters."""
         from engine.outputs.session import output_files
 
-        known = output_files(self.session.config) + (DECISIONS_FILE,)
-        return all(name in known for name in files)
+        return all(name in output_files(self.session.config) for name in files)
 
     def summary(self) -> Text:
         source = self.session.items.source
@@ -143,6 +149,11 @@ class ExportScreen(Screen):
             decisions.label = "decisions.csv (off: no decision store is open)"
         else:
             decisions.label = self.decisions_label()
+        if self.table is None:
+            reviewed = self.query_one("#export-reviewed", MarkedCheckbox)
+            reviewed.value = False
+            reviewed.disabled = True
+            reviewed.label = "scores_reviewed.csv (off: the input file is not loaded)"
         self.query_one("#export-folder", Input).focus()
         self.watch(self.app, "state", self.follow_store, init=False)
 
@@ -224,7 +235,7 @@ class ExportScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
     def write_files(self, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
-        return write_chosen(self.session, self.store, folder, names, overwrite)
+        return write_chosen(self.session, self.store, folder, names, overwrite, self.table)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is not self.export_worker:

@@ -1,7 +1,7 @@
 """Load: choose a file, preview it, pick the text, score, id, second-score, item, rater,
-second-rater and time columns (guessed for you), validate. The preview's columns share the
-terminal's width: each as wide as its widest cell when they all fit, else the widest cut to one
-common width."""
+second-rater and time columns (chosen for you by engine.input.column_guess, as `parm audit`
+chooses them), validate. The preview's columns share the terminal's width: each as wide as its
+widest cell when they all fit, else the widest cut to one common width."""
 
 from __future__ import annotations
 
@@ -219,16 +219,19 @@ class LoadScreen(Screen):
     def show_frame(self, frame) -> None:
         """The table's columns in every selector (a column named in the settings wins over a
         guess) and its first rows."""
-        from engine.input.table import guess_columns
+        from engine.input.column_guess import choose_columns
 
-        guesses = guess_columns(frame)
+        choice = choose_columns(frame, self.app.state.config)
         columns = [str(c) for c in frame.columns]
-        chosen = {}
-        for select_id, (key, guess_key, _) in COLUMN_ROLES.items():
-            configured = getattr(self.app.state.config, key)
-            chosen[select_id] = configured if configured in columns else guesses.get(guess_key)
+        chosen = {select_id: choice.columns[key] for select_id, (key, _, _) in COLUMN_ROLES.items()}
         self.select_columns([(plain(c), c) for c in columns], chosen)
         self.fill_preview(frame)
+        if choice.reviewed:
+            self.app.notify(
+                "Score column: final_score, the reviewed scores of a scores_reviewed.csv; "
+                "choose another to audit the original scores.",
+                timeout=8,
+            )
 
     def select_columns(self, options: list | None, chosen: dict[str, str | None]) -> None:
         """Set the selectors (their options too, when given) to `chosen` ({select id: column})

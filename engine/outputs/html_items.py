@@ -1,0 +1,303 @@
+"""report.html's section for one item (a file without items is one): its headline for the
+summary, score distributions, agreement with intervals and cross-fitted figures, human-human
+agreement and the degradation from it, the confusion matrix, tuning, parameters, the top of the
+review queue with the evidence, and the near-duplicates scored differently. Plain values and
+SVG plots for the template (engine.outputs.html_report)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.core.metric_names import METRIC
+from engine.input.config import SINGLE_VECTOR
+from engine.outputs import plots
+from engine.outputs.markdown import below_minimum
+from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
+from engine.results.item import AuditResult
+
+TOP = 20
+# Neighbours shown per flagged response (predictions.csv has them all).
+EVIDENCE = 3
+DUPLICATES = 50
+HUMAN_NAMES = (
+    ("exact", "Exact agreement", "accuracy"),
+    ("adjacent", "Adjacent (within 1)", "near"),
+    ("kappa", "Cohen's kappa", None),
+    ("qwk", "Quadratic weighted kappa", "qwk"),
+)
+
+
+def item_view(result: AuditResult, report: dict, k: int) -> dict:
+    """Everything the page shows of one item. report: its part of report.json."""
+    responses = result.responses
+    name = responses.item
+    title = "" if name is None else f"Item {name}"
+    # The plots' accessible names hold the item's position, never its name (data).
+    which = "" if name is None else f", item {k + 1}"
+    return {
+        "anchor": f"item-{k + 1}",
+        "name": name,
+        "title": title,
+        "n": len(responses),
+        "headline": _headline(result, report),
+        "human_line": _human_line(result, report),
+        "attention": _attention(result, report),
+        "distribution": _distribution(result, which),
+        "agreement": _agreement(result, report),
+        "cross_fit": _cross_fit(report),
+        "human": _human(report),
+        "confusion": plots.confusion_heatmap(
+            responses.labels,
+            report["confusion_matrix"]["counts"],
+            f"Confusion matrix{which}",
+        ),  # fmt: skip
+        "tuning": _tuning(result, report, which),
+        "parameters": _parameters(report),
+        "queue": _queue(result),
+        "flagged": int(result.flagged.sum()),
+        "duplicates": _duplicates(report),
+        "duplicates_total": len(report["near_duplicates"]),
+        "threshold": result.config.near_duplicate_threshold,
+        "single_vector": report["similarity_mode"] == SINGLE_VECTOR,
+        "warnings": list(result.warnings) if name is not None else [],
+    }
+
+
+def _fixed(value, digits: int = 3) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _headline(result: AuditResult, report: dict) -> dict:
+    """The summary's line for the item: kappa (and QWK) with the interval, cross-fitted."""
+    metrics = report["metrics"]
+    interval = report["uncertainty"]["bootstrap"]["intervals"].get("kappa")
+    crossed = report["uncertainty"]["cross_fit"]
+    parts = [f"kappa {_fixed(metrics['kappa'])}"]
+    if interval is not None and interval.get("low") is not None:
+        parts[0] += f" (95% interval {_fixed(interval['low'])} to {_fixed(interval['high'])})"
+    if crossed is not None:
+        parts.append(f"cross-fitted {_fixed(crossed['metrics']['kappa'])}")
+    if "qwk" in metrics:
+        parts.append(f"QWK {_fixed(metrics['qwk'])}")
+    parts.append(f"exact agreement {metrics['accuracy']:.1%}")
+    who = "" if result.responses.item is None else f"{result.responses.item}: "
+    return {"text": who + ", ".join(parts), "below": _below(metrics)}
+
+
+def _below(metrics: dict) -> list[str]:
+    return [
+        f"{METRIC[m].label} {_fixed(metrics[m])} < {FIELD_THRESHOLDS[m]:.2f}"
+        for m in FIELD_THRESHOLDS
+        if below_minimum(m, metrics.get(m))
+    ]
+
+
+def _human_line(result: AuditResult, report: dict) -> str:
+    """Two raters against each other and the model's shortfall from them."""
+    second = report["second_rater"]
+    if second is None or not second["rater1_vs_rater2"]:
+        return ""
+    human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
+    metric = "qwk" if human.get("qwk") is not None and model.get("qwk") is not None else "kappa"
+    label = "QWK" if metric == "qwk" else "kappa"
+    gap = human[metric] - model[metric]
+    who = "Two raters" if result.responses.item is None else f"{result.responses.item}: two raters"
+    verdict = (
+        f"more than the field's limit of {DEGRADATION_THRESHOLD:.2f}"
+        if gap > DEGRADATION_THRESHOLD
+        else f"within the field's limit of {DEGRADATION_THRESHOLD:.2f}"
+    )
+    return (
+        f"{who} agree with {label} {human[metric]:.3f} on the "
+        f"{second['rows_with_both_scores']:,} responses scored twice; the model's {label} "
+        f"against rater 1 is {model[metric]:.3f}, {abs(gap):.3f} "
+        f"{'below' if gap > 0 else 'above'} the raters' ({verdict})."
+    )
+
+
+def _attention(result: AuditResult, report: dict) -> str:
+    """Why the item needs attention, or '' when nothing does."""
+    reasons = _below(report["metrics"])
+    second = report["second_rater"]
+    if second is not None and second["rater1_vs_rater2"]:
+        human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
+        metric = "qwk" if human.get("qwk") is not None and model.get("qwk") is not None else "kappa"
+        if human[metric] - model[metric] > DEGRADATION_THRESHOLD:
+            label = "QWK" if metric == "qwk" else "kappa"
+            reasons.append(
+                f"the model's {label} is {human[metric] - model[metric]:.2f} below the raters' "
+                f"(more than {DEGRADATION_THRESHOLD:.2f})"
+            )
+    if not reasons:
+        return ""
+    name = result.responses.item
+    who = "The scores" if name is None else name
+    flagged = int(result.flagged.sum())
+    return f"{who}: {'; '.join(reasons)} ({flagged:,} of {len(result.responses):,} flagged)"
+
+
+def _distribution(result: AuditResult, which: str) -> str:
+    responses = result.responses
+    c = responses.n_classes
+    counts = {
+        "human": np.bincount(responses.scores, minlength=c).tolist(),
+        "model": np.bincount(result.predicted, minlength=c).tolist(),
+    }
+    second = responses.second_scores
+    if second is not None and np.any(second >= 0):
+        counts["second rater"] = np.bincount(second[second >= 0], minlength=c).tolist()
+    return plots.score_distribution(responses.labels, counts, f"Score distribution{which}")
+
+
+def _agreement(result: AuditResult, report: dict) -> list[dict]:
+    intervals = report["uncertainty"]["bootstrap"]["intervals"]
+    crossed = report["uncertainty"]["cross_fit"]
+    rows = []
+    for m, value in report["metrics"].items():
+        iv = intervals.get(m)
+        cross = None if crossed is None else crossed["metrics"].get(m)
+        rows.append(
+            {
+                "label": METRIC[m].label,
+                "value": _fixed(value),
+                "interval": "" if iv is None or iv.get("low") is None
+                else f"{_fixed(iv['low'])} to {_fixed(iv['high'])}",
+                "cross_fit": "" if cross is None else _fixed(cross),
+                "below": below_minimum(m, value),
+                "cross_below": below_minimum(m, cross),
+                "minimum": "" if m not in FIELD_THRESHOLDS else f"{FIELD_THRESHOLDS[m]:.2f}",
+            }
+        )  # fmt: skip
+    return rows
+
+
+def _cross_fit(report: dict) -> str:
+    crossed = report["uncertainty"]["cross_fit"]
+    if crossed is None:
+        return ""
+    return (
+        f"Cross-fitted over {crossed['folds']} folds: every response predicted by a model whose K, "
+        "p and parameters were chosen without its score."
+    )
+
+
+def _human(report: dict) -> dict | None:
+    second = report["second_rater"]
+    if second is None:
+        return None
+    pairs = [
+        ("Rater 1 vs rater 2", second["rater1_vs_rater2"]),
+        ("Model vs rater 1", second["model_vs_rater1"]),
+        ("Model vs rater 2", second["model_vs_rater2"]),
+    ]
+    rows = []
+    for key, label, metric in HUMAN_NAMES:
+        if key not in second["model_vs_rater1"]:
+            continue
+        cells = []
+        for _, figures in pairs:
+            value = None if not figures else figures.get(key)
+            cells.append({"text": _fixed(value), "below": metric is not None
+                          and below_minimum(metric, value)})  # fmt: skip
+        rows.append({"label": label, "cells": cells})
+    human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
+    degradation = []
+    for key in ("kappa", "qwk"):
+        if human and human.get(key) is not None and model.get(key) is not None:
+            gap = human[key] - model[key]
+            degradation.append(
+                {
+                    "label": "QWK" if key == "qwk" else "kappa",
+                    "value": f"{gap:+.3f}",
+                    "below": gap > DEGRADATION_THRESHOLD,
+                }  # fmt: skip
+            )
+    return {
+        "columns": [name for name, _ in pairs],
+        "rows": rows,
+        "both": second["rows_with_both_scores"],
+        "disagree": second["raters_disagree"],
+        "column": second["column"],
+        "degradation": degradation,
+    }
+
+
+def _tuning(result: AuditResult, report: dict, which: str) -> dict:
+    metric = result.config.selection_metric
+    rows = result.tuning.rows
+    selected = report["selected"]
+    graph = "dense graph" if selected["top_k"] is None else f"K = {selected['top_k']}"
+    text = (
+        f"Selected {graph}, p = {selected['power']:.3g} by {METRIC[metric].label}, of "
+        f"{len(rows)} configuration{'' if len(rows) == 1 else 's'} tried."
+    )
+    plot = None
+    if len(rows) > 1:
+        plot = plots.tuning_lines(rows, metric, METRIC[metric].label, f"Tuning{which}")
+    return {"text": text, "plot": plot}
+
+
+def _parameters(report: dict) -> dict:
+    rows = []
+    for p in report["parameters"]:
+        se = p["se"]
+        interval = ""
+        if se is not None and p["estimate"] is not None:
+            interval = f"{p['estimate'] - 1.96 * se:.3f} to {p['estimate'] + 1.96 * se:.3f}"
+        rows.append([p["name"], _fixed(p["estimate"]), _fixed(se), interval])
+    return {"rows": rows, "method": report["standard_errors"]}
+
+
+def _queue(result: AuditResult) -> list[dict]:
+    """The first TOP flagged responses in the review queue's order, with their evidence."""
+    responses = result.responses
+    labels = responses.labels
+    order = result.review_order()
+    rows = []
+    for i in order[result.flagged[order]][:TOP]:
+        evidence = [
+            {
+                "row": int(responses.rows[nb.index]),
+                "id": responses.ids[nb.index],
+                "score": labels[responses.scores[nb.index]],
+                "similarity": "" if math.isnan(nb.similarity) else f"{nb.similarity:.3f}",
+                "text": _short(responses.texts[nb.index], 100),
+            }
+            for nb in result.evidence[i][:EVIDENCE]
+        ]
+        rows.append(
+            {
+                "row": int(responses.rows[i]),
+                "id": responses.ids[i],
+                "human": labels[responses.scores[i]],
+                "model": labels[result.predicted[i]],
+                "severity": f"{result.severity[i]:.3f}",
+                "text": _short(responses.texts[i], 800),
+                "evidence": evidence,
+            }
+        )
+    return rows
+
+
+def _duplicates(report: dict) -> list[dict]:
+    return [
+        {
+            "similarity": f"{p['similarity']:.3f}",
+            "pair": [
+                {
+                    "row": p[k]["row"],
+                    "id": p[k]["id"],
+                    "score": p[k]["score"],
+                    "text": _short(p[k]["text"], 300),
+                }
+                for k in ("first", "second")
+            ],
+        }  # fmt: skip
+        for p in report["near_duplicates"][:DUPLICATES]
+    ]
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,338 @@
+"""report.html: the audit as one self-contained page to read in a browser, print or send.
+
+It opens with a summary a director can read in a minute (how well the scores hold together and
+how that compares with two raters, the items and raters that need attention, what the review
+changed), then follows ETS's RSMTool reports: the data, and for every item the score
+distributions, agreement with 95% intervals and cross-fitted figures (the field's minimums
+highlighted), human-human agreement and the degradation from it, the confusion matrix, the
+tuning, the parameters with standard errors, the top of the review queue with its evidence and
+the near-duplicates scored differently; for a session the items and raters with their plots and
+verdicts; and the review's decisions.
+
+This module turns a session into the page's content (plain values: text and numbers, and plots
+as SVG from engine.outputs.plots); the layout is the Jinja2 template
+`templates/report.html.j2`, rendered with autoescaping, so every value from the data is text.
+The page loads nothing (no script, font, style sheet or image from anywhere) and says so in its
+Content-Security-Policy. jinja2 and matplotlib are imported only here, when a report is written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from engine.core.metric_names import METRIC
+from engine.core.text import safe_text
+from engine.outputs import html_items, plots
+from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
+from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
+from engine.outputs.review_summary import NO_REVIEW
+from engine.results.session import SessionResult
+
+# No script, no remote or local load of anything: styles inline, plots inline SVG.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; "
+    "form-action 'none'"
+)
+TEMPLATE = "report.html.j2"
+
+
+def html_report(session: SessionResult, decisions: dict | None) -> str:
+    """The page for a session and its review's decisions (by data row; None: no store)."""
+    from engine.outputs.session import session_dict
+
+    data = session_dict(session, decisions)
+    items = [
+        html_items.item_view(result, report, k)
+        for k, (result, report) in enumerate(zip(session.results, _item_reports(session, data)))
+    ]
+    context = {
+        "csp": CONTENT_SECURITY_POLICY,
+        "title": f"parm audit report: {Path(session.items.source).name or 'input'}",
+        "source": session.items.source,
+        "run_id": session.run_id,
+        "created": data["created"],
+        "version": data["parm_version"],
+        "summary": summary(session, data, items),
+        "data": data_section(session),
+        "review": review_view(data["review"]),
+        "overview": overview(session) if session.by_item else None,
+        "raters": raters_view(session, data.get("raters")),
+        "items": items,
+        "by_item": session.by_item,
+        "meanings": MEANINGS,
+        "thresholds": THRESHOLDS_SENTENCE,
+        "warnings": list(session.warnings),
+    }
+    return render(context)
+
+
+def render(context: dict) -> str:
+    """The template with `context`: every value with its control characters replaced
+    (engine.core.text.safe_text) and escaped (plots are marked safe after
+    engine.outputs.plots.inline_svg neutralised them)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+    from markupsafe import Markup
+
+    def shown(value):
+        # Every value printed goes through safe_text first (a path given on the command line
+        # was never read from a file, so never sanitised), then autoescaping; plots are Markup.
+        return (
+            value if isinstance(value, Markup) or not isinstance(value, str) else safe_text(value)
+        )
+
+    environment = Environment(
+        loader=PackageLoader("engine.outputs", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=shown,
+    )
+    return environment.get_template(TEMPLATE).render(**context)
+
+
+def _item_reports(session: SessionResult, data: dict) -> list[dict]:
+    return data["items"] if session.by_item else [data]
+
+
+# -- the director's summary ----------------------------------------------------------------------
+def summary(session: SessionResult, data: dict, items: list[dict]) -> dict:
+    """The first screen: agreement and the raters' own, what needs attention, the review."""
+    flagged = int(session.flagged.sum())
+    return {
+        "agreement": [view["headline"] for view in items],
+        "human": [view["human_line"] for view in items if view["human_line"]],
+        "flagged": f"{flagged:,} of {session.n_responses:,} responses "
+        f"({flagged / max(session.n_responses, 1):.1%}) are flagged for review: the model "
+        "prefers another score for them.",
+        "items": [view["attention"] for view in items if view["attention"]],
+        "raters": _raters_attention(session),
+        "review": _review_line(data["review"]),
+    }
+
+
+def _raters_attention(session: SessionResult) -> list[str]:
+    if session.raters is None:
+        return []
+    return [
+        f"{r.rater}: {r.verdict}" for r in session.raters.rows if r.judged and r.verdict != "fine"
+    ]
+
+
+def _review_line(review: dict) -> str:
+    if review["status"] == NO_REVIEW:
+        return f"No review yet: {review['why']}."
+    flagged, queue = review["counts"]["flagged"], review["counts"]["queue"]
+    changed = review["scores_changed"]
+    kappa = review["agreement"]["kappa_change"]
+    shift = "" if kappa is None else f"; the model's kappa against the scores moved {kappa:+.3f}"
+    return (
+        f"The review changed {changed:,} score{'' if changed == 1 else 's'} "
+        f"({review['decisions']:,} decision{'' if review['decisions'] == 1 else 's'}: "
+        f"{queue['keep']:,} kept, {queue['change']:,} changed, {queue['unsure']:,} unsure); "
+        f"{flagged['undecided']:,} of {flagged['responses']:,} flagged responses are still "
+        f"undecided{shift}."
+    )
+
+
+# -- data ----------------------------------------------------------------------------------------
+def data_section(session: SessionResult) -> dict:
+    """Rows read, responses audited (blank answers among them), what was left out and why,
+    and what the data lacks (second scores, raters)."""
+    items = session.items
+    left_out: dict[str, list[int]] = {}
+    blank_second, second_total = 0, 0
+    for result in session.results:
+        responses = result.responses
+        for row, reason in responses.skipped:
+            key = "score is not a number" if reason.startswith("score '") else reason
+            left_out.setdefault(key, []).append(int(row))
+        if responses.second_scores is not None:
+            second_total += len(responses)
+            blank_second += int(np.sum(responses.second_scores < 0))
+    reasons = [
+        {"reason": reason, "n": len(rows), "rows": _rows_text(rows)}
+        for reason, rows in left_out.items()
+    ]
+    reasons += [
+        {"reason": f"item '{s.item}' not audited: {s.reason}", "n": s.rows, "rows": ""}
+        for s in items.skipped
+    ]
+    audited_rows = session.n_responses + sum(r["n"] for r in reasons)
+    if items.file_rows > audited_rows:
+        reasons.append({"reason": "no item given", "n": items.file_rows - audited_rows, "rows": ""})
+    notes = []  # what the data lacks: second scores, raters
+    if second_total:
+        notes.append(
+            f"Second scores: {blank_second:,} of {second_total:,} audited responses have none"
+            if blank_second
+            else "Second scores: every audited response has one"
+        )
+    if session.raters is not None and session.raters.unassigned:
+        notes.append(f"Raters: {session.raters.unassigned:,} scores have no rater recorded")
+    return {
+        "file": items.source,
+        "rows": items.file_rows,
+        "responses": session.n_responses,
+        "items": len(session.results),
+        "left_out": reasons,
+        # Blank answers are audited like any other (engine.embedding.blank).
+        "blank_answers": sum(int(r.responses.blank.sum()) for r in session.results),
+        "notes": notes,
+        "columns": _columns(session),
+    }
+
+
+def _rows_text(rows: list[int], shown: int = 8) -> str:
+    more = f" and {len(rows) - shown:,} more" if len(rows) > shown else ""
+    return ", ".join(map(str, rows[:shown])) + more
+
+
+def _columns(session: SessionResult) -> list[list[str]]:
+    config = session.config
+    named = [
+        ("text", config.text_column), ("score", config.score_column), ("id", config.id_column),
+        ("second score", config.second_score_column), ("item", config.item_column),
+        ("rater", config.rater_column), ("second rater", config.second_rater_column),
+        ("time", config.time_column),
+    ]  # fmt: skip
+    return [[role, column] for role, column in named if column is not None]
+
+
+# -- the review's decisions ----------------------------------------------------------------------
+def review_view(review: dict) -> dict:
+    """The review section: counts, by score, changes, agreement before and after."""
+    if review["status"] == NO_REVIEW:
+        return {"done": False, "why": review["why"]}
+    agreement = review["agreement"]
+    before, after = agreement["model_vs_original"], agreement["model_vs_final"]
+    return {
+        "done": True,
+        "line": _review_line(review),
+        "counts": [
+            ["flagged", *(review["counts"]["flagged"][k] for k in _COUNTS)],
+            ["whole queue", *(review["counts"]["queue"][k] for k in _COUNTS)],
+        ],
+        "by_score": [
+            [s["score"], s["responses"], s["flagged"], *(s[k] for k in _COUNTS[1:-1])]
+            for s in review["by_score"]
+        ],
+        "changes": [[c["from"], c["to"], c["n"]] for c in review["changes"]],
+        "agreement": [
+            [METRIC[m].label, _fixed(before[m]), _fixed(after[m])] for m in before
+        ],
+        "kappa_change": "n/a" if agreement["kappa_change"] is None
+        else f"{agreement['kappa_change']:+.3f}",
+        "note": agreement["definition"],
+        "items": [
+            [i["item"], i["decided"], i["scores_changed"], _fixed(i["kappa_original"]),
+             _fixed(i["kappa_final"]),
+             "n/a" if i["kappa_change"] is None else f"{i['kappa_change']:+.3f}"]
+            for i in review.get("items", [])
+        ],
+    }  # fmt: skip
+
+
+_COUNTS = ("responses", "decided", "keep", "change", "unsure", "undecided")
+
+
+# -- a session: items and raters -----------------------------------------------------------------
+def overview(session: SessionResult) -> dict:
+    """The items table and the items plot: kappa per item with its 95% interval and the
+    cross-fitted kappa."""
+    rows = []
+    for s in session.overview:
+        if s.skipped is not None:
+            rows.append({"item": s.item, "n": s.n, "skipped": s.skipped, "cells": []})
+            continue
+        human = "" if s.human_kappa is None else f"{s.human_exact:.3f}, {s.human_kappa:.3f}"
+        cells = [
+            _cell(s.kappa), _cell(s.qwk, "qwk"), _cell(s.cross_fit_kappa),
+            {"text": f"{s.flagged:,}", "below": False}, {"text": human, "below": False},
+        ]  # fmt: skip
+        rows.append({"item": s.item, "n": s.n, "skipped": None, "cells": cells})
+    audited = session.results
+    intervals = [r.intervals.get("kappa") for r in audited]
+    crossed = [None if r.cross_fit is None else r.cross_fit.metrics["kappa"] for r in audited]
+    plot = plots.interval_dots(
+        [r.responses.item for r in audited],
+        [r.metrics["kappa"] for r in audited],
+        [None if iv is None else iv.low for iv in intervals],
+        [None if iv is None else iv.high for iv in intervals],
+        "Cohen's kappa, model vs human (95% interval)",
+        "Kappa per item",
+        extra=("cross-fitted kappa", crossed) if any(c is not None for c in crossed) else None,
+    )
+    return {"rows": rows, "plot": plot}
+
+
+def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
+    """The rater table, its plot, the verdicts with their rules, and each pair of raters."""
+    if raters is None:
+        return None
+    from engine.outputs.rater_files import rule_text
+    from engine.outputs.session_markdown import MIN_PAIR, TOO_FEW
+
+    rows = session.raters.rows
+    judged = [r for r in rows if r.judged]
+    table = []
+    for r in rows:
+        flagged = (
+            f"{r.flagged_share:.1%} ({r.flagged_low:.1%} to {r.flagged_high:.1%})" if r.judged
+            else TOO_FEW
+        )  # fmt: skip
+        leniency = "" if r.leniency is None or not r.judged else (
+            f"{r.leniency:+.2f} ({r.leniency_low:+.2f} to {r.leniency_high:+.2f})"
+        )  # fmt: skip
+        table.append([r.rater, r.verdict, r.n, _fixed(r.exact), _fixed(r.kappa), flagged,
+                      leniency])  # fmt: skip
+    plot = None
+    if judged:
+        ordered = all(r.leniency is not None for r in judged)
+        leniency = (
+            [r.leniency for r in judged], [r.leniency_low for r in judged],
+            [r.leniency_high for r in judged],
+        ) if ordered else None  # fmt: skip
+        flagged = (
+            [r.flagged_share for r in judged], [r.flagged_low for r in judged],
+            [r.flagged_high for r in judged],
+        )  # fmt: skip
+        plot = plots.raters_panels([r.rater for r in judged], leniency, flagged, "Raters")
+    pairs = [
+        [p.first, p.second, p.n, *([_fixed(p.exact), _fixed(p.kappa)] if p.n >= MIN_PAIR
+                                   else [TOO_FEW, ""])]
+        for p in session.raters.pairs
+    ]  # fmt: skip
+    return {
+        "rows": table,
+        "plot": plot,
+        "verdicts": [[r.rater, rule_text(r.effects)] for r in judged],
+        "pairs": pairs,
+        "min_pair": MIN_PAIR,
+        "unassigned": session.raters.unassigned,
+        "bias": [
+            [c.rater, c.item, c.n, f"{c.bias:+.2f}", f"{c.t:+.1f}"]
+            for c in session.raters.bias
+            if c.listed
+        ],  # fmt: skip
+    }
+
+
+# -- shared --------------------------------------------------------------------------------------
+def _fixed(value, digits: int = 3) -> str:
+    return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _cell(value, metric: str | None = None) -> dict:
+    """A figure for a table cell, with whether it is below the field's minimum."""
+    return {"text": _fixed(value), "below": metric is not None and below_minimum(metric, value)}
+
+
+__all__ = [
+    "CONTENT_SECURITY_POLICY",
+    "DEGRADATION_THRESHOLD",
+    "FIELD_THRESHOLDS",
+    "html_report",
+]

@@ -1,0 +1,128 @@
+"""report.md of a session (engine.results.session.SessionResult): one item's report with the
+review's decisions and the raters, or the items overview, the review's decisions and the raters
+first, then every item's report under its own heading."""
+
+from __future__ import annotations
+
+from engine.outputs import markdown, rater_files, review_summary
+from engine.results.session import SessionResult
+
+TOO_FEW = "too few to judge"
+# Fewer shared answers than this and a pair of raters' agreement is too unstable to show.
+MIN_PAIR = 20
+
+
+def session_markdown(session: SessionResult, decisions: dict | None = None) -> str:
+    """report.md: one item's report (the review's decisions after its responses to review, the
+    raters after it), or the items overview, the review's decisions and the raters first, then
+    every item's report under its own heading."""
+    raters = _raters_section(session) if session.raters is not None else ""
+    review = review_summary.review_markdown(review_summary.review_summary(session, decisions))
+    if not session.by_item:
+        text = markdown.markdown_report(session.results[0], decisions=review)
+        return text + ("\n" + raters + "\n" if raters else "")
+    parts = ["# parm audit report", _overview_section(session), review]
+    if raters:
+        parts.append(raters)
+    for result in session.results:
+        title = f"Item {markdown.md_text(result.responses.item, 80)}"
+        parts.append(markdown.markdown_report(result, title=title, depth=2).rstrip())
+    return "\n\n".join(parts) + "\n"
+
+
+def blank_count(session: SessionResult) -> int:
+    """Blank answers over the session's items (they are audited, engine.embedding.blank)."""
+    return int(sum(result.responses.blank.sum() for result in session.results))
+
+
+def _overview_section(session: SessionResult) -> str:
+    items = session.items
+    lines = [
+        "## Items",
+        "",
+        f"File {markdown.md_text(items.source, 200)}: "
+        f"{markdown.plural(len(session.results), 'item')} audited, {len(items.skipped)} "
+        f"skipped, {markdown.plural(session.n_responses, 'response')} "
+        f"({blank_count(session):,} blank), "
+        f"{int(session.flagged.sum()):,} flagged for review. Each item was audited on its own "
+        "graph, tuning and parameters.",
+        "",
+        f"Run: {markdown.md_text(session.run_id, 80)}",
+        "",
+    ]
+    header = ["item", "n", "scores", "K", "p", "kappa", "QWK", "cross-fitted kappa", "flagged"]
+    header += ["rater 1 vs 2 (exact, kappa)"]
+    rows = []
+    for s in session.overview:
+        if s.skipped is not None:
+            rows.append([s.item, s.n, f"skipped: {s.skipped}"] + [""] * 7)
+            continue
+        scores = ", ".join(f"{k}: {v}" for k, v in s.score_counts.items())
+        human = "" if s.human_kappa is None else f"{s.human_exact:.3f}, {s.human_kappa:.3f}"
+        k = "dense" if s.top_k is None else s.top_k
+        figures = [markdown._fmt(v) for v in (s.kappa, s.qwk, s.cross_fit_kappa)]
+        rows.append([s.item, s.n, scores, k, f"{s.power:.3g}"])
+        rows[-1] += [*figures, s.flagged, human]
+    lines.append(markdown._table(header, rows))
+    return "\n".join(lines)
+
+
+def _raters_section(session: SessionResult) -> str:
+    raters = session.raters
+    header = ["rater", "verdict", "n", "exact", "kappa", "flagged (95% interval)"]
+    header += ["leniency (95% interval)"]
+    rows = []
+    for r in raters.rows:
+        name = r.rater
+        if not r.judged:
+            rows.append(
+                [name, "", r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), TOO_FEW, ""]
+            )
+            continue
+        flagged = f"{r.flagged_share:.1%} ({r.flagged_low:.1%} to {r.flagged_high:.1%})"
+        leniency = (
+            "n/a (unordered labels)"
+            if r.leniency is None
+            else f"{r.leniency:+.2f} ({r.leniency_low:+.2f} to {r.leniency_high:+.2f})"
+        )
+        figures = [markdown._fmt(r.exact), markdown._fmt(r.kappa), flagged, leniency]
+        rows.append([name, r.verdict, r.n, *figures])
+    lines = [
+        "## Raters",
+        "",
+        "Farthest from the rest first. Leniency is in score points: how much higher (positive) "
+        "or lower (negative) a rater scores than the model expects, compared within items and "
+        "against the typical rater (the median of the reference raters). Flagged: the share of "
+        "their scores the model would change. Verdicts and their rules below.",
+        "",
+        markdown._table(header, rows),
+    ]
+    lines += rater_files.verdicts_section(session)
+    if raters.unassigned:
+        unassigned = markdown.plural(raters.unassigned, "score")
+        verb = "has" if raters.unassigned == 1 else "have"
+        lines += ["", f"{unassigned} {verb} no rater recorded and are not counted."]
+    if raters.pairs:
+        lines += ["", *_pairs_lines(raters.pairs)]
+    return "\n".join(lines)
+
+
+def _pairs_lines(pairs) -> list[str]:
+    """Each pair of raters once, with n; fewer than MIN_PAIR shared answers: too few to judge."""
+    rows = []
+    for p in pairs:
+        figures = [markdown._fmt(p.exact), markdown._fmt(p.kappa)]
+        rows.append([p.first, p.second, p.n, *(figures if p.n >= MIN_PAIR else [TOO_FEW, ""])])
+    few = sum(p.n < MIN_PAIR for p in pairs)
+    lines = [
+        "Pairs of raters on the answers both scored (each pair once, whichever scored first):",
+        "",
+        markdown._table(["rater", "rater", "n", "exact", "kappa"], rows),
+    ]
+    if few:
+        lines += [
+            "",
+            f"{markdown.plural(few, 'pair')} with fewer than {MIN_PAIR} shared answers "
+            f"{'is' if few == 1 else 'are'} too few to judge: their agreement is not shown.",
+        ]
+    return lines

@@ -1,0 +1,129 @@
+"""CLI = app: `parm audit` chooses the columns the app's Load screen chooses and writes the files
+the app's Export writes, with the same report.json (run ids, dates and timings aside); and the
+decisions a rater-lead makes in the app reach `parm export`'s scores_reviewed.csv and reports
+without anything being run again."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from helpers import load_and_run, open_review, wait_for
+from textual.widgets import Input
+from typer.testing import CliRunner
+
+from parm_tui.app import ParmApp
+from parm_tui.cli import app as cli_app
+from parm_tui.screens.export import ExportScreen
+from parm_tui.widgets.review_dialogs import ScoreModal
+
+pytestmark = pytest.mark.slow
+SIZE = (100, 30)
+# What differs between two runs of the same audit: which run, when, and how long it took.
+RUN_KEYS = {"run_id", "created", "timings_seconds"}
+
+
+def comparable(value):
+    """report.json without its run ids, dates and timings."""
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items() if k not in RUN_KEYS}
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    return value
+
+
+def read_rows(path):
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def without_run(rows):
+    return [{k: v for k, v in row.items() if k != "run_id"} for row in rows]
+
+
+def invoke(*args):
+    result = CliRunner().invoke(cli_app, [str(a) for a in args])
+    assert "Traceback" not in result.output
+    return result.exit_code, result.output
+
+
+async def export_from_the_app(pilot, folder) -> None:
+    app = pilot.app
+    await pilot.press("f7")
+    await wait_for(pilot, lambda: isinstance(app.screen, ExportScreen), "the export screen")
+    app.screen.query_one("#export-folder", Input).value = str(folder)
+    await pilot.press("ctrl+s")
+    await wait_for(pilot, lambda: (folder / "parm-manifest.json").exists(), "the export")
+    await pilot.pause()
+
+
+async def test_parm_audit_writes_the_files_and_report_the_apps_export_writes(
+    sample_copy, sample_embeddings_file, tmp_path
+):
+    app_out, cli_out = tmp_path / "app", tmp_path / "cli"
+    app = ParmApp(path=sample_copy, embeddings_path=sample_embeddings_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await load_and_run(pilot)
+        assert app.state.config.second_score_column == "score2"  # the Load screen's guess
+        await export_from_the_app(pilot, app_out)
+    code, output = invoke(
+        "audit", sample_copy, "--embeddings", sample_embeddings_file, "--out", cli_out, "-q"
+    )
+    assert code == 0, output
+    assert "Guessed columns: second score = score2." in output
+    names = sorted(p.name for p in app_out.iterdir())
+    assert names == sorted(p.name for p in cli_out.iterdir())
+    assert {"report.html", "scores_reviewed.csv", "decisions.csv"} <= set(names)
+    app_report = json.loads((app_out / "report.json").read_text(encoding="utf-8"))
+    cli_report = json.loads((cli_out / "report.json").read_text(encoding="utf-8"))
+    assert comparable(app_report) == comparable(cli_report)
+    assert app_report["review"]["status"] == "no review yet"
+    for name in ("predictions.csv", "scores_reviewed.csv", "tuning.csv"):
+        assert without_run(read_rows(app_out / name)) == without_run(read_rows(cli_out / name))
+
+
+async def test_decisions_made_in_the_app_reach_parm_export(
+    sample_copy, sample_embeddings_file, tmp_path
+):
+    out = tmp_path / "exported"
+    app = ParmApp(path=sample_copy, embeddings_path=sample_embeddings_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await load_and_run(pilot)
+        review = await open_review(pilot)
+        responses = app.state.responses
+        decided = []
+        for action in ("keep", "change", "unsure"):
+            i = review.current()
+            row, human = int(responses.rows[i]), responses.labels[responses.scores[i]]
+            await pilot.press(action[0])
+            new = None
+            if action == "change":
+                await wait_for(pilot, lambda: isinstance(app.screen, ScoreModal), "the dialog")
+                new = next(label for label in responses.labels if label != human)
+                await pilot.press(new)
+            await pilot.pause()
+            decided.append((row, action, human, new))
+        run_id = app.state.result.run_id
+    code, output = invoke("export", sample_copy, "--out", out)
+    assert code == 0, output
+    assert f"Exported run {run_id}" in output and "3 decisions, 1 score changed." in output
+    rows = read_rows(out / "scores_reviewed.csv")
+    with sample_copy.open(newline="", encoding="utf-8") as handle:
+        source = list(csv.DictReader(handle))
+    assert len(rows) == len(source)
+    assert [{k: r[k] for k in source[0]} for r in rows] == source  # every row, as it was
+    by_row = {k + 1: r for k, r in enumerate(rows)}
+    for row, action, human, new in decided:
+        assert by_row[row]["decision"] == action
+        assert by_row[row]["final_score"] == (new if action == "change" else human)
+    undecided = [r for k, r in by_row.items() if k not in {d[0] for d in decided}]
+    assert all(r["decision"] == "" and r["final_score"] == r["score"] for r in undecided)
+    assert {r["run_id"] for r in rows} == {run_id}
+    report = json.loads((out / "report.json").read_text(encoding="utf-8"))
+    counts = report["review"]["counts"]["flagged"]
+    assert (counts["decided"], counts["keep"], counts["change"], counts["unsure"]) == (3, 1, 1, 1)
+    assert report["review"]["scores_changed"] == 1
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "The review changed 1 score (3 decisions: 1 kept, 1 changed, 1 unsure)" in page
+    assert "## Review decisions" in (out / "report.md").read_text(encoding="utf-8")

@@ -1,0 +1,64 @@
+"""Choosing the columns a run reads (engine/input/column_guess.py), as the app's Load screen and
+`parm audit` both do: named columns as named, the settings' columns where the file has them, the
+guess for the rest, and final_score (the reviewed scores) as the score column."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from engine.input.column_guess import COLUMN_KEYS, choose_columns
+from engine.input.config import load_defaults
+
+
+def frame(*columns):
+    rows = [[f"an answer about roots {i}" if c == "answer" else str(i % 3) for c in columns]
+            for i in range(30)]  # fmt: skip
+    return pd.DataFrame(rows, columns=list(columns)).astype(str)
+
+
+def test_the_settings_columns_stay_and_the_guess_fills_the_others():
+    choice = choose_columns(frame("id", "answer", "score", "score2"), load_defaults())
+    assert choice.columns["text_column"] == "answer" and choice.columns["score_column"] == "score"
+    assert choice.columns["second_score_column"] == "score2"
+    assert choice.guessed == ("second_score_column",)
+    assert choice.sentence() == "Guessed columns: second score = score2."
+    assert set(choice.columns) == set(COLUMN_KEYS)
+
+
+def test_nothing_guessed_says_nothing():
+    choice = choose_columns(frame("id", "answer", "score"), load_defaults())
+    assert choice.guessed == () and choice.sentence() is None
+
+
+def test_a_column_named_explicitly_is_never_replaced_by_a_guess():
+    config = load_defaults().updated(second_score_column=None, score_column="score2")
+    choice = choose_columns(
+        frame("id", "answer", "score", "score2"), config, {"second_score_column", "score_column"}
+    )
+    assert choice.columns["score_column"] == "score2"
+    assert choice.columns["second_score_column"] is None
+
+
+def test_a_guess_never_reads_a_column_chosen_for_another_role():
+    # score2 is the score column, so the second-score guess (score2) is dropped.
+    config = load_defaults().updated(score_column="score2")
+    choice = choose_columns(frame("id", "answer", "score", "score2"), config, {"score_column"})
+    assert choice.columns["score_column"] == "score2"
+    assert choice.columns["second_score_column"] != "score2"
+
+
+def test_a_missing_id_column_is_said_in_the_sentence():
+    choice = choose_columns(frame("answer", "score"), load_defaults())
+    assert choice.columns["id_column"] is None
+    assert "id = none (row numbers identify the responses)" in choice.sentence()
+
+
+def test_final_score_is_the_score_column_of_a_reviewed_file_and_the_sentence_says_so():
+    reviewed = frame("id", "answer", "score", "score2", "final_score", "predicted", "severity")
+    choice = choose_columns(reviewed, load_defaults())
+    assert choice.reviewed and choice.columns["score_column"] == "final_score"
+    assert "score = final_score" in choice.sentence()
+    assert "scores_reviewed.csv" in choice.sentence()
+    # Named explicitly, the original score column wins.
+    named = choose_columns(reviewed, load_defaults(), {"score_column"})
+    assert named.columns["score_column"] == "score" and not named.reviewed

@@ -1,0 +1,94 @@
+"""report.html (engine/outputs/html_report.py, html_items.py and templates/report.html.j2): one
+self-contained page with the director's summary, the RSMTool-style sections and the plots; every
+value from the data inert (autoescaped, no element, attribute, handler or URL from it); no
+script and nothing loaded, as its Content-Security-Policy says."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from helpers import audit_planted, one_item_session, planted_session, record, synthetic_result
+from hostile import FORMULAS, HTML, MARKDOWN, MARKUP, check_html_inert
+
+from engine.audit.decisions import open_store
+from engine.outputs.html_report import CONTENT_SECURITY_POLICY, html_report
+
+HOSTILE_ITEMS = {"I0": HTML, "I1": MARKDOWN[:40]}
+HOSTILE_RATERS = {"r4": '=HYPERLINK("http://x")' + HTML[:10], "r6": MARKUP[:20], "r1": "$x$ & co"}
+
+
+@pytest.fixture(scope="module")
+def hostile_session():
+    frame, vectors = planted_session(seed=3, items=2, per_item=300)
+    frame["item"] = frame["item"].replace(HOSTILE_ITEMS)
+    frame["rater"] = frame["rater"].replace(HOSTILE_RATERS)
+    frame.loc[::9, "answer"] = [FORMULAS[i % len(FORMULAS)] + " " + HTML
+                                for i in range(len(frame.loc[::9]))]  # fmt: skip
+    return audit_planted(frame, vectors)
+
+
+@pytest.fixture(scope="module")
+def decisions(hostile_session, tmp_path_factory):
+    review = hostile_session.review
+    responses = review.responses
+    folder = tmp_path_factory.mktemp("store")
+    with open_store(folder / "s.csv", responses, folder / "d.sqlite3", review.on_scale) as store:
+        flagged = [int(i) for i in review.review_order() if review.flagged[i]][:3]
+        record(store, responses, flagged[0], "change", responses.labels[review.predicted[flagged[0]]],
+               note=HTML)  # fmt: skip
+        record(store, responses, flagged[1], "keep", note=MARKUP)
+        record(store, responses, flagged[2], "unsure")
+        return store.all()
+
+
+def test_a_session_page_has_every_section_and_plot(hostile_session, decisions):
+    page = html_report(hostile_session, decisions)
+    for anchor in ("summary", "review", "data", "items", "raters", "item-1", "item-2", "method"):
+        assert f'id="{anchor}"' in page, anchor
+    # The items and raters plots, then per item the distribution, confusion and tuning plots.
+    assert page.count("<svg ") == 2 + 3 * len(hostile_session.results)
+    assert page.count('class="axes"') >= page.count("<svg ")
+    assert "The review changed 1 score (3 decisions: 1 kept, 1 changed, 1 unsure)" in page
+    assert "Verdicts and the rules behind them" in page
+    assert "Pairs of raters" not in page  # no second rater in this session
+    assert "Human-human agreement" not in page  # no second score in this session
+
+
+def test_the_page_loads_nothing_and_runs_nothing():
+    page = html_report(one_item_session(synthetic_result(150)), None)
+    meta = f'<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">'
+    assert meta in html.unescape(page)
+    assert CONTENT_SECURITY_POLICY.startswith("default-src 'none'; style-src 'unsafe-inline';")
+    assert "<script" not in page.lower() and "<link" not in page and "@import" not in page
+    assert "No review yet: no decision store was open" in page
+    assert "Human-human agreement" in page and "Degradation" in page
+    assert "@media print" in page and "overflow-x: auto" in page
+    text = check_html_inert(page)
+    assert "How well the scores hold together." in text
+
+
+def test_hostile_names_answers_and_notes_are_text(hostile_session, decisions):
+    page = html_report(hostile_session, decisions)
+    text = check_html_inert(page)
+    assert HTML in text  # an item name, shown as written
+    assert "$x$ & co" in text  # a rater's name, in the tables and (as SVG text) in the plot
+    assert re.search(r"<text[^>]*>\$x\$ &amp; co</text>", page)
+    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "<img" not in page
+
+
+def test_the_data_section_counts_blank_answers_apart_from_missing_second_scores():
+    import dataclasses
+
+    result = synthetic_result(120)
+    texts = list(result.responses.texts)
+    texts[3], texts[11] = "", "   "
+    blanked = dataclasses.replace(
+        result, responses=dataclasses.replace(result.responses, texts=texts)
+    )
+    text = check_html_inert(html_report(one_item_session(blanked), None))
+    assert "blank answers2 (audited, all alike)" in " ".join(text.split())  # th, then td
+    assert "Second scores: every audited response has one." in text
+    assert "Blanks:" not in text
