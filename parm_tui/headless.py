@@ -256,7 +256,7 @@ def _keep(console, session, path: Path, frame) -> None:
     except OSError as exc:
         say(console, f"Warning: the run could not be kept for the app: {exc.strerror or exc}")
         return
-    _, problem = keep_session(session, LoadedFile(path, digest, frame))
+    _, _, problem = keep_session(session, LoadedFile(path, digest, frame))
     if problem is not None:
         say(console, f"Warning: {problem}")
 
