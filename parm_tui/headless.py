@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from engine.core.crash_log import write_crash_log
 from engine.core.metric_names import METRIC
-from engine.core.progress import STAGES
+from engine.core.progress import CLUSTER, STAGES
 from engine.core.text import safe_text
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
@@ -36,8 +36,9 @@ def say(console: Console, text: str) -> None:
     console.print(safe_text(text), markup=False, highlight=False)
 
 
-class _Bars:
-    """Maps engine progress events onto Rich tasks, one per stage."""
+class StageBars:
+    """Maps engine progress events onto Rich tasks, one per stage; the cluster a run uses (its
+    workers and dashboard) is also printed as a line of its own, above the bars."""
 
     def __init__(self, progress: Progress):
         self.progress = progress
@@ -47,6 +48,12 @@ class _Bars:
         stage = STAGES.get(event.stage)
         if stage is None:
             return
+        if event.stage == CLUSTER and event.payload is not None:
+            self.progress.console.print(
+                safe_text(f"Dask cluster: {event.message}", one_line=True),
+                markup=False,
+                highlight=False,
+            )
         total = event.total if event.total > 0 else None
         if event.stage not in self.tasks:
             self.tasks[event.stage] = self.progress.add_task(stage.description, total=total)
@@ -76,15 +83,25 @@ def progress_bars(console: Console, quiet: bool) -> Progress:
 def run_headless(file, config_path, columns, overrides, embeddings_path, out, force, quiet) -> int:
     """Run an audit and write its outputs; returns the process exit code (see module doc)."""
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-    previous = _handle_sigterm(_raise_terminated)
     # The output set's files once it is in place: a signal after that must not claim that
     # nothing was written (a signal during the switch is held until the switch is done).
     written: list[Path] = []
-    try:
-        return _run(
+    return guarded(
+        console,
+        written,
+        lambda: _run(
             console, file, config_path, columns, overrides, embeddings_path, out, force, quiet,
             written,
-        )  # fmt: skip
+        ),
+    )  # fmt: skip
+
+
+def guarded(console: Console, written: list[Path], work) -> int:
+    """`work()`'s exit code, or the code and one calm line for what stopped it (see the module
+    doc); `written`: the files in place so far, for the line after a signal."""
+    previous = _handle_sigterm(_raise_terminated)
+    try:
+        return work()
     except Terminated:
         say(console, stopped("Terminated", written))
         return EXIT_TERMINATED
@@ -151,11 +168,11 @@ def _run(
     preload_for(items, config, precomputed=embeddings_path is not None)
     vectors = None
     if embeddings_path is not None:
-        vectors = load_for_items(embeddings_path, items)
+        vectors = load_for_items(embeddings_path, items, config.text_column)
     progress = progress_bars(console, quiet)
     with progress:
         try:
-            session = run_session(items, config, _Bars(progress), embeddings=vectors)
+            session = run_session(items, config, StageBars(progress), embeddings=vectors)
         except BaseException:
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True
