@@ -238,3 +238,32 @@ def test_item_rater_and_jobs_settings_round_trip_through_a_file(tmp_path):
     config = config_from_dict({"item_column": "question", "rater_column": "marker", "jobs": 2})
     save_config(config, tmp_path / "settings.json")
     assert load_config(tmp_path / "settings.json") == config
+
+
+# -- where a run's work happens: scheduler, scheduler_timeout, device --------------------------------
+@pytest.mark.parametrize(
+    "value", ["tcp://10.0.0.5:8786", "10.0.0.5:8786", "local:2", "local", " local:4 "]
+)
+def test_a_scheduler_is_an_address_or_local_n(value):
+    assert config_from_dict({"scheduler": value}).scheduler == value.strip()
+
+
+@pytest.mark.parametrize("value", ["local:0", "local:two", "tcp://a b:1", "", 3, "\x1b[2Jx:1"])
+def test_a_bad_scheduler_is_refused_naming_the_setting(value):
+    with pytest.raises(ConfigError) as caught:
+        config_from_dict({"scheduler": value})
+    assert caught.value.key == "scheduler" and "'scheduler'" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [0, -1, "soon", None])
+def test_the_scheduler_timeout_is_a_number_of_seconds_above_zero(value):
+    with pytest.raises(ConfigError, match="'scheduler_timeout'.*expected a"):
+        config_from_dict({"scheduler_timeout": value})
+    assert config_from_dict({"scheduler_timeout": 2}).scheduler_timeout == 2.0
+
+
+def test_the_device_is_auto_cpu_or_cuda():
+    assert config_from_dict({}).device == "auto"
+    assert config_from_dict({"device": "cuda"}).device == "cuda"
+    with pytest.raises(ConfigError, match="'device' = \"gpu\" is invalid: expected one of auto"):
+        config_from_dict({"device": "gpu"})
