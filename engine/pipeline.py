@@ -12,6 +12,7 @@ from engine.audit.rater_expectation import rater_left_out_proba
 from engine.audit.second_rater import second_rater
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
+from engine.embedding.blank import with_blanks
 from engine.embedding.sentence import embed_texts
 from engine.embedding.tokens import embed_tokens
 from engine.embedding.vectors import Embedded
@@ -54,6 +55,7 @@ def run_audit(
     else:
         earlier, loading = 0.0, embedded.facts.loading_seconds
         timings = {"loading_model": loading, "embedding": time.perf_counter() - started - loading}
+    embedded = with_blank_answers(embedded, responses)
     mark = time.perf_counter()
     graph, graph_facts, tune_config = _graph(embedded, config, reporter)
     timings["neighbours"] = time.perf_counter() - mark
@@ -113,8 +115,8 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
     to 1 - p(human score) from the PARM fit because two folds were not possible."""
     mark = time.perf_counter()
     scores = responses.scores
-    ranked = severity.stacked_severity(
-        vectors, tuned.features, scores, responses.n_classes, config.seed, reporter
+    ranked = severity.review_severity(
+        vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed, reporter
     )
     timings["severity"] = time.perf_counter() - mark
     if ranked is not None:
@@ -156,7 +158,8 @@ def embed_responses(
 ) -> Embedded:
     """The embedding stage: `given` when it fits (one vector per response, or token vectors in
     late-interaction mode), else one unit vector per response embedded (and cached) with the
-    model, or its token embeddings in late-interaction mode."""
+    model, or its token embeddings in late-interaction mode. Blank answers get their shared
+    representation later, in run_audit (the session embeds items in its parent process)."""
     if given is not None and given.tokens == config.late_interaction:
         if len(given) != len(responses):
             raise EmbeddingError(
@@ -175,6 +178,12 @@ def embed_responses(
         )
         facts = replace(facts, warnings=(*facts.warnings, note))
     return Embedded(tokens, facts)
+
+
+def with_blank_answers(embedded: Embedded, responses: Responses) -> Embedded:
+    """The vectors the audit uses: every blank answer given one shared vector
+    (engine.embedding.blank), in every mode; unchanged when no answer is blank."""
+    return replace(embedded, vectors=with_blanks(embedded.vectors, responses.blank))
 
 
 def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.model_selection import PredefinedSplit
 from textual.app import App
 from textual.widgets import Static
 from typer.testing import CliRunner
@@ -415,6 +416,28 @@ def audit_planted(frame, vectors, **settings):
                                "time_column": "time", **FAST_SETTINGS, **settings})  # fmt: skip
     items = split_items(frame, config, "session.csv")
     return run_session(items, config, embeddings=[vectors[r.rows - 1] for r in items.audited])
+
+
+def as_split(parts: list[np.ndarray], n: int) -> PredefinedSplit:
+    fold = np.empty(n, dtype=int)
+    for number, held in enumerate(parts):
+        fold[held] = number
+    return PredefinedSplit(fold)
+
+
+def answers_for(scores: np.ndarray, seed: int = 0) -> list[str]:
+    """Short answers whose words lean towards their score (noisily), a few of them blank."""
+    rng = np.random.default_rng(seed)
+    topics = [["light", "sun", "leaves"], ["water", "roots", "soil"], ["air", "carbon", "gas"]]
+    common = ["plants", "need", "the", "to", "grow", "because", "and", "they"]
+    texts = []
+    for score in scores:
+        own = topics[int(score) % 3] if rng.random() < 0.7 else topics[rng.integers(3)]
+        words = list(rng.choice(own, 2)) + list(rng.choice(common, 4))
+        texts.append(" ".join(rng.permutation(words)))
+    for i in rng.choice(len(texts), 3, replace=False):
+        texts[i] = " " if i % 2 else ""
+    return texts
 
 
 # -- sessions on a Dask cluster (test_cluster) -----------------------------------------------------

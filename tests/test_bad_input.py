@@ -120,9 +120,17 @@ def set_text(row_index, value):
 ROW_CASES = {
     "score not a number": (set_score(4, "high"), "score is not a number in 1 row(s) (5)"),
     "score missing": (set_score(9, ""), "missing score in 1 row(s) (10)"),
-    "text empty": (set_text(0, ""), "empty text in 1 row(s) (1)"),
-    "text whitespace": (set_text(59, " \t "), "empty text in 1 row(s) (60)"),
 }
+
+
+@pytest.mark.parametrize("blank", ["", " \t "])
+def test_blank_answers_are_audited_not_bad_rows(tmp_path, good, blank):
+    code, output = audit_rows(tmp_path, good, set_text(59, blank))
+    assert code == 0, output
+    assert "1 blank answer(s) (rows 60)" in output
+    with open(tmp_path / "out" / "predictions.csv", newline="", encoding="utf-8") as handle:
+        rows = [int(r["row"]) for r in csv.DictReader(handle)]
+    assert len(rows) == N and 60 in rows
 
 
 @pytest.mark.parametrize("case", ROW_CASES)

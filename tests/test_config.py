@@ -56,6 +56,8 @@ INVALID = [
     ("item_column", "", "non-empty string or null"),
     ("rater_column", 3, "non-empty string or null"),
     ("jobs", 0, "integer >= 1"),
+    ("saved_runs", 0, "integer >= 1"),
+    ("saved_runs", "all", "integer >= 1"),
 ]
 
 
@@ -267,3 +269,24 @@ def test_the_device_is_auto_cpu_or_cuda():
     assert config_from_dict({"device": "cuda"}).device == "cuda"
     with pytest.raises(ConfigError, match="'device' = \"gpu\" is invalid: expected one of auto"):
         config_from_dict({"device": "gpu"})
+
+
+def test_how_many_runs_are_kept_changes_no_settings_digest():
+    """saved_runs says what is kept of a run, not how it runs: the digest that decisions and
+    saved runs record stays the same, and stays what earlier parm versions wrote."""
+    from engine.input.config import settings_digest
+
+    base = config_from_dict({})
+    assert base.saved_runs == 10
+    assert settings_digest(base.updated(saved_runs=3)) == settings_digest(base)
+    assert settings_digest(base.updated(seed=3)) != settings_digest(base)
+
+
+def test_where_a_run_happens_changes_no_settings_digest():
+    """A cluster's results equal one process's, so the scheduler, its timeout and the device do
+    not change the digest that decisions and saved runs record."""
+    from engine.input.config import settings_digest
+
+    base = config_from_dict({})
+    moved = base.updated(scheduler="local:2", scheduler_timeout=3.0, device="cpu")
+    assert settings_digest(moved) == settings_digest(base)

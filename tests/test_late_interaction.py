@@ -151,13 +151,18 @@ def test_run_audit_in_late_interaction_mode(late_interaction_run):
 def test_late_interaction_severity_uses_the_mean_pooled_token_vectors(
     late_interaction_run, colbert_minilm
 ):
-    from engine.audit.severity import stacked_severity
+    from engine.audit.severity import review_severity
 
     result = late_interaction_run[0]
     responses = result.responses
     tokens, _ = embed_tokens(responses.texts, str(colbert_minilm))  # cached by the run
-    expected = stacked_severity(
-        tokens.mean_pooled(), result.tuning.features, responses.scores, responses.n_classes, 0
+    expected = review_severity(
+        tokens.mean_pooled(),
+        responses.texts,
+        result.tuning.features,
+        responses.scores,
+        responses.n_classes,
+        0,
     )
     np.testing.assert_array_equal(result.severity, expected)
 

@@ -55,7 +55,8 @@ def check_responses(responses, source_rows: int | None = None) -> None:
     assert len(set(responses.labels)) == responses.n_classes >= 2
     assert np.all(np.diff(responses.rows) > 0) and responses.rows[0] >= 1
     assert responses.rows[-1] <= responses.file_rows
-    assert all(text.strip() for text in responses.texts)
+    # Blank answers are audited: kept, and marked as blank exactly when they are.
+    assert responses.blank.tolist() == [not text.strip() for text in responses.texts]
     if responses.second_scores is not None:
         assert responses.second_scores.min() >= -1
         assert responses.second_scores.max() < responses.n_classes

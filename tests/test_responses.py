@@ -167,28 +167,32 @@ def test_bad_scores_stop_the_load_naming_rows_and_count(tmp_path):
 
 def test_skipped_rows_keep_original_row_numbers(tmp_path):
     rows = rows_for(20)
-    rows[3][2], rows[7][1] = "x", "   "
+    rows[3][2], rows[7][2] = "x", " "
     responses = load(write(tmp_path, rows), on_bad_rows="skip")
     assert len(responses) == 18
     assert 4 not in responses.rows and 8 not in responses.rows
     assert responses.rows[:5].tolist() == [1, 2, 3, 5, 6]
     assert responses.ids[3] == "s4"
-    assert responses.skipped == ((4, "score 'x' is not a number"), (8, "empty text"))
+    assert responses.skipped == ((4, "score 'x' is not a number"), (8, "missing score"))
     assert responses.file_rows == 20
     assert any("Skipped 2 row(s)" in w for w in responses.warnings)
 
 
-def test_empty_texts_stop_the_load_by_default(tmp_path):
-    rows = rows_for(20)
-    rows[5][1] = " "
-    with pytest.raises(DataError, match=r"empty text in 1 row\(s\) \(6\)"):
-        load(write(tmp_path, rows))
+def test_blank_texts_are_answers_kept_with_their_scores_and_counted(tmp_path):
+    rows = rows_for(20, scores=(0, 1))
+    rows[5][1], rows[4] = " ", ["s4", "", 7]
+    responses = load(write(tmp_path, rows))
+    assert len(responses) == 20 and responses.skipped == ()
+    assert responses.blank.tolist() == [i in (4, 5) for i in range(20)]
+    assert responses.labels == ("0", "1", "7")
+    assert any(w.startswith("2 blank answer(s) (rows 5, 6)") for w in responses.warnings)
 
 
 def test_score_seen_only_in_skipped_rows_is_no_category(tmp_path):
-    rows = rows_for(20, scores=(0, 1))
-    rows[4] = ["s4", "", 7]
-    responses = load(write(tmp_path, rows), on_bad_rows="skip")
+    rows = [[*row, row[2]] for row in rows_for(20, scores=(0, 1))]
+    rows[4] = ["s4", "an answer", "", 7]  # skipped: no first score; its second score is no category
+    path = write(tmp_path, rows, header=["id", "answer", "score", "score2"])
+    responses = load(path, on_bad_rows="skip", second_score_column="score2")
     assert responses.labels == ("0", "1")
 
 

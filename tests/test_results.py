@@ -1,6 +1,6 @@
 """What a run produces (engine/results/): a session's review set lists every item's responses on one
-pooled scale, a file of one item gives a set equal to its result, and a decision's run context
-is what the review showed."""
+pooled scale, a file of one item gives a set equal to its result, a decision's run context
+is what the review showed, and a run's figures are its items' and, pooled, scikit-learn's."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 from helpers import run_frame, session_config, session_frame, synthetic_result
 
 from engine.input.config import settings_digest
+from engine.results.figures import RunFigures, run_figures
 from engine.results.review import review_set
 
 
@@ -57,3 +58,36 @@ def test_the_run_context_is_what_the_result_showed():
     assert context.settings_digest == settings_digest(result.config)
     assert context.predicted == labels[result.predicted[4]]
     assert context.severity == pytest.approx(result.severity[4])
+
+
+def test_a_sessions_figures_pool_its_items_as_scikit_learn_does():
+    from sklearn.metrics import cohen_kappa_score
+
+    frame, vectors = session_frame(seed=4)
+    session = run_frame(frame, vectors, session_config())
+    figures = run_figures(session)
+    review = session.review
+    human, model = review.responses.scores, review.predicted
+    assert figures.kappa == pytest.approx(cohen_kappa_score(human, model))
+    scale = list(range(len(review.responses.labels)))
+    qwk = cohen_kappa_score(human, model, labels=scale, weights="quadratic")
+    assert figures.qwk == pytest.approx(qwk)
+    assert figures.flagged == int((human != model).sum()) and figures.responses == len(frame)
+    assert [f.item for f in figures.items] == [r.responses.item for r in session.results]
+    assert figures.selected is None
+    for result, item in zip(session.results, figures.items):
+        assert item.kappa == result.metrics["kappa"] and item.top_k == result.selected.top_k
+        assert item.flagged == int(result.flagged.sum())
+    assert figures.item("A") == figures.items[[f.item for f in figures.items].index("A")]
+    assert figures.item("C") is None
+    assert RunFigures.from_dict(figures.to_dict()) == figures
+
+
+def test_a_file_of_one_item_has_that_items_figures():
+    frame, vectors = session_frame(items=(("A", 60, 3),))
+    session = run_frame(frame, vectors, session_config(item_column=None))
+    [result] = session.results
+    figures = run_figures(session)
+    assert (figures.kappa, figures.qwk) == (result.metrics["kappa"], result.metrics["qwk"])
+    assert figures.selected == (result.selected.top_k, result.selected.power)
+    assert figures.flagged == int(result.flagged.sum()) and figures.items[0].item is None

@@ -1,6 +1,8 @@
-"""Sessions (engine/saved/): a result saved and loaded again is the same result, field for
-field, and writes the same outputs; a session per input file keeps the settings, the results of
-the last run and the flags of the run before it; damaged or foreign files give a message."""
+"""Saved runs (engine/saved/): a result saved and loaded again is the same result, field for
+field, and writes the same outputs; per input file the newest runs are kept (saved_runs), each
+with its settings, results, figures and the flags of the run before it, listed newest first and
+found by run id; a record of an earlier parm is still read; damaged or foreign files give a
+message."""
 
 from __future__ import annotations
 
@@ -25,8 +27,11 @@ from engine.results.item import AuditResult
 from engine.results.session import session_result
 from engine.saved.archive import load_result, result_files
 from engine.saved.store import (
+    find_run,
     find_session,
+    list_runs,
     load_results,
+    restore_session,
     save_review_row,
     save_session,
 )
@@ -161,16 +166,18 @@ def test_a_session_keeps_the_settings_and_results_of_a_file(result, tmp_path):
     assert find_session("another file", base=tmp_path) is None
 
 
-def test_a_new_run_replaces_the_last_and_remembers_which_rows_it_flagged(result, tmp_path):
+def test_a_new_run_is_the_newest_and_remembers_which_rows_the_last_one_flagged(result, tmp_path):
     first = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
     second_run = replace(result, run_id="second", predicted=result.responses.scores.copy())
     second = save_session("d1", "answers.csv", one_item_session(second_run), base=tmp_path)
     [entry] = find_session("d1", base=tmp_path).results
     assert entry.run_id == "second" and entry.flagged == 0
     assert entry.previous_flagged_rows == first.results[0].flagged_rows
-    # Only the files of the run kept are left.
+    # Both runs are kept, each with its own files.
+    assert [run.run_id for run in list_runs("d1", base=tmp_path)] == ["second", result.run_id]
     names = sorted(p.name for p in second.folder.iterdir())
-    assert names == sorted(["session.json", f"{entry.name}.json", f"{entry.name}.npz"])
+    stems = sorted([first.results[0].name, entry.name])
+    assert names == sorted(["session.json"] + [f"{s}.{x}" for s in stems for x in ("json", "npz")])
 
 
 def test_a_session_holds_one_result_per_item(result, tmp_path):
@@ -200,6 +207,7 @@ def test_the_review_row_is_remembered(result, tmp_path):
         (json.dumps({"format": "parm-session", "schema": 7}), "schema 7"),
         (json.dumps(["a", "list"]), "not a parm session file"),
         (json.dumps({"format": "parm-session", "schema": 1}), "damaged"),
+        (json.dumps({"format": "parm-session", "schema": 2, "runs": [{}]}), "damaged"),
     ],
 )
 def test_a_damaged_session_file_gives_a_message(tmp_path, content, expected):
@@ -214,7 +222,7 @@ def test_a_result_name_cannot_point_outside_the_session_folder(result, tmp_path)
     session = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
     path = session.folder / "session.json"
     values = json.loads(path.read_text())
-    values["results"][0]["name"] = "../../elsewhere"
+    values["runs"][0]["results"][0]["name"] = "../../elsewhere"
     path.write_text(json.dumps(values))
     with pytest.raises(ResumeError, match="not a plain file name"):
         find_session("d1", base=tmp_path)
@@ -251,3 +259,75 @@ def test_a_decision_records_the_settings_its_item_was_run_with(tmp_path):
     for k, entry in enumerate(saved.results):
         first = int(review.starts[k])
         assert review.run_context(first).settings_digest == entry.settings_digest
+
+
+def runs_of(result, n: int) -> list:
+    """n runs of the same result, each under its own (sortable) run id."""
+    return [replace(result, run_id=f"2026112{k}T000000Z-00000{k}") for k in range(n)]
+
+
+def test_the_newest_saved_runs_are_kept_and_the_files_of_older_ones_removed(result, tmp_path):
+    config = replace(result.config, saved_runs=3)
+    runs = [replace(run, config=config) for run in runs_of(result, 5)]
+    for run in runs:
+        save_session("d1", "answers.csv", one_item_session(run), base=tmp_path)
+    kept = list_runs("d1", base=tmp_path)
+    assert [run.run_id for run in kept] == [run.run_id for run in reversed(runs[2:])]
+    folder = kept[0].folder
+    stems = {p.stem for p in folder.glob("result-*")}
+    assert stems == {run.results[0].name for run in kept}
+    # `keep` overrides the setting.
+    save_session("d1", "answers.csv", one_item_session(runs[0]), base=tmp_path, keep=1)
+    assert [run.run_id for run in list_runs("d1", base=tmp_path)] == [runs[0].run_id]
+    assert len(list(folder.glob("result-*"))) == 2
+
+
+def test_an_earlier_run_is_found_by_its_id_and_restored(result, tmp_path):
+    first, second = runs_of(result, 2)
+    second = replace(second, predicted=result.responses.scores.copy())
+    for run in (first, second):
+        save_session("d1", "answers.csv", one_item_session(run), base=tmp_path)
+    earlier = find_run("d1", first.run_id, base=tmp_path)
+    assert earlier.run_id == first.run_id and earlier.results[0].previous_flagged_rows is None
+    responses = result.responses
+    items = Items("answers.csv", [responses], [], responses.file_rows, ())
+    restored = restore_session(earlier, items, earlier.config())
+    same(restored.results[0].predicted, first.predicted)
+    with pytest.raises(ResumeError, match=f"kept runs: {second.run_id}, {first.run_id}"):
+        find_run("d1", "no-such-run", base=tmp_path)
+
+
+def test_a_run_keeps_its_figures(result, tmp_path):
+    saved = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
+    figures = find_session("d1", base=tmp_path).figures
+    assert figures == saved.figures
+    assert figures.kappa == result.metrics["kappa"] and figures.qwk == result.metrics["qwk"]
+    assert figures.flagged == int(result.flagged.sum()) == saved.results[0].flagged
+    assert figures.selected == (result.selected.top_k, result.selected.power)
+
+
+def test_the_review_row_of_one_run_leaves_the_others_alone(result, tmp_path):
+    first, second = runs_of(result, 2)
+    older = save_session("d1", "answers.csv", one_item_session(first), base=tmp_path)
+    newer = save_session("d1", "answers.csv", one_item_session(second), base=tmp_path)
+    save_review_row(older, 5)
+    save_review_row(newer, 9)
+    rows = {run.run_id: run.review_row for run in list_runs("d1", base=tmp_path)}
+    assert rows == {first.run_id: 5, second.run_id: 9}
+
+
+def test_a_session_saved_by_an_earlier_parm_is_a_history_of_one_run(result, tmp_path):
+    """Schema 1 (one run per file, no figures) is read, and the next save keeps that run."""
+    saved = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
+    path = saved.folder / "session.json"
+    values = json.loads(path.read_text())
+    [run] = values.pop("runs")
+    run.pop("figures")
+    path.write_text(json.dumps({**values, **run, "schema": 1}))
+    [old] = list_runs("d1", base=tmp_path)
+    assert old.run_id == result.run_id and old.figures is None
+    assert old.results == saved.results
+    [newer] = runs_of(result, 1)
+    save_session("d1", "answers.csv", one_item_session(newer), base=tmp_path)
+    assert [r.run_id for r in list_runs("d1", base=tmp_path)] == [newer.run_id, result.run_id]
+    assert json.loads(path.read_text())["schema"] == 2

@@ -151,11 +151,14 @@ def test_vectors_of_another_row_count_or_column_are_refused(embedded_texts, sess
     check_sidecar(tmp_path / "v.npy", sessions, "answer", 600)
 
 
-def test_a_cuda_device_where_there_is_none_exits_2_writing_nothing(monkeypatch, sessions, tmp_path):
+def test_a_cuda_device_where_there_is_none_exits_2_writing_nothing(monkeypatch, tmp_path):
+    """Answers no test embedded before (a cached file is written from the cache, model unused)."""
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    code, output = embed(sessions, "--device", "cuda", "--out", tmp_path / "v.npy", "-q")
+    path = tmp_path / "new.csv"
+    path.write_text(f"id,answer,score\n1,never embedded {tmp_path.name},1\n", encoding="utf-8")
+    code, output = embed(path, "--device", "cuda", "--out", tmp_path / "v.npy", "-q")
     assert code == 2 and "Setting 'device' = \"cuda\"" in output
     assert list(tmp_path.glob("v.npy*")) == []
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.audit.severity import CLASSIFIER_C
+from engine.audit.severity import EMBEDDING_C
 from engine.core.progress import Reporter
 from engine.model.classifier import out_of_fold_proba
 
@@ -84,7 +84,7 @@ def rater_left_out_proba(
     if not parts:
         return None
     proba = out_of_fold_proba(
-        vectors, scores, n_classes, parts, CLASSIFIER_C, reporter=reporter or Reporter(),
+        vectors, scores, n_classes, parts, EMBEDDING_C, reporter=reporter or Reporter(),
         what="raters: embedding classifier by rater",
     )  # fmt: skip
     return smooth(proba)

@@ -1,6 +1,6 @@
 """Embedding: sentence-transformers models (the bundled default and any other by name or path),
-one unit vector per response or token vectors for late interaction, the on-disk cache, and
-precomputed .npy files.
+one unit vector per response or token vectors for late interaction, the on-disk cache,
+precomputed .npy files, and the one shared representation of blank answers (`blank`).
 
 Produces an `Embedded`: (N, d) unit vectors or `TokenEmbeddings`, with the `EmbeddingFacts` of
 how they were made. May import engine.input and engine.core.

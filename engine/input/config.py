@@ -79,6 +79,7 @@ class AuditConfig:
     scheduler: str | None = None
     scheduler_timeout: float = 20.0
     device: str = "auto"
+    saved_runs: int = 10
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     # -- views used by the engine ---------------------------------------------------------------
@@ -300,6 +301,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         scheduler=_scheduler(v["scheduler"]),
         scheduler_timeout=_positive("scheduler_timeout", v["scheduler_timeout"]),
         device=_choice("device", v["device"], DEVICES),
+        saved_runs=_int("saved_runs", v["saved_runs"]),
         warnings=tuple(warnings),
     )
     _check_candidates(config)
@@ -471,10 +473,18 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
+# Settings that change nothing a run computes, only what is kept of it or where it runs (a
+# cluster's results equal one process's; the device only moves the same model): not in the
+# digest, so the digests of decisions and saved runs stay those of earlier parm versions.
+NOT_DIGESTED = ("saved_runs", "scheduler", "scheduler_timeout", "device")
+
+
 def settings_digest(config: AuditConfig) -> str:
     """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
-    sorted), so runs with the same settings carry the same digest on any machine."""
-    text = json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
+    sorted, NOT_DIGESTED left out), so runs with the same settings carry the same digest on any
+    machine."""
+    values = {k: v for k, v in config.to_dict().items() if k not in NOT_DIGESTED}
+    text = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 

@@ -71,6 +71,11 @@ class Responses:
         return len(self.texts)
 
     @property
+    def blank(self) -> np.ndarray:
+        """(N,) True for blank answers (empty or whitespace only), which are audited too."""
+        return blank_answers(self.texts)
+
+    @property
     def n_classes(self) -> int:
         return len(self.labels)
 
@@ -101,6 +106,13 @@ class Responses:
             and self.raters == other.raters
             and self.second_raters == other.second_raters
         )
+
+
+def blank_answers(texts: list[str]) -> np.ndarray:
+    """(N,) True where an answer is empty or whitespace only. A blank answer is an answer
+    (usually scored 0, and a blank scored high is an error a lead wants to see), so it is
+    audited like any other; engine.embedding.blank gives all blanks one shared representation."""
+    return np.array([not text.strip() for text in texts], dtype=bool)
 
 
 def _column(frame: pd.DataFrame, name: str | None, role: str, path) -> pd.Series | None:
@@ -221,25 +233,24 @@ def load_responses(path: str | Path, config: AuditConfig) -> Responses:
     return responses_from_frame(read_table(path), config, source=str(path))
 
 
-def _row_problems(texts: list[str], scores: list[str], bad_values: set[str]) -> dict[int, str]:
-    """0-based row -> why it cannot be used (missing or non-number score, empty text)."""
+def _row_problems(scores: list[str], bad_values: set[str]) -> dict[int, str]:
+    """0-based row -> why it cannot be used (a missing or non-number score). Blank answers are
+    not problems: they are audited."""
     problems: dict[int, str] = {}
-    for i, (text, value) in enumerate(zip(texts, scores)):
+    for i, value in enumerate(scores):
         value = _label_text(value)
         if value == "":
             problems[i] = "missing score"
         elif value in bad_values:
             problems[i] = f"score '{value}' is not a number"
-        elif not text.strip():
-            problems[i] = "empty text"
     return problems
 
 
 def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> Responses:
     """Select, validate and code the columns of an already-read table.
 
-    Rows with a missing or unreadable score or an empty text stop the load
-    (on_bad_rows "error") or are left out with a warning ("skip"); kept rows keep their
+    Rows with a missing or unreadable score stop the load (on_bad_rows "error") or are left out
+    with a warning ("skip"); blank answers are kept (and counted in a warning); kept rows keep their
     original 1-based data-row numbers, taken from the frame's index (0-based positions in the
     file), so a slice of a table (one item's rows) keeps the file's numbering.
     """
@@ -255,7 +266,7 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
         _check_order(raw_second, order, config.second_score_column, where)
     numeric = order is None and is_numeric(raw_scores + raw_second)
     _, _, bad_values = code_labels(raw_scores + raw_second, numeric, order)
-    problems = _row_problems(text_list, raw_scores, bad_values)
+    problems = _row_problems(raw_scores, bad_values)
     keep, skipped, warnings = _apply_bad_rows(numbers, problems, config.on_bad_rows, where)
     # What reading the file noticed (a fallback encoding, replaced control characters) first.
     warnings = list(frame.attrs.get("warnings", ())) + warnings
@@ -274,7 +285,7 @@ def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str =
             kept_second, numbers[keep], bad_values, config.second_score_column
         )
     id_list, id_notes = _ids(frame, config.id_column, keep, numbers, where)
-    warnings += id_notes
+    warnings += id_notes + _blank_warnings([text_list[i] for i in keep], numbers[keep])
     return Responses(
         texts=[text_list[i] for i in keep],
         scores=coded,
@@ -399,6 +410,18 @@ def _second_warnings(values: list[str], kept_rows, bad: set[str], column) -> lis
     return [
         f"Column '{column}' has {len(unreadable)} score(s) that are not numbers "
         f"(rows {_describe_rows(unreadable)}); they count as missing."
+    ]
+
+
+def _blank_warnings(texts: list[str], kept_rows: np.ndarray) -> list[str]:
+    """Say how many answers are blank: they are audited, all alike, so a blank scored like a
+    real answer stands out in the review queue."""
+    rows = kept_rows[blank_answers(texts)].tolist()
+    if not rows:
+        return []
+    return [
+        f"{len(rows)} blank answer(s) (rows {_describe_rows(rows)}): audited like every answer, "
+        "all blanks alike, so a blank scored like a real answer stands out."
     ]
 
 

@@ -43,6 +43,32 @@ def stratified_folds(scores: np.ndarray, folds: int, seed: int) -> list[np.ndarr
     return [np.flatnonzero(fold_of == k) for k in range(folds)]
 
 
+def gram_rows(gram: np.ndarray) -> np.ndarray:
+    """Z (N, N) with Z Z^T = gram: its Cholesky factor, with a jitter of 1e-10 of the mean
+    diagonal so duplicate rows do not make it singular.
+
+    An L2-penalised logistic regression depends on its features only through their inner
+    products (its coefficients lie in the span of the training rows), so fitting it on Z gives
+    the held-out probabilities of fitting it on the features themselves: with fewer rows than
+    columns, the same model at less cost."""
+    jitter = 1e-10 * max(float(np.trace(gram)) / gram.shape[0], 1e-300)
+    with one_blas_thread():
+        return np.linalg.cholesky(gram + jitter * np.eye(gram.shape[0]))
+
+
+def narrow(features: np.ndarray) -> np.ndarray:
+    """The features, or with fewer rows than columns their Gram rows (`gram_rows`) in the
+    features' precision: the same fitted model with N columns instead of d (on an item of 37
+    answers and 384-dimensional embeddings, the fit takes about half the time)."""
+    n, d = features.shape
+    if n >= d:
+        return features
+    with one_blas_thread():
+        wide = features.astype(np.float64)
+        gram = wide @ wide.T
+    return gram_rows(gram).astype(features.dtype)
+
+
 def _objective(x: np.ndarray, target: np.ndarray, free: int, penalty: float):
     """Mean log loss + penalty / 2 |coef|^2 and its gradient over parameters (free, d + 1):
     coefficients and an intercept per category, or with two categories one row for the second

@@ -107,6 +107,7 @@ def _summary_section(result: AuditResult, data) -> str:
         "",
         f"- File: {md_text(responses.source)} ({len(responses):,} responses, "
         f"{len(responses.skipped)} skipped)",
+        f"- Blank answers: {data['input']['blank_answers']:,} (audited, all alike)",
         "- Scores: "
         + ", ".join(f"{md_text(k)}: {v}" for k, v in data["input"]["score_counts"].items()),
         f"- Flagged for review: {data['flagged']} responses (model and human score differ)",

@@ -90,6 +90,8 @@ def report_dict(result: AuditResult) -> dict:
         "input": {
             "file": responses.source,
             "responses": len(responses),
+            # Blank answers are audited (engine.embedding.blank), so they count as responses.
+            "blank_answers": int(responses.blank.sum()),
             "skipped_rows": [{"row": r, "reason": why} for r, why in responses.skipped],
             "labels": list(responses.labels),
             "scores_ordered": responses.ordered,

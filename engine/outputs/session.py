@@ -187,6 +187,7 @@ def session_dict(session: SessionResult) -> dict:
             "items": len(session.results) + len(skipped),
             "items_audited": len(session.results),
             "responses": session.n_responses,
+            "blank_answers": _blanks(session),
             "skipped_items": [
                 {"item": s.item, "rows": s.rows, "reason": s.reason} for s in skipped
             ],
@@ -199,6 +200,10 @@ def session_dict(session: SessionResult) -> dict:
         "warnings": list(session.warnings),
         "items": [report.report_dict(result) for result in session.results],
     }
+
+
+def _blanks(session: SessionResult) -> int:
+    return int(sum(result.responses.blank.sum() for result in session.results))
 
 
 def _overview_record(summary: ItemSummary) -> tuple[list[str], list]:
@@ -297,8 +302,8 @@ def _overview_section(session: SessionResult) -> str:
         "## Items",
         "",
         f"File {markdown.md_text(items.source, 200)}: {len(session.results)} item(s) "
-        f"audited, {len(items.skipped)} skipped, {session.n_responses:,} responses, "
-        f"{int(session.flagged.sum()):,} flagged for review. Each item was audited on its own graph, "
+        f"audited, {len(items.skipped)} skipped, {session.n_responses:,} responses "
+        f"({_blanks(session):,} blank), {int(session.flagged.sum()):,} flagged for review. Each item was audited on its own graph, "
         "tuning and parameters.",
         "",
         f"Run: {markdown.md_text(session.run_id, 80)}",

@@ -1,17 +1,36 @@
-"""Sessions: for each input file (by the SHA-256 of its bytes), the settings and results of its
-last run, so reopening the file can resume that audit without running it again.
+"""Saved runs: for each input file (by the SHA-256 of its bytes), the settings and results of
+its latest runs, so reopening the file resumes its audit without running it again, and an
+earlier run can be opened again or exported.
 
-A session lives in `<data dir>/sessions/<file digest>/`: `session.json` (the settings, the date,
-one entry per result and where the review stopped) and two files per result
-(engine.saved.archive). A run of a file (a SessionResult) holds a list of results, one per
-audited item; each entry names its item (None for a file audited as a whole) and keeps the data
-rows it flagged, and the rows the previous run flagged, so a re-run can say which flags are new.
-A save writes the new result files and then session.json in one all-or-nothing batch, and only
-then removes the files of the run it replaces.
+The API (what the app and the command line use):
 
-Finding a session reads only session.json, so the app can ask about it before numpy and the
-pipeline are loaded; the results load with engine.saved.archive, and `restore_session` makes
-the SessionResult the app resumes.
+- `save_session(digest, source, result, base=None, keep=None) -> SavedSession`: keep a finished
+  run (a `SessionResult`) as the file's newest; only the newest `keep` runs are kept (default:
+  the run's `saved_runs` setting), the files of older ones are removed.
+- `find_session(digest, base=None) -> SavedSession | None`: the file's newest run (the one
+  reopening the file offers to resume); None when it has none.
+- `list_runs(digest, base=None) -> tuple[SavedSession, ...]`: every kept run, newest first.
+- `find_run(digest, run_id, base=None) -> SavedSession`: one kept run by its run id
+  (ResumeError naming the kept ones when there is no such run).
+- `restore_session(session, items, config) -> SessionResult`: a saved run as a result again,
+  bound to the file's items read with `session.config()` (nothing is run again).
+- `save_review_row(session, row) -> SavedSession`: where the review of that run stopped.
+
+A `SavedSession` is one saved run: its run id, settings, date, one `SavedResult` per audited
+item (with the data rows it flagged, and those the run before it flagged), where its review
+stopped, and its figures (`engine.results.figures.RunFigures`: responses, flagged, kappa, QWK,
+each item's selected K and p; None for a run saved by a parm before this one). `base` is the
+data folder (default: `engine.core.places.data_dir()`).
+
+On disk a file's runs live in `<data dir>/sessions/<file digest>/`: `session.json` (schema 2:
+the file, then one entry per run, newest first) and two files per item of each run
+(engine.saved.archive, named after the run id). A save writes the new result files and then
+session.json in one all-or-nothing batch, and only then removes the files of the runs it no
+longer keeps. A schema 1 session.json (one run, written by an earlier parm) is read as a
+history of one run and rewritten as schema 2 by the next save.
+
+Finding runs reads only session.json, so the app can ask about them before numpy and the
+pipeline are loaded; the results load with engine.saved.archive.
 """
 
 from __future__ import annotations
@@ -26,6 +45,7 @@ from engine.core.errors import ConfigError, ParmError, ResumeError
 from engine.core.files import atomic_write_files
 from engine.core.places import data_dir
 from engine.input.config import AuditConfig, config_from_dict, settings_digest
+from engine.results.figures import RunFigures
 
 if TYPE_CHECKING:  # only for annotations: finding a session must not load numpy
     from engine.input.items import Items
@@ -34,16 +54,18 @@ if TYPE_CHECKING:  # only for annotations: finding a session must not load numpy
     from engine.results.session import SessionResult
 
 FORMAT = "parm-session"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Schema 1 held one run per file; it is still read.
+READABLE_SCHEMAS = (1, 2)
 SESSION_FILE = "session.json"
 SESSIONS_FOLDER = "sessions"
 
 
 @dataclass(frozen=True)
 class SavedResult:
-    """One saved result of a run: its files' `name`, the `item` it audits (None: the whole
-    file), its run id and settings digest, counts, and the data rows flagged by it and by the
-    previous run of the same item (None when there was none)."""
+    """One item's saved result in a run: its files' `name`, the `item` it audits (None: the
+    whole file), its run id and settings digest, counts, and the data rows flagged by it and by
+    the previous run of the same item (None when there was none)."""
 
     name: str
     item: str | None
@@ -60,8 +82,9 @@ class SavedResult:
 
 @dataclass(frozen=True)
 class SavedSession:
-    """The saved session of one input file. settings: the settings the run was started with
-    (JSON form); saved_at: UTC ISO 8601; review_row: the data row the review last showed."""
+    """One saved run of an input file. settings: the settings the run was started with (JSON
+    form); saved_at: UTC ISO 8601; review_row: the data row its review last showed; figures:
+    what the run is known by (None for a run an earlier parm saved)."""
 
     folder: Path
     file_digest: str
@@ -70,6 +93,7 @@ class SavedSession:
     settings: dict
     results: tuple[SavedResult, ...]
     review_row: int | None = None
+    figures: RunFigures | None = None
 
     def config(self) -> AuditConfig:
         """The saved settings, validated again (ResumeError when this parm refuses them)."""
@@ -81,6 +105,10 @@ class SavedSession:
             ) from None
 
     @property
+    def run_id(self) -> str:
+        return self.results[0].run_id
+
+    @property
     def run_ids(self) -> tuple[str, ...]:
         return tuple(entry.run_id for entry in self.results)
 
@@ -89,32 +117,56 @@ def session_folder(digest: str, base: Path | None = None) -> Path:
     return (Path(base) if base is not None else data_dir()) / SESSIONS_FOLDER / digest
 
 
-def find_session(digest: str, base: Path | None = None) -> SavedSession | None:
-    """The saved session of the file with this digest; None when there is none. ResumeError
-    (naming the file) when it exists but cannot be used."""
-    path = session_folder(digest, base) / SESSION_FILE
+def list_runs(digest: str, base: Path | None = None) -> tuple[SavedSession, ...]:
+    """Every kept run of the file with this digest, newest first (() when there is none).
+    ResumeError (naming the file) when its session.json exists but cannot be used."""
+    return _read_runs(session_folder(digest, base))
+
+
+def _read_runs(folder: Path) -> tuple[SavedSession, ...]:
+    path = folder / SESSION_FILE
     if not path.exists():
-        return None
+        return ()
     try:
         values = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ResumeError(f"The saved session {path} cannot be read ({exc}).") from None
     if not isinstance(values, dict) or values.get("format") != FORMAT:
         raise ResumeError(f"{path} is not a parm session file.")
-    if values.get("schema") != SCHEMA_VERSION:
+    if values.get("schema") not in READABLE_SCHEMAS:
         raise ResumeError(
             f"The saved session {path} has schema {values.get('schema')!r}; this parm reads "
-            f"schema {SCHEMA_VERSION} (a different parm wrote it)."
+            f"schemas {', '.join(map(str, READABLE_SCHEMAS))} (a different parm wrote it)."
         )
     try:
-        return _session(path.parent, values)
+        runs = values["runs"] if values["schema"] == 2 else [values]
+        return tuple(_session(path.parent, values, run) for run in runs)
     except (KeyError, TypeError, ValueError) as exc:
         raise ResumeError(
             f"The saved session {path} is damaged ({type(exc).__name__}: {exc})."
         ) from None
 
 
-def _session(folder: Path, values: dict) -> SavedSession:
+def find_session(digest: str, base: Path | None = None) -> SavedSession | None:
+    """The newest kept run of the file with this digest; None when there is none.
+    ResumeError (naming the file) when its record exists but cannot be used."""
+    runs = list_runs(digest, base)
+    return runs[0] if runs else None
+
+
+def find_run(digest: str, run_id: str, base: Path | None = None) -> SavedSession:
+    """The kept run of the file with this digest and run id; ResumeError when there is none
+    (the message names the runs that are kept)."""
+    runs = list_runs(digest, base)
+    for run in runs:
+        if run.run_id == run_id:
+            return run
+    kept = ", ".join(run.run_id for run in runs) or "none"
+    raise ResumeError(f"No saved run {run_id} of this file (kept runs: {kept}).")
+
+
+def _session(folder: Path, file: dict, values: dict) -> SavedSession:
+    """One run's record (`values`) of the file record `file` (the same dict in schema 1)."""
     results = []
     for entry in values["results"]:
         previous = entry["previous_flagged_rows"]
@@ -129,17 +181,21 @@ def _session(folder: Path, values: dict) -> SavedSession:
                 previous_flagged_rows=None if previous is None else tuple(int(r) for r in previous),
             )
         )
+    if not results:
+        raise ValueError("a run without results")
     review_row = values["review_row"]
     if not isinstance(values["settings"], dict):
         raise TypeError("settings is not an object")
+    figures = values.get("figures")
     return SavedSession(
         folder=folder,
-        file_digest=str(values["file_digest"]),
-        source=str(values["source"]),
+        file_digest=str(file["file_digest"]),
+        source=str(file["source"]),
         saved_at=str(values["saved_at"]),
         settings=values["settings"],
         results=tuple(results),
         review_row=None if review_row is None else int(review_row),
+        figures=None if figures is None else RunFigures.from_dict(figures),
     )
 
 
@@ -164,36 +220,51 @@ def _entry_dict(entry: SavedResult) -> dict:
     }
 
 
-def _session_text(session: SavedSession) -> str:
+def _run_dict(run: SavedSession) -> dict:
+    return {
+        "saved_at": run.saved_at,
+        "settings": run.settings,
+        "results": [_entry_dict(entry) for entry in run.results],
+        "review_row": run.review_row,
+        "figures": None if run.figures is None else run.figures.to_dict(),
+    }
+
+
+def _runs_text(runs: tuple[SavedSession, ...]) -> str:
+    """session.json of a file's runs (newest first; all of one file)."""
     values = {
         "format": FORMAT,
         "schema": SCHEMA_VERSION,
-        "file_digest": session.file_digest,
-        "source": session.source,
-        "saved_at": session.saved_at,
-        "settings": session.settings,
-        "results": [_entry_dict(entry) for entry in session.results],
-        "review_row": session.review_row,
+        "file_digest": runs[0].file_digest,
+        "source": runs[0].source,
+        "runs": [_run_dict(run) for run in runs],
     }
     return json.dumps(values, ensure_ascii=False, indent=1) + "\n"
 
 
 def save_session(
-    digest: str, source: str | Path, result: SessionResult, base: Path | None = None
+    digest: str,
+    source: str | Path,
+    result: SessionResult,
+    base: Path | None = None,
+    keep: int | None = None,
 ) -> SavedSession:
-    """Save a finished run of the file with this digest: the settings it was started with and
-    every item's result. Replaces the previous run of the file, keeping which rows that run
-    flagged. Raises ResumeError when it cannot write."""
+    """Keep a finished run of the file with this digest as its newest: the settings it was
+    started with, every item's result and the run's figures, remembering which rows the run
+    before it flagged. Only the newest `keep` runs stay (default: the run's `saved_runs`
+    setting). Raises ResumeError when it cannot write."""
+    from engine.results.figures import run_figures
     from engine.saved.archive import result_files
 
     folder = session_folder(digest, base)
-    earlier = _previous_run(digest, base)
+    earlier = _earlier_runs(folder)
+    latest = {} if not earlier else {entry.item: entry for entry in earlier[0].results}
     files: dict[Path, str | bytes] = {}
     entries = []
     for k, item in enumerate(result.results):
         name = f"result-{item.run_id}-{k}"
         files.update(result_files(item, folder, name))
-        previous = earlier.get(item.responses.item)
+        previous = latest.get(item.responses.item)
         entries.append(
             SavedResult(
                 name=name,
@@ -212,21 +283,24 @@ def save_session(
         saved_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         settings=result.config.to_dict(),
         results=tuple(entries),
+        figures=run_figures(result),
     )
+    keep = result.config.saved_runs if keep is None else max(1, int(keep))
+    others = tuple(run for run in earlier if run.run_id != session.run_id)
+    runs = (session, *others)[:keep]
     # session.json goes last, so it never names result files that are not there yet.
-    files[folder / SESSION_FILE] = _session_text(session)
+    files[folder / SESSION_FILE] = _runs_text(runs)
     _write(files)
-    _remove_other_results(folder, {entry.name for entry in entries})
+    _remove_other_results(folder, {entry.name for run in runs for entry in run.results})
     return session
 
 
-def _previous_run(digest: str, base: Path | None) -> dict:
-    """The previous run's entries by item; a session that cannot be read counts as none."""
+def _earlier_runs(folder: Path) -> tuple[SavedSession, ...]:
+    """The runs kept so far; a record that cannot be read counts as none (it is replaced)."""
     try:
-        earlier = find_session(digest, base)
+        return _read_runs(folder)
     except ResumeError:
-        return {}
-    return {} if earlier is None else {entry.item: entry for entry in earlier.results}
+        return ()
 
 
 def _write(files: dict[Path, str | bytes]) -> None:
@@ -237,7 +311,8 @@ def _write(files: dict[Path, str | bytes]) -> None:
 
 
 def _remove_other_results(folder: Path, keep: set[str]) -> None:
-    """Remove the result files of earlier runs (best effort: a leftover is only disk space)."""
+    """Remove the result files of runs no longer kept (best effort: a leftover is only disk
+    space)."""
     for path in folder.glob("result-*"):
         if path.suffix in (".json", ".npz") and path.stem not in keep:
             try:
@@ -284,7 +359,15 @@ def restore_session(session: SavedSession, items: Items, config: AuditConfig) ->
 
 
 def save_review_row(session: SavedSession, row: int | None) -> SavedSession:
-    """Remember the data row the review shows (where to continue); returns the new session."""
+    """Remember the data row the review of this run shows (where to continue); returns the run
+    as now saved. The other kept runs are left as they are."""
     updated = replace(session, review_row=None if row is None else int(row))
-    _write({session.folder / SESSION_FILE: _session_text(updated)})
+    try:
+        runs = _read_runs(session.folder)
+    except ResumeError:
+        runs = ()
+    if not any(run.run_id == session.run_id for run in runs):
+        return updated  # no longer kept (a newer run replaced it): nothing to remember it in
+    runs = tuple(updated if run.run_id == session.run_id else run for run in runs)
+    _write({session.folder / SESSION_FILE: _runs_text(runs)})
     return updated
