@@ -23,6 +23,7 @@ CHOICES = {
     "selection_metric": [(m, m) for m in ("accuracy", "kappa", "qwk", "near", "f1", "nll")],
     "class_weight": [("balanced", "balanced"), ("none", "none")],
     "on_bad_rows": [("error: stop", "error"), ("skip: leave out", "skip")],
+    "device": [("auto: a GPU when PyTorch sees one", "auto"), ("cpu", "cpu"), ("cuda", "cuda")],
 }
 INPUT_KEYS = (
     "similarity_top_k_chunk",
@@ -32,7 +33,12 @@ INPUT_KEYS = (
     "cross_fit_folds",
     "seed",
     "jobs",
+    "scheduler",
+    "scheduler_timeout",
 )
+# Text settings: what is typed is the value ('' is none), never read as a number.
+TEXT_KEYS = ("scheduler",)
+PLACEHOLDERS = {"scheduler": "none: this machine; tcp://HOST:8786 or local:N (Dask)"}
 LABELS = {
     "embedding_model": "Embedding model",
     "normalize_similarities": "Normalise similarities",
@@ -53,6 +59,9 @@ LABELS = {
     "cross_fit_folds": "Cross-fit folds",
     "seed": "Seed",
     "jobs": "Worker processes",
+    "scheduler": "Dask scheduler",
+    "scheduler_timeout": "Connect timeout s",
+    "device": "Embedding device",
 }
 
 
@@ -98,7 +107,8 @@ class SettingsScreen(Screen):
             for key, options in CHOICES.items():
                 yield from field(key, Select(options, id=key, compact=True, allow_blank=False))
             for key in INPUT_KEYS:
-                yield from field(key, Input(id=key, compact=True))
+                box = Input(id=key, compact=True, placeholder=PLACEHOLDERS.get(key, ""))
+                yield from field(key, box)
             yield from self.compose_score_order()
             yield Static("", id="settings-status")
         with Horizontal(id="settings-file-row"):
@@ -258,6 +268,8 @@ class SettingsScreen(Screen):
             values[key] = self.query_one(f"#{key}", Switch).value
         for key in ("colbert_top_k", "colbert_batch_size", *INPUT_KEYS):
             values[key] = form.number(self.value(f"#{key}"), integer=key in form.INT_KEYS)
+        for key in TEXT_KEYS:
+            values[key] = self.value(f"#{key}").strip() or None
         for key in CHOICES:
             choice = self.query_one(f"#{key}", Select).value
             values[key] = None if choice == "none" else choice
