@@ -167,10 +167,10 @@ def embed_responses(
                 "responses; there must be one per response."
             )
         return given
-    model, batch = config.embedding_model, config.embedding_batch_size
+    model, batch, device = config.embedding_model, config.embedding_batch_size, config.device
     if not config.late_interaction:
-        return Embedded(*embed_texts(responses.texts, model, batch, reporter))
-    tokens, facts = embed_tokens(responses.texts, model, batch, reporter)
+        return Embedded(*embed_texts(responses.texts, model, batch, reporter, device=device))
+    tokens, facts = embed_tokens(responses.texts, model, batch, reporter, device=device)
     if given is not None:
         note = (
             "Precomputed embeddings were not used: late-interaction mode needs token "

@@ -4,8 +4,11 @@ graph, tuning and parameters: answers to different questions are never neighbour
 on worker processes, and then the raters are compared across items.
 
 Embedding happens here, in the parent, once per item (cached per item), so worker processes
-never load a model; each item is then a unit of plain, picklable inputs
-(`ItemTask`, run by `audit_item`), which is the seam where a cluster engine could later take the items.
+never load a model; each item is then a unit of plain, picklable inputs (`ItemTask`, run by
+`audit_item`). With a Dask scheduler (the `scheduler` setting or DASK_SCHEDULER_ADDRESS,
+engine.cluster) the units run on the cluster's workers instead, and without given embeddings
+each unit embeds its own answers there (on the worker's GPU when it has one), so the parent
+never loads a model.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.cluster.address import scheduler_address
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.core.workers import run_units
 from engine.embedding.vectors import Embedded
@@ -30,10 +34,11 @@ from engine.results.session import SessionResult, session_result
 @dataclass(frozen=True)
 class ItemTask:
     """One item's audit as a unit of plain, picklable inputs: its responses, their embedding
-    (done in the parent) and the session's settings."""
+    (done in the parent, or given) and the session's settings. embedded None: the unit embeds
+    the answers itself, where it runs (a cluster's worker)."""
 
     responses: Responses
-    embedded: Embedded
+    embedded: Embedded | None
     config: AuditConfig
 
 
@@ -53,22 +58,25 @@ def run_session(
 
     embeddings: optional precomputed unit vectors, one array per audited item (see
     engine.embedding.precomputed.load_for_items). `config.jobs` > 1 audits items on that many
-    worker processes. Progress: each item's own stages (messages name the item when there are
-    several) and stage "items" (items finished of all); Cancelled when `cancel` is set.
+    worker processes; a scheduler (`config.scheduler`, else DASK_SCHEDULER_ADDRESS) on that
+    Dask cluster. Progress: each item's own stages (messages name the item when there are
+    several), stage "items" (items finished of all) and, on a cluster, stage "cluster";
+    Cancelled when `cancel` is set; ClusterError when the cluster cannot be used.
     """
     reporter = Reporter(progress, cancel)
     started = time.perf_counter()
     audited = items.audited
     for responses in audited:  # before any embedding: a setting that cannot work stops at once
         check_selection_metric(config, responses)
-    tasks, loading = [], 0.0
-    for k, responses in enumerate(audited):
-        given = None if embeddings is None else Embedded.precomputed(embeddings[k])
-        embedded = embed_responses(responses, config, _for_item(reporter, items, k), given)
-        # The model loads once, for the first item that needs it (stage "model").
-        loading += embedded.facts.loading_seconds
-        tasks.append(ItemTask(responses, embedded, config))
-    embedding_seconds = time.perf_counter() - started - loading
+    address = scheduler_address(config.scheduler)
+    if address is None:
+        tasks, loading = _embedded_here(items, config, reporter, embeddings)
+        embedding_seconds = time.perf_counter() - started - loading
+    else:  # the workers embed (or get the given vectors)
+        tasks = [
+            ItemTask(r, None if embeddings is None else Embedded.precomputed(embeddings[k]), config)
+            for k, r in enumerate(audited)
+        ]
     finished = [0]
 
     def forward(k: int, event: ProgressEvent) -> None:
@@ -79,17 +87,48 @@ def run_session(
             reporter.callback(_named(event, items, k))
 
     reporter(ITEMS, 0, len(audited), f"{len(audited)} item(s)")
-    results = run_units(audit_item, tasks, config.jobs, reporter, forward)
+    if address is None:
+        results = run_units(audit_item, tasks, config.jobs, reporter, forward)
+    else:
+        results = _on_cluster(tasks, items, address, config, reporter, forward)
     for result in results[1:]:  # one run: decisions and saved sessions name it once
         result.run_id = results[0].run_id
-    timings = {"loading_model": round(loading, 3), "embedding": round(embedding_seconds, 3)}
-    if not items.by_item:  # report.json of a one-item file is that item's report
-        results[0].timings["loading_model"] = round(loading, 3)
-        results[0].timings["total"] = round(results[0].timings["total"] + loading, 3)
+    if address is None:
+        timings = {"loading_model": round(loading, 3), "embedding": round(embedding_seconds, 3)}
+        if not items.by_item:  # report.json of a one-item file is that item's report
+            results[0].timings["loading_model"] = round(loading, 3)
+            results[0].timings["total"] = round(results[0].timings["total"] + loading, 3)
+    else:  # each worker's own seconds, summed (its items' timings already hold them)
+        timings = {
+            stage: round(sum(r.timings.get(stage, 0.0) for r in results), 3)
+            for stage in ("loading_model", "embedding")
+        }
     session = session_result(items, results, config, timings)
     session.timings["total"] = round(time.perf_counter() - started, 3)
     reporter(DONE, 1, 1, "audit finished")
     return session
+
+
+def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embeddings):
+    """Every item's ItemTask, embedded in this process (or with the given vectors), and the
+    seconds spent loading the model (once, for the first item that needs it: stage "model")."""
+    tasks, loading = [], 0.0
+    for k, responses in enumerate(items.audited):
+        given = None if embeddings is None else Embedded.precomputed(embeddings[k])
+        embedded = embed_responses(responses, config, _for_item(reporter, items, k), given)
+        loading += embedded.facts.loading_seconds
+        tasks.append(ItemTask(responses, embedded, config))
+    return tasks, loading
+
+
+def _on_cluster(tasks, items: Items, address: str, config: AuditConfig, reporter, forward):
+    from engine.cluster.run import run_on_cluster
+
+    names = [_name(items, k) for k in range(len(tasks))]
+    sizes = [len(task.responses) for task in tasks]
+    return run_on_cluster(
+        audit_item, tasks, address, config.scheduler_timeout, reporter, forward, names, sizes
+    )
 
 
 def _name(items: Items, k: int) -> str:

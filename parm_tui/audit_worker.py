@@ -88,7 +88,7 @@ class AuditWorker:
             if embeddings_path is not None:
                 from engine.embedding.precomputed import load_for_items
 
-                embeddings = load_for_items(embeddings_path, items)
+                embeddings = load_for_items(embeddings_path, items, config.text_column)
             result = run_session(
                 items, config, progress=feed.append, cancel=token, embeddings=embeddings
             )

@@ -44,7 +44,12 @@ app = typer.Typer(
     no_args_is_help=False,
     rich_markup_mode=None,
 )
-COMMANDS = ("audit", "export", "open")
+COMMANDS = ("audit", "export", "open", "embed")
+SCHEDULER_HELP = (
+    'Run the items on this Dask scheduler ("tcp://HOST:8786"), or "local:N" for N worker '
+    "processes here (needs pip install 'parm[dask]')."
+)
+DEVICE_HELP = "Where the embedding model runs: auto (a GPU when PyTorch sees one), cpu or cuda."
 
 
 def _version(value: bool) -> None:
@@ -127,6 +132,12 @@ def audit(
             "bundled model on first use).",
         ),
     ] = None,
+    scheduler: Annotated[
+        str | None, typer.Option("--scheduler", metavar="ADDRESS", help=SCHEDULER_HELP)
+    ] = None,
+    device: Annotated[
+        str | None, typer.Option("--device", metavar="DEVICE", help=DEVICE_HELP)
+    ] = None,
     embeddings: Annotated[
         Path | None,
         typer.Option("--embeddings", metavar="FILE.npy", help=".npy array, one row per input row."),
@@ -171,6 +182,8 @@ def audit(
         "time_column": time_col,
         "jobs": jobs,
         "embedding_model": model,
+        "scheduler": scheduler,
+        "device": device,
     }
     code = run_headless(
         file, config, columns, set_ or [], embeddings, out, force, quiet, guess=not no_guess
@@ -180,12 +193,18 @@ def audit(
 
 @app.command("export")
 def export(
-    file: Annotated[Path, typer.Argument(help="The CSV or TSV file whose saved run to export.")],
-    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = Path("parm-out"),
+    file: Annotated[
+        Path, typer.Argument(metavar="FILE", help="The CSV or TSV file whose saved run to export.")
+    ],
+    out: Annotated[Path, typer.Option("--out", metavar="FOLDER", help="Output folder.")] = Path(
+        "parm-out"
+    ),
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing outputs.")] = False,
     run: Annotated[
         str | None,
-        typer.Option("--run", help="An earlier saved run's id (default: the newest run)."),
+        typer.Option(
+            "--run", metavar="RUN_ID", help="An earlier saved run's id (default: the newest run)."
+        ),
     ] = None,
 ) -> None:
     """Write the saved run of FILE (by `parm audit` or the app) with the review's decisions, as
@@ -194,6 +213,63 @@ def export(
     from parm_tui.headless import run_export
 
     raise typer.Exit(run_export(file, out, force, run))
+
+
+@app.command()
+def embed(
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="CSV or TSV file of answers.")],
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            metavar="FILE.npy",
+            help="The .npy file to write (default: FILE's name with .npy).",
+        ),
+    ] = None,
+    text_col: Annotated[
+        str | None, typer.Option("--text-col", metavar="COLUMN", help="Text column.")
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model", metavar="MODEL", help='Embedding model: a name or path, or "static" (fast).'
+        ),
+    ] = None,
+    device: Annotated[
+        str | None, typer.Option("--device", metavar="DEVICE", help=DEVICE_HELP)
+    ] = None,
+    batch_size: Annotated[
+        int | None,
+        typer.Option(
+            "--batch-size", min=1, metavar="N", help="Texts per batch (32 on a CPU; 256 on a GPU)."
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", metavar="FILE.json", help="JSON settings file.")
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            metavar="KEY=VALUE",
+            help="Override a setting: KEY=VALUE (VALUE as JSON, else text).",
+        ),
+    ] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Embed every answer of FILE (every data row, in file order) into one .npy array, with a
+    sidecar JSON (rows, model, text column, the file's SHA-256) that --embeddings checks."""
+    from parm_tui.embed_run import run_embed
+
+    columns = {
+        "text_column": text_col,
+        "embedding_model": model,
+        "device": device,
+        "embedding_batch_size": batch_size,
+    }
+    code = run_embed(file, out, config, columns, set_ or [], force, quiet)
+    raise typer.Exit(code)
 
 
 @app.command("open")

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from engine.core.crash_log import write_crash_log
 from engine.core.metric_names import METRIC
-from engine.core.progress import STAGES
+from engine.core.progress import CLUSTER, STAGES
 from engine.core.text import safe_text
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
@@ -36,8 +36,9 @@ def say(console: Console, text: str) -> None:
     console.print(safe_text(text), markup=False, highlight=False)
 
 
-class _Bars:
-    """Maps engine progress events onto Rich tasks, one per stage."""
+class StageBars:
+    """Maps engine progress events onto Rich tasks, one per stage; the cluster a run uses (its
+    workers and dashboard) is also printed as a line of its own, above the bars."""
 
     def __init__(self, progress: Progress):
         self.progress = progress
@@ -47,6 +48,12 @@ class _Bars:
         stage = STAGES.get(event.stage)
         if stage is None:
             return
+        if event.stage == CLUSTER and event.payload is not None:
+            self.progress.console.print(
+                safe_text(f"Dask cluster: {event.message}", one_line=True),
+                markup=False,
+                highlight=False,
+            )
         total = event.total if event.total > 0 else None
         if event.stage not in self.tasks:
             self.tasks[event.stage] = self.progress.add_task(stage.description, total=total)
@@ -98,10 +105,10 @@ def guarded(action) -> int:
     """Run `action(console, written)` with calm one-line errors and signals handled; `written`
     collects the output set's files once they are in place."""
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-    previous = _handle_sigterm(_raise_terminated)
     # The output set's files once it is in place: a signal after that must not claim that
     # nothing was written (a signal during the switch is held until the switch is done).
     written: list[Path] = []
+    previous = _handle_sigterm(_raise_terminated)
     try:
         return action(console, written)
     except Terminated:
@@ -175,11 +182,11 @@ def _run(
     preload_for(items, config, precomputed=embeddings_path is not None)
     vectors = None
     if embeddings_path is not None:
-        vectors = load_for_items(embeddings_path, items)
+        vectors = load_for_items(embeddings_path, items, config.text_column)
     progress = progress_bars(console, quiet)
     with progress:
         try:
-            session = run_session(items, config, _Bars(progress), embeddings=vectors)
+            session = run_session(items, config, StageBars(progress), embeddings=vectors)
         except BaseException:
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True

@@ -24,7 +24,13 @@ from engine.input.config import load_defaults
 from engine.input.responses import load_responses
 
 # Fixtures that load the bundled model (to embed, or to copy it as a checkpoint).
-MODEL_FIXTURES = {"sample_embeddings", "sample_embeddings_file", "colbert_minilm", "bundled_path"}
+MODEL_FIXTURES = {
+    "sample_embeddings",
+    "sample_embeddings_file",
+    "sessions_embeddings_file",
+    "colbert_minilm",
+    "bundled_path",
+}
 
 
 def pytest_collection_modifyitems(items):
@@ -140,3 +146,28 @@ def store(review, source, database):
     database."""
     with open_store(source, review.responses, database) as opened:
         yield opened
+
+
+# -- the sample session's embeddings, and Dask clusters --------------------------------------------
+@pytest.fixture(scope="session")
+def sessions_embeddings_file(tmp_path_factory) -> Path:
+    """sample_data/sessions.csv embedded with the bundled model by `parm embed`'s own engine
+    (one row per data row, with its sidecar), once per session."""
+    from helpers import SESSIONS_CSV
+
+    from engine.embedding.whole_file import embed_file, write_embeddings
+
+    vectors, record = embed_file(SESSIONS_CSV, load_defaults())
+    path = tmp_path_factory.mktemp("sessions") / "sessions.npy"
+    write_embeddings(path, vectors, record)
+    return path
+
+
+@pytest.fixture(scope="module")
+def in_process_cluster():
+    """A Dask cluster of two single-threaded workers inside this process (no processes)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as cluster:
+        yield cluster

@@ -5,7 +5,10 @@ from here (never from each other); fixtures live in conftest.py."""
 from __future__ import annotations
 
 import csv
+import json
+import os
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,7 +28,7 @@ from engine.input.responses import Responses
 from engine.pipeline import run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, session_result
-from engine.session import run_session
+from engine.session import ItemTask, audit_item, run_session
 from parm_tui.cli import app as cli_app
 from parm_tui.screens.review import ReviewScreen
 from parm_tui.widgets.review_list import ReviewTable
@@ -454,3 +457,84 @@ def unfaulted_keep(monkeypatch) -> None:
             os.fsync = faulty
 
     monkeypatch.setattr(headless, "_keep", unfaulted)
+
+
+# -- sessions on a Dask cluster (test_cluster) -----------------------------------------------------
+SESSIONS_CSV = ROOT / "sample_data" / "sessions.csv"
+# The sample session's columns, as `parm audit` is told them.
+SESSIONS_FLAGS = ["--item-col", "item", "--rater-col", "rater", "--second-score-col", "score2",
+                  "--second-rater-col", "rater2"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DyingTask:
+    """An item's task whose unit kills its own worker process: once (when `marker` does not
+    exist yet; it is made first), or every time (`always`), as a worker lost mid-run would."""
+
+    task: ItemTask
+    marker: str | None = None
+    always: bool = False
+
+
+def dying_unit(task: DyingTask, progress, cancel):
+    """engine.session.audit_item, unless the task says its worker dies first."""
+    if task.always or (task.marker is not None and not os.path.exists(task.marker)):
+        if task.marker is not None:
+            Path(task.marker).touch()
+        os._exit(1)  # the worker process dies at once, as kill -9 or the OOM killer would do it
+    return audit_item(task.task, progress, cancel)
+
+
+def item_tasks(frame, vectors, config) -> tuple[list[ItemTask], list[str], list[int]]:
+    """A table's items as the units run_session makes of them (given vectors), with their
+    names and sizes as run_on_cluster takes them."""
+    items = split_items(frame, config, source="session.csv")
+    tasks = [ItemTask(r, Embedded.precomputed(vectors[r.rows - 1]), config) for r in items.audited]
+    return tasks, [f"item {r.item}" for r in items.audited], [len(r) for r in items.audited]
+
+
+def output_differences(first: Path, second: Path) -> list[str]:
+    """What differs between two output sets beyond what differs between any two runs: run ids,
+    dates, timings, and the settings saying where the items ran (jobs, scheduler)."""
+    different = []
+    names = sorted(p.name for p in first.iterdir())
+    if names != sorted(p.name for p in second.iterdir()):
+        return [f"files: {names}"]
+    for name in names:
+        if name.endswith(".csv"):
+            same = _rows_of(first / name) == _rows_of(second / name)
+        elif name == "report.json":
+            same = _comparable(json.loads((first / name).read_text(encoding="utf-8"))) == (
+                _comparable(json.loads((second / name).read_text(encoding="utf-8")))
+            )
+        elif name == "report.md":
+            same = _md_lines(first / name) == _md_lines(second / name)
+        else:  # the manifest: checksums of files that name their run
+            continue
+        if not same:
+            different.append(name)
+    return different
+
+
+RUN_KEYS = {"run_id", "created", "timings_seconds", "jobs", "scheduler"}
+
+
+def _rows_of(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as handle:
+        return [{k: v for k, v in row.items() if k != "run_id"} for row in csv.DictReader(handle)]
+
+
+def _comparable(value):
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in value.items() if k not in RUN_KEYS}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
+
+
+def _md_lines(path: Path) -> list[str]:
+    return [
+        line
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if not line.startswith(("Run: ", "- Run: "))
+    ]

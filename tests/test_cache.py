@@ -97,7 +97,7 @@ def test_damaged_token_vectors_are_embedded_again(cache_dir, monkeypatch):
 
     rng = np.random.default_rng(2)
     encoded = [rng.normal(size=(n, 4)).astype(np.float32) for n in (3, 5, 2)]
-    monkeypatch.setattr(tokens, "load_token_model", lambda name: (None, "sentence"))
+    monkeypatch.setattr(tokens, "load_token_model", lambda name, device="auto": (None, "sentence"))
     monkeypatch.setattr(tokens, "_encode_groups", lambda *args: list(encoded))
     monkeypatch.setattr(tokens, "_truncated", lambda model, texts: 1)
     texts = ["a b c", "d e f g h", "i j"]

@@ -242,6 +242,35 @@ def test_item_rater_and_jobs_settings_round_trip_through_a_file(tmp_path):
     assert load_config(tmp_path / "settings.json") == config
 
 
+# -- where a run's work happens: scheduler, scheduler_timeout, device --------------------------------
+@pytest.mark.parametrize(
+    "value", ["tcp://10.0.0.5:8786", "10.0.0.5:8786", "local:2", "local", " local:4 "]
+)
+def test_a_scheduler_is_an_address_or_local_n(value):
+    assert config_from_dict({"scheduler": value}).scheduler == value.strip()
+
+
+@pytest.mark.parametrize("value", ["local:0", "local:two", "tcp://a b:1", "", 3, "\x1b[2Jx:1"])
+def test_a_bad_scheduler_is_refused_naming_the_setting(value):
+    with pytest.raises(ConfigError) as caught:
+        config_from_dict({"scheduler": value})
+    assert caught.value.key == "scheduler" and "'scheduler'" in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [0, -1, "soon", None])
+def test_the_scheduler_timeout_is_a_number_of_seconds_above_zero(value):
+    with pytest.raises(ConfigError, match="'scheduler_timeout'.*expected a"):
+        config_from_dict({"scheduler_timeout": value})
+    assert config_from_dict({"scheduler_timeout": 2}).scheduler_timeout == 2.0
+
+
+def test_the_device_is_auto_cpu_or_cuda():
+    assert config_from_dict({}).device == "auto"
+    assert config_from_dict({"device": "cuda"}).device == "cuda"
+    with pytest.raises(ConfigError, match="'device' = \"gpu\" is invalid: expected one of auto"):
+        config_from_dict({"device": "gpu"})
+
+
 def test_how_many_runs_are_kept_changes_no_settings_digest():
     """saved_runs says what is kept of a run, not how it runs: the digest that decisions and
     saved runs record stays the same, and stays what earlier parm versions wrote."""
@@ -251,3 +280,13 @@ def test_how_many_runs_are_kept_changes_no_settings_digest():
     assert base.saved_runs == 10
     assert settings_digest(base.updated(saved_runs=3)) == settings_digest(base)
     assert settings_digest(base.updated(seed=3)) != settings_digest(base)
+
+
+def test_where_a_run_happens_changes_no_settings_digest():
+    """A cluster's results equal one process's, so the scheduler, its timeout and the device do
+    not change the digest that decisions and saved runs record."""
+    from engine.input.config import settings_digest
+
+    base = config_from_dict({})
+    moved = base.updated(scheduler="local:2", scheduler_timeout=3.0, device="cpu")
+    assert settings_digest(moved) == settings_digest(base)

@@ -133,3 +133,48 @@ def test_the_objective_in_buffers_gives_the_same_numbers(n, classes):
         expected_value, expected_gradient = allocating(theta)
         assert value == expected_value
         assert gradient.tobytes() == expected_gradient.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("seed", "classes", "maxiter", "maxls"), [(0, 2, 100, 50), (1, 4, 100, 50), (2, 3, 7, 20)]
+)
+def test_unbounded_runs_match_scipy_minimize_with_its_callback(seed, classes, maxiter, maxls):
+    from engine.model.classifier import FTOL, TOLERANCE, _objective
+
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(40, 6)).astype(np.float32)
+    codes = rng.integers(0, classes, size=40)
+    target = np.eye(classes)[codes]
+    free = classes if classes > 2 else 1
+    fun = _objective(x, target, free, 1.0 / (10.0 * 40))
+    start = np.zeros(free * 7)
+    theirs_steps, ours_steps = [], []
+    theirs = minimize(fun, start, jac=True, method="L-BFGS-B",
+                      callback=lambda r: theirs_steps.append(1),
+                      options={"maxiter": maxiter, "maxls": maxls, "ftol": FTOL, "gtol": TOLERANCE})  # fmt: skip
+    ours = lbfgsb.minimize_free(fun, start, maxiter, FTOL, TOLERANCE, maxls,
+                                each_iteration=lambda: ours_steps.append(1))  # fmt: skip
+    np.testing.assert_array_equal(ours.x, theirs.x)
+    assert (ours.fun, ours.nit, ours.success) == (theirs.fun, theirs.nit, theirs.success)
+    assert ours.message == theirs.message and len(ours_steps) == len(theirs_steps) == theirs.nit
+
+
+def test_an_unbounded_run_stops_when_its_callback_raises():
+    calls = []
+
+    def stop():
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        lbfgsb.minimize_free(lambda w: (float(w @ w), 2 * w + 1), np.ones(4), 100, 1e-12, 1e-12, 20, stop)  # fmt: skip
+    assert len(calls) == 3
+
+
+def test_an_unbounded_run_on_another_scipy_version_runs_minimize(monkeypatch):
+    fun = lambda w: (float(((w - 1.5) ** 4).sum()), 4 * (w - 1.5) ** 3)  # noqa: E731
+    driven = lbfgsb.minimize_free(fun, np.zeros(5), 100, 1e-12, 1e-8, 50)
+    monkeypatch.setattr(lbfgsb, "_DRIVER", None)
+    fallback = lbfgsb.minimize_free(fun, np.zeros(5), 100, 1e-12, 1e-8, 50)
+    assert fallback.x.tobytes() == driven.x.tobytes() and fallback.nit == driven.nit

@@ -35,7 +35,7 @@ def loads(monkeypatch):
     gate = threading.Event()
     gate.set()
 
-    def fake_load(name, reporter):
+    def fake_load(name, reporter, device="auto"):
         calls.append(name)
         reporter("distilling", 0, 2, "making")
         while not gate.wait(0.01):

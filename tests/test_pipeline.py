@@ -42,7 +42,9 @@ def test_late_interaction_keeps_the_warnings_of_the_embedding_and_of_the_graph(m
     vectors, scores = clustered_embeddings(60, 3, seed=4)
     facts = EmbeddingFacts("my-colbert", seconds=0.5, device="cpu", token_model="sentence")
     monkeypatch.setattr(
-        engine.pipeline, "embed_tokens", lambda texts, *args: (random_tokens(len(texts)), facts)
+        engine.pipeline,
+        "embed_tokens",
+        lambda texts, *args, **_: (random_tokens(len(texts)), facts),
     )
     config = small_config(embedding_model="my-colbert", colbert_top_k=100, similarity_top_k=[5])
     result = run_audit(synthetic_responses(scores), config, embedded=Embedded.precomputed(vectors))

@@ -70,12 +70,12 @@ def test_progress_shows_a_model_name_with_markup_and_escapes_as_text():
     from rich.console import Console
 
     from engine.core.progress import ProgressEvent
-    from parm_tui.headless import _Bars, progress_bars
+    from parm_tui.headless import StageBars, progress_bars
 
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=200, color_system=None)
     with progress_bars(console, quiet=False) as progress:
-        bars = _Bars(progress)
+        bars = StageBars(progress)
         bars(ProgressEvent("embedding", 0, 10, "loading model [/]odd[bold]\x1b]52;c;eA==\x07"))
         progress.refresh()
     shown = buffer.getvalue()

@@ -46,6 +46,11 @@ class ResumeError(ParmError):
     """A saved session (settings and results kept for an input file) cannot be read or written."""
 
 
+class ClusterError(ParmError):
+    """The Dask cluster cannot be reached or used, or could not run an item (the message names
+    the scheduler's address, the worker or the item)."""
+
+
 class Cancelled(ParmError):
     """The user cancelled a run."""
 

@@ -82,14 +82,15 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_files({Path(path): text})
 
 
-def stage(path: Path, text: str | bytes) -> Path:
-    """Write `text` (or bytes) to a temporary file beside `path`, flushed to disk; returns its
-    path. The name (`.NAME.parm-PID-XXXXXXXX.tmp`) says it is parm's and which process wrote
+def stage(path: Path, text: str | bytes | tuple) -> Path:
+    """Write `text` (or bytes, or a tuple of bytes-like parts written one after another, so a
+    large array need not be copied into one bytes object) to a temporary file beside `path`,
+    flushed to disk; returns its path. The name (`.NAME.parm-PID-XXXXXXXX.tmp`) says it is parm's and which process wrote
     it, so `remove_stale_temporaries` can tell a killed run's leftovers from a live one's."""
     return _stage(Path(path), text)
 
 
-def _stage(path: Path, text: str | bytes) -> Path:
+def _stage(path: Path, text: str | bytes | tuple) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(
@@ -103,12 +104,13 @@ def _stage(path: Path, text: str | bytes) -> Path:
             os.fchmod(fd, 0o666 & ~_umask())
         # Lone surrogates cannot be encoded; replacing one character beats losing the export.
         handle = (
-            os.fdopen(fd, "wb")
-            if isinstance(text, bytes)
-            else os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="")
+            os.fdopen(fd, "w", encoding="utf-8", errors="replace", newline="")
+            if isinstance(text, str)
+            else os.fdopen(fd, "wb")
         )
         with handle:
-            handle.write(text)
+            for part in text if isinstance(text, tuple) else (text,):
+                handle.write(part)
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException as exc:
@@ -119,8 +121,8 @@ def _stage(path: Path, text: str | bytes) -> Path:
     return Path(tmp)
 
 
-def atomic_write_files(files: dict[Path, str | bytes]) -> None:
-    """Write several files (text or bytes) all-or-nothing as far as the file system allows.
+def atomic_write_files(files: dict[Path, str | bytes | tuple]) -> None:
+    """Write several files (text, bytes or parts, as `stage` takes them) all-or-nothing as far as the file system allows.
 
     Every file is first written in full to a temporary file beside its target; only when all
     are written are they renamed into place, with Ctrl+C and SIGTERM held until the last rename

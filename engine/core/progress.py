@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from engine.core.errors import Cancelled
 
 # The stages the engine reports, by the name events carry.
+CLUSTER = "cluster"  # connecting to a Dask cluster, then its facts (engine.cluster)
 ITEMS = "items"  # items audited of all (a session)
 DISTILLING = "distilling"  # making the static model, once per machine (engine.embedding.static)
 MODEL = "model"  # loading the embedding model, once per process (engine.embedding.loading)
@@ -36,6 +37,7 @@ class Stage:
 STAGES = {
     stage.name: stage
     for stage in (
+        Stage(CLUSTER, "Cluster", "Dask cluster"),
         Stage(ITEMS, "Items", "Items"),
         Stage(DISTILLING, "Static model", "Making the static model"),
         Stage(MODEL, "Model", "Loading model"),

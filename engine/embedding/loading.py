@@ -29,8 +29,9 @@ class ModelLoad:
     (loading a transformer cannot be interrupted; the app may simply ignore a load it no longer
     needs)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, device: str = "auto") -> None:
         self.name = name
+        self.device = device
         self.done = threading.Event()
         self.model = None
         self.error: BaseException | None = None
@@ -50,7 +51,7 @@ class ModelLoad:
         """Load the model in this thread; never raises (the error is kept for the waiters)."""
         started = time.perf_counter()
         try:
-            self.model = _load(self.name, Reporter(self._broadcast, self.token))
+            self.model = _load(self.name, Reporter(self._broadcast, self.token), self.device)
         except BaseException as exc:  # noqa: BLE001 - handed to whoever waits for the model
             self.error = exc
         finally:
@@ -80,27 +81,29 @@ _LOADS: dict[str, ModelLoad] = {}
 _LOADS_LOCK = threading.Lock()
 
 
-def model_key(name: str) -> str:
-    """One key per model, whatever name it was asked by (the bundled model has several)."""
+def model_key(name: str, device: str = "auto") -> str:
+    """One key per model and device, whatever name it was asked by (the bundled model has
+    several); the static model runs on the CPU whatever the device."""
     from engine.embedding.models import BUNDLED_NAMES
 
     if is_static_model(name):
         return "static"
     stripped = name.strip()
-    return DEFAULT_MODEL if stripped.lower() in BUNDLED_NAMES else stripped
+    model = DEFAULT_MODEL if stripped.lower() in BUNDLED_NAMES else stripped
+    return model if device == "auto" else f"{model}@{device}"
 
 
-def preload_model(name: str) -> ModelLoad:
+def preload_model(name: str, device: str = "auto") -> ModelLoad:
     """Start loading `name` in a background (daemon) thread and return at once. Thread-safe and
     idempotent: while a load of the same model is running or has succeeded, that load is
     returned; after a failed or cancelled one, a new one starts. Errors are not raised here: a
     run that needs the model gets them from `model_for`."""
     with _LOADS_LOCK:
-        load = _LOADS.get(model_key(name))
+        load = _LOADS.get(model_key(name, device))
         if load is not None and not load.failed:
             return load
-        load = ModelLoad(name)
-        _LOADS[model_key(name)] = load
+        load = ModelLoad(name, device)
+        _LOADS[model_key(name, device)] = load
     threading.Thread(target=load.run, name="parm-model-load", daemon=True).start()
     return load
 
@@ -109,10 +112,13 @@ def preload_for(items, config, precomputed: bool = False) -> None:
     """What a front end calls as soon as it knows the file and the settings (the app: when a
     file is opened): in a background thread, check whether any item's answers are missing from
     the embedding cache and, if so, start loading the model (`preload_model`). Returns at once;
-    does nothing with precomputed embeddings or in late-interaction mode (whose token models
-    load with the run). Safe to call again, e.g. after the settings change: a model already
-    loading or loaded is not loaded twice."""
-    if precomputed or config.late_interaction:
+    does nothing with precomputed embeddings, in late-interaction mode (whose token models
+    load with the run) and with a Dask scheduler, whose workers embed (engine.cluster). Safe to
+    call again, e.g. after the settings change: a model already loading or loaded is not loaded
+    twice."""
+    from engine.cluster.address import scheduler_address
+
+    if precomputed or config.late_interaction or scheduler_address(config.scheduler):
         return
 
     def check_then_load() -> None:
@@ -120,25 +126,25 @@ def preload_for(items, config, precomputed: bool = False) -> None:
 
         name = config.embedding_model
         if not all(is_cached(responses.texts, name) for responses in items.audited):
-            preload_model(name)
+            preload_model(name, config.device)
 
     threading.Thread(target=check_then_load, name="parm-model-check", daemon=True).start()
 
 
-def model_for(name: str, reporter: Reporter | None = None):
-    """The model for `name` and the seconds this call spent loading it or waiting for it (0.0
-    when it was ready). Stage "model" (and "distilling" the static model's first time) is
-    reported only when there is something to wait for. Raises Cancelled when the run's token is
-    set (a load started by `preload_model` goes on in its thread), EmbeddingError when the model
-    is not available."""
+def model_for(name: str, reporter: Reporter | None = None, device: str = "auto"):
+    """The model for `name` on `device` (the `device` setting) and the seconds this call spent
+    loading it or waiting for it (0.0 when it was ready). Stage "model" (and "distilling" the
+    static model's first time) is reported only when there is something to wait for. Raises
+    Cancelled when the run's token is set (a load started by `preload_model` goes on in its
+    thread), EmbeddingError when the model is not available or the device is not there."""
     reporter = reporter or Reporter()
-    key = model_key(name)
+    key = model_key(name, device)
     with _LOADS_LOCK:
         load = _LOADS.get(key)
         # None yet, or a load that failed or was cancelled: this run loads the model itself.
         ours = load is None or load.failed
         if ours:
-            load = ModelLoad(name)
+            load = ModelLoad(name, device)
             load.token = reporter.token
             _LOADS[key] = load
     if load.done.is_set() and load.error is None:
@@ -178,11 +184,11 @@ def _relay(reporter: Reporter):
     return relay
 
 
-def _load(name: str, reporter: Reporter):
-    if is_static_model(name):
+def _load(name: str, reporter: Reporter, device: str = "auto"):
+    if is_static_model(name):  # numpy on the CPU, whatever the device
         from engine.embedding.static import load_static
 
         return load_static(reporter)
     from engine.embedding.models import load_sentence_model
 
-    return load_sentence_model(name)
+    return load_sentence_model(name, device=device)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import socket
 from pathlib import Path
 
 from engine.core.errors import EmbeddingError
@@ -93,6 +94,7 @@ def _hub_revision(name: str) -> str:
 
 
 def pick_device() -> str:
+    """The best device PyTorch sees here: CUDA, then Apple MPS, then the CPU."""
     import torch
 
     if torch.cuda.is_available():
@@ -102,15 +104,42 @@ def pick_device() -> str:
     return "cpu"
 
 
+def resolve_device(requested: str = "auto") -> str:
+    """The torch device for the `device` setting: "auto" picks (`pick_device`), "cpu" is the
+    CPU, "cuda" the GPU, which must be there: asking for one PyTorch cannot see is an error
+    naming the machine, so a cluster's worker without a GPU says which one it is."""
+    if requested == "auto":
+        return pick_device()
+    if requested != "cuda":
+        return requested
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    build = torch.version.cuda
+    why = (
+        f"PyTorch {torch.__version__} was built without CUDA (a CPU build)"
+        if build is None
+        else f"PyTorch {torch.__version__} (CUDA {build}) finds no usable GPU or driver"
+    )
+    raise EmbeddingError(
+        f"Setting 'device' = \"cuda\", but PyTorch on {socket.gethostname()} sees no CUDA GPU: "
+        f"{why}. Install the CUDA build of PyTorch that matches the driver "
+        "(https://pytorch.org/get-started/locally/), or set device to auto or cpu."
+    )
+
+
 _MODELS: dict[tuple[str, str, str], object] = {}
 
 
-def load_sentence_model(name: str, factory=None):
+def load_sentence_model(name: str, factory=None, device: str = "auto"):
     """Load (once per process) a sentence-transformers model; errors say what to do.
 
     factory: the model class to load with (default SentenceTransformer; the late-interaction
-    mode passes MultiVectorEncoder for ColBERT checkpoints).
+    mode passes MultiVectorEncoder for ColBERT checkpoints). device: the `device` setting
+    (auto, cpu, cuda; `resolve_device`).
     """
+    device = resolve_device(device)
     if factory is None:
         from sentence_transformers import SentenceTransformer
 
@@ -118,7 +147,6 @@ def load_sentence_model(name: str, factory=None):
 
     _quiet_loaders()
     resolved = resolve_model(name)
-    device = pick_device()
     key = (resolved, device, factory.__name__)
     if key in _MODELS:
         return _MODELS[key]

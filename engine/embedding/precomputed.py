@@ -15,6 +15,7 @@ from numpy.lib import format as npy_format
 
 from engine.core.errors import EmbeddingError
 from engine.core.files import open_regular
+from engine.embedding.sidecar import check_sidecar
 from engine.embedding.vectors import unit_rows
 
 _HEADER_READERS = {
@@ -102,9 +103,12 @@ def _file_size(handle) -> int:
     return os.fstat(handle.fileno()).st_size
 
 
-def load_for_items(path: str | Path, items) -> list[np.ndarray]:
+def load_for_items(path: str | Path, items, text_column: str | None = None) -> list[np.ndarray]:
     """Precomputed embeddings for a file of items (engine.input.items.Items): the .npy file is
-    read once and split into one array per audited item, rows in the item's order."""
+    read once and split into one array per audited item, rows in the item's order. A sidecar
+    from `parm embed` (engine.embedding.sidecar) must describe this input file, its row count
+    and (when given) the text column."""
+    check_sidecar(Path(path).expanduser(), items.source, text_column, items.file_rows)
     audited = items.audited
     rows = np.concatenate([responses.rows for responses in audited])
     vectors = load_embeddings(path, rows, items.file_rows)

@@ -28,8 +28,10 @@ def embed_texts(
     batch_size: int = 32,
     reporter: Reporter | None = None,
     use_cache: bool = True,
+    device: str = "auto",
 ) -> tuple[np.ndarray, EmbeddingFacts]:
-    """Embed texts into (N, d) float32 unit vectors.
+    """Embed texts into (N, d) float32 unit vectors on `device` (the `device` setting: auto,
+    cpu, cuda).
 
     Texts are sorted by length so batches pad little, encoded in groups (progress and cancel
     checks between groups), then put back in input order. Returns the vectors and the facts of
@@ -45,7 +47,7 @@ def embed_texts(
             return vectors, EmbeddingFacts(model_name, cached=True, truncated=truncated)
         notes += [note] if note else []
     # Once per process, as stage "model" (engine.embedding.loading): not once per item.
-    model, loading = model_for(model_name, reporter)
+    model, loading = model_for(model_name, reporter, device)
     notes += list(getattr(model, "notes", None) or ())
     reporter(EMBEDDING, 0, len(texts), f"0 of {len(texts):,} responses")
     started = time.perf_counter()

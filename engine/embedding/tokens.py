@@ -35,6 +35,7 @@ def embed_tokens(
     batch_size: int = 32,
     reporter: Reporter | None = None,
     use_cache: bool = True,
+    device: str = "auto",
 ) -> tuple[TokenEmbeddings, EmbeddingFacts]:
     """Token embeddings of `texts` (unit vectors), cached on disk as float16 matrix + offsets.
 
@@ -54,7 +55,7 @@ def embed_tokens(
         return tokens, EmbeddingFacts(model_name, cached=True, truncated=truncated)
     notes = [note] if note else []
     reporter(EMBEDDING, 0, len(texts), f"loading model {model_name}")
-    model, kind = load_token_model(model_name)
+    model, kind = load_token_model(model_name, device)
     started = time.perf_counter()
     vectors = _encode_groups(model, kind, texts, batch_size, reporter)
     exact = TokenEmbeddings.from_list(vectors)
@@ -143,8 +144,8 @@ def _skiplist_ids(tokenizer) -> np.ndarray:
     return np.array([vocab[p] for p in string.punctuation if p in vocab], dtype=np.int64)
 
 
-def load_token_model(name: str):
-    """The model and how to read its tokens: ("multi-vector" | "sentence")."""
+def load_token_model(name: str, device: str = "auto"):
+    """The model on `device` and how to read its tokens: ("multi-vector" | "sentence")."""
     if is_multi_vector_checkpoint(name):
         try:
             from sentence_transformers import MultiVectorEncoder
@@ -154,8 +155,9 @@ def load_token_model(name: str):
                 "sentence-transformers with MultiVectorEncoder (6.2 is tested). Upgrade it with "
                 "'pip install -U sentence-transformers'."
             ) from None
-        return load_sentence_model(name, factory=MultiVectorEncoder), "multi-vector"
-    return load_sentence_model(name), "sentence"
+        factory = MultiVectorEncoder
+        return load_sentence_model(name, factory=factory, device=device), "multi-vector"
+    return load_sentence_model(name, device=device), "sentence"
 
 
 def is_multi_vector_checkpoint(name: str) -> bool:

@@ -12,6 +12,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from engine.cluster.address import local_workers
 from engine.core.errors import ConfigError
 from engine.core.files import atomic_write_text, open_regular
 from engine.core.metric_names import METRIC_NAMES
@@ -25,6 +26,8 @@ LATE_INTERACTION = "late-interaction"
 # The fast path: a static model distilled from the bundled one (engine.embedding.static).
 STATIC_MODEL = "static"
 DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
+# Where the embedding model runs (`device`): auto picks CUDA (or Apple MPS) when PyTorch sees it.
+DEVICES = ("auto", "cpu", "cuda")
 # A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -74,6 +77,9 @@ class AuditConfig:
     cross_fit_folds: int = 5
     seed: int = 0
     jobs: int = 1
+    scheduler: str | None = None
+    scheduler_timeout: float = 20.0
+    device: str = "auto"
     saved_runs: int = 10
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
@@ -302,6 +308,9 @@ def config_from_dict(values: dict) -> AuditConfig:
         cross_fit_folds=_int("cross_fit_folds", v["cross_fit_folds"], minimum=0),
         seed=_int("seed", v["seed"], minimum=0),
         jobs=_int("jobs", v["jobs"]),
+        scheduler=_scheduler(v["scheduler"]),
+        scheduler_timeout=_positive("scheduler_timeout", v["scheduler_timeout"]),
+        device=_choice("device", v["device"], DEVICES),
         saved_runs=_int("saved_runs", v["saved_runs"]),
         warnings=tuple(warnings),
     )
@@ -334,6 +343,24 @@ def _check_candidates(config: AuditConfig) -> None:
             "<= colbert_top_k. Raise colbert_top_k or lower similarity_top_k.",
             "similarity_top_k",
         )
+
+
+def _scheduler(value):
+    """A Dask scheduler's address (`tcp://host:8786`, `host:8786`), `local` or `local:N` (a
+    cluster of N worker processes on this machine, engine.cluster.address), or null: none."""
+    key = "scheduler"
+    accepted = (
+        'expected null, a Dask scheduler\'s address such as "tcp://10.0.0.5:8786", or "local:N" '
+        "for N worker processes on this machine"
+    )
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
+        raise _fail(key, value, accepted)
+    if not is_safe(value):
+        raise _fail(key, value, "control characters are not allowed")
+    local_workers(value.strip())  # a bad N in "local:N" is refused here, naming the setting
+    return value.strip()
 
 
 def _unit(key, value):
@@ -454,9 +481,10 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
-# Settings that change nothing a run computes, only what is kept of it: not in the digest, so
-# the digests of decisions and saved runs stay those of earlier parm versions.
-NOT_DIGESTED = ("saved_runs",)
+# Settings that change nothing a run computes, only what is kept of it or where it runs (a
+# cluster's results equal one process's; the device only moves the same model): not in the
+# digest, so the digests of decisions and saved runs stay those of earlier parm versions.
+NOT_DIGESTED = ("saved_runs", "scheduler", "scheduler_timeout", "device")
 
 
 def settings_digest(config: AuditConfig) -> str:

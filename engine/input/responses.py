@@ -136,6 +136,12 @@ def _column(frame: pd.DataFrame, name: str | None, role: str, path) -> pd.Series
     return column.astype(str)
 
 
+def every_text(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> list[str]:
+    """The text column of every data row, as an audit reads it, blank and bad rows included
+    (what `parm embed` embeds: one vector per data row, as `--embeddings` takes them)."""
+    return _column(frame, config.text_column, "text", source or "input").tolist()
+
+
 def _label_text(value: str) -> str:
     return value.strip()
 

@@ -62,12 +62,22 @@ class _Run:
     `tell()` hands it the value and gradient there. The objective is evaluated once at x0
     first and then only where x has moved, as scipy's ScalarFunction does."""
 
-    def __init__(self, x0, lower, upper, maxiter: int, ftol: float, gtol: float):
-        self.low = np.asarray(lower, dtype=np.float64)
-        self.high = np.asarray(upper, dtype=np.float64)
-        n = self.low.size
-        self.x = np.array(np.clip(x0, self.low, self.high), dtype=np.float64)
-        self.nbd = np.full(n, 2, dtype=np.int32)  # every parameter bounded on both sides
+    def __init__(
+        self, x0, lower, upper, maxiter: int, ftol: float, gtol: float, *,
+        max_line_search: int = MAX_LINE_SEARCH, each_iteration=None,
+    ):  # fmt: skip
+        if lower is None:  # unbounded: scipy hands the routine zeros and "no bound" (0)
+            n = np.size(x0)
+            self.low, self.high = np.zeros(n), np.zeros(n)
+            self.x = np.array(x0, dtype=np.float64)
+            self.nbd = np.zeros(n, dtype=np.int32)
+        else:
+            self.low = np.asarray(lower, dtype=np.float64)
+            self.high = np.asarray(upper, dtype=np.float64)
+            n = self.low.size
+            self.x = np.array(np.clip(x0, self.low, self.high), dtype=np.float64)
+            self.nbd = np.full(n, 2, dtype=np.int32)  # every parameter bounded on both sides
+        self.max_line_search, self.each_iteration = max_line_search, each_iteration
         m = MEMORY
         self.wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m, np.float64)
         self.iwa = np.zeros(3 * n, dtype=np.int32)
@@ -89,7 +99,7 @@ class _Run:
             g = np.asarray(self.g, dtype=np.float64).copy()
             setulb(MEMORY, self.x, self.low, self.high, self.nbd, self.f, g, self.factr,
                    self.gtol, self.wa, self.iwa, self.task, self.lsave, self.isave, self.dsave,
-                   MAX_LINE_SEARCH, self.ln_task)  # fmt: skip
+                   self.max_line_search, self.ln_task)  # fmt: skip
             self.g = g
             if self.task[0] == 3:  # the routine wants f and g at the current x
                 if not (self.x == self.seen).all():  # np.array_equal, without its overhead
@@ -97,6 +107,8 @@ class _Run:
                 self.f, self.g = self.last
             elif self.task[0] == 1:  # a new iteration
                 self.iterations += 1
+                if self.each_iteration is not None:  # scipy's callback: it may raise
+                    self.each_iteration()
                 if self.iterations >= self.maxiter:
                     self.task[0], self.task[1] = 5, 504
                 elif self.evaluations > MAX_EVALUATIONS:
@@ -129,6 +141,34 @@ def minimize_bounded(fun, x0, lower, upper, maxiter: int, ftol: float, gtol: flo
     if _DRIVER is None:
         return _by_minimize(fun, x0, lower, upper, maxiter, ftol, gtol)
     run = _Run(x0, lower, upper, maxiter, ftol, gtol)
+    while (point := run.wants()) is not None:
+        run.tell(point, fun(point.copy()))
+    return run.result()
+
+
+def minimize_free(fun, x0, maxiter: int, ftol: float, gtol: float, max_line_search: int,
+                  each_iteration=None):  # fmt: skip
+    """Minimise `fun(x) -> (value, gradient)` from x0 without bounds by L-BFGS-B: the same as
+    `scipy.optimize.minimize(fun, x0, jac=True, method="L-BFGS-B", callback=..., options=
+    {"maxiter": maxiter, "maxls": max_line_search, "ftol": ftol, "gtol": gtol})`, result for
+    result. each_iteration() is called after every iteration, as scipy's callback (it may
+    raise, e.g. to cancel)."""
+    if _DRIVER is None:
+        from scipy.optimize import minimize
+
+        result = minimize(
+            fun,
+            x0,
+            jac=True,
+            method="L-BFGS-B",
+            callback=(lambda _: each_iteration()) if each_iteration else None,
+            options={"maxiter": maxiter, "maxls": max_line_search, "ftol": ftol, "gtol": gtol},
+        )
+        return BoundedResult(
+            result.x, float(result.fun), int(result.nit), bool(result.success), str(result.message)
+        )
+    run = _Run(x0, None, None, maxiter, ftol, gtol, max_line_search=max_line_search,
+               each_iteration=each_iteration)  # fmt: skip
     while (point := run.wants()) is not None:
         run.tell(point, fun(point.copy()))
     return run.result()

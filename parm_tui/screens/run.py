@@ -15,7 +15,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Header, Label, ProgressBar, Static
 
-from engine.core.progress import DISTILLING, ITEMS, MAXSIM, MODEL, STAGES, TUNING
+from engine.core.progress import CLUSTER, DISTILLING, ITEMS, MAXSIM, MODEL, STAGES, TUNING
 from parm_tui.state import AppState
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
@@ -24,7 +24,7 @@ from parm_tui.widgets.tuning_table import TuningTable
 
 # The model's loading (and the static model's one-time distillation) shows only when a run
 # has to wait for it.
-WHEN_REPORTED = (DISTILLING, MODEL)
+WHEN_REPORTED = (DISTILLING, MODEL, CLUSTER)  # shown once reported
 DRAIN_SECONDS = 0.1
 
 

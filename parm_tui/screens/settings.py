@@ -17,11 +17,14 @@ from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.path_input import PathInput, expand
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.settings_fields import (
+    ADVANCED_CHOICES,
     ADVANCED_KEYS,
     CHOICES,
     INPUT_KEYS,
     MAXSIM_CHOICES,
+    PLACEHOLDERS,
     POWER_MODES,
+    TEXT_KEYS,
     TOP_K_MODES,
     error_line,
     field,
@@ -34,6 +37,8 @@ from parm_tui.widgets.toggles import MarkedSwitch
 
 # Every number field, in the form and in the Advanced section.
 NUMBER_KEYS = INPUT_KEYS + ADVANCED_KEYS
+# Every dropdown of a setting, in the form and in the Advanced section.
+ALL_CHOICES = {**CHOICES, **ADVANCED_CHOICES}
 
 
 class SettingsScreen(Screen):
@@ -68,7 +73,10 @@ class SettingsScreen(Screen):
             yield from self.compose_score_order()
             with Collapsible(title="Advanced (speed, memory, what is kept)", id="advanced"):
                 for key in ADVANCED_KEYS:
-                    yield from field(key, Input(id=key, compact=True))
+                    box = Input(id=key, compact=True, placeholder=PLACEHOLDERS.get(key, ""))
+                    yield from field(key, box)
+                for key, options in ADVANCED_CHOICES.items():
+                    yield from field(key, Select(options, id=key, compact=True, allow_blank=False))
         # Outside the scrolling form, so it is in view at 80x24.
         yield Static("", id="settings-status")
         with Horizontal(id="settings-file-row"):
@@ -176,7 +184,7 @@ class SettingsScreen(Screen):
             self.query_one(f"#{key}", Switch).value = values[key]
         for key in ("colbert_top_k", "colbert_batch_size", *NUMBER_KEYS):
             self.query_one(f"#{key}", Input).value = form.shown(values[key])
-        for key in CHOICES:
+        for key in ALL_CHOICES:
             self.query_one(f"#{key}", Select).value = values[key] or "none"
         self.query_one("#score_order", Input).value = ", ".join(values["score_order"] or [])
         self.query_one("#colbert_maxsim", Select).value = values["colbert_maxsim"]
@@ -235,7 +243,9 @@ class SettingsScreen(Screen):
             values[key] = self.query_one(f"#{key}", Switch).value
         for key in ("colbert_top_k", "colbert_batch_size", *NUMBER_KEYS):
             values[key] = form.number(self.value(f"#{key}"), integer=key in form.INT_KEYS)
-        for key in CHOICES:
+        for key in TEXT_KEYS:
+            values[key] = self.value(f"#{key}").strip() or None
+        for key in ALL_CHOICES:
             choice = self.query_one(f"#{key}", Select).value
             values[key] = None if choice == "none" else choice
         values["score_order"] = self.value("#score_order").strip() or None

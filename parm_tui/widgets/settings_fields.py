@@ -19,9 +19,23 @@ CHOICES = {
     "class_weight": [("balanced", "balanced"), ("none", "none")],
     "on_bad_rows": [("error: stop", "error"), ("skip: leave out", "skip")],
 }
+# The dropdowns of the Advanced section: where a run happens, not what it computes.
+ADVANCED_CHOICES = {
+    "device": [("auto: a GPU when PyTorch sees one", "auto"), ("cpu", "cpu"), ("cuda", "cuda")],
+}
 # Number fields among the audit's choices, and the technical ones (the Advanced section).
 INPUT_KEYS = ("near_duplicate_threshold", "bootstrap_samples", "cross_fit_folds", "seed")
-ADVANCED_KEYS = ("similarity_top_k_chunk", "embedding_batch_size", "jobs", "saved_runs")
+ADVANCED_KEYS = (
+    "similarity_top_k_chunk",
+    "embedding_batch_size",
+    "jobs",
+    "scheduler",
+    "scheduler_timeout",
+    "saved_runs",
+)
+# Text settings: what is typed is the value ('' is none), never read as a number.
+TEXT_KEYS = ("scheduler",)
+PLACEHOLDERS = {"scheduler": "none: this machine; tcp://HOST:8786 or local:N (Dask)"}
 LABELS = {
     "embedding_model": "Embedding model",
     "normalize_similarities": "Normalise similarities",
@@ -43,6 +57,9 @@ LABELS = {
     "seed": "Seed",
     "jobs": "Worker processes",
     "saved_runs": "Saved runs per file",
+    "scheduler": "Dask scheduler",
+    "scheduler_timeout": "Connect timeout s",
+    "device": "Embedding device",
 }
 # One line each: at most HELP_WIDTH characters, so it fits at 80 columns.
 HELP_WIDTH = 72
@@ -67,6 +84,9 @@ HELP = {
     "embedding_batch_size": "Answers per embedding batch (32 is fastest on a CPU).",
     "jobs": "Worker processes auditing a session's items side by side.",
     "saved_runs": "How many runs of each file are kept to resume and reopen (the newest).",
+    "scheduler": "A Dask cluster for the items (tcp://HOST:8786, local:N); empty: here.",
+    "scheduler_timeout": "Seconds to wait for the scheduler and a worker before stopping.",
+    "device": "Where the embedding model runs: auto (a GPU if there is one), cpu, cuda.",
 }
 
 

@@ -50,6 +50,8 @@ def settings_text(config, precomputed: bool = False) -> str:
     ]
     if config.jobs > 1:
         checks.append(f"{config.jobs} worker processes")
+    if config.scheduler:
+        checks.append(f"Dask {config.scheduler}")
     return " · ".join(method) + "\n" + " · ".join(checks)
 
 
