@@ -93,10 +93,11 @@ async def test_decisions_made_in_the_app_reach_parm_export(
         review = await open_review(pilot)
         responses = app.state.responses
         decided = []
+        keys = {"keep": "o", "change": "c", "unsure": "question_mark"}  # the review's own keys
         for action in ("keep", "change", "unsure"):
             i = review.current()
             row, human = int(responses.rows[i]), responses.labels[responses.scores[i]]
-            await pilot.press(action[0])
+            await pilot.press(keys[action])
             new = None
             if action == "change":
                 await wait_for(pilot, lambda: isinstance(app.screen, ScoreModal), "the dialog")
