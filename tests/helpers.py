@@ -294,12 +294,17 @@ def write_rows(path, header, rows, delimiter=",", encoding="utf-8"):
     return path
 
 
-def cli(*args):
-    """`parm audit ARGS` in this process: (exit code, output); never a traceback."""
-    result = CliRunner().invoke(cli_app, ["audit", *map(str, args)])
+def parm_command(command: str, *args):
+    """`parm COMMAND ARGS` in this process: (exit code, output); never a traceback."""
+    result = CliRunner().invoke(cli_app, [command, *map(str, args)])
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     return result.exit_code, result.output
+
+
+def cli(*args):
+    """`parm audit ARGS` in this process: (exit code, output); never a traceback."""
+    return parm_command("audit", *args)
 
 
 class PartialResult:

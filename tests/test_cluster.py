@@ -301,7 +301,7 @@ def test_a_local_cluster_writes_nothing_of_dasks_to_the_terminal(tmp_path):
     command = [
         sys.executable, "-m", "parm_tui.cli", "audit", str(tmp_path / "s.csv"), "--item-col",
         "item", "--embeddings", str(tmp_path / "s.npy"), "--scheduler", "local:2",
-        "--out", str(tmp_path / "out"), *FAST_CLI,
+        "--out", str(tmp_path / "out"), "--no-guess", *FAST_CLI,
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr

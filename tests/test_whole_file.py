@@ -11,15 +11,13 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import FAST_CLI, SESSIONS_CSV, SESSIONS_FLAGS, cli
-from typer.testing import CliRunner
+from helpers import FAST_CLI, SESSIONS_CSV, SESSIONS_FLAGS, cli, parm_command
 
 from engine.core.errors import ConfigError, EmbeddingError, ExportError
 from engine.embedding import whole_file
 from engine.embedding.sidecar import FORMAT, check_sidecar, read_sidecar, sidecar_path
 from engine.embedding.vectors import EmbeddingFacts
 from engine.input.config import load_defaults
-from parm_tui.cli import app as cli_app
 
 DIM = 8
 
@@ -53,10 +51,7 @@ def sessions(tmp_path):
 
 
 def embed(*args):
-    result = CliRunner().invoke(cli_app, ["embed", *map(str, args)])
-    assert "Traceback" not in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)
-    return result.exit_code, result.output
+    return parm_command("embed", *args)
 
 
 # -- the engine -----------------------------------------------------------------------------------

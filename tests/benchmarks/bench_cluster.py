@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -76,14 +75,14 @@ def measure(table: Path, array: Path, out: Path, settings: dict[str, str]) -> di
 
 def main() -> None:
     from bench_items import write_session
+    from machine import machine_line
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--per-item", type=int, default=1500)
     parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS))
     args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(machine_line())
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         table, array = write_session(folder, args.items, args.per_item)

@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
-import platform
 import tempfile
 from pathlib import Path
 
 import numpy as np
 from bench_scale import run_cli, synthetic
+from machine import machine_line
 
 
 def write_session(folder: Path, items: int, per_item: int, seed: int = 0) -> tuple[Path, Path]:
@@ -53,8 +52,7 @@ def main() -> None:
     parser.add_argument("--per-item", type=int, default=1500)
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    print(machine_line())
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         table, array = write_session(folder, args.items, args.per_item)

@@ -25,8 +25,6 @@ digest of the engine's sources, so a second run only recomputes what changed.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import time
 from pathlib import Path
@@ -36,6 +34,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from machine import machine_line  # noqa: E402
 from severity_candidates import BEFORE, SHIPPED_AS, candidates, costs  # noqa: E402
 from severity_components import cached, engine_digest  # noqa: E402
 from severity_data import BY_NAME, DATASETS, load_items, tasks_for  # noqa: E402
@@ -90,11 +89,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     started = time.perf_counter()
-    print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f}; engine digest {engine_digest()}",
-        file=sys.stderr,
-    )
+    print(f"{machine_line()}; engine digest {engine_digest()}", file=sys.stderr)
     engine = args.engine or engine_digest()
     # Many small fits: one BLAS thread is several times faster than two on a busy 2-core machine.
     with threadpool_limits(1, user_api="blas"):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -33,6 +32,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from machine import machine_line  # noqa: E402
 from severity_data import ASAP_PROMPTS, DATA, file_vectors  # noqa: E402
 
 FILES = {
@@ -90,10 +90,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--large", action="store_true", help="only the 10,765-answer item")
     args = parser.parse_args()
-    print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"load average {os.getloadavg()[0]:.1f}"
-    )
+    print(machine_line())
     print("| file | code | wall s best / median | CPU s median | severity s median |")
     print("| --- | --- | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as tmp:
