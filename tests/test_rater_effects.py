@@ -84,3 +84,16 @@ def test_rules_need_both_size_and_significance():
     drift = Drift(100, 0.6, 0.15, 4.0, 0.001, [])
     assert [v.name for v in verdicts({}, drift)] == ["drifting"]
     assert verdicts({}, Drift(100, 0.2, 0.15, 2.4, 0.02, [])) == ()
+
+
+def test_a_noisy_verdict_shows_the_raters_infit_and_the_typical_one(planted):
+    import re
+
+    row = next(r for r in planted.raters.rows if r.rater == "r6")
+    noisy = next(v for v in row.effects.verdicts if v.name == "noisy")
+    found = re.search(r"infit ([\d.]+) x the reference raters' \(([\d.]+) against ([\d.]+)\)",
+                      noisy.because)  # fmt: skip
+    assert found, noisy.because
+    ratio, own, typical = map(float, found.groups())
+    assert own == pytest.approx(row.effects.infit, abs=0.006)  # the table's infit column
+    assert ratio == pytest.approx(own / typical, rel=0.02)  # both printed to 2 decimals

@@ -196,6 +196,10 @@ def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
             "ordered": ordered,
             "noise": float(np.exp(raw.log_noise[r] - noise0)),
             "noise_z": _z(raw.log_noise[r] - noise0, raw.log_noise_se[r], noise_se0),
+            # The two figures the ratio compares, so a verdict can show them (an infit below 1
+            # is still noisy when the typical rater's is lower still).
+            "noise_own": float(np.exp(raw.log_noise[r])),
+            "noise_reference": float(np.exp(noise0)),
         }
         if ordered:
             se = float(np.hypot(raw.b_se[r], b_se0))
