@@ -370,7 +370,9 @@ async def test_the_run_screen_lists_the_settings_it_runs_with():
         await pilot.press("f4")
         await pilot.pause()
         listed = str(app.screen.query_one("#run-settings", Static).content)
-        assert "plant_growth.csv · 758 responses · columns answer, score, id id" in listed
+        assert (
+            "plant_growth.csv · 758 responses · columns: text=answer, score=score, id=id" in listed
+        )
         assert "K 5, 10 · p 1 · by kappa · balanced\nbootstrap 50 · 5 folds" in listed
 
 

@@ -213,7 +213,7 @@ async def test_worker_processes_are_a_setting_and_the_run_lists_them_with_the_se
             "second_rater_column": "rater2",
         }
     )
-    assert columns_text(config).endswith("item item, rater rater, 2nd rater rater2")
+    assert columns_text(config).endswith("item=item, rater=rater, 2nd rater=rater2")
     assert "worker" not in settings_text(config)
 
 

@@ -71,7 +71,9 @@ class SettingsScreen(Screen):
             for key in INPUT_KEYS:
                 yield from field(key, Input(id=key, compact=True))
             yield from self.compose_score_order()
-            with Collapsible(title="Advanced (speed, memory, where it runs, what is kept)", id="advanced"):
+            with Collapsible(
+                title="Advanced (speed, memory, where it runs, what is kept)", id="advanced"
+            ):
                 for key in ADVANCED_KEYS:
                     box = Input(id=key, compact=True, placeholder=PLACEHOLDERS.get(key, ""))
                     yield from field(key, box)

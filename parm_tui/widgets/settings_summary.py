@@ -56,17 +56,16 @@ def settings_text(config, precomputed: bool = False) -> str:
 
 
 def columns_text(config) -> str:
-    """'columns answer, score, id id, 2nd score2, item item, rater rater': the columns a run
-    reads."""
-    parts = [config.text_column, config.score_column]
-    if config.id_column:
-        parts.append(f"id {config.id_column}")
-    if config.second_score_column:
-        parts.append(f"2nd {config.second_score_column}")
-    if config.item_column:
-        parts.append(f"item {config.item_column}")
-    if config.rater_column:
-        parts.append(f"rater {config.rater_column}")
-    if config.second_rater_column:
-        parts.append(f"2nd rater {config.second_rater_column}")
-    return "columns " + ", ".join(parts)
+    """'columns: text answer, score score, id id, 2nd score score2, ...': each role, then the
+    column the run reads for it (a role and its column often share a name, so the role comes
+    first and a colon starts the list)."""
+    roles = [
+        ("text", config.text_column),
+        ("score", config.score_column),
+        ("id", config.id_column),
+        ("2nd score", config.second_score_column),
+        ("item", config.item_column),
+        ("rater", config.rater_column),
+        ("2nd rater", config.second_rater_column),
+    ]
+    return "columns: " + ", ".join(f"{role}={column}" for role, column in roles if column)
