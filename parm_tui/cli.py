@@ -17,6 +17,8 @@ APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM)
   parm FILE                 open the app with FILE (CSV or TSV) loaded
   parm audit FILE           run the audit headless and write its outputs
   parm audit --help         every option of the headless run, with examples
+  parm export FILE          write FILE's saved run again, with the review's decisions
+  parm embed FILE           embed FILE's answers once into a .npy for --embeddings
 
 \b
 Examples:
@@ -52,6 +54,35 @@ SCHEDULER_HELP = (
 DEVICE_HELP = "Where the embedding model runs: auto (a GPU when PyTorch sees one), cpu or cuda."
 
 
+# Options several commands share, declared once.
+ConfigFile = Annotated[
+    Path | None, typer.Option("--config", metavar="FILE.json", help="JSON settings file.")
+]
+Overrides = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override a setting (repeatable; VALUE as JSON, else text).",
+    ),
+]
+Model = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="MODEL",
+        help='Embedding model: a name or path, or "static" (fast; distilled from the bundled '
+        "model on first use).",
+    ),
+]
+Device = Annotated[str | None, typer.Option("--device", metavar="DEVICE", help=DEVICE_HELP)]
+Embeddings = Annotated[
+    Path | None,
+    typer.Option("--embeddings", metavar="FILE.npy", help=".npy array, one row per input row."),
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+
+
 def _version(value: bool) -> None:
     if value:
         from importlib.metadata import PackageNotFoundError, version
@@ -82,9 +113,7 @@ def audit(
     file: Annotated[
         Path, typer.Argument(metavar="FILE", help="CSV or TSV file of scored responses.")
     ],
-    config: Annotated[
-        Path | None, typer.Option("--config", metavar="FILE.json", help="JSON settings file.")
-    ] = None,
+    config: ConfigFile = None,
     text_col: Annotated[str | None, column("--text-col", "Text column.")] = None,
     score_col: Annotated[str | None, column("--score-col", "Score column.")] = None,
     id_col: Annotated[str | None, column("--id-col", "Id column.")] = None,
@@ -123,38 +152,18 @@ def audit(
             "--jobs", min=1, metavar="N", help="Worker processes for the items (default 1)."
         ),
     ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            metavar="MODEL",
-            help='Embedding model: a name or path, or "static" (fast; distilled from the '
-            "bundled model on first use).",
-        ),
-    ] = None,
+    model: Model = None,
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", metavar="ADDRESS", help=SCHEDULER_HELP)
     ] = None,
-    device: Annotated[
-        str | None, typer.Option("--device", metavar="DEVICE", help=DEVICE_HELP)
-    ] = None,
-    embeddings: Annotated[
-        Path | None,
-        typer.Option("--embeddings", metavar="FILE.npy", help=".npy array, one row per input row."),
-    ] = None,
+    device: Device = None,
+    embeddings: Embeddings = None,
     out: Annotated[Path, typer.Option("--out", metavar="FOLDER", help="Output folder.")] = Path(
         "parm-out"
     ),
     force: Annotated[bool, typer.Option("--force", help="Replace existing outputs.")] = False,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="KEY=VALUE",
-            help="Override a setting (repeatable; VALUE as JSON, else text).",
-        ),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    set_: Overrides = None,
+    quiet: Quiet = False,
     no_guess: Annotated[
         bool,
         typer.Option(
@@ -229,34 +238,18 @@ def embed(
     text_col: Annotated[
         str | None, typer.Option("--text-col", metavar="COLUMN", help="Text column.")
     ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model", metavar="MODEL", help='Embedding model: a name or path, or "static" (fast).'
-        ),
-    ] = None,
-    device: Annotated[
-        str | None, typer.Option("--device", metavar="DEVICE", help=DEVICE_HELP)
-    ] = None,
+    model: Model = None,
+    device: Device = None,
     batch_size: Annotated[
         int | None,
         typer.Option(
             "--batch-size", min=1, metavar="N", help="Texts per batch (32 on a CPU; 256 on a GPU)."
         ),
     ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", metavar="FILE.json", help="JSON settings file.")
-    ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="KEY=VALUE",
-            help="Override a setting: KEY=VALUE (VALUE as JSON, else text).",
-        ),
-    ] = None,
+    config: ConfigFile = None,
+    set_: Overrides = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing files.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: Quiet = False,
 ) -> None:
     """Embed every answer of FILE (every data row, in file order) into one .npy array, with a
     sidecar JSON (rows, model, text column, the file's SHA-256) that --embeddings checks."""
@@ -277,29 +270,10 @@ def open_app(
     file: Annotated[
         Path | None, typer.Argument(metavar="FILE", help="File to load on start.")
     ] = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", metavar="FILE.json", help="JSON settings file.")
-    ] = None,
-    embeddings: Annotated[
-        Path | None,
-        typer.Option("--embeddings", metavar="FILE.npy", help=".npy array, one row per input row."),
-    ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--set",
-            metavar="KEY=VALUE",
-            help="Override a setting (repeatable; VALUE as JSON, else text).",
-        ),
-    ] = None,
-    model: Annotated[
-        str | None,
-        typer.Option(
-            "--model",
-            metavar="MODEL",
-            help='Embedding model: a name or path, or "static" (fast).',
-        ),
-    ] = None,
+    config: ConfigFile = None,
+    embeddings: Embeddings = None,
+    set_: Overrides = None,
+    model: Model = None,
 ) -> None:
     """Open the interactive app (the same as `parm` or `parm FILE`)."""
     try:
