@@ -166,5 +166,23 @@ def test_the_page_prints(browser, tmp_path):
     page = single_page(tmp_path)
     viewport(browser, 1280, 2000)
     browser.get(page.as_uri())
-    pdf = base64.b64decode(browser.print_page())
+    pdf = base64.b64decode(printed(browser))
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") >= 3
+
+
+def printed(browser) -> str:
+    """The page as PDF (base64). Headless Chromium's printToPDF now and then answers "Printing
+    failed" on a busy machine (once in two fresh-clone CI runs; never when repeated): two more
+    tries, a second apart, so only a page that never prints fails the test."""
+    import time
+
+    from selenium.common.exceptions import InvalidArgumentException
+
+    for attempt in range(3):
+        try:
+            return browser.print_page()
+        except InvalidArgumentException as exc:
+            if "Printing failed" not in str(exc) or attempt == 2:
+                raise
+            time.sleep(1.0)
+    raise AssertionError("unreachable")
