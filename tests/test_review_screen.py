@@ -305,6 +305,7 @@ async def test_severity_shows_its_value_and_a_legend_of_what_it_means(review):
         assert f"severity {review.severity[i]:.3f}" in header
         assert f"severity {review.severity[i]:.3f}: " in header
         assert "how much the evidence doubts the human score: 0 not at all, 1 most" in header
+        assert "PARM's probabilities (severity also weighs two classifiers):" in header
         assert str(screen.query_one(ReviewTable).get_cell(str(i), "severity")) == (
             f"{review.severity[i]:.2f}"
         )

@@ -139,7 +139,9 @@ def response_header(review: ReviewSet, i: int, decision, pending_note: str | Non
 def scores_text(review: ReviewSet, i: int) -> Text:
     """Severity and one probability bar per score."""
     text = severity_text(float(review.severity[i]))
-    text.append("\n")
+    # The bars are PARM's fit alone; severity also weighs the two classifiers, so a severity of
+    # 1.000 can sit beside a human-score bar that is not empty.
+    text.append("\nPARM's probabilities (severity also weighs two classifiers):\n", style="dim")
     text.append_text(probability_lines(review, i))
     return text
 
