@@ -104,7 +104,7 @@ def scikit_learn_classifiers(vectors, texts, scores, split):
     embedded = cross_val_predict(
         LogisticRegression(C=10.0), vectors, scores, cv=split, method="predict_proba"
     )
-    lexical = gram_features(lexical_features(texts), audit.LEXICAL_LANDMARKS, 0)
+    lexical = gram_features(lexical_features(texts), audit.LEXICAL_EXACT_UP_TO, 0)
     lexical = lexical.astype(audit.LEXICAL_DTYPE)
     words = cross_val_predict(
         LogisticRegression(C=10.0), lexical, scores, cv=split, method="predict_proba"
@@ -300,3 +300,23 @@ def test_flipped_scores_come_first_in_the_review_order(flipped_run):
 def test_one_minus_p_is_the_probability_of_any_other_score():
     proba = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
     np.testing.assert_allclose(severity(proba, np.array([0, 0, 2])), [0.3, 0.9, 0.7])
+
+
+def test_the_lexical_model_is_exact_up_to_its_limit_and_uses_landmarks_above(monkeypatch):
+    seen = []
+
+    def recording(features, landmarks, seed, dtype):
+        seen.append((features.shape[0], landmarks))
+        return gram_features(features, landmarks, seed, dtype)
+
+    monkeypatch.setattr(audit, "gram_features", recording)
+    monkeypatch.setattr(audit, "LEXICAL_EXACT_UP_TO", 60)
+    monkeypatch.setattr(audit, "LEXICAL_LANDMARKS", 25)
+    for n in (60, 90):
+        scores = np.arange(n) % 3
+        vectors, _ = clustered_embeddings(n, 3, seed=n)
+        texts = answers_for(scores, seed=n)
+        audit.classifier_proba(
+            vectors, texts, scores, 3, stratified_folds(scores, 5, 0), 0, Reporter()
+        )
+    assert seen == [(60, 60), (90, 25)]  # exact (m = N) at the limit, Nystrom above it
