@@ -1,5 +1,6 @@
-"""Bounded L-BFGS-B for the many small fits of tuning and cross-fitting, without the per-call
-cost of `scipy.optimize.minimize`.
+"""L-BFGS-B for the many small fits of tuning and cross-fitting (bounded) and of the severity's
+logistic regressions (unbounded, `minimize_free`), without the per-call cost of
+`scipy.optimize.minimize`.
 
 A session of many small items makes thousands of fits of 3C parameters, each taking tens to
 hundreds of objective evaluations of a few dozen responses. There, `minimize`'s wrappers (a
