@@ -13,11 +13,11 @@ from helpers import run_frame, session_config, session_frame
 from engine.outputs.session import (
     ITEM_COLUMNS,
     prediction_table,
-    session_dict,
     session_markdown,
     tuning_table,
     write_session,
 )
+from engine.outputs.session_report import session_dict
 
 
 def test_outputs_carry_the_item_and_every_score_on_any_scale():

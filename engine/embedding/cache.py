@@ -191,3 +191,10 @@ def _discard(path) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+def is_cached(texts: list[str], model_name: str) -> bool:
+    """Whether the cache has an entry for these texts and the model, so that embedding them
+    will most likely not need the model (the entry is verified only when it is read)."""
+    path = entry_path(cache_key(model_name, texts))
+    return path is not None and path.exists()

@@ -122,7 +122,7 @@ def preload_for(items, config, precomputed: bool = False) -> None:
         return
 
     def check_then_load() -> None:
-        from engine.embedding.sentence import is_cached
+        from engine.embedding.cache import is_cached
 
         name = config.embedding_model
         if not all(is_cached(responses.texts, name) for responses in items.audited):

@@ -15,13 +15,6 @@ from engine.embedding.vectors import EmbeddingFacts, unit_rows
 from engine.input.config import DEFAULT_MODEL
 
 
-def is_cached(texts: list[str], model_name: str = DEFAULT_MODEL) -> bool:
-    """Whether the cache has an entry for these texts and the model, so that embedding them
-    will most likely not need the model (the entry is verified only when it is read)."""
-    path = cache.entry_path(cache.cache_key(model_name, texts))
-    return path is not None and path.exists()
-
-
 def embed_texts(
     texts: list[str],
     model_name: str = DEFAULT_MODEL,

@@ -28,6 +28,7 @@ from engine.outputs import html_items, plots
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
+from engine.outputs.session_report import session_dict
 from engine.results.session import SessionResult
 
 # No script, no remote or local load of anything: styles inline, plots inline SVG.
@@ -40,8 +41,6 @@ TEMPLATE = "report.html.j2"
 
 def html_report(session: SessionResult, decisions: dict | None) -> str:
     """The page for a session and its review's decisions (by data row; None: no store)."""
-    from engine.outputs.session import session_dict
-
     data = session_dict(session, decisions)
     items = [
         html_items.item_view(result, report, k)

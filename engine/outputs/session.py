@@ -6,14 +6,12 @@ with raters, the rater table (raters.csv and report.md) and a `rater` column."""
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
 from pathlib import Path
 
 from engine.audit.decisions import DecisionStore
-from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
 from engine.core.errors import ExportError
 from engine.input.config import AuditConfig
-from engine.outputs import rater_files, report, review_summary, tables
+from engine.outputs import rater_files, tables
 from engine.outputs.names import (
     BIAS_FILE,
     DECISIONS_FILE,
@@ -25,10 +23,10 @@ from engine.outputs.names import (
     REVIEWED_FILE,
 )
 from engine.outputs.reviewed import reviewed_table
-from engine.outputs.session_markdown import MIN_PAIR, TOO_FEW, blank_count, session_markdown
+from engine.outputs.session_markdown import TOO_FEW, session_markdown
+from engine.outputs.session_report import session_dict
 from engine.outputs.write import json_text, run_csv, write_files
 from engine.results.item import AuditResult
-from engine.results.overview import ItemSummary
 from engine.results.session import SessionResult
 
 ITEM_COLUMNS = [
@@ -187,79 +185,6 @@ def decisions_table(store: DecisionStore, session: SessionResult) -> tuple[list[
             rows.append([*row[:2], *extra, *row[2:]])
     rows.sort(key=lambda row: row[0])
     return [*header[:2], *who, *header[2:]], rows
-
-
-def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
-    """report.json: a single item's report (plus the rater table), or for many items the
-    overview, the raters and every item's report; and the review's decisions (`decisions`, by
-    data row; None: no decision store) under `review`."""
-    raters = None if session.raters is None else _raters_dict(session)
-    review = review_summary.review_summary(session, decisions)
-    if not session.by_item:
-        data = report.report_dict(session.results[0])
-        if raters is not None:
-            data["raters"] = raters
-        data["review"] = review
-        return data
-    skipped = session.items.skipped
-    return {
-        "parm_version": report._version(),
-        # The run every file of the set names (a run_id column in each CSV).
-        "run_id": session.run_id,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "input": {
-            "file": session.items.source,
-            "items": len(session.results) + len(skipped),
-            "items_audited": len(session.results),
-            "responses": session.n_responses,
-            "blank_answers": blank_count(session),
-            "skipped_items": [
-                {"item": s.item, "rows": s.rows, "reason": s.reason} for s in skipped
-            ],
-        },
-        "config": session.config.to_dict(),
-        "items_overview": [dict(zip(*_overview_record(s))) for s in session.overview],
-        "raters": raters,
-        "flagged": int(session.flagged.sum()),
-        "review": review,
-        "timings_seconds": session.timings,
-        "warnings": list(session.warnings),
-        "items": [report.report_dict(result) for result in session.results],
-    }
-
-
-def _overview_record(summary: ItemSummary) -> tuple[list[str], list]:
-    keys = ["item", "n", "score_counts", "top_k", "power", "kappa", "qwk", "cross_fit_kappa"]
-    keys += ["flagged", "human_exact", "human_kappa", "skipped"]
-    return keys, [report._clean(getattr(summary, key)) for key in keys]
-
-
-def _raters_dict(session: SessionResult) -> dict:
-    raters = session.raters
-    rows = []
-    for r in raters.rows:
-        row = {key: report._clean(getattr(r, key)) for key in r.__dataclass_fields__}
-        row["verdict"] = r.verdict
-        row["effects"] = rater_files.effects_dict(r.effects)
-        rows.append(row)
-    pairs = [
-        {
-            **{k: report._clean(getattr(p, k)) for k in p.__dataclass_fields__},
-            "note": "" if p.n >= MIN_PAIR else TOO_FEW,
-        }
-        for p in raters.pairs
-    ]
-    return {
-        "method": raters.method,
-        "column": session.config.rater_column,
-        "unassigned_scores": raters.unassigned,
-        "raters": rows,
-        "pairs": pairs,
-        "expectation": RATER_EXPECTATION if raters.rater_left_out else "fitted model",
-        "time_column": session.config.time_column,
-        "rules": dict(rater_files.RULES),
-        "bias_cells": rater_files.bias_dicts(session),
-    }
 
 
 def write_session(
