@@ -74,7 +74,7 @@ def measure(table: Path, array: Path, out: Path, settings: dict[str, str]) -> di
 
 
 def main() -> None:
-    from bench_items import write_session
+    from bench_items import written_session
     from machine import machine_line
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -85,9 +85,7 @@ def main() -> None:
     print(machine_line())
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        table, array = write_session(folder, args.items, args.per_item)
-        n = args.items * args.per_item
-        print(f"{args.items} items x {args.per_item:,} answers = {n:,} rows, d = 384")
+        table, array = written_session(folder, args.items, args.per_item)
         print("| run | wall s | CPU s | s per item (wall) | parent peak GB | largest child GB |")
         print("| --- | ---: | ---: | ---: | ---: | ---: |")
         for name in args.runs:

@@ -24,15 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from machine import timed
 
 ROOT = Path(__file__).resolve().parents[2]
 ASAP_DIR = Path(os.environ.get("PARM_ASAP_DIR", ROOT.parent / "shared" / "data" / "asap-sas"))
@@ -63,28 +61,14 @@ def session_file(folder: Path, n: int) -> Path:
 
 def run(table: Path, out: Path, env: dict, extra: list[str]) -> dict:
     parm = Path(sys.executable).with_name("parm")
-    command = ["/usr/bin/time", "-v", str(parm), "audit", str(table), *COLUMNS, *extra]
-    command += ["--out", str(out), "--force", "--quiet"]
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"parm audit failed:\n{done.stdout}\n{done.stderr[-3000:]}")
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    cpu = sum(
-        float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", done.stderr)
-    )
+    command = [str(parm), "audit", str(table), *COLUMNS, *extra]
+    measured = timed(command + ["--out", str(out), "--force", "--quiet"], env=env)
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     stages = report.get("timings_seconds", {})
     audits = [item.get("timings_seconds", {}) for item in report.get("items", [])]
     for name in ("neighbours", "tuning", "checks", "severity"):
         stages[f"items: {name}"] = round(sum(a.get(name, 0.0) for a in audits), 1)
-    return {
-        "wall": wall,
-        "cpu": cpu,
-        "peak_gb": int(rss.group(1)) / 1024**2 if rss else float("nan"),
-        "stages": stages,
-    }
+    return {**measured, "stages": stages}
 
 
 def fresh_env(base: Path, name: str, models: Path) -> dict:

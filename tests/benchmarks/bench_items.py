@@ -46,6 +46,13 @@ def write_session(folder: Path, items: int, per_item: int, seed: int = 0) -> tup
     return table, array
 
 
+def written_session(folder: Path, items: int, per_item: int) -> tuple[Path, Path]:
+    """write_session, and the line that says how large the session is."""
+    table, array = write_session(folder, items, per_item)
+    print(f"{items} items x {per_item:,} answers = {items * per_item:,} rows, d = 384")
+    return table, array
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=20)
@@ -55,9 +62,7 @@ def main() -> None:
     print(machine_line())
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        table, array = write_session(folder, args.items, args.per_item)
-        n = args.items * args.per_item
-        print(f"{args.items} items x {args.per_item:,} answers = {n:,} rows, d = 384")
+        table, array = written_session(folder, args.items, args.per_item)
         print("| jobs | wall s | CPU s | peak GB |\n| ---: | ---: | ---: | ---: |")
         for jobs in args.jobs:
             extra = {"item_column": '"item"', "rater_column": '"rater"', "jobs": str(jobs)}

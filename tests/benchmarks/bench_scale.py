@@ -24,14 +24,13 @@ import csv
 import json
 import os
 import platform
-import re
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from machine import timed
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
@@ -60,26 +59,14 @@ def write_inputs(folder: Path, emb: np.ndarray, scores: np.ndarray) -> tuple[Pat
 
 
 def run_cli(table: Path, array: Path, out: Path, settings: dict[str, str]) -> dict:
-    """`parm audit` under /usr/bin/time -v: wall seconds and peak resident memory."""
+    """`parm audit` under /usr/bin/time -v: wall and CPU seconds and peak resident memory."""
     parm = Path(sys.executable).with_name("parm")
-    command = ["/usr/bin/time", "-v", str(parm), "audit", str(table), "--embeddings", str(array)]
+    command = [str(parm), "audit", str(table), "--embeddings", str(array)]
     command += ["--out", str(out), "--force", "--quiet"]
     for key, value in settings.items():
         command += ["--set", f"{key}={value}"]
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"parm audit failed:\n{done.stdout}\n{done.stderr[-3000:]}")
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
-    cpu = sum(
-        float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", done.stderr)
-    )
-    return {
-        "seconds": wall,
-        "cpu": cpu,  # CPU seconds: on a busy machine, wall clock says more about the others
-        "peak_gb": int(rss.group(1)) / 1024**2 if rss else float("nan"),
-    }
+    measured = timed(command)
+    return {"seconds": measured["wall"], "cpu": measured["cpu"], "peak_gb": measured["peak_gb"]}
 
 
 def in_process(emb: np.ndarray, scores: np.ndarray, settings: dict) -> dict:

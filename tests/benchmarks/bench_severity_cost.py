@@ -21,8 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -32,7 +30,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine import machine_line  # noqa: E402
+from machine import machine_line, timed  # noqa: E402
 from severity_data import ASAP_PROMPTS, DATA, file_vectors  # noqa: E402
 
 FILES = {
@@ -65,23 +63,14 @@ def asap_as_one_file(folder: Path) -> Path:
 
 def run(code: Path, table: Path, array: Path, flags: list[str], out: Path) -> dict:
     env = dict(os.environ, PYTHONPATH=str(code.resolve()))
-    command = ["/usr/bin/time", "-v", sys.executable, "-c", LAUNCH, "audit", str(table)]
+    command = [sys.executable, "-c", LAUNCH, "audit", str(table)]
     command += flags + ["--embeddings", str(array), "--out", str(out), "--force", "--quiet"]
     # From the output folder's parent, so the working folder's own sources are not imported.
-    done = subprocess.run(
-        command, capture_output=True, text=True, env=env, cwd=out.parent, check=False
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"parm audit failed:\n{done.stdout}\n{done.stderr[-3000:]}")
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr)
-    minutes, seconds = wall.group(1).rsplit(":", 1)
-    cpu = sum(
-        float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", done.stderr)
-    )
+    measured = timed(command, env=env, cwd=out.parent)
     report = json.loads((out / "report.json").read_text(encoding="utf-8"))
     items = report.get("items", [report])
     severity = sum(item["timings_seconds"].get("severity", 0.0) for item in items)
-    return {"wall": float(minutes) * 60 + float(seconds), "cpu": cpu, "severity": severity}
+    return {"wall": measured["wall"], "cpu": measured["cpu"], "severity": severity}
 
 
 def main() -> None:

@@ -1,10 +1,14 @@
-"""The line every benchmark starts with: what machine, how busy (timings on a shared machine
-mean little without the load average beside them)."""
+"""What the benchmarks share about the machine: the line every benchmark starts with (what
+machine, how busy: timings on a shared machine mean little without the load average beside
+them), and one process timed under /usr/bin/time -v."""
 
 from __future__ import annotations
 
 import os
 import platform
+import re
+import subprocess
+import time
 
 
 def machine_line() -> str:
@@ -12,3 +16,23 @@ def machine_line() -> str:
         f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"load average {os.getloadavg()[0]:.1f}"
     )
+
+
+def timed(command: list[str], **run_options) -> dict:
+    """Run `command` (a `parm audit` process) under /usr/bin/time -v: wall seconds, CPU seconds
+    (user + system; on a busy machine wall clock says more about the others) and peak resident
+    memory in GB. A failed run stops the benchmark with its output."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["/usr/bin/time", "-v", *command], capture_output=True, text=True, check=False,
+        **run_options,
+    )  # fmt: skip
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"parm audit failed:\n{done.stdout}\n{done.stderr[-3000:]}")
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    cpu = sum(
+        float(x) for x in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)", done.stderr)
+    )
+    peak = int(rss.group(1)) / 1024**2 if rss else float("nan")
+    return {"wall": wall, "cpu": cpu, "peak_gb": peak}
