@@ -28,6 +28,7 @@ from engine.outputs import html_items, plots
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
+from engine.outputs.session_markdown import blank_count
 from engine.outputs.session_report import session_dict
 from engine.results.session import SessionResult
 
@@ -178,7 +179,7 @@ def data_section(session: SessionResult) -> dict:
         "items": len(session.results),
         "left_out": reasons,
         # Blank answers are audited like any other (engine.embedding.blank).
-        "blank_answers": sum(int(r.responses.blank.sum()) for r in session.results),
+        "blank_answers": blank_count(session),
         "notes": notes,
         "columns": _columns(session),
     }
