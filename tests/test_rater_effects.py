@@ -91,7 +91,7 @@ def test_a_noisy_verdict_shows_the_raters_infit_and_the_typical_one(planted):
 
     row = next(r for r in planted.raters.rows if r.rater == "r6")
     noisy = next(v for v in row.effects.verdicts if v.name == "noisy")
-    found = re.search(r"infit ([\d.]+) x the reference raters' \(([\d.]+) against ([\d.]+)\)",
+    found = re.search(r"infit ([\d.]+) x the reference raters' \(([\d.]+) against ([\d.]+), ",
                       noisy.because)  # fmt: skip
     assert found, noisy.because
     ratio, own, typical = map(float, found.groups())

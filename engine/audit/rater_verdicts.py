@@ -80,9 +80,9 @@ def verdicts(relative: dict, drift=None) -> tuple[Verdict, ...]:
     ):
         what = "infit" if ordered else "disagreement"
         own, typical = relative.get("noise_own"), relative.get("noise_reference")
-        figures = "" if own is None or typical is None else f" ({own:.2f} against {typical:.2f})"
-        found.append(Verdict("noisy", f"{what} {ratio:.2f} x the reference raters'{figures} "
-                                      f"({z:+.1f} SE)", z / NOISE_Z))  # fmt: skip
+        figures = "" if own is None or typical is None else f"{own:.2f} against {typical:.2f}, "
+        found.append(Verdict("noisy", f"{what} {ratio:.2f} x the reference raters' "
+                                      f"({figures}{z:+.1f} SE)", z / NOISE_Z))  # fmt: skip
     z, middle = relative.get("central_z"), relative.get("middle_z")
     if z is not None and z <= -CENTRAL_Z and middle is not None and middle >= MIDDLE_Z:
         found.append(Verdict("central tendency", f"residual slope {z:+.1f} SE from the "
