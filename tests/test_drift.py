@@ -21,6 +21,20 @@ def test_the_trend_test_holds_its_level_under_no_drift():
     assert 0.035 <= np.mean(np.array(p) < 0.05) <= 0.07
 
 
+def test_the_weighted_trend_test_holds_its_level_under_no_drift():
+    """As parm weighs scores (1 / sqrt(W), the residual's spread growing with W): p < 0.05 in
+    about 5% of raters."""
+    rng = np.random.default_rng(2)
+    p = []
+    for _ in range(1000):
+        n = int(rng.integers(60, 250))
+        times = rng.permutation(n) + 1.0
+        variance = rng.uniform(0.05, 1.5, n)
+        u = (rng.exponential(size=n) - 1.0) * np.sqrt(variance)
+        p.append(rater_drift(u, times, weights=1 / np.sqrt(variance)).p)
+    assert 0.035 <= np.mean(np.array(p) < 0.05) <= 0.07
+
+
 def test_a_drift_of_half_a_point_is_measured_in_points_over_the_span():
     rng = np.random.default_rng(1)
     times = np.sort(rng.uniform(0, 500, 1000))

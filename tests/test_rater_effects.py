@@ -78,9 +78,14 @@ def test_rules_need_both_size_and_significance():
     assert verdicts({"noise": 1.6, "noise_z": 2.4}) == ()
     nominal = {"noise": 1.3, "noise_z": 3.5, "ordered": False}
     assert [v.name for v in verdicts(nominal)] == ["noisy"]
+    # Central tendency: the middle over-used, neither end over-used, the residual slope below.
     assert verdicts({"central_z": -4.0, "middle_z": 1.0}) == ()
-    assert verdicts({"central_z": -2.0, "middle_z": 6.0}) == ()
-    assert [v.name for v in verdicts({"central_z": -4.0, "middle_z": 3.0})] == ["central tendency"]
+    assert verdicts({"central_z": 0.5, "middle_z": 6.0}) == ()
+    central = {"central_z": -0.5, "middle_z": 3.6, "low_z": -2.0, "high_z": 0.9}
+    assert [v.name for v in verdicts(central)] == ["central tendency"]
+    # A harsh rater at a ceiling moves scores into the middle but uses the lowest score more.
+    assert verdicts({**central, "low_z": 1.5}) == ()
+    assert verdicts({**central, "middle_z": 3.4}) == ()
     drift = Drift(100, 0.6, 0.15, 4.0, 0.001, [])
     assert [v.name for v in verdicts({}, drift)] == ["drifting"]
     assert verdicts({}, Drift(100, 0.2, 0.15, 2.4, 0.02, [])) == ()

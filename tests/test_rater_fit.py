@@ -34,6 +34,7 @@ def test_moments_of_a_hand_made_distribution():
     assert m.variance[0] == pytest.approx(0.2 * 1.3**2 + 0.3 * 0.3**2 + 0.5 * 0.7**2)
     assert m.kurtosis[0] == pytest.approx(0.2 * 1.3**4 + 0.3 * 0.3**4 + 0.5 * 0.7**4)
     assert m.middle[0] == pytest.approx(0.8)  # scores 1 and 2 lie inside 0..3
+    assert m.low[0] == pytest.approx(0.2) and m.high[0] == pytest.approx(0.0)
 
 
 def test_infit_and_outfit_by_hand():
@@ -127,6 +128,25 @@ def test_robust_slope_matches_the_hc3_sandwich_written_out():
     slope, slope_se = robust_slope(y, x)
     assert slope == pytest.approx(beta[1]) and slope_se == pytest.approx(se)
     assert robust_slope(y, np.ones_like(x))[1] == np.inf
+
+
+def test_the_weighted_robust_slope_is_weighted_least_squares_with_an_hc3_sandwich():
+    """By matrix algebra: beta = (X'WX)^-1 X'Wy, h_i = w_i x_i'(X'WX)^-1 x_i, meat = sum
+    (w_i r_i / (1 - h_i))^2 x_i x_i'."""
+    rng = np.random.default_rng(6)
+    x = rng.uniform(size=80)
+    w = rng.uniform(0.2, 3.0, 80)
+    y = 0.3 * x + rng.normal(size=80) / np.sqrt(w)
+    design = np.column_stack([np.ones_like(x), x])
+    bread = np.linalg.inv(design.T @ (design * w[:, None]))
+    beta = bread @ design.T @ (w * y)
+    residual = y - design @ beta
+    hat = w * np.einsum("ij,jk,ik->i", design, bread, design)
+    meat = design.T @ (design * ((w * residual / (1 - hat)) ** 2)[:, None])
+    slope, slope_se = robust_slope(y, x, w)
+    assert slope == pytest.approx(beta[1])
+    assert slope_se == pytest.approx(np.sqrt((bread @ meat @ bread)[1, 1]))
+    assert robust_slope(y, x, np.ones(80)) == pytest.approx(robust_slope(y, x))
 
 
 def test_disagreement_has_expectation_one_under_the_model_and_rises_for_noise():

@@ -15,6 +15,7 @@ from helpers import run_frame, session_config, session_frame
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
+from engine.audit.rater_effects import certainty_weights
 from engine.audit.raters import MIN_RATER_SCORES, _leniency, _pool, rater_report, wilson
 from engine.input.responses import Responses
 from engine.outputs.session import RATER_COLUMNS, raters_table, write_session
@@ -95,7 +96,9 @@ def test_items_the_model_finds_harder_do_not_count_against_their_raters():
     assert abs(rows["b"].leniency) < 0.1
 
 
-def test_rater_effects_are_the_least_squares_two_way_fit():
+def test_rater_effects_are_the_weighted_least_squares_two_way_fit():
+    """Leniency is the rater part of d = a_item + b_rater + e fitted by least squares with each
+    score weighted by 1 / sqrt(W), checked against numpy's lstsq on the dummy design."""
     rng = np.random.default_rng(3)
     scores, _ = _pool(null_session(rng, raters=4, items=3, per_item=80))
     effects, _ = _leniency(scores)
@@ -106,7 +109,8 @@ def test_rater_effects_are_the_least_squares_two_way_fit():
     design[np.arange(d.size), item_of] = 1.0
     dummies = np.flatnonzero(rater_of > 0)
     design[dummies, items.size + rater_of[dummies] - 1] = 1.0
-    coefficients = np.linalg.lstsq(design, d, rcond=None)[0]
+    root = np.sqrt(certainty_weights(scores.variance))
+    coefficients = np.linalg.lstsq(design * root[:, None], d * root, rcond=None)[0]
     expected = np.r_[0.0, coefficients[items.size :]]  # relative to the first rater
     fitted = np.array([effects[name] for name in raters])
     np.testing.assert_allclose(fitted - fitted[0], expected, atol=1e-9)

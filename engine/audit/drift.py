@@ -3,7 +3,8 @@
 For rater r's scores with a time t_i, the residual u_i = X_i - E_i - a_item (the score against
 the model's expectation, the item's effect removed as for leniency) is regressed on the time
 scaled to the rater's own span, s_i = (t_i - min t) / (max t - min t), by least squares:
-u_i = c + drift s_i + e_i. `drift` is the change in leniency from the rater's first score to
+u_i = c + drift s_i + e_i, each score weighted as for leniency (1/sqrt(W_i), see
+engine.audit.rater_effects.certainty_weights). `drift` is the change in leniency from the rater's first score to
 their last, in score points. Its standard error is heteroscedasticity-robust (HC3), and the test
 is drift / se against Student's t with n - 2 degrees of freedom (two-sided); under no drift it
 holds its level (tests/test_drift.py simulates it).
@@ -57,34 +58,45 @@ class Drift:
     untimed: int = 0
 
 
-def rater_drift(residual: np.ndarray, times: np.ndarray, reference: float = 0.0) -> Drift | None:
-    """The drift of one rater's residuals (N,) over their times (N,; NaN = none); None with
-    fewer than MIN_DRIFT_SCORES timed scores or a single distinct time."""
+def rater_drift(
+    residual: np.ndarray,
+    times: np.ndarray,
+    reference: float = 0.0,
+    weights: np.ndarray | None = None,
+) -> Drift | None:
+    """The drift of one rater's residuals (N,) over their times (N,; NaN = none), weighted
+    least squares when weights (N,) are given; None with fewer than MIN_DRIFT_SCORES timed
+    scores or a single distinct time."""
     timed = np.isfinite(times)
     u, when = residual[timed], times[timed]
     if u.size < MIN_DRIFT_SCORES or np.ptp(when) <= 0:
         return None
     span = (when - when.min()) / np.ptp(when)
-    change, se = robust_slope(u, span)
+    change, se = robust_slope(u, span, None if weights is None else weights[timed])
     t = change / se if se > 0 else 0.0
     p = float(2 * student_t.sf(abs(t), u.size - 2))
-    return Drift(int(u.size), change, se, float(t), p, periods(u, when, reference),
+    w = None if weights is None else weights[timed]
+    return Drift(int(u.size), change, se, float(t), p, periods(u, when, reference, w),
                  int((~timed).sum()))  # fmt: skip
 
 
-def periods(u: np.ndarray, when: np.ndarray, reference: float = 0.0) -> list[Period]:
-    """Equal-count periods in time order (see the module docstring); [] when fewer than two
-    fit."""
+def periods(
+    u: np.ndarray, when: np.ndarray, reference: float = 0.0, weights: np.ndarray | None = None
+) -> list[Period]:
+    """Equal-count periods in time order (see the module docstring), each a weighted mean when
+    weights are given (as the rater's leniency is); [] when fewer than two fit."""
+    w = np.ones(u.size) if weights is None else weights
     count = min(MAX_PERIODS, u.size // MIN_PERIOD_SCORES)
     if count < 2:
         return []
     order = np.argsort(when, kind="stable")
     out = []
     for part in np.array_split(order, count):
-        values = u[part]
-        se = float(values.std(ddof=1) / np.sqrt(values.size))
-        out.append(
-            Period(float(when[part].min()), float(when[part].max()), int(values.size),
-                   float(values.mean() - reference), se)
-        )  # fmt: skip
+        values, wp = u[part], w[part]
+        mean = float(np.average(values, weights=wp))
+        n = values.size
+        # The weighted mean's sandwich standard error (sd / sqrt(n) with equal weights).
+        se = float(np.sqrt(np.sum((wp * (values - mean)) ** 2) * n / (n - 1)) / wp.sum())
+        out.append(Period(float(when[part].min()), float(when[part].max()), int(n),
+                          mean - reference, se))  # fmt: skip
     return out

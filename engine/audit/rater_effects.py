@@ -11,19 +11,22 @@ otherwise pull the median their way and make the neutral raters look harsh). A r
 standard error includes the reference's own: se^2 + (pi / 2m) x the reference raters' mean se^2
 (the large-sample variance of a median of m).
 
-    leniency   b_r - median b (points; b from d = X - E = a_item + b_rater + e, least squares)
+    leniency   b_r - median b (points; b from d = X - E = a_item + b_rater + e, least squares
+               weighted by 1/sqrt(W_i): bench_raters.py found planted shifts more often at the
+               same false alarms than with equal weights, as the answers the model cannot
+               place add most of the noise)
     noise      infit_r / median infit (infit and outfit around the main-effects expectation
                E_i + a_item + b_rater, as FACETS computes fit with the rater's severity in it), tested on the log scale with the delta-method standard
                error of infit = sum r_i^2 / sum W_i: se^2 = sum (r_i^2 - infit W_i)^2 /
                (sum W_i)^2 (empirical, so it holds when the model's W is off);
                unordered labels: the disagreement ratio in its place (engine.audit.rater_fit)
-    central    slope of (X - E) on E within the rater minus the reference median slope (HC3
-               standard errors), and the middle categories' excess (observed share of scores
-               strictly inside the item's scale minus the model's expected share) minus the
-               reference's, with its binomial standard error sqrt(sum P(1 - P)) / n: a lenient
-               or harsh rater on a bounded scale also has a negative slope (nothing to add at
-               the top), but moves as many scores out of the middle as into it
-    drift      engine.audit.drift on u = d - a_item
+    central    the middle categories' excess (observed share of scores strictly inside the
+               item's scale minus the model's expected share) minus the reference's, with its
+               binomial standard error sqrt(sum P(1 - P)) / n; the same for the item's lowest
+               and its highest score (low_z, high_z: a harsh rater at a ceiling fills the
+               middle but uses the lowest score more, a noisy rater both ends); and the slope
+               of (X - E) on E within the rater minus the reference median slope (HC3)
+    drift      engine.audit.drift on u = d - a_item (the weighted fit's), weighted as leniency
 """
 
 from __future__ import annotations
@@ -63,24 +66,43 @@ class RaterEffects:
     disagreement_z: float
     drift: Drift | None
     verdicts: tuple[Verdict, ...]
+    # Use of the item's lowest and highest score against the reference raters' (standard errors)
+    low_z: float | None = None
+    high_z: float | None = None
 
 
-def two_way(d: np.ndarray, item_of: np.ndarray, rater_of: np.ndarray, sweeps: int = 200):
-    """Least squares d = a_item + b_rater + e by alternating means: (a, b, e). Item and rater
-    indices are 0..K-1 and 0..R-1 (np.unique's inverse); b is not centred (a absorbs the
-    mean)."""
-    n_rater = np.bincount(rater_of).astype(float)
-    n_item = np.bincount(item_of).astype(float)
+def two_way(
+    d: np.ndarray,
+    item_of: np.ndarray,
+    rater_of: np.ndarray,
+    weights: np.ndarray | None = None,
+    sweeps: int = 200,
+):
+    """Least squares d = a_item + b_rater + e (weighted when weights are given) by alternating
+    (weighted) means: (a, b, e). Item and rater indices are 0..K-1 and 0..R-1 (np.unique's
+    inverse); b is not centred (a absorbs the mean)."""
+    w = np.ones(d.size) if weights is None else weights
+    n_rater = np.bincount(rater_of, w)
+    n_item = np.bincount(item_of, w)
     b = np.zeros(n_rater.size)
     for _ in range(sweeps):
-        a = np.bincount(item_of, d - b[rater_of], minlength=n_item.size) / n_item
-        new_b = np.bincount(rater_of, d - a[item_of], minlength=n_rater.size) / n_rater
+        a = np.bincount(item_of, w * (d - b[rater_of]), minlength=n_item.size) / n_item
+        new_b = np.bincount(rater_of, w * (d - a[item_of]), minlength=n_rater.size) / n_rater
         change = np.max(np.abs(new_b - b))
         b = new_b
         if change < 1e-12:
             break
-    a = np.bincount(item_of, d - b[rater_of], minlength=n_item.size) / n_item
+    a = np.bincount(item_of, w * (d - b[rater_of]), minlength=n_item.size) / n_item
     return a, b, d - a[item_of] - b[rater_of]
+
+
+def certainty_weights(variance: np.ndarray) -> np.ndarray:
+    """1 / sqrt(W_i): a score weighs more where the model is sure of it (its W small), so the
+    noise of answers the model cannot place does not drown a rater's shift. W is floored at
+    1/100 of its median (weights at most 10x the typical one), so an over-sure model cannot
+    let a few scores decide."""
+    floor = np.median(variance) / 100 if variance.size else 0.0
+    return 1.0 / np.sqrt(np.maximum(variance, max(floor, 1e-12)))
 
 
 def reference(values: np.ndarray, errors: np.ndarray, members: np.ndarray) -> tuple[float, float]:
@@ -105,6 +127,10 @@ class _Raw:
     spread: np.ndarray
     middle: np.ndarray  # share of scores inside the scale minus the model's expected share
     middle_se: np.ndarray
+    low: np.ndarray  # share of scores at the item's lowest minus the model's expected share
+    low_se: np.ndarray
+    high: np.ndarray  # the same at the item's highest
+    high_se: np.ndarray
     fits: list
     spreads: list
     disagreements: list
@@ -123,8 +149,11 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
     # (its expectation includes the rater's severity), so a lenient rater is not also "noisy"
     # merely for being lenient.
     main = scores.expected + a[item_of] + b[rater_of]
-    raw = _raw(scores, main, b, e, rater_of, names.size)
-    drifts = [_drift(scores, d - a[item_of], rater_of == r) for r in range(names.size)]
+    # Leniency and drift weigh each score by the model's certainty (see certainty_weights).
+    w = certainty_weights(scores.variance)
+    a_w, b_w, e_w = two_way(d, item_of, rater_of, w)
+    raw = _raw(scores, main, b_w, e_w, w, rater_of, names.size)
+    drifts = [_drift(scores, d - a_w[item_of], w, rater_of == r) for r in range(names.size)]
     members = np.flatnonzero(judged)
     if members.size == 0:
         return {}, []
@@ -151,15 +180,19 @@ def drifts_fine(drift: Drift | None) -> bool:
     return not (drift is not None and verdicts({}, drift))
 
 
-def _raw(scores, main, b, e, rater_of, count) -> _Raw:
+def _raw(scores, main, b, e, w, rater_of, count) -> _Raw:
     keys = ("b_se", "log_noise", "log_noise_se", "slope", "slope_se", "spread", "middle",
-            "middle_se")  # fmt: skip
+            "middle_se", "low", "low_se", "high", "high_se")  # fmt: skip
     out = {key: np.full(count, np.nan) for key in keys}
     fits, spreads, disagreements = [None] * count, [None] * count, [None] * count
     for r in range(count):
         mine = rater_of == r
         n = int(mine.sum())
-        out["b_se"][r] = np.std(e[mine], ddof=1) / np.sqrt(n) if n > 1 else np.inf
+        # The weighted mean's robust (sandwich) standard error, with the n / (n - 1) of a
+        # sample variance; with equal weights it is sd(e) / sqrt(n).
+        wm, em = w[mine], e[mine] - np.average(e[mine], weights=w[mine])
+        out["b_se"][r] = (np.sqrt(np.sum((wm * em) ** 2) * n / (n - 1)) / wm.sum()
+                          if n > 1 else np.inf)  # fmt: skip
         m = rater_fit.Moments(scores.expected[mine], scores.variance[mine],
                               scores.kurtosis[mine], scores.middle[mine])  # fmt: skip
         around = rater_fit.Moments(main[mine], m.variance, m.kurtosis, m.middle)
@@ -175,6 +208,10 @@ def _raw(scores, main, b, e, rater_of, count) -> _Raw:
             p = scores.middle[mine]
             out["middle"][r] = spreads[r].middle_share - spreads[r].middle_expected
             out["middle_se"][r] = np.sqrt(np.sum(p * (1 - p))) / n
+            for end, observed, p in (("low", scores.at_low, scores.low),
+                                     ("high", scores.at_high, scores.high)):  # fmt: skip
+                out[end][r] = np.mean(observed[mine]) - np.mean(p[mine])
+                out[end + "_se"][r] = np.sqrt(np.sum(p[mine] * (1 - p[mine]))) / n
         else:
             noise, noise_se = dis.ratio, dis.se
         out["log_noise"][r] = np.log(max(noise, 1e-12))
@@ -190,6 +227,8 @@ def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
         b0, b_se0 = reference(raw.b, raw.b_se, members)
         slope0, slope_se0 = reference(raw.slope, raw.slope_se, members)
         middle0, middle_se0 = reference(raw.middle, raw.middle_se, members)
+        ends = {end: reference(getattr(raw, end), getattr(raw, end + "_se"), members)
+                for end in ("low", "high")}  # fmt: skip
         spread0 = float(np.median(raw.spread[members]))
     for r in range(raw.b.size):
         figures = {
@@ -208,6 +247,8 @@ def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
                 leniency_z=_z(raw.b[r] - b0, raw.b_se[r], b_se0),
                 central_z=_z(raw.slope[r] - slope0, raw.slope_se[r], slope_se0),
                 middle_z=_z(raw.middle[r] - middle0, raw.middle_se[r], middle_se0),
+                **{end + "_z": _z(getattr(raw, end)[r] - centre, getattr(raw, end + "_se")[r], se0)
+                   for end, (centre, se0) in ends.items()},
                 spread=float(raw.spread[r] / spread0) if spread0 > 0 else None,
             )  # fmt: skip
         out.append(figures)
@@ -219,10 +260,10 @@ def _z(difference: float, se: float, se_reference: float) -> float:
     return float(difference / total) if total > 0 and np.isfinite(total) else 0.0
 
 
-def _drift(scores, u: np.ndarray, mine: np.ndarray) -> Drift | None:
+def _drift(scores, u: np.ndarray, w: np.ndarray, mine: np.ndarray) -> Drift | None:
     if not scores.ordered or not np.isfinite(scores.time[mine]).any():
         return None
-    return rater_drift(u[mine], scores.time[mine])
+    return rater_drift(u[mine], scores.time[mine], weights=w[mine])
 
 
 def _centred(drift: Drift | None, centre: float) -> Drift | None:
@@ -249,6 +290,7 @@ def _effects(raw: _Raw, r: int, relative: dict, drift, ordered: bool) -> RaterEf
         observed_average=spread.observed_average if spread else None,
         disagreement=dis.ratio, disagreement_z=dis.z, drift=drift,
         verdicts=verdicts(relative, drift if ordered else None),
+        low_z=relative.get("low_z"), high_z=relative.get("high_z"),
     )  # fmt: skip
 
 

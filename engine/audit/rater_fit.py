@@ -21,9 +21,9 @@ rater's scores against the one the model expects for the same answers (the law o
 variance over the rater's answers); below 1 the rater uses a narrower range. middle: the share
 of the rater's scores strictly inside their item's scale (neither its lowest nor its highest
 score) against its expectation sum_i P_i(middle) / n, with z = (O - E) / sqrt(sum_i P_i(1 - P_i)).
-The verdict's test is on the slope of the residual X_i - E_i on E_i within the rater (a central
-rater scores under the model where it expects high scores and over where it expects low ones);
-see engine.audit.rater_verdicts.
+The slope of the residual X_i - E_i on E_i within the rater is negative for a central rater
+(under the model where it expects high scores, over where it expects low ones); the verdict
+(engine.audit.rater_verdicts) reads the middle, both ends and the slope.
 
 Unordered labels have no points, so no E, W, infit, outfit, spread or fair average; their fit
 is disagreement = sum_i (1 - p_i(X_i)) / sum_i (1 - sum_k p_ik^2), the model's improbability of
@@ -44,12 +44,15 @@ MIN_VARIANCE = 1e-6
 @dataclass(frozen=True)
 class Moments:
     """Per scored answer (N,): the model's expected score E, variance W and fourth central
-    moment C, in points; middle: P(a score strictly inside the item's scale)."""
+    moment C, in points; middle: P(a score strictly inside the item's scale); low, high:
+    P(the item's lowest score), P(its highest)."""
 
     expected: np.ndarray
     variance: np.ndarray
     kurtosis: np.ndarray
     middle: np.ndarray
+    low: np.ndarray | None = None
+    high: np.ndarray | None = None
 
 
 def moments(proba: np.ndarray, values: np.ndarray) -> Moments:
@@ -59,7 +62,9 @@ def moments(proba: np.ndarray, values: np.ndarray) -> Moments:
     variance = np.maximum((deviation**2 * proba).sum(axis=1), MIN_VARIANCE)
     kurtosis = (deviation**4 * proba).sum(axis=1)
     inside = (values > values.min()) & (values < values.max())
-    return Moments(expected, variance, kurtosis, proba[:, inside].sum(axis=1))
+    low, high = proba[:, values == values.min()], proba[:, values == values.max()]
+    return Moments(expected, variance, kurtosis, proba[:, inside].sum(axis=1),
+                   low.sum(axis=1), high.sum(axis=1))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -122,19 +127,25 @@ def spread(observed: np.ndarray, m: Moments, inside: np.ndarray) -> Spread:
     )  # fmt: skip
 
 
-def robust_slope(y: np.ndarray, x: np.ndarray) -> tuple[float, float]:
-    """Least-squares slope of y on x (with an intercept) and its heteroscedasticity-robust
-    standard error (HC3, MacKinnon & White 1985); (0, inf) when x does not vary."""
+def robust_slope(
+    y: np.ndarray, x: np.ndarray, weights: np.ndarray | None = None
+) -> tuple[float, float]:
+    """Least-squares slope of y on x (with an intercept; weighted when weights are given) and
+    its heteroscedasticity-robust standard error (HC3, MacKinnon & White 1985); (0, inf) when x
+    does not vary."""
     n = y.size
-    xc = x - x.mean()
-    sxx = float(xc @ xc)
-    if n < 3 or sxx <= 1e-12 * max(1.0, float(x @ x)):
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    total = w.sum()
+    xc = x - (w @ x) / total
+    yc = y - (w @ y) / total
+    sxx = float(w @ xc**2)
+    if n < 3 or sxx <= 1e-12 * max(1.0, float(w @ x**2)):
         return 0.0, float("inf")
-    slope = float(xc @ (y - y.mean()) / sxx)
-    residual = y - y.mean() - slope * xc
-    leverage = 1.0 / n + xc**2 / sxx
+    slope = float(w @ (xc * yc) / sxx)
+    residual = yc - slope * xc
+    leverage = w / total + w * xc**2 / sxx
     inflated = residual / np.maximum(1.0 - leverage, 1e-12)
-    return slope, float(np.sqrt(np.sum(xc**2 * inflated**2)) / sxx)
+    return slope, float(np.sqrt(np.sum((w * xc * inflated) ** 2)) / sxx)
 
 
 def infit_se(observed: np.ndarray, m: Moments) -> float:

@@ -23,12 +23,16 @@ LENIENCY_Z = 3.0
 NOISE_RATIO = 1.4
 DISAGREEMENT_RATIO = 1.2
 NOISE_Z = 2.5
-# Central tendency: slope of the residual X - E on E at least CENTRAL_Z standard errors below
-# the reference raters', and the excess use of middle categories at least MIDDLE_Z standard
-# errors above theirs (a lenient rater on a bounded scale also has a negative slope, nothing to
-# add at the top, but moves as many scores out of the middle as into it).
-CENTRAL_Z = 2.5
-MIDDLE_Z = 2.5
+# Central tendency: the excess use of middle categories at least MIDDLE_Z standard errors above
+# the reference raters', neither end of the scale used more than END_Z standard errors above
+# theirs, and the slope of the residual X - E on E below theirs (central_z <= -CENTRAL_Z). The
+# middle alone is not enough: a harsh rater on a scale whose scores sit at the top (Mohler's)
+# moves scores into the middle too, but uses the lowest score more, and a noisy rater uses both
+# ends more; a central rater uses neither more. Requiring a slope 2.5 SE below (as before)
+# missed central raters whose few extreme scores barely move it (essays).
+MIDDLE_Z = 3.5
+END_Z = 1.0
+CENTRAL_Z = 0.0
 # Drifting: |change from first to last score| / its robust standard error.
 DRIFT_T = 2.5
 # Rater x item bias cells listed: |t| and |bias| in points.
@@ -42,9 +46,9 @@ RULES = {
     "harsh": f"leniency >= {LENIENCY_Z:g} standard errors below the reference raters",
     "noisy": f"infit >= {NOISE_RATIO:g} x the reference raters' (unordered labels: "
     f"disagreement >= {DISAGREEMENT_RATIO:g} x) and >= {NOISE_Z:g} standard errors above",
-    "central tendency": f"slope of (score - E) on E >= {CENTRAL_Z:g} standard errors below the "
-    f"reference raters' and excess use of middle categories >= {MIDDLE_Z:g} standard errors "
-    "above theirs",
+    "central tendency": f"excess use of middle categories >= {MIDDLE_Z:g} standard errors above "
+    f"the reference raters', neither the lowest nor the highest score used > {END_Z:g} "
+    "standard error above theirs, and the slope of (score - E) on E below theirs",
     "drifting": f"|change in leniency from first to last score| >= {DRIFT_T:g} robust "
     "standard errors",
     "bias cell": f"|t| >= {BIAS_T:g} and |Obs - Exp| >= {BIAS_POINTS:g} points",
@@ -63,7 +67,8 @@ class Verdict:
 
 def verdicts(relative: dict, drift=None) -> tuple[Verdict, ...]:
     """The verdicts of one rater from its relative figures: leniency, leniency_z, noise,
-    noise_z, central_z, spread (each None where it does not apply) and its drift."""
+    noise_z, central_z, middle_z, low_z, high_z, spread (each None where it does not apply) and
+    its drift."""
     found = []
     z = relative.get("leniency_z")
     if z is not None and abs(z) >= LENIENCY_Z:
@@ -84,10 +89,13 @@ def verdicts(relative: dict, drift=None) -> tuple[Verdict, ...]:
         found.append(Verdict("noisy", f"{what} {ratio:.2f} x the reference raters' "
                                       f"({figures}{z:+.1f} SE)", z / NOISE_Z))  # fmt: skip
     z, middle = relative.get("central_z"), relative.get("middle_z")
-    if z is not None and z <= -CENTRAL_Z and middle is not None and middle >= MIDDLE_Z:
-        found.append(Verdict("central tendency", f"residual slope {z:+.1f} SE from the "
-                                                 f"reference raters', middle categories "
-                                                 f"{middle:+.1f} SE", -z / CENTRAL_Z))  # fmt: skip
+    ends = max(relative.get("low_z", 0.0), relative.get("high_z", 0.0))
+    if (z is not None and z <= -CENTRAL_Z and middle is not None and middle >= MIDDLE_Z
+            and ends <= END_Z):  # fmt: skip
+        found.append(Verdict("central tendency", f"middle categories {middle:+.1f} SE from the "
+                                                 f"reference raters', ends at most {ends:+.1f} "
+                                                 f"SE, residual slope {z:+.1f} SE",
+                             middle / MIDDLE_Z))  # fmt: skip
     if drift is not None and abs(drift.t) >= DRIFT_T:
         found.append(Verdict("drifting", f"leniency changed {drift.change:+.2f} points from "
                                          f"first to last score (t = {drift.t:+.1f})",

@@ -6,14 +6,15 @@ Leniency compares a rater's scores with the expected score E_i = sum_c p_ic v_c 
 score's value in points, p_ic the probabilities from a model fitted without that rater's scores,
 engine.audit.rater_expectation; the fitted PARM probabilities for results saved before it),
 within items: the residuals d_i = v_{x_i} - E_i are decomposed as d_i = a_item + b_rater + e_i
-by least squares (alternating means), so an item the model finds harder or easier is its own
+by least squares weighted by 1/sqrt(W_i) (alternating weighted means; see
+engine.audit.rater_effects.certainty_weights), so an item the model finds harder or easier is its own
 a_item and does not count against the raters who happened to score it. The b's are then centred
 on the median of the reference raters (engine.audit.rater_effects: the judged raters, then those
 with no verdict): the model is fitted to the raters' scores, so a lenient rater lifts the
 model's expectations a little for the others, and centring on the mean would make every other
 rater look harsh; the median rater is the typical one. Its interval is
-b +/- t(0.975, n-1) sqrt(se_r^2 + se_ref^2), se_r = s_r / sqrt(n) with s_r the standard
-deviation of that rater's residuals e_i, and se_ref the standard error of the median itself
+b +/- t(0.975, n-1) sqrt(se_r^2 + se_ref^2), se_r the robust (sandwich) standard error of the
+rater's weighted mean residual (s_r / sqrt(n) with equal weights), and se_ref the standard error of the median itself
 (pi / (2m) times the reference raters' mean se^2, for m of them). Leniency is relative to the
 other raters of the same items: a rater who scored an item alone cannot be compared on it.
 Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
@@ -43,9 +44,10 @@ MIN_RATER_SCORES = 20
 LEVEL = 0.95
 METHOD = (
     "leniency: rater effect b_r in d_i = a_item + b_r + e_i, d_i = score - model's expected "
-    "score (points; E without the rater's own scores), least squares, centred on the median "
-    "of the reference raters; 95% interval b_r +/- "
-    "t * sqrt(se_r^2 + se_median^2), se_r = sd(e)/sqrt(n). Flagged share: Wilson 95% interval."
+    "score (points; E without the rater's own scores), least squares weighted by 1/sqrt(W) "
+    "(W the model's variance of the score), centred on the median of the reference raters; "
+    "95% interval b_r +/- t * sqrt(se_r^2 + se_median^2), se_r the weighted mean's sandwich "
+    "standard error. Flagged share: Wilson 95% interval."
 )
 
 
@@ -153,6 +155,10 @@ class _Scores:
     kurtosis: np.ndarray  # C: its fourth central moment
     middle: np.ndarray  # the model's P(a score strictly inside the item's scale)
     inside: np.ndarray  # whether the score is strictly inside the item's scale
+    low: np.ndarray  # the model's P(the item's lowest score)
+    high: np.ndarray  # the model's P(its highest score)
+    at_low: np.ndarray  # whether the score is the item's lowest
+    at_high: np.ndarray  # whether the score is the item's highest
     own: np.ndarray  # the model's probability of the score given
     square: np.ndarray  # sum_k p_k^2
     cube: np.ndarray  # sum_k p_k^3
@@ -209,6 +215,10 @@ def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
         parts["kurtosis"].append(m.kurtosis[keep])
         parts["middle"].append(m.middle[keep])
         parts["inside"].append(((given > values.min()) & (given < values.max()))[keep])
+        parts["low"].append(m.low[keep])
+        parts["high"].append(m.high[keep])
+        parts["at_low"].append((given == values.min())[keep])
+        parts["at_high"].append((given == values.max())[keep])
         parts["own"].append(proba[codes, responses.scores][keep])
         parts["square"].append(np.sum(proba**2, axis=1)[keep])
         parts["cube"].append(np.sum(proba**3, axis=1)[keep])

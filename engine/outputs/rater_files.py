@@ -18,7 +18,7 @@ from engine.outputs.markdown import md_text
 
 EFFECT_COLUMNS = [
     "rule", "leniency_z", "infit", "infit_z", "outfit", "outfit_z", "noise", "noise_z", "spread",
-    "central_z", "middle_share", "middle_expected", "middle_z", "fair_average",
+    "central_z", "middle_share", "middle_expected", "middle_z", "low_z", "high_z", "fair_average",
     "observed_average", "disagreement", "disagreement_z", "drift", "drift_se", "drift_t",
     "drift_p", "bias_cells",
 ]  # fmt: skip
@@ -54,7 +54,8 @@ def effect_cells(row, bias) -> list:
     listed = sum(1 for c in bias if c.listed and c.rater == row.rater)
     figures = [
         e.leniency_z, e.infit, e.infit_z, e.outfit, e.outfit_z, e.noise, e.noise_z, e.spread,
-        e.central_z, e.middle_share, e.middle_expected, e.middle_z, e.fair_average,
+        e.central_z, e.middle_share, e.middle_expected, e.middle_z, e.low_z, e.high_z,
+        e.fair_average,
         e.observed_average, e.disagreement, e.disagreement_z,
         *(None if drift is None else getattr(drift, k) for k in ("change", "se", "t", "p")),
     ]  # fmt: skip
