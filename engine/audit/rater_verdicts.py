@@ -4,9 +4,10 @@ Every rule compares the rater with the reference raters (see engine.audit.rater_
 needs both a size and a significance, so that a large rater with a trivial difference is not
 called out and a small one with a big but uncertain one is not either. A rater may get several
 verdicts ("lenient" and "drifting"), strongest first; one with none is "fine". The thresholds
-were set on simulated sessions (tests/benchmarks/bench_raters.py --seed 2024) so that at most 5%
-of neutral raters get any verdict while planted effects are found; on other sessions (the
-README's table, seed 7) 1.1% of neutral raters got one.
+were set on simulated sessions (tests/benchmarks/bench_raters.py --seed 2024 and --seed 99
+--sessions 200) so that at most 5% of neutral raters get any verdict while planted effects are
+found (3.8%, 4.4% and 3.3% on ASAP short answers, essays and Mohler there); on other sessions
+(the README's table, seed 7) 1.1% of neutral raters got one.
 """
 
 from __future__ import annotations
