@@ -14,6 +14,7 @@ from engine.audit.rater_fit import (
     moments,
     robust_slope,
     spread,
+    weighted_mean_se,
     wilson_hilferty,
 )
 
@@ -147,6 +148,22 @@ def test_the_weighted_robust_slope_is_weighted_least_squares_with_an_hc3_sandwic
     assert slope == pytest.approx(beta[1])
     assert slope_se == pytest.approx(np.sqrt((bread @ meat @ bread)[1, 1]))
     assert robust_slope(y, x, np.ones(80)) == pytest.approx(robust_slope(y, x))
+
+
+def test_the_weighted_mean_se_is_sd_over_root_n_with_equal_weights_and_covers_in_simulation():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=50)
+    assert weighted_mean_se(x, np.ones(50)) == pytest.approx(
+        (x.mean(), x.std(ddof=1) / np.sqrt(50))
+    )
+    covered = []
+    for _ in range(2000):
+        w = rng.uniform(0.2, 3.0, 80)
+        values = 0.4 + rng.standard_t(5, 80) / w  # noise shrinking with the weight
+        mean, se = weighted_mean_se(values, w)
+        covered.append(abs(mean - 0.4) <= 1.96 * se)
+    assert 0.93 <= np.mean(covered) <= 0.965
+    assert weighted_mean_se(np.array([1.0]), np.array([2.0]))[1] == np.inf
 
 
 def test_disagreement_has_expectation_one_under_the_model_and_rises_for_noise():

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as student_t
 
-from engine.audit.rater_fit import robust_slope
+from engine.audit.rater_fit import robust_slope, weighted_mean_se
 
 MIN_DRIFT_SCORES = 20
 MIN_PERIOD_SCORES = 30
@@ -92,11 +92,7 @@ def periods(
     order = np.argsort(when, kind="stable")
     out = []
     for part in np.array_split(order, count):
-        values, wp = u[part], w[part]
-        mean = float(np.average(values, weights=wp))
-        n = values.size
-        # The weighted mean's sandwich standard error (sd / sqrt(n) with equal weights).
-        se = float(np.sqrt(np.sum((wp * (values - mean)) ** 2) * n / (n - 1)) / wp.sum())
-        out.append(Period(float(when[part].min()), float(when[part].max()), int(n),
+        mean, se = weighted_mean_se(u[part], w[part])
+        out.append(Period(float(when[part].min()), float(when[part].max()), int(part.size),
                           mean - reference, se))  # fmt: skip
     return out

@@ -188,11 +188,7 @@ def _raw(scores, main, b, e, w, rater_of, count) -> _Raw:
     for r in range(count):
         mine = rater_of == r
         n = int(mine.sum())
-        # The weighted mean's robust (sandwich) standard error, with the n / (n - 1) of a
-        # sample variance; with equal weights it is sd(e) / sqrt(n).
-        wm, em = w[mine], e[mine] - np.average(e[mine], weights=w[mine])
-        out["b_se"][r] = (np.sqrt(np.sum((wm * em) ** 2) * n / (n - 1)) / wm.sum()
-                          if n > 1 else np.inf)  # fmt: skip
+        out["b_se"][r] = rater_fit.weighted_mean_se(e[mine], w[mine])[1]
         m = rater_fit.Moments(scores.expected[mine], scores.variance[mine],
                               scores.kurtosis[mine], scores.middle[mine])  # fmt: skip
         around = rater_fit.Moments(main[mine], m.variance, m.kurtosis, m.middle)

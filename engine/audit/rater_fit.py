@@ -148,6 +148,18 @@ def robust_slope(
     return slope, float(np.sqrt(np.sum((w * xc * inflated) ** 2)) / sxx)
 
 
+def weighted_mean_se(values: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+    """The weighted mean of values and its robust (sandwich) standard error,
+    sqrt(n / (n - 1) sum w_i^2 (x_i - mean)^2) / sum w_i: sd / sqrt(n) with equal weights;
+    (mean, inf) for fewer than two values."""
+    n = values.size
+    mean = float(np.average(values, weights=weights))
+    if n < 2:
+        return mean, float("inf")
+    spread = np.sum((weights * (values - mean)) ** 2) * n / (n - 1)
+    return mean, float(np.sqrt(spread) / weights.sum())
+
+
 def infit_se(observed: np.ndarray, m: Moments) -> float:
     """The empirical (delta-method) standard error of infit = sum r_i^2 / sum W_i:
     sqrt(sum (r_i^2 - infit W_i)^2) / sum W_i, which holds when the model's W is off."""
