@@ -4,20 +4,21 @@ labels, disagreement), central tendency, drift, the rater x item bias cells and 
 Every effect is relative. The model's probabilities are fitted to the raters themselves and are
 not equally well calibrated on every kind of data (in bench_raters.py the neutral raters' median
 outfit is 0.98 on ASAP short answers but 1.34 on Mohler's items of 30 answers), so each rater is
-compared with the typical rater: the median of the reference raters. The reference is found in two passes: first every
-judged rater (at least MIN_RATER_SCORES scores), then, when at least three of them got no
-verdict in the first pass, only those (a session with a lenient and a drifting rater would
-otherwise pull the median their way and make the neutral raters look harsh). A relative figure's
-standard error includes the reference's own: se^2 + (pi / 2m) x the reference raters' mean se^2
-(the large-sample variance of a median of m).
+compared with the typical rater: the median of the reference raters. The reference is found in
+two passes: first every judged rater (at least MIN_RATER_SCORES scores), then, when at least
+three of them got no verdict in the first pass, only those (a session with a lenient and a
+drifting rater would otherwise pull the median their way and make the neutral raters look
+harsh). A relative figure's standard error includes the reference's own: se^2 + (pi / 2m) x the
+reference raters' mean se^2 (the large-sample variance of a median of m).
 
     leniency   b_r - median b (points; b from d = X - E = a_item + b_rater + e, least squares
                weighted by 1/sqrt(W_i): bench_raters.py found planted shifts more often at the
                same false alarms than with equal weights, as the answers the model cannot
                place add most of the noise)
     noise      infit_r / median infit (infit and outfit around the main-effects expectation
-               E_i + a_item + b_rater, as FACETS computes fit with the rater's severity in it), tested on the log scale with the delta-method standard
-               error of infit = sum r_i^2 / sum W_i: se^2 = sum (r_i^2 - infit W_i)^2 /
+               E_i + a_item + b_rater, as FACETS computes fit with the rater's severity in
+               it, from the unweighted fit), tested on the log scale with the delta-method
+               standard error of infit = sum r_i^2 / sum W_i: se^2 = sum (r_i^2 - infit W_i)^2 /
                (sum W_i)^2 (empirical, so it holds when the model's W is off);
                unordered labels: the disagreement ratio in its place (engine.audit.rater_fit)
     central    the middle categories' excess (observed share of scores strictly inside the

@@ -2,19 +2,19 @@
 share of their scores flagged, their leniency (positive) or harshness (negative) in score points,
 each with a 95% interval, and their effects and verdict (engine.audit.rater_effects).
 
-Leniency compares a rater's scores with the expected score E_i = sum_c p_ic v_c (v_c the
-score's value in points, p_ic the probabilities from a model fitted without that rater's scores,
+Leniency compares a rater's scores with the expected score E_i = sum_c p_ic v_c (v_c the score's
+value in points, p_ic the probabilities from a model fitted without that rater's scores,
 engine.audit.rater_expectation; the fitted PARM probabilities for results saved before it),
 within items: the residuals d_i = v_{x_i} - E_i are decomposed as d_i = a_item + b_rater + e_i
 by least squares weighted by 1/sqrt(W_i) (alternating weighted means; see
-engine.audit.rater_effects.certainty_weights), so an item the model finds harder or easier is its own
-a_item and does not count against the raters who happened to score it. The b's are then centred
-on the median of the reference raters (engine.audit.rater_effects: the judged raters, then those
-with no verdict): the model is fitted to the raters' scores, so a lenient rater lifts the
-model's expectations a little for the others, and centring on the mean would make every other
-rater look harsh; the median rater is the typical one. Its interval is
-b +/- t(0.975, n-1) sqrt(se_r^2 + se_ref^2), se_r the robust (sandwich) standard error of the
-rater's weighted mean residual (s_r / sqrt(n) with equal weights), and se_ref the standard error of the median itself
+engine.audit.rater_effects.certainty_weights), so an item the model finds harder or easier is
+its own a_item and does not count against the raters who happened to score it. The b's are then
+centred on the median of the reference raters (engine.audit.rater_effects: the judged raters,
+then those with no verdict): the model is fitted to the raters' scores, so a lenient rater lifts
+the model's expectations a little for the others, and centring on the mean would make every
+other rater look harsh; the median rater is the typical one. Its interval is b +/- t(0.975, n-1)
+sqrt(se_r^2 + se_ref^2), se_r the robust (sandwich) standard error of the rater's weighted mean
+residual (s_r / sqrt(n) with equal weights), and se_ref the standard error of the median itself
 (pi / (2m) times the reference raters' mean se^2, for m of them). Leniency is relative to the
 other raters of the same items: a rater who scored an item alone cannot be compared on it.
 Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
