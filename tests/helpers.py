@@ -507,11 +507,12 @@ def output_differences(first: Path, second: Path) -> list[str]:
         return [f"files: {names}"]
     for name in names:
         if name.endswith(".csv"):
-            same = _rows_of(first / name) == _rows_of(second / name)
+            same = without_run(read_rows(first / name)) == without_run(read_rows(second / name))
         elif name == "report.json":
-            same = _comparable(json.loads((first / name).read_text(encoding="utf-8"))) == (
-                _comparable(json.loads((second / name).read_text(encoding="utf-8")))
-            )
+            ignored = RUN_KEYS | PLACE_KEYS
+            same = without_keys(
+                json.loads((first / name).read_text(encoding="utf-8")), ignored
+            ) == (without_keys(json.loads((second / name).read_text(encoding="utf-8")), ignored))
         elif name == "report.md":
             same = _md_lines(first / name) == _md_lines(second / name)
         else:  # the manifest: checksums of files that name their run
@@ -521,19 +522,28 @@ def output_differences(first: Path, second: Path) -> list[str]:
     return different
 
 
-RUN_KEYS = {"run_id", "created", "timings_seconds", "jobs", "scheduler"}
+# What differs between two runs of the same audit: which run, when, and how long it took.
+RUN_KEYS = {"run_id", "created", "timings_seconds"}
+# The settings saying where the items ran.
+PLACE_KEYS = {"jobs", "scheduler"}
 
 
-def _rows_of(path: Path) -> list[dict]:
-    with path.open(encoding="utf-8") as handle:
-        return [{k: v for k, v in row.items() if k != "run_id"} for row in csv.DictReader(handle)]
+def read_rows(path: Path) -> list[dict]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
 
 
-def _comparable(value):
+def without_run(rows: list[dict]) -> list[dict]:
+    """CSV rows without their run_id column."""
+    return [{k: v for k, v in row.items() if k != "run_id"} for row in rows]
+
+
+def without_keys(value, keys: set = RUN_KEYS):
+    """A report.json value with every key in `keys` left out, at any depth."""
     if isinstance(value, dict):
-        return {k: _comparable(v) for k, v in value.items() if k not in RUN_KEYS}
+        return {k: without_keys(v, keys) for k, v in value.items() if k not in keys}
     if isinstance(value, list):
-        return [_comparable(v) for v in value]
+        return [without_keys(v, keys) for v in value]
     return value
 
 

@@ -9,7 +9,7 @@ import csv
 import json
 
 import pytest
-from helpers import load_and_run, open_review, wait_for
+from helpers import load_and_run, open_review, read_rows, wait_for, without_keys, without_run
 from textual.widgets import Input
 from typer.testing import CliRunner
 
@@ -20,26 +20,6 @@ from parm_tui.widgets.review_dialogs import ScoreModal
 
 pytestmark = pytest.mark.slow
 SIZE = (100, 30)
-# What differs between two runs of the same audit: which run, when, and how long it took.
-RUN_KEYS = {"run_id", "created", "timings_seconds"}
-
-
-def comparable(value):
-    """report.json without its run ids, dates and timings."""
-    if isinstance(value, dict):
-        return {k: comparable(v) for k, v in value.items() if k not in RUN_KEYS}
-    if isinstance(value, list):
-        return [comparable(v) for v in value]
-    return value
-
-
-def read_rows(path):
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-def without_run(rows):
-    return [{k: v for k, v in row.items() if k != "run_id"} for row in rows]
 
 
 def invoke(*args):
@@ -77,7 +57,7 @@ async def test_parm_audit_writes_the_files_and_report_the_apps_export_writes(
     assert {"report.html", "scores_reviewed.csv", "decisions.csv"} <= set(names)
     app_report = json.loads((app_out / "report.json").read_text(encoding="utf-8"))
     cli_report = json.loads((cli_out / "report.json").read_text(encoding="utf-8"))
-    assert comparable(app_report) == comparable(cli_report)
+    assert without_keys(app_report) == without_keys(cli_report)  # run ids, dates, timings
     assert app_report["review"]["status"] == "no review yet"
     for name in ("predictions.csv", "scores_reviewed.csv", "tuning.csv"):
         assert without_run(read_rows(app_out / name)) == without_run(read_rows(cli_out / name))
