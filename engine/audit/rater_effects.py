@@ -202,13 +202,14 @@ def _raw(scores, main, b, e, w, rater_of, count) -> _Raw:
             noise, noise_se = fits[r].infit, rater_fit.infit_se(scores.value[mine], around)
             out["slope"][r], out["slope_se"][r] = spreads[r].slope, spreads[r].slope_se
             out["spread"][r] = spreads[r].spread
-            p = scores.middle[mine]
-            out["middle"][r] = spreads[r].middle_share - spreads[r].middle_expected
-            out["middle_se"][r] = np.sqrt(np.sum(p * (1 - p))) / n
-            for end, observed, p in (("low", scores.at_low, scores.low),
-                                     ("high", scores.at_high, scores.high)):  # fmt: skip
-                out[end][r] = np.mean(observed[mine]) - np.mean(p[mine])
-                out[end + "_se"][r] = np.sqrt(np.sum(p[mine] * (1 - p[mine]))) / n
+            # Observed share minus the model's expected share, with its binomial SE, for the
+            # middle categories and for each end of the scale.
+            for part, observed, chance in (("middle", scores.inside, scores.middle),
+                                           ("low", scores.at_low, scores.low),
+                                           ("high", scores.at_high, scores.high)):  # fmt: skip
+                p = chance[mine]
+                out[part][r] = np.mean(observed[mine]) - np.mean(p)
+                out[part + "_se"][r] = np.sqrt(np.sum(p * (1 - p))) / n
         else:
             noise, noise_se = dis.ratio, dis.se
         out["log_noise"][r] = np.log(max(noise, 1e-12))
