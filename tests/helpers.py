@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
+import re
 import zipfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -498,28 +501,84 @@ def item_tasks(frame, vectors, config) -> tuple[list[ItemTask], list[str], list[
     return tasks, [f"item {r.item}" for r in items.audited], [len(r) for r in items.audited]
 
 
-def output_differences(first: Path, second: Path) -> list[str]:
+def output_differences(first: Path, second: Path, tolerance: float = 0.0) -> list[str]:
     """What differs between two output sets beyond what differs between any two runs: run ids,
-    dates, timings, and the settings saying where the items ran (jobs, scheduler)."""
+    dates, timings, and the settings saying where the items ran (jobs, scheduler). Text (labels,
+    flags, evidence, verdicts, ...) must be identical; numbers may differ by `tolerance` (for
+    runs on other BLAS paths: NUMBER_TOLERANCE). Each difference is named with its first
+    instance ("predictions.csv row 3 severity: 0.5 != 0.6")."""
     different = []
     names = sorted(p.name for p in first.iterdir())
     if names != sorted(p.name for p in second.iterdir()):
         return [f"files: {names}"]
+    same = partial(_first_difference, tolerance=tolerance)
     for name in names:
         if name.endswith(".csv"):
-            same = without_run(read_rows(first / name)) == without_run(read_rows(second / name))
+            found = same(
+                without_run(read_rows(first / name)), without_run(read_rows(second / name))
+            )
         elif name == "report.json":
             ignored = RUN_KEYS | PLACE_KEYS
-            same = without_keys(
-                json.loads((first / name).read_text(encoding="utf-8")), ignored
-            ) == (without_keys(json.loads((second / name).read_text(encoding="utf-8")), ignored))
+            found = same(
+                without_keys(json.loads((first / name).read_text(encoding="utf-8")), ignored),
+                without_keys(json.loads((second / name).read_text(encoding="utf-8")), ignored),
+            )
         elif name == "report.md":
-            same = _md_lines(first / name) == _md_lines(second / name)
-        else:  # the manifest: checksums of files that name their run
+            found = same(_md_lines(first / name), _md_lines(second / name))
+        else:  # the manifest and report.html (its plots): checksums of files that name their run
             continue
-        if not same:
-            different.append(name)
+        if found is not None:
+            different.append(f"{name} {found}".strip())
     return different
+
+
+# Numbers in two output sets of the same audit on different BLAS paths (thread counts, torch or
+# numpy, kernels) agree within one unit of their last written digit: the outputs write six
+# decimals, and a figure that differs in its twelfth digit can round either way there. Within
+# one set of BLAS kernels they are identical (README "The same results on any machine").
+NUMBER_TOLERANCE = 1.01e-6
+_NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
+
+
+def _first_difference(one, other, tolerance: float, where: str = "") -> str | None:
+    """Where `one` and `other` (JSON values, rows, lines) first differ beyond `tolerance` for
+    numbers; None when they agree."""
+    if isinstance(one, dict) and isinstance(other, dict):
+        if one.keys() != other.keys():
+            return f"{where} keys: {sorted(one.keys() ^ other.keys())}"
+        for key in one:
+            found = _first_difference(one[key], other[key], tolerance, f"{where} {key}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(one, list) and isinstance(other, list):
+        if len(one) != len(other):
+            return f"{where} length {len(one)} != {len(other)}"
+        for k, (a, b) in enumerate(zip(one, other)):
+            found = _first_difference(a, b, tolerance, f"{where} row {k}")
+            if found is not None:
+                return found
+        return None
+    if isinstance(one, str) and isinstance(other, str):
+        if one == other:
+            return None
+        # Text with numbers in it: the words identical, the numbers within tolerance.
+        if _NUMBER.split(one) == _NUMBER.split(other):
+            pairs = zip(_NUMBER.findall(one), _NUMBER.findall(other))
+            if all(_close(float(a), float(b), tolerance) for a, b in pairs):
+                return None
+        return f"{where}: {one[:60]!r} != {other[:60]!r}"
+    if isinstance(one, (int, float)) and isinstance(other, (int, float)):
+        if isinstance(one, bool) or isinstance(other, bool):
+            return None if one == other else f"{where}: {one} != {other}"
+        return None if _close(one, other, tolerance) else f"{where}: {one} != {other}"
+    return None if one == other else f"{where}: {one!r} != {other!r}"
+
+
+def _close(a: float, b: float, tolerance: float) -> bool:
+    if a == b or (math.isnan(a) and math.isnan(b)):
+        return True
+    return abs(a - b) <= tolerance + 1e-9 * max(abs(a), abs(b))
 
 
 # What differs between two runs of the same audit: which run, when, and how long it took.

@@ -1,5 +1,5 @@
 """engine.graph.search and engine.graph.tiles: the neighbour search over the upper triangle gives
-exactly the lists of a brute-force oracle (the full float32 matrix, each row sorted by
+exactly the lists of a brute-force oracle (the full matrix in integer arithmetic, each row sorted by
 similarity, ties by lower index), computes only the tiles on and above the diagonal, and keeps
 the tie order among duplicated answers."""
 
@@ -14,16 +14,12 @@ from engine.graph.search import build_graph
 from engine.graph.tiles import decode, keys
 
 
-def _oracle(vectors: np.ndarray, k: int, use_torch: bool = False):
-    """The full matrix by the same library as the search (numpy's and torch's float32 products
-    may differ in the last bit), each row sorted by (-similarity, index)."""
-    if use_torch:
-        import torch
-
-        tensor = torch.from_numpy(vectors)
-        full = torch.matmul(tensor, tensor.T).numpy()
-    else:
-        full = vectors @ vectors.T
+def _oracle(vectors: np.ndarray, k: int):
+    """The full matrix in integer arithmetic (independent of any float product): the vectors on
+    the search's grid as int64 multiples of 1 / GRID, their exact dot products, then rounded
+    once to float32; each row sorted by (-similarity, index)."""
+    grid = np.rint(vectors.astype(np.float64) * similarity.GRID).astype(np.int64)
+    full = ((grid @ grid.T) / similarity.GRID**2).astype(np.float32)
     np.fill_diagonal(full, -np.inf)
     columns = np.broadcast_to(np.arange(len(vectors)), full.shape)
     order = np.lexsort((columns, -full), axis=1)[:, :k]
@@ -58,7 +54,7 @@ def test_lists_equal_the_brute_force_oracle(monkeypatch, n, k, chunk, duplicated
     monkeypatch.setattr(similarity, "USE_TORCH", use_torch)
     vectors = _vectors(n, 16, seed=n + k, duplicated=duplicated)
     graph = build_graph(vectors, k, chunk)
-    indices, values, low, high = _oracle(vectors, k, use_torch)
+    indices, values, low, high = _oracle(vectors, k)
     np.testing.assert_array_equal(graph.indices, indices)
     np.testing.assert_array_equal(graph.similarities, values)
     assert graph.low == low and graph.high == high

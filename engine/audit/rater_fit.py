@@ -136,12 +136,14 @@ def robust_slope(
     n = y.size
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     total = w.sum()
-    xc = x - (w @ x) / total
-    yc = y - (w @ y) / total
-    sxx = float(w @ xc**2)
-    if n < 3 or sxx <= 1e-12 * max(1.0, float(w @ x**2)):
+    # Sums, not BLAS dot products: a long dot product is split between BLAS threads, and its
+    # last bits would then depend on their number (engine.core.kernels).
+    xc = x - np.sum(w * x) / total
+    yc = y - np.sum(w * y) / total
+    sxx = float(np.sum(w * xc**2))
+    if n < 3 or sxx <= 1e-12 * max(1.0, float(np.sum(w * x**2))):
         return 0.0, float("inf")
-    slope = float(w @ (xc * yc) / sxx)
+    slope = float(np.sum(w * (xc * yc)) / sxx)
     residual = yc - slope * xc
     leverage = w / total + w * xc**2 / sxx
     inflated = residual / np.maximum(1.0 - leverage, 1e-12)

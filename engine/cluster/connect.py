@@ -41,6 +41,8 @@ class ClusterFacts:
     threads: int
     dashboard: str | None
     local: bool
+    # Set when workers compute with other BLAS kernels than this machine (engine.core.kernels).
+    other_kernels: str | None = None
 
     def describe(self) -> str:
         """'2 workers (2 threads) started here; dashboard http://127.0.0.1:8787/status'."""
@@ -48,7 +50,8 @@ class ClusterFacts:
         board = f"dashboard {self.dashboard}" if self.dashboard else "no dashboard"
         if self.dashboard is None and self.local:
             board += " (pip install 'bokeh>=3.1' for one)"
-        return f"{self.workers} worker(s) ({self.threads} threads) {where}; {board}"
+        text = f"{self.workers} worker(s) ({self.threads} threads) {where}; {board}"
+        return f"{text}. {self.other_kernels}" if self.other_kernels else text
 
 
 def import_distributed(address: str):
@@ -226,7 +229,10 @@ def _ready(distributed, client, address: str, timeout: float, local: bool) -> Cl
     serves = "dashboard" in services and (has_bokeh() or not local)
     dashboard = client.dashboard_link if serves else None
     threads = sum(int(info.get("nthreads", 1)) for info in workers.values())
-    return ClusterFacts(str(client.scheduler.address), len(workers), threads, dashboard, local)
+    return ClusterFacts(
+        str(client.scheduler.address), len(workers), threads, dashboard, local,
+        _other_kernels(client),
+    )  # fmt: skip
 
 
 def _check_versions(client, here: str) -> None:
@@ -247,6 +253,27 @@ def _check_versions(client, here: str) -> None:
             f"The Dask workers must run the same parm as this machine ({here}): {shown}. "
             f"Install parm {here} with {EXTRA} on every worker machine."
         )
+
+
+def _other_kernels(client) -> str | None:
+    """What to say when a worker's BLAS kernels differ from this machine's: its figures may then
+    differ in their last digits and its queue order among near-equal severities."""
+    from engine.cluster import worker
+
+    here = worker.blas_kernels()
+    try:
+        theirs = client.run(worker.blas_kernels)
+    except Exception:  # noqa: BLE001 - the check is advice; the run does not depend on it
+        return None
+    other = sorted(name for name, kernels in theirs.items() if kernels != here)
+    if not other:
+        return None
+    return (
+        f"Worker {other[0]}{f' and {len(other) - 1} more' if len(other) > 1 else ''} "
+        f"compute with {', '.join(theirs[other[0]]) or 'no BLAS'} and this machine with "
+        f"{', '.join(here)}: figures may differ in their last digits. Start the workers with "
+        "OPENBLAS_CORETYPE=Haswell for the same results."
+    )
 
 
 def _close(client, cluster) -> None:

@@ -35,6 +35,15 @@ def parm_version() -> str:
         return "unknown"
 
 
+def blas_kernels() -> list[str]:
+    """This machine's BLAS kernel sets, numpy's loaded (the parent compares its workers')."""
+    import numpy  # noqa: F401 - threadpoolctl lists only the libraries loaded
+
+    from engine.core.kernels import blas_kernels as loaded
+
+    return loaded()
+
+
 class StopFlag:
     """The run's stop flag (a Dask Event named for the run) as a CancelToken reads it: asked of
     the scheduler at most every STOP_POLL_SECONDS, since units check their token in tight loops.

@@ -25,11 +25,12 @@ from threadpoolctl import threadpool_limits
 
 from engine.core.progress import MAXSIM, Reporter
 from engine.embedding.vectors import TokenEmbeddings
+from engine.graph.similarity import on_grid
 
 
 def maxsim(query: np.ndarray, document: np.ndarray) -> float:
     """The paper's MaxSim(query -> document) for unit token vectors (|T_q|, d) and (|T_d|, d)."""
-    return float((query @ document.T).max(axis=1).sum())
+    return float((on_grid(query) @ on_grid(document).T).max(axis=1).sum())
 
 
 def symmetric_score(tokens: TokenEmbeddings, i: int, j: int, raw: bool = False) -> float:
@@ -85,7 +86,9 @@ def _one_against_many(
     segment = np.r_[0, np.cumsum(sizes)[:-1]]
     # Row index of every token of every partner, partners one after another.
     rows = np.repeat(tokens.offsets[partners] - segment, sizes) + np.arange(sizes.sum())
-    sims = tokens.matrix[rows] @ tokens.of(i).T  # (sum_j |T_j|, |T_i|) cosines
+    # (sum_j |T_j|, |T_i|) cosines, exact (engine.graph.similarity), as are the sums of their
+    # maxima (multiples of 2^-42 below 2^11): the same scores on every machine.
+    sims = on_grid(tokens.matrix[rows]) @ on_grid(tokens.of(i)).T
     forward = np.maximum.reduceat(sims, segment, axis=0).sum(axis=1)  # MaxSim(i->j)
     backward = np.add.reduceat(sims.max(axis=1), segment)  # MaxSim(j->i)
     if not raw:
