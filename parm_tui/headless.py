@@ -219,8 +219,8 @@ def _guessed(console, frame, config, columns, overrides):
 def _decision_store(console, path: Path, items, config):
     """The file's decision store, as the app opens it, so a run reports the decisions made in
     the app; None, with a warning, when it cannot be opened."""
-    from engine.audit.decisions import open_store
     from engine.core.errors import ParmError
+    from engine.saved.decisions import open_store
     from parm_tui.state import pooled
 
     responses, on_scale = pooled(items, config)

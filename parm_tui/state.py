@@ -24,11 +24,11 @@ if TYPE_CHECKING:  # the app's first screen must not load numpy and pandas
     import numpy as np
     import pandas as pd
 
-    from engine.audit.decisions import DecisionStore
     from engine.input.config import AuditConfig
     from engine.input.items import Items
     from engine.input.responses import Responses
     from engine.results.session import SessionResult
+    from engine.saved.decisions import DecisionStore
     from engine.saved.store import SavedSession
 
 
@@ -168,12 +168,20 @@ class AppState:
         responses, on_scale = pooled(items, config)
         if self.store is not None and self.holds(responses):
             return self.store, []
-        try:
-            from engine.audit.decisions import open_store
+        from engine.saved.decisions import open_store
 
-            return open_store(self.source_path, responses, on_scale=on_scale), []
+        try:
+            store = open_store(
+                self.source_path,
+                responses,
+                on_scale=on_scale,
+                digest=self.source_digest,
+                reviewer=config.reviewer,
+            )
         except (ParmError, OSError) as exc:
             return None, [Note(f"Review decisions cannot be saved: {exc}", "warning")]
+        elsewhere = store.found_elsewhere()
+        return store, [Note(elsewhere)] if elsewhere else []
 
     def items_loaded(self, config: AuditConfig, items: Items, store: DecisionStore | None):
         """The file's items under `config`; the result stays only when it is of these

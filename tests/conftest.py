@@ -19,9 +19,9 @@ from helpers import (
     flipped_audit,
 )
 
-from engine.audit.decisions import open_store
 from engine.input.config import load_defaults
 from engine.input.responses import load_responses
+from engine.saved.decisions import open_store
 
 # Fixtures that load the bundled model (to embed, or to copy it as a checkpoint).
 MODEL_FIXTURES = {

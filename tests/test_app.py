@@ -19,7 +19,7 @@ from helpers import (
 )
 from textual.widgets import Input, Static
 
-from engine.audit.decisions import open_store
+from engine.saved.decisions import open_store
 from parm_tui.app import ParmApp
 from parm_tui.screens.export import ConfirmOverwrite, ExportScreen
 from parm_tui.screens.resume import ResumeModal

@@ -1,4 +1,4 @@
-"""The decision store (engine/audit/decisions.py): decisions are saved as they are made, come back
+"""The decision store (engine/saved/decisions.py): decisions are saved as they are made, come back
 when the same file is opened again, never attach to a changed answer, take only a score of the
 response's item, survive an older schema or a killed process, and another connection's
 decisions are noticed."""
@@ -23,14 +23,11 @@ from helpers import (
     session_frame,
 )
 
-from engine.audit.decisions import (
-    SCHEMA_VERSION,
-    RunContext,
-    open_store,
-    text_hash,
-)
 from engine.core.errors import ParmError, ReviewError
 from engine.input.responses import Responses
+from engine.results.decision import RunContext, text_hash
+from engine.saved.decision_db import SCHEMA_VERSION
+from engine.saved.decisions import open_store
 
 
 def test_recorded_decisions_can_be_read_back_and_cleared(source, database):
@@ -184,7 +181,7 @@ def test_a_schema_1_database_is_migrated_and_new_decisions_record_their_run(sour
     conn = sqlite3.connect(database)
     version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     conn.close()
-    assert int(version[0]) == SCHEMA_VERSION == 2
+    assert int(version[0]) == SCHEMA_VERSION == 3
 
 
 def test_a_corrupt_database_gives_an_error_naming_it(source, database):
@@ -218,7 +215,7 @@ CHILD = textwrap.dedent(
     import numpy as np
     from pathlib import Path
     from engine.input.responses import Responses
-    from engine.audit.decisions import open_store
+    from engine.saved.decisions import open_store
 
     n = 400
     responses = Responses(
@@ -278,8 +275,8 @@ def test_a_closed_store_refuses_decisions_with_a_message(source, database):
 
 
 def test_a_change_decision_takes_only_a_score_on_the_items_scale(tmp_path):
-    from engine.audit.decisions import open_store
     from engine.core.errors import ReviewError
+    from engine.saved.decisions import open_store
 
     frame, vectors = session_frame()
     review = run_frame(frame, vectors, session_config()).review
@@ -356,3 +353,92 @@ def test_a_decision_put_back_is_the_one_that_was_there(source, database):
         assert store.get(1) == first
         with pytest.raises(ReviewError, match="Row 99"):
             store.restore(first.__class__(**{**first.__dict__, "row": 99}))
+
+
+# -- a review follows its file's bytes ------------------------------------------------------------
+DIGEST = "a" * 64
+EDITED = "b" * 64
+
+
+def test_a_copy_or_a_move_of_the_file_opens_its_review(tmp_path, database):
+    responses = make_responses()
+    first, copy = tmp_path / "one" / "answers.csv", tmp_path / "two" / "answers.csv"
+    with open_store(first, responses, database, digest=DIGEST) as store:
+        record(store, responses, 3, "change", "2", note="see rubric")
+        assert store.found_elsewhere() is None
+    with open_store(copy, responses, database, digest=DIGEST) as store:
+        assert store.get(4).new_score == "2" and store.get(4).note == "see rubric"
+        assert str(first) in store.found_elsewhere() and "1 decision(s)" in store.found_elsewhere()
+        record(store, responses, 5, "keep")
+    with open_store(first, responses, database, digest=DIGEST) as store:  # one review, shared
+        assert sorted(store.all()) == [4, 6] and store.found_elsewhere() is None
+
+
+def test_a_file_edited_in_place_keeps_its_review(source, database):
+    responses = make_responses()
+    with open_store(source, responses, database, digest=DIGEST) as store:
+        record(store, responses, 0, "keep")
+    edited = make_responses([*make_responses().texts[:11], "a late answer, typed again"])
+    with open_store(source, edited, database, digest=EDITED) as store:
+        assert list(store.all()) == [1]
+        assert [d.row for d in store.stale] == []
+    other = make_responses(["something else entirely"] * 12)
+    with open_store(source, other, database, digest="c" * 64) as store:  # another file there
+        assert store.all() == {} and [d.row for d in store.stale] == [1]
+
+
+def test_a_database_written_by_the_previous_parm_migrates_with_nothing_lost(tmp_path):
+    """tests/data/decisions-schema2.sqlite3 was written by parm before schema 3 (its
+    engine/audit/decisions.py) for /srv/scoring/answers.csv: three decisions, two with their
+    run."""
+    database = tmp_path / "decisions.sqlite3"
+    database.write_bytes(
+        (Path(__file__).parent / "data" / "decisions-schema2.sqlite3").read_bytes()
+    )
+    responses = make_responses()
+    with open_store("/srv/scoring/answers.csv", responses, database, digest=DIGEST) as store:
+        decisions = store.all()
+        assert sorted(decisions) == [1, 5, 9]
+        assert (decisions[1].action, decisions[1].note) == ("keep", "checked twice")
+        assert (decisions[5].new_score, decisions[5].note) == ("2", "rubric point 3")
+        assert decisions[5].context == RunContext(
+            "20261126T101500Z-a1b2c3", "0123456789ab", "2", 0.91
+        )
+        assert decisions[9].context is None and decisions[9].reviewer == ""
+        assert store.key == "/srv/scoring/answers.csv"
+    # Once opened with its bytes, a copy anywhere finds that review too.
+    with open_store(tmp_path / "copy.csv", responses, database, digest=DIGEST) as store:
+        assert sorted(store.all()) == [1, 5, 9]
+        assert "/srv/scoring/answers.csv" in store.found_elsewhere()
+    conn = sqlite3.connect(database)
+    assert conn.execute("SELECT value FROM meta").fetchone()[0] == str(SCHEMA_VERSION)
+    assert conn.execute("SELECT COUNT(*) FROM decisions").fetchone()[0] == 3
+    conn.close()
+
+
+def test_a_decision_names_its_reviewer(source, database, monkeypatch):
+    responses = make_responses()
+    with open_store(source, responses, database, reviewer="ana") as store:
+        assert record(store, responses, 0, "keep").reviewer == "ana"
+    monkeypatch.setattr("getpass.getuser", lambda: "sam")
+    with open_store(source, responses, database) as store:
+        assert store.reviewer == "sam"
+        assert store.get(1).reviewer == "ana"
+
+
+def test_another_reviewers_differing_decision_is_kept_until_settled(source, database):
+    from engine.results.decision import Decision
+
+    responses = make_responses()
+    with open_store(source, responses, database, reviewer="ana") as store:
+        record(store, responses, 2, "keep")
+        theirs = Decision(3, "S002", "change", "1", "too generous", "2026-11-20T10:00:00+00:00",
+                          None, "ben")  # fmt: skip
+        store.add_conflict(theirs, responses.texts[2], "ben/decisions.csv")
+        assert store.conflicts(3) == [theirs] and store.known_conflict(theirs)
+    with open_store(source, responses, database, reviewer="ana") as store:
+        assert store.conflicts(3) == [theirs]  # kept on disk
+        record(store, responses, 2, "change", "1", note="agreed with Ben")
+        assert store.conflicts(3) == []
+    with open_store(source, responses, database) as store:
+        assert store.conflicts(3) == [] and store.known_conflict(theirs)  # settled, not lost

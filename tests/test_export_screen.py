@@ -14,7 +14,7 @@ from textual.app import App
 from textual.widgets import Checkbox, Input, Static
 
 import parm_tui.app
-from engine.audit.decisions import open_store
+from engine.saved.decisions import open_store
 from parm_tui.screens.export import ConfirmOverwrite, ExportScreen
 
 PARM_CSS = Path(parm_tui.app.__file__).with_name("parm.tcss")

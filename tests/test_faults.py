@@ -257,7 +257,7 @@ def test_a_full_disk_during_an_in_place_export_keeps_the_previous_set(workdir, m
 def test_a_full_disk_under_the_decision_database_is_named_not_called_damage(tmp_path, monkeypatch):
     import sqlite3
 
-    from engine.audit import decisions
+    from engine.saved import decisions
 
     real_connect = sqlite3.connect
 
@@ -276,7 +276,7 @@ def test_a_full_disk_under_the_decision_database_is_named_not_called_damage(tmp_
 
 def test_a_decision_that_does_not_fit_on_the_disk_says_so(tmp_path):
 
-    from engine.audit import decisions
+    from engine.saved import decisions
 
     responses = make_responses([f"answer {i} " + "x" * 3000 for i in range(6)])
     with decisions.open_store(tmp_path / "a.csv", responses, tmp_path / "d.sqlite3") as store:
@@ -353,8 +353,8 @@ def test_a_full_tmpfs_under_the_data_folder_is_named_everywhere_parm_writes(
     full_tmpfs, monkeypatch
 ):
 
-    from engine.audit.decisions import open_store
     from engine.core.crash_log import write_crash_log
+    from engine.saved.decisions import open_store
     from engine.saved.store import save_session
 
     result = small_result()
@@ -372,7 +372,7 @@ def test_a_full_tmpfs_under_the_data_folder_is_named_everywhere_parm_writes(
 
 def test_a_read_only_tmpfs_under_the_data_folder_is_named(full_tmpfs, monkeypatch):
 
-    from engine.audit.decisions import open_store
+    from engine.saved.decisions import open_store
 
     (full_tmpfs / "data").mkdir()
     done = subprocess.run(["mount", "-o", "remount,ro", str(full_tmpfs)], capture_output=True)

@@ -12,8 +12,8 @@ import pytest
 from helpers import audit_planted, one_item_session, planted_session, record, synthetic_result
 from hostile import FORMULAS, HTML, MARKDOWN, MARKUP, check_html_inert
 
-from engine.audit.decisions import open_store
 from engine.outputs.html_report import CONTENT_SECURITY_POLICY, html_report
+from engine.saved.decisions import open_store
 
 HOSTILE_ITEMS = {"I0": HTML, "I1": MARKDOWN[:40]}
 HOSTILE_RATERS = {"r4": '=HYPERLINK("http://x")' + HTML[:10], "r6": MARKUP[:20], "r1": "$x$ & co"}

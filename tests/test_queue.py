@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 from helpers import run_frame, session_config, session_frame
 
-from engine.audit.decisions import Decision, RunContext
 from engine.input.responses import Responses
+from engine.results.decision import Decision, RunContext
 from engine.results.queue import DECISION_VIEWS, decision_view, rerun_changes, review_view
 
 LABELS = ("0", "1", "2")

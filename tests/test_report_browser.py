@@ -21,8 +21,8 @@ import pytest
 from helpers import audit_planted, one_item_session, planted_session, record, synthetic_result
 from hostile import HTML, MARKUP
 
-from engine.audit.decisions import open_store
 from engine.outputs.html_report import html_report
+from engine.saved.decisions import open_store
 
 pytestmark = pytest.mark.slow
 CHROMEDRIVER = Path("/usr/bin/chromedriver")

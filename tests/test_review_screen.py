@@ -18,7 +18,7 @@ from helpers import (
 )
 from textual.widgets import Checkbox, Input, Select
 
-from engine.audit.decisions import open_store
+from engine.saved.decisions import open_store
 from parm_tui.screens.review import NO_STORE
 from parm_tui.widgets.neighbours import NeighbourList, neighbour_rows
 from parm_tui.widgets.review_dialogs import NoteModal, ScoreModal

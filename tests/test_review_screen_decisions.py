@@ -13,7 +13,7 @@ import pytest
 from helpers import Host, one_item_session, shown_rows, synthetic_result, text_of
 from textual.widgets import Label, Select
 
-from engine.audit.decisions import RunContext
+from engine.results.decision import RunContext
 from parm_tui.screens.review import ReviewScreen
 from parm_tui.widgets.review_detail import ReviewDetail
 from parm_tui.widgets.review_dialogs import NoteModal

@@ -10,7 +10,6 @@ from helpers import record, run_frame, session_config, session_frame
 from markdown_it import MarkdownIt
 from sklearn.metrics import cohen_kappa_score
 
-from engine.audit.decisions import open_store
 from engine.outputs.review_summary import (
     NO_DECISIONS,
     NO_REVIEW,
@@ -19,6 +18,7 @@ from engine.outputs.review_summary import (
     review_markdown,
     review_summary,
 )
+from engine.saved.decisions import open_store
 
 
 @pytest.fixture(scope="module")

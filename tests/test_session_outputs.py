@@ -80,8 +80,8 @@ def test_a_file_without_items_writes_what_a_single_audit_writes(tmp_path):
 
 
 def test_decisions_of_a_session_name_the_item_and_the_rater(tmp_path):
-    from engine.audit.decisions import open_store
     from engine.outputs.session import decisions_table
+    from engine.saved.decisions import open_store
 
     frame, vectors = session_frame()
     session = run_frame(frame, vectors, session_config(rater_column="rater"))

@@ -43,7 +43,7 @@ def csv_run_ids(path) -> set[str]:
 
 # -- what a set holds ---------------------------------------------------------------------------
 def test_every_file_of_a_session_set_names_its_run_and_the_manifest_lists_them(tmp_path):
-    from engine.audit.decisions import open_store
+    from engine.saved.decisions import open_store
     from parm_tui.screens.export import write_chosen
 
     frame, vectors = session_frame()

@@ -14,7 +14,7 @@ import pytest
 from helpers import ROOT, one_item_session, synthetic_result
 from textual.widgets import Input
 
-from engine.audit.decisions import open_store
+from engine.saved.decisions import open_store
 from engine.saved.store import SavedResult, SavedSession
 from parm_tui.app import ParmApp
 from parm_tui.screens.resume import ResumeModal

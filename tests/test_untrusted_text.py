@@ -31,10 +31,10 @@ from hostile import (
 )
 from markdown_it import MarkdownIt
 
-from engine.audit.decisions import open_store
 from engine.core.text import PLACEHOLDER, is_safe, safe_text, sanitise
 from engine.input.table import read_table
 from engine.outputs.write import guard_cell
+from engine.saved.decisions import open_store
 
 SAFE_ID = safe_text(ID_COLUMN)
 SAFE_SECOND = safe_text(SECOND_COLUMN)

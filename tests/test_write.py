@@ -12,14 +12,11 @@ from helpers import (
     record,
 )
 
-from engine.audit.decisions import (
-    DECISION_COLUMNS,
-    RunContext,
-    open_store,
-)
 from engine.core.errors import ParmError
 from engine.outputs.tables import decisions_table
 from engine.outputs.write import write_decisions
+from engine.results.decision import DECISION_COLUMNS, RunContext
+from engine.saved.decisions import open_store
 
 
 def test_decisions_csv_has_the_columns_and_guards_formulas(source, database, tmp_path):

@@ -81,6 +81,7 @@ class AuditConfig:
     scheduler_timeout: float = 20.0
     device: str = "auto"
     saved_runs: int = 10
+    reviewer: str | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     # -- views used by the engine ---------------------------------------------------------------
@@ -312,6 +313,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         scheduler_timeout=_positive("scheduler_timeout", v["scheduler_timeout"]),
         device=_choice("device", v["device"], DEVICES),
         saved_runs=_int("saved_runs", v["saved_runs"]),
+        reviewer=_text("reviewer", v["reviewer"], nullable=True),
         warnings=tuple(warnings),
     )
     _check_candidates(config)
@@ -481,10 +483,11 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
-# Settings that change nothing a run computes, only what is kept of it or where it runs (a
+# Settings that change nothing a run computes, only what is kept of it, where it runs or who
+# reviews it (a
 # cluster's results equal one process's; the device only moves the same model): not in the
 # digest, so the digests of decisions and saved runs stay those of earlier parm versions.
-NOT_DIGESTED = ("saved_runs", "scheduler", "scheduler_timeout", "device")
+NOT_DIGESTED = ("saved_runs", "scheduler", "scheduler_timeout", "device", "reviewer")
 
 
 def settings_digest(config: AuditConfig) -> str:

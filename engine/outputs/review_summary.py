@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engine.audit.decisions import ACTIONS
 from engine.model.metrics import agreement
+from engine.results.decision import ACTIONS
 
 if TYPE_CHECKING:
-    from engine.audit.decisions import Decision
+    from engine.results.decision import Decision
     from engine.results.review import ReviewSet
     from engine.results.session import SessionResult
 

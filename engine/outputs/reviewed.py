@@ -21,7 +21,7 @@ from engine.outputs.write import RUN_COLUMN
 if TYPE_CHECKING:
     import pandas as pd
 
-    from engine.audit.decisions import Decision
+    from engine.results.decision import Decision
     from engine.results.session import SessionResult
 
 REVIEW_COLUMNS = ["final_score", "decision", "note", "decided_at", "predicted", "severity"]

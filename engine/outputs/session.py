@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from engine.audit.decisions import DecisionStore
 from engine.core.errors import ExportError
 from engine.input.config import AuditConfig
 from engine.outputs import rater_files, tables
@@ -26,6 +25,7 @@ from engine.outputs.reviewed import reviewed_table
 from engine.outputs.session_markdown import TOO_FEW, session_markdown
 from engine.outputs.session_report import session_dict
 from engine.outputs.write import json_text, run_csv, write_files
+from engine.results.decision import Decisions
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult
 
@@ -164,7 +164,7 @@ def tuning_table(session: SessionResult) -> tuple[list[str], list[list]]:
     return ["item", *header], rows
 
 
-def decisions_table(store: DecisionStore, session: SessionResult) -> tuple[list[str], list[list]]:
+def decisions_table(store: Decisions, session: SessionResult) -> tuple[list[str], list[list]]:
     """decisions.csv over all items, in input-row order, with `item` (and `rater`) columns after
     `id`, as predictions.csv has them."""
     if not _combined(session):
@@ -194,7 +194,7 @@ def write_session(
     names=None,
     extra=None,
     on_switched=None,
-    store: DecisionStore | None = None,
+    store: Decisions | None = None,
     table=None,
 ) -> list[Path]:
     """Write the session's outputs (all of `output_files` that can be written by default, or
@@ -207,7 +207,7 @@ def write_session(
 
 
 def session_contents(
-    session: SessionResult, names=None, extra=None, store: DecisionStore | None = None, table=None
+    session: SessionResult, names=None, extra=None, store: Decisions | None = None, table=None
 ) -> list[tuple[str, str]]:
     """The files of the session's output set as (name, text), in the order they are written:
     the one place a set is put together (a new kind of output joins here). Without `names`,
@@ -242,7 +242,7 @@ def session_contents(
     return [(name, builders[name]()) for name in chosen] + list((extra or {}).items())
 
 
-def decisions_csv(store: DecisionStore, session: SessionResult) -> str:
+def decisions_csv(store: Decisions, session: SessionResult) -> str:
     """decisions.csv of a session (formula cells guarded, the exported run in run_id)."""
     return run_csv(decisions_table(store, session), session.run_id)
 

@@ -3,9 +3,9 @@ configuration tried) and decisions.csv (one row per review decision)."""
 
 from __future__ import annotations
 
-from engine.audit.decisions import DECISION_COLUMNS, DecisionStore, RunContext
 from engine.core.text import safe_text
 from engine.model.metrics import metric_names
+from engine.results.decision import DECISION_COLUMNS, Decisions, RunContext
 from engine.results.item import AuditResult
 
 
@@ -70,7 +70,7 @@ def tuning_table(result: AuditResult) -> tuple[list[str], list[list]]:
     return header, rows
 
 
-def decisions_table(store: DecisionStore, result: AuditResult) -> tuple[list[str], list[list]]:
+def decisions_table(store: Decisions, result: AuditResult) -> tuple[list[str], list[list]]:
     """Header and rows of decisions.csv: one row per decision, in input-row order.
 
     predicted and severity are the exported run's; the decided_* columns say which run the
@@ -96,10 +96,22 @@ def decisions_table(store: DecisionStore, result: AuditResult) -> tuple[list[str
                 decision.new_score or "",
                 safe_text(decision.note),  # pasted from anywhere: no control characters
                 decision.decided_at,
+                safe_text(decision.reviewer),
                 *_decided_on(decision.context),
+                _conflicts(store.conflicts(row)),
             ]
         )
     return list(DECISION_COLUMNS), rows
+
+
+def _conflicts(others) -> str:
+    """Other reviewers' unsettled decisions, one cell: "ana: change to 2 (why); ben: keep"."""
+    return "; ".join(
+        f"{safe_text(d.reviewer) or 'someone'}: {d.action}"
+        + (f" to {d.new_score}" if d.new_score else "")
+        + (f" ({safe_text(d.note)})" if d.note else "")
+        for d in others
+    )
 
 
 def _decided_on(context: RunContext | None) -> list:

@@ -17,13 +17,13 @@ import re
 import tempfile
 from pathlib import Path
 
-from engine.audit.decisions import DecisionStore
 from engine.core.errors import ExportError, OutputsExist
 from engine.core.files import reason, refuse_non_regular_targets
 from engine.outputs import markdown, report, tables
 from engine.outputs.names import DECISIONS_FILE, MANIFEST_FILE, OUTPUT_FILES
 from engine.outputs.review_summary import NO_REVIEW, NO_STORE, review_markdown
 from engine.outputs.sets import write_set
+from engine.results.decision import Decisions
 from engine.results.item import AuditResult
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\x00")
@@ -158,13 +158,13 @@ def write_outputs(
     return write_files(out_dir, run_id, contents, overwrite, on_switched)
 
 
-def decisions_csv(store: DecisionStore, result: AuditResult) -> str:
+def decisions_csv(store: Decisions, result: AuditResult) -> str:
     """The text of decisions.csv (formula cells guarded, the exported run in run_id)."""
     return run_csv(tables.decisions_table(store, result), result.run_id)
 
 
 def write_decisions(
-    store: DecisionStore, result: AuditResult, out_dir: str | Path, overwrite: bool = False
+    store: Decisions, result: AuditResult, out_dir: str | Path, overwrite: bool = False
 ) -> Path:
     """Write decisions.csv into out_dir (never replacing an existing one unless asked)."""
     written = write_files(

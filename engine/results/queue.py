@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit.decisions import Decision
+from engine.results.decision import Decision
 from engine.results.review import ReviewSet
 
 
@@ -107,7 +107,7 @@ def rerun_changes(
     decisions: dict[int, Decision],
     previous_flagged_rows: Iterable[int] | None = None,
 ) -> RerunChanges:
-    """Compare this run's flags with the decisions (engine.audit.decisions.Decision by data row)
+    """Compare this run's flags with the decisions (engine.results.decision.Decision by data row)
     and with the data rows the previous run flagged (None: no previous run, nothing is new).
 
     A decision knows the model's prediction when it was made (its RunContext); one saved before

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit.decisions import RunContext
 from engine.audit.evidence import Neighbour
 from engine.audit.scale import pool_responses
 from engine.audit.severity import flags, queue_order
 from engine.input.config import settings_digest
 from engine.input.responses import Responses
+from engine.results.decision import RunContext
 from engine.results.item import AuditResult
 
 

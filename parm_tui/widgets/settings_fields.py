@@ -32,10 +32,14 @@ ADVANCED_KEYS = (
     "scheduler",
     "scheduler_timeout",
     "saved_runs",
+    "reviewer",
 )
 # Text settings: what is typed is the value ('' is none), never read as a number.
-TEXT_KEYS = ("scheduler",)
-PLACEHOLDERS = {"scheduler": "none: this machine; tcp://HOST:8786 or local:N (Dask)"}
+TEXT_KEYS = ("scheduler", "reviewer")
+PLACEHOLDERS = {
+    "scheduler": "none: this machine; tcp://HOST:8786 or local:N (Dask)",
+    "reviewer": "none: your login name",
+}
 LABELS = {
     "embedding_model": "Embedding model",
     "normalize_similarities": "Normalise similarities",
@@ -60,6 +64,7 @@ LABELS = {
     "scheduler": "Dask scheduler",
     "scheduler_timeout": "Connect timeout s",
     "device": "Embedding device",
+    "reviewer": "Reviewer",
 }
 # One line each: at most HELP_WIDTH characters, so it fits at 80 columns.
 HELP_WIDTH = 72
@@ -87,6 +92,7 @@ HELP = {
     "scheduler": "A Dask cluster for the items (tcp://HOST:8786, local:N); empty: here.",
     "scheduler_timeout": "Seconds to wait for the scheduler and a worker before stopping.",
     "device": "Where the embedding model runs: auto (a GPU if there is one), cpu, cuda.",
+    "reviewer": "Who decides in the review (decisions.csv names them); empty: your login.",
 }
 
 

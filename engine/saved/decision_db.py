@@ -1,0 +1,177 @@
+"""The decision database: where it lies, its schema and its migrations, and opening it with
+the true cause of a failure (engine.saved.decisions keeps the decisions in it)."""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from engine.core.errors import ReviewError
+from engine.core.files import reason, storage_code
+
+SCHEMA_VERSION = 3
+DATABASE_NAME = "decisions.sqlite3"
+# Columns added after the first release, with their SQL types: (schema version, name, type).
+_ADDED_COLUMNS = (
+    (1, "note", "TEXT NOT NULL DEFAULT ''"),
+    (2, "run_id", "TEXT"),
+    (2, "settings_digest", "TEXT"),
+    (2, "predicted", "TEXT"),
+    (2, "severity", "REAL"),
+    (3, "reviewer", "TEXT NOT NULL DEFAULT ''"),
+)
+# The column `source` names the review: a file's resolved path for reviews begun before schema
+# 3, "sha256:<digest of the file's bytes when it began>" since.
+
+_CREATE_DECISIONS = """
+CREATE TABLE IF NOT EXISTS decisions (
+    source TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    response_id TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    action TEXT NOT NULL,
+    new_score TEXT,
+    note TEXT NOT NULL DEFAULT '',
+    decided_at TEXT NOT NULL,
+    run_id TEXT,
+    settings_digest TEXT,
+    predicted TEXT,
+    severity REAL,
+    PRIMARY KEY (source, row)
+)
+"""
+# Schema 3: which files (bytes and path) each review was opened for, and imported decisions of
+# other reviewers that differ from the one made (settled: when a later decision settled them).
+_CREATE_REVIEW_FILES = """
+CREATE TABLE IF NOT EXISTS review_files (
+    digest TEXT NOT NULL,
+    path TEXT NOT NULL,
+    review TEXT NOT NULL,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (digest, path)
+)
+"""
+_CREATE_CONFLICTS = """
+CREATE TABLE IF NOT EXISTS conflicts (
+    source TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    response_id TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    action TEXT NOT NULL,
+    new_score TEXT,
+    note TEXT NOT NULL DEFAULT '',
+    decided_at TEXT NOT NULL,
+    reviewer TEXT NOT NULL DEFAULT '',
+    imported_from TEXT NOT NULL,
+    settled_at TEXT,
+    PRIMARY KEY (source, row, reviewer, decided_at)
+)
+"""
+
+
+def now() -> str:
+    """The time a decision is made: UTC, ISO 8601, to the second."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating or migrating) the decision database; problems name the path."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit mode: every write below opens and commits its own transaction.
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+    except (OSError, sqlite3.Error) as exc:
+        if isinstance(exc, sqlite3.Error) and storage_code(exc) is not None:
+            raise ReviewError(_cannot_write(path, exc)) from None
+        raise ReviewError(f"Cannot open the decision database {path}: {reason(exc)}") from None
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        # FULL syncs the WAL at every commit, so a decision survives a power cut too.
+        conn.execute("PRAGMA synchronous=FULL")
+        _migrate(conn, path)
+    except ReviewError:
+        conn.close()
+        raise
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if storage_code(exc) is not None:
+            raise ReviewError(_cannot_write(path, exc)) from None
+        raise ReviewError(
+            f"The decision database {path} cannot be read ({exc}). Move it aside to start "
+            "a new one; your input files are not affected."
+        ) from None
+    return conn
+
+
+def _cannot_write(path: Path, exc: sqlite3.Error) -> str:
+    """A database that cannot be written because of where it lies (a full disk, a read-only
+    folder) is not damaged: say the cause, not "cannot be read"."""
+    return (
+        f"The decision database {path} cannot be written: {_cause(path, exc)}. Free some "
+        "space or make its folder writable (PARM_DATA_DIR moves it); the database itself is "
+        "not damaged, and your input files are not affected."
+    )
+
+
+def _cause(path: Path, exc: sqlite3.Error) -> str:
+    """SQLite says "read-only" or "unable to open" without the reason: ask the file system."""
+    if storage_code(exc) in (8, 14):  # SQLITE_READONLY, SQLITE_CANTOPEN
+        try:
+            with tempfile.TemporaryFile(dir=path.parent):
+                pass
+        except OSError as probe:
+            return reason(probe)
+    return reason(exc)
+
+
+def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "meta" in tables:
+        row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        if row is None:
+            return 0
+        try:
+            return int(str(row[0]).strip())
+        except ValueError:
+            raise ReviewError(
+                f"The decision database {path} has an unknown schema_version {row[0]!r} (this "
+                f"parm reads versions 0 to {SCHEMA_VERSION}). Move it aside to start a new one; "
+                "your input files are not affected."
+            ) from None
+    return 0 if "decisions" in tables else -1
+
+
+def _migrate(conn: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema to SCHEMA_VERSION. Version 0 (first release) had no meta table and no
+    note column, version 1 no run columns, version 2 no reviewer, file digests or conflicts; -1
+    is an empty database. Earlier decisions keep NULL (or "") in the columns added since (their
+    run and reviewer are unknown) and their review keeps its key, the file's path."""
+    version = _schema_version(conn, path)
+    if version == SCHEMA_VERSION:
+        return
+    if version > SCHEMA_VERSION or version < -1:
+        raise ReviewError(
+            f"The decision database {path} has schema_version {version}, which this parm "
+            f"cannot read (it reads 0 to {SCHEMA_VERSION}); a newer parm wrote it: update parm, "
+            "or move the file aside to start a new one."
+        )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+        conn.execute(_CREATE_DECISIONS)
+        conn.execute(_CREATE_REVIEW_FILES)
+        conn.execute(_CREATE_CONFLICTS)
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(decisions)")}
+        for added_in, name, sql_type in _ADDED_COLUMNS:
+            if version < added_in and name not in columns:
+                conn.execute(f"ALTER TABLE decisions ADD COLUMN {name} {sql_type}")
+        conn.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
+            (str(SCHEMA_VERSION),),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
