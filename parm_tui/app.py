@@ -5,8 +5,12 @@ appears at once."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import sys
 import threading
+import time
 from pathlib import Path
 
 from textual.app import App, SystemCommand
@@ -15,13 +19,21 @@ from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
 
+from engine import workspace
+from engine.core.crash_log import write_crash_log
+from engine.core.errors import ConfigError, ParmError, ResumeError
+from engine.core.signals import wait_for_switch
+from engine.core.text import safe_text
+from engine.input.config import build_config, load_defaults
+from engine.workspace import OpenedFile
 from parm_tui.audit_worker import AuditWorker
 from parm_tui.recent import add_recent
 from parm_tui.screens.error import ErrorModal, ErrorRaised, describe_error
 from parm_tui.screens.load import LoadScreen
 from parm_tui.screens.run import RunScreen
 from parm_tui.screens.settings import SettingsScreen
-from parm_tui.state import AppState, LoadedFile
+from parm_tui.state import AppState
+from parm_tui.widgets.metrics import session_summary
 from parm_tui.widgets.runs import read_only_note
 
 RESULT_SCREENS = ("results", "review", "export")
@@ -56,8 +68,6 @@ class ParmApp(AuditWorker, App):
         overrides: list[str] = (),
     ) -> None:
         super().__init__()
-        from engine.core.errors import ConfigError
-        from engine.input.config import build_config, load_defaults
 
         self.initial_path = Path(path) if path is not None else None
         self.embeddings_path = Path(embeddings_path) if embeddings_path is not None else None
@@ -76,8 +86,6 @@ class ParmApp(AuditWorker, App):
         """Every notification, the screens' too (Widget.notify passes markup=True), shows its
         message as plain text: messages quote answers, column names and paths, so markup is
         always off and control characters are replaced (engine.core.text.safe_text)."""
-        from engine.core.text import safe_text
-
         super().notify(safe_text(message), markup=False, **kwargs)
 
     def on_mount(self) -> None:
@@ -93,9 +101,6 @@ class ParmApp(AuditWorker, App):
     def exit_on_sigterm(self) -> None:
         """SIGTERM closes the app as `q` does, with exit code 143: the terminal is restored and
         a running audit stopped (run_async), instead of the process dying in raw mode."""
-        import asyncio
-        import signal
-
         try:
             asyncio.get_running_loop().add_signal_handler(
                 signal.SIGTERM, lambda: self.exit(return_code=143)
@@ -202,15 +207,13 @@ class ParmApp(AuditWorker, App):
             or old.items is not new.items
             or old.config.embedding_model != new.config.embedding_model
         ):
-            from engine.embedding.loading import preload_for
+            workspace.preload(new.prepared, precomputed=self.embeddings_path is not None)
 
-            preload_for(new.items, new.config, precomputed=self.embeddings_path is not None)
-
-    def open_file(self, file: LoadedFile, runs: tuple = ()) -> None:
+    def open_file(self, file: OpenedFile) -> None:
         """A file was read, with its saved runs (the Load screen chooses its columns next)."""
         if file.path != self.state.source_path:
             add_recent(file.path)
-        self.state = self.state.file_opened(file, runs)
+        self.state = self.state.file_opened(file)
 
     def choose_columns(self, columns: dict[str, str | None]) -> None:
         """The Load screen's columns: the file's items under them, or why there are none."""
@@ -232,8 +235,6 @@ class ParmApp(AuditWorker, App):
     async def resume(self, saved) -> None:
         """Open a saved session of the loaded file, then Review when there are decisions to
         continue from, else Results."""
-        from engine.core.errors import ResumeError
-
         try:
             self.change(self.state.resumed(saved))
         except ResumeError as exc:
@@ -245,8 +246,6 @@ class ParmApp(AuditWorker, App):
     async def reopen(self, saved) -> None:
         """Open a saved run of the loaded file from the runs list: its settings, columns and
         results (nothing runs again); the Results screen shows it."""
-        from engine.core.errors import ResumeError
-
         if self.state.result is not None and saved.run_id == self.state.result.run_id:
             self.notify("That run is on show.")
             return
@@ -276,14 +275,11 @@ class ParmApp(AuditWorker, App):
 
     def remember_review_row(self, row: int | None) -> None:
         """Keep where the review stopped in the result's saved session (when it has one)."""
-        from engine.core.errors import ResumeError
-        from engine.saved.store import save_review_row
-
         saved = self.state.saved_result()
         if row is None or saved is None or saved.review_row == row:
             return
         try:
-            self.state = self.state.review_row_saved(save_review_row(saved, row))
+            self.state = self.state.review_row_saved(workspace.remember_review_row(saved, row))
         except ResumeError:
             pass  # only where to continue is lost; every decision is already saved
 
@@ -301,8 +297,6 @@ class ParmApp(AuditWorker, App):
 
     def show_error(self, error: BaseException) -> None:
         """Every error ends here: engine errors by message, others by type (traceback logged)."""
-        from engine.core.crash_log import write_crash_log
-        from engine.core.errors import ParmError
 
         log_path = None if isinstance(error, ParmError) else write_crash_log(error)[0]
         title, message = describe_error(error, log_path)
@@ -350,8 +344,6 @@ class ParmApp(AuditWorker, App):
         self.get_screen("settings").save_settings()
 
     def command_copy_summary(self) -> None:
-        from parm_tui.widgets.metrics import session_summary
-
         if self.state.result is None:
             self.notify("Run an audit first (F4).", severity="warning")
             return
@@ -371,17 +363,12 @@ def run_app(path=None, config_path=None, embeddings_path=None, overrides=()) -> 
 def stop_audit_threads(app: ParmApp, grace_seconds: float = 1.5) -> None:
     """Python joins worker threads at exit, and loading a model cannot be interrupted: cancel
     the audit, give it a moment to stop at its next check, then leave without it."""
-    import os
-    import time
-
     if app.cancel_token is not None:
         app.cancel_token.cancel()
     deadline = time.monotonic() + grace_seconds
     for thread in list(app.audit_threads):
         thread.join(max(0.0, deadline - time.monotonic()))
     if any(thread.is_alive() for thread in app.audit_threads):
-        from engine.core.signals import wait_for_switch
-
         wait_for_switch()  # an export switching its files into place finishes first
         sys.stdout.flush()
         sys.stderr.flush()

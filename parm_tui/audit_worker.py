@@ -1,7 +1,7 @@
-"""The audit run the app starts: a thread worker that calls engine.session.run_session, keeps
-the run as the file's saved session and reports with an `AuditFinished` message (post_message
-is safe from a thread); cancelling; failures to the error modal. ParmApp takes these methods
-from `AuditWorker`."""
+"""The audit run the app starts: a thread worker that runs the prepared file
+(engine.workspace.run), keeps the run as the file's saved session (engine.workspace.keep) and
+reports with an `AuditFinished` message (post_message is safe from a thread); cancelling;
+failures to the error modal. ParmApp takes these methods from `AuditWorker`."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.worker import Worker, WorkerState
 
+from engine import workspace
+from engine.core.errors import Cancelled
+from engine.core.progress import CancelToken
+from engine.workspace import Prepared
 from parm_tui.screens.run import run_problem
-from parm_tui.state import LoadedFile, keep_session
 
 if TYPE_CHECKING:
-    from engine.core.progress import CancelToken
     from engine.results.session import SessionResult
     from engine.saved.store import SavedSession
 
@@ -51,8 +53,6 @@ class AuditWorker:
         )
 
     async def start_audit(self) -> None:
-        from engine.core.progress import CancelToken
-
         problem = run_problem(self.state)
         if problem is not None:
             self.notify(f"Cannot start: {problem}", severity="warning")
@@ -71,28 +71,20 @@ class AuditWorker:
         feed = run.begin(state.config, state.config.late_interaction)
         self.cancel_token = CancelToken()
         self.audit_worker = self.audit(
-            state.items, state.config, feed, self.cancel_token, self.embeddings_path, state.file
+            state.prepared, feed, self.cancel_token, self.embeddings_path
         )
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="audit")
-    def audit(self, items, config, feed, token, embeddings_path, file: LoadedFile) -> None:
+    def audit(self, prepared: Prepared, feed, token, embeddings_path) -> None:
         """Runs in a thread: the engine appends progress events to `feed` (a deque); the run's
         SessionResult, kept as the file's saved session, comes back as an AuditFinished
         message (post_message is safe from a thread)."""
-        from engine.session import run_session
-
         thread = threading.current_thread()
         self.audit_threads.add(thread)
         try:
-            embeddings = None
-            if embeddings_path is not None:
-                from engine.embedding.precomputed import load_for_items
-
-                embeddings = load_for_items(embeddings_path, items, config.text_column)
-            result = run_session(
-                items, config, progress=feed.append, cancel=token, embeddings=embeddings
-            )
-            self.post_message(AuditFinished(result, *keep_session(result, file), token))
+            result = workspace.run(prepared, feed.append, token, embeddings_path)
+            kept = workspace.keep(prepared.file, result)
+            self.post_message(AuditFinished(result, kept.saved, kept.runs, kept.problem, token))
         finally:
             self.audit_threads.discard(thread)
 
@@ -131,8 +123,6 @@ class AuditWorker:
         await self.action_show("results")
 
     def audit_failed(self, error: BaseException) -> None:
-        from engine.core.errors import Cancelled
-
         self.audit_worker = None
         run = self.get_screen("run")
         if isinstance(error, Cancelled):

@@ -9,6 +9,9 @@ from typing import Annotated
 
 import typer
 
+from parm_tui.embed_run import run_embed
+from parm_tui.headless import AuditRequest, run_export, run_headless, run_review_import
+
 # Click keeps a paragraph that starts with \b as written (no rewrapping): the examples.
 APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM).
 
@@ -19,6 +22,8 @@ APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM)
   parm audit --help         every option of the headless run, with examples
   parm export FILE          write FILE's saved run again, with the review's decisions
   parm embed FILE           embed FILE's answers once into a .npy for --embeddings
+  parm review import FILE DECISIONS.csv
+                            bring a colleague's review decisions into FILE's review
 
 \b
 Examples:
@@ -39,6 +44,12 @@ Settings (--set KEY=VALUE, --config): see the README's settings table; VALUE is 
 as JSON, and as plain text when it is not JSON.
 """
 
+REVIEW_IMPORT_EXAMPLES = """\b
+Examples:
+  parm review import answers.csv ../ben/parm-out/decisions.csv
+  parm export answers.csv --out parm-out     # decisions.csv now holds both reviews
+"""
+
 app = typer.Typer(
     name="parm",
     help=APP_HELP,
@@ -46,7 +57,7 @@ app = typer.Typer(
     no_args_is_help=False,
     rich_markup_mode=None,
 )
-COMMANDS = ("audit", "export", "open", "embed")
+COMMANDS = ("audit", "export", "open", "embed", "review")
 SCHEDULER_HELP = (
     'Run the items on this Dask scheduler ("tcp://HOST:8786"), or "local:N" for N worker '
     "processes here (needs pip install 'parm[dask]')."
@@ -177,8 +188,6 @@ def audit(
     the app's Export writes: predictions.csv, tuning.csv, report.json, report.md, report.html,
     decisions.csv, scores_reviewed.csv (and items.csv with an item column; raters.csv,
     rater_item_bias.csv and rater_feedback.csv with a rater column)."""
-    from parm_tui.headless import run_headless
-
     columns = {
         "text_column": text_col,
         "score_column": score_col,
@@ -194,10 +203,10 @@ def audit(
         "scheduler": scheduler,
         "device": device,
     }
-    code = run_headless(
-        file, config, columns, set_ or [], embeddings, out, force, quiet, guess=not no_guess
+    request = AuditRequest(
+        file, config, columns, tuple(set_ or ()), embeddings, out, force, quiet, not no_guess
     )
-    raise typer.Exit(code)
+    raise typer.Exit(run_headless(request))
 
 
 @app.command("export")
@@ -219,8 +228,6 @@ def export(
     """Write the saved run of FILE (by `parm audit` or the app) with the review's decisions, as
     the app's Export writes it, running and embedding nothing: scores_reviewed.csv has the
     corrected scores."""
-    from parm_tui.headless import run_export
-
     raise typer.Exit(run_export(file, out, force, run))
 
 
@@ -253,8 +260,6 @@ def embed(
 ) -> None:
     """Embed every answer of FILE (every data row, in file order) into one .npy array, with a
     sidecar JSON (rows, model, text column, the file's SHA-256) that --embeddings checks."""
-    from parm_tui.embed_run import run_embed
-
     columns = {
         "text_column": text_col,
         "embedding_model": model,
@@ -263,6 +268,38 @@ def embed(
     }
     code = run_embed(file, out, config, columns, set_ or [], force, quiet)
     raise typer.Exit(code)
+
+
+review_app = typer.Typer(
+    name="review",
+    help="The review's decisions: bring a colleague's in.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+app.add_typer(review_app)
+
+
+@review_app.command("import", epilog=REVIEW_IMPORT_EXAMPLES)
+def review_import(
+    file: Annotated[
+        Path, typer.Argument(metavar="FILE", help="The CSV or TSV file whose review it is.")
+    ],
+    decisions: Annotated[
+        Path,
+        typer.Argument(
+            metavar="DECISIONS.csv", help="A colleague's decisions.csv (parm export writes it)."
+        ),
+    ],
+    config: ConfigFile = None,
+    set_: Overrides = None,
+) -> None:
+    """Bring a colleague's decisions (their decisions.csv) into FILE's review: each decision is
+    taken for the same answer only (row, id and text); one that makes another call than the
+    decision made here is kept beside it as a conflict to settle in the review; rows whose
+    answer changed are skipped, with the reason. The review is that of FILE's newest saved run
+    (FILE read as `parm audit` reads it when it has none). `--set reviewer=NAME` names who
+    decides here (default: the login name)."""
+    raise typer.Exit(run_review_import(file, decisions, config, tuple(set_ or ())))
 
 
 @app.command("open")

@@ -1,4 +1,5 @@
-"""`parm audit`: the headless run with a Rich progress bar and calm, one-line errors.
+"""`parm audit`, `parm export` and `parm review import`: the headless commands over the
+workspace (engine.workspace), with a Rich progress bar and calm, one-line errors.
 
 Exit codes: 0 done, 1 internal error (a bug: details go to a log file), 2 a problem the user can
 fix (the message names the file, row, column or setting), 130 interrupted (Ctrl+C) or cancelled,
@@ -9,15 +10,20 @@ through Rich markup, since messages quote answers, column names, paths and model
 from __future__ import annotations
 
 import signal
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from engine import workspace
 from engine.core.crash_log import write_crash_log
+from engine.core.errors import Cancelled, OutputsExist, ParmError
 from engine.core.metric_names import METRIC
 from engine.core.progress import CLUSTER, STAGES
 from engine.core.text import safe_text
+from engine.input.column_guess import COLUMN_KEYS
+from engine.input.config import build_config
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 
@@ -80,25 +86,39 @@ def progress_bars(console: Console, quiet: bool) -> Progress:
     )
 
 
-def run_headless(
-    file, config_path, columns, overrides, embeddings_path, out, force, quiet, guess=True
-) -> int:
-    """Run an audit and write its outputs; returns the process exit code (see module doc).
-    guess: choose the columns not named on the command line as the app's Load screen does."""
+@dataclass(frozen=True)
+class AuditRequest:
+    """What `parm audit` was asked: the file, the settings (a --config file, the column flags,
+    --set), given vectors, where to write, and whether to guess the columns not named."""
 
-    def action(console, written):
-        return _run(
-            console, file, config_path, columns, overrides, embeddings_path, out, force, quiet,
-            written, guess,
-        )  # fmt: skip
+    file: Path
+    config_path: Path | None = None
+    columns: dict = field(default_factory=dict)
+    overrides: tuple[str, ...] = ()
+    embeddings: Path | None = None
+    out: Path = Path("parm-out")
+    force: bool = False
+    quiet: bool = False
+    guess: bool = True
 
-    return guarded(action)
+
+def run_headless(request: AuditRequest) -> int:
+    """Run an audit and write its outputs; returns the process exit code (see module doc)."""
+    return guarded(lambda console, written: _run(console, request, written))
 
 
 def run_export(file, out, force, run_id=None) -> int:
     """`parm export`: write the saved run of `file` (its results and the review's decisions),
     running and embedding nothing; returns the process exit code."""
     return guarded(lambda console, written: _export(console, file, out, force, run_id, written))
+
+
+def run_review_import(file, decisions, config_path=None, overrides=()) -> int:
+    """`parm review import`: a colleague's decisions.csv into this file's review; returns the
+    process exit code."""
+    return guarded(
+        lambda console, written: _import(console, file, decisions, config_path, overrides)
+    )
 
 
 def guarded(action) -> int:
@@ -118,8 +138,6 @@ def guarded(action) -> int:
         say(console, stopped("Interrupted", written))
         return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - the last line of defence against tracebacks
-        from engine.core.errors import Cancelled, ParmError
-
         if isinstance(exc, Cancelled):
             say(console, f"{exc} No outputs were written.")
             return EXIT_INTERRUPTED
@@ -154,61 +172,48 @@ def _handle_sigterm(handler):
         return None
 
 
-def _run(
-    console, file, config_path, columns, overrides, embeddings_path, out, force, quiet, written,
-    guess,
-):  # fmt: skip
-    # Imports inside the guard of run_headless: Ctrl+C during the slow torch import is calm too.
-    from engine.embedding.loading import preload_for
-    from engine.embedding.precomputed import load_for_items
-    from engine.input.config import build_config
-    from engine.input.items import split_items
-    from engine.input.table import read_table
-    from engine.session import run_session
-
-    config = build_config(config_path, overrides, columns)
-    path = Path(file).expanduser()
-    frame = read_table(path)
-    if guess:
-        config = _guessed(console, frame, config, columns, overrides)
-    items = split_items(frame, config, source=str(path))
+def _run(console, request: AuditRequest, written: list[Path]) -> int:
+    config = build_config(request.config_path, list(request.overrides), request.columns)
+    file = workspace.open_file(request.file, runs=False)
+    if request.guess:
+        config = _guessed(console, file, config, request)
+    prepared = workspace.prepare(file, config)
     # Warnings about the file (a fallback encoding, replaced characters) come at once, so a
     # wrong file can be stopped before a long run; the others come after the run.
-    for warning in items.warnings:
+    for warning in prepared.warnings:
         say(console, f"Warning: {warning}")
-    store = _decision_store(console, path, items, config)
-    _check_out(out, config, store, force)
+    store = _review(console, prepared)
+    _check_out(request.out, workspace.output_names(config, store is not None), request.force)
     # The model (if a cache miss needs it) starts loading now, in the background.
-    preload_for(items, config, precomputed=embeddings_path is not None)
-    vectors = None
-    if embeddings_path is not None:
-        vectors = load_for_items(embeddings_path, items, config.text_column)
-    progress = progress_bars(console, quiet)
+    workspace.preload(prepared, precomputed=request.embeddings is not None)
+    progress = progress_bars(console, request.quiet)
     with progress:
         try:
-            session = run_session(items, config, StageBars(progress), embeddings=vectors)
+            session = workspace.run(prepared, StageBars(progress), embeddings=request.embeddings)
         except BaseException:
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True
             raise
-    _keep(console, session, path, frame)
-    _write(session, out, force, written, store, frame)
+    kept = workspace.keep(file, session)
+    if kept.problem is not None:
+        say(console, f"Warning: {kept.problem}")
+    _write(session, request.out, request.force, written, store, file)
     for warning in session.warnings:
-        if warning not in items.warnings:
+        if warning not in prepared.warnings:
             say(console, f"Warning: {warning}")
     _summary(console, session, written)
     return 0
 
 
-def _guessed(console, frame, config, columns, overrides):
+def _guessed(console, file, config, request: AuditRequest):
     """The settings with the columns chosen as the app's Load screen chooses them: those named
     on the command line (a column flag or --set) as named, the others from the settings where
     the file has them and guessed where it does not; one line says what was guessed."""
-    from engine.input.column_guess import COLUMN_KEYS, choose_columns
-
-    given = {key for key, value in columns.items() if key in COLUMN_KEYS and value is not None}
-    given |= {item.partition("=")[0].strip() for item in overrides}
-    choice = choose_columns(frame, config, given)
+    given = {
+        key for key, value in request.columns.items() if key in COLUMN_KEYS and value is not None
+    }
+    given |= {item.partition("=")[0].strip() for item in request.overrides}
+    choice = workspace.choose_columns(file, config, given)
     sentence = choice.sentence()
     if sentence is None:
         return config
@@ -216,33 +221,20 @@ def _guessed(console, frame, config, columns, overrides):
     return config.updated(**choice.columns)
 
 
-def _decision_store(console, path: Path, items, config):
+def _review(console, prepared):
     """The file's decision store, as the app opens it, so a run reports the decisions made in
     the app; None, with a warning, when it cannot be opened."""
-    from engine.core.errors import ParmError
-    from engine.saved.decisions import open_store
-    from parm_tui.state import pooled
+    review = workspace.open_review(prepared)
+    if review.problem is not None:
+        say(console, f"Warning: {review.problem}")
+    for note in review.notes:
+        say(console, note)
+    return review.store
 
-    responses, on_scale = pooled(items, config)
+
+def _check_out(out, names, force) -> None:
     try:
-        store = open_store(path, responses, on_scale=on_scale)
-    except (ParmError, OSError) as exc:
-        say(console, f"Warning: the review's decisions cannot be read: {exc}")
-        return None
-    if store.stale:
-        say(console, f"Warning: {store.stale_message()}")
-    return store
-
-
-def _check_out(out, config, store, force) -> None:
-    from engine.core.errors import OutputsExist
-    from engine.outputs.names import DECISIONS_FILE
-    from engine.outputs.session import output_files
-    from engine.outputs.write import check_writable
-
-    names = [n for n in output_files(config) if store is not None or n != DECISIONS_FILE]
-    try:
-        check_writable(Path(out), names, force)
+        workspace.check_outputs(out, names, force)
     except OutputsExist as exc:  # the engine's message names no flag: here it is --force
         raise OutputsExist(
             f"{exc.folder} already has {', '.join(exc.names)}; choose another folder with --out, "
@@ -252,69 +244,52 @@ def _check_out(out, config, store, force) -> None:
         ) from None
 
 
-def _keep(console, session, path: Path, frame) -> None:
-    """Save the run as the file's session, as the app does, so the app resumes it and
-    `parm export` writes it again."""
-    from engine.core.files import file_digest
-    from parm_tui.state import LoadedFile, keep_session
-
+def _write(session, out, force, written, store, file) -> None:
     try:
-        digest = file_digest(path)
-    except OSError as exc:
-        say(console, f"Warning: the run could not be kept for the app: {exc.strerror or exc}")
-        return
-    _, _, problem = keep_session(session, LoadedFile(path, digest, frame))
-    if problem is not None:
-        say(console, f"Warning: {problem}")
-
-
-def _write(session, out, force, written, store, frame) -> None:
-    from engine.outputs.session import write_session
-
-    try:
-        write_session(
-            session, out, overwrite=force, on_switched=written.extend, store=store, table=frame
-        )
+        workspace.export(
+            session, out, decisions=store, table=file.frame, force=force,
+            on_switched=written.extend,
+        )  # fmt: skip
     finally:
         if store is not None:
             store.close()
 
 
 def _export(console, file, out, force, run_id, written) -> int:
-    from engine.core.errors import ParmError, ResumeError
-    from engine.core.files import file_digest
-    from engine.input.items import split_items
-    from engine.input.table import read_table
-    from engine.saved.store import find_run, find_session, restore_session
-
-    path = Path(file).expanduser()
-    frame = read_table(path)
-    for warning in frame.attrs.get("warnings", ()):
+    file = workspace.open_file(file, runs=False)
+    for warning in file.warnings:
         say(console, f"Warning: {warning}")
-    try:
-        digest = file_digest(path)
-    except OSError as exc:
-        raise ResumeError(f"File {path} cannot be read: {exc.strerror or exc}") from None
     # The newest run, or the one asked for (ResumeError naming the runs that are kept).
-    saved = find_session(digest) if run_id is None else find_run(digest, run_id)
-    if saved is None:
-        raise ResumeError(
-            f"{path} has no saved audit (with these exact contents): audit it first with "
-            f"`parm audit {path}` or in the app; parm export writes a saved run again."
-        )
-    config = saved.config()
-    try:
-        items = split_items(frame, config, source=str(path))
-    except ParmError as exc:
-        raise ResumeError(f"The saved run's columns no longer fit {path}: {exc}") from None
-    session = restore_session(saved, items, config)
-    store = _decision_store(console, path, items, config)
-    _check_out(out, config, store, force)
+    saved = workspace.saved_run(file, run_id)
+    prepared, session = workspace.restore(file, saved)
+    store = _review(console, prepared)
+    _check_out(out, workspace.output_names(prepared.config, store is not None), force)
     decisions = None if store is None else store.all()
-    _write(session, out, force, written, store, frame)
-    say(console, f"Exported run {session.run_id} of {path} (saved {saved.saved_at}), nothing "
-        f"run again; {_decided(session, decisions)}")  # fmt: skip
+    _write(session, out, force, written, store, file)
+    say(console, f"Exported run {session.run_id} of {file.path} (saved {saved.saved_at}), "
+        f"nothing run again; {_decided(session, decisions)}")  # fmt: skip
     say(console, "Wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def _import(console, file, decisions, config_path, overrides) -> int:
+    """The review of `file` is that of its newest saved run's responses (the answers its
+    decisions are about); a file never audited is read as `parm audit` reads it."""
+    file = workspace.open_file(file)
+    if file.runs:
+        prepared, _ = workspace.restore(file, file.runs[0])
+    else:
+        config = build_config(config_path, list(overrides))
+        config = config.updated(**workspace.choose_columns(file, config).columns)
+        prepared = workspace.prepare(file, config)
+    store = _review(console, prepared)
+    if store is None:
+        return EXIT_USER
+    try:
+        report = workspace.import_review(store, decisions)
+    finally:
+        store.close()
+    say(console, report.sentence())
     return 0
 
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# The settings that name the file's columns: chosen on the Load screen, kept in the settings
-# (engine.input.column_guess imports neither numpy nor pandas).
+from engine import workspace
+from engine.core.errors import ParmError
 from engine.input.column_guess import COLUMN_KEYS
+from engine.workspace import OpenedFile, Prepared
 
 if TYPE_CHECKING:  # the app's first screen must not load numpy and pandas
     import numpy as np
-    import pandas as pd
 
     from engine.input.config import AuditConfig
     from engine.input.items import Items
@@ -41,25 +41,15 @@ class Note:
 
 
 @dataclass(frozen=True, eq=False)
-class LoadedFile:
-    """A file the Load screen read: its path, the SHA-256 of its bytes (the key of its saved
-    session; None when it could not be taken) and its table."""
-
-    path: Path
-    digest: str | None
-    frame: pd.DataFrame
-
-
-@dataclass(frozen=True, eq=False)
 class AppState:
     """Everything the screens share.
 
     config: the settings a run uses (the Settings form's, with the Load screen's columns);
     settings_problem: why the Settings form's values are not applied (a run waits for it);
-    file: the file read; columns: the columns chosen for it ({setting: column or None});
-    items: its items under `config` (None while its columns give no usable responses:
-    `file_problem` says why); responses: every item's responses pooled on one scale,
-    as the review pools them, and on_scale which labels each may take (None for one item);
+    file: the file read (engine.workspace.OpenedFile); columns: the columns chosen for it
+    ({setting: column or None}); prepared: its items under `config` (engine.workspace.Prepared:
+    the items, their responses pooled as the review pools them and which labels each may take;
+    None while its columns give no usable responses: `file_problem` says why);
     store: the decision store of those responses (None when it could not be opened);
     result: the last run's, or the resumed session's; saved: the saved run of the result on
     show (or the newest one, when the result was not kept); runs: the file's saved runs,
@@ -69,17 +59,27 @@ class AppState:
 
     config: AuditConfig
     settings_problem: str | None = None
-    file: LoadedFile | None = None
+    file: OpenedFile | None = None
     columns: dict[str, str | None] | None = None
-    items: Items | None = None
-    responses: Responses | None = None
-    on_scale: np.ndarray | None = None
+    prepared: Prepared | None = None
     file_problem: str | None = None
     store: DecisionStore | None = None
     result: SessionResult | None = None
     saved: SavedSession | None = None
     runs: tuple[SavedSession, ...] = ()
     declined: frozenset[str] = frozenset()
+
+    @property
+    def items(self) -> Items | None:
+        return None if self.prepared is None else self.prepared.items
+
+    @property
+    def responses(self) -> Responses | None:
+        return None if self.prepared is None else self.prepared.responses
+
+    @property
+    def on_scale(self) -> np.ndarray | None:
+        return None if self.prepared is None else self.prepared.on_scale
 
     @property
     def source_path(self) -> Path | None:
@@ -132,10 +132,10 @@ class AppState:
         return self.responses is not None and self.responses.same_as(responses)
 
     # -- transitions ---------------------------------------------------------------------------
-    def file_opened(self, file: LoadedFile, runs: tuple = ()) -> AppState:
+    def file_opened(self, file: OpenedFile) -> AppState:
         """A file was read, with its saved runs; its items follow when its columns are
         chosen."""
-        return replace(self, file=file, columns=None, file_problem=None, runs=tuple(runs))
+        return replace(self, file=file, columns=None, file_problem=None, runs=file.runs)
 
     def columns_chosen(self, columns: dict[str, str | None]) -> AppState:
         """The columns chosen for the file (its items follow: items_loaded or items_refused)."""
@@ -144,65 +144,42 @@ class AppState:
     def items_reloaded(self) -> tuple[AppState, list[Note]]:
         """The file's items under the settings and the chosen columns, or why there are none;
         their decision store; a result of other responses closes."""
-        from engine.core.errors import ParmError
-
         if self.columns["text_column"] is None or self.columns["score_column"] is None:
             return self.items_refused("Choose the text and the score column."), []
         try:
-            config = self.config.updated(**self.columns)
-            items = split_file(self.file, config)
+            prepared = workspace.prepare(self.file, self.config.updated(**self.columns))
         except ParmError as exc:
             return self.items_refused(str(exc)), []
-        store, notes = self.store_for(items, config)
-        new = self.items_loaded(config, items, store)
+        store, notes = self.store_for(prepared)
+        new = self.items_loaded(prepared, store)
         if self.result is not None and new.result is None:
             notes.append(Note("New data loaded: the previous results were closed."))
         return new, notes
 
-    def store_for(self, items: Items, config: AuditConfig) -> tuple[DecisionStore | None, list]:
-        """The decision store of these items' responses: the open one when they are the
-        responses it was opened for, else the file's store opened for them (None, with a note,
-        when it cannot be opened)."""
-        from engine.core.errors import ParmError
-
-        responses, on_scale = pooled(items, config)
-        if self.store is not None and self.holds(responses):
+    def store_for(self, prepared: Prepared) -> tuple[DecisionStore | None, list[Note]]:
+        """The decision store of the prepared responses: the open one when they are the
+        responses it was opened for, else the file's review opened for them (None, with a
+        note, when it cannot be opened)."""
+        if self.store is not None and self.holds(prepared.responses):
             return self.store, []
-        from engine.saved.decisions import open_store
+        review = workspace.open_review(prepared)
+        if review.store is None:
+            return None, [Note(review.problem, "warning")]
+        return review.store, [Note(note) for note in review.notes]
 
-        try:
-            store = open_store(
-                self.source_path,
-                responses,
-                on_scale=on_scale,
-                digest=self.source_digest,
-                reviewer=config.reviewer,
-            )
-        except (ParmError, OSError) as exc:
-            return None, [Note(f"Review decisions cannot be saved: {exc}", "warning")]
-        elsewhere = store.found_elsewhere()
-        return store, [Note(elsewhere)] if elsewhere else []
-
-    def items_loaded(self, config: AuditConfig, items: Items, store: DecisionStore | None):
-        """The file's items under `config`; the result stays only when it is of these
+    def items_loaded(self, prepared: Prepared, store: DecisionStore | None) -> AppState:
+        """The file's items under their settings; the result stays only when it is of these
         responses."""
-        responses, on_scale = pooled(items, config)
         state = self
-        if self.result is not None and not self.result.review.responses.same_as(responses):
+        if self.result is not None and not self.result.review.responses.same_as(prepared.responses):
             state = self.results_closed()
         return replace(
-            state,
-            config=config,
-            items=items,
-            responses=responses,
-            on_scale=on_scale,
-            file_problem=None,
-            store=store,
+            state, config=prepared.config, prepared=prepared, file_problem=None, store=store
         )
 
     def items_refused(self, problem: str) -> AppState:
         """The chosen columns give no usable responses (the store and result stay, unused)."""
-        return replace(self, items=None, responses=None, on_scale=None, file_problem=problem)
+        return replace(self, prepared=None, file_problem=problem)
 
     def settings_applied(self, config: AuditConfig) -> AppState:
         return replace(self, config=config, settings_problem=None)
@@ -226,11 +203,11 @@ class AppState:
         """A saved session of the loaded file opened as it was: its settings and columns, the
         file's items under them, its results (nothing runs again), and the session itself.
         ResumeError when it cannot be used (the state is then as it was)."""
-        config, items, result = restore(self, saved)
-        store, notes = self.store_for(items, config)
-        columns = {key: getattr(config, key) for key in COLUMN_KEYS}
+        prepared, result = workspace.restore(self.file, saved)
+        store, notes = self.store_for(prepared)
+        columns = {key: getattr(prepared.config, key) for key in COLUMN_KEYS}
         loaded = replace(self, columns=columns, settings_problem=None)
-        new = replace(loaded.items_loaded(config, items, store), result=result, saved=saved)
+        new = replace(loaded.items_loaded(prepared, store), result=result, saved=saved)
         return new, notes
 
     def results_closed(self) -> AppState:
@@ -242,52 +219,3 @@ class AppState:
     def review_row_saved(self, saved: SavedSession) -> AppState:
         runs = tuple(saved if run.run_id == saved.run_id else run for run in self.runs)
         return replace(self, saved=saved, runs=runs)
-
-
-def pooled(items: Items, config: AuditConfig) -> tuple[Responses, np.ndarray | None]:
-    """Every item's responses as one, on one scale in the stated score order, as the review
-    pools them (engine.results.review.review_set): what the decision store keeps decisions for;
-    and for several items which labels each response may take."""
-    from engine.audit.scale import pool_responses
-
-    responses, _, on_scale = pool_responses(items.audited, config.score_order)
-    return responses, on_scale if items.by_item else None
-
-
-def split_file(file: LoadedFile, config: AuditConfig) -> Items:
-    """The file's items under `config` (ParmError subclasses name what is wrong)."""
-    from engine.input.items import split_items
-
-    return split_items(file.frame, config, source=str(file.path))
-
-
-def restore(state: AppState, saved: SavedSession) -> tuple[AuditConfig, Items, SessionResult]:
-    """A saved session of the loaded file as it was: its settings, the file's items under them
-    and the results, restored without running anything. ResumeError when it cannot be used."""
-    from engine.core.errors import ParmError, ResumeError
-    from engine.saved.store import restore_session
-
-    config = saved.config()
-    try:
-        items = split_file(state.file, config)
-    except ParmError:
-        raise ResumeError(
-            "The saved session's columns no longer give usable responses; run the audit again."
-        ) from None
-    return config, items, restore_session(saved, items, config)
-
-
-def keep_session(result: SessionResult, file: LoadedFile | None) -> tuple:
-    """Save a finished run as its file's newest saved run (in the audit thread): (the saved
-    run, the file's saved runs now, None), or (None, None, why it could not be kept); the run
-    itself stands either way."""
-    from engine.core.errors import ParmError
-    from engine.saved.store import list_runs, save_session
-
-    if file is None or file.digest is None:
-        return None, None, None
-    try:
-        saved = save_session(file.digest, file.path, result)
-        return saved, list_runs(file.digest), None
-    except (ParmError, OSError) as exc:
-        return None, None, f"The results could not be kept for resuming: {exc}"

@@ -453,18 +453,18 @@ def unfaulted_keep(monkeypatch) -> None:
     test's fsync fault counts only the output set's writes, which come after it."""
     import os
 
-    import parm_tui.headless as headless
+    from engine import workspace
 
-    keep, real_fsync = headless._keep, os.fsync
+    keep, real_fsync = workspace.keep, os.fsync
 
     def unfaulted(*args):
         faulty, os.fsync = os.fsync, real_fsync
         try:
-            keep(*args)
+            return keep(*args)
         finally:
             os.fsync = faulty
 
-    monkeypatch.setattr(headless, "_keep", unfaulted)
+    monkeypatch.setattr(workspace, "keep", unfaulted)
 
 
 # -- sessions on a Dask cluster (test_cluster) -----------------------------------------------------

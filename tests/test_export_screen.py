@@ -104,9 +104,9 @@ async def test_a_tilde_folder_is_expanded(result, tmp_path, monkeypatch):
 def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path, monkeypatch):
     """A failure while writing decisions.csv leaves every earlier output untouched."""
     import engine.core.files
+    from engine import workspace
     from engine.core.errors import ExportError
     from engine.outputs.write import DECISIONS_FILE
-    from parm_tui.screens.export import write_chosen
 
     folder = tmp_path / "out"
     folder.mkdir()
@@ -125,9 +125,10 @@ def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path
     with open_store(source, responses, tmp_path / "d.sqlite3") as store:
         store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
         with pytest.raises(ExportError):
-            write_chosen(
-                one_item_session(result), store, folder, ["predictions.csv", DECISIONS_FILE], True
-            )
+            workspace.export(
+                one_item_session(result), folder, ["predictions.csv", DECISIONS_FILE], store,
+                force=True,
+            )  # fmt: skip
     assert (folder / "predictions.csv").read_text() == "old predictions\n"
     assert sorted(p.name for p in folder.iterdir()) == ["predictions.csv"]
 

@@ -43,8 +43,8 @@ def csv_run_ids(path) -> set[str]:
 
 # -- what a set holds ---------------------------------------------------------------------------
 def test_every_file_of_a_session_set_names_its_run_and_the_manifest_lists_them(tmp_path):
+    from engine import workspace
     from engine.saved.decisions import open_store
-    from parm_tui.screens.export import write_chosen
 
     frame, vectors = session_frame()
     session = run_frame(frame, vectors, session_config(rater_column="rater"))
@@ -52,7 +52,7 @@ def test_every_file_of_a_session_set_names_its_run_and_the_manifest_lists_them(t
     names = [*OUTPUT_FILES, "items.csv", "raters.csv", "decisions.csv"]
     with open_store(tmp_path / "session.csv", responses, tmp_path / "d.sqlite3") as store:
         store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
-        written = write_chosen(session, store, tmp_path / "out", names, False)
+        written = workspace.export(session, tmp_path / "out", names, store)
     out = tmp_path / "out"
     assert [p.name for p in written] == [*names, MANIFEST_FILE]
     for name in ("predictions.csv", "tuning.csv", "items.csv", "raters.csv", "decisions.csv"):

@@ -9,9 +9,11 @@ import pytest
 from helpers import session_config, session_frame
 
 from engine.core.errors import ResumeError
+from engine.input.column_guess import COLUMN_KEYS
 from engine.saved.store import save_session
 from engine.session import run_session
-from parm_tui.state import COLUMN_KEYS, AppState, LoadedFile
+from engine.workspace import OpenedFile
+from parm_tui.state import AppState
 
 
 @pytest.fixture
@@ -19,7 +21,7 @@ def opened(tmp_path):
     """A state with a file of two items read and its columns chosen, and the run of it."""
     frame, vectors = session_frame(seed=7)
     config = session_config(rater_column="rater")
-    file = LoadedFile(tmp_path / "session.csv", "digest-1", frame)
+    file = OpenedFile(tmp_path / "session.csv", "digest-1", frame)
     columns = {key: getattr(config, key) for key in COLUMN_KEYS}
     state, notes = AppState(config).file_opened(file).columns_chosen(columns).items_reloaded()
     assert notes == [] and state.items is not None and state.store is not None
@@ -77,7 +79,7 @@ def test_a_session_of_other_items_does_not_resume(opened):
     state, run, folder = opened
     saved = save_session("digest-1", Path("session.csv"), run, folder / "data")
     frame, _ = session_frame(items=(("A", 60, 3),), seed=7)
-    other = LoadedFile(folder / "other.csv", "digest-2", frame)
+    other = OpenedFile(folder / "other.csv", "digest-2", frame)
     with pytest.raises(ResumeError, match="items are not the file's items"):
         AppState(session_config()).file_opened(other).resumed(saved)
     state.store.close()
@@ -94,7 +96,7 @@ def test_a_rerun_is_compared_with_the_run_before_it_and_an_earlier_run_opens_rea
     rerun = changed(run, results=[changed(r, run_id="z-second") for r in run.results])
     second = save_session("digest-1", state.file.path, rerun, base)
     runs = list_runs("digest-1", base)
-    state = state.file_opened(state.file, runs).run_finished(rerun, second, runs)
+    state = state.file_opened(state.file.with_runs(runs)).run_finished(rerun, second, runs)
     assert state.previous_run().run_id == first.run_id and state.earlier_run() is None
     # The earlier run reopened: read-only, and nothing before it to compare with.
     reopened, _ = state.resumed(runs[1])

@@ -188,11 +188,8 @@ def test_report_html_holds_no_element_attribute_or_url_from_the_data(hostile_aud
 def test_parm_export_of_hostile_decisions_is_inert(tmp_path):
     from typer.testing import CliRunner
 
-    from engine.core.files import file_digest
-    from engine.input.items import split_items
-    from engine.saved.store import find_session
+    from engine import workspace
     from parm_tui.cli import app as cli_app
-    from parm_tui.state import pooled
 
     path, embeddings = write_hostile(tmp_path)
     code, output = cli(
@@ -201,9 +198,9 @@ def test_parm_export_of_hostile_decisions_is_inert(tmp_path):
         "--out", tmp_path / "audit", "-q",
     )  # fmt: skip
     assert code == 0, output
-    config = find_session(file_digest(path)).config()
-    responses, _ = pooled(split_items(read_table(path), config, str(path)), config)
-    with open_store(path, responses) as store:
+    file = workspace.open_file(path)
+    responses = workspace.restore(file, workspace.saved_run(file))[0].responses
+    with open_store(path, responses, digest=file.digest) as store:
         human = responses.labels[responses.scores[0]]
         new = next(label for label in responses.labels if label != human)
         record(store, responses, 0, "change", new, note=FORMULAS[0] + " " + HTML)

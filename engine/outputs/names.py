@@ -1,5 +1,10 @@
 """The names of the files an output set can hold: one list, so that the writer, the app's export
-screen and the reader of a set (engine.outputs.sets) agree. A new kind of output joins here."""
+screen and the reader of a set (engine.outputs.sets) agree. A new kind of output joins here,
+and in OUTPUT_GROUPS, the choices an export offers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 OUTPUT_FILES = ("predictions.csv", "tuning.csv", "report.json", "report.md")
 # The report to read in a browser, print or send (engine.outputs.html_report).
@@ -25,4 +30,36 @@ SET_FILES = OUTPUT_FILES + (
     FEEDBACK_FILE,
     DECISIONS_FILE,
     REVIEWED_FILE,
+)
+
+
+@dataclass(frozen=True)
+class OutputGroup:
+    """One choice an export offers: a key, what it is in words, the files it writes."""
+
+    key: str
+    label: str
+    files: tuple[str, ...]
+
+
+# What an export offers, in the order the Export screen lists them; every file of SET_FILES is
+# in one group.
+OUTPUT_GROUPS = (
+    OutputGroup("predictions", "predictions.csv (one row per response)", ("predictions.csv",)),
+    OutputGroup("tuning", "tuning.csv (every top-K / power tried)", ("tuning.csv",)),
+    OutputGroup(
+        "report",
+        "report (report.json, report.md and report.html)",
+        ("report.json", "report.md", HTML_FILE),
+    ),
+    OutputGroup("decisions", "decisions.csv (your review decisions)", (DECISIONS_FILE,)),
+    OutputGroup(
+        "reviewed", "scores_reviewed.csv (every row with its final score)", (REVIEWED_FILE,)
+    ),
+    OutputGroup("items", "items.csv (one row per item)", (ITEMS_FILE,)),
+    OutputGroup(
+        "raters",
+        "raters.csv, rater_item_bias.csv, rater_feedback.csv",
+        (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE),
+    ),
 )

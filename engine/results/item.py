@@ -20,6 +20,7 @@ from engine.graph.neighbour_graph import NeighbourGraph
 from engine.input.config import AuditConfig
 from engine.input.responses import Responses
 from engine.model.cross_fit import CrossFit
+from engine.model.metrics import confusion
 from engine.model.pseudo_likelihood import FittedPARM
 from engine.model.tuning import TuningResult, TuningRow
 
@@ -90,6 +91,11 @@ class AuditResult:
     def raters_disagree(self) -> np.ndarray | None:
         """(N,) bool where both raters scored a response differently, or None."""
         return None if self.second_rater is None else self.second_rater.disagree
+
+    @property
+    def confusion(self) -> np.ndarray:
+        """(C+1, C+1) counts: human score (rows) against predicted score (columns)."""
+        return confusion(self.responses.scores, self.predicted, self.responses.n_classes)
 
     @property
     def flagged(self) -> np.ndarray:

@@ -14,6 +14,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
+from engine import workspace
+from engine.core.errors import ExportError, ParmError
 from engine.results.session import SessionResult
 from parm_tui.screens.error import ErrorRaised
 from parm_tui.widgets.footer import ParmFooter
@@ -21,47 +23,11 @@ from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedCheckbox
 
 DEFAULT_FOLDER = "./parm-out"
-# (checkbox id, label, files it writes): every file `parm audit` writes, all chosen at first.
-CHOICES = [
-    ("export-predictions", "predictions.csv (one row per response)", ("predictions.csv",)),
-    ("export-tuning", "tuning.csv (every top-K / power tried)", ("tuning.csv",)),
-    (
-        "export-report",
-        "report (report.json, report.md and report.html)",
-        ("report.json", "report.md", "report.html"),
-    ),
-    ("export-decisions", "decisions.csv (your review decisions)", ("decisions.csv",)),
-    (
-        "export-reviewed",
-        "scores_reviewed.csv (every row with its final score)",
-        ("scores_reviewed.csv",),
-    ),
-    ("export-items", "items.csv (one row per item)", ("items.csv",)),
-    (
-        "export-raters",
-        "raters.csv, rater_item_bias.csv, rater_feedback.csv",
-        ("raters.csv", "rater_item_bias.csv", "rater_feedback.csv"),
-    ),
-]
 
 
 def output_folder(value: str) -> Path:
     """The folder typed by the user, `~` expanded; empty means the default."""
     return Path(value.strip() or DEFAULT_FOLDER).expanduser().absolute()
-
-
-def write_chosen(
-    session: SessionResult, store, folder: Path, names: list[str], overwrite: bool, table=None
-) -> list[Path]:
-    """Write the chosen files of a session (runs in a worker thread): the reports with the
-    review's decisions from `store`, scores_reviewed.csv from `table` (the input file as read);
-    raises ParmError subclasses."""
-    from engine.outputs.session import write_session
-
-    # One output set: a failure leaves every previous file in the folder as it was.
-    return write_session(
-        session, folder, overwrite=overwrite, names=names, store=store, table=table
-    )
 
 
 class ConfirmOverwrite(ModalScreen[bool]):
@@ -119,18 +85,18 @@ class ExportScreen(Screen):
             yield Label("Folder (created if missing; ~ allowed)")
             yield Input(value=DEFAULT_FOLDER, id="export-folder")
             yield Static(id="export-where")
-            for box_id, label, files in CHOICES:
-                if self.offers(files):
-                    yield MarkedCheckbox(label, value=True, id=box_id, compact=True)
+            for group in workspace.OUTPUT_CHOICES:
+                if self.offers(group.files):
+                    yield MarkedCheckbox(
+                        group.label, value=True, id=f"export-{group.key}", compact=True
+                    )
             yield Button("Write files (ctrl+s)", variant="primary", id="export-write")
             yield Static(id="export-status")
         yield ParmFooter()
 
     def offers(self, files) -> bool:
         """items.csv and the rater files only for a session with items and raters."""
-        from engine.outputs.session import output_files
-
-        return all(name in output_files(self.session.config) for name in files)
+        return all(name in workspace.output_names(self.session.config) for name in files)
 
     def summary(self) -> Text:
         source = self.session.items.source
@@ -178,12 +144,12 @@ class ExportScreen(Screen):
 
     def chosen_names(self) -> list[str]:
         names: list[str] = []
-        for box_id, _, files in CHOICES:
-            if not self.offers(files):
+        for group in workspace.OUTPUT_CHOICES:
+            if not self.offers(group.files):
                 continue
-            box = self.query_one(f"#{box_id}", MarkedCheckbox)
+            box = self.query_one(f"#export-{group.key}", MarkedCheckbox)
             if box.value and not box.disabled:
-                names += files
+                names += group.files
         return names
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -197,9 +163,6 @@ class ExportScreen(Screen):
 
     def action_export(self) -> None:
         """Check first; ask before replacing files; then write in a worker thread."""
-        from engine.core.errors import ExportError
-        from engine.outputs.write import check_writable
-
         if self.export_worker is not None and self.export_worker.state == WorkerState.RUNNING:
             return
         folder = output_folder(self.query_one("#export-folder", Input).value)
@@ -208,7 +171,7 @@ class ExportScreen(Screen):
             self.show_status(Text("Choose at least one output.", style="yellow"))
             return
         try:
-            check_writable(folder, names, overwrite=False)
+            workspace.check_outputs(folder, names, force=False)
         except ExportError as exc:
             existing = [n for n in names if (folder / n).exists()]
             # Only regular files can be replaced; a folder in a target's place is the error.
@@ -235,7 +198,10 @@ class ExportScreen(Screen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="export")
     def write_files(self, folder: Path, names: list[str], overwrite: bool) -> list[Path]:
-        return write_chosen(self.session, self.store, folder, names, overwrite, self.table)
+        # One output set: a failure leaves every previous file in the folder as it was.
+        return workspace.export(
+            self.session, folder, names, self.store, self.table, force=overwrite
+        )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker is not self.export_worker:
@@ -250,8 +216,6 @@ class ExportScreen(Screen):
             self.report_error(event.worker.error)
 
     def report_error(self, error: BaseException) -> None:
-        from engine.core.errors import ParmError
-
         if isinstance(error, ParmError):
             self.show_status(plain(str(error), style="red"))
         else:

@@ -17,9 +17,12 @@ from textual.widgets import Button, Header, Label, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
+from engine import workspace
+from engine.core.errors import ParmError
 from engine.core.text import safe_text
+from engine.workspace import OpenedFile
 from parm_tui.recent import display_path, recent_files
-from parm_tui.state import LoadedFile
+from parm_tui.screens.resume import offer_resume
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.lists import VimDataTable, VimOptionList
 from parm_tui.widgets.path_input import PathInput, expand, path_problem
@@ -164,50 +167,31 @@ class LoadScreen(Screen):
         self.read_frame(path)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="read-table")
-    def read_frame(self, path: Path):
-        """The table, the digest of the file's bytes and its saved runs, newest first (or why
-        they cannot be read)."""
-        from engine.core.errors import DataError, ResumeError
-        from engine.core.files import file_digest
-        from engine.input.table import read_table
-
-        frame = read_table(path)
-        try:
-            digest = file_digest(path)
-        except OSError as exc:
-            raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
-        runs, problem = (), None
-        try:
-            from engine.saved.store import list_runs
-
-            runs = list_runs(digest)
-        except ResumeError as exc:
-            problem = str(exc)
-        return path, frame, digest, runs, problem
+    def read_frame(self, path: Path) -> OpenedFile:
+        """The file opened (engine.workspace.open_file): its table, the digest of its bytes and
+        its saved runs, newest first (or why they cannot be read)."""
+        return workspace.open_file(path)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "read-table":
             return
         message = self.query_one("#path-message", Static)
         if event.state == WorkerState.SUCCESS:
-            path, frame, digest, runs, problem = event.worker.result
+            file = event.worker.result
+            path, frame, runs = file.path, file.frame, file.runs
             message.set_class(False, "error")
             message.update(
                 plain(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
             )
             # A fallback encoding or replaced control characters: said once, when the file opens.
-            for warning in frame.attrs.get("warnings", ()):
+            for warning in file.warnings:
                 self.app.notify(warning, severity="warning", timeout=10)
-            self.app.open_file(LoadedFile(path, digest, frame), runs)
+            self.app.open_file(file)
             self.show_frame(frame)
             self.app.choose_columns(self.chosen_columns())
             self.show_recent()
-            from parm_tui.screens.resume import offer_resume
-
-            await offer_resume(self.app, runs[0] if runs else None, problem)
+            await offer_resume(self.app, runs[0] if runs else None, file.runs_problem)
         elif event.state == WorkerState.ERROR:
-            from engine.core.errors import ParmError
-
             error = event.worker.error
             if isinstance(error, ParmError):
                 message.set_class(True, "error")
@@ -219,9 +203,7 @@ class LoadScreen(Screen):
     def show_frame(self, frame) -> None:
         """The table's columns in every selector (a column named in the settings wins over a
         guess) and its first rows."""
-        from engine.input.column_guess import choose_columns
-
-        choice = choose_columns(frame, self.app.state.config)
+        choice = workspace.choose_columns(self.app.state.file, self.app.state.config)
         columns = [str(c) for c in frame.columns]
         chosen = {select_id: choice.columns[key] for select_id, (key, _, _) in COLUMN_ROLES.items()}
         self.select_columns([(plain(c), c) for c in columns], chosen)

@@ -113,10 +113,8 @@ def uncertainty_note(result: AuditResult) -> Text:
 
 def confusion_table(result: AuditResult) -> Table:
     """Human score (rows) against predicted score (columns), counts from the result."""
-    from engine.model.metrics import confusion
-
     responses = result.responses
-    counts = confusion(responses.scores, result.predicted, responses.n_classes)
+    counts = result.confusion
     table = Table(title="Confusion matrix", title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("human↓ model→")
     for label in responses.labels:

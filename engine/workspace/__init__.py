@@ -1,0 +1,61 @@
+"""The front door: what a user does with a scoring file, as the calls both front ends make.
+
+`parm audit`, `parm export`, `parm embed`, `parm review import` (parm_tui.headless and its
+neighbours) and every screen of the app (through parm_tui.state) drive these and nothing
+deeper; they hold no Textual or Rich, and their tests use neither.
+
+    open_file(path) -> OpenedFile                  read, digest, the file's saved runs
+    choose_columns(file, config, given) -> ColumnChoice   named columns as named, the rest guessed
+    prepare(file, config) -> Prepared             the file's items under the settings
+    open_review(prepared) -> Review               the review's decision store, and what to say
+    run(prepared, ...) -> SessionResult           embed (or given vectors), audit every item
+    keep(file, result) -> Kept                    the run kept as the file's newest saved run
+    saved_run(file, run_id) / restore(file, saved) -> (Prepared, SessionResult)
+    export(result, out, ...) -> written paths      one output set, the chosen files
+    import_review(store, decisions.csv) -> ImportReport
+    remember_review_row(saved, row)                where the review stopped, kept with the run
+    embed_to(path, out, config, ...)               parm embed: a file's vectors and sidecar
+
+The heavy modules (pandas, numpy, the pipeline, torch) load inside these calls, so a front end
+may import the workspace at its top and still start at once. Sits above engine.saved; may import
+every engine package.
+"""
+
+from __future__ import annotations
+
+from engine.workspace.embed import embed_to
+from engine.workspace.export import (
+    OUTPUT_CHOICES,
+    OutputChoice,
+    check_outputs,
+    export,
+    output_names,
+)
+from engine.workspace.files import OpenedFile, open_file
+from engine.workspace.prepare import Prepared, choose_columns, prepare, restore, saved_run
+from engine.workspace.review import Review, import_review, open_review, remember_review_row
+from engine.workspace.run import Kept, keep, preload, run
+
+__all__ = [
+    "OUTPUT_CHOICES",
+    "Kept",
+    "OpenedFile",
+    "OutputChoice",
+    "Prepared",
+    "Review",
+    "check_outputs",
+    "choose_columns",
+    "embed_to",
+    "export",
+    "import_review",
+    "keep",
+    "open_file",
+    "open_review",
+    "output_names",
+    "prepare",
+    "remember_review_row",
+    "preload",
+    "restore",
+    "run",
+    "saved_run",
+]

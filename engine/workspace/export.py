@@ -1,0 +1,74 @@
+"""Exporting a run: the files a run can write (the choices an export offers, from
+engine.outputs.names), checking the folder first, and writing the chosen ones as one output set
+(engine.outputs.sets: nothing half-written, no set mixing runs)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.outputs.names import DECISIONS_FILE, OUTPUT_GROUPS, REVIEWED_FILE, OutputGroup
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from engine.input.config import AuditConfig
+    from engine.results.decision import Decisions
+    from engine.results.session import SessionResult
+
+OutputChoice = OutputGroup
+OUTPUT_CHOICES = OUTPUT_GROUPS
+
+
+def output_names(
+    config: AuditConfig, with_decisions: bool = True, with_table: bool = True
+) -> list[str]:
+    """The files a run with these settings writes, in the order they are written: without a
+    decision store no decisions.csv, without the input table no scores_reviewed.csv."""
+    from engine.outputs.session import output_files
+
+    left_out = set() if with_decisions else {DECISIONS_FILE}
+    left_out |= set() if with_table else {REVIEWED_FILE}
+    return [name for name in output_files(config) if name not in left_out]
+
+
+def offered(config: AuditConfig) -> list[OutputGroup]:
+    """The choices an export of a run with these settings offers (items.csv only with an item
+    column, the rater files only with a rater column)."""
+    names = set(output_names(config))
+    return [group for group in OUTPUT_GROUPS if set(group.files) <= names]
+
+
+def check_outputs(out: str | Path, names: list[str], force: bool = False) -> None:
+    """OutputsExist (naming the files) when `out` holds some of `names` and `force` is off;
+    ExportError when the folder cannot take them."""
+    from engine.outputs.write import check_writable
+
+    check_writable(Path(out), names, force)
+
+
+def export(
+    result: SessionResult,
+    out: str | Path,
+    names: list[str] | None = None,
+    decisions: Decisions | None = None,
+    table: pd.DataFrame | None = None,
+    force: bool = False,
+    on_switched: Callable[[list[Path]], None] | None = None,
+) -> list[Path]:
+    """Write the chosen files of `result` (all it can write by default) into `out` as one output
+    set: reports with the review's `decisions`, scores_reviewed.csv from `table` (the input file
+    as read). on_switched: told the paths the moment the set is in place. ParmError subclasses
+    name the file or folder."""
+    from engine.outputs.session import write_session
+
+    return write_session(
+        result,
+        out,
+        overwrite=force,
+        names=names,
+        on_switched=on_switched,
+        store=decisions,
+        table=table,
+    )

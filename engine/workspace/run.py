@@ -1,0 +1,67 @@
+"""Running the audit of a prepared file and keeping the run as the file's newest saved run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from engine.workspace.files import OpenedFile
+from engine.workspace.prepare import Prepared
+
+if TYPE_CHECKING:
+    from engine.core.progress import CancelToken
+    from engine.results.session import SessionResult
+    from engine.saved.store import SavedSession
+
+
+def preload(prepared: Prepared, precomputed: bool = False) -> None:
+    """Start loading the model a run of these items will need, in the background (nothing when
+    the vectors are given or cached)."""
+    from engine.embedding.loading import preload_for
+
+    preload_for(prepared.items, prepared.config, precomputed=precomputed)
+
+
+def run(
+    prepared: Prepared,
+    progress=None,
+    cancel: CancelToken | None = None,
+    embeddings: str | Path | None = None,
+) -> SessionResult:
+    """Audit every item (embedding them, or with the vectors of `embeddings`, a .npy of one row
+    per data row that `parm embed` writes); progress: a callable taking ProgressEvents; cancel:
+    the token the engine polls (Cancelled when it is set)."""
+    from engine.embedding.precomputed import load_for_items
+    from engine.session import run_session
+
+    vectors = None
+    if embeddings is not None:
+        vectors = load_for_items(embeddings, prepared.items, prepared.config.text_column)
+    return run_session(
+        prepared.items, prepared.config, progress=progress, cancel=cancel, embeddings=vectors
+    )
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A run kept as its file's newest saved run: the saved run and the file's saved runs now
+    (None, with the problem, when it could not be kept; the run itself stands either way)."""
+
+    saved: SavedSession | None
+    runs: tuple[SavedSession, ...] | None
+    problem: str | None = None
+
+
+def keep(file: OpenedFile, result: SessionResult) -> Kept:
+    """Save a finished run as the file's newest saved run (the file's digest is its key)."""
+    from engine.core.errors import ParmError
+    from engine.saved.store import list_runs, save_session
+
+    if file.digest is None:
+        return Kept(None, None)
+    try:
+        saved = save_session(file.digest, file.path, result)
+        return Kept(saved, list_runs(file.digest))
+    except (ParmError, OSError) as exc:
+        return Kept(None, None, f"The results could not be kept for resuming: {exc}")
