@@ -207,3 +207,26 @@ async def test_a_session_with_raters_offers_the_bias_and_feedback_files(tmp_path
         await export_to(pilot, out)
     names = {p.name for p in out.iterdir()}
     assert {"rater_item_bias.csv", "rater_feedback.csv", "raters.csv", "items.csv"} <= names
+
+
+async def test_a_colleagues_decisions_are_imported_into_the_open_review(result, tmp_path):
+    from helpers import PartialResult, record
+
+    from engine.outputs.write import write_decisions
+
+    responses = result.responses
+    source = tmp_path / "synthetic.csv"
+    with open_store(source, responses, tmp_path / "ben.sqlite3", reviewer="ben") as bens:
+        record(bens, responses, 3, "keep", note="fine")
+        exported = write_decisions(bens, PartialResult(responses), tmp_path / "ben")
+    with open_store(source, responses, tmp_path / "ana.sqlite3", reviewer="ana") as store:
+        async with export_host(result, store).run_test(size=(80, 24)) as pilot:
+            screen = pilot.app.screen
+            screen.query_one("#import-path", Input).value = str(exported)
+            await pilot.press("ctrl+i")
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+            said = str(screen.query_one("#import-status", Static).render())
+            assert "1 decision(s)" in said and "1 taken" in said
+            assert "(1 review decision)" in str(screen.query_one("#export-decisions").label)
+        assert store.get(int(responses.rows[3])).reviewer == "ben"

@@ -107,14 +107,18 @@ def test_the_decision_views_list_the_responses_with_that_decision():
         13: decided(13, "unsure"),
         15: decided(15, "keep", "ask Sam"),
     }
-    views = {view: decision_view(run, decisions, view).tolist() for view in DECISION_VIEWS}
+    conflicted = {12, 16}  # another reviewer's differing decisions, not settled
+    views = {
+        view: decision_view(run, decisions, view, conflicted).tolist() for view in DECISION_VIEWS
+    }
     # Undecided: the flagged ones nobody has decided (row 14); the others: every decision of
-    # that kind, flagged or not.
+    # that kind, flagged or not; conflicts: the rows with unsettled conflicts.
     assert views == {
         "undecided": [False, False, False, True, False, False],
         "unsure": [False, False, True, False, False, False],
         "changed": [False, True, False, False, False, False],
         "kept": [True, False, False, False, True, False],
         "noted": [False, True, False, False, True, False],
+        "conflicts": [False, True, False, False, False, True],
     }
     assert review_view(run, subset=decision_view(run, decisions, "kept")).tolist() == [0, 4]

@@ -97,3 +97,55 @@ def test_a_decision_off_the_scale_is_skipped_with_the_reason(tmp_path, source, d
     assert "not one of the labels" in report.skipped[0][1]
     assert "Unknown action" in report.skipped[1][1]
     assert "not an answer of this file" in report.skipped[2][1]
+
+
+@pytest.mark.slow
+def test_parm_review_import_round_trips_a_review_between_two_data_folders(
+    tmp_path, monkeypatch, sample_embeddings_file
+):
+    """Ben reviews his copy of the sample in his data folder and exports; Ana, with another data
+    folder and the file elsewhere, imports his decisions.csv; her export then holds his
+    decisions, his name on them."""
+    import shutil
+
+    from helpers import SAMPLE_CSV, cli, parm_command
+
+    from engine import workspace
+
+    flags = ["--embeddings", sample_embeddings_file, "--set", "similarity_top_k=[5,10]",
+             "--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0", "-q"]  # fmt: skip
+    copies = {}
+    for who in ("ben", "ana"):
+        (tmp_path / who).mkdir()
+        copies[who] = tmp_path / who / "plant_growth.csv"
+        shutil.copyfile(SAMPLE_CSV, copies[who])
+    monkeypatch.setenv("PARM_DATA_DIR", str(tmp_path / "ben-data"))
+    assert cli(copies["ben"], *flags, "--out", tmp_path / "ben" / "audit")[0] == 0
+    file = workspace.open_file(copies["ben"])
+    prepared, _ = workspace.restore(file, file.runs[0])
+    monkeypatch.setenv("PARM_DATA_DIR", str(tmp_path / "ben-data"))
+    review = workspace.open_review(prepared)
+    with review.store as store:
+        store.reviewer = "ben"
+        responses = prepared.responses
+        record(store, responses, 0, "change", "2" if responses.scores[0] != 2 else "1")
+        record(store, responses, 4, "keep", note="fine")
+    code, output = parm_command("export", copies["ben"], "--out", tmp_path / "ben" / "out")
+    assert code == 0, output
+
+    monkeypatch.setenv("PARM_DATA_DIR", str(tmp_path / "ana-data"))
+    assert cli(copies["ana"], *flags, "--out", tmp_path / "ana" / "audit")[0] == 0
+    bens = tmp_path / "ben" / "out" / "decisions.csv"
+    code, output = parm_command("review", "import", copies["ana"], bens)
+    assert code == 0, output
+    assert "2 decision(s)" in output and "2 taken" in output
+    code, output = parm_command("review", "import", copies["ana"], bens)
+    assert "2 already here" in output
+    code, output = parm_command("export", copies["ana"], "--out", tmp_path / "ana" / "out")
+    assert code == 0 and "2 decisions" in output, output
+    with (tmp_path / "ana" / "out" / "decisions.csv").open(newline="", encoding="utf-8") as handle:
+        import csv
+
+        rows = list(csv.DictReader(handle))
+    assert [row["reviewer"] for row in rows] == ["ben", "ben"]
+    assert [row["note"] for row in rows] == ["", "fine"]

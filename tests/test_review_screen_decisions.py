@@ -203,3 +203,27 @@ async def test_a_checkbox_shows_its_state_without_colour(review, store):
         box.value = True
         await pilot.pause()
         assert "X" in str(box.render())
+
+
+async def test_an_imported_conflict_shows_under_the_decision_and_the_next_decision_settles_it(
+    review, store
+):
+    from engine.results.decision import Decision
+    from parm_tui.widgets.review_filters import ReviewFilters
+
+    i = int(np.flatnonzero(review.flagged)[0])
+    row = row_of(review, i)
+    store.record(row, review.responses.ids[i], review.responses.texts[i], "keep")
+    theirs = Decision(row, review.responses.ids[i], "unsure", None, "ask the lead",
+                      "2026-11-20T10:00:00+00:00", None, "ben")  # fmt: skip
+    store.add_conflict(theirs, review.responses.texts[i], "ben/decisions.csv")
+    async with Host(review, store).run_test(size=(120, 40)) as pilot:
+        screen = pilot.app.screen
+        screen.query_one(ReviewFilters).set_view("conflicts")
+        await pilot.pause()
+        assert screen.view.tolist() == [i]
+        header = text_of(screen, "#detail-header")
+        assert "conflict: ben unsure · ask the lead" in header and "settles it" in header
+        await pilot.press("o")
+        await pilot.pause()
+        assert store.conflicts(row) == [] and store.get(row).reviewer == store.reviewer

@@ -66,15 +66,25 @@ DECISION_VIEWS = {
     "changed": "change",
     "kept": "keep",
     "noted": "note",
+    "conflicts": "conflict",
 }
 
 
-def decision_view(review: ReviewSet, decisions: dict[int, Decision], view: str) -> np.ndarray:
+def decision_view(
+    review: ReviewSet,
+    decisions: dict[int, Decision],
+    view: str,
+    conflicted: frozenset[int] | set[int] = frozenset(),
+) -> np.ndarray:
     """(N,) bool, the responses a view by decision lists (review_view's `subset`): undecided,
     the flagged responses with no decision yet (the work left); unsure, changed, kept, every
-    response with that decision, flagged or not; noted, every decision with a note."""
+    response with that decision, flagged or not; noted, every decision with a note; conflicts,
+    the responses (data rows in `conflicted`) where an imported decision of another reviewer
+    differs from the one made and is not settled yet."""
     wanted = DECISION_VIEWS[view]
     rows = np.asarray(review.responses.rows, dtype=np.int64)
+    if wanted == "conflict":
+        return np.isin(rows, np.fromiter(conflicted, dtype=np.int64, count=len(conflicted)))
     position = {int(r): i for i, r in enumerate(rows)}
     chosen = np.zeros(len(rows), dtype=bool)
     for row, decision in decisions.items():

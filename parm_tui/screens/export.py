@@ -68,7 +68,10 @@ class ExportScreen(Screen):
 
     SUB_TITLE = "Export"
 
-    BINDINGS = [Binding("ctrl+s", "export", "Write files")]
+    BINDINGS = [
+        Binding("ctrl+s", "export", "Write files"),
+        Binding("ctrl+i", "import_decisions", "Import decisions", show=False),
+    ]
 
     def __init__(self, session: SessionResult, store=None, table=None) -> None:
         super().__init__()
@@ -77,6 +80,7 @@ class ExportScreen(Screen):
         # The input file as read: scores_reviewed.csv keeps every row and column of it.
         self.table = table
         self.export_worker: Worker | None = None
+        self.import_worker: Worker | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -92,6 +96,11 @@ class ExportScreen(Screen):
                     )
             yield Button("Write files (ctrl+s)", variant="primary", id="export-write")
             yield Static(id="export-status")
+            yield Label("A colleague's decisions.csv to bring into this review (ctrl+i)")
+            with Horizontal(id="import-row"):
+                yield Input(placeholder="path to their decisions.csv", id="import-path")
+                yield Button("Import", id="import-decisions", compact=True)
+            yield Static(id="import-status")
         yield ParmFooter()
 
     def offers(self, files) -> bool:
@@ -154,12 +163,36 @@ class ExportScreen(Screen):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.action_export()
+        if event.input.id == "import-path":
+            self.action_import_decisions()
+        else:
+            self.action_export()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "export-write":
             event.stop()
             self.action_export()
+        elif event.button.id == "import-decisions":
+            event.stop()
+            self.action_import_decisions()
+
+    def action_import_decisions(self) -> None:
+        """Bring a colleague's decisions.csv into the open review (engine.workspace)."""
+        status = self.query_one("#import-status", Static)
+        path = self.query_one("#import-path", Input).value.strip()
+        if self.store is None:
+            status.update(Text("No review is open: decisions cannot be imported.", "yellow"))
+            return
+        if not path:
+            self.query_one("#import-path", Input).focus()
+            status.update(Text("Type the path of their decisions.csv first.", "yellow"))
+            return
+        status.update(plain(f"Importing {path}…"))
+        self.import_worker = self.import_file(Path(path).expanduser())
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="import")
+    def import_file(self, path: Path):
+        return workspace.import_review(self.store, path)
 
     def action_export(self) -> None:
         """Check first; ask before replacing files; then write in a worker thread."""
@@ -204,6 +237,9 @@ class ExportScreen(Screen):
         )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker is self.import_worker:
+            self.import_done(event)
+            return
         if event.worker is not self.export_worker:
             return
         if event.state == WorkerState.SUCCESS:
@@ -214,6 +250,21 @@ class ExportScreen(Screen):
             self.notify(f"Wrote {len(written)} file(s).")
         elif event.state == WorkerState.ERROR:
             self.report_error(event.worker.error)
+
+    def import_done(self, event: Worker.StateChanged) -> None:
+        status = self.query_one("#import-status", Static)
+        if event.state == WorkerState.SUCCESS:
+            report = event.worker.result
+            status.update(plain(report.sentence(), style="green" if not report.skipped else ""))
+            self.query_one("#export-decisions", MarkedCheckbox).label = self.decisions_label()
+            self.notify(report.sentence(), timeout=8)
+        elif event.state == WorkerState.ERROR:
+            error = event.worker.error
+            if isinstance(error, ParmError):
+                status.update(plain(str(error), style="red"))
+            else:
+                status.update(Text("The import failed: see the message.", style="red"))
+                self.post_message(ErrorRaised(error))
 
     def report_error(self, error: BaseException) -> None:
         if isinstance(error, ParmError):

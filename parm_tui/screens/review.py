@@ -198,7 +198,10 @@ class ReviewScreen(ReviewKeys, Screen):
         it is still listed."""
         current = prefer if prefer is not None else self.shown()
         decisions = {} if self.store is None else self.store.all()
-        criteria = self.query_one(ReviewFilters).criteria(self.review, self.changes, decisions)
+        conflicted = frozenset() if self.store is None else frozenset(self.store.conflicted_rows())
+        criteria = self.query_one(ReviewFilters).criteria(
+            self.review, self.changes, decisions, conflicted
+        )
         if criteria["search"] and self._folded is None:
             self._folded = [t.casefold() for t in self.review.responses.texts]
         self.view = review_view(self.review, folded=self._folded, **criteria)
@@ -297,7 +300,8 @@ class ReviewScreen(ReviewKeys, Screen):
             detail.clear("No responses match the filters.")
             return
         row = int(self.review.responses.rows[i])
-        detail.show(self.review, i, self._decision(i), self.pending_notes.get(row))
+        conflicts = [] if self.store is None else self.store.conflicts(row)
+        detail.show(self.review, i, self._decision(i), self.pending_notes.get(row), conflicts)
 
     # --- filters ------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:

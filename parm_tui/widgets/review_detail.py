@@ -56,8 +56,9 @@ def severity_words(value: float) -> str:
     return "looks right"
 
 
-def decision_text(decision, pending_note: str | None = None) -> Text:
-    """The decision and its note; a note typed before deciding shows as waiting for it."""
+def decision_text(decision, pending_note: str | None = None, conflicts=()) -> Text:
+    """The decision and its note; a note typed before deciding shows as waiting for it; other
+    reviewers' differing decisions (imported, not settled) under it."""
     text = Text()
     if decision is None:
         text.append("not decided yet", style="dim")
@@ -74,6 +75,18 @@ def decision_text(decision, pending_note: str | None = None) -> Text:
     if pending_note:
         text.append("\nnote (saved with your decision): ")
         text.append(safe_text(pending_note), style="italic")
+    for other in conflicts:
+        text.append("\nconflict: ", style="bold magenta")
+        text.append_text(plain(other.reviewer or "another reviewer", style="bold"))
+        text.append(f" {other.action}")
+        if other.new_score is not None:
+            text.append(" → ")
+            text.append(other.new_score, style="bold")
+        if other.note:
+            text.append(" · ")
+            text.append(safe_text(other.note), style="italic")
+    if conflicts:
+        text.append("\n(your next decision here settles it)", style="dim")
     return text
 
 
@@ -104,7 +117,9 @@ def probability_lines(review: ReviewSet, i: int) -> Text:
     return text
 
 
-def response_header(review: ReviewSet, i: int, decision, pending_note: str | None = None) -> Text:
+def response_header(
+    review: ReviewSet, i: int, decision, pending_note: str | None = None, conflicts=()
+) -> Text:
     """Row, id, the scores (human, model, second rater) and the decision."""
     responses = review.responses
     labels = responses.labels
@@ -132,7 +147,7 @@ def response_header(review: ReviewSet, i: int, decision, pending_note: str | Non
         if review.raters_disagree is not None and review.raters_disagree[i]:
             text.append(" · raters disagree", style="bold magenta")
     text.append("\nDecision: ")
-    text.append_text(decision_text(decision, pending_note))
+    text.append_text(decision_text(decision, pending_note, conflicts))
     return text
 
 
@@ -164,10 +179,12 @@ class ReviewDetail(VerticalScroll):
         yield Static(NEIGHBOURS_LEGEND, id="detail-neighbours-legend", classes="detail-legend")
         yield NeighbourList(id="detail-neighbours")
 
-    def show(self, review: ReviewSet, i: int, decision, pending_note: str | None = None) -> None:
+    def show(
+        self, review: ReviewSet, i: int, decision, pending_note: str | None = None, conflicts=()
+    ) -> None:
         moved = i != self.shown
         self.query_one("#detail-header", Static).update(
-            response_header(review, i, decision, pending_note)
+            response_header(review, i, decision, pending_note, conflicts)
         )
         if moved:
             self.query_one("#detail-text", Static).update(plain(review.responses.texts[i]))

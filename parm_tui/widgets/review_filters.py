@@ -98,10 +98,11 @@ class ReviewFilters(Vertical):
         self.query_one("#filter-model", Select).clear()
         self.query_one("#review-search", Input).value = ""
 
-    def criteria(self, review=None, changes=None, decisions=None) -> dict:
+    def criteria(self, review=None, changes=None, decisions=None, conflicted=frozenset()) -> dict:
         """Keyword arguments of engine.results.queue.review_view (all but `folded`); a re-run view
         lists the responses `changes` marks at this moment, a view by decision those of
-        `decisions` (of `review`) at this moment."""
+        `decisions` (of `review`; `conflicted`: the data rows with unsettled conflicts) at this
+        moment."""
         human = self.query_one("#filter-human", Select).value
         model = self.query_one("#filter-model", Select).value
         view = self.view
@@ -111,7 +112,7 @@ class ReviewFilters(Vertical):
         elif changes is not None and view == VIEW_NEW:
             subset = changes.newly_flagged
         elif view in DECISION_VIEWS and review is not None:
-            subset = decision_view(review, decisions or {}, view)
+            subset = decision_view(review, decisions or {}, view, conflicted)
         return {
             "item": self._chosen("#filter-item"),
             "rater": self._chosen("#filter-rater"),
