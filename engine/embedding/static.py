@@ -30,6 +30,7 @@ import numpy as np
 from engine.core.errors import EmbeddingError
 from engine.core.places import models_dir
 from engine.core.progress import DISTILLING, Reporter
+from engine.embedding.bundled import bundled_identity, package_version, quiet_loaders, resolve_model
 from engine.input.config import DEFAULT_MODEL
 
 # model2vec's defaults, written out because they are part of the model's identity: 256 PCA
@@ -67,19 +68,13 @@ class StaticEncoder:
 
 
 def model2vec_version() -> str:
-    from engine.embedding.models import package_version
-
     return package_version("model2vec") or "absent"
 
 
 def static_identity() -> str:
     """What decides the static model's vectors: the recipe, model2vec's version and the bundled
     model's identity (so the embedding cache and the model folder change when any does)."""
-    from engine.embedding.models import model_identity
-
-    return (
-        f"static:{STATIC_RECIPE}:model2vec=={model2vec_version()}:{model_identity(DEFAULT_MODEL)}"
-    )
+    return f"static:{STATIC_RECIPE}:model2vec=={model2vec_version()}:{bundled_identity()}"
 
 
 def static_folder() -> Path:
@@ -114,8 +109,6 @@ def load_static(reporter: Reporter | None = None) -> StaticEncoder:
 
 def distillation_source() -> str:
     """The folder of the model the static model is distilled from: the bundled one."""
-    from engine.embedding.models import resolve_model
-
     return resolve_model(DEFAULT_MODEL)
 
 
@@ -123,9 +116,7 @@ def distill_static(folder: Path, reporter: Reporter) -> None:
     """Distil the static model from `distillation_source()` into `folder`: written beside it,
     manifest last, then renamed into place, so a folder with a manifest is always whole.
     Cancelled (Reporter) leaves nothing behind."""
-    from engine.embedding.models import _quiet_loaders
-
-    _quiet_loaders()
+    quiet_loaders()
     source = distillation_source()
     folder.parent.mkdir(parents=True, exist_ok=True)
     _discard_stale_partials(folder.parent)
