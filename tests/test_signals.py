@@ -80,9 +80,9 @@ def test_ctrl_c_stops_cleanly_with_one_line(slow_run, quiet):
     assert not (folder / "out").exists()
 
 
-def run_until_marker(launcher, args, folder, signum, env=None):
-    """Start `launcher` (with a marker path and `args`), wait until it touches the marker, send
-    `signum`; returns (exit code, stdout + stderr)."""
+def run_until_marker(launcher, args, folder, signum, env=None, delay=0.0):
+    """Start `launcher` (with a marker path and `args`), wait until it touches the marker (and
+    `delay` seconds more), send `signum`; returns (exit code, stdout + stderr)."""
     marker = folder / "marker"
     marker.unlink(missing_ok=True)
     command = [sys.executable, "-c", launcher, str(marker), *args]
@@ -93,6 +93,7 @@ def run_until_marker(launcher, args, folder, signum, env=None):
     try:
         while not marker.exists() and child.poll() is None:
             time.sleep(0.05)
+        time.sleep(delay)
         assert child.poll() is None, child.communicate()
         child.send_signal(signum)
         stdout, stderr = child.communicate(timeout=120)
@@ -218,3 +219,46 @@ def test_sigterm_closes_the_app_and_restores_the_terminal(tmp_path):
         os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 143
     assert b"\x1b[?1049l" in screen  # the alternate screen is left
+
+
+# The real `parm` entry point; the only change is a marker file touched whenever the model starts
+# encoding a batch, so the interrupt lands inside torch's work.
+EMBEDDING_LAUNCHER = """
+import pathlib, sys
+import sentence_transformers
+marker = pathlib.Path(sys.argv[1])
+original = sentence_transformers.SentenceTransformer.encode
+def encode(self, *args, **kwargs):
+    marker.touch()
+    return original(self, *args, **kwargs)
+sentence_transformers.SentenceTransformer.encode = encode
+from parm_tui.launch import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX signals")
+def test_ctrl_c_while_the_model_embeds_always_leaves_with_130(tmp_path):
+    """Ctrl+C inside torch's encoding once aborted the process ("terminate called without an
+    active exception", exit -6) instead of leaving with 130: repeated at varied moments of the
+    embedding, every run leaves with 130 and its one line."""
+    rng = np.random.default_rng(5)
+    words = "roots water light leaves soil sun grow plant stem seed warm cold dry wet".split()
+    with open(tmp_path / "answers.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "answer", "score"])
+        for i in range(3000):
+            writer.writerow([i, " ".join(rng.choice(words, 40)), i % 3])
+    for attempt in range(6):
+        delay = 0.05 * attempt  # from the first batch's start to well inside the run
+        env = {"PARM_CACHE_DIR": str(tmp_path / f"cache-{attempt}")}  # nothing cached
+        code, output = run_until_marker(
+            EMBEDDING_LAUNCHER + f"\n# {delay}",
+            ["audit", "answers.csv", "--out", "out", "-q"],
+            tmp_path,
+            signal.SIGINT,
+            env,
+            delay,
+        )
+        assert "terminate called" not in output, output
+        assert (code, output) == (130, "Interrupted: no outputs were written."), attempt
