@@ -84,7 +84,7 @@ _LOADS_LOCK = threading.Lock()
 def model_key(name: str, device: str = "auto") -> str:
     """One key per model and device, whatever name it was asked by (the bundled model has
     several); the static model runs on the CPU whatever the device."""
-    from engine.embedding.models import BUNDLED_NAMES
+    from engine.embedding.bundled import BUNDLED_NAMES
 
     if is_static_model(name):
         return "static"

@@ -23,7 +23,8 @@ import numpy as np
 from engine.core.errors import EmbeddingError
 from engine.core.progress import EMBEDDING, Reporter
 from engine.embedding import cache
-from engine.embedding.models import count_truncated, load_sentence_model, resolve_model
+from engine.embedding.bundled import resolve_model
+from engine.embedding.models import count_truncated, load_sentence_model
 from engine.embedding.vectors import EmbeddingFacts, TokenEmbeddings, unit_rows
 
 PYLATE_KEYS = ("query_prefix", "document_prefix", "skiplist_words", "document_length")

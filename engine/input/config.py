@@ -1,88 +1,35 @@
-"""`AuditConfig`: every defaults.json key, parsed and validated in one place.
+"""`AuditConfig`: every setting of the table (engine.input.settings), read and validated in one
+place: each setting by its rule (engine.input.rules), then the rules between settings.
 
-This module is the only source of error messages about settings: each names the key, the value
-and what is accepted.
+The messages about settings come from here and from the rules: each names the key, the value and
+what is accepted.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, field, make_dataclass, replace
 from pathlib import Path
 
-from engine.cluster.address import local_workers
 from engine.core.errors import ConfigError
 from engine.core.files import atomic_write_text, open_regular
-from engine.core.metric_names import METRIC_NAMES
 from engine.core.suggest import did_you_mean
-from engine.core.text import is_safe
+from engine.input.rules import PowerInterval
+from engine.input.settings import DEFAULT_MODEL, DEFAULTS, NOT_DIGESTED, SETTINGS
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # The two similarity modes (`similarity_mode`), as report.json's similarity_mode names them.
 SINGLE_VECTOR = "single-vector"
 LATE_INTERACTION = "late-interaction"
 # The fast path: a static model distilled from the bundled one (engine.embedding.static).
 STATIC_MODEL = "static"
 DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
-# Where the embedding model runs (`device`): auto picks CUDA (or Apple MPS) when PyTorch sees it.
-DEVICES = ("auto", "cpu", "cuda")
 # A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
-@dataclass(frozen=True)
-class PowerInterval:
-    """Bounded interval for Brent's method on the power p."""
-
-    min: float
-    max: float
-    tol: float = 0.02
-
-
-@dataclass(frozen=True)
-class AuditConfig:
-    """Validated settings. `similarity_top_k`/`similarity_power` are tuples when they are grids.
-
-    The field defaults are the engine's built-in copy of the repository's defaults.json (the
-    specification; tests/test_packaging.py keeps the two equal), so an installed engine without
-    the file behaves the same. DEFAULTS below is their JSON form.
-    """
-
-    embedding_model: str = DEFAULT_MODEL
-    normalize_similarities: bool = True
-    similarity_power: float | tuple[float, ...] | PowerInterval = 1.0
-    similarity_top_k: int | tuple[int, ...] | None = (5, 10, 15, 20, 25, 30, 35, 40, 45, 50)
-    similarity_top_k_symmetric: bool = True
-    similarity_top_k_chunk: int = 2048
-    colbert_top_k: int | None = 100
-    colbert_batch_size: int = 256
-    colbert_maxsim: str = "normalised"
-    selection_metric: str = "kappa"
-    class_weight: str | None = "balanced"
-    text_column: str = "answer"
-    score_column: str = "score"
-    id_column: str | None = "id"
-    second_score_column: str | None = None
-    score_order: tuple[str, ...] | None = None
-    item_column: str | None = None
-    rater_column: str | None = None
-    second_rater_column: str | None = None
-    time_column: str | None = None
-    on_bad_rows: str = "error"
-    embedding_batch_size: int = 32
-    near_duplicate_threshold: float = 0.95
-    bootstrap_samples: int = 200
-    cross_fit_folds: int = 5
-    seed: int = 0
-    jobs: int = 1
-    scheduler: str | None = None
-    scheduler_timeout: float = 20.0
-    device: str = "auto"
-    saved_runs: int = 10
-    reviewer: str | None = None
-    warnings: tuple[str, ...] = field(default=(), compare=False)
+class _Views:
+    """What the engine asks of the settings beyond their values (AuditConfig's methods)."""
 
     # -- views used by the engine ---------------------------------------------------------------
     @property
@@ -126,8 +73,24 @@ class AuditConfig:
         return config_from_dict(merged)
 
 
-# The built-in defaults in the JSON form defaults.json has: every setting a run knows.
-DEFAULTS: dict = AuditConfig().to_dict()
+AuditConfig = make_dataclass(
+    "AuditConfig",
+    [
+        (
+            setting.name,
+            setting.type,
+            field(default=setting.rule.read(setting.name, setting.default)),
+        )
+        for setting in SETTINGS
+    ]
+    + [("warnings", "tuple[str, ...]", field(default=(), compare=False))],
+    bases=(_Views,),
+    frozen=True,
+)
+AuditConfig.__module__ = __name__  # where pickle (worker processes, Dask) finds it
+AuditConfig.__doc__ = """Validated settings: one field per setting of engine.input.settings (in its
+order, with its type and its default read by its rule), and the warnings validation gave.
+`similarity_top_k`/`similarity_power` are tuples when they are grids."""
 
 
 def similarity_mode(model_name: str) -> str:
@@ -146,111 +109,6 @@ def is_late_interaction(model_name: str) -> bool:
 def is_static_model(model_name: str) -> bool:
     """The name `static` (any case) selects the static model distilled from the bundled one."""
     return model_name.strip().lower() == STATIC_MODEL
-
-
-def _fail(key: str, value, accepted: str) -> ConfigError:
-    return ConfigError(
-        f"Setting '{key}' = {json.dumps(value, default=str)} is invalid: {accepted}.", key
-    )
-
-
-def _bool(key, value):
-    if not isinstance(value, bool):
-        raise _fail(key, value, "expected true or false")
-    return value
-
-
-def _int(key, value, minimum=1, nullable=False):
-    if value is None and nullable:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        extra = " or null" if nullable else ""
-        raise _fail(key, value, f"expected an integer >= {minimum}{extra}")
-    return value
-
-
-def _positive(key, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _fail(key, value, "expected a number > 0")
-    if not math.isfinite(value) or value <= 0:
-        raise _fail(key, value, "expected a finite number > 0")
-    return float(value)
-
-
-def _text(key, value, nullable=False):
-    if value is None and nullable:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise _fail(key, value, "expected a non-empty string" + (" or null" if nullable else ""))
-    if not is_safe(value):
-        raise _fail(
-            key, value, "control characters (escape sequences, bidi overrides) are not allowed"
-        )
-    return value
-
-
-def _top_k(value):
-    key = "similarity_top_k"
-    accepted = "expected an integer >= 1, a non-empty list of them, or null for the dense graph"
-    if value is None:
-        return None
-    if isinstance(value, list):
-        if not value:
-            raise _fail(key, value, accepted)
-        for v in value:
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise _fail(key, value, accepted)
-        return tuple(sorted(set(value)))
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise _fail(key, value, accepted)
-    return value
-
-
-def _power(value):
-    key = "similarity_power"
-    if isinstance(value, dict):
-        unknown = set(value) - {"min", "max", "tol"}
-        if unknown or "min" not in value or "max" not in value:
-            raise _fail(key, value, 'an interval needs "min" and "max" (and optionally "tol")')
-        lo, hi = _positive(key, value["min"]), _positive(key, value["max"])
-        tol = _positive(key, value.get("tol", 0.02))
-        if lo >= hi:
-            raise _fail(key, value, "the interval needs min < max")
-        return PowerInterval(lo, hi, tol)
-    if isinstance(value, list):
-        if not value:
-            raise _fail(key, value, "a grid needs at least one power")
-        return tuple(sorted({_positive(key, v) for v in value}))
-    return _positive(key, value)
-
-
-def _score_order(value):
-    """The score labels lowest first, as written in the file: a list, or one comma-separated
-    string (as `--score-order "low,medium,high"` gives it); null: numbers in numeric order,
-    text labels unordered."""
-    key = "score_order"
-    if value is None:
-        return None
-    labels = value.split(",") if isinstance(value, str) else value
-    accepted = 'expected null or the score labels lowest first, e.g. ["low", "medium", "high"]'
-    if not isinstance(labels, list) or not all(isinstance(v, str) for v in labels):
-        raise _fail(key, value, accepted)
-    labels = [v.strip() for v in labels]
-    if len(labels) < 2 or "" in labels:
-        raise _fail(key, value, accepted + " (at least two, none empty)")
-    if not all(is_safe(v) for v in labels):
-        raise _fail(key, value, "control characters are not allowed in score labels")
-    repeated = sorted({v for v in labels if labels.count(v) > 1})
-    if repeated:
-        raise _fail(key, value, f"each label once ({', '.join(repeated)} repeated)")
-    return tuple(labels)
-
-
-def _choice(key, value, choices):
-    if value not in choices:
-        shown = ", ".join("null" if c is None else str(c) for c in choices)
-        raise _fail(key, value, f"expected one of {shown}")
-    return value
 
 
 def unknown_settings(names: list[str], where: str = "") -> str:
@@ -272,50 +130,16 @@ def config_from_dict(values: dict) -> AuditConfig:
     if unknown:
         raise ConfigError(unknown_settings(unknown))
     v = {**DEFAULTS, **values}
-    warnings = []
-    power = _power(v["similarity_power"])
-    if not v["normalize_similarities"] and power != 1.0:
+    warnings: list[str] = []
+    values = {
+        setting.name: setting.rule.read(setting.name, v[setting.name]) for setting in SETTINGS
+    }
+    if not values["normalize_similarities"] and values["similarity_power"] != 1.0:
         warnings.append(
             "normalize_similarities is false: negative cosine similarities are set to 0 "
             "before the power is applied."
         )
-    config = AuditConfig(
-        embedding_model=_text("embedding_model", v["embedding_model"]),
-        normalize_similarities=_bool("normalize_similarities", v["normalize_similarities"]),
-        similarity_power=power,
-        similarity_top_k=_top_k(v["similarity_top_k"]),
-        similarity_top_k_symmetric=_bool(
-            "similarity_top_k_symmetric", v["similarity_top_k_symmetric"]
-        ),
-        similarity_top_k_chunk=_int("similarity_top_k_chunk", v["similarity_top_k_chunk"]),
-        colbert_top_k=_int("colbert_top_k", v["colbert_top_k"], nullable=True),
-        colbert_batch_size=_int("colbert_batch_size", v["colbert_batch_size"]),
-        colbert_maxsim=_choice("colbert_maxsim", v["colbert_maxsim"], ("normalised", "raw")),
-        selection_metric=_choice("selection_metric", v["selection_metric"], METRIC_NAMES),
-        class_weight=_choice("class_weight", v["class_weight"], ("balanced", None)),
-        text_column=_text("text_column", v["text_column"]),
-        score_column=_text("score_column", v["score_column"]),
-        id_column=_text("id_column", v["id_column"], nullable=True),
-        second_score_column=_text("second_score_column", v["second_score_column"], nullable=True),
-        score_order=_score_order(v["score_order"]),
-        item_column=_text("item_column", v["item_column"], nullable=True),
-        rater_column=_text("rater_column", v["rater_column"], nullable=True),
-        second_rater_column=_text("second_rater_column", v["second_rater_column"], nullable=True),
-        time_column=_text("time_column", v["time_column"], nullable=True),
-        on_bad_rows=_choice("on_bad_rows", v["on_bad_rows"], ("error", "skip")),
-        embedding_batch_size=_int("embedding_batch_size", v["embedding_batch_size"]),
-        near_duplicate_threshold=_unit("near_duplicate_threshold", v["near_duplicate_threshold"]),
-        bootstrap_samples=_int("bootstrap_samples", v["bootstrap_samples"], minimum=0),
-        cross_fit_folds=_int("cross_fit_folds", v["cross_fit_folds"], minimum=0),
-        seed=_int("seed", v["seed"], minimum=0),
-        jobs=_int("jobs", v["jobs"]),
-        scheduler=_scheduler(v["scheduler"]),
-        scheduler_timeout=_positive("scheduler_timeout", v["scheduler_timeout"]),
-        device=_choice("device", v["device"], DEVICES),
-        saved_runs=_int("saved_runs", v["saved_runs"]),
-        reviewer=_text("reviewer", v["reviewer"], nullable=True),
-        warnings=tuple(warnings),
-    )
+    config = AuditConfig(**values, warnings=tuple(warnings))
     _check_candidates(config)
     if config.second_rater_column is not None and config.second_score_column is None:
         raise ConfigError(
@@ -345,30 +169,6 @@ def _check_candidates(config: AuditConfig) -> None:
             "<= colbert_top_k. Raise colbert_top_k or lower similarity_top_k.",
             "similarity_top_k",
         )
-
-
-def _scheduler(value):
-    """A Dask scheduler's address (`tcp://host:8786`, `host:8786`), `local` or `local:N` (a
-    cluster of N worker processes on this machine, engine.cluster.address), or null: none."""
-    key = "scheduler"
-    accepted = (
-        'expected null, a Dask scheduler\'s address such as "tcp://10.0.0.5:8786", or "local:N" '
-        "for N worker processes on this machine"
-    )
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value.strip()):
-        raise _fail(key, value, accepted)
-    if not is_safe(value):
-        raise _fail(key, value, "control characters are not allowed")
-    local_workers(value.strip())  # a bad N in "local:N" is refused here, naming the setting
-    return value.strip()
-
-
-def _unit(key, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-        raise _fail(key, value, "expected a number in (0, 1]")
-    return float(value)
 
 
 def fit_top_k(config: AuditConfig, n_responses: int) -> tuple[AuditConfig, list[str]]:
@@ -483,13 +283,6 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
-# Settings that change nothing a run computes, only what is kept of it, where it runs or who
-# reviews it (a
-# cluster's results equal one process's; the device only moves the same model): not in the
-# digest, so the digests of decisions and saved runs stay those of earlier parm versions.
-NOT_DIGESTED = ("saved_runs", "scheduler", "scheduler_timeout", "device", "reviewer")
-
-
 def settings_digest(config: AuditConfig) -> str:
     """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
     sorted, NOT_DIGESTED left out), so runs with the same settings carry the same digest on any
@@ -502,6 +295,7 @@ def settings_digest(config: AuditConfig) -> str:
 __all__ = [
     "AuditConfig",
     "PowerInterval",
+    "DEFAULT_MODEL",
     "DEFAULTS",
     "config_from_dict",
     "load_config",

@@ -1,0 +1,208 @@
+"""How a setting's value is checked and read: one `Rule` per kind of value, each with the words
+for what it accepts and the function that reads a JSON value into the value a run uses (or
+raises a ConfigError naming the setting, the value and what is accepted). The settings table
+(engine.input.settings) gives every setting its rule; the Settings form picks its widget by the
+rule's `kind`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.cluster.address import local_workers
+from engine.core.errors import ConfigError
+from engine.core.text import is_safe
+
+
+@dataclass(frozen=True)
+class PowerInterval:
+    """Bounded interval for Brent's method on the power p."""
+
+    min: float
+    max: float
+    tol: float = 0.02
+
+
+@dataclass(frozen=True)
+class Rule:
+    """kind: the widget a form gives it ("bool", "int", "number", "text", "choice", or a kind of
+    its own for the values a plain field cannot hold); accepted: what is accepted, in words;
+    read(key, value): the value a run uses; choices: (value, label) of a "choice"."""
+
+    kind: str
+    accepted: str
+    read: Callable[[str, object], object]
+    choices: tuple[tuple[object, str], ...] = ()
+    nullable: bool = False
+
+
+def fail(key: str, value, accepted: str) -> ConfigError:
+    return ConfigError(
+        f"Setting '{key}' = {json.dumps(value, default=str)} is invalid: {accepted}.", key
+    )
+
+
+def boolean() -> Rule:
+    def read(key, value):
+        if not isinstance(value, bool):
+            raise fail(key, value, "expected true or false")
+        return value
+
+    return Rule("bool", "true or false", read)
+
+
+def integer(minimum: int = 1, nullable: bool = False) -> Rule:
+    extra = " or null" if nullable else ""
+
+    def read(key, value):
+        if value is None and nullable:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise fail(key, value, f"expected an integer >= {minimum}{extra}")
+        return value
+
+    return Rule("int", f"an integer >= {minimum}{extra}", read, nullable=nullable)
+
+
+def positive() -> Rule:
+    return Rule("number", "a number > 0", read_positive)
+
+
+def read_positive(key, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise fail(key, value, "expected a number > 0")
+    if not math.isfinite(value) or value <= 0:
+        raise fail(key, value, "expected a finite number > 0")
+    return float(value)
+
+
+def unit() -> Rule:
+    def read(key, value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+            raise fail(key, value, "expected a number in (0, 1]")
+        return float(value)
+
+    return Rule("number", "a number in (0, 1]", read)
+
+
+def text(nullable: bool = False) -> Rule:
+    accepted = "a non-empty string" + (" or null" if nullable else "")
+
+    def read(key, value):
+        if value is None and nullable:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise fail(key, value, "expected " + accepted)
+        if not is_safe(value):
+            raise fail(
+                key, value, "control characters (escape sequences, bidi overrides) are not allowed"
+            )
+        return value
+
+    return Rule("text", accepted, read, nullable=nullable)
+
+
+def choice(*options: tuple[object, str]) -> Rule:
+    """One of `options`, each (value, how a form labels it); None is written null."""
+    values = tuple(value for value, _ in options)
+    shown = ", ".join("null" if v is None else str(v) for v in values)
+
+    def read(key, value):
+        if value not in values:
+            raise fail(key, value, f"expected one of {shown}")
+        return value
+
+    return Rule("choice", f"one of {shown}", read, tuple(options), nullable=None in values)
+
+
+def top_k() -> Rule:
+    accepted = "expected an integer >= 1, a non-empty list of them, or null for the dense graph"
+
+    def read(key, value):
+        if value is None:
+            return None
+        if isinstance(value, list):
+            if not value:
+                raise fail(key, value, accepted)
+            for v in value:
+                if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                    raise fail(key, value, accepted)
+            return tuple(sorted(set(value)))
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise fail(key, value, accepted)
+        return value
+
+    return Rule("top_k", accepted.removeprefix("expected "), read, nullable=True)
+
+
+def power() -> Rule:
+    def read(key, value):
+        if isinstance(value, dict):
+            unknown = set(value) - {"min", "max", "tol"}
+            if unknown or "min" not in value or "max" not in value:
+                raise fail(key, value, 'an interval needs "min" and "max" (and optionally "tol")')
+            lo, hi = read_positive(key, value["min"]), read_positive(key, value["max"])
+            tol = read_positive(key, value.get("tol", 0.02))
+            if lo >= hi:
+                raise fail(key, value, "the interval needs min < max")
+            return PowerInterval(lo, hi, tol)
+        if isinstance(value, list):
+            if not value:
+                raise fail(key, value, "a grid needs at least one power")
+            return tuple(sorted({read_positive(key, v) for v in value}))
+        return read_positive(key, value)
+
+    return Rule("power", 'a number > 0, a list of them, or {"min": .., "max": .., "tol": ..}', read)
+
+
+def score_order() -> Rule:
+    """The score labels lowest first, as written in the file: a list, or one comma-separated
+    string (as `--score-order "low,medium,high"` gives it); null: numbers in numeric order,
+    text labels unordered."""
+    accepted = 'expected null or the score labels lowest first, e.g. ["low", "medium", "high"]'
+
+    def read(key, value):
+        if value is None:
+            return None
+        labels = value.split(",") if isinstance(value, str) else value
+        if not isinstance(labels, list) or not all(isinstance(v, str) for v in labels):
+            raise fail(key, value, accepted)
+        labels = [v.strip() for v in labels]
+        if len(labels) < 2 or "" in labels:
+            raise fail(key, value, accepted + " (at least two, none empty)")
+        if not all(is_safe(v) for v in labels):
+            raise fail(key, value, "control characters are not allowed in score labels")
+        repeated = sorted({v for v in labels if labels.count(v) > 1})
+        if repeated:
+            raise fail(key, value, f"each label once ({', '.join(repeated)} repeated)")
+        return tuple(labels)
+
+    return Rule("score_order", accepted.removeprefix("expected "), read, nullable=True)
+
+
+def scheduler() -> Rule:
+    """A Dask scheduler's address (`tcp://host:8786`, `host:8786`), `local` or `local:N` (a
+    cluster of N worker processes on this machine, engine.cluster.address), or null: none."""
+    accepted = (
+        'expected null, a Dask scheduler\'s address such as "tcp://10.0.0.5:8786", or "local:N" '
+        "for N worker processes on this machine"
+    )
+
+    def read(key, value):
+        if value is None:
+            return None
+        if (
+            not isinstance(value, str)
+            or not value.strip()
+            or any(c.isspace() for c in value.strip())
+        ):
+            raise fail(key, value, accepted)
+        if not is_safe(value):
+            raise fail(key, value, "control characters are not allowed")
+        local_workers(value.strip())  # a bad N in "local:N" is refused there, naming the setting
+        return value.strip()
+
+    return Rule("text", accepted.removeprefix("expected "), read, nullable=True)

@@ -1,0 +1,434 @@
+"""Every setting, declared once: its name, default (as defaults.json writes it), the rule that
+checks and reads it (engine.input.rules), its type, where it shows, its label, one line of help
+and what it means.
+
+From this table come: the validation and the settings' type (engine.input.config builds
+`AuditConfig` and `config_from_dict` from it), the defaults (defaults.json must equal
+`DEFAULTS`: tests/test_packaging.py), the Settings form and the Load screen's column choices
+(parm_tui), which settings name columns (`COLUMN_KEYS`), which are left out of the settings
+digest, and the settings reference (`reference_table()`, which the README's settings table
+must equal: tests/test_settings.py). A new setting is one entry here plus what reads it.
+
+Sections: "form", the Settings form; "colbert", the form's late-interaction keys (shown for a
+late-interaction model); "advanced", the form's Advanced section (speed, memory, where a run
+happens, what is kept, who reviews); "columns", the file's columns (the Load screen, the CLI's
+column flags).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from engine.core.metric_names import METRIC_NAMES
+from engine.input import rules
+from engine.input.rules import Rule
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+FORM, COLBERT, ADVANCED, COLUMNS = "form", "colbert", "advanced", "columns"
+SECTIONS = (FORM, COLBERT, ADVANCED, COLUMNS)
+# One line of help each: at most HELP_WIDTH characters, so it fits at 80 columns.
+HELP_WIDTH = 72
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting. default: its JSON form; type: the annotation of the value a run uses;
+    digested: part of the settings digest a decision and a saved run record (settings that
+    change nothing a run computes are not); role and guess: for a column, the word sentences
+    use and the key of engine.input.table.guess_columns."""
+
+    name: str
+    default: object
+    rule: Rule
+    type: str
+    section: str
+    label: str
+    help: str
+    meaning: str
+    digested: bool = True
+    placeholder: str = ""
+    role: str = ""
+    guess: str = ""
+
+
+def _column(name, default, label, role, guess, meaning, help_text) -> Setting:
+    nullable = name not in ("text_column", "score_column")
+    return Setting(
+        name, default, rules.text(nullable=nullable), "str | None" if nullable else "str",
+        COLUMNS, label, help_text, meaning, role=role, guess=guess,
+    )  # fmt: skip
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "embedding_model",
+        DEFAULT_MODEL,
+        rules.text(),
+        "str",
+        FORM,
+        "Embedding model",
+        "The model that turns answers into vectors (the bundled one is offline).",
+        "model name or path; the default resolves to the bundled copy. `static` is the fast "
+        "path: a static model distilled from the bundled one on first use (about 140 times "
+        'faster to embed on a CPU, audits less well: see "Speed and scale"; needs `pip '
+        "install -e '.[fast]'`). A name containing `colbert`, `lateon` or `late-interaction` "
+        "selects late-interaction (ColBERT) mode",
+    ),
+    Setting(
+        "normalize_similarities",
+        True,
+        rules.boolean(),
+        "bool",
+        FORM,
+        "Normalise similarities",
+        "Rescale similarities to 0-1 over all pairs before the power.",
+        "min-max normalise similarities over all off-diagonal pairs to [0, 1]",
+    ),
+    Setting(
+        "similarity_power",
+        1.0,
+        rules.power(),
+        "float | tuple[float, ...] | PowerInterval",
+        FORM,
+        "Power p",
+        "Higher p leans harder on the closest neighbours (a grid tunes it).",
+        'power p: a number, a list (grid), or `{"min": 1, "max": 10, "tol": 0.02}` for bounded '
+        "Brent per K",
+    ),
+    Setting(
+        "similarity_top_k",
+        [5, 10, 15, 20, 25, 30, 35, 40, 45, 50],
+        rules.top_k(),
+        "int | tuple[int, ...] | None",
+        FORM,
+        "Top-K neighbours",
+        "How many similar answers each score is compared with (a grid is tuned).",
+        "K: an integer, a list (grid), or `null` for the dense graph",
+    ),
+    Setting(
+        "similarity_top_k_symmetric",
+        True,
+        rules.boolean(),
+        "bool",
+        FORM,
+        "Symmetric top-K",
+        "Two answers are neighbours when either lists the other.",
+        "keep the union of the directed K-neighbourhoods, so the graph is symmetric",
+    ),
+    Setting(
+        "similarity_top_k_chunk",
+        2048,
+        rules.integer(),
+        "int",
+        ADVANCED,
+        "Chunk size (rows)",
+        "Rows per block of the neighbour search: memory against speed.",
+        "rows (and columns) per tile of the neighbour search (capped at 4,096, a tile of 64 MB)",
+    ),
+    Setting(
+        "colbert_top_k",
+        100,
+        rules.integer(nullable=True),
+        "int | None",
+        COLBERT,
+        "ColBERT top-K",
+        "Candidates per answer found before token-level (MaxSim) scoring.",
+        "candidate neighbours per response retrieved before MaxSim scoring (late "
+        "interaction); `null` = all",
+    ),
+    Setting(
+        "colbert_batch_size",
+        256,
+        rules.integer(),
+        "int",
+        COLBERT,
+        "ColBERT batch size",
+        "Answer pairs per MaxSim batch: memory against speed.",
+        "response pairs per MaxSim batch",
+    ),
+    Setting(
+        "colbert_maxsim",
+        "normalised",
+        rules.choice(("normalised", "normalised by length"), ("raw", "raw sum (paper)")),
+        "str",
+        COLBERT,
+        "ColBERT MaxSim",
+        "Normalised: MaxSim over the answer's length; raw: the paper's sum.",
+        '`"normalised"`: each MaxSim direction divided by its query\'s token count; `"raw"`: '
+        'the paper\'s sum over tokens (see "Late interaction")',
+    ),
+    Setting(
+        "selection_metric",
+        "kappa",
+        rules.choice(*((m, m) for m in METRIC_NAMES)),
+        "str",
+        FORM,
+        "Selection metric",
+        "The agreement figure that chooses K and p (for nll the lowest wins).",
+        "`accuracy`, `kappa`, `qwk`, `near`, `f1` (macro) or `nll` (lowest wins)",
+    ),
+    Setting(
+        "class_weight",
+        "balanced",
+        rules.choice(("balanced", "balanced"), (None, "none")),
+        "str | None",
+        FORM,
+        "Class weighting",
+        "Balanced: rare scores weigh as much as common ones in the fit.",
+        '`"balanced"` (inverse category frequency) or `null`',
+    ),
+    _column(
+        "text_column",
+        "answer",
+        "Text",
+        "text",
+        "text",
+        "the answers' column",
+        "The column holding the answers.",
+    ),
+    _column(
+        "score_column",
+        "score",
+        "Score",
+        "score",
+        "score",
+        "the audited scores' column",
+        "The column holding the scores audited.",
+    ),
+    _column(
+        "id_column",
+        "id",
+        "Id (opt.)",
+        "id",
+        "id",
+        "the answers' ids (`null`: row numbers are used)",
+        "The column identifying each answer (row numbers without one).",
+    ),
+    _column(
+        "second_score_column",
+        None,
+        "2nd score (opt.)",
+        "second score",
+        "second",
+        "a second rater's score column, for human-human agreement",
+        "A second rater's scores, for human-human agreement.",
+    ),
+    Setting(
+        "score_order",
+        None,
+        rules.score_order(),
+        "tuple[str, ...] | None",
+        FORM,
+        "Score order",
+        "Score labels lowest first; text labels need it for QWK and 'off by 2'.",
+        'the score labels lowest first (a list, or `"low,medium,high"`); `null`: numbers in '
+        "numeric order, text labels nominal",
+        placeholder="e.g. low, medium, high",
+    ),
+    _column(
+        "item_column",
+        None,
+        "Item (opt.)",
+        "item",
+        "item",
+        'the item (question) of each answer: each item is audited on its own (see "Whole '
+        'scoring sessions")',
+        "Each answer's item (question): each item is audited on its own.",
+    ),
+    _column(
+        "rater_column",
+        None,
+        "Rater (opt.)",
+        "rater",
+        "rater",
+        "who gave each score: the rater table",
+        "Who gave each score: the rater table.",
+    ),
+    _column(
+        "second_rater_column",
+        None,
+        "2nd rater (opt.)",
+        "second rater",
+        "second_rater",
+        "who gave each second score",
+        "Who gave each second score.",
+    ),
+    _column(
+        "time_column",
+        None,
+        "Time (opt.)",
+        "time",
+        "time",
+        "when, or in which order, each score was given (numbers, ISO 8601 dates and times, or "
+        "times of day, one kind for the whole column; blank = not recorded): each rater's "
+        "drift. Needs `rater_column`",
+        "When (or in which order) each score was given: each rater's drift.",
+    ),
+    Setting(
+        "on_bad_rows",
+        "error",
+        rules.choice(("error", "error: stop"), ("skip", "skip: leave out")),
+        "str",
+        FORM,
+        "Bad rows",
+        "Rows with no usable score: stop with a message, or leave them out.",
+        'rows with a missing or non-numeric score: `"error"` stops, `"skip"` leaves them out '
+        'with a warning (blank answers are audited, see "Input")',
+    ),
+    Setting(
+        "embedding_batch_size",
+        32,
+        rules.integer(),
+        "int",
+        ADVANCED,
+        "Embedding batch",
+        "Answers per embedding batch (32 is fastest on a CPU).",
+        "texts per embedding batch (32 is fastest on CPU)",
+    ),
+    Setting(
+        "near_duplicate_threshold",
+        0.95,
+        rules.unit(),
+        "float",
+        FORM,
+        "Near-duplicate cos",
+        "Cosine above which two answers count as the same answer.",
+        "cosine similarity above which two responses count as near-duplicates",
+    ),
+    Setting(
+        "bootstrap_samples",
+        200,
+        rules.integer(minimum=0),
+        "int",
+        FORM,
+        "Bootstrap samples",
+        "Resamples for the 95% intervals (0: none; more is slower).",
+        "bootstrap resamples for confidence intervals (0 = none)",
+    ),
+    Setting(
+        "cross_fit_folds",
+        5,
+        rules.integer(minimum=0),
+        "int",
+        FORM,
+        "Cross-fit folds",
+        "Folds for the cross-fitted (out-of-sample) figures (0: none).",
+        "folds for the cross-fitted kappa (0 = none)",
+    ),
+    Setting(
+        "seed",
+        0,
+        rules.integer(minimum=0),
+        "int",
+        FORM,
+        "Seed",
+        "Seed of the bootstrap and the folds: one seed, the same figures.",
+        "seed for bootstrap and cross-fitting",
+    ),
+    Setting(
+        "jobs",
+        1,
+        rules.integer(),
+        "int",
+        ADVANCED,
+        "Worker processes",
+        "Worker processes auditing a session's items side by side.",
+        "worker processes for the items of a session (1: one after another, in this process)",
+    ),
+    Setting(
+        "scheduler",
+        None,
+        rules.scheduler(),
+        "str | None",
+        ADVANCED,
+        "Dask scheduler",
+        "A Dask cluster for the items (tcp://HOST:8786, local:N); empty: here.",
+        "a Dask scheduler's address (`\"tcp://10.0.0.5:8786\"`): the session's items run on "
+        'that cluster; `"local:N"` starts N worker processes here for the run (`"local"`: one '
+        "per core); `null`: Dask's own `DASK_SCHEDULER_ADDRESS` when set, else this machine "
+        "(`jobs`). Needs `pip install 'parm[dask]'`; see \"A session on a Dask cluster\"",
+        digested=False,
+        placeholder="none: this machine; tcp://HOST:8786 or local:N (Dask)",
+    ),
+    Setting(
+        "scheduler_timeout",
+        20.0,
+        rules.positive(),
+        "float",
+        ADVANCED,
+        "Connect timeout s",
+        "Seconds to wait for the scheduler and a worker before stopping.",
+        "seconds to wait for the scheduler to answer and to have a worker before the run stops "
+        "with a message (exit 2)",
+        digested=False,
+    ),
+    Setting(
+        "device",
+        "auto",
+        rules.choice(
+            ("auto", "auto: a GPU when PyTorch sees one"), ("cpu", "cpu"), ("cuda", "cuda")
+        ),
+        "str",
+        ADVANCED,
+        "Embedding device",
+        "Where the embedding model runs: auto (a GPU if there is one), cpu, cuda.",
+        'where the embedding model runs: `"auto"` (CUDA, or Apple MPS, when PyTorch sees one, '
+        'else the CPU), `"cpu"` or `"cuda"` (an error naming the machine when PyTorch there '
+        "sees no GPU). On a cluster it is each worker's own PyTorch that decides",
+        digested=False,
+    ),  # fmt: skip
+    Setting(
+        "saved_runs",
+        10,
+        rules.integer(),
+        "int",
+        ADVANCED,
+        "Saved runs per file",
+        "How many runs of each file are kept to resume and reopen (the newest).",
+        "how many runs of each input file are kept for resuming and reopening (the newest; at "
+        "least 1)",
+        digested=False,
+    ),
+    Setting(
+        "reviewer",
+        None,
+        rules.text(nullable=True),
+        "str | None",
+        ADVANCED,
+        "Reviewer",
+        "Who decides in the review (decisions.csv names them); empty: your login.",
+        "who makes the review's decisions (decisions.csv and a colleague's import name them); "
+        "`null`: the login name",
+        digested=False,
+        placeholder="none: your login name",
+    ),
+)
+
+BY_NAME = {setting.name: setting for setting in SETTINGS}
+# Every setting's default in the JSON form defaults.json has.
+DEFAULTS: dict = {setting.name: setting.default for setting in SETTINGS}
+# The settings that name a file's columns, in the order the Load screen shows them.
+COLUMN_KEYS = tuple(setting.name for setting in SETTINGS if setting.section == COLUMNS)
+# Settings that change nothing a run computes, only what is kept of it, where it runs or who
+# reviews it (a cluster's results equal one process's; the device only moves the same model):
+# not in the digest, so the digests of decisions and saved runs stay those of earlier parms.
+NOT_DIGESTED = tuple(setting.name for setting in SETTINGS if not setting.digested)
+
+
+def in_section(section: str) -> tuple[Setting, ...]:
+    return tuple(setting for setting in SETTINGS if setting.section == section)
+
+
+def reference_table() -> str:
+    """The settings reference as a Markdown table: key, default, what it accepts, meaning."""
+    lines = ["| key | default | accepts | meaning |", "| --- | --- | --- | --- |"]
+    for setting in SETTINGS:
+        default = _json_text(setting.default)
+        cells = (f"`{setting.name}`", f"`{default}`", setting.rule.accepted, setting.meaning)
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _json_text(value) -> str:
+    return json.dumps(value)
