@@ -10,7 +10,6 @@ from textual.widgets import Input, Select, Static, Switch
 
 from engine.input.config import config_from_dict, load_config, load_defaults
 from parm_tui.app import ParmApp
-from parm_tui.state import COLUMN_KEYS
 from parm_tui.widgets.path_input import PathInput
 
 # slow: every test here drives the whole app (a ParmApp).
@@ -240,12 +239,3 @@ async def test_a_focused_field_shows_one_line_of_help_and_technical_ones_are_adv
         status = screen.query_one("#settings-status", Static)
         assert "Settings valid and applied" in str(status.render())
         assert status.region.height and status.region.bottom <= 24
-
-
-def test_every_setting_has_a_label_and_one_line_of_help_that_fits_80_columns():
-    from engine.input.config import DEFAULTS
-    from parm_tui.widgets.settings_fields import HELP, HELP_WIDTH, LABELS
-
-    shown = set(DEFAULTS) - set(COLUMN_KEYS)
-    assert shown <= set(LABELS) and shown <= set(HELP)
-    assert all(len(text) <= HELP_WIDTH for text in HELP.values())

@@ -8,43 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from engine.input import settings
+
 if TYPE_CHECKING:  # the app's first screen must not load pandas
     import pandas as pd
 
     from engine.input.config import AuditConfig
 
-# The settings that name a file's columns, with the guess_columns key and the name a sentence
-# uses for each.
-COLUMN_KEYS = (
-    "text_column",
-    "score_column",
-    "id_column",
-    "second_score_column",
-    "item_column",
-    "rater_column",
-    "second_rater_column",
-    "time_column",
-)
-GUESS_KEYS = {
-    "text_column": "text",
-    "score_column": "score",
-    "id_column": "id",
-    "second_score_column": "second",
-    "item_column": "item",
-    "rater_column": "rater",
-    "second_rater_column": "second_rater",
-    "time_column": "time",
-}
-ROLE_NAMES = {
-    "text_column": "text",
-    "score_column": "score",
-    "id_column": "id",
-    "second_score_column": "second score",
-    "item_column": "item",
-    "rater_column": "rater",
-    "second_rater_column": "second rater",
-    "time_column": "time",
-}
+# The settings that name a file's columns (engine.input.settings declares them), with the key
+# of engine.input.table.guess_columns and the word a sentence uses for each.
+COLUMN_KEYS = settings.COLUMN_KEYS
+GUESS_KEYS = {key: settings.BY_NAME[key].guess for key in COLUMN_KEYS}
+ROLE_NAMES = {key: settings.BY_NAME[key].role for key in COLUMN_KEYS}
 # The reviewed scores a scores_reviewed.csv carries (engine.outputs.reviewed writes them).
 REVIEWED_SCORE = "final_score"
 

@@ -20,6 +20,7 @@ from textual.worker import Worker, WorkerState
 from engine import workspace
 from engine.core.errors import ParmError
 from engine.core.text import safe_text
+from engine.input.settings import BY_NAME, COLUMN_KEYS
 from engine.workspace import OpenedFile
 from parm_tui.recent import display_path, recent_files
 from parm_tui.screens.resume import offer_resume
@@ -34,16 +35,9 @@ CELL_WIDTH = 300
 MIN_COLUMN = 6
 # Cells the table takes beyond its columns' widths and padding: its vertical scrollbar.
 PREVIEW_FRAME = 2
-# Select id -> (config key, guess_columns key, label shown above the selector)
+# Select id -> (config key, label shown above the selector), one per column setting.
 COLUMN_ROLES = {
-    "col-text": ("text_column", "text", "Text"),
-    "col-score": ("score_column", "score", "Score"),
-    "col-id": ("id_column", "id", "Id (opt.)"),
-    "col-second": ("second_score_column", "second", "2nd score (opt.)"),
-    "col-item": ("item_column", "item", "Item (opt.)"),
-    "col-rater": ("rater_column", "rater", "Rater (opt.)"),
-    "col-second-rater": ("second_rater_column", "second_rater", "2nd rater (opt.)"),
-    "col-time": ("time_column", "time", "Time (opt.)"),
+    f"col-{BY_NAME[key].guess.replace('_', '-')}": (key, BY_NAME[key].label) for key in COLUMN_KEYS
 }
 
 
@@ -116,7 +110,7 @@ class LoadScreen(Screen):
         yield Static("", id="path-message")
         yield VimOptionList(id="recent")
         with Horizontal(id="columns"):
-            for select_id, (_, _, label) in COLUMN_ROLES.items():
+            for select_id, (_, label) in COLUMN_ROLES.items():
                 with Vertical(classes="column-choice"):
                     yield Label(label)
                     yield Select([], id=select_id, compact=True, prompt="(none)")
@@ -205,7 +199,7 @@ class LoadScreen(Screen):
         guess) and its first rows."""
         choice = workspace.choose_columns(self.app.state.file, self.app.state.config)
         columns = [str(c) for c in frame.columns]
-        chosen = {select_id: choice.columns[key] for select_id, (key, _, _) in COLUMN_ROLES.items()}
+        chosen = {select_id: choice.columns[key] for select_id, (key, _) in COLUMN_ROLES.items()}
         self.select_columns([(plain(c), c) for c in columns], chosen)
         self.fill_preview(frame)
         if choice.reviewed:
@@ -260,7 +254,7 @@ class LoadScreen(Screen):
 
     def chosen_columns(self) -> dict[str, str | None]:
         chosen = {}
-        for select_id, (key, _, _) in COLUMN_ROLES.items():
+        for select_id, (key, _) in COLUMN_ROLES.items():
             value = self.query_one(f"#{select_id}", Select).value
             chosen[key] = None if value is Select.NULL else str(value)
         return chosen

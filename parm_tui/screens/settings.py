@@ -12,33 +12,47 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Button, Collapsible, Header, Input, Select, Static, Switch
 
+from engine.core.errors import ConfigError, ParmError
+from engine.input.config import (
+    STATIC_MODEL,
+    PowerInterval,
+    config_from_dict,
+    is_late_interaction,
+    load_config,
+    load_defaults,
+    save_config,
+)
+from engine.input.settings import (
+    ADVANCED,
+    COLBERT,
+    COLUMN_KEYS,
+    DEFAULT_MODEL,
+    FORM,
+    Setting,
+    in_section,
+)
 from parm_tui.screens import settings_form as form
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.path_input import PathInput, expand
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.settings_fields import (
-    ADVANCED_CHOICES,
-    ADVANCED_KEYS,
-    CHOICES,
-    INPUT_KEYS,
-    MAXSIM_CHOICES,
-    PLACEHOLDERS,
     POWER_MODES,
-    TEXT_KEYS,
     TOP_K_MODES,
     error_line,
     field,
     field_row,
     help_line,
+    options,
     show_help,
     sub_row,
 )
 from parm_tui.widgets.toggles import MarkedSwitch
 
-# Every number field, in the form and in the Advanced section.
-NUMBER_KEYS = INPUT_KEYS + ADVANCED_KEYS
-# Every dropdown of a setting, in the form and in the Advanced section.
-ALL_CHOICES = {**CHOICES, **ADVANCED_CHOICES}
+# The settings the form shows, and those whose widget is one of their own (composed below).
+SHOWN = in_section(FORM) + in_section(COLBERT) + in_section(ADVANCED)
+OWN_WIDGETS = ("embedding_model", "similarity_power", "similarity_top_k", "score_order")
+# The settings of the plain kinds: one widget each, chosen by the kind of its rule.
+PLAIN = tuple(setting for setting in SHOWN if setting.name not in OWN_WIDGETS)
 
 
 class SettingsScreen(Screen):
@@ -53,32 +67,13 @@ class SettingsScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with VerticalScroll(id="settings-form"):
-            yield from self.compose_model()
-            yield from field(
-                "normalize_similarities", MarkedSwitch(id="normalize_similarities", animate=False)
-            )
-            yield from self.compose_power()
-            yield from self.compose_top_k()
+            yield from self.compose_section(in_section(FORM))
             with Vertical(id="colbert-keys"):
-                yield from field("colbert_top_k", Input(id="colbert_top_k", compact=True))
-                yield from field("colbert_batch_size", Input(id="colbert_batch_size", compact=True))
-                maxsim = Select(
-                    MAXSIM_CHOICES, id="colbert_maxsim", compact=True, allow_blank=False
-                )
-                yield from field("colbert_maxsim", maxsim)
-            for key, options in CHOICES.items():
-                yield from field(key, Select(options, id=key, compact=True, allow_blank=False))
-            for key in INPUT_KEYS:
-                yield from field(key, Input(id=key, compact=True))
-            yield from self.compose_score_order()
+                yield from self.compose_section(in_section(COLBERT))
             with Collapsible(
                 title="Advanced (speed, memory, where it runs, what is kept)", id="advanced"
             ):
-                for key in ADVANCED_KEYS:
-                    box = Input(id=key, compact=True, placeholder=PLACEHOLDERS.get(key, ""))
-                    yield from field(key, box)
-                for key, options in ADVANCED_CHOICES.items():
-                    yield from field(key, Select(options, id=key, compact=True, allow_blank=False))
+                yield from self.compose_section(in_section(ADVANCED))
         # Outside the scrolling form, so it is in view at 80x24.
         yield Static("", id="settings-status")
         with Horizontal(id="settings-file-row"):
@@ -89,9 +84,28 @@ class SettingsScreen(Screen):
         yield Static("", id="settings-file-message")
         yield ParmFooter()
 
-    def compose_model(self) -> ComposeResult:
-        from engine.input.config import DEFAULT_MODEL, STATIC_MODEL
+    def compose_section(self, settings: tuple[Setting, ...]) -> ComposeResult:
+        """Each setting's field, in the table's order: a widget of its own, or the plain one of
+        its kind (a switch, a dropdown, a text field)."""
+        own = {
+            "embedding_model": self.compose_model,
+            "similarity_power": self.compose_power,
+            "similarity_top_k": self.compose_top_k,
+            "score_order": self.compose_score_order,
+        }
+        for setting in settings:
+            if setting.name in own:
+                yield from own[setting.name]()
+            elif setting.rule.kind == "bool":
+                yield from field(setting.name, MarkedSwitch(id=setting.name, animate=False))
+            elif setting.rule.kind == "choice":
+                box = Select(options(setting), id=setting.name, compact=True, allow_blank=False)
+                yield from field(setting.name, box)
+            else:
+                box = Input(id=setting.name, compact=True, placeholder=setting.placeholder)
+                yield from field(setting.name, box)
 
+    def compose_model(self) -> ComposeResult:
         known = [(f"{DEFAULT_MODEL} (bundled)", DEFAULT_MODEL)]
         known.append((f"{STATIC_MODEL} (fast: distilled from the bundled model)", STATIC_MODEL))
         known += [(plain(name), name) for name in form.local_models() if name != DEFAULT_MODEL]
@@ -126,14 +140,11 @@ class SettingsScreen(Screen):
             yield from sub_row("K values", values, row_id="top-k-list-row")
             yield help_line("similarity_top_k")
             yield error_line("similarity_top_k")
-        yield from field(
-            "similarity_top_k_symmetric",
-            MarkedSwitch(id="similarity_top_k_symmetric", animate=False),
-        )
 
     def compose_score_order(self) -> ComposeResult:
         """Score labels lowest first, comma-separated: text labels need it to be ordered."""
-        order = Input(id="score_order", compact=True, placeholder="e.g. low, medium, high")
+        placeholder = "e.g. low, medium, high"
+        order = Input(id="score_order", compact=True, placeholder=placeholder)
         with Vertical(classes="field-box", id="box-score_order"):
             yield from field_row("score_order", order)
             yield Static("", id="score-order-hint", classes="field-hint")
@@ -162,10 +173,6 @@ class SettingsScreen(Screen):
     def replaced(self, old, new) -> bool:
         """Whether `new` changes what the form shows (not only the Load screen's columns) and
         the form does not show it yet."""
-        from engine.core.errors import ConfigError
-        from engine.input.config import config_from_dict
-        from parm_tui.state import COLUMN_KEYS
-
         before, after = old.to_dict(), new.to_dict()
         if all(before[key] == after[key] for key in after if key not in COLUMN_KEYS):
             return False
@@ -177,20 +184,31 @@ class SettingsScreen(Screen):
     # -- config -> widgets ----------------------------------------------------------------------
     def fill(self, config) -> None:
         """Show `config` in the form (without re-validating each widget as it is set)."""
-        from engine.input.config import PowerInterval
-
         self._filling = True
         values = config.to_dict()
         self.query_one("#embedding_model", Input).value = config.embedding_model
-        for key in ("normalize_similarities", "similarity_top_k_symmetric"):
-            self.query_one(f"#{key}", Switch).value = values[key]
-        for key in ("colbert_top_k", "colbert_batch_size", *NUMBER_KEYS):
-            self.query_one(f"#{key}", Input).value = form.shown(values[key])
-        for key in ALL_CHOICES:
-            self.query_one(f"#{key}", Select).value = values[key] or "none"
+        for setting in PLAIN:
+            value, kind = values[setting.name], setting.rule.kind
+            if kind == "bool":
+                self.query_one(f"#{setting.name}", Switch).value = value
+            elif kind == "choice":
+                self.query_one(f"#{setting.name}", Select).value = (
+                    "none" if value is None else value
+                )
+            else:
+                self.query_one(f"#{setting.name}", Input).value = form.shown(value)
         self.query_one("#score_order", Input).value = ", ".join(values["score_order"] or [])
-        self.query_one("#colbert_maxsim", Select).value = values["colbert_maxsim"]
-        power = config.similarity_power
+        self.fill_power(config.similarity_power)
+        top_k = config.similarity_top_k
+        k_mode = "off" if top_k is None else "fixed" if isinstance(top_k, int) else "list"
+        self.query_one("#top-k-mode", Select).value = k_mode
+        self.query_one("#top-k-fixed", Input).value = str(top_k) if k_mode == "fixed" else "10"
+        self.query_one("#top-k-list", Input).value = (
+            form.shown_list(top_k) if k_mode == "list" else ""
+        )
+        self.call_after_refresh(self.end_fill)
+
+    def fill_power(self, power) -> None:
         mode = "interval" if isinstance(power, PowerInterval) else "list"
         mode = "fixed" if isinstance(power, float) else mode
         self.query_one("#power-mode", Select).value = mode
@@ -201,14 +219,6 @@ class SettingsScreen(Screen):
         interval = power if mode == "interval" else PowerInterval(0.25, 8.0)
         for part in ("min", "max", "tol"):
             self.query_one(f"#power-{part}", Input).value = form.shown(getattr(interval, part))
-        top_k = config.similarity_top_k
-        k_mode = "off" if top_k is None else "fixed" if isinstance(top_k, int) else "list"
-        self.query_one("#top-k-mode", Select).value = k_mode
-        self.query_one("#top-k-fixed", Input).value = str(top_k) if k_mode == "fixed" else "10"
-        self.query_one("#top-k-list", Input).value = (
-            form.shown_list(top_k) if k_mode == "list" else ""
-        )
-        self.call_after_refresh(self.end_fill)
 
     def end_fill(self) -> None:
         self._filling = False
@@ -240,25 +250,26 @@ class SettingsScreen(Screen):
             "embedding_model": self.value("#embedding_model").strip(),
             "similarity_power": self.power_value(),
             "similarity_top_k": self.top_k_value(),
+            "score_order": self.value("#score_order").strip() or None,
         }
-        for key in ("normalize_similarities", "similarity_top_k_symmetric"):
-            values[key] = self.query_one(f"#{key}", Switch).value
-        for key in ("colbert_top_k", "colbert_batch_size", *NUMBER_KEYS):
-            values[key] = form.number(self.value(f"#{key}"), integer=key in form.INT_KEYS)
-        for key in TEXT_KEYS:
-            values[key] = self.value(f"#{key}").strip() or None
-        for key in ALL_CHOICES:
-            choice = self.query_one(f"#{key}", Select).value
-            values[key] = None if choice == "none" else choice
-        values["score_order"] = self.value("#score_order").strip() or None
-        values["colbert_maxsim"] = self.query_one("#colbert_maxsim", Select).value
+        for setting in PLAIN:
+            values[setting.name] = self.plain_value(setting)
         return values
+
+    def plain_value(self, setting: Setting):
+        """A plain field's value: text that is not a number stays text, for the engine to name."""
+        kind, key = setting.rule.kind, setting.name
+        if kind == "bool":
+            return self.query_one(f"#{key}", Switch).value
+        if kind == "choice":
+            choice = self.query_one(f"#{key}", Select).value
+            return None if choice == "none" else choice
+        if kind == "text":
+            return self.value(f"#{key}").strip() or None
+        return form.number(self.value(f"#{key}"), integer=kind == "int")
 
     def field_errors(self, values: dict) -> dict[str, str]:
         """Each key checked on its own against the app's valid config: every bad field shows."""
-        from engine.core.errors import ConfigError
-        from engine.input.config import config_from_dict
-
         base = self.app.state.config.to_dict()
         errors = {}
         for key, value in values.items():
@@ -270,9 +281,6 @@ class SettingsScreen(Screen):
 
     def validate(self):
         """Validate the form; apply it to the app when valid. Returns the config or None."""
-        from engine.core.errors import ConfigError
-        from engine.input.config import config_from_dict, is_late_interaction
-
         values = self.settings_dict()
         self.query_one("#colbert-keys").display = is_late_interaction(values["embedding_model"])
         self.show_modes()
@@ -351,9 +359,6 @@ class SettingsScreen(Screen):
         self.save_settings()
 
     def save_settings(self) -> bool:
-        from engine.core.errors import ParmError
-        from engine.input.config import save_config
-
         text = self.query_one("#settings-file", PathInput).value
         if not text.strip():
             self.file_message("Type a file name to save the settings to.", True)
@@ -375,9 +380,6 @@ class SettingsScreen(Screen):
     @on(Button.Pressed, "#settings-load")
     @on(PathInput.Submitted, "#settings-file")
     def load(self) -> None:
-        from engine.core.errors import ParmError
-        from engine.input.config import load_config
-
         text = self.query_one("#settings-file", PathInput).value
         try:
             config = load_config(expand(text))
@@ -390,8 +392,6 @@ class SettingsScreen(Screen):
 
     @on(Button.Pressed, "#settings-defaults")
     def defaults(self) -> None:
-        from engine.input.config import load_defaults
-
         config = load_defaults()
         self.fill(config)
         self.app.apply_settings(config)

@@ -12,19 +12,6 @@ from pathlib import Path
 
 from engine.core.errors import ConfigError
 
-INT_KEYS = (
-    "similarity_top_k_chunk",
-    "colbert_top_k",
-    "colbert_batch_size",
-    "embedding_batch_size",
-    "bootstrap_samples",
-    "cross_fit_folds",
-    "seed",
-    "jobs",
-    "saved_runs",
-)
-FLOAT_KEYS = ("near_duplicate_threshold",)
-
 
 def number(text: str, integer: bool = False):
     """'12' -> 12, '0.5' -> 0.5, '' -> None, anything else -> the text itself."""
