@@ -13,8 +13,8 @@ from helpers import audit_planted, planted_session
 from hostile import FORMULAS, HTML, MARKUP, check_csv_inert
 from markdown_it import MarkdownIt
 
-from engine.outputs.rater_files import BIAS_COLUMNS, EFFECT_COLUMNS, FEEDBACK_COLUMNS
-from engine.outputs.session import RATER_COLUMNS, output_files, write_session
+from engine.outputs.declared import BIAS, FEEDBACK, RATERS
+from engine.outputs.session import output_files, write_session
 
 HOSTILE = {"r4": '=HYPERLINK("x")' + HTML[:20], "r6": "@r6 " + MARKUP[:12], "r1": "-r1|`#"}
 
@@ -47,7 +47,7 @@ def test_a_session_with_raters_writes_the_bias_and_feedback_files(written):
 def test_raters_csv_has_the_verdict_rule_and_effect_columns(written):
     session, out = written
     rows = read(out / "raters.csv")
-    assert list(rows[0]) == [*RATER_COLUMNS, "run_id"] and set(EFFECT_COLUMNS) <= set(RATER_COLUMNS)
+    assert list(rows[0]) == [*RATERS.header, "run_id"]
     by_name = {r.rater: r for r in session.raters.rows}
     for row in rows:
         rater = row["rater"].lstrip("'")
@@ -63,7 +63,7 @@ def test_raters_csv_has_the_verdict_rule_and_effect_columns(written):
 def test_bias_file_lists_every_cell_and_marks_the_ones_beyond_the_rule(written):
     session, out = written
     rows = read(out / "rater_item_bias.csv")
-    assert list(rows[0]) == [*BIAS_COLUMNS, "run_id"] and len(rows) == len(session.raters.bias)
+    assert list(rows[0]) == [*BIAS.header, "run_id"] and len(rows) == len(session.raters.bias)
     assert {row["listed"] for row in rows} <= {"True", "False"}
     first = rows[0]
     assert float(first["observed"]) - float(first["expected"]) == pytest.approx(
@@ -74,7 +74,7 @@ def test_bias_file_lists_every_cell_and_marks_the_ones_beyond_the_rule(written):
 def test_feedback_holds_each_raters_flagged_scores_most_severe_first(written):
     session, out = written
     rows = read(out / "rater_feedback.csv")
-    assert list(rows[0]) == [*FEEDBACK_COLUMNS, "run_id"]
+    assert list(rows[0]) == [*FEEDBACK.header, "run_id"]
     flagged = sum(int(r.flagged.sum()) for r in session.results)
     assert len(rows) == flagged
     order = [r.rater for r in session.raters.rows]

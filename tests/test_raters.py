@@ -18,7 +18,8 @@ from sklearn.metrics import cohen_kappa_score
 from engine.audit.rater_effects import certainty_weights
 from engine.audit.raters import MIN_RATER_SCORES, _leniency, _pool, rater_report, wilson
 from engine.input.responses import Responses
-from engine.outputs.session import RATER_COLUMNS, raters_table, write_session
+from engine.outputs.declared import RATERS
+from engine.outputs.session import raters_table, write_session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -244,7 +245,7 @@ def test_raters_csv_has_the_documented_columns(tmp_path):
     frame, vectors = session_frame()
     session = run_frame(frame, vectors, session_config(rater_column="rater"))
     header, rows = raters_table(session)
-    assert header == RATER_COLUMNS
+    assert header == RATERS.header
     assert {"rater", "n", "exact", "kappa", "flagged_share", "leniency", "leniency_low",
             "leniency_high"} <= set(header)  # fmt: skip
     write_session(session, tmp_path)

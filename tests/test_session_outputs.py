@@ -10,8 +10,8 @@ import json
 import pytest
 from helpers import run_frame, session_config, session_frame
 
+from engine.outputs.declared import ITEMS
 from engine.outputs.session import (
-    ITEM_COLUMNS,
     prediction_table,
     session_markdown,
     tuning_table,
@@ -59,7 +59,7 @@ def test_write_session_writes_items_csv_with_the_documented_columns(tmp_path):
     }  # fmt: skip
     with (tmp_path / "items.csv").open(encoding="utf-8") as handle:
         table = list(csv.DictReader(handle))
-    assert list(table[0]) == [*ITEM_COLUMNS, "run_id"]
+    assert list(table[0]) == [*ITEMS.header, "run_id"]
     for row in table:
         result = next(r for r in session.results if r.responses.item == row["item"])
         assert float(row["kappa"]) == pytest.approx(result.metrics["kappa"], abs=1e-6)

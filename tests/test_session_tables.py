@@ -24,7 +24,7 @@ def test_the_leniency_marker_follows_the_verdict_not_the_interval(raters):
     assert "harsh" in harsh.verdict and str(leniency_cell(harsh, False)).endswith("▼")
     # An interval clear of zero without the verdict's rule (|z| >= 3) gets no marker.
     clear = replace(fine, leniency=0.2, leniency_low=0.05, leniency_high=0.35)
-    assert str(leniency_cell(clear, True)) == "+0.20 (+0.05…+0.35)"
+    assert str(leniency_cell(clear, True)) == "+0.20 (+0.05 to +0.35)"
 
 
 def test_each_verdict_is_written_with_the_figures_that_gave_it(raters):

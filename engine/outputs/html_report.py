@@ -272,22 +272,12 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
     """The rater table, its plot, the verdicts with their rules, and each pair of raters."""
     if raters is None:
         return None
-    from engine.outputs.rater_files import rule_text
-    from engine.outputs.session_markdown import MIN_PAIR, TOO_FEW
+    from engine.outputs.declared import RATERS, TOO_FEW, rule_text
+    from engine.outputs.session_markdown import MIN_PAIR, RATER_COLUMNS, rater_cells
 
     rows = session.raters.rows
     judged = [r for r in rows if r.judged]
-    table = []
-    for r in rows:
-        flagged = (
-            f"{r.flagged_share:.1%} ({r.flagged_low:.1%} to {r.flagged_high:.1%})" if r.judged
-            else TOO_FEW
-        )  # fmt: skip
-        leniency = "" if r.leniency is None or not r.judged else (
-            f"{r.leniency:+.2f} ({r.leniency_low:+.2f} to {r.leniency_high:+.2f})"
-        )  # fmt: skip
-        table.append([r.rater, r.verdict, r.n, _fixed(r.exact), _fixed(r.kappa), flagged,
-                      leniency])  # fmt: skip
+    table = [rater_cells(session.raters, r) for r in rows]
     plot = None
     if judged:
         ordered = all(r.leniency is not None for r in judged)
@@ -306,6 +296,7 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
         for p in session.raters.pairs
     ]  # fmt: skip
     return {
+        "header": [RATERS.heading(name) for name in RATER_COLUMNS],
         "rows": table,
         "plot": plot,
         "verdicts": [[r.rater, rule_text(r.effects)] for r in judged],

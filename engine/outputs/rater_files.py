@@ -12,21 +12,11 @@ from __future__ import annotations
 
 import math
 
-from engine.audit.rater_verdicts import FINE, RULES
-from engine.outputs import markdown
+from engine.audit.rater_verdicts import RULES
+from engine.outputs import declared, markdown
+from engine.outputs.declared import rule_text
 from engine.outputs.markdown import md_text
 
-EFFECT_COLUMNS = [
-    "rule", "leniency_z", "infit", "infit_z", "outfit", "outfit_z", "noise", "noise_z", "spread",
-    "central_z", "middle_share", "middle_expected", "middle_z", "low_z", "high_z", "fair_average",
-    "observed_average", "disagreement", "disagreement_z", "drift", "drift_se", "drift_t",
-    "drift_p", "bias_cells",
-]  # fmt: skip
-BIAS_COLUMNS = ["rater", "item", "n", "observed", "expected", "bias", "se", "t", "p", "listed"]
-FEEDBACK_COLUMNS = [
-    "rater", "item", "row", "id", "score", "model_score", "p_score", "severity", "answer",
-    "neighbours", "nearest_answer",
-]  # fmt: skip
 EVIDENCE_SHOWN = 5
 
 
@@ -36,40 +26,9 @@ def number(value, digits: int = 6):
     return f"{value:.{digits}f}" if isinstance(value, float) else value
 
 
-def rule_text(effects) -> str:
-    """'lenient: <figures> (rule: ...); drifting: ...' or 'fine: no rule met'."""
-    if effects is None:
-        return ""
-    if not effects.verdicts:
-        return f"{FINE}: no rule met"
-    return "; ".join(f"{v.name}: {v.because} (rule: {RULES[v.name]})" for v in effects.verdicts)
-
-
-def effect_cells(row, bias) -> list:
-    """raters.csv's effect columns for one rater row."""
-    e = row.effects
-    if e is None:
-        return [""] * len(EFFECT_COLUMNS)
-    drift = e.drift
-    listed = sum(1 for c in bias if c.listed and c.rater == row.rater)
-    figures = [
-        e.leniency_z, e.infit, e.infit_z, e.outfit, e.outfit_z, e.noise, e.noise_z, e.spread,
-        e.central_z, e.middle_share, e.middle_expected, e.middle_z, e.low_z, e.high_z,
-        e.fair_average,
-        e.observed_average, e.disagreement, e.disagreement_z,
-        *(None if drift is None else getattr(drift, k) for k in ("change", "se", "t", "p")),
-    ]  # fmt: skip
-    return [rule_text(e), *(number(v) for v in figures), listed]
-
-
 def bias_table(session) -> tuple[list[str], list[list]]:
     """rater_item_bias.csv: every rater x item cell with enough scores, largest |t| first."""
-    rows = [
-        [c.rater, c.item, c.n, *(number(v) for v in (c.observed, c.expected, c.bias, c.se, c.t,
-                                                     c.p)), c.listed]
-        for c in session.raters.bias
-    ]  # fmt: skip
-    return list(BIAS_COLUMNS), rows
+    return declared.BIAS.csv(session.raters.bias)
 
 
 def feedback_table(session) -> tuple[list[str], list[list]]:
@@ -98,7 +57,7 @@ def feedback_table(session) -> tuple[list[str], list[list]]:
                 number(float(result.severity[i])), responses.texts[i], shown, nearest,
             ])  # fmt: skip
     rows.sort(key=lambda r: (order.get(r[0], len(order)), -float(r[7] or 0), r[2]))
-    return list(FEEDBACK_COLUMNS), rows
+    return declared.FEEDBACK.header, rows
 
 
 def effects_dict(effects) -> dict | None:

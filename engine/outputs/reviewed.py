@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.core.text import safe_text
+from engine.outputs import declared
 from engine.outputs.write import RUN_COLUMN
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from engine.results.decision import Decision
     from engine.results.session import SessionResult
 
-REVIEW_COLUMNS = ["final_score", "decision", "note", "decided_at", "predicted", "severity"]
+REVIEW_COLUMNS = declared.REVIEWED.header
 
 
 def reviewed_table(

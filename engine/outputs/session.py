@@ -5,12 +5,11 @@ with raters, the rater table (raters.csv and report.md) and a `rater` column."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from engine.core.errors import ExportError
 from engine.input.config import AuditConfig
-from engine.outputs import rater_files, tables
+from engine.outputs import declared, rater_files, tables
 from engine.outputs.names import (
     BIAS_FILE,
     DECISIONS_FILE,
@@ -22,22 +21,12 @@ from engine.outputs.names import (
     REVIEWED_FILE,
 )
 from engine.outputs.reviewed import reviewed_table
-from engine.outputs.session_markdown import TOO_FEW, session_markdown
+from engine.outputs.session_markdown import session_markdown
 from engine.outputs.session_report import session_dict
 from engine.outputs.write import json_text, run_csv, write_files
 from engine.results.decision import Decisions
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult
-
-ITEM_COLUMNS = [
-    "item", "status", "n", "scores", "top_k", "power", "kappa", "qwk", "cross_fit_kappa",
-    "flagged", "human_exact", "human_kappa",
-]  # fmt: skip
-RATER_COLUMNS = [
-    "rater", "verdict", "n", "items", "exact", "kappa", "qwk", "flagged", "flagged_share", "flagged_low",
-    "flagged_high", "leniency", "leniency_low", "leniency_high", "second_n", "second_exact",
-    "second_kappa", "note", *rater_files.EFFECT_COLUMNS,
-]  # fmt: skip
 
 
 def output_files(config: AuditConfig) -> tuple[str, ...]:
@@ -51,52 +40,14 @@ def output_files(config: AuditConfig) -> tuple[str, ...]:
     return OUTPUT_FILES + (HTML_FILE,) + extra + (DECISIONS_FILE, REVIEWED_FILE)
 
 
-def _number(value, digits: int = 6):
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    return f"{value:.{digits}f}" if isinstance(value, float) else value
-
-
 def items_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """items.csv: one row per item, audited ones in file order, then the skipped ones."""
-    rows = []
-    for s in session.overview:
-        scores = " ".join(f"{label}:{n}" for label, n in s.score_counts.items())
-        figures = (s.top_k, s.power, s.kappa, s.qwk, s.cross_fit_kappa, s.flagged)
-        figures += (s.human_exact, s.human_kappa)
-        status = "audited" if s.skipped is None else f"skipped: {s.skipped}"
-        rows.append([s.item, status, s.n, scores, *(_number(v) for v in figures)])
-    return list(ITEM_COLUMNS), rows
+    return declared.ITEMS.csv(session.overview)
 
 
 def raters_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """raters.csv: one row per rater, the farthest from the rest first (leniency in points)."""
-    rows = []
-    for r in session.raters.rows:
-        rows.append(
-            [
-                r.rater,
-                r.verdict,
-                r.n,
-                r.items,
-                _number(r.exact),
-                _number(r.kappa),
-                _number(r.qwk),
-                r.flagged,
-                _number(r.flagged_share),
-                _number(r.flagged_low),
-                _number(r.flagged_high),
-                _number(r.leniency),
-                _number(r.leniency_low),
-                _number(r.leniency_high),
-                r.second_n,
-                _number(r.second_exact),
-                _number(r.second_kappa),
-                "" if r.judged else TOO_FEW,
-                *rater_files.effect_cells(r, session.raters.bias),
-            ]  # fmt: skip
-        )
-    return list(RATER_COLUMNS), rows
+    return declared.RATERS.csv(session.raters.rows, session.raters)
 
 
 def prediction_table(session: SessionResult) -> tuple[list[str], list[list]]:

@@ -4,10 +4,10 @@ first, then every item's report under its own heading."""
 
 from __future__ import annotations
 
-from engine.outputs import markdown, rater_files, review_summary
+from engine.outputs import declared, markdown, rater_files, review_summary
+from engine.outputs.declared import TOO_FEW
 from engine.results.session import SessionResult
 
-TOO_FEW = "too few to judge"
 # Fewer shared answers than this and a pair of raters' agreement is too unstable to show.
 MIN_PAIR = 20
 
@@ -67,26 +67,27 @@ def _overview_section(session: SessionResult) -> str:
     return "\n".join(lines)
 
 
+# The rater table's columns in report.md (engine.outputs.declared.RATERS).
+RATER_COLUMNS = ("rater", "verdict", "n", "exact", "kappa", "flagged_share", "leniency")
+
+
+def rater_cells(raters, r) -> list:
+    """One rater's row of the tables people read (report.md, report.html): the declared
+    columns' cells, a rater with too few scores marked so."""
+    table = declared.RATERS
+    cells = [table.cell(name, r, raters) or "n/a" for name in RATER_COLUMNS]
+    cells[2] = r.n
+    if not r.judged:
+        return [*cells[:1], "", *cells[2:5], TOO_FEW, ""]
+    if r.leniency is None:
+        cells[-1] = "n/a (unordered labels)"
+    return cells
+
+
 def _raters_section(session: SessionResult) -> str:
     raters = session.raters
-    header = ["rater", "verdict", "n", "exact", "kappa", "flagged (95% interval)"]
-    header += ["leniency (95% interval)"]
-    rows = []
-    for r in raters.rows:
-        name = r.rater
-        if not r.judged:
-            rows.append(
-                [name, "", r.n, markdown._fmt(r.exact), markdown._fmt(r.kappa), TOO_FEW, ""]
-            )
-            continue
-        flagged = f"{r.flagged_share:.1%} ({r.flagged_low:.1%} to {r.flagged_high:.1%})"
-        leniency = (
-            "n/a (unordered labels)"
-            if r.leniency is None
-            else f"{r.leniency:+.2f} ({r.leniency_low:+.2f} to {r.leniency_high:+.2f})"
-        )
-        figures = [markdown._fmt(r.exact), markdown._fmt(r.kappa), flagged, leniency]
-        rows.append([name, r.verdict, r.n, *figures])
+    header = [declared.RATERS.heading(name) for name in RATER_COLUMNS]
+    rows = [rater_cells(raters, r) for r in raters.rows]
     lines = [
         "## Raters",
         "",

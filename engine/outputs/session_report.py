@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 
 from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
 from engine.outputs import rater_files, report, review_summary
-from engine.outputs.session_markdown import MIN_PAIR, TOO_FEW, blank_count
+from engine.outputs.declared import TOO_FEW
+from engine.outputs.session_markdown import MIN_PAIR, blank_count
 from engine.results.overview import ItemSummary
 from engine.results.session import SessionResult
 

@@ -16,14 +16,13 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from engine.core.text import safe_text
+from engine.outputs.declared import RATERS, TOO_FEW
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
     from engine.audit.raters import RaterRow
     from engine.results.session import SessionResult
 
-
-TOO_FEW = "too few to judge"
 
 # From this screen width the raters table shows every effect, below it the most useful ones.
 WIDE_RATERS = 120
@@ -90,14 +89,12 @@ class ItemsTable(SessionTable):
                              for n, c in enumerate(cells)], s.item, None)  # fmt: skip
 
 
-def leniency_cell(r: RaterRow, wide: bool) -> Text:
+def leniency_cell(r: RaterRow, wide: bool, raters=None) -> Text:
     """The leniency in points (with its interval when wide); ▲ or ▼ when the verdict says
     lenient or harsh (the verdict's rule, engine.audit.rater_verdicts, not the interval)."""
     if r.leniency is None:  # unordered text labels: no score points to differ by
         return Text("— (no order)", "dim")
-    text = Text(f"{r.leniency:+.2f}")
-    if wide and r.leniency_low is not None:
-        text.append(f" ({r.leniency_low:+.2f}…{r.leniency_high:+.2f})")
+    text = Text(RATERS.cell("leniency", r, raters, with_interval=wide))
     names = verdict_names(r)
     if LENIENT in names or HARSH in names:
         text.stylize("bold yellow")
@@ -112,47 +109,56 @@ def effect_cell(value, digits: int = 2, flagged: bool = False) -> Text:
     return text
 
 
+# Which verdict a rater table's column marks (its cell in bold yellow when the rater has it).
+MARKS = {"infit": "noisy", "spread": "central tendency", "drift": "drifting"}
+
+
 class RatersTable(SessionTable):
     """One row per rater, the farthest from the rest first: the verdict, n, the flagged share,
     leniency and infit; wide (WIDE_RATERS columns and more) also the items, exact agreement and
     kappa with the model, the intervals, outfit, spread, the middle categories' share, drift,
-    the fair average and the bias cells."""
+    the fair average and the bias cells. Columns, headings and figures are the rater table's
+    declaration (engine.outputs.declared.RATERS)."""
 
-    NARROW = ("rater", "verdict", "n", "flagged", "leniency", "infit")
-    WIDE = ("rater", "verdict", "n", "items", "exact", "kappa", "flagged (95%)", "leniency (95%)",
-            "infit", "outfit", "spread", "middle", "drift", "fair avg", "bias cells")  # fmt: skip
+    NARROW = ("rater", "verdict", "n", "flagged_share", "leniency", "infit")
+    WIDE = ("rater", "verdict", "n", "items", "exact", "kappa", "flagged_share", "leniency",
+            "infit", "outfit", "spread", "middle_share", "drift", "fair_average", "bias_cells")  # fmt: skip
 
     def show(self, session: SessionResult, wide: bool) -> None:
         self.clear(columns=True)
-        for header in self.WIDE if wide else self.NARROW:
-            self.add_column(header, key=header)
+        for column in self.WIDE if wide else self.NARROW:
+            self.add_column(self.heading(column, wide), key=column)
         for r in session.raters.rows:
-            cells = len(session.raters.listed_bias(r.rater))
-            self.add_target(self.cells(r, wide, cells), None, r.rater)
+            self.add_target(self.cells(r, wide, session.raters), None, r.rater)
         if session.raters.unassigned:
             note = Text(f"({session.raters.unassigned:,} scores with no rater)", "dim")
             self.add_target([note] + [""] * (len(self.columns) - 1), None, None)
 
-    def cells(self, r: RaterRow, wide: bool, bias_cells: int = 0) -> list:
+    @staticmethod
+    def heading(column: str, wide: bool) -> str:
+        declared = RATERS.column(column)
+        return declared.heading + (" (95%)" if wide and declared.interval else "")
+
+    def cells(self, r: RaterRow, wide: bool, raters) -> list:
+        columns = self.WIDE if wide else self.NARROW
         if not r.judged:
-            blank = [""] * (len(self.WIDE if wide else self.NARROW) - 3)
+            blank = [""] * (len(columns) - 3)
             return [name(r.rater), Text(TOO_FEW, "dim"), f"{r.n:,}", *blank]
-        verdict = Text(r.verdict, "dim" if r.verdict == "fine" else "bold")
         names = verdict_names(r)
-        infit = effect_cell(effect(r, "infit"), flagged="noisy" in names)
-        if not wide:
-            flagged = Text(f"{r.flagged_share:.0%}", justify="right")
-            return [name(r.rater), verdict, f"{r.n:,}", flagged, leniency_cell(r, False), infit]
-        flagged = f"{r.flagged_share:.0%} ({r.flagged_low:.0%}–{r.flagged_high:.0%})"
-        drift = effect(r, "drift")
-        return [
-            name(r.rater), verdict, f"{r.n:,}", str(r.items), fmt(r.exact), fmt(r.kappa),
-            flagged, leniency_cell(r, True), infit, effect_cell(effect(r, "outfit")),
-            effect_cell(effect(r, "spread"), flagged="central tendency" in names),
-            effect_cell(effect(r, "middle_share")),
-            effect_cell(None if drift is None else drift.change, flagged="drifting" in names),
-            effect_cell(effect(r, "fair_average")), Text(str(bias_cells), justify="right"),
-        ]  # fmt: skip
+        cells = []
+        for column in columns:
+            if column == "rater":
+                cells.append(name(r.rater))
+            elif column == "verdict":
+                cells.append(Text(r.verdict, "dim" if r.verdict == "fine" else "bold"))
+            elif column == "leniency":
+                cells.append(leniency_cell(r, wide, raters))
+            else:
+                text = Text(RATERS.cell(column, r, raters, with_interval=wide), justify="right")
+                if MARKS.get(column) in names:
+                    text.stylize("bold yellow")
+                cells.append(text)
+        return cells
 
 
 def verdict_names(r: RaterRow) -> list[str]:

@@ -1,0 +1,273 @@
+"""Every table parm writes, declared once (engine.outputs.columns): the rater table (raters.csv,
+report.md's and report.html's rater tables, the app's Raters tab), items.csv, the rater x item
+bias cells, the rater feedback, and the columns of the tables whose rows are built elsewhere
+(predictions.csv, tuning.csv, decisions.csv, scores_reviewed.csv), so the output reference
+lists every column a file can have. A new column is one entry here plus its computation.
+"""
+
+from __future__ import annotations
+
+from engine.audit.rater_verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
+from engine.outputs import columns
+from engine.outputs.columns import COUNT, FIGURE, FLAG, POINTS, SHARE, Column, OutputTable
+
+# What the rater table says of a rater with too few scores to judge.
+TOO_FEW = "too few to judge"
+
+
+def _effect(name: str):
+    """A rater's effect (engine.audit.rater_effects), None where none was measured."""
+    return lambda row, _: None if row.effects is None else getattr(row.effects, name)
+
+
+def _drift(name: str):
+    def get(row, _):
+        drift = None if row.effects is None else row.effects.drift
+        return None if drift is None else getattr(drift, name)
+
+    return get
+
+
+def rule_text(effects) -> str:
+    """'lenient: <figures> (rule: ...); drifting: ...' or 'fine: no rule met'."""
+    if effects is None:
+        return ""
+    if not effects.verdicts:
+        return f"{FINE}: no rule met"
+    return "; ".join(f"{v.name}: {v.because} (rule: {RULES[v.name]})" for v in effects.verdicts)
+
+
+def _attr(name: str):
+    return lambda row, _: getattr(row, name)
+
+
+RATERS = OutputTable(
+    "raters.csv",
+    "rater, the farthest from the rest first (raters with too few scores last)",
+    (
+        Column("rater", "the rater's id, as the file has it", _attr("rater")),
+        Column("verdict", "in plain words, strongest first: lenient, harsh, noisy, central "
+               "tendency, drifting, or fine", _attr("verdict")),
+        Column("n", "scores the rater gave", _attr("n"), COUNT),
+        Column("items", "items the rater scored", _attr("items"), COUNT),
+        Column("exact", "the rater's scores against the model's predictions: exact agreement",
+               _attr("exact"), FIGURE),
+        Column("kappa", "Cohen's kappa of the rater's scores against the model's predictions",
+               _attr("kappa"), FIGURE),
+        Column("qwk", "quadratic weighted kappa against the model's predictions (ordered scores)",
+               _attr("qwk"), FIGURE),
+        Column("flagged", "the rater's scores the model would change", _attr("flagged"), COUNT),
+        Column("flagged_share", "the share of the rater's scores the model would change",
+               _attr("flagged_share"), SHARE, "flagged",
+               interval=("flagged_low", "flagged_high")),
+        Column("flagged_low", "its Wilson 95% interval: low end", _attr("flagged_low"), SHARE),
+        Column("flagged_high", "its Wilson 95% interval: high end", _attr("flagged_high"), SHARE),
+        Column("leniency", "score points above (positive) or below the typical rater, within "
+               "items, against models fitted without the rater's scores", _attr("leniency"),
+               POINTS, interval=("leniency_low", "leniency_high")),
+        Column("leniency_low", "its 95% interval: low end", _attr("leniency_low"), POINTS),
+        Column("leniency_high", "its 95% interval: high end", _attr("leniency_high"), POINTS),
+        Column("second_n", "the rater's scores that have a second read", _attr("second_n"),
+               COUNT),
+        Column("second_exact", "exact agreement with the second reads", _attr("second_exact"),
+               FIGURE),
+        Column("second_kappa", "Cohen's kappa with the second reads", _attr("second_kappa"),
+               FIGURE),
+        Column("note", f"'{TOO_FEW}' for a rater not judged",
+               lambda row, _: "" if row.judged else TOO_FEW),
+        Column("rule", "the figures and the rule behind each verdict",
+               lambda row, _: rule_text(row.effects)),
+        Column("leniency_z", "leniency in standard errors", _effect("leniency_z"), FIGURE),
+        Column("infit", "information-weighted fit mean-square (1: as variable as the model "
+               "expects)", _effect("infit"), FIGURE),
+        Column("infit_z", "infit as a ZSTD (Wilson-Hilferty)", _effect("infit_z"), FIGURE),
+        Column("outfit", "outlier-sensitive fit mean-square", _effect("outfit"), FIGURE),
+        Column("outfit_z", "outfit as a ZSTD", _effect("outfit_z"), FIGURE),
+        Column("noise", "infit over the reference raters' median infit", _effect("noise"),
+               FIGURE, "noise x ref."),
+        Column("noise_z", "noise on the log scale, in standard errors", _effect("noise_z"),
+               FIGURE),
+        Column("spread", "the spread of the rater's scores against what the model expects, "
+               "over the reference raters' (below 1: a narrower range)", _effect("spread"),
+               FIGURE),
+        Column("central_z", "slope of (score - expected) on expected, against the reference "
+               "raters', in standard errors", _effect("central_z"), FIGURE),
+        Column("middle_share", "the share of the rater's scores in the middle categories",
+               _effect("middle_share"), SHARE, "middle"),
+        Column("middle_expected", "the share the model expects there", _effect("middle_expected"),
+               SHARE),
+        Column("middle_z", "middle over-use in standard errors", _effect("middle_z"), FIGURE),
+        Column("low_z", "use of the item's lowest score against the reference raters'",
+               _effect("low_z"), FIGURE),
+        Column("high_z", "use of the item's highest score against the reference raters'",
+               _effect("high_z"), FIGURE),
+        Column("fair_average", "the rater's average score had they scored as the model expects",
+               _effect("fair_average"), FIGURE, "fair avg"),
+        Column("observed_average", "the rater's average score", _effect("observed_average"),
+               FIGURE),
+        Column("disagreement", "unordered labels: the model's improbability of the rater's "
+               "scores against its expectation (1 under the model)", _effect("disagreement"),
+               FIGURE),
+        Column("disagreement_z", "disagreement in standard errors", _effect("disagreement_z"),
+               FIGURE),
+        Column("drift", "change in leniency from the rater's first score to their last, in "
+               "points", _drift("change"), POINTS, when="with a time column"),
+        Column("drift_se", "its HC3 standard error", _drift("se"), FIGURE,
+               when="with a time column"),
+        Column("drift_t", "its t", _drift("t"), FIGURE, when="with a time column"),
+        Column("drift_p", "its p-value", _drift("p"), FIGURE, when="with a time column"),
+        Column("bias_cells", "how many of the rater's rater x item cells are beyond the rule "
+               "(rater_item_bias.csv)",
+               lambda row, raters: len(raters.listed_bias(row.rater)), COUNT, "bias cells"),
+    ),
+)  # fmt: skip
+
+ITEMS = OutputTable(
+    "items.csv",
+    "item: the audited ones in file order, then the skipped ones",
+    (
+        Column("item", "the item (question)", _attr("item")),
+        Column("status", "audited, or skipped: the reason",
+               lambda s, _: "audited" if s.skipped is None else f"skipped: {s.skipped}"),
+        Column("n", "responses", _attr("n"), COUNT),
+        Column("scores", "responses per score, 'label:count ...'",
+               lambda s, _: " ".join(f"{label}:{n}" for label, n in s.score_counts.items())),
+        Column("top_k", "the selected K (empty: the dense graph)", _attr("top_k"), COUNT,
+               "K"),
+        Column("power", "the selected power p", _attr("power"), FIGURE, "p"),
+        Column("kappa", "the model's in-sample kappa against the human scores", _attr("kappa"),
+               FIGURE),
+        Column("qwk", "in-sample QWK (ordered scores)", _attr("qwk"), FIGURE),
+        Column("cross_fit_kappa", "kappa with each score predicted by a model that never saw it",
+               _attr("cross_fit_kappa"), FIGURE, "cross-fit kappa"),
+        Column("flagged", "responses the model would score otherwise", _attr("flagged"), COUNT),
+        Column("human_exact", "rater 1 against rater 2 on the double-read answers: exact "
+               "agreement", _attr("human_exact"), FIGURE, when="with a second score"),
+        Column("human_kappa", "rater 1 against rater 2: Cohen's kappa", _attr("human_kappa"),
+               FIGURE, "raters' kappa", when="with a second score"),
+    ),
+)  # fmt: skip
+
+BIAS = OutputTable(
+    "rater_item_bias.csv",
+    "rater x item cell with at least 10 scores, the largest |t| first",
+    (
+        Column("rater", "the rater", _attr("rater")),
+        Column("item", "the item", _attr("item")),
+        Column("n", "the rater's scores on the item", _attr("n"), COUNT),
+        Column("observed", "their average score", _attr("observed"), FIGURE),
+        Column("expected", "the average the model expects with the rater's overall leniency",
+               _attr("expected"), FIGURE),
+        Column("bias", "observed - expected, in points", _attr("bias"), POINTS, "Obs - Exp"),
+        Column("se", "its standard error", _attr("se"), FIGURE, "SE"),
+        Column("t", "its t", _attr("t"), FIGURE),
+        Column("p", "its p-value", _attr("p"), FIGURE),
+        Column("listed", f"beyond the rule (|t| >= {BIAS_T:g} and |bias| >= {BIAS_POINTS:g} "
+               "points)", _attr("listed"), FLAG),
+    ),
+)  # fmt: skip
+
+FEEDBACK = OutputTable(
+    "rater_feedback.csv",
+    "flagged score, the rater table's raters in order, each rater's most severe first",
+    (
+        Column("rater", "who gave the score"),
+        Column("item", "the item"),
+        Column("row", "the data row in the input file", kind=COUNT),
+        Column("id", "the response's id"),
+        Column("score", "the rater's score"),
+        Column("model_score", "the score the model prefers"),
+        Column("p_score", "the model's probability of the rater's score", kind=FIGURE),
+        Column("severity", "the review queue's severity", kind=FIGURE),
+        Column("answer", "the answer"),
+        Column("neighbours", "the five neighbours that weigh most: 'id (score, similarity)'"),
+        Column("nearest_answer", "the nearest neighbour's answer"),
+    ),
+)
+
+PREDICTIONS = OutputTable(
+    "predictions.csv",
+    "response, in input-row order",
+    (
+        Column("row", "the 1-based data row in the input file", kind=COUNT),
+        Column("id", "the response's id"),
+        Column("item", "the item", when="with an item column"),
+        Column("rater", "who gave the score", when="with a rater column"),
+        Column("text", "the answer"),
+        Column("score", "the human score (original label)"),
+        Column("predicted", "the score PARM predicts"),
+        Column("severity", "the review queue's severity, 0 to 1: how much the evidence doubts "
+               "the human score", kind=FIGURE),
+        Column("flagged", "predicted differs from score", kind=FLAG),
+        Column("evidence", "the neighbours that drove the prediction, 'row:score:weight;...'"),
+        Column("score2", "the second read", when="with a second score"),
+        Column("raters_disagree", "the two reads differ", kind=FLAG, when="with a second score"),
+    ),
+    families=(
+        Column("p_<label>", "PARM's probability of each score (every score on any item's "
+               "scale; empty where a score is not on an item's)", kind=FIGURE),
+    ),
+)  # fmt: skip
+
+TUNING = OutputTable(
+    "tuning.csv",
+    "configuration tried (per item in a session)",
+    (
+        Column("item", "the item", when="with an item column"),
+        Column("top_k", "K (empty: the dense graph)", kind=COUNT),
+        Column("power", "the power p", kind=FIGURE),
+        Column("selected", "the configuration chosen", kind=FLAG),
+    ),
+    families=(
+        Column("<metric>", "each agreement figure of the fit: accuracy, kappa, qwk, near, f1, "
+               "nll (no qwk or near for unordered labels)", kind=FIGURE),
+    ),
+)  # fmt: skip
+
+DECISIONS = OutputTable(
+    "decisions.csv",
+    "review decision, in input-row order",
+    (
+        Column("row", "the 1-based data row", kind=COUNT),
+        Column("id", "the response's id"),
+        Column("item", "the item", when="with an item column"),
+        Column("rater", "who gave the score decided on", when="with a rater column"),
+        Column("text", "the answer"),
+        Column("score", "the human score"),
+        Column("predicted", "this run's predicted score"),
+        Column("severity", "this run's severity", kind=FIGURE),
+        Column("action", "keep, change or unsure"),
+        Column("new_score", "the new score of a change"),
+        Column("note", "the reviewer's note"),
+        Column("decided_at", "when (UTC, ISO 8601)"),
+        Column("reviewer", "who decided (the reviewer setting, by default the login name)"),
+        Column("decided_run_id", "the run the decision was made on"),
+        Column("decided_settings", "that run's settings digest"),
+        Column("decided_predicted", "the score predicted then"),
+        Column("decided_severity", "the severity then", kind=FIGURE),
+        Column("conflicts", "other reviewers' imported decisions that differ, not yet settled"),
+    ),
+)
+
+REVIEWED = OutputTable(
+    "scores_reviewed.csv",
+    "row of the input file, in input order, with every column as read",
+    (
+        Column("final_score", "the review's new score where a decision changed it, else the "
+               "score as the file had it"),
+        Column("decision", "keep, change, unsure, or empty"),
+        Column("note", "the reviewer's note"),
+        Column("decided_at", "when"),
+        Column("predicted", "this run's predicted score (empty for rows not audited)"),
+        Column("severity", "this run's severity", kind=FIGURE),
+    ),
+    families=(Column("<input column>", "every column of the input file, as read, first"),),
+)  # fmt: skip
+
+# Every CSV parm writes, in the order the reference lists them; each has a last `run_id`.
+TABLES = (PREDICTIONS, TUNING, ITEMS, RATERS, BIAS, FEEDBACK, DECISIONS, REVIEWED)
+
+
+def reference_markdown() -> str:
+    """The output reference: every CSV's columns, what each means and when a file has it."""
+    return columns.reference_markdown(TABLES)
