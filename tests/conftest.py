@@ -8,6 +8,7 @@ small host app stays quick), snapshots, coverage simulations, subprocesses.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -55,6 +56,28 @@ def isolated_dirs(tmp_path_factory):
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+@pytest.fixture(scope="session", autouse=True)
+def reports_follow_their_schema():
+    """Every report.json content any test makes (engine.outputs.session_report.session_dict,
+    the one place it is made) is checked against the schema shipped in the package."""
+    import jsonschema
+
+    from engine.outputs import session_report
+
+    schema = session_report.report_schema()
+    made = session_report.session_dict
+
+    def checked(*args, **kwargs):
+        data = made(*args, **kwargs)
+        # Through JSON, as the file holds it (tuples become lists, keys strings).
+        jsonschema.validate(json.loads(json.dumps(data, default=str)), schema)
+        return data
+
+    session_report.session_dict = checked
+    yield
+    session_report.session_dict = made
 
 
 @pytest.fixture(autouse=True)

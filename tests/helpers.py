@@ -26,11 +26,11 @@ import parm_tui.app
 from engine.core.errors import ConfigError
 from engine.embedding.vectors import Embedded, TokenEmbeddings
 from engine.input.config import config_from_dict, load_defaults
-from engine.input.items import Items, split_items
+from engine.input.items import split_items
 from engine.input.responses import Responses
 from engine.pipeline import run_audit
 from engine.results.item import AuditResult
-from engine.results.session import SessionResult, session_result
+from engine.results.session import SessionResult, single_item_session
 from engine.session import ItemTask, audit_item, run_session
 from parm_tui.cli import app as cli_app
 from parm_tui.screens.review import ReviewScreen
@@ -174,11 +174,8 @@ def synthetic_result(
 
 
 def one_item_session(result: AuditResult) -> SessionResult:
-    """The session of a file of one item (no item column) whose audit is `result`, as
-    run_session gives it: the rater table and the warnings are worked out from the result."""
-    responses = result.responses
-    items = Items(responses.source, [responses], [], responses.file_rows, responses.warnings)
-    return session_result(items, [result], result.config, result.timings)
+    """The session of a file of one item (no item column) whose audit is `result`."""
+    return single_item_session(result)
 
 
 # -- sessions of items ----------------------------------------------------------------------------

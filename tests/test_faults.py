@@ -102,12 +102,12 @@ def test_a_damaged_cache_is_reported_and_gives_the_uncached_result(
     warning = f"Warning: Embedding cache: the cached embeddings in {entry} were damaged"
     assert warning in output and output.count("Embedding cache") == 1
     first, second = report(tmp_path / "first"), report(tmp_path / "second")
-    assert second["embedding"]["cached"] is False
-    assert second["metrics"]["kappa"] == first["metrics"]["kappa"]
+    assert second["items"][0]["embedding"]["cached"] is False
+    assert second["items"][0]["metrics"]["kappa"] == first["items"][0]["metrics"]["kappa"]
     assert any(w.startswith("Embedding cache: ") for w in second["warnings"])
     code, output = cli(*args, tmp_path / "third")  # the entry was written again, whole
     assert code == 0 and "Embedding cache" not in output
-    assert report(tmp_path / "third")["embedding"]["cached"] is True
+    assert report(tmp_path / "third")["items"][0]["embedding"]["cached"] is True
 
 
 # -- a kill or SIGTERM between the files of a set -------------------------------------------------
@@ -458,7 +458,7 @@ def test_numeric_score_labels_are_shown_in_one_spelling_in_every_output(tmp_path
     path = write_rows(tmp_path / "spelled.csv", ["id", "answer", "score"], rows)
     code, _ = cli(path, "--embeddings", answers / "answers.npy", "--out", tmp_path / "o", *QUICK)
     assert code == 0
-    assert list(report(tmp_path / "o")["input"]["score_counts"]) == ["0", "1", "2.5"]
+    assert list(report(tmp_path / "o")["items"][0]["input"]["score_counts"]) == ["0", "1", "2.5"]
     with open(tmp_path / "o" / "predictions.csv", newline="", encoding="utf-8") as handle:
         table = list(csv.DictReader(handle))
     assert {row["score"] for row in table} == {"0", "1", "2.5"}

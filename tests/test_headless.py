@@ -102,16 +102,23 @@ def test_report_matches_the_tuning_table_and_the_predictions(default_run):
     out, _ = default_run
     report = json.loads((out / "report.json").read_text())
     assert report["config"] == load_defaults().updated(second_score_column="score2").to_dict()
-    assert report["similarity_mode"] == "single-vector"
-    assert set(report["timings_seconds"]) >= {"embedding", "neighbours", "tuning", "total"}
+    assert report["items"][0]["similarity_mode"] == "single-vector"
+    assert set(report["items"][0]["timings_seconds"]) >= {
+        "embedding",
+        "neighbours",
+        "tuning",
+        "total",
+    }
 
     header, rows = read_csv(out / "tuning.csv")
     (chosen,) = [r for r in rows if r[header.index("selected")] == "True"]
-    assert report["selected"]["top_k"] == int(chosen[0])
-    assert report["selected"]["power"] == float(chosen[1])
-    assert list(report["metrics"]) == METRICS
+    assert report["items"][0]["selected"]["top_k"] == int(chosen[0])
+    assert report["items"][0]["selected"]["power"] == float(chosen[1])
+    assert list(report["items"][0]["metrics"]) == METRICS
     for name in METRICS:
-        assert report["metrics"][name] == pytest.approx(float(chosen[header.index(name)]), abs=2e-6)
+        assert report["items"][0]["metrics"][name] == pytest.approx(
+            float(chosen[header.index(name)]), abs=2e-6
+        )
 
     # the metrics are those of the predictions file, recomputed with scikit-learn
     pheader, prows = read_csv(out / "predictions.csv")
@@ -128,18 +135,18 @@ def test_report_matches_the_tuning_table_and_the_predictions(default_run):
         "nll": -np.mean(np.log(proba[np.arange(len(human)), human])),
     }
     for name, value in expected.items():
-        assert report["metrics"][name] == pytest.approx(value, abs=1e-4), name
+        assert report["items"][0]["metrics"][name] == pytest.approx(value, abs=1e-4), name
 
 
 def test_report_lists_every_parameter_with_a_standard_error(default_run):
     out, _ = default_run
     report = json.loads((out / "report.json").read_text())
-    names = [p["name"] for p in report["parameters"]]
+    names = [p["name"] for p in report["items"][0]["parameters"]]
     assert names == ["beta_1", "beta_2", "gamma_1", "gamma_2", "mu_1", "mu_2"]
-    for parameter in report["parameters"]:
+    for parameter in report["items"][0]["parameters"]:
         assert math.isfinite(parameter["estimate"])
         assert parameter["se"] is not None and parameter["se"] > 0
-    assert report["optimiser"]["converged"] is True
+    assert report["items"][0]["optimiser"]["converged"] is True
 
 
 def test_grid_settings_from_the_command_line_are_evaluated_completely(
@@ -246,11 +253,11 @@ def test_unordered_text_labels_leave_out_qwk_and_near_and_say_why(
         "--second-score-col", "score2", *QUICK,
     )  # fmt: skip
     report = json.loads((out / "report.json").read_text())
-    assert report["input"]["scores_ordered"] is False
-    assert list(report["metrics"]) == ["accuracy", "kappa", "f1", "nll"]
-    assert report["metrics_left_out"]["metrics"] == ["qwk", "near"]
-    assert "no stated order" in report["metrics_left_out"]["reason"]
-    assert set(report["second_rater"]["rater1_vs_rater2"]) == {"exact", "kappa"}
+    assert report["items"][0]["input"]["scores_ordered"] is False
+    assert list(report["items"][0]["metrics"]) == ["accuracy", "kappa", "f1", "nll"]
+    assert report["items"][0]["metrics_left_out"]["metrics"] == ["qwk", "near"]
+    assert "no stated order" in report["items"][0]["metrics_left_out"]["reason"]
+    assert set(report["items"][0]["second_rater"]["rater1_vs_rater2"]) == {"exact", "kappa"}
     header, _ = read_csv(out / "tuning.csv")
     assert header == ["top_k", "power", "accuracy", "kappa", "f1", "nll", "selected", "run_id"]
     markdown = (out / "report.md").read_text()
@@ -271,10 +278,10 @@ def test_score_order_on_the_command_line_gives_the_numeric_run(
     )  # fmt: skip
     report = json.loads((out / "report.json").read_text())
     numeric = json.loads((default_run[0] / "report.json").read_text())
-    assert report["input"]["labels"] == ["low", "medium", "high"]
-    assert report["input"]["scores_ordered"] is True
-    assert report["metrics_left_out"] is None
-    assert report["metrics"] == pytest.approx(numeric["metrics"], abs=1e-9)
+    assert report["items"][0]["input"]["labels"] == ["low", "medium", "high"]
+    assert report["items"][0]["input"]["scores_ordered"] is True
+    assert report["items"][0]["metrics_left_out"] is None
+    assert report["items"][0]["metrics"] == pytest.approx(numeric["items"][0]["metrics"], abs=1e-9)
 
 
 def test_selecting_by_qwk_with_unordered_labels_is_refused(text_labels_csv, tmp_path):
@@ -345,7 +352,7 @@ def test_parm_audit_guesses_the_columns_the_app_guesses_unless_told_not_to(tmp_p
     assert plain.exit_code == 0, plain.output
     assert "Guessed" not in plain.output
     report = json.loads((tmp_path / "b" / "report.json").read_text())
-    assert report["config"]["item_column"] is None and report["second_rater"] is None
+    assert report["config"]["item_column"] is None and report["items"][0]["second_rater"] is None
 
 
 def test_parm_export_writes_the_newest_saved_run_or_the_one_asked_for(tmp_path):

@@ -172,7 +172,7 @@ def test_report_json_says_late_interaction(late_interaction_run, tmp_path):
 
     write_outputs(late_interaction_run[0], tmp_path)
     report = json.loads((tmp_path / "report.json").read_text())
-    assert report["similarity_mode"] == "late-interaction"
+    assert report["items"][0]["similarity_mode"] == "late-interaction"
 
 
 def test_parm_audit_cli_runs_late_interaction(small_sample_csv, colbert_minilm, tmp_path):
@@ -197,7 +197,7 @@ def test_parm_audit_cli_runs_late_interaction(small_sample_csv, colbert_minilm, 
     outcome = CliRunner().invoke(app, args)
     assert outcome.exit_code == 0, outcome.output
     report = json.loads((out / "report.json").read_text())
-    assert report["similarity_mode"] == "late-interaction"
+    assert report["items"][0]["similarity_mode"] == "late-interaction"
     # similarity_top_k null in this mode uses all colbert_top_k candidates.
     tuning = pd.read_csv(out / "tuning.csv")
     assert set(tuning["top_k"]) == {15}

@@ -68,4 +68,5 @@ def test_the_report_template_is_package_data():
     template = files("engine.outputs") / "templates" / "report.html.j2"
     assert template.is_file()
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'engine = ["outputs/templates/*.j2"]' in pyproject
+    assert 'engine = ["outputs/templates/*.j2", "outputs/report.schema.json"]' in pyproject
+    assert (files("engine.outputs") / "report.schema.json").is_file()

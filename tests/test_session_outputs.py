@@ -98,3 +98,31 @@ def test_decisions_of_a_session_name_the_item_and_the_rater(tmp_path):
     for row in rows:
         original = frame.iloc[row[0] - 1]
         assert (row[2], row[3]) == (original["item"], original["rater"])
+
+
+def test_report_json_has_one_shape_for_one_item_and_for_many(tmp_path):
+    """A file without an item column is a session of one item: the same keys at the top, its
+    report under items[0] with a null item; a file of items has one entry per item."""
+    from engine.outputs.session_report import SCHEMA_VERSION
+
+    frame, vectors = session_frame()
+    many = session_dict(run_frame(frame, vectors, session_config()))
+    one_frame = frame[frame["item"] == "A"].reset_index(drop=True)
+    one = session_dict(
+        run_frame(one_frame, vectors[frame.index[frame["item"] == "A"]],
+                  session_config(item_column=None))
+    )  # fmt: skip
+    assert one.keys() == many.keys()
+    assert one["schema_version"] == many["schema_version"] == SCHEMA_VERSION
+    assert [item["item"] for item in one["items"]] == [None]
+    assert [item["item"] for item in many["items"]] == ["A", "B"]
+    assert one["items"][0].keys() == many["items"][0].keys()
+    assert one["input"]["item_column"] is None and many["input"]["item_column"] == "item"
+
+
+def test_the_schemas_settings_are_the_settings_table():
+    from engine.input.settings import SETTINGS
+    from engine.outputs.session_report import report_schema
+
+    config = report_schema()["$defs"]["config"]
+    assert config["required"] == [s.name for s in SETTINGS] == list(config["properties"])

@@ -55,3 +55,15 @@ def test_a_time_column_is_guessed_beside_a_rater_column_only():
     guessed = guess_columns(frame)
     assert (guessed["rater"], guessed["time"], guessed["score"]) == ("marker", "marked_at", "score")
     assert guess_columns(frame.drop(columns="marker"))["time"] is None
+
+
+def test_a_column_with_one_value_throughout_is_never_guessed_as_the_item_column():
+    """One essay set's file has EssaySet = 1 on every row: one item, not an item column; with
+    two sets in the file it splits them."""
+    frame = pd.DataFrame(
+        {"EssaySet": ["1", "1", "1"], "EssayText": ["a b", "c d", "e f"], "Score1": ["1", "0", "2"]}
+    )
+    guessed = guess_columns(frame)
+    assert guessed["item"] is None and guessed["score"] == "Score1"
+    frame.loc[2, "EssaySet"] = "2"
+    assert guess_columns(frame)["item"] == "EssaySet"

@@ -284,6 +284,9 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
 
     ids = _id_columns(columns)
     items = _named_columns(columns, ITEM_NAMES)
+    # A column with one value throughout (EssaySet of one essay set's file) splits nothing: it
+    # is not an item column, though named like one (it stays out of the text and the scores).
+    varying = [c for c in items if frame[c].astype(str).nunique(dropna=False) > 1]
     raters = _named_columns(columns, RATER_NAMES)
     times = _named_columns(columns, TIME_NAMES)
     # An id, item, rater or time column is never the text or a score, even when its name says
@@ -310,7 +313,7 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
         "score": score,
         "id": ids[0] if ids else None,
         "second": second,
-        "item": items[0] if items else None,
+        "item": varying[0] if varying else None,
         "rater": first_raters[0] if first_raters else None,
         "second_rater": second_raters[0] if second and second_raters else None,
         "time": times[0] if times and first_raters else None,

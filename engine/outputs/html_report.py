@@ -24,12 +24,11 @@ import numpy as np
 
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
-from engine.outputs import html_items, plots
+from engine.outputs import html_items, plots, session_report
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
 from engine.outputs.session_markdown import blank_count
-from engine.outputs.session_report import session_dict
 from engine.results.session import SessionResult
 
 # No script, no remote or local load of anything: styles inline, plots inline SVG.
@@ -42,7 +41,7 @@ TEMPLATE = "report.html.j2"
 
 def html_report(session: SessionResult, decisions: dict | None) -> str:
     """The page for a session and its review's decisions (by data row; None: no store)."""
-    data = session_dict(session, decisions)
+    data = session_report.session_dict(session, decisions)
     items = [
         html_items.item_view(result, report, k)
         for k, (result, report) in enumerate(zip(session.results, _item_reports(session, data)))
@@ -94,7 +93,7 @@ def render(context: dict) -> str:
 
 
 def _item_reports(session: SessionResult, data: dict) -> list[dict]:
-    return data["items"] if session.by_item else [data]
+    return data["items"]
 
 
 # -- the director's summary ----------------------------------------------------------------------

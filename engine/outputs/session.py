@@ -9,7 +9,7 @@ from pathlib import Path
 
 from engine.core.errors import ExportError
 from engine.input.config import AuditConfig
-from engine.outputs import declared, rater_files, tables
+from engine.outputs import declared, rater_files, session_report, tables
 from engine.outputs.names import (
     BIAS_FILE,
     DECISIONS_FILE,
@@ -22,7 +22,6 @@ from engine.outputs.names import (
 )
 from engine.outputs.reviewed import reviewed_table
 from engine.outputs.session_markdown import session_markdown
-from engine.outputs.session_report import session_dict
 from engine.outputs.write import json_text, run_csv, write_files
 from engine.results.decision import Decisions
 from engine.results.item import AuditResult
@@ -179,7 +178,7 @@ def session_contents(
     builders = {
         "predictions.csv": lambda: run_csv(prediction_table(session), run_id),
         "tuning.csv": lambda: run_csv(tuning_table(session), run_id),
-        "report.json": lambda: json_text(session_dict(session, decisions)),
+        "report.json": lambda: json_text(session_report.session_dict(session, decisions)),
         "report.md": lambda: session_markdown(session, decisions),
         HTML_FILE: lambda: html_report(session, decisions),
         ITEMS_FILE: lambda: run_csv(items_table(session), run_id),

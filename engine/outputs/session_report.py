@@ -5,6 +5,7 @@ the writer (engine.outputs.session), which imports report.html's renderer."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 
 from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
@@ -14,27 +15,34 @@ from engine.outputs.session_markdown import MIN_PAIR, blank_count
 from engine.results.overview import ItemSummary
 from engine.results.session import SessionResult
 
+# report.json's shape (engine/outputs/report.schema.json describes it; CHANGELOG.md says what
+# each version changed). 2: one shape for one item and for many.
+SCHEMA_VERSION = 2
+SCHEMA_FILE = "report.schema.json"
+
+
+def report_schema() -> dict:
+    """The JSON Schema of report.json, shipped in the package beside this module."""
+    from importlib.resources import files
+
+    return json.loads((files("engine.outputs") / SCHEMA_FILE).read_text(encoding="utf-8"))
+
 
 def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
-    """report.json: a single item's report (plus the rater table), or for many items the
-    overview, the raters and every item's report; and the review's decisions (`decisions`, by
-    data row; None: no decision store) under `review`."""
-    raters = None if session.raters is None else _raters_dict(session)
-    review = review_summary.review_summary(session, decisions)
-    if not session.by_item:
-        data = report.report_dict(session.results[0])
-        if raters is not None:
-            data["raters"] = raters
-        data["review"] = review
-        return data
+    """report.json: the run, the input, the settings, the items overview, the raters, the
+    review's decisions (`decisions`, by data row; None: no decision store) under `review`, and
+    every item's report under `items`. One shape whatever the file: a file without an item
+    column is a session of one item (its `item` is null)."""
     skipped = session.items.skipped
     return {
+        "schema_version": SCHEMA_VERSION,
         "parm_version": report._version(),
         # The run every file of the set names (a run_id column in each CSV).
         "run_id": session.run_id,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "input": {
             "file": session.items.source,
+            "item_column": session.config.item_column if session.by_item else None,
             "items": len(session.results) + len(skipped),
             "items_audited": len(session.results),
             "responses": session.n_responses,
@@ -45,12 +53,21 @@ def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
         },
         "config": session.config.to_dict(),
         "items_overview": [dict(zip(*_overview_record(s))) for s in session.overview],
-        "raters": raters,
+        "raters": None if session.raters is None else _raters_dict(session),
         "flagged": int(session.flagged.sum()),
-        "review": review,
+        "review": review_summary.review_summary(session, decisions),
         "timings_seconds": session.timings,
         "warnings": list(session.warnings),
-        "items": [report.report_dict(result) for result in session.results],
+        "items": [_item_dict(session, result) for result in session.results],
+    }
+
+
+def _item_dict(session: SessionResult, result) -> dict:
+    """One item's report (engine.outputs.report), named by its item (null for a file without
+    an item column)."""
+    return {
+        "item": result.responses.item if session.by_item else None,
+        **report.report_dict(result),
     }
 
 

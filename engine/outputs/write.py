@@ -19,12 +19,13 @@ from pathlib import Path
 
 from engine.core.errors import ExportError, OutputsExist
 from engine.core.files import reason, refuse_non_regular_targets
-from engine.outputs import markdown, report, tables
+from engine.outputs import markdown, session_report, tables
 from engine.outputs.names import DECISIONS_FILE, MANIFEST_FILE, OUTPUT_FILES
 from engine.outputs.review_summary import NO_REVIEW, NO_STORE, review_markdown
 from engine.outputs.sets import write_set
 from engine.results.decision import Decisions
 from engine.results.item import AuditResult
+from engine.results.session import single_item_session
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\x00")
 # What a spreadsheet may skip before it decides a cell is a formula: blanks, and quote
@@ -150,7 +151,7 @@ def write_outputs(
     builders = {
         "predictions.csv": lambda: run_csv(tables.prediction_table(result), run_id),
         "tuning.csv": lambda: run_csv(tables.tuning_table(result), run_id),
-        "report.json": lambda: json_text({**report.report_dict(result), "review": no_review}),
+        "report.json": lambda: json_text(session_report.session_dict(single_item_session(result))),
         "report.md": lambda: markdown.markdown_report(result, decisions=review_markdown(no_review)),
     }
     contents = [(name, builders[name]()) for name in OUTPUT_FILES if name in names]

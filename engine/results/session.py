@@ -70,6 +70,14 @@ def session_result(
     )
 
 
+def single_item_session(result: AuditResult) -> SessionResult:
+    """The session of a file of one item (no item column) whose audit is `result`, as
+    run_session gives it: the rater table and the warnings are worked out from the result."""
+    responses = result.responses
+    items = Items(responses.source, [responses], [], responses.file_rows, responses.warnings)
+    return session_result(items, [result], result.config, result.timings)
+
+
 def _warnings(items: Items, results: list[AuditResult]) -> list[str]:
     """One item: its own warnings. Many: the settings' and the file's warnings once, then each
     item's own, named."""
