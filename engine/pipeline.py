@@ -23,7 +23,7 @@ from engine.input.config import SINGLE_VECTOR, AuditConfig, fit_top_k
 from engine.input.responses import Responses
 from engine.model.cross_fit import cross_fit
 from engine.model.metrics import ORDINAL_METRICS
-from engine.model.tuning import TuningResult, TuningRow, tune
+from engine.model.tuning import TuningResult, tune
 from engine.results.item import AuditResult
 
 
@@ -72,7 +72,10 @@ def run_audit(
     timings["tuning"] = time.perf_counter() - mark
     warnings += result.warnings
     predicted = result.fitted.predicted
-    checks = _checks(graph, responses, tune_config, predicted, reporter, timings)
+    # While the item's features still hold the selected graph's weights (the standard errors'):
+    # cross-fitting asks them for other configurations.
+    found = _evidence(graph, result)
+    checks = _checks(graph, result, responses, tune_config, predicted, reporter, timings)
     vectors = embedded.single_vectors()
     ranked, note = _severity(vectors, result, responses, config, reporter, timings)
     warnings += note
@@ -90,7 +93,7 @@ def run_audit(
         tuning=result,
         predicted=predicted,
         severity=ranked,
-        evidence=_evidence(graph, result.best, config),
+        evidence=found,
         timings={k: round(v, 3) for k, v in timings.items()},
         embedding=embedded.facts,
         late_interaction=graph_facts,
@@ -195,18 +198,18 @@ def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> Nei
     )
 
 
-def _evidence(graph: NeighbourGraph, best: TuningRow, config: AuditConfig):
+def _evidence(graph: NeighbourGraph, tuned: TuningResult):
     """The neighbours that drove each prediction, from the selected graph."""
+    best = tuned.best
     if best.top_k is None:
         weights = graph.transform(graph.similarities, best.power)
         found = evidence.evidence_from_lists(graph.indices, weights)
     else:
-        weights = graph.weights(best.top_k, best.power, config.similarity_top_k_symmetric)
-        found = evidence.evidence_from_weights(weights)
+        found = evidence.evidence_from_weights(tuned.item_features.weights(best.top_k, best.power))
     return evidence.with_similarities(found, graph.indices, graph.similarities)
 
 
-def _checks(graph, responses: Responses, config: AuditConfig, predicted, reporter, timings):
+def _checks(graph, tuned, responses: Responses, config: AuditConfig, predicted, reporter, timings):
     """Second rater, near-duplicates, bootstrap intervals and cross-fitting for `AuditResult`.
 
     `config` is the configuration tuning used, so cross-fitting repeats exactly that search.
@@ -230,7 +233,7 @@ def _checks(graph, responses: Responses, config: AuditConfig, predicted, reporte
             reporter,
             ordered=ordered,
         )
-    crossed = cross_fit(graph, scores, n_classes, config, reporter, ordered)
+    crossed = cross_fit(graph, scores, n_classes, config, reporter, ordered, tuned.item_features)
     timings["checks"] = time.perf_counter() - mark
     return {
         "second_rater": second_rater(

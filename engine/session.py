@@ -3,12 +3,11 @@ items (questions); each item is audited on its own by `engine.pipeline.run_audit
 graph, tuning and parameters: answers to different questions are never neighbours), in turn or
 on worker processes, and then the raters are compared across items.
 
-Embedding happens here, in the parent, once per item (cached per item), so worker processes
-never load a model; each item is then a unit of plain, picklable inputs (`ItemTask`, run by
-`audit_item`). With a Dask scheduler (the `scheduler` setting or DASK_SCHEDULER_ADDRESS,
-engine.cluster) the units run on the cluster's workers instead, and without given embeddings
-each unit embeds its own answers there (on the worker's GPU when it has one), so the parent
-never loads a model.
+Each item is a unit of plain, picklable inputs (`ItemTask`, run by `audit_item`), run where
+the settings say (engine.runners: this process, worker processes, a Dask cluster). Running
+here or on worker processes, the answers are embedded in the parent first, once per item, so
+worker processes never load a model; on a Dask cluster each unit embeds its own answers on its
+worker (on the worker's GPU when it has one), so the parent never loads a model.
 """
 
 from __future__ import annotations
@@ -19,9 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.cluster.address import scheduler_address
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
-from engine.core.workers import run_units
 from engine.embedding.vectors import Embedded
 from engine.input.config import AuditConfig
 from engine.input.items import Items
@@ -29,6 +26,7 @@ from engine.input.responses import Responses
 from engine.pipeline import check_selection_metric, embed_responses, run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, session_result
+from engine.runners import runner_for
 
 
 @dataclass(frozen=True)
@@ -68,11 +66,12 @@ def run_session(
     audited = items.audited
     for responses in audited:  # before any embedding: a setting that cannot work stops at once
         check_selection_metric(config, responses)
-    address = scheduler_address(config.scheduler)
-    if address is None:
+    runner = runner_for(config)
+    loading = embedding_seconds = 0.0
+    if runner.embeds_here:
         tasks, loading = _embedded_here(items, config, reporter, embeddings)
         embedding_seconds = time.perf_counter() - started - loading
-    else:  # the workers embed (or get the given vectors)
+    else:  # the units embed where they run (or get the given vectors)
         tasks = [
             ItemTask(r, None if embeddings is None else Embedded.precomputed(embeddings[k]), config)
             for k, r in enumerate(audited)
@@ -87,22 +86,15 @@ def run_session(
             reporter.callback(_named(event, items, k))
 
     reporter(ITEMS, 0, len(audited), f"{len(audited)} item(s)")
-    if address is None:
-        results = run_units(audit_item, tasks, config.jobs, reporter, forward)
-    else:
-        results = _on_cluster(tasks, items, address, config, reporter, forward)
+    names = [_name(items, k) for k in range(len(tasks))]
+    sizes = [len(task.responses) for task in tasks]
+    results = runner.run(audit_item, tasks, reporter, forward, names, sizes)
     for result in results[1:]:  # one run: decisions and saved sessions name it once
         result.run_id = results[0].run_id
-    if address is None:
-        timings = {"loading_model": round(loading, 3), "embedding": round(embedding_seconds, 3)}
-        if not items.by_item:  # report.json of a one-item file is that item's report
-            results[0].timings["loading_model"] = round(loading, 3)
-            results[0].timings["total"] = round(results[0].timings["total"] + loading, 3)
-    else:  # each worker's own seconds, summed (its items' timings already hold them)
-        timings = {
-            stage: round(sum(r.timings.get(stage, 0.0) for r in results), 3)
-            for stage in ("loading_model", "embedding")
-        }
+    timings = runner.timings(results, loading, embedding_seconds)
+    if runner.embeds_here and not items.by_item:  # the item's own timings say the whole run's
+        results[0].timings["loading_model"] = round(loading, 3)
+        results[0].timings["total"] = round(results[0].timings["total"] + loading, 3)
     session = session_result(items, results, config, timings)
     session.timings["total"] = round(time.perf_counter() - started, 3)
     reporter(DONE, 1, 1, "audit finished")
@@ -119,16 +111,6 @@ def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embedd
         loading += embedded.facts.loading_seconds
         tasks.append(ItemTask(responses, embedded, config))
     return tasks, loading
-
-
-def _on_cluster(tasks, items: Items, address: str, config: AuditConfig, reporter, forward):
-    from engine.cluster.run import run_on_cluster
-
-    names = [_name(items, k) for k in range(len(tasks))]
-    sizes = [len(task.responses) for task in tasks]
-    return run_on_cluster(
-        audit_item, tasks, address, config.scheduler_timeout, reporter, forward, names, sizes
-    )
 
 
 def _name(items: Items, k: int) -> str:

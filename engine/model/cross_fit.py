@@ -12,6 +12,7 @@ import numpy as np
 from engine.core.progress import CHECKS, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.input.config import AuditConfig
+from engine.model.features import ItemFeatures
 from engine.model.joint_fits import fit_many
 from engine.model.metrics import agreement, better, evaluate, headline_metrics
 from engine.model.pseudo_likelihood import fit, proba
@@ -67,18 +68,9 @@ def fold_assignment(n: int, folds: int, seed: int) -> list[np.ndarray]:
     return [np.sort(part) for part in np.array_split(order, folds)]
 
 
-def masked_features(graph, scores, train, n_classes, top_k, power, symmetric, weights=None):
-    """T (N, C+1), S (N,) from training labels only: held-out rows' one-hot rows are zero, so
-    T_i(c) sums over training neighbours and S_i = sum_c T_i(c) over the same neighbours."""
-    onehot = np.zeros((scores.shape[0], n_classes))
-    onehot[train, scores[train]] = 1.0
-    if top_k is None:
-        # The dense path computes T block by block; its S includes held-out rows, so recompute.
-        t, _ = graph.dense_features(onehot, power, None)
-    else:
-        w = weights if weights is not None else graph.weights(top_k, power, symmetric)
-        t = np.asarray(w @ onehot)
-    return t, t.sum(axis=1)
+def masked_features(graph, scores, train, n_classes, top_k, power, symmetric):
+    """T (N, C+1), S (N,) from training labels only (engine.model.features.ItemFeatures.masked)."""
+    return ItemFeatures(graph, scores, n_classes, symmetric).masked(train, top_k, power)
 
 
 def _consider(state: _FoldState, scores, config, ordered, top_k, power, t, s, fitted=None):
@@ -105,14 +97,17 @@ def cross_fit(
     config: AuditConfig,
     reporter: Reporter | None = None,
     ordered: bool = True,
+    features: ItemFeatures | None = None,
 ) -> CrossFit | None:
     """Cross-fitted accuracy, kappa and (ordered scores) QWK of the whole tune-and-fit procedure.
 
     For each of config.cross_fit_folds folds, K and p are selected and the parameters fitted on
     the other folds' responses, with features built from their labels only (held-out one-hot
     rows zeroed); the held-out responses are then predicted from their training neighbours. The
-    neighbour graph is reused: only labels change. Returns None when folds < 2.
+    neighbour graph is reused: only labels change. features: the item's (the tuning's, with
+    the same graph and scores), else made here. Returns None when folds < 2.
     """
+    features = features or ItemFeatures(graph, scores, n_classes, config.similarity_top_k_symmetric)
     reporter = reporter or Reporter()
     n = scores.shape[0]
     folds = min(config.cross_fit_folds, n)
@@ -126,35 +121,26 @@ def cross_fit(
     powers = config.power_values
     total = len(config.top_k_values) * (len(powers) if powers else 1) * folds
     done = 0
-    symmetric = config.similarity_top_k_symmetric
 
-    def evaluate_all(state, top_k, power, weights=None):
+    def evaluate_all(state, top_k, power):
         # Brent evaluates several powers per fold: report from inside each evaluation too.
         reporter.tick(CHECKS, done, total, f"cross-fitting {done} of {total}")
-        t, s = masked_features(
-            graph, scores, state.train, n_classes, top_k, power, symmetric, weights
-        )
+        t, s = features.masked(state.train, top_k, power)
         return _consider(state, scores, config, ordered, top_k, power, t, s)
 
     for top_k in config.top_k_values:
         if powers is not None:
             for power in powers:
-                weights = None if top_k is None else graph.weights(top_k, power, symmetric)
                 reporter.tick("audit", done, total, f"cross-fitting {done} of {total}")
-                features = [
-                    masked_features(
-                        graph, scores, st.train, n_classes, top_k, power, symmetric, weights
-                    )
-                    for st in states
-                ]
+                masked = [features.masked(st.train, top_k, power) for st in states]
                 # The folds' fits side by side: the same results as one by one, sooner.
                 fits = fit_many(
                     [
                         (t[st.train], s[st.train], scores[st.train], config.class_weight, st.start)
-                        for st, (t, s) in zip(states, features)
+                        for st, (t, s) in zip(states, masked)
                     ]
                 )
-                for state, (t, s), fitted in zip(states, features, fits):
+                for state, (t, s), fitted in zip(states, masked, fits):
                     _consider(state, scores, config, ordered, top_k, power, t, s, fitted)
                     done += 1
                     reporter.tick(CHECKS, done, total, f"cross-fitting {done} of {total}")

@@ -15,6 +15,7 @@ from engine.core.metric_names import METRIC
 from engine.core.progress import TUNING, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph, dense_warning
 from engine.input.config import AuditConfig, PowerInterval
+from engine.model.features import ItemFeatures
 from engine.model.metrics import better, evaluate
 from engine.model.pseudo_likelihood import FittedPARM, fit
 from engine.model.standard_errors import NO_STANDARD_ERRORS, with_standard_errors
@@ -41,13 +42,15 @@ class TuningResult:
     fitted: FittedPARM
     features: tuple[np.ndarray, np.ndarray]
     warnings: list[str] = field(default_factory=list)
+    # The item's features (engine.model.features), holding the selected graph's weights.
+    item_features: ItemFeatures | None = None
 
 
 class _Search:
     """Evaluates configurations, keeps every row and the best fit so far."""
 
-    def __init__(self, graph, scores, n_classes, config: AuditConfig, reporter, total, ordered):
-        self.graph, self.scores, self.n_classes = graph, scores, n_classes
+    def __init__(self, features: ItemFeatures, config: AuditConfig, reporter, total, ordered):
+        self.features, self.scores = features, features.scores
         self.ordered = ordered
         self.config, self.reporter, self.total = config, reporter, total
         self.rows: list[TuningRow] = []
@@ -56,17 +59,9 @@ class _Search:
 
     def evaluate(self, top_k: int | None, power: float) -> TuningRow:
         self.reporter.check()
-        # Only the dense path takes the per-block progress callback (fakes in tests need not).
-        extra = {} if top_k is not None else {"block_progress": self._dense_progress(power)}
-        t, s = self.graph.features(
-            self.scores,
-            self.n_classes,
-            top_k,
-            power,
-            self.config.similarity_top_k_symmetric,
-            self.reporter,
-            **extra,
-        )
+        # Only the dense path takes the per-block progress callback.
+        progress = self._dense_progress(power) if top_k is None else None
+        t, s = self.features.at(top_k, power, self.reporter, progress)
         # The objective is convex in theta, so warm starts change speed, not the optimum.
         fitted = fit(t, s, self.scores, self.config.class_weight, self.start)
         self.start = fitted.theta
@@ -139,7 +134,8 @@ def tune(
     ks = config.top_k_values
     powers = config.power_values
     total = len(ks) * len(powers) if powers is not None else 0
-    search = _Search(graph, scores, n_classes, config, reporter, total, ordered)
+    features = ItemFeatures(graph, scores, n_classes, config.similarity_top_k_symmetric)
+    search = _Search(features, config, reporter, total, ordered)
     notes = _dense_cost(graph, ks, powers)
     for note in notes:
         reporter(TUNING, 0, total, note)
@@ -150,15 +146,12 @@ def tune(
             for power in powers:
                 search.evaluate(top_k, power)
     row, tuned, (t, s) = search.best
-    graph_weights = (
-        None
-        if row.top_k is None
-        else graph.weights(row.top_k, row.power, config.similarity_top_k_symmetric)
-    )
+    graph_weights = features.weights(row.top_k, row.power)
     fitted = with_standard_errors(tuned, t, s, scores, config.class_weight, graph_weights)
     rows = [TuningRow(r.top_k, r.power, r.metrics, r.converged, r is row) for r in search.rows]
     best = next(r for r in rows if r.selected)
-    return TuningResult(rows, best, fitted, (t, s), notes + _fit_warnings(fitted, scores))
+    warnings = notes + _fit_warnings(fitted, scores)
+    return TuningResult(rows, best, fitted, (t, s), warnings, features)
 
 
 # Bounded Brent on a power interval typically evaluates 10-15 powers.
