@@ -16,7 +16,7 @@ from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
 from engine.audit.rater_effects import certainty_weights
-from engine.audit.raters import MIN_RATER_SCORES, _leniency, _pool, rater_report, wilson
+from engine.audit.raters import MIN_RATER_SCORES, _assess, _pool, rater_report, wilson
 from engine.input.responses import Responses
 from engine.outputs.declared import RATERS
 from engine.outputs.session import raters_table, write_session
@@ -102,7 +102,7 @@ def test_rater_effects_are_the_weighted_least_squares_two_way_fit():
     score weighted by 1 / sqrt(W), checked against numpy's lstsq on the dummy design."""
     rng = np.random.default_rng(3)
     scores, _ = _pool(null_session(rng, raters=4, items=3, per_item=80))
-    effects, _ = _leniency(scores)
+    effects = {name: e.leniency for name, e in _assess(scores)[0].items()}
     d = scores.value - scores.expected
     raters, rater_of = np.unique(scores.rater, return_inverse=True)
     items, item_of = np.unique(scores.item, return_inverse=True)

@@ -188,54 +188,61 @@ def _timed(scores: _Scores) -> bool:
 
 
 def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
+    """Every item's scores with a rater, on the pooled scale, as one _Scores; and how many
+    scores have no rater."""
     order = results[0].config.score_order
     pooled = pooled_labels([result.responses.labels for result in results], order)
-    plain = ("scale", "ordered", "item_names", "rater_left_out")
-    parts: dict[str, list] = {key: [] for key in _Scores.__dataclass_fields__ if key not in plain}
-    unassigned = 0
-    for k, result in enumerate(results):
-        responses = result.responses
-        values = score_values(responses.labels, order)
-        to_pooled = recode(responses.labels, pooled)
-        raters = np.array(responses.raters, dtype=object)
-        keep = raters != ""
-        unassigned += int((~keep).sum())
-        second = _second_codes(responses, to_pooled)
-        second_raters = responses.second_raters or ("",) * len(responses)
-        parts["item"].append(np.full(keep.sum(), k))
-        parts["rater"].append(raters[keep])
-        parts["value"].append(values[responses.scores][keep])
-        proba = _expectation(result)
-        m = moments(proba, values)
-        given = values[responses.scores]
-        codes = np.arange(len(responses))
-        parts["position"].append(codes[keep])
-        parts["expected"].append(m.expected[keep])
-        parts["variance"].append(m.variance[keep])
-        parts["kurtosis"].append(m.kurtosis[keep])
-        parts["middle"].append(m.middle[keep])
-        parts["inside"].append(((given > values.min()) & (given < values.max()))[keep])
-        parts["low"].append(m.low[keep])
-        parts["high"].append(m.high[keep])
-        parts["at_low"].append((given == values.min())[keep])
-        parts["at_high"].append((given == values.max())[keep])
-        parts["own"].append(proba[codes, responses.scores][keep])
-        parts["square"].append(np.sum(proba**2, axis=1)[keep])
-        parts["cube"].append(np.sum(proba**3, axis=1)[keep])
-        times = responses.times if responses.times is not None else np.full(len(responses), np.nan)
-        parts["time"].append(np.asarray(times, dtype=float)[keep])
-        parts["human"].append(to_pooled[responses.scores][keep])
-        parts["model"].append(to_pooled[result.predicted][keep])
-        parts["flagged"].append(np.asarray(result.flagged)[keep])
-        parts["second"].append(second[keep])
-        parts["second_rater"].append(np.array(second_raters, dtype=object)[keep])
-    joined = {key: np.concatenate(value) for key, value in parts.items()}
-    ordered = all(result.responses.ordered for result in results)
-    names = tuple(str(result.responses.item) for result in results)
-    left_out = all(result.rater_proba is not None for result in results)
-    pooled_scores = _Scores(**joined, scale=len(pooled), ordered=ordered, item_names=names,
-                            rater_left_out=left_out)  # fmt: skip
+    parts = [_item_scores(k, result, pooled, order) for k, result in enumerate(results)]
+    joined = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
+    unassigned = sum(len(result.responses) for result in results) - joined["rater"].size
+    pooled_scores = _Scores(
+        **joined,
+        scale=len(pooled),
+        ordered=all(result.responses.ordered for result in results),
+        item_names=tuple(str(result.responses.item) for result in results),
+        rater_left_out=all(result.rater_proba is not None for result in results),
+    )
     return pooled_scores, unassigned
+
+
+def _item_scores(k: int, result, pooled, order) -> dict[str, np.ndarray]:
+    """Item k's scores that have a rater: each _Scores array's part (in its fields' order)."""
+    responses = result.responses
+    values = score_values(responses.labels, order)
+    to_pooled = recode(responses.labels, pooled)
+    raters = np.array(responses.raters, dtype=object)
+    keep = raters != ""
+    proba = _expectation(result)
+    m = moments(proba, values)
+    given = values[responses.scores]
+    codes = np.arange(len(responses))
+    times = responses.times if responses.times is not None else np.full(len(responses), np.nan)
+    second_raters = responses.second_raters or ("",) * len(responses)
+    arrays = {
+        "item": np.full(len(responses), k),
+        "rater": raters,
+        "value": given,
+        "position": codes,
+        "expected": m.expected,
+        "variance": m.variance,
+        "kurtosis": m.kurtosis,
+        "middle": m.middle,
+        "inside": (given > values.min()) & (given < values.max()),
+        "low": m.low,
+        "high": m.high,
+        "at_low": given == values.min(),
+        "at_high": given == values.max(),
+        "own": proba[codes, responses.scores],
+        "square": np.sum(proba**2, axis=1),
+        "cube": np.sum(proba**3, axis=1),
+        "time": np.asarray(times, dtype=float),
+        "human": to_pooled[responses.scores],
+        "model": to_pooled[result.predicted],
+        "flagged": np.asarray(result.flagged),
+        "second": _second_codes(responses, to_pooled),
+        "second_rater": np.array(second_raters, dtype=object),
+    }
+    return {key: array[keep] for key, array in arrays.items()}
 
 
 def _expectation(result) -> np.ndarray:
@@ -251,16 +258,6 @@ def _second_codes(responses, to_pooled: np.ndarray) -> np.ndarray:
         return np.full(len(responses), -1)
     second = responses.second_scores
     return np.where(second >= 0, to_pooled[np.maximum(second, 0)], -1)
-
-
-def _leniency(scores: _Scores) -> tuple[dict, dict]:
-    """Each judged rater's leniency against the reference raters and its standard error
-    (engine.audit.rater_effects)."""
-    effects, _ = _assess(scores)
-    return (
-        {name: e.leniency for name, e in effects.items()},
-        {name: e.leniency_se for name, e in effects.items()},
-    )
 
 
 def _assess(scores: _Scores):

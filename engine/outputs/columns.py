@@ -51,6 +51,11 @@ def csv_cell(value, kind: str):
     return value
 
 
+def fixed(value, digits: int = 3) -> str:
+    """A figure with `digits` decimals, "n/a" where there is none (report.md, report.html)."""
+    return "n/a" if missing(value) else f"{value:.{digits}f}"
+
+
 def shown(value, kind: str) -> str:
     """A value as a table for people shows it."""
     if missing(value):

@@ -13,6 +13,7 @@ import numpy as np
 from engine.core.metric_names import METRIC
 from engine.input.config import SINGLE_VECTOR
 from engine.outputs import plots
+from engine.outputs.columns import fixed
 from engine.outputs.markdown import below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.results.item import AuditResult
@@ -65,22 +66,18 @@ def item_view(result: AuditResult, report: dict, k: int) -> dict:
     }
 
 
-def _fixed(value, digits: int = 3) -> str:
-    return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
-
 def _headline(result: AuditResult, report: dict) -> dict:
     """The summary's line for the item: kappa (and QWK) with the interval, cross-fitted."""
     metrics = report["metrics"]
     interval = report["uncertainty"]["bootstrap"]["intervals"].get("kappa")
     crossed = report["uncertainty"]["cross_fit"]
-    parts = [f"kappa {_fixed(metrics['kappa'])}"]
+    parts = [f"kappa {fixed(metrics['kappa'])}"]
     if interval is not None and interval.get("low") is not None:
-        parts[0] += f" (95% interval {_fixed(interval['low'])} to {_fixed(interval['high'])})"
+        parts[0] += f" (95% interval {fixed(interval['low'])} to {fixed(interval['high'])})"
     if crossed is not None:
-        parts.append(f"cross-fitted {_fixed(crossed['metrics']['kappa'])}")
+        parts.append(f"cross-fitted {fixed(crossed['metrics']['kappa'])}")
     if "qwk" in metrics:
-        parts.append(f"QWK {_fixed(metrics['qwk'])}")
+        parts.append(f"QWK {fixed(metrics['qwk'])}")
     parts.append(f"exact agreement {metrics['accuracy']:.1%}")
     who = "" if result.responses.item is None else f"{result.responses.item}: "
     return {"text": who + ", ".join(parts), "below": _below(metrics)}
@@ -88,7 +85,7 @@ def _headline(result: AuditResult, report: dict) -> dict:
 
 def _below(metrics: dict) -> list[str]:
     return [
-        f"{METRIC[m].label} {_fixed(metrics[m])} < {FIELD_THRESHOLDS[m]:.2f}"
+        f"{METRIC[m].label} {fixed(metrics[m])} < {FIELD_THRESHOLDS[m]:.2f}"
         for m in FIELD_THRESHOLDS
         if below_minimum(m, metrics.get(m))
     ]
@@ -161,10 +158,10 @@ def _agreement(result: AuditResult, report: dict) -> list[dict]:
         rows.append(
             {
                 "label": METRIC[m].label,
-                "value": _fixed(value),
+                "value": fixed(value),
                 "interval": "" if iv is None or iv.get("low") is None
-                else f"{_fixed(iv['low'])} to {_fixed(iv['high'])}",
-                "cross_fit": "" if cross is None else _fixed(cross),
+                else f"{fixed(iv['low'])} to {fixed(iv['high'])}",
+                "cross_fit": "" if cross is None else fixed(cross),
                 "below": below_minimum(m, value),
                 "cross_below": below_minimum(m, cross),
                 "minimum": "" if m not in FIELD_THRESHOLDS else f"{FIELD_THRESHOLDS[m]:.2f}",
@@ -199,7 +196,7 @@ def _human(report: dict) -> dict | None:
         cells = []
         for _, figures in pairs:
             value = None if not figures else figures.get(key)
-            cells.append({"text": _fixed(value), "below": metric is not None
+            cells.append({"text": fixed(value), "below": metric is not None
                           and below_minimum(metric, value)})  # fmt: skip
         rows.append({"label": label, "cells": cells})
     human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
@@ -246,7 +243,7 @@ def _parameters(report: dict) -> dict:
         interval = ""
         if se is not None and p["estimate"] is not None:
             interval = f"{p['estimate'] - 1.96 * se:.3f} to {p['estimate'] + 1.96 * se:.3f}"
-        rows.append([p["name"], _fixed(p["estimate"]), _fixed(se), interval])
+        rows.append([p["name"], fixed(p["estimate"]), fixed(se), interval])
     return {"rows": rows, "method": report["standard_errors"]}
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
 from engine.outputs import html_items, plots, session_report
+from engine.outputs.columns import fixed
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
@@ -220,14 +221,14 @@ def review_view(review: dict) -> dict:
         ],
         "changes": [[c["from"], c["to"], c["n"]] for c in review["changes"]],
         "agreement": [
-            [METRIC[m].label, _fixed(before[m]), _fixed(after[m])] for m in before
+            [METRIC[m].label, fixed(before[m]), fixed(after[m])] for m in before
         ],
         "kappa_change": "n/a" if agreement["kappa_change"] is None
         else f"{agreement['kappa_change']:+.3f}",
         "note": agreement["definition"],
         "items": [
-            [i["item"], i["decided"], i["scores_changed"], _fixed(i["kappa_original"]),
-             _fixed(i["kappa_final"]),
+            [i["item"], i["decided"], i["scores_changed"], fixed(i["kappa_original"]),
+             fixed(i["kappa_final"]),
              "n/a" if i["kappa_change"] is None else f"{i['kappa_change']:+.3f}"]
             for i in review.get("items", [])
         ],
@@ -290,7 +291,7 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
         )  # fmt: skip
         plot = plots.raters_panels([r.rater for r in judged], leniency, flagged, "Raters")
     pairs = [
-        [p.first, p.second, p.n, *([_fixed(p.exact), _fixed(p.kappa)] if p.n >= MIN_PAIR
+        [p.first, p.second, p.n, *([fixed(p.exact), fixed(p.kappa)] if p.n >= MIN_PAIR
                                    else [TOO_FEW, ""])]
         for p in session.raters.pairs
     ]  # fmt: skip
@@ -311,13 +312,9 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
 
 
 # -- shared --------------------------------------------------------------------------------------
-def _fixed(value, digits: int = 3) -> str:
-    return "n/a" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
-
-
 def _cell(value, metric: str | None = None) -> dict:
     """A figure for a table cell, with whether it is below the field's minimum."""
-    return {"text": _fixed(value), "below": metric is not None and below_minimum(metric, value)}
+    return {"text": fixed(value), "below": metric is not None and below_minimum(metric, value)}
 
 
 __all__ = [

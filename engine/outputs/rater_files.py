@@ -10,20 +10,13 @@ goes through engine.outputs.write.csv_text (quoted, formulas guarded) like every
 
 from __future__ import annotations
 
-import math
-
 from engine.audit.rater_verdicts import RULES
 from engine.outputs import declared, markdown
+from engine.outputs.columns import FIGURE, csv_cell
 from engine.outputs.declared import rule_text
 from engine.outputs.markdown import md_text
 
 EVIDENCE_SHOWN = 5
-
-
-def number(value, digits: int = 6):
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return ""
-    return f"{value:.{digits}f}" if isinstance(value, float) else value
 
 
 def bias_table(session) -> tuple[list[str], list[list]]:
@@ -53,8 +46,8 @@ def feedback_table(session) -> tuple[list[str], list[list]]:
             rows.append([
                 rater, responses.item if responses.item is not None else "",
                 int(responses.rows[i]), responses.ids[i], labels[scores[i]],
-                labels[result.predicted[i]], number(float(result.fitted.proba[i, scores[i]])),
-                number(float(result.severity[i])), responses.texts[i], shown, nearest,
+                labels[result.predicted[i]], csv_cell(float(result.fitted.proba[i, scores[i]]), FIGURE),
+                csv_cell(float(result.severity[i]), FIGURE), responses.texts[i], shown, nearest,
             ])  # fmt: skip
     rows.sort(key=lambda r: (order.get(r[0], len(order)), -float(r[7] or 0), r[2]))
     return declared.FEEDBACK.header, rows

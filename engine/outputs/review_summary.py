@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.model.metrics import agreement
+from engine.outputs.report import _clean
 from engine.results.decision import ACTIONS
 
 if TYPE_CHECKING:
@@ -117,9 +118,9 @@ def _agreement(original, final, predicted, n_classes: int, ordered: bool) -> dic
     after = agreement(final, predicted, n_classes, ordered)
     return {
         "definition": AGREEMENT_NOTE,
-        "model_vs_original": {m: _number(v) for m, v in before.items()},
-        "model_vs_final": {m: _number(v) for m, v in after.items()},
-        "kappa_change": _number(after["kappa"] - before["kappa"]),
+        "model_vs_original": {m: _clean(v) for m, v in before.items()},
+        "model_vs_final": {m: _clean(v) for m, v in after.items()},
+        "kappa_change": _clean(after["kappa"] - before["kappa"]),
     }
 
 
@@ -151,13 +152,6 @@ def _items(session: SessionResult, decisions: dict[int, Decision]) -> list[dict]
             }
         )
     return out
-
-
-def _number(value):
-    if value is None:
-        return None
-    value = float(value)
-    return round(value, 6) if np.isfinite(value) else None
 
 
 def review_markdown(summary: dict, depth: int = 2) -> str:
