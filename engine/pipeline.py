@@ -22,6 +22,7 @@ from engine.graph.search import build_graph
 from engine.input.config import SINGLE_VECTOR, AuditConfig, fit_top_k
 from engine.input.responses import Responses
 from engine.model.cross_fit import cross_fit
+from engine.model.features import ItemFeatures
 from engine.model.metrics import ORDINAL_METRICS
 from engine.model.tuning import TuningResult, tune
 from engine.results.item import AuditResult
@@ -66,9 +67,10 @@ def run_audit(
             "limit and were truncated before embedding."
         )
     mark = time.perf_counter()
-    result = tune(
-        graph, responses.scores, responses.n_classes, tune_config, reporter, responses.ordered
+    features = ItemFeatures(
+        graph, responses.scores, responses.n_classes, tune_config.similarity_top_k_symmetric
     )
+    result = tune(features, tune_config, reporter, responses.ordered)
     timings["tuning"] = time.perf_counter() - mark
     warnings += result.warnings
     predicted = result.fitted.predicted
@@ -233,7 +235,7 @@ def _checks(graph, tuned, responses: Responses, config: AuditConfig, predicted, 
             reporter,
             ordered=ordered,
         )
-    crossed = cross_fit(graph, scores, n_classes, config, reporter, ordered, tuned.item_features)
+    crossed = cross_fit(tuned.item_features, config, reporter, ordered)
     timings["checks"] = time.perf_counter() - mark
     return {
         "second_rater": second_rater(

@@ -22,10 +22,7 @@ from engine.input.column_guess import COLUMN_KEYS
 from engine.workspace import OpenedFile, Prepared
 
 if TYPE_CHECKING:  # the app's first screen must not load numpy and pandas
-    import numpy as np
-
     from engine.input.config import AuditConfig
-    from engine.input.items import Items
     from engine.input.responses import Responses
     from engine.results.session import SessionResult
     from engine.saved.decisions import DecisionStore
@@ -69,17 +66,11 @@ class AppState:
     runs: tuple[SavedSession, ...] = ()
     declined: frozenset[str] = frozenset()
 
-    @property
-    def items(self) -> Items | None:
-        return None if self.prepared is None else self.prepared.items
-
-    @property
-    def responses(self) -> Responses | None:
-        return None if self.prepared is None else self.prepared.responses
-
-    @property
-    def on_scale(self) -> np.ndarray | None:
-        return None if self.prepared is None else self.prepared.on_scale
+    # What the screens read of the prepared file: its items, their pooled responses and which
+    # labels each may take (None while there is none; not fields: no annotation).
+    items = property(lambda self: _of_prepared(self, "items"))
+    responses = property(lambda self: _of_prepared(self, "responses"))
+    on_scale = property(lambda self: _of_prepared(self, "on_scale"))
 
     @property
     def source_path(self) -> Path | None:
@@ -219,3 +210,7 @@ class AppState:
     def review_row_saved(self, saved: SavedSession) -> AppState:
         runs = tuple(saved if run.run_id == saved.run_id else run for run in self.runs)
         return replace(self, saved=saved, runs=runs)
+
+
+def _of_prepared(state: AppState, name: str):
+    return None if state.prepared is None else getattr(state.prepared, name)

@@ -609,3 +609,22 @@ def _md_lines(path: Path) -> list[str]:
         for line in path.read_text(encoding="utf-8").splitlines()
         if not line.startswith(("Run: ", "- Run: "))
     ]
+
+
+# -- tuning and cross-fitting on a graph (test_tuning, test_cross_fit, ...) -----------------------
+def tune_on(graph, scores, n_classes, config, *args):
+    """engine.model.tuning.tune on the item's features (its graph and scores) under `config`."""
+    from engine.model.features import ItemFeatures
+    from engine.model.tuning import tune
+
+    features = ItemFeatures(graph, scores, n_classes, config.similarity_top_k_symmetric)
+    return tune(features, config, *args)
+
+
+def cross_fit_on(graph, scores, n_classes, config, *args):
+    """engine.model.cross_fit.cross_fit on the item's features under `config`."""
+    from engine.model.cross_fit import cross_fit
+    from engine.model.features import ItemFeatures
+
+    features = ItemFeatures(graph, scores, n_classes, config.similarity_top_k_symmetric)
+    return cross_fit(features, config, *args)

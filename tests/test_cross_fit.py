@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import noisy_clusters
+from helpers import cross_fit_on, noisy_clusters
 
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
 from engine.graph.search import build_graph
 from engine.input.config import load_defaults
-from engine.model.cross_fit import cross_fit, fold_assignment
+from engine.model.cross_fit import fold_assignment
 
 # -- standard errors: coverage on simulated Potts scores ------------------------------------------
 
@@ -37,10 +37,10 @@ def corrupt(scores: np.ndarray, rows: np.ndarray, seed: int) -> np.ndarray:
 def test_cross_fit_never_uses_the_held_out_labels(crossfit_graph):
     graph, scores = crossfit_graph
     config = crossfit_config()
-    base = cross_fit(graph, scores, 3, config)
+    base = cross_fit_on(graph, scores, 3, config)
     held_out = fold_assignment(scores.size, 4, config.seed)[0]
     np.testing.assert_array_equal(base.folds[0].held_out, held_out)
-    changed = cross_fit(graph, corrupt(scores, held_out, seed=0), 3, config)
+    changed = cross_fit_on(graph, corrupt(scores, held_out, seed=0), 3, config)
     before, after = base.folds[0], changed.folds[0]
     # Everything fold 0 fitted, its selection and its predictions are unchanged ...
     assert after.training_digest == before.training_digest
@@ -56,9 +56,9 @@ def test_cross_fitted_probabilities_do_not_change_when_only_held_out_scores_chan
 ):
     graph, scores = crossfit_graph
     config = crossfit_config()
-    base = cross_fit(graph, scores, 3, config)
+    base = cross_fit_on(graph, scores, 3, config)
     held_out = fold_assignment(scores.size, 4, config.seed)[2]
-    changed = cross_fit(graph, corrupt(scores, held_out, seed=3), 3, config)
+    changed = cross_fit_on(graph, corrupt(scores, held_out, seed=3), 3, config)
     np.testing.assert_array_equal(changed.proba[held_out], base.proba[held_out])
     np.testing.assert_allclose(base.proba.sum(axis=1), 1.0)
     np.testing.assert_array_equal(base.predicted, np.argmax(base.proba, axis=1))
@@ -69,9 +69,9 @@ def test_cross_fitted_probabilities_do_not_change_when_only_held_out_scores_chan
 def test_cross_fit_fingerprint_changes_when_a_training_label_changes(crossfit_graph):
     graph, scores = crossfit_graph
     config = crossfit_config()
-    base = cross_fit(graph, scores, 3, config)
+    base = cross_fit_on(graph, scores, 3, config)
     training_row = fold_assignment(scores.size, 4, config.seed)[1][:1]
-    changed = cross_fit(graph, corrupt(scores, training_row, seed=1), 3, config)
+    changed = cross_fit_on(graph, corrupt(scores, training_row, seed=1), 3, config)
     assert changed.folds[0].training_digest != base.folds[0].training_digest
 
 
@@ -79,12 +79,12 @@ def test_cross_fit_predicts_every_response_once_and_finds_nothing_in_shuffled_sc
     crossfit_graph,
 ):
     graph, scores = crossfit_graph
-    result = cross_fit(graph, scores, 3, crossfit_config())
+    result = cross_fit_on(graph, scores, 3, crossfit_config())
     held = np.concatenate([f.held_out for f in result.folds])
     np.testing.assert_array_equal(np.sort(held), np.arange(scores.size))
     assert 0.3 < result.metrics["kappa"] < 1.0
     shuffled = np.random.default_rng(0).permutation(scores)
-    chance = cross_fit(graph, shuffled, 3, crossfit_config())
+    chance = cross_fit_on(graph, shuffled, 3, crossfit_config())
     assert abs(chance.metrics["kappa"]) < 0.15
 
 
@@ -94,7 +94,7 @@ def test_cross_fit_works_with_a_power_interval_and_reports_progress(crossfit_gra
         similarity_top_k=[10], similarity_power={"min": 0.5, "max": 3, "tol": 0.2}
     )
     events = []
-    result = cross_fit(graph, scores, 3, config, Reporter(events.append))
+    result = cross_fit_on(graph, scores, 3, config, Reporter(events.append))
     assert all(0.5 <= f.power <= 3 for f in result.folds)
     assert {e.stage for e in events} == {"audit"}
 
@@ -103,8 +103,8 @@ def test_cross_fit_works_on_the_dense_graph(crossfit_graph):
     graph, scores = crossfit_graph
     held_out = fold_assignment(scores.size, 3, 0)[0]
     config = crossfit_config(similarity_top_k=None, cross_fit_folds=3, seed=0)
-    base = cross_fit(graph, scores, 3, config)
-    changed = cross_fit(graph, corrupt(scores, held_out, seed=2), 3, config)
+    base = cross_fit_on(graph, scores, 3, config)
+    changed = cross_fit_on(graph, corrupt(scores, held_out, seed=2), 3, config)
     assert base.folds[0].top_k is None
     assert changed.folds[0].training_digest == base.folds[0].training_digest
     assert base.metrics["kappa"] > 0.3
@@ -112,7 +112,7 @@ def test_cross_fit_works_on_the_dense_graph(crossfit_graph):
 
 def test_cross_fit_is_skipped_with_zero_folds(crossfit_graph):
     graph, scores = crossfit_graph
-    assert cross_fit(graph, scores, 3, crossfit_config(cross_fit_folds=0)) is None
+    assert cross_fit_on(graph, scores, 3, crossfit_config(cross_fit_folds=0)) is None
 
 
 def test_cross_fit_stops_when_cancelled(crossfit_graph):
@@ -120,4 +120,4 @@ def test_cross_fit_stops_when_cancelled(crossfit_graph):
     token = CancelToken()
     token.cancel()
     with pytest.raises(Cancelled):
-        cross_fit(graph, scores, 3, crossfit_config(), Reporter(None, token))
+        cross_fit_on(graph, scores, 3, crossfit_config(), Reporter(None, token))

@@ -7,12 +7,11 @@ import naive
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import clustered_embeddings
+from helpers import clustered_embeddings, tune_on
 
 from engine.graph.search import build_graph
 from engine.input.config import config_from_dict
 from engine.model.standard_errors import sandwich_se
-from engine.model.tuning import tune
 
 N = 150
 N_CLASSES = 3
@@ -52,7 +51,7 @@ def test_fast_path_matches_naive_equations(data, graph, top_k, power, symmetric,
             "class_weight": class_weight,
         }
     )
-    result = tune(graph, scores, N_CLASSES, config)
+    result = tune_on(graph, scores, N_CLASSES, config)
     t, s = result.features
     fitted = result.fitted
 

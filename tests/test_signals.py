@@ -18,20 +18,27 @@ from helpers import ROOT
 
 pytestmark = pytest.mark.slow
 
-# Runs the real CLI; the only change is a marker file written when tuning starts, so the test
-# interrupts a run that is surely in progress instead of guessing a delay.
-LAUNCHER = """
-import pathlib, sys
-import engine.model.tuning as tuning
+
+def marking_launcher(module: str, owner: str, method: str, entry: str) -> str:
+    """Code that runs a real entry point (`entry`.main) with one change: `owner.method` of
+    `module` touches a marker file (argv[1]) each time it is called, so a test interrupts a run
+    that is surely at that point instead of guessing a delay."""
+    return f"""
+import importlib, pathlib, sys
 marker = pathlib.Path(sys.argv[1])
-original = tuning._Search.evaluate
-def evaluate(self, *args, **kwargs):
+owner = getattr(importlib.import_module("{module}"), "{owner}")
+original = owner.{method}
+def marked(self, *args, **kwargs):
     marker.touch()
     return original(self, *args, **kwargs)
-tuning._Search.evaluate = evaluate
-from parm_tui.cli import main
+owner.{method} = marked
+from {entry} import main
 main(sys.argv[2:])
 """
+
+
+# The CLI, marked when tuning starts.
+LAUNCHER = marking_launcher("engine.model.tuning", "_Search", "evaluate", "parm_tui.cli")
 
 
 @pytest.fixture(scope="module")
@@ -221,20 +228,11 @@ def test_sigterm_closes_the_app_and_restores_the_terminal(tmp_path):
     assert b"\x1b[?1049l" in screen  # the alternate screen is left
 
 
-# The real `parm` entry point; the only change is a marker file touched whenever the model starts
-# encoding a batch, so the interrupt lands inside torch's work.
-EMBEDDING_LAUNCHER = """
-import pathlib, sys
-import sentence_transformers
-marker = pathlib.Path(sys.argv[1])
-original = sentence_transformers.SentenceTransformer.encode
-def encode(self, *args, **kwargs):
-    marker.touch()
-    return original(self, *args, **kwargs)
-sentence_transformers.SentenceTransformer.encode = encode
-from parm_tui.launch import main
-main(sys.argv[2:])
-"""
+# The real `parm` entry point, marked whenever the model starts encoding a batch, so the
+# interrupt lands inside torch's work.
+EMBEDDING_LAUNCHER = marking_launcher(
+    "sentence_transformers", "SentenceTransformer", "encode", "parm_tui.launch"
+)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child needs POSIX signals")

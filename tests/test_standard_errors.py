@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import noisy_clusters
+from helpers import noisy_clusters, tune_on
 from potts import TRUE_BETA, TRUE_GAMMA, TRUE_MU, features, gibbs_sample
 
 from engine.graph.search import build_graph
@@ -18,7 +18,6 @@ from engine.model.standard_errors import (
     adjacency,
     sandwich_se,
 )
-from engine.model.tuning import tune
 
 
 # A small version of tests/benchmarks/bench_coverage.py (see its table in the README).
@@ -85,10 +84,10 @@ def test_standard_errors_count_the_estimated_balanced_weights():
 def test_the_dense_graph_has_no_standard_errors_and_says_why():
     vectors, scores = noisy_clusters(200, seed=2)
     graph = build_graph(vectors, 10)
-    result = tune(graph, scores, 3, load_defaults().updated(similarity_top_k=None))
+    result = tune_on(graph, scores, 3, load_defaults().updated(similarity_top_k=None))
     assert result.fitted.se_method == NO_STANDARD_ERRORS
     assert np.all(np.isnan(result.fitted.se))
     assert any("No standard errors on the dense graph" in w for w in result.warnings)
-    top_k = tune(graph, scores, 3, load_defaults().updated(similarity_top_k=[10]))
+    top_k = tune_on(graph, scores, 3, load_defaults().updated(similarity_top_k=[10]))
     assert top_k.fitted.se_method == NEIGHBOUR_SANDWICH
     assert np.all(np.isfinite(top_k.fitted.se))

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from helpers import clustered_embeddings
+from helpers import clustered_embeddings, tune_on
 
 import engine.model.tuning
 from engine.core.errors import Cancelled
@@ -18,7 +18,7 @@ from engine.input.config import config_from_dict
 from engine.model.metrics import evaluate
 from engine.model.pseudo_likelihood import fit
 from engine.model.standard_errors import NEIGHBOUR_SANDWICH
-from engine.model.tuning import TuningRow, tune
+from engine.model.tuning import TuningRow
 
 N_CLASSES = 3
 
@@ -44,7 +44,7 @@ def selected_rows(result):
 def test_grid_evaluates_the_whole_cartesian_product(data, graph):
     scores = data[1]
     ks, powers = [3, 6, 10], [0.5, 1.0, 2.0]
-    result = tune(graph, scores, N_CLASSES, config(similarity_top_k=ks, similarity_power=powers))
+    result = tune_on(graph, scores, N_CLASSES, config(similarity_top_k=ks, similarity_power=powers))
     assert [(r.top_k, r.power) for r in result.rows] == list(itertools.product(ks, powers))
     assert len(selected_rows(result)) == 1
     for row in result.rows:
@@ -61,7 +61,7 @@ def test_selects_the_best_configuration_for_each_metric(data, graph, metric):
     settings = config(
         similarity_top_k=[2, 5, 10], similarity_power=[1.0, 3.0], selection_metric=metric
     )
-    result = tune(graph, scores, N_CLASSES, settings)
+    result = tune_on(graph, scores, N_CLASSES, settings)
     values = [r.metrics[metric] for r in result.rows]
     best_value = min(values) if metric == "nll" else max(values)
     first_best = values.index(best_value)
@@ -93,7 +93,7 @@ def test_ties_go_to_the_first_configuration(data, graph, metric, monkeypatch):
 
     monkeypatch.setattr(engine.model.tuning, "evaluate", fake_evaluate)
     settings = config(similarity_top_k=[3, 6], similarity_power=[1.0, 2.0], selection_metric=metric)
-    result = tune(graph, scores, N_CLASSES, settings)
+    result = tune_on(graph, scores, N_CLASSES, settings)
     assert [r.selected for r in result.rows] == [False, True, False, False]
     assert (result.best.top_k, result.best.power) == (3, 2.0)
 
@@ -102,7 +102,7 @@ def test_all_metrics_equal_selects_the_first_configuration(data, graph, monkeypa
     monkeypatch.setattr(
         engine.model.tuning, "evaluate", lambda human, proba, ordered: dict.fromkeys(METRICS, 0.5)
     )
-    result = tune(graph, data[1], N_CLASSES, config(similarity_top_k=[3, 6, 9]))
+    result = tune_on(graph, data[1], N_CLASSES, config(similarity_top_k=[3, 6, 9]))
     assert [r.selected for r in result.rows] == [True, False, False]
 
 
@@ -138,7 +138,7 @@ def test_brent_stays_inside_interval_and_tunes_power_separately_per_k(data):
         similarity_power={"min": 1.0, "max": 4.0, "tol": 0.01},
         selection_metric="nll",
     )
-    result = tune(fake, scores, N_CLASSES, settings)
+    result = tune_on(fake, scores, N_CLASSES, settings)
     assert all(1.0 <= p <= 4.0 for _, p in fake.requested)
     assert [r.top_k for r in result.rows] == sorted(r.top_k for r in result.rows)
     best_power = {}
@@ -167,7 +167,7 @@ def test_brent_on_a_real_graph_runs_once_per_k_with_the_interval(data, graph, mo
         similarity_power={"min": 0.5, "max": 3.0, "tol": 0.05},
         selection_metric="nll",
     )
-    result = tune(graph, data[1], N_CLASSES, settings)
+    result = tune_on(graph, data[1], N_CLASSES, settings)
     assert len(calls) == 2
     for kwargs in calls:
         assert kwargs["method"] == "bounded"
@@ -182,7 +182,7 @@ def test_brent_on_a_real_graph_runs_once_per_k_with_the_interval(data, graph, mo
 def test_each_configuration_reports_progress_with_its_row(data, graph):
     events = []
     settings = config(similarity_top_k=[3, 6], similarity_power=[1.0, 2.0])
-    tune(graph, data[1], N_CLASSES, settings, Reporter(events.append))
+    tune_on(graph, data[1], N_CLASSES, settings, Reporter(events.append))
     tuning = [e for e in events if e.stage == "tuning"]
     assert [(e.done, e.total) for e in tuning] == [(1, 4), (2, 4), (3, 4), (4, 4)]
     assert all(isinstance(e.payload, TuningRow) for e in tuning)
@@ -203,4 +203,4 @@ def test_a_cancelled_token_stops_tuning(data, graph):
 
     settings = config(similarity_top_k=[3, 6, 9])
     with pytest.raises(Cancelled):
-        tune(graph, data[1], N_CLASSES, settings, Reporter(cancel_after_first, token))
+        tune_on(graph, data[1], N_CLASSES, settings, Reporter(cancel_after_first, token))

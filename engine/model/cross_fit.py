@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.core.progress import CHECKS, Reporter
-from engine.graph.neighbour_graph import NeighbourGraph
 from engine.input.config import AuditConfig
 from engine.model.features import ItemFeatures
 from engine.model.joint_fits import fit_many
@@ -91,23 +90,16 @@ def _consider(state: _FoldState, scores, config, ordered, top_k, power, t, s, fi
 
 
 def cross_fit(
-    graph: NeighbourGraph,
-    scores: np.ndarray,
-    n_classes: int,
-    config: AuditConfig,
-    reporter: Reporter | None = None,
-    ordered: bool = True,
-    features: ItemFeatures | None = None,
+    features: ItemFeatures, config: AuditConfig, reporter: Reporter | None = None, ordered=True
 ) -> CrossFit | None:
     """Cross-fitted accuracy, kappa and (ordered scores) QWK of the whole tune-and-fit procedure.
 
     For each of config.cross_fit_folds folds, K and p are selected and the parameters fitted on
     the other folds' responses, with features built from their labels only (held-out one-hot
     rows zeroed); the held-out responses are then predicted from their training neighbours. The
-    neighbour graph is reused: only labels change. features: the item's (the tuning's, with
-    the same graph and scores), else made here. Returns None when folds < 2.
+    neighbour graph is reused: only labels change. Returns None when folds < 2.
     """
-    features = features or ItemFeatures(graph, scores, n_classes, config.similarity_top_k_symmetric)
+    scores, n_classes = features.scores, features.n_classes
     reporter = reporter or Reporter()
     n = scores.shape[0]
     folds = min(config.cross_fit_folds, n)

@@ -119,14 +119,10 @@ def brent_power(search: _Search, top_k: int | None, interval: PowerInterval) -> 
 
 
 def tune(
-    graph: NeighbourGraph,
-    scores: np.ndarray,
-    n_classes: int,
-    config: AuditConfig,
-    reporter: Reporter | None = None,
-    ordered: bool = True,
+    features: ItemFeatures, config: AuditConfig, reporter: Reporter | None = None, ordered=True
 ) -> TuningResult:
-    """Evaluate every configuration the config asks for and select the best.
+    """Evaluate every configuration the config asks for on the item's features (its graph and
+    scores) and select the best.
 
     ordered: whether the score codes are ordered (else QWK and near agreement are left out, and
     cannot be the selection metric)."""
@@ -134,9 +130,9 @@ def tune(
     ks = config.top_k_values
     powers = config.power_values
     total = len(ks) * len(powers) if powers is not None else 0
-    features = ItemFeatures(graph, scores, n_classes, config.similarity_top_k_symmetric)
+    scores = features.scores
     search = _Search(features, config, reporter, total, ordered)
-    notes = _dense_cost(graph, ks, powers)
+    notes = _dense_cost(features.graph, ks, powers)
     for note in notes:
         reporter(TUNING, 0, total, note)
     for top_k in ks:

@@ -185,16 +185,19 @@ FEEDBACK = OutputTable(
     ),
 )
 
+# The columns that name a response, shared by the tables of responses.
+ROW = Column("row", "the 1-based data row in the input file", kind=COUNT)
+ID = Column("id", "the response's id")
+ITEM = Column("item", "the item", when="with an item column")
+RATER = Column("rater", "who gave the score", when="with a rater column")
+TEXT = Column("text", "the answer")
+SCORE = Column("score", "the human score (original label)")
+
 PREDICTIONS = OutputTable(
     "predictions.csv",
     "response, in input-row order",
     (
-        Column("row", "the 1-based data row in the input file", kind=COUNT),
-        Column("id", "the response's id"),
-        Column("item", "the item", when="with an item column"),
-        Column("rater", "who gave the score", when="with a rater column"),
-        Column("text", "the answer"),
-        Column("score", "the human score (original label)"),
+        ROW, ID, ITEM, RATER, TEXT, SCORE,
         Column("predicted", "the score PARM predicts"),
         Column("severity", "the review queue's severity, 0 to 1: how much the evidence doubts "
                "the human score", kind=FIGURE),
@@ -209,31 +212,27 @@ PREDICTIONS = OutputTable(
     ),
 )  # fmt: skip
 
+# tuning.csv: the configurations tuned, each with every agreement figure of its fit.
+METRIC_FAMILY = Column(
+    "<metric>",
+    "each agreement figure of the fit: accuracy, kappa, qwk, near, f1, nll (no qwk or near "
+    "for unordered labels)",
+    kind=FIGURE,
+)
 TUNING = OutputTable(
     "tuning.csv",
     "configuration tried (per item in a session)",
-    (
-        Column("item", "the item", when="with an item column"),
-        Column("top_k", "K (empty: the dense graph)", kind=COUNT),
-        Column("power", "the power p", kind=FIGURE),
-        Column("selected", "the configuration chosen", kind=FLAG),
-    ),
-    families=(
-        Column("<metric>", "each agreement figure of the fit: accuracy, kappa, qwk, near, f1, "
-               "nll (no qwk or near for unordered labels)", kind=FIGURE),
-    ),
+    (ITEM, Column("top_k", "K (empty: the dense graph)", kind=COUNT),
+     Column("power", "the power p", kind=FIGURE),
+     Column("selected", "the configuration chosen", kind=FLAG)),
+    families=(METRIC_FAMILY,),
 )  # fmt: skip
 
 DECISIONS = OutputTable(
     "decisions.csv",
     "review decision, in input-row order",
     (
-        Column("row", "the 1-based data row", kind=COUNT),
-        Column("id", "the response's id"),
-        Column("item", "the item", when="with an item column"),
-        Column("rater", "who gave the score decided on", when="with a rater column"),
-        Column("text", "the answer"),
-        Column("score", "the human score"),
+        ROW, ID, ITEM, RATER, TEXT, SCORE,
         Column("predicted", "this run's predicted score"),
         Column("severity", "this run's severity", kind=FIGURE),
         Column("action", "keep, change or unsure"),
@@ -247,7 +246,7 @@ DECISIONS = OutputTable(
         Column("decided_severity", "the severity then", kind=FIGURE),
         Column("conflicts", "other reviewers' imported decisions that differ, not yet settled"),
     ),
-)
+)  # fmt: skip
 
 REVIEWED = OutputTable(
     "scores_reviewed.csv",

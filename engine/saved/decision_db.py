@@ -25,8 +25,8 @@ _ADDED_COLUMNS = (
 # The column `source` names the review: a file's resolved path for reviews begun before schema
 # 3, "sha256:<digest of the file's bytes when it began>" since.
 
-_CREATE_DECISIONS = """
-CREATE TABLE IF NOT EXISTS decisions (
+# A decision's columns, in the decisions table and (an imported one kept beside it) conflicts.
+_DECISION_COLUMNS = """
     source TEXT NOT NULL,
     row INTEGER NOT NULL,
     response_id TEXT NOT NULL,
@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS decisions (
     action TEXT NOT NULL,
     new_score TEXT,
     note TEXT NOT NULL DEFAULT '',
-    decided_at TEXT NOT NULL,
+    decided_at TEXT NOT NULL,"""
+_CREATE_DECISIONS = f"""
+CREATE TABLE IF NOT EXISTS decisions ({_DECISION_COLUMNS}
     run_id TEXT,
     settings_digest TEXT,
     predicted TEXT,
@@ -53,16 +55,8 @@ CREATE TABLE IF NOT EXISTS review_files (
     PRIMARY KEY (digest, path)
 )
 """
-_CREATE_CONFLICTS = """
-CREATE TABLE IF NOT EXISTS conflicts (
-    source TEXT NOT NULL,
-    row INTEGER NOT NULL,
-    response_id TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    action TEXT NOT NULL,
-    new_score TEXT,
-    note TEXT NOT NULL DEFAULT '',
-    decided_at TEXT NOT NULL,
+_CREATE_CONFLICTS = f"""
+CREATE TABLE IF NOT EXISTS conflicts ({_DECISION_COLUMNS}
     reviewer TEXT NOT NULL DEFAULT '',
     imported_from TEXT NOT NULL,
     settled_at TEXT,

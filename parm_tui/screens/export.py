@@ -259,18 +259,15 @@ class ExportScreen(Screen):
             self.query_one("#export-decisions", MarkedCheckbox).label = self.decisions_label()
             self.notify(report.sentence(), timeout=8)
         elif event.state == WorkerState.ERROR:
-            error = event.worker.error
-            if isinstance(error, ParmError):
-                status.update(plain(str(error), style="red"))
-            else:
-                status.update(Text("The import failed: see the message.", style="red"))
-                self.post_message(ErrorRaised(error))
+            self.report_error(event.worker.error, status, "import")
 
-    def report_error(self, error: BaseException) -> None:
+    def report_error(self, error: BaseException, status: Static | None = None, what="export"):
+        """The engine's message in the status line; anything else to the error modal."""
+        status = status or self.query_one("#export-status", Static)
         if isinstance(error, ParmError):
-            self.show_status(plain(str(error), style="red"))
+            status.update(plain(str(error), style="red"))
         else:
-            self.show_status(Text("The export failed: see the message.", style="red"))
+            status.update(Text(f"The {what} failed: see the message.", style="red"))
             self.post_message(ErrorRaised(error))
 
     def show_status(self, text: Text) -> None:
