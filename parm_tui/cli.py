@@ -38,6 +38,8 @@ Examples:
   parm audit answers.csv --set 'similarity_top_k=[5,10,20]' --set selection_metric=qwk
   parm audit levels.csv --score-order "low,medium,high"
   parm audit sessions.csv --item-col item --rater-col rater --time-col marked_at --jobs 2
+  parm audit graded.csv --score-cols G1,G2,G3 --item-col question_id
+  parm audit reads.csv --reads long --id-col answer_id --rater-col rater --answers answers.csv
   parm audit answers.csv --embeddings answers.npy --config my-settings.json --force
 
 Settings (--set KEY=VALUE, --config): see the README's settings table; VALUE is read
@@ -129,7 +131,41 @@ def audit(
     score_col: Annotated[str | None, column("--score-col", "Score column.")] = None,
     id_col: Annotated[str | None, column("--id-col", "Id column.")] = None,
     second_score_col: Annotated[
-        str | None, column("--second-score-col", "A second rater's score column.")
+        str | None, column("--second-score-col", "A second rater's score column (two reads).")
+    ] = None,
+    score_cols: Annotated[
+        str | None,
+        typer.Option(
+            "--score-cols",
+            metavar="COLUMN,...",
+            help="Every read's score column, the audited one first (a wide file: G1,G2,G3).",
+        ),
+    ] = None,
+    rater_cols: Annotated[
+        str | None,
+        typer.Option(
+            "--rater-cols",
+            metavar="COLUMN,...",
+            help="Who gave each read of --score-cols, in the same order (default: each score "
+            "column is its own rater).",
+        ),
+    ] = None,
+    reads: Annotated[
+        str | None,
+        typer.Option(
+            "--reads",
+            metavar="wide|long",
+            help="long: one row per read (--id-col the answer, --score-col the score, "
+            "--rater-col who read it); wide (default): one row per answer.",
+        ),
+    ] = None,
+    answers: Annotated[
+        Path | None,
+        typer.Option(
+            "--answers",
+            metavar="FILE",
+            help="A long file's answers: a CSV or TSV of id and text, joined by id.",
+        ),
     ] = None,
     score_order: Annotated[
         str | None,
@@ -188,11 +224,17 @@ def audit(
     the app's Export writes: predictions.csv, tuning.csv, report.json, report.md, report.html,
     decisions.csv, scores_reviewed.csv (and items.csv with an item column; raters.csv,
     rater_item_bias.csv and rater_feedback.csv with a rater column)."""
+    reads_named = None if score_cols is None else [c.strip() for c in score_cols.split(",")]
     columns = {
         "text_column": text_col,
-        "score_column": score_col,
+        # --score-cols names the audited score column first.
+        "score_column": score_col or (reads_named[0] if reads_named else None),
         "id_column": id_col,
         "second_score_column": second_score_col,
+        "score_columns": reads_named,
+        "rater_columns": None if rater_cols is None else [c.strip() for c in rater_cols.split(",")],
+        "reads": reads,
+        "answers_file": None if answers is None else str(answers),
         "score_order": score_order,
         "item_column": item_col,
         "rater_column": rater_col,

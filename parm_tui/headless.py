@@ -22,7 +22,7 @@ from engine.core.errors import Cancelled, OutputsExist, ParmError
 from engine.core.metric_names import METRIC
 from engine.core.progress import CLUSTER, STAGES
 from engine.core.text import safe_text
-from engine.input.column_guess import COLUMN_KEYS
+from engine.input.column_guess import CHOSEN_KEYS
 from engine.input.config import build_config
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
@@ -210,7 +210,7 @@ def _guessed(console, file, config, request: AuditRequest):
     on the command line (a column flag or --set) as named, the others from the settings where
     the file has them and guessed where it does not; one line says what was guessed."""
     given = {
-        key for key, value in request.columns.items() if key in COLUMN_KEYS and value is not None
+        key for key, value in request.columns.items() if key in CHOSEN_KEYS and value is not None
     }
     given |= {item.partition("=")[0].strip() for item in request.overrides}
     choice = workspace.choose_columns(file, config, given)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from engine import workspace
 from engine.core.errors import ParmError
-from engine.input.column_guess import COLUMN_KEYS
+from engine.input.column_guess import CHOSEN_KEYS
 from engine.workspace import OpenedFile, Prepared
 
 if TYPE_CHECKING:  # the app's first screen must not load numpy and pandas
@@ -196,7 +196,7 @@ class AppState:
         ResumeError when it cannot be used (the state is then as it was)."""
         prepared, result = workspace.restore(self.file, saved)
         store, notes = self.store_for(prepared)
-        columns = {key: getattr(prepared.config, key) for key in COLUMN_KEYS}
+        columns = {key: getattr(prepared.config, key) for key in CHOSEN_KEYS}
         loaded = replace(self, columns=columns, settings_problem=None)
         new = replace(loaded.items_loaded(prepared, store), result=result, saved=saved)
         return new, notes

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from engine.input.column_guess import COLUMN_KEYS, choose_columns
+from engine.input.column_guess import CHOSEN_KEYS, choose_columns
 from engine.input.config import load_defaults
 
 
@@ -22,7 +22,7 @@ def test_the_settings_columns_stay_and_the_guess_fills_the_others():
     assert choice.columns["second_score_column"] == "score2"
     assert choice.guessed == ("second_score_column",)
     assert choice.sentence() == "Guessed columns: second score = score2."
-    assert set(choice.columns) == set(COLUMN_KEYS)
+    assert set(choice.columns) == set(CHOSEN_KEYS)
 
 
 def test_nothing_guessed_says_nothing():
@@ -62,3 +62,22 @@ def test_final_score_is_the_score_column_of_a_reviewed_file_and_the_sentence_say
     # Named explicitly, the original score column wins.
     named = choose_columns(reviewed, load_defaults(), {"score_column"})
     assert named.columns["score_column"] == "score" and not named.reviewed
+
+
+def test_three_numbered_score_columns_are_guessed_as_every_read():
+    """Powergrading's shape: G1, G2, G3 are three graders' reads of each answer."""
+    choice = choose_columns(frame("id", "answer", "G1", "G2", "G3"), load_defaults())
+    assert choice.columns["score_column"] == "G1"
+    assert choice.columns["score_columns"] == ("G1", "G2", "G3")
+    assert choice.columns["second_score_column"] is None
+    assert "reads = G1, G2, G3 (3 reads)" in choice.sentence()
+
+
+def test_a_file_whose_ids_repeat_beside_a_rater_column_is_guessed_long():
+    rows = [[f"a{i // 2}", f"answer {i // 2}", str(i % 3), f"r{i % 2}"] for i in range(40)]
+    long = pd.DataFrame(rows, columns=["id", "answer", "score", "rater"])
+    choice = choose_columns(long, load_defaults())
+    assert choice.columns["reads"] == "long" and choice.columns["rater_column"] == "rater"
+    assert "shape = long (one row per read)" in choice.sentence()
+    named = choose_columns(long, load_defaults(), {"reads"})
+    assert named.columns["reads"] == "wide"

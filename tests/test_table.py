@@ -40,6 +40,8 @@ def test_a_response_id_column_is_not_taken_for_the_text():
         "score": "s",
         "id": "response_id",
         "second": None,
+        "reads": None,
+        "read_raters": None,
         "item": None,
         "rater": None,
         "second_rater": None,

@@ -19,7 +19,9 @@ if TYPE_CHECKING:  # the app's first screen must not load pandas
 # of engine.input.table.guess_columns and the word a sentence uses for each.
 COLUMN_KEYS = settings.COLUMN_KEYS
 GUESS_KEYS = {key: settings.BY_NAME[key].guess for key in COLUMN_KEYS}
-ROLE_NAMES = {key: settings.BY_NAME[key].role for key in COLUMN_KEYS}
+ROLE_NAMES = {key: settings.BY_NAME[key].role for key in COLUMN_KEYS + settings.FILE_KEYS}
+# Everything the Load screen and the column flags choose: the columns and the file's shape.
+CHOSEN_KEYS = settings.CHOSEN_KEYS
 # The reviewed scores a scores_reviewed.csv carries (engine.outputs.reviewed writes them).
 REVIEWED_SCORE = "final_score"
 
@@ -42,6 +44,10 @@ class ColumnChoice:
         for key in self.guessed:
             column = self.columns[key]
             shown = "none" if column is None else column
+            if isinstance(column, tuple):
+                shown = ", ".join(column) + f" ({len(column)} reads)"
+            if key == "reads":
+                shown = f"{column} (one row per {'read' if column == 'long' else 'answer'})"
             if key == "id_column" and column is None:
                 shown = "none (row numbers identify the responses)"
             parts.append(f"{ROLE_NAMES[key]} = {shown}")
@@ -65,7 +71,7 @@ def choose_columns(
 
     names = [str(c) for c in frame.columns]
     guesses = guess_columns(frame)
-    chosen: dict[str, str | None] = {}
+    chosen: dict = {}
     reviewed = False
     for key in COLUMN_KEYS:
         configured = getattr(config, key)
@@ -73,16 +79,71 @@ def choose_columns(
             chosen[key] = configured
         elif key == "score_column" and REVIEWED_SCORE in names:
             chosen[key], reviewed = REVIEWED_SCORE, configured != REVIEWED_SCORE
-        elif configured in names:
+        elif _in(configured, names):
             chosen[key] = configured
         else:
-            chosen[key] = guesses[GUESS_KEYS[key]]
-    taken = {key: column for key, column in chosen.items() if column is not None}
+            guess = guesses[GUESS_KEYS[key]]
+            chosen[key] = tuple(guess) if isinstance(guess, list) else guess
+    _without_twice_read(chosen, config, given)
+    _reads_agree(chosen, given)
+    for key in settings.FILE_KEYS:
+        chosen[key] = getattr(config, key)
+    if "reads" not in given and _looks_long(frame, chosen):
+        chosen["reads"] = "long"
+    guessed = tuple(key for key in CHOSEN_KEYS if chosen[key] != getattr(config, key))
+    return ColumnChoice(chosen, guessed, reviewed)
+
+
+# The settings naming several columns (every read's), each list starting with its single twin.
+LISTS = {"score_columns": "score_column", "rater_columns": "rater_column"}
+
+
+def _in(configured, names: list[str]) -> bool:
+    """Whether the file has the column (every column of a list) the settings name."""
+    if isinstance(configured, tuple):
+        return all(column in names for column in configured)
+    return configured in names
+
+
+def _without_twice_read(chosen: dict, config: AuditConfig, given) -> None:
+    """A guessed column already chosen for another role is dropped (a list's first column is
+    its single twin's, as it must be)."""
+    single = {key: column for key, column in chosen.items() if isinstance(column, str)}
     for key in COLUMN_KEYS:
         column = chosen[key]
         if key in given or column is None or column == getattr(config, key):
             continue
-        if any(other != key and taken[other] == column for other in taken):
-            chosen[key] = None  # a guess that would read one column twice
-    guessed = tuple(key for key in COLUMN_KEYS if chosen[key] != getattr(config, key))
-    return ColumnChoice(chosen, guessed, reviewed)
+        if key in LISTS:
+            others = {c for k, c in single.items() if k != LISTS[key]}
+            if set(column[1:]) & others or column[0] in {c for k, c in single.items()
+                                                         if k != LISTS[key]}:  # fmt: skip
+                chosen[key] = None
+        elif any(other != key and single[other] == column for other in single):
+            chosen[key] = None
+
+
+def _reads_agree(chosen: dict, given) -> None:
+    """Several reads as one list: score_columns starts with the score column (which follows a
+    list named explicitly), never with a second score column, and rater_columns needs them."""
+    reads = chosen["score_columns"]
+    if reads is not None and "score_columns" in given and "score_column" not in given:
+        chosen["score_column"] = reads[0]
+    if reads is not None and (reads[0] != chosen["score_column"] or chosen["second_score_column"]):
+        chosen["score_columns"] = None
+    raters = chosen["rater_columns"]
+    if raters is not None and (chosen["score_columns"] is None
+                               or len(raters) != len(chosen["score_columns"])):  # fmt: skip
+        chosen["rater_columns"] = None
+    elif raters is not None and chosen["rater_column"] not in (None, raters[0]):
+        chosen["rater_columns"] = None
+
+
+
+def _looks_long(frame, chosen: dict) -> bool:
+    """One row per read: the id column repeats within an item, a rater column says who read,
+    and no other column holds reads."""
+    ids, rater, item = chosen["id_column"], chosen["rater_column"], chosen["item_column"]
+    if ids is None or rater is None or chosen["score_columns"] or chosen["second_score_column"]:
+        return False
+    keys = frame[[item, ids]] if item else frame[[ids]]
+    return bool(keys.astype(str).duplicated().any())

@@ -53,17 +53,13 @@ class _Views:
         """The JSON form, the same shape defaults.json has."""
         out = asdict(self)
         out.pop("warnings")
+        # Grids and lists of labels or columns are tuples here and lists in JSON.
+        out = {
+            key: list(value) if isinstance(value, tuple) else value for key, value in out.items()
+        }
         p = self.similarity_power
-        out["similarity_power"] = (
-            {"min": p.min, "max": p.max, "tol": p.tol}
-            if isinstance(p, PowerInterval)
-            else list(p)
-            if isinstance(p, tuple)
-            else p
-        )
-        k = self.similarity_top_k
-        out["similarity_top_k"] = list(k) if isinstance(k, tuple) else k
-        out["score_order"] = None if self.score_order is None else list(self.score_order)
+        if isinstance(p, PowerInterval):
+            out["similarity_power"] = {"min": p.min, "max": p.max, "tol": p.tol}
         return out
 
     def updated(self, **changes) -> AuditConfig:
@@ -141,6 +137,7 @@ def config_from_dict(values: dict) -> AuditConfig:
         )
     config = AuditConfig(**values, warnings=tuple(warnings))
     _check_candidates(config)
+    _check_reads(config)
     if config.second_rater_column is not None and config.second_score_column is None:
         raise ConfigError(
             f"Setting 'second_rater_column' = {json.dumps(config.second_rater_column)} needs "
@@ -154,6 +151,44 @@ def config_from_dict(values: dict) -> AuditConfig:
             "time_column",
         )
     return config
+
+
+def _check_reads(config: AuditConfig) -> None:
+    """The settings of several reads agree: score_columns starts with score_column and does not
+    come with second_score_column; rater_columns goes with score_columns, one per read, and
+    starts with rater_column when that is set; a long file has an id and a rater column and
+    keeps each read on a row of its own."""
+
+    def refuse(key: str, why: str) -> ConfigError:
+        value = json.dumps(getattr(config, key), default=list)
+        return ConfigError(f"Setting '{key}' = {value} {why}", key)
+
+    reads = config.score_columns
+    if reads is not None:
+        if config.second_score_column is not None:
+            raise refuse("second_score_column", "and 'score_columns' both name reads: use one.")
+        if reads[0] != config.score_column:
+            raise refuse("score_columns", f"must start with the audited score column "
+                         f"'score_column' ({config.score_column!r}).")  # fmt: skip
+    raters = config.rater_columns
+    if raters is not None:
+        if reads is None or len(raters) != len(reads):
+            raise refuse("rater_columns", "needs 'score_columns' with as many columns: one rater "
+                         "column per read.")  # fmt: skip
+        if config.rater_column is not None and raters[0] != config.rater_column:
+            raise refuse("rater_columns", f"must start with 'rater_column' "
+                         f"({config.rater_column!r}).")  # fmt: skip
+    if config.reads == "long":
+        for key, why in (("id_column", "an id column says which answer a row reads"),
+                         ("rater_column", "a rater column says who gave each read")):  # fmt: skip
+            if getattr(config, key) is None:
+                raise refuse("reads", f"needs '{key}': {why}.")
+        for key in ("score_columns", "second_score_column"):
+            if getattr(config, key) is not None:
+                raise refuse(key, "is for a wide file: a long file has one read per row.")
+    elif config.answers_file is not None:
+        raise refuse("answers_file", "is for a long file (reads \"long\"): a wide file has "
+                     "its answers on its rows.")  # fmt: skip
 
 
 def _check_candidates(config: AuditConfig) -> None:

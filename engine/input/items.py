@@ -52,9 +52,11 @@ def load_items(path: str | Path, config: AuditConfig) -> Items:
 
 
 def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> Items:
-    """One `Responses` per item of an already-read table (the whole table without items)."""
+    """One `Responses` per item of an already-read table (the whole table without items); a
+    long file's answers file (`answers_file`) is read once for all of them."""
+    answers = answers_table(config, source)
     if config.item_column is None:
-        whole = responses_from_frame(frame, config, source=source)
+        whole = responses_from_frame(frame, config, source=source, answers=answers)
         return Items(source, [whole], [], len(frame), whole.warnings)
     where = source or "input"
     column = _item_column(frame, config.item_column, where)
@@ -68,7 +70,7 @@ def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> I
     for item in dict.fromkeys(column[frame.index]):
         rows = frame[column[frame.index] == item]
         try:
-            responses = responses_from_frame(rows, config, source=source)
+            responses = responses_from_frame(rows, config, source=source, answers=answers)
         except ItemTooSmall as exc:
             skipped.append(SkippedItem(item, len(rows), exc.reason))
             continue
@@ -80,6 +82,17 @@ def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> I
         reasons = "; ".join(f"'{s.item}': {s.reason}" for s in skipped[:5])
         raise DataError(f"{where}: no item can be audited ({reasons}).")
     return Items(source, audited, skipped, column.size, tuple(warnings))
+
+
+def answers_table(config: AuditConfig, source: str = "") -> pd.DataFrame | None:
+    """The answers file a long file names (`answers_file`): as given, or beside the file."""
+    if config.answers_file is None:
+        return None
+    path = Path(config.answers_file).expanduser()
+    if not path.is_absolute() and not path.exists() and source:
+        beside = Path(source).expanduser().parent / path
+        path = beside if beside.exists() else path
+    return read_table(path)
 
 
 def _item_column(frame: pd.DataFrame, name: str, where: str) -> pd.Series:

@@ -18,8 +18,10 @@ import pandas as pd
 from engine.core.errors import DataError
 from engine.core.suggest import did_you_mean
 from engine.input.config import AuditConfig
-from engine.input.table import as_number, read_table
-from engine.input.times import parse_times
+from engine.input.kept_reads import describe_rows, keep_reads
+from engine.input.labels import check_order, code_labels, is_numeric, order_notes
+from engine.input.reads import LONG, Reads, long_answers, read_columns, wide_reads
+from engine.input.table import read_table
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10
@@ -67,6 +69,8 @@ class Responses:
     raters: tuple[str, ...] | None = None
     second_raters: tuple[str, ...] | None = None
     times: np.ndarray | None = field(default=None, compare=False)
+    # Every read of every answer, the audited one first (engine.input.reads).
+    reads: Reads | None = field(default=None, compare=False)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -142,211 +146,82 @@ def every_text(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> li
     return _column(frame, config.text_column, "text", source or "input").tolist()
 
 
-def _label_text(value: str) -> str:
-    return value.strip()
-
-
-def is_numeric(values: list[str]) -> bool:
-    """Scores are numbers when more than half of the non-empty values parse as finite numbers."""
-    present = [v for v in (_label_text(x) for x in values) if v != ""]
-    return sum(as_number(v) is not None for v in present) > len(present) / 2
-
-
-def code_labels(
-    values: list[str], numeric: bool | None = None, order: tuple[str, ...] | None = None
-) -> tuple[tuple[str, ...], dict[str, int], set[str]]:
-    """Code score labels 0..C: in `order` when given, else numerically when most values are
-    numbers, else in sorted order (nominal labels need codes too).
-
-    Returns (labels in code order, mapping from stripped value to code, values that are bad:
-    not numbers among numbers, or not in `order`). Labels of `order` that do not occur are left
-    out. Labels like "2", "+2", "02" and "2.0" are the same number, shown in one canonical
-    spelling (`number_label`: "2"; "2.50" is "2.5"); text labels are kept as written.
-    numeric: force numeric or text coding (None: decide with `is_numeric`).
-    """
-    present = [v for v in (_label_text(x) for x in values) if v != ""]
-    if order is not None:
-        seen = set(present)
-        labels = tuple(label for label in order if label in seen)
-        code = {label: i for i, label in enumerate(labels)}
-        return labels, code, seen - set(order)
-    numbers = {v: as_number(v) for v in present}
-    if numeric is None:
-        numeric = is_numeric(present)
-    bad: set[str] = set()
-    if numeric:
-        bad = {v for v in present if numbers[v] is None}
-        order_found = sorted({numbers[v] for v in present if numbers[v] is not None})
-        position = {n: i for i, n in enumerate(order_found)}
-        labels = tuple(number_label(n) for n in order_found)
-        code = {v: position[numbers[v]] for v in present if numbers[v] is not None}
-    else:
-        labels = tuple(sorted(set(present)))
-        position = {label: i for i, label in enumerate(labels)}
-        code = {v: position[v] for v in present}
-    return labels, code, bad
-
-
-def number_label(value: float) -> str:
-    """A numeric score's canonical spelling: an integer without plus sign, leading zeros or point
-    ("+2", "02", "2.0" are "2"; "-0" is "0"), else the shortest decimal that reads back as the
-    same number ("2.50" is "2.5")."""
-    if value == int(value) and abs(value) < 1e15:
-        return str(int(value))
-    return repr(float(value))
-
-
-def _check_order(values: list[str], order: tuple[str, ...], column: str, where) -> None:
-    """Every label that occurs in `column` must be in score_order: name the ones that are not."""
-    missing = sorted({_label_text(v) for v in values} - set(order) - {""})
-    if missing:
-        shown = ", ".join(repr(v if len(v) <= 30 else v[:29] + "…") for v in missing[:10])
-        raise DataError(
-            f"{where}: column '{column}' has score(s) {shown} that are not in score_order "
-            f"({', '.join(order)}); add them to score_order in their place, lowest first."
-        )
-
-
-def _order_notes(labels, numeric: bool, order, column: str) -> tuple[bool, list[str]]:
-    """(whether the codes are ordered, warnings): unused score_order labels, or text labels
-    without an order, which make the scores nominal."""
-    if order is not None:
-        unused = [label for label in order if label not in labels]
-        notes = []
-        if unused:
-            notes.append(
-                f"score_order lists {', '.join(repr(v) for v in unused)}, which no response has "
-                f"in column '{column}'; left out of the scale."
-            )
-        return True, notes
-    if numeric:
-        return True, []
-    shown = ", ".join(repr(v) for v in labels[:6]) + (", ..." if len(labels) > 6 else "")
-    return False, [
-        f"The scores in column '{column}' ({shown}) are text with no stated order, so they are "
-        "treated as nominal: QWK, near agreement and the 'off by 2' filter are left out; set "
-        'score_order (e.g. --score-order "low,medium,high") to give them an order.'
-    ]
-
-
-def _describe_rows(rows: list[int], limit: int = 8) -> str:
-    shown = ", ".join(str(r) for r in rows[:limit])
-    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
-
-
 def load_responses(path: str | Path, config: AuditConfig) -> Responses:
     """Read `path` and return the responses the config's column keys select."""
     path = Path(path).expanduser()
     return responses_from_frame(read_table(path), config, source=str(path))
 
 
-def _row_problems(scores: list[str], bad_values: set[str]) -> dict[int, str]:
-    """0-based row -> why it cannot be used (a missing or non-number score). Blank answers are
-    not problems: they are audited."""
-    problems: dict[int, str] = {}
-    for i, value in enumerate(scores):
-        value = _label_text(value)
-        if value == "":
-            problems[i] = "missing score"
-        elif value in bad_values:
-            problems[i] = f"score '{value}' is not a number"
-    return problems
+def responses_from_frame(
+    frame: pd.DataFrame, config: AuditConfig, source: str = "", answers=None
+) -> Responses:
+    """Select, validate and code the columns of an already-read table (one item's rows).
 
-
-def responses_from_frame(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> Responses:
-    """Select, validate and code the columns of an already-read table.
-
-    Rows with a missing or unreadable score stop the load (on_bad_rows "error") or are left out
-    with a warning ("skip"); blank answers are kept (and counted in a warning); kept rows keep their
-    original 1-based data-row numbers, taken from the frame's index (0-based positions in the
-    file), so a slice of a table (one item's rows) keeps the file's numbering.
+    Every read is gathered (engine.input.reads: wide or long); an answer whose audited read
+    (its first) is missing or unreadable stops the load (on_bad_rows "error") or is left out
+    with a warning ("skip"), and so is a long file's read without a usable score; blank answers
+    are kept (and counted in a warning); kept answers keep their original 1-based data-row
+    numbers (a long file's answer: its first row), taken from the frame's index (0-based
+    positions in the file), so a slice of a table (one item's rows) keeps the file's numbering.
+    answers: a long file's answers file, read (the `answers_file` setting), or None.
     """
     where = source or "input"
+    file_rows, read_warnings = len(frame), list(frame.attrs.get("warnings", ()))
+    if config.reads == LONG:
+        frame, raw = long_answers(frame, config, answers, where)
+    else:
+        raw = wide_reads(frame, config, where)
     numbers = frame.index.to_numpy(dtype=np.int64) + 1
     text_list = _column(frame, config.text_column, "text", where).tolist()
-    raw_scores = _column(frame, config.score_column, "score", where).tolist()
-    second = _column(frame, config.second_score_column, "second score", where)
-    raw_second = second.tolist() if second is not None else []
-    order = config.score_order
-    if order is not None:
-        _check_order(raw_scores, order, config.score_column, where)
-        _check_order(raw_second, order, config.second_score_column, where)
-    numeric = order is None and is_numeric(raw_scores + raw_second)
-    _, _, bad_values = code_labels(raw_scores + raw_second, numeric, order)
-    problems = _row_problems(raw_scores, bad_values)
-    keep, skipped, warnings = _apply_bad_rows(numbers, problems, config.on_bad_rows, where)
-    # What reading the file noticed (a fallback encoding, replaced control characters) first.
-    warnings = list(frame.attrs.get("warnings", ())) + warnings
-    # Categories come from the rows kept, so a score seen only in skipped rows is no category.
-    kept_scores = [raw_scores[i] for i in keep]
-    kept_second = [raw_second[i] for i in keep] if second is not None else []
-    labels, code, _ = code_labels(kept_scores + kept_second, numeric, order)
-    coded = np.array([code[_label_text(v)] for v in kept_scores], dtype=np.int64)
-    _check_categories(coded, labels, config.score_column, where)
-    ordered, order_notes = _order_notes(labels, numeric, order, config.score_column)
-    warnings += order_notes + _category_warnings(coded, labels, numbers[keep], config.score_column)
-    second_codes = None
-    if second is not None:
-        second_codes = np.array([code.get(_label_text(v), -1) for v in kept_second], dtype=np.int64)
-        warnings += _second_warnings(
-            kept_second, numbers[keep], bad_values, config.second_score_column
+    numeric = config.score_order is None and is_numeric(raw.label)
+    for column, labels in _labels_by_column(raw, config):
+        if config.score_order is not None:
+            check_order(labels, config.score_order, column, where)
+    _, _, bad_values = code_labels(raw.label, numeric, config.score_order)
+    kept = keep_reads(raw, bad_values, numbers, config, where)
+    if len(kept.answers) < MIN_RESPONSES:
+        raise ItemTooSmall(
+            where, f"{len(kept.answers)} usable response(s); parm needs at least {MIN_RESPONSES}."
         )
+    keep = kept.answers
+    labels, code, _ = code_labels([raw.label[k] for k in kept.reads], numeric, config.score_order)
+    reads = kept.coded(raw, code, config, where)
+    coded = reads.score[reads.first]
+    _check_categories(coded, labels, config.score_column, where)
+    ordered, notes = order_notes(labels, numeric, config.score_order, config.score_column)
+    warnings = read_warnings + kept.warnings + notes
+    warnings += _category_warnings(coded, labels, numbers[keep], config.score_column)
     id_list, id_notes = _ids(frame, config.id_column, keep, numbers, where)
     warnings += id_notes + _blank_warnings([text_list[i] for i in keep], numbers[keep])
+    several = config.reads == LONG or len(read_columns(config)) > 1
+    named = config.rater_column is not None or config.rater_columns is not None
     return Responses(
         texts=[text_list[i] for i in keep],
         scores=coded,
         labels=labels,
         ids=id_list,
         rows=numbers[keep],
-        second_scores=second_codes,
+        second_scores=reads.nth(1, len(keep)) if several else None,
         source=source,
-        skipped=skipped,
-        file_rows=len(frame),
+        skipped=kept.skipped,
+        file_rows=file_rows,
         warnings=tuple(warnings),
         ordered=ordered,
-        raters=_who(frame, config.rater_column, keep, where),
-        second_raters=_who(frame, config.second_rater_column, keep, where),
-        times=_when(frame, config.time_column, keep, numbers, where),
+        raters=reads.raters_of(0, len(keep)) if named or config.reads == LONG else None,
+        second_raters=reads.raters_of(1, len(keep)) if several and named else None,
+        times=reads.time[reads.first] if config.time_column is not None else None,
+        reads=reads,
     )
 
 
-def _apply_bad_rows(numbers: np.ndarray, problems: dict[int, str], on_bad_rows: str, where):
-    """(kept positions, skipped (row, reason) pairs, warnings); raises under "error".
-
-    numbers: the 1-based file row of every position."""
-    keep = [i for i in range(len(numbers)) if i not in problems]
-    skipped = tuple((int(numbers[i]), problems[i]) for i in sorted(problems))
-    warnings: list[str] = []
-    if problems:
-        summary = _summarise_problems(skipped)
-        if on_bad_rows == "error":
-            raise DataError(
-                f"{where}: {len(problems)} row(s) cannot be used: {summary}. Fix them, or set "
-                'on_bad_rows to "skip" to leave them out.'
-            )
-        warnings.append(f"Skipped {len(problems)} row(s): {summary}.")
-    if len(keep) < MIN_RESPONSES:
-        raise ItemTooSmall(
-            where, f"{len(keep)} usable response(s); parm needs at least {MIN_RESPONSES}."
-        )
-    return keep, skipped, warnings
-
-
-def _who(frame: pd.DataFrame, column: str | None, keep: list[int], where):
-    """Who gave each kept row's score (a rater or second-rater column), "" where blank."""
-    if column is None:
-        return None
-    values = _column(frame, column, "rater", where).tolist()
-    return tuple(values[i].strip() for i in keep)
-
-
-def _when(frame: pd.DataFrame, column: str | None, keep: list[int], numbers, where):
-    """The kept rows' times (engine.input.times), or None without a time column."""
-    if column is None:
-        return None
-    values = _column(frame, column, "time", where).tolist()
-    return parse_times([values[i] for i in keep], numbers[keep], column, where)
+def _labels_by_column(raw, config: AuditConfig):
+    """(column, the labels read from it) for each column scores are read from."""
+    if config.reads == LONG:
+        yield config.score_column, raw.label
+        return
+    columns = read_columns(config)
+    for j, column in enumerate(columns):
+        yield column.score, [label for label, n in zip(raw.label, raw.column) if n == j]
 
 
 def _ids(frame: pd.DataFrame, column: str | None, keep: list[int], numbers, where):
@@ -409,18 +284,6 @@ def _category_warnings(
     return notes
 
 
-def _second_warnings(values: list[str], kept_rows, bad: set[str], column) -> list[str]:
-    """Unreadable second-rater scores are left out of the agreement (empty ones silently: a
-    second rater usually scores only a sample)."""
-    unreadable = [int(kept_rows[j]) for j, v in enumerate(values) if _label_text(v) in bad]
-    if not unreadable:
-        return []
-    return [
-        f"Column '{column}' has {len(unreadable)} score(s) that are not numbers "
-        f"(rows {_describe_rows(unreadable)}); they count as missing."
-    ]
-
-
 def _blank_warnings(texts: list[str], kept_rows: np.ndarray) -> list[str]:
     """Say how many answers are blank: they are audited, all alike, so a blank scored like a
     real answer stands out in the review queue."""
@@ -428,20 +291,9 @@ def _blank_warnings(texts: list[str], kept_rows: np.ndarray) -> list[str]:
     if not rows:
         return []
     return [
-        f"{len(rows)} blank answer(s) (rows {_describe_rows(rows)}): audited like every answer, "
+        f"{len(rows)} blank answer(s) (rows {describe_rows(rows)}): audited like every answer, "
         "all blanks alike, so a blank scored like a real answer stands out."
     ]
-
-
-def _summarise_problems(skipped: tuple[tuple[int, str], ...]) -> str:
-    by_reason: dict[str, list[int]] = {}
-    for row, reason in skipped:
-        key = "score is not a number" if reason.startswith("score '") else reason
-        by_reason.setdefault(key, []).append(row)
-    return "; ".join(
-        f"{reason} in {len(rows)} row(s) ({_describe_rows(rows)})"
-        for reason, rows in by_reason.items()
-    )
 
 
 def _id_warnings(ids: list[str], column: str | None) -> list[str]:

@@ -118,6 +118,28 @@ def choice(*options: tuple[object, str]) -> Rule:
     return Rule("choice", f"one of {shown}", read, tuple(options), nullable=None in values)
 
 
+def column_list() -> Rule:
+    """Column names, at least two and each once (or null), as a list or one comma-separated
+    string (as `--score-cols G1,G2,G3` gives it)."""
+    accepted = 'expected null or at least two column names, each once, e.g. ["G1", "G2"]'
+
+    def read(key, value):
+        if value is None:
+            return None
+        names = value.split(",") if isinstance(value, str) else value
+        names = list(names) if isinstance(names, tuple) else names
+        if not isinstance(names, list) or not all(isinstance(v, str) for v in names):
+            raise fail(key, value, accepted)
+        names = [v.strip() for v in names]
+        if len(names) < 2 or "" in names or len(set(names)) < len(names):
+            raise fail(key, value, accepted)
+        if not all(is_safe(v) for v in names):
+            raise fail(key, value, "control characters are not allowed in column names")
+        return tuple(names)
+
+    return Rule("columns", accepted.removeprefix("expected "), read, nullable=True)
+
+
 def top_k() -> Rule:
     accepted = "expected an integer >= 1, a non-empty list of them, or null for the dense graph"
 

@@ -12,7 +12,8 @@ must equal: tests/test_settings.py). A new setting is one entry here plus what r
 Sections: "form", the Settings form; "colbert", the form's late-interaction keys (shown for a
 late-interaction model); "advanced", the form's Advanced section (speed, memory, where a run
 happens, what is kept, who reviews); "columns", the file's columns (the Load screen, the CLI's
-column flags).
+column flags); "file", how the file holds its reads (the Load screen, the CLI's --reads and
+--answers).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from engine.input import rules
 from engine.input.rules import Rule
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-FORM, COLBERT, ADVANCED, COLUMNS = "form", "colbert", "advanced", "columns"
-SECTIONS = (FORM, COLBERT, ADVANCED, COLUMNS)
+FORM, COLBERT, ADVANCED, COLUMNS, FILE = "form", "colbert", "advanced", "columns", "file"
+SECTIONS = (FORM, COLBERT, ADVANCED, COLUMNS, FILE)
 # One line of help each: at most HELP_WIDTH characters, so it fits at 80 columns.
 HELP_WIDTH = 72
 
@@ -213,6 +214,60 @@ SETTINGS: tuple[Setting, ...] = (
         "second",
         "a second rater's score column, for human-human agreement",
         "A second rater's scores, for human-human agreement.",
+    ),
+    Setting(
+        "score_columns",
+        None,
+        rules.column_list(),
+        "tuple[str, ...] | None",
+        COLUMNS,
+        "Reads (opt.)",
+        "Every read's score column, the audited one first (wide files).",
+        "a wide file's score columns, one per read, the audited score first (so its first is "
+        "`score_column`); each column's reads are its own rater's unless `rater_columns` "
+        "names them (`--score-cols G1,G2,G3`)",
+        role="reads",
+        guess="reads",
+    ),
+    Setting(
+        "rater_columns",
+        None,
+        rules.column_list(),
+        "tuple[str, ...] | None",
+        COLUMNS,
+        "Read raters (opt.)",
+        "Who gave each read, in the order of the score columns.",
+        "who gave each read of `score_columns`, in the same order (its first is "
+        "`rater_column`); `null`: each score column is its own rater (`--rater-cols r1,r2,r3`)",
+        role="read raters",
+        guess="read_raters",
+    ),
+    Setting(
+        "reads",
+        "wide",
+        rules.choice(("wide", "wide: one row per answer"), ("long", "long: one row per read")),
+        "str",
+        FILE,
+        "Shape",
+        "One row per answer (wide) or one row per read (long).",
+        '`"wide"`: one row per answer, its reads in score columns; `"long"`: one row per read '
+        "(`id_column` the answer read, `score_column` its score, `rater_column` who gave it, "
+        "`time_column` when; the text on one of the answer's rows, or in `answers_file`)",
+        role="shape",
+        guess="reads_shape",
+    ),
+    Setting(
+        "answers_file",
+        None,
+        rules.text(nullable=True),
+        "str | None",
+        FILE,
+        "Answers file",
+        "A file of the answers' texts by id, for a long file without them.",
+        "a long file's answers: a CSV or TSV with `id_column` and `text_column`, joined by id "
+        "(`--answers FILE`)",
+        role="answers file",
+        guess="answers_file",
     ),
     Setting(
         "score_order",
@@ -408,8 +463,11 @@ SETTINGS: tuple[Setting, ...] = (
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 # Every setting's default in the JSON form defaults.json has.
 DEFAULTS: dict = {setting.name: setting.default for setting in SETTINGS}
-# The settings that name a file's columns, in the order the Load screen shows them.
+# The settings that name a file's columns, in the order the Load screen shows them, and those
+# that say how it holds its reads.
 COLUMN_KEYS = tuple(setting.name for setting in SETTINGS if setting.section == COLUMNS)
+FILE_KEYS = tuple(setting.name for setting in SETTINGS if setting.section == FILE)
+CHOSEN_KEYS = COLUMN_KEYS + FILE_KEYS
 # Settings that change nothing a run computes, only what is kept of it, where it runs or who
 # reviews it (a cluster's results equal one process's; the device only moves the same model):
 # not in the digest, so the digests of decisions and saved runs stay those of earlier parms.

@@ -308,16 +308,41 @@ def guess_columns(frame: pd.DataFrame) -> dict[str, str | None]:
     second = next((c for c in ordered[1:] if any(ch.isdigit() for ch in c)), None)
     first_raters = [c for c in raters if not any(ch.isdigit() and ch != "1" for ch in c)]
     second_raters = [c for c in raters if c not in first_raters]
+    # Three reads or more: the score column's numbered family (G1, G2, G3) is every read's.
+    reads = _numbered_family(score, scoreish) if score is not None else []
+    reads = reads if len(reads) >= 3 else []
+    read_raters = _numbered_family(raters[0], raters) if reads and raters else []
+    read_raters = read_raters if len(read_raters) == len(reads) else []
+    if reads:
+        score, second = reads[0], None
     return {
         "text": text,
         "score": score,
         "id": ids[0] if ids else None,
         "second": second,
+        "reads": reads or None,
+        "read_raters": read_raters or None,
         "item": varying[0] if varying else None,
-        "rater": first_raters[0] if first_raters else None,
+        "rater": (read_raters or first_raters or [None])[0],
         "second_rater": second_raters[0] if second and second_raters else None,
         "time": times[0] if times and first_raters else None,
     }
+
+
+def _numbered_family(column: str, columns: list[str]) -> list[str]:
+    """The columns named like `column` but for their numbers (G1, G2, G3; rater1_domain1,
+    rater2_domain1), in the order of their first number; [] when `column` has no number."""
+
+    def stem(name: str) -> str:
+        return re.sub(r"\d+", "#", name.lower())
+
+    def number(name: str) -> int:
+        return int(re.search(r"\d+", name).group())
+
+    if not re.search(r"\d", column):
+        return []
+    family = [c for c in columns if re.search(r"\d", c) and stem(c) == stem(column)]
+    return sorted(family, key=number)
 
 
 def _named_columns(columns: list[str], names: tuple[str, ...]) -> list[str]:

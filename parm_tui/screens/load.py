@@ -13,14 +13,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Button, Header, Label, Select, Static
+from textual.widgets import Button, Header, Input, Label, Select, Static
 from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from engine import workspace
 from engine.core.errors import ParmError
 from engine.core.text import safe_text
-from engine.input.settings import BY_NAME, COLUMN_KEYS
+from engine.input.settings import BY_NAME, CHOSEN_KEYS, FILE_KEYS
 from engine.workspace import OpenedFile
 from parm_tui.recent import display_path, recent_files
 from parm_tui.screens.resume import offer_resume
@@ -35,10 +35,34 @@ CELL_WIDTH = 300
 MIN_COLUMN = 6
 # Cells the table takes beyond its columns' widths and padding: its vertical scrollbar.
 PREVIEW_FRAME = 2
-# Select id -> (config key, label shown above the selector), one per column setting.
+# Widget id -> (setting, label shown above it): one per column setting and per setting of the
+# file's shape (engine.input.settings), in the table's order.
 COLUMN_ROLES = {
-    f"col-{BY_NAME[key].guess.replace('_', '-')}": (key, BY_NAME[key].label) for key in COLUMN_KEYS
+    f"col-{BY_NAME[key].guess.replace('_', '-')}": (key, BY_NAME[key].label) for key in CHOSEN_KEYS
 }
+# How each is chosen: a column from the file, several columns typed "G1, G2, G3", one of the
+# setting's choices, or a path typed.
+COLUMN, COLUMNS, CHOICE, PATH = "column", "columns", "choice", "path"
+
+
+def kind(key: str) -> str:
+    rule = BY_NAME[key].rule.kind
+    if key in FILE_KEYS:
+        return CHOICE if rule == "choice" else PATH
+    return COLUMNS if rule == "columns" else COLUMN
+
+
+def column_widget(widget_id: str, key: str):
+    """The widget that chooses `key`: a dropdown of the file's columns or of the setting's
+    choices, or a field to type several columns or a path into."""
+    how = kind(key)
+    if how == COLUMN:
+        return Select([], id=widget_id, compact=True, prompt="(none)")
+    if how == CHOICE:
+        choices = [(label, value) for value, label in BY_NAME[key].rule.choices]
+        return Select(choices, id=widget_id, compact=True, allow_blank=False)
+    hint = "G1, G2, G3" if how == COLUMNS else "answers.csv"
+    return Input(id=widget_id, compact=True, placeholder=f"none; e.g. {hint}")
 
 
 def short(value: str, width: int = CELL_WIDTH) -> Text:
@@ -110,10 +134,10 @@ class LoadScreen(Screen):
         yield Static("", id="path-message")
         yield VimOptionList(id="recent")
         with Horizontal(id="columns"):
-            for select_id, (_, label) in COLUMN_ROLES.items():
+            for widget_id, (key, label) in COLUMN_ROLES.items():
                 with Vertical(classes="column-choice"):
                     yield Label(label)
-                    yield Select([], id=select_id, compact=True, prompt="(none)")
+                    yield column_widget(widget_id, key)
         yield Static("", id="validation")
         yield VimDataTable(id="preview", zebra_stripes=True)
         yield ParmFooter()
@@ -199,7 +223,7 @@ class LoadScreen(Screen):
         guess) and its first rows."""
         choice = workspace.choose_columns(self.app.state.file, self.app.state.config)
         columns = [str(c) for c in frame.columns]
-        chosen = {select_id: choice.columns[key] for select_id, (key, _) in COLUMN_ROLES.items()}
+        chosen = {widget_id: choice.columns[key] for widget_id, (key, _) in COLUMN_ROLES.items()}
         self.select_columns([(plain(c), c) for c in columns], chosen)
         self.fill_preview(frame)
         if choice.reviewed:
@@ -209,16 +233,22 @@ class LoadScreen(Screen):
                 timeout=8,
             )
 
-    def select_columns(self, options: list | None, chosen: dict[str, str | None]) -> None:
-        """Set the selectors (their options too, when given) to `chosen` ({select id: column})
-        without each change choosing columns again."""
+    def select_columns(self, options: list | None, chosen: dict) -> None:
+        """Set the widgets to `chosen` ({widget id: column, columns, choice or path}; the column
+        dropdowns' options too, when given) without each change choosing columns again."""
         self._filling = True
         try:
-            for select_id, column in chosen.items():
-                select = self.query_one(f"#{select_id}", Select)
-                if options is not None:
+            for widget_id, value in chosen.items():
+                key = COLUMN_ROLES[widget_id][0]
+                how = kind(key)
+                if how in (COLUMNS, PATH):
+                    shown = ", ".join(value) if isinstance(value, tuple) else value or ""
+                    self.query_one(f"#{widget_id}", Input).value = shown
+                    continue
+                select = self.query_one(f"#{widget_id}", Select)
+                if options is not None and how == COLUMN:
                     select.set_options(options)
-                select.value = column if column is not None else Select.NULL
+                select.value = value if value is not None else Select.NULL
         finally:
             self._filling = False
 
@@ -248,14 +278,26 @@ class LoadScreen(Screen):
             self.call_after_refresh(self.fill_preview, file.frame)
 
     @on(Select.Changed)
+    @on(Input.Submitted, ".column-choice Input")
+    @on(Input.Blurred, ".column-choice Input")
     def column_changed(self) -> None:
         if not self._filling and self.app.state.file is not None:
-            self.app.choose_columns(self.chosen_columns())
+            chosen = self.chosen_columns()
+            if chosen != self.app.state.columns:
+                self.app.choose_columns(chosen)
 
-    def chosen_columns(self) -> dict[str, str | None]:
+    def chosen_columns(self) -> dict:
+        """The settings the widgets choose: columns (None: none), several columns as a tuple,
+        the file's shape, the answers file."""
         chosen = {}
-        for select_id, (key, _) in COLUMN_ROLES.items():
-            value = self.query_one(f"#{select_id}", Select).value
+        for widget_id, (key, _) in COLUMN_ROLES.items():
+            how = kind(key)
+            if how in (COLUMNS, PATH):
+                text = self.query_one(f"#{widget_id}", Input).value.strip()
+                parts = tuple(part.strip() for part in text.split(",") if part.strip())
+                chosen[key] = (parts or None) if how == COLUMNS else (text or None)
+                continue
+            value = self.query_one(f"#{widget_id}", Select).value
             chosen[key] = None if value is Select.NULL else str(value)
         return chosen
 

@@ -24,8 +24,8 @@ from engine.input.config import (
 )
 from engine.input.settings import (
     ADVANCED,
+    CHOSEN_KEYS,
     COLBERT,
-    COLUMN_KEYS,
     DEFAULT_MODEL,
     FORM,
     Setting,
@@ -174,7 +174,7 @@ class SettingsScreen(Screen):
         """Whether `new` changes what the form shows (not only the Load screen's columns) and
         the form does not show it yet."""
         before, after = old.to_dict(), new.to_dict()
-        if all(before[key] == after[key] for key in after if key not in COLUMN_KEYS):
+        if all(before[key] == after[key] for key in after if key not in CHOSEN_KEYS):
             return False
         try:
             return config_from_dict({**after, **self.settings_dict()}) != new
