@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from engine import workspace
 from engine.core.crash_log import write_crash_log
-from engine.core.errors import Cancelled, OutputsExist, ParmError
+from engine.core.errors import Cancelled, DataError, OutputsExist, ParmError
 from engine.core.metric_names import METRIC
 from engine.core.progress import CLUSTER, STAGES
 from engine.core.text import safe_text
@@ -214,6 +214,8 @@ def _guessed(console, file, config, request: AuditRequest):
     }
     given |= {item.partition("=")[0].strip() for item in request.overrides}
     choice = workspace.choose_columns(file, config, given)
+    if choice.question() is not None:  # a guess that would audit the wrong column: ask
+        raise DataError(f"{choice.question()} Name it with --score-col COLUMN.")
     sentence = choice.sentence()
     if sentence is None:
         return config

@@ -81,3 +81,46 @@ def test_a_file_whose_ids_repeat_beside_a_rater_column_is_guessed_long():
     assert "shape = long (one row per read)" in choice.sentence()
     named = choose_columns(long, load_defaults(), {"reads"})
     assert named.columns["reads"] == "wide"
+
+
+def beetle_like(n=60, seed=0):
+    """The SemEval Beetle file's shape: text labels beside counts and splits."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    labels = ["correct", "partially_correct_incomplete", "contradictory", "irrelevant"]
+    return pd.DataFrame({
+        "id": [f"b{i}" for i in range(n)], "question_id": [f"q{i % 3}" for i in range(n)],
+        "question": [f"Why does bulb {i % 3} light?" for i in range(n)],
+        "answer": [f"because the circuit is closed {i}" for i in range(n)],
+        "label": rng.choice(labels, n), "reference_answer": ["a closed path" for _ in range(n)],
+        "split": rng.choice(["train", "test"], n), "module": rng.choice(["m1", "m2"], n),
+        "dup_count": rng.integers(1, 9, n).astype(str),
+    })  # fmt: skip
+
+
+def test_a_text_label_column_beats_a_count_of_duplicates():
+    choice = choose_columns(beetle_like(), load_defaults())
+    assert choice.columns["score_column"] == "label" and choice.question() is None
+    assert choice.columns["item_column"] == "question_id"
+    assert choice.columns["question_column"] == "question"
+    assert choice.columns["reference_column"] == "reference_answer"
+
+
+def test_a_doubtful_score_guess_names_its_candidates_and_parm_audit_stops(tmp_path):
+    from helpers import cli
+
+    frame = (
+        beetle_like()
+        .drop(columns="label")
+        .assign(level=lambda f: (f.index % 3).astype(str), band=lambda f: (f.index % 4).astype(str))
+    )
+    choice = choose_columns(frame, load_defaults())
+    assert choice.doubtful[:2] == ("level", "band")
+    assert "Which column holds the scores?" in choice.question()
+    path = tmp_path / "doubtful.csv"
+    frame.to_csv(path, index=False)
+    code, output = cli(path, "--out", tmp_path / "out", "-q")
+    assert code == 2
+    assert "Which column holds the scores?" in output and "--score-col COLUMN" in output
+    assert not (tmp_path / "out").exists()

@@ -442,3 +442,25 @@ def test_another_reviewers_differing_decision_is_kept_until_settled(source, data
         assert store.conflicts(3) == []
     with open_store(source, responses, database) as store:
         assert store.conflicts(3) == [] and store.known_conflict(theirs)  # settled, not lost
+
+
+def test_the_review_offers_the_files_whole_scale_up_to_the_items_highest_score():
+    """Mohler's question 3.2 has 1, 3, 4 and 5: the review offers every half point of the
+    file's scale (0 to 5) up to 5; an item scored 0-2 in a file of 0-3 items is not offered 3."""
+    from dataclasses import replace
+
+    from engine.audit.scale import file_scale, pool_responses
+
+    assert file_scale(("1", "3", "4", "5")) == ("1", "2", "3", "4", "5")
+    assert file_scale(("0", "0.5", "5")) == tuple(str(v / 2).removesuffix(".0") for v in range(11))
+    assert file_scale(("low", "high"), ("low", "mid", "high")) == ("low", "mid", "high")
+    assert file_scale(("apple", "pear")) is None
+    base = make_responses()
+    halves = replace(base, labels=("0", "0.5", "5"))
+    gapped = replace(base, labels=("1", "3", "4"))
+    pooled, _, on_scale = pool_responses([halves, gapped])
+    assert pooled.labels == tuple(str(v / 2).removesuffix(".0") for v in range(11))
+    assert on_scale[len(base) :].sum(axis=1).max() == 9  # 0 to 4 in half points, not 4.5 or 5
+    nominal = replace(base, labels=("apple", "pear", "plum"), ordered=False)
+    _, _, on_scale = pool_responses([nominal, replace(nominal, labels=("fig", "kiwi", "lime"))])
+    assert on_scale.sum(axis=1).tolist() == [3] * 24

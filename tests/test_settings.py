@@ -40,10 +40,10 @@ def test_the_column_settings_are_those_of_the_columns_section():
     assert all(settings.BY_NAME[key].role and settings.BY_NAME[key].guess for key in COLUMN_KEYS)
     import pandas as pd
 
-    from engine.input.table import guess_columns
+    from engine.input.guess import guess_columns
 
     guesses = guess_columns(pd.DataFrame({"answer": ["a"], "score": ["1"]}))
-    assert {settings.BY_NAME[key].guess for key in COLUMN_KEYS} == set(guesses)
+    assert {settings.BY_NAME[key].guess for key in COLUMN_KEYS} <= set(guesses)
 
 
 def test_only_settings_that_change_nothing_computed_are_left_out_of_the_digest():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from engine.input.table import guess_columns
+from engine.input.guess import guess_columns
 
 
 @pytest.mark.parametrize(
@@ -40,12 +40,15 @@ def test_a_response_id_column_is_not_taken_for_the_text():
         "score": "s",
         "id": "response_id",
         "second": None,
+        "score_candidates": None,
         "reads": None,
         "read_raters": None,
         "item": None,
         "rater": None,
         "second_rater": None,
         "time": None,
+        "question": None,
+        "reference": None,
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.input.labels import number_label
 from engine.input.responses import Responses
 
 
@@ -32,6 +33,29 @@ def pooled_labels(
     return tuple(sorted(seen, key=lambda label: (seen[label], label)))
 
 
+def file_scale(
+    labels: tuple[str, ...], order: tuple[str, ...] | None = None
+) -> tuple[str, ...] | None:
+    """The whole scale the pooled `labels` come from, for a score a review may give that no
+    answer has yet: the stated score_order; for numbers, every step from the lowest to the
+    highest (1, 3, 4, 5 gives 1 to 5; half points when any label has one); None for unordered
+    text labels, whose scale is each item's own."""
+    if order is not None:
+        return tuple(order)
+    try:
+        values = sorted({float(label) for label in labels})
+    except ValueError:
+        return None
+    halves = [round(v * 2) for v in values]
+    if len(values) < 2 or any(abs(v * 2 - h) > 1e-9 for v, h in zip(values, halves)):
+        return tuple(labels)  # steps finer than half points: only the labels used
+    step = int(np.gcd.reduce(np.diff(halves)))
+    if (halves[-1] - halves[0]) // step > 100:
+        return tuple(labels)
+    steps = range(halves[0], halves[-1] + 1, step)
+    return tuple(number_label(h / 2) for h in steps)
+
+
 def recode(labels: tuple[str, ...], pooled: tuple[str, ...]) -> np.ndarray:
     """(C,) the position in `pooled` of each of an item's labels, to move codes onto it."""
     return np.array([pooled.index(label) for label in labels], dtype=np.int64)
@@ -40,14 +64,22 @@ def recode(labels: tuple[str, ...], pooled: tuple[str, ...]) -> np.ndarray:
 def pool_responses(
     parts: list[Responses], order: tuple[str, ...] | None = None
 ) -> tuple[Responses, list[np.ndarray], np.ndarray]:
-    """Several items' responses as one: scores on the pooled scale; also each item's codes on
-    it and (N, C) which pooled labels are on each response's item's scale."""
-    pooled = pooled_labels([p.labels for p in parts], order)
+    """Several items' responses as one: scores on the pooled scale (the file's whole scale,
+    `file_scale`, where it has one); also each item's codes on it and (N, C) which pooled labels
+    each response may take: the file's scale for ordered scores (a review may give a score no
+    answer has) from its lowest score to the highest the item's answers have (an item scored
+    0-2 in a file of 0-3 items is not offered 3), the item's own labels for unordered text
+    labels."""
+    used = pooled_labels([p.labels for p in parts], order)
+    whole = file_scale(used, order) if all(p.ordered for p in parts) else None
+    pooled = used if whole is None else whole
     codes = [recode(p.labels, pooled) for p in parts]
     on_scale = np.zeros((sum(len(p) for p in parts), len(pooled)), dtype=bool)
     start = 0
+    values = score_values(pooled, order)
     for p, code in zip(parts, codes):
-        on_scale[start : start + len(p), code] = True
+        allowed = code if whole is None else values <= values[code].max()
+        on_scale[start : start + len(p), allowed] = True
         start += len(p)
     first = parts[0]
     second = None

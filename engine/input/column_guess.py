@@ -30,11 +30,23 @@ REVIEWED_SCORE = "final_score"
 class ColumnChoice:
     """The columns chosen ({setting: column or None}); `guessed`: the settings whose column
     differs from what the settings said (in COLUMN_KEYS order); `reviewed`: the score column is
-    final_score because the file has one."""
+    final_score because the file has one; `doubtful`: the candidates for the score column when
+    its guess is not sure (engine.input.guess), else ()."""
 
     columns: dict[str, str | None]
     guessed: tuple[str, ...]
     reviewed: bool
+    doubtful: tuple[str, ...] = ()
+
+    def question(self) -> str | None:
+        """What to ask when the score column is a doubtful guess, else None."""
+        if not self.doubtful:
+            return None
+        shown = ", ".join(self.doubtful[:6]) + (", ..." if len(self.doubtful) > 6 else "")
+        return (
+            f"Which column holds the scores? The guess, {self.columns['score_column']!r}, is "
+            f"not sure: the columns that could be scores are {shown}."
+        )
 
     def sentence(self) -> str | None:
         """'Guessed columns: second score = score2, item = item.' (None when nothing was)."""
@@ -67,7 +79,7 @@ def choose_columns(
     line flag or --set) as the settings say; the score column `final_score` when the file has
     one; else the settings' column when the file has it, else the guess. A guess is never a
     column already chosen for another role."""
-    from engine.input.table import guess_columns
+    from engine.input.guess import guess_columns
 
     names = [str(c) for c in frame.columns]
     guesses = guess_columns(frame)
@@ -91,7 +103,10 @@ def choose_columns(
     if "reads" not in given and _looks_long(frame, chosen):
         chosen["reads"] = "long"
     guessed = tuple(key for key in CHOSEN_KEYS if chosen[key] != getattr(config, key))
-    return ColumnChoice(chosen, guessed, reviewed)
+    doubtful = ()
+    if "score_column" in guessed and not reviewed and guesses["score_candidates"]:
+        doubtful = tuple(guesses["score_candidates"])
+    return ColumnChoice(chosen, guessed, reviewed, doubtful)
 
 
 # The settings naming several columns (every read's), each list starting with its single twin.
@@ -136,7 +151,6 @@ def _reads_agree(chosen: dict, given) -> None:
         chosen["rater_columns"] = None
     elif raters is not None and chosen["rater_column"] not in (None, raters[0]):
         chosen["rater_columns"] = None
-
 
 
 def _looks_long(frame, chosen: dict) -> bool:

@@ -71,6 +71,9 @@ class Responses:
     times: np.ndarray | None = field(default=None, compare=False)
     # Every read of every answer, the audited one first (engine.input.reads).
     reads: Reads | None = field(default=None, compare=False)
+    # The item's question and reference answer, when the file has them (shown in the review).
+    question: str | None = field(default=None, compare=False)
+    reference: str | None = field(default=None, compare=False)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -211,7 +214,19 @@ def responses_from_frame(
         second_raters=reads.raters_of(1, len(keep)) if several and named else None,
         times=reads.time[reads.first] if config.time_column is not None else None,
         reads=reads,
+        question=_item_text(frame, config.question_column, keep, where),
+        reference=_item_text(frame, config.reference_column, keep, where),
     )
+
+
+def _item_text(frame: pd.DataFrame, column: str | None, keep: list[int], where) -> str | None:
+    """An item's question or reference answer: the commonest non-blank value of the column on
+    its kept rows (one per item in the files that have one), None without the column."""
+    if column is None:
+        return None
+    values = [value.strip() for value in _column(frame, column, "question", where).iloc[keep]]
+    present = [value for value in values if value]
+    return max(set(present), key=present.count) if present else None
 
 
 def _labels_by_column(raw, config: AuditConfig):

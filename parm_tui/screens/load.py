@@ -125,6 +125,7 @@ class LoadScreen(Screen):
         super().__init__(id="load-screen")
         self.initial_path = initial_path
         self._filling = False
+        self.score_question: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -143,6 +144,7 @@ class LoadScreen(Screen):
         yield ParmFooter()
 
     def on_mount(self) -> None:
+        self.fit_columns()
         self.query_one("#recent", VimOptionList).border_title = "Recent files (enter opens)"
         self.show_recent()
         self.watch(self.app, "state", self.show_state, init=False)
@@ -226,6 +228,12 @@ class LoadScreen(Screen):
         chosen = {widget_id: choice.columns[key] for widget_id, (key, _) in COLUMN_ROLES.items()}
         self.select_columns([(plain(c), c) for c in columns], chosen)
         self.fill_preview(frame)
+        # A doubtful guess of the score column is asked until the user picks the column.
+        self.score_question = choice.question()
+        if self.score_question is not None:
+            self.app.notify(
+                self.score_question + " Choose it under Score.", severity="warning", timeout=15
+            )
         if choice.reviewed:
             self.app.notify(
                 "Score column: final_score, the reviewed scores of a scores_reviewed.csv; "
@@ -273,15 +281,26 @@ class LoadScreen(Screen):
         table.border_subtitle = f"first {min(PREVIEW_ROWS, len(frame))} of {len(frame):,} rows"
 
     def on_resize(self) -> None:
+        self.fit_columns()
         file = self.app.state.file
         if file is not None:
             self.call_after_refresh(self.fill_preview, file.frame)
 
+    def fit_columns(self) -> None:
+        """As many column choices a row as the width gives each about 19 cells (4 at 80)."""
+        grid = self.query_one("#columns")
+        per_row = max(4, min(len(COLUMN_ROLES), self.app.size.width // 19))
+        rows = -(-len(COLUMN_ROLES) // per_row)
+        grid.styles.grid_size_columns = per_row
+        grid.styles.height = 2 * rows
+
     @on(Select.Changed)
     @on(Input.Submitted, ".column-choice Input")
     @on(Input.Blurred, ".column-choice Input")
-    def column_changed(self) -> None:
+    def column_changed(self, event) -> None:
         if not self._filling and self.app.state.file is not None:
+            if getattr(event, "select", None) is not None and event.select.id == "col-score":
+                self.score_question = None  # the user chose it
             chosen = self.chosen_columns()
             if chosen != self.app.state.columns:
                 self.app.choose_columns(chosen)
@@ -316,6 +335,9 @@ class LoadScreen(Screen):
             box.update(plain(new.file_problem or ""))
             return
         lines = Text("✓ ", style="bold green") + counts_line(new.items)
+        if self.score_question is not None:
+            lines = plain("? " + self.score_question + " Choose it under Score.\n", "bold yellow")
+            lines.append_text(counts_line(new.items))
         for warning in new.items.warnings:
             lines.append_text(plain("\n⚠ " + warning, style="yellow"))
         box.update(lines)
