@@ -21,6 +21,7 @@ from textual.widgets import Checkbox, Input, Select
 from engine.saved.decisions import open_store
 from parm_tui.screens.review import NO_STORE
 from parm_tui.widgets.neighbours import NeighbourList, neighbour_rows
+from parm_tui.widgets.review_detail import LEGEND
 from parm_tui.widgets.review_dialogs import NoteModal, ScoreModal
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
 
@@ -165,7 +166,7 @@ async def test_the_detail_shows_scores_probabilities_second_rater_and_neighbours
         labels = review.responses.labels
         assert f"model {labels[review.predicted[i]]}" in header
         assert f"human {labels[review.responses.scores[i]]}" in header
-        assert "2nd rater" in header
+        assert "reads: 1st " in header and " · 2nd " in header  # no rater column: by order
         scores = text_of(screen, "#detail-scores")
         for p in review.proba[i]:
             assert f"{p:.3f}" in scores
@@ -182,8 +183,10 @@ async def test_the_evidence_names_each_neighbour_and_says_what_weight_means(revi
         for nb in neighbour_rows(review, i):
             assert f"row {nb['row']} · id {nb['id']} · score {nb['score']}" in neighbours
             assert f"weight {nb['weight']:.2f}" in neighbours
-        legend = " ".join(text_of(screen, "#detail-neighbours-legend").split())
-        assert "weight: how much the neighbour's score counts" in legend
+        await pilot.press("f1")  # what the figures mean: once, on F1, not under every answer
+        await pilot.pause()
+        said = " ".join(str(n.message) for n in pilot.app._notifications)
+        assert "weight: how much the neighbour's score counts" in " ".join(said.split())
 
 
 def test_neighbour_similarities_come_from_the_graph(review):
@@ -304,8 +307,10 @@ async def test_severity_shows_its_value_and_a_legend_of_what_it_means(review):
         header = " ".join(text_of(screen, "#detail-scores").split())
         assert f"severity {review.severity[i]:.3f}" in header
         assert f"severity {review.severity[i]:.3f}: " in header
-        assert "how much the evidence doubts the human score: 0 not at all, 1 most" in header
-        assert "PARM's probabilities (severity also weighs two classifiers):" in header
+        assert "PARM's probabilities:" in header
+        legend = " ".join(LEGEND.plain.split())
+        assert "how much the evidence doubts the human score, 0 not at all, 1 most" in legend
+        assert "severity also weighs the classifiers" in legend
         assert str(screen.query_one(ReviewTable).get_cell(str(i), "severity")) == (
             f"{review.severity[i]:.2f}"
         )

@@ -227,3 +227,74 @@ async def test_an_imported_conflict_shows_under_the_decision_and_the_next_decisi
         await pilot.press("o")
         await pilot.pause()
         assert store.conflicts(row) == [] and store.get(row).reviewer == store.reviewer
+
+
+@pytest.fixture(scope="module")
+def read_thrice():
+    """A session whose answers were read three times, with each item's question and reference
+    answer in the file."""
+    from helpers import run_frame, session_config, session_frame
+
+    frame, vectors = session_frame()
+    rng = np.random.default_rng(4)
+    frame["G2"] = [str((int(s) + rng.integers(0, 2)) % 3) for s in frame["score"]]
+    frame["G3"] = [str(int(s)) if k % 2 else "" for k, s in enumerate(frame["score"])]
+    frame["question"] = "Why do " + frame["item"] + " plants bend?"
+    frame["reference_answer"] = "They grow towards the light."
+    config = session_config(
+        score_columns=["score", "G2", "G3"], question_column="question",
+        reference_column="reference_answer",
+    )  # fmt: skip
+    return run_frame(frame, vectors, config).review
+
+
+async def test_the_detail_shows_every_read_the_question_and_the_reference(read_thrice, tmp_path):
+    from engine.saved.decisions import open_store
+
+    with open_store(tmp_path / "s.csv", read_thrice.responses, tmp_path / "d.db",
+                    read_thrice.on_scale) as store:  # fmt: skip
+        async with Host(read_thrice, store).run_test(size=(80, 24)) as pilot:
+            await pilot.press("a")  # the whole queue, flagged or not
+            await pilot.pause()
+            screen = pilot.app.screen
+            i = screen.current()
+            result, j = read_thrice.locate(i)
+            reads = result.responses.reads
+            header = " ".join(text_of(screen, "#detail-header").split())
+            expected = " · ".join(
+                f"{reads.rater[k]} {result.responses.labels[reads.score[k]]}"
+                for k in np.flatnonzero(reads.answer == j)
+            )
+            assert f"reads: {expected}" in header
+            assert f"question: Why do {read_thrice.items[i]} plants bend?" in header
+            assert "reference: They grow towards the light." in header
+
+
+async def test_undo_then_deciding_again_keeps_the_note_typed_with_the_decision(review, store):
+    async with Host(review, store).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        i = screen.shown()
+        row = row_of(review, i)
+        screen.pending_notes[row] = "the rubric's third point"
+        screen.action_decide("keep")
+        await pilot.pause()
+        assert store.get(row).note == "the rubric's third point"
+        screen.action_undo()
+        await pilot.pause()
+        assert store.get(row) is None
+        screen.action_decide("unsure")
+        await pilot.pause()
+        assert store.get(row).note == "the rubric's third point"
+
+
+async def test_each_filter_has_a_key(read_thrice, tmp_path):
+    from textual.widgets import Select
+
+    async with Host(read_thrice, None).run_test(size=(120, 40)) as pilot:
+        screen = pilot.app.screen
+        for key, which in (("I", "item"), ("H", "human"), ("M", "model")):
+            await pilot.press("escape")
+            await pilot.press(key)
+            await pilot.pause()
+            select = screen.query_one(f"#filter-{which}", Select)
+            assert select.expanded and select in screen.focused.ancestors_with_self, which

@@ -23,7 +23,7 @@ from engine.results.queue import rerun_changes
 from engine.results.review import ReviewSet
 from parm_tui.screens.review_keys import NO_STORE, ReviewKeys
 from parm_tui.widgets.footer import ParmFooter
-from parm_tui.widgets.review_detail import ReviewDetail
+from parm_tui.widgets.review_detail import LEGEND, ReviewDetail
 from parm_tui.widgets.review_filters import VIEW_ALL, ReviewFilters
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
 from parm_tui.widgets.toggles import MarkedCheckbox
@@ -56,6 +56,12 @@ class ReviewScreen(ReviewKeys, Screen):
         Binding("n", "next", "Next"),
         Binding("v", "views", "View"),
         Binding("slash", "search", "Search"),
+        # The filters, each a key of its own (shift, so no decision key is taken).
+        Binding("I", "filter('item')", "Item", show=False),
+        Binding("R", "filter('rater')", "Rater", show=False),
+        Binding("H", "filter('human')", "Human score", show=False),
+        Binding("M", "filter('model')", "Model score", show=False),
+        Binding("f1", "legend", "Legend", show=False),
         Binding("y", "copy", "Copy", show=False),
         Binding("a", "toggle_all", "All", show=False),
         Binding("escape", "to_list", "List", show=False),
@@ -348,6 +354,20 @@ class ReviewScreen(ReviewKeys, Screen):
 
     def action_search(self) -> None:
         self.query_one("#review-search", Input).focus()
+
+    def action_filter(self, which: str) -> None:
+        """Open a filter's dropdown (item, rater, human or model score) from the keyboard."""
+        found = self.query(f"#filter-{which}")
+        if not found or not found.first().display:
+            self.notify(f"There is no {which} filter here (a file without {which}s).")
+            return
+        select = found.first(Select)
+        select.focus()
+        select.expanded = True
+
+    def action_legend(self) -> None:
+        """What the detail pane's figures mean, once (not under every answer)."""
+        self.notify(LEGEND.plain, title="What the figures mean", timeout=20)
 
     def action_to_list(self) -> None:
         """esc: back to the list from a filter; on the list itself it does nothing (F5 leads

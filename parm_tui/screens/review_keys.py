@@ -201,6 +201,7 @@ class ReviewKeys:
             self.notify("Nothing to undo.")
             return
         last = self.undo_stack.pop()
+        undone = self._decision(last.i)
         try:
             if last.before is None:
                 self.store.clear(last.row)
@@ -209,6 +210,9 @@ class ReviewKeys:
         except ParmError as exc:
             self.notify(str(exc), severity="error", timeout=10)
             return
+        if undone is not None and undone.note and not (last.before and last.before.note):
+            # The note typed with the undone decision waits for the next one, as it did before.
+            self.pending_notes[last.row] = undone.note
         self._refresh_row(last.i)
         hits = np.flatnonzero(self.view == last.i)
         if hits.size:

@@ -5,6 +5,7 @@ never parsed as markup."""
 
 from __future__ import annotations
 
+import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -39,10 +40,21 @@ def severity_text(value: float) -> Text:
     text = Text("severity ")
     text.append(f"{value:.3f}", style="bold")
     text.append(f": {severity_words(value)}")
-    text.append(
-        "\n(how much the evidence doubts the human score: 0 not at all, 1 most)", style="dim"
-    )
     return text
+
+
+# What the pane's figures mean: shown once, on F1, not under every answer.
+LEGEND = Text.assemble(
+    ("severity: ", "bold"),
+    "how much the evidence doubts the human score, 0 not at all, 1 most (a model that never "
+    "saw the score: PARM's neighbours and two classifiers).\n",
+    ("PARM's probabilities: ", "bold"),
+    "the fit's own chances of each score on the item's scale; severity also weighs the "
+    "classifiers, so a severity near 1 may sit beside a bar that is not empty.\n",
+    ("neighbours: ", "bold"),
+    NEIGHBOURS_LEGEND.plain,
+    style="dim",
+)
 
 
 def severity_words(value: float) -> str:
@@ -140,14 +152,54 @@ def response_header(
     text.append(labels[human], style="bold")
     text.append(" · model ")
     text.append(labels[model], style="bold yellow" if human != model else "bold")
-    if responses.second_scores is not None:
+    reads = reads_text(review, i)
+    if reads is not None:
+        text.append("\n")
+        text.append_text(reads)
+    elif responses.second_scores is not None:
         second = int(responses.second_scores[i])
         text.append(" · 2nd rater ")
         text.append("—" if second < 0 else labels[second], style="bold")
-        if review.raters_disagree is not None and review.raters_disagree[i]:
-            text.append(" · raters disagree", style="bold magenta")
+    if review.raters_disagree is not None and review.raters_disagree[i]:
+        text.append(" · raters disagree", style="bold magenta")
+    text.append_text(item_texts(review, i))
     text.append("\nDecision: ")
     text.append_text(decision_text(decision, pending_note, conflicts))
+    return text
+
+
+ORDINALS = {1: "1st", 2: "2nd", 3: "3rd"}
+
+
+def reads_text(review: ReviewSet, i: int) -> Text | None:
+    """Every read of the answer with its rater ("reads: G1 1 · G2 0 · G3 1"), None when it was
+    read once or the file has no reads to show."""
+    result, j = review.locate(i)
+    reads = result.responses.reads
+    if reads is None:
+        return None
+    mine = np.flatnonzero(reads.answer == j)
+    if mine.size < 2:
+        return None
+    labels = result.responses.labels
+    text = Text("reads: ")
+    for n, k in enumerate(mine):
+        if n:
+            text.append(" · ")
+        # Who read it, or its place (1st, 2nd, ...) where the file records no rater.
+        text.append_text(plain(reads.rater[k] or ORDINALS.get(n + 1, f"{n + 1}th"), style="dim"))
+        text.append(f" {labels[reads.score[k]]}", style="bold")
+    return text
+
+
+def item_texts(review: ReviewSet, i: int) -> Text:
+    """The item's question and reference answer, when the file has them (what a rater sees)."""
+    responses = review.locate(i)[0].responses
+    text = Text()
+    for name, value in (("question", responses.question), ("reference", responses.reference)):
+        if value:
+            text.append(f"\n{name}: ", style="bold cyan")
+            text.append_text(plain(value))
     return text
 
 
@@ -156,7 +208,7 @@ def scores_text(review: ReviewSet, i: int) -> Text:
     text = severity_text(float(review.severity[i]))
     # The bars are PARM's fit alone; severity also weighs the two classifiers, so a severity of
     # 1.000 can sit beside a human-score bar that is not empty.
-    text.append("\nPARM's probabilities (severity also weighs two classifiers):\n", style="dim")
+    text.append("\nPARM's probabilities:\n", style="dim")
     text.append_text(probability_lines(review, i))
     return text
 
@@ -173,11 +225,14 @@ class ReviewDetail(VerticalScroll):
         yield Static(id="detail-header")
         yield Static("Answer", id="detail-answer-title", classes="detail-title")
         yield Static(id="detail-text")
+        # The evidence right under the answer, so it is in view at 80x24; what the figures
+        # mean is said once, on F1 (LEGEND).
+        yield Static(
+            "Nearest neighbours (evidence) · F1: what the figures mean", classes="detail-title"
+        )
+        yield NeighbourList(id="detail-neighbours")
         yield Static("Scores", classes="detail-title")
         yield Static(id="detail-scores")
-        yield Static("Nearest neighbours (evidence)", classes="detail-title")
-        yield Static(NEIGHBOURS_LEGEND, id="detail-neighbours-legend", classes="detail-legend")
-        yield NeighbourList(id="detail-neighbours")
 
     def show(
         self, review: ReviewSet, i: int, decision, pending_note: str | None = None, conflicts=()
