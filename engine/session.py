@@ -3,8 +3,8 @@ items (questions); each item is audited on its own by `engine.pipeline.run_audit
 graph, tuning and parameters: answers to different questions are never neighbours), in turn or
 on worker processes, and then the raters are compared across items.
 
-Embedding happens here, in the parent, once per item (cached per item), so worker processes
-never load a model; each item is then a unit of plain, picklable inputs (`ItemTask`, run by
+Embedding happens here, in the parent, each distinct answer of all items once (kept in the
+answer cache), so worker processes never load a model; each item is then a unit of plain, picklable inputs (`ItemTask`, run by
 `audit_item`). With a Dask scheduler (the `scheduler` setting or DASK_SCHEDULER_ADDRESS,
 engine.cluster) the units run on the cluster's workers instead, and without given embeddings
 each unit embeds its own answers there (on the worker's GPU when it has one), so the parent
@@ -22,6 +22,7 @@ import numpy as np
 from engine.cluster.address import scheduler_address
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.core.workers import run_units
+from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.vectors import Embedded
 from engine.input.config import AuditConfig
 from engine.input.items import Items
@@ -111,9 +112,17 @@ def run_session(
 
 def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embeddings):
     """Every item's ItemTask, embedded in this process (or with the given vectors), and the
-    seconds spent loading the model (once, for the first item that needs it: stage "model")."""
+    seconds spent loading the model (once, for the first item that needs it: stage "model").
+    Sentence vectors of all items are made in one call, so an answer that several items share
+    is embedded once even when the cache cannot be written."""
+    audited = items.audited
+    if embeddings is None and not config.late_interaction:
+        lists = [responses.texts for responses in audited]
+        made = embed_text_lists(lists, Reading.of(config), reporter)
+        tasks = [ItemTask(r, Embedded(*made[k]), config) for k, r in enumerate(audited)]
+        return tasks, sum(facts.loading_seconds for _, facts in made)
     tasks, loading = [], 0.0
-    for k, responses in enumerate(items.audited):
+    for k, responses in enumerate(audited):
         given = None if embeddings is None else Embedded.precomputed(embeddings[k])
         embedded = embed_responses(responses, config, _for_item(reporter, items, k), given)
         loading += embedded.facts.loading_seconds

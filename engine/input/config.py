@@ -28,6 +28,12 @@ STATIC_MODEL = "static"
 DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
 # Where the embedding model runs (`device`): auto picks CUDA (or Apple MPS) when PyTorch sees it.
 DEVICES = ("auto", "cpu", "cuda")
+# How an answer longer than the model's input limit is read (`long_answers`,
+# engine.embedding.reading): its first window only, or whole in overlapping windows.
+LONG_ANSWERS = ("truncate", "windows")
+# The answer cache's bound in MB (`embedding_cache_mb`): about 1.3 million answers of the bundled
+# model (1.6 KB each with the database's own share); 0 keeps nothing.
+DEFAULT_CACHE_MB = 2048
 # A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -72,6 +78,8 @@ class AuditConfig:
     time_column: str | None = None
     on_bad_rows: str = "error"
     embedding_batch_size: int = 32
+    long_answers: str = "truncate"
+    embedding_cache_mb: int = DEFAULT_CACHE_MB
     near_duplicate_threshold: float = 0.95
     bootstrap_samples: int = 200
     cross_fit_folds: int = 5
@@ -303,6 +311,8 @@ def config_from_dict(values: dict) -> AuditConfig:
         time_column=_text("time_column", v["time_column"], nullable=True),
         on_bad_rows=_choice("on_bad_rows", v["on_bad_rows"], ("error", "skip")),
         embedding_batch_size=_int("embedding_batch_size", v["embedding_batch_size"]),
+        long_answers=_choice("long_answers", v["long_answers"], LONG_ANSWERS),
+        embedding_cache_mb=_int("embedding_cache_mb", v["embedding_cache_mb"], minimum=0),
         near_duplicate_threshold=_unit("near_duplicate_threshold", v["near_duplicate_threshold"]),
         bootstrap_samples=_int("bootstrap_samples", v["bootstrap_samples"], minimum=0),
         cross_fit_folds=_int("cross_fit_folds", v["cross_fit_folds"], minimum=0),
@@ -484,14 +494,21 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
 # Settings that change nothing a run computes, only what is kept of it or where it runs (a
 # cluster's results equal one process's; the device only moves the same model): not in the
 # digest, so the digests of decisions and saved runs stay those of earlier parm versions.
-NOT_DIGESTED = ("saved_runs", "scheduler", "scheduler_timeout", "device")
+NOT_DIGESTED = ("saved_runs", "scheduler", "scheduler_timeout", "device", "embedding_cache_mb")
+# Settings added later, left out of the digest at the value that reproduces what earlier
+# versions computed, so their runs keep their digests.
+DIGESTED_WHEN_NOT = {"long_answers": "truncate"}
 
 
 def settings_digest(config: AuditConfig) -> str:
     """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
     sorted, NOT_DIGESTED left out), so runs with the same settings carry the same digest on any
     machine."""
-    values = {k: v for k, v in config.to_dict().items() if k not in NOT_DIGESTED}
+    values = {
+        k: v
+        for k, v in config.to_dict().items()
+        if k not in NOT_DIGESTED and (k not in DIGESTED_WHEN_NOT or DIGESTED_WHEN_NOT[k] != v)
+    }
     text = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
