@@ -19,6 +19,7 @@ APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM)
   parm audit --help         every option of the headless run, with examples
   parm export FILE          write FILE's saved run again, with the review's decisions
   parm embed FILE           embed FILE's answers once into a .npy for --embeddings
+  parm cache                where the embedding cache is and what it holds (clear: empty it)
 
 \b
 Examples:
@@ -46,7 +47,7 @@ app = typer.Typer(
     no_args_is_help=False,
     rich_markup_mode=None,
 )
-COMMANDS = ("audit", "export", "open", "embed")
+COMMANDS = ("audit", "export", "open", "embed", "cache")
 SCHEDULER_HELP = (
     'Run the items on this Dask scheduler ("tcp://HOST:8786"), or "local:N" for N worker '
     "processes here (needs pip install 'parm[dask]')."
@@ -263,6 +264,34 @@ def embed(
     }
     code = run_embed(file, out, config, columns, set_ or [], force, quiet)
     raise typer.Exit(code)
+
+
+cache_app = typer.Typer(
+    help="The embedding cache: where it is, what it holds, its limit (`clear` empties it).",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.callback()
+def cache_show(
+    context: typer.Context, config: ConfigFile = None, set_: Overrides = None
+) -> None:
+    """Show where the embedding cache is, how many answers it holds, its size and its limit
+    (the embedding_cache_mb setting, from --config or --set)."""
+    if context.invoked_subcommand is None:
+        from parm_tui.cache_run import run_cache_show
+
+        raise typer.Exit(run_cache_show(config, set_ or []))
+
+
+@cache_app.command("clear")
+def cache_clear() -> None:
+    """Empty the embedding cache (every answer's vectors; the next runs embed them again)."""
+    from parm_tui.cache_run import run_cache_clear
+
+    raise typer.Exit(run_cache_clear())
 
 
 @app.command("open")

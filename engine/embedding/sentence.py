@@ -76,20 +76,10 @@ def embed_text_lists(
     try:
         arrays, readings = _from_cache(run, distinct, text_lists, position, reading.long_answers)
         missing = [k for k in range(len(distinct)) if arrays[k] is None]
-        seconds, loading, device = 0.0, 0.0, None
-        if missing:
-            model, loading = model_for(reading.model_name, reporter, reading.device)
-            run.notes += list(getattr(model, "notes", None) or ())
-            started = time.perf_counter()
-            texts = [distinct[k] for k in missing]
-            plan = plan_reading(model, texts, reading.long_answers)
-            encoded = encode_plan(model, plan, reading.batch_size, reporter)
-            seconds = time.perf_counter() - started
-            device = str(getattr(model, "device", "cpu"))
-            for j, k in enumerate(missing):
-                arrays[k], readings[k] = encoded[j], plan.readings[j]
-            run.keep(texts, list(encoded), plan.readings)
-        else:
+        made = _embed_missing(run, reading, [distinct[k] for k in missing], reporter)
+        for j, k in enumerate(missing):
+            arrays[k], readings[k] = made.vectors[j], made.readings[j]
+        if not missing:
             reporter(EMBEDDING, len(distinct), len(distinct), "loaded from cache")
     finally:
         run.close()
@@ -100,19 +90,43 @@ def embed_text_lists(
     out, first = [], True
     for texts in text_lists:
         index = np.array([position[t] for t in texts], dtype=np.int64)
-        embedded_now = int(np.unique(index[new[index]]).size)
+        now = int(np.unique(index[new[index]]).size)
         facts = EmbeddingFacts(
             reading.model_name,
-            cached=embedded_now == 0,
-            seconds=round(seconds * embedded_now / max(1, len(missing)), 3),
+            cached=now == 0,
+            seconds=round(made.seconds * now / max(1, len(missing)), 3),
             truncated=int(truncated[index].sum()),
-            device=device if embedded_now else None,
-            loading_seconds=round(loading, 3) if embedded_now and first else 0.0,
+            device=made.device if now else None,
+            loading_seconds=round(made.loading, 3) if now and first else 0.0,
             warnings=tuple(run.notes),
         )
-        first = first and not embedded_now
+        first = first and not now
         out.append((vectors[index] if len(index) else _empty(vectors), facts))
     return out
+
+
+@dataclass(frozen=True)
+class _Made:
+    vectors: list
+    readings: list[str]
+    seconds: float = 0.0
+    loading: float = 0.0
+    device: str | None = None
+
+
+def _embed_missing(run: RunCache, reading: Reading, texts: list[str], reporter) -> _Made:
+    """The texts the cache lacks, embedded (the model loaded once per process) and kept."""
+    if not texts:
+        return _Made([], [])
+    model, loading = model_for(reading.model_name, reporter, reading.device)
+    run.notes += list(getattr(model, "notes", None) or ())
+    started = time.perf_counter()
+    plan = plan_reading(model, texts, reading.long_answers)
+    encoded = encode_plan(model, plan, reading.batch_size, reporter)
+    seconds = time.perf_counter() - started
+    run.keep(texts, list(encoded), plan.readings)
+    device = str(getattr(model, "device", "cpu"))
+    return _Made(list(encoded), plan.readings, seconds, loading, device)
 
 
 def _from_cache(run: RunCache, distinct, text_lists, position, long_answers):
