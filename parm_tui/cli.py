@@ -275,9 +275,7 @@ app.add_typer(cache_app, name="cache")
 
 
 @cache_app.callback()
-def cache_show(
-    context: typer.Context, config: ConfigFile = None, set_: Overrides = None
-) -> None:
+def cache_show(context: typer.Context, config: ConfigFile = None, set_: Overrides = None) -> None:
     """Show where the embedding cache is, how many answers it holds, its size and its limit
     (the embedding_cache_mb setting, from --config or --set)."""
     if context.invoked_subcommand is None:
