@@ -26,6 +26,7 @@ count towards the bound and go first.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import sqlite3
 import time
@@ -111,11 +112,8 @@ class AnswerCache:
                 f"WHERE key IN ({','.join('?' * len(chunk))}) AND reading IN ({marks})",
                 (*chunk, *readings),
             ).fetchall()
-            for key, reading, dtype, shape, data, checksum in rows:
-                array = _verified(key, reading, dtype, shape, data, checksum)
-                if array is None:
-                    damaged.append((key, reading))
-                elif key not in found or rank[reading] < rank[found[key].reading]:
+            for key, reading, array in _verified_rows(rows, damaged):
+                if key not in found or rank[reading] < rank[found[key].reading]:
                     found[key] = Found(array, reading)
         if damaged:
             self._delete(damaged)
@@ -238,21 +236,42 @@ def _row(key: bytes, reading: str, array: np.ndarray, now: int) -> tuple:
             shape, data), now)  # fmt: skip
 
 
-def _verified(key, reading, dtype, shape, data, checksum) -> np.ndarray | None:
-    """The entry's array when everything about it checks out; None when it is damaged."""
-    try:
-        if dtype not in _DTYPES or not isinstance(data, bytes) or not isinstance(shape, str):
-            return None
-        if _checksum(key, reading, dtype, shape, data) != checksum:
-            return None
-        dims = tuple(int(n) for n in shape.split(","))
-        array = np.frombuffer(data, dtype=np.dtype(dtype))
-        if int(np.prod(dims)) != array.size or min(dims) < 1:
-            return None
-        array = array.reshape(dims)
-    except (ValueError, TypeError):
+def _verified_rows(rows: list[tuple], damaged: list) -> list[tuple[bytes, str, np.ndarray]]:
+    """(key, reading, array) of the rows whose checksum, dtype, shape and values all check out;
+    the others are added to `damaged`. Arrays of one dtype and shape are checked for finite
+    values together (one numpy pass, not one per row)."""
+    groups: dict[tuple[str, str], list] = {}
+    for key, reading, dtype, shape, data, checksum in rows:
+        dims = _dims(dtype, shape, data)
+        if dims is None or _checksum(key, reading, dtype, shape, data) != checksum:
+            damaged.append((key, reading))
+            continue
+        groups.setdefault((dtype, shape), []).append((key, reading, data))
+    out = []
+    for (dtype, shape), members in groups.items():
+        dims = _dims(dtype, shape, members[0][2])
+        stacked = np.frombuffer(b"".join(m[2] for m in members), dtype=np.dtype(dtype))
+        stacked = stacked.reshape(len(members), *dims)
+        finite = np.isfinite(stacked.reshape(len(members), -1)).all(axis=1)
+        for (key, reading, _), array, ok in zip(members, stacked, finite):
+            if ok:
+                out.append((key, reading, array))
+            else:
+                damaged.append((key, reading))
+    return out
+
+
+def _dims(dtype, shape, data) -> tuple[int, ...] | None:
+    """The entry's shape when its dtype, shape and byte count agree; None otherwise."""
+    if dtype not in _DTYPES or not isinstance(data, bytes) or not isinstance(shape, str):
         return None
-    return array if np.all(np.isfinite(array)) else None
+    try:
+        dims = tuple(int(n) for n in shape.split(","))
+    except ValueError:
+        return None
+    if not dims or min(dims) < 1 or math.prod(dims) * np.dtype(dtype).itemsize != len(data):
+        return None
+    return dims
 
 
 class _write:
