@@ -49,7 +49,7 @@ def _answer_count(path: Path) -> int:
     if not path.is_file():
         return 0
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10.0)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=10.0)
         try:
             return int(conn.execute("SELECT count(*) FROM answers").fetchone()[0])
         finally:
