@@ -9,10 +9,11 @@ They are not parm dependencies (optimum, which wraps them for sentence-transform
 sentence-transformers 6.2: FACTS), so this script exports the bundled model's transformer to
 ONNX itself (torch.onnx.export) and pools as the model does (mean over the tokens, unit length).
 Texts: the first N answers of ASAP-SAS prompt 1, longest first in batches of 32, as parm encodes
-them. Every backend runs with two threads (and PyTorch with one as well); the backends alternate, `--rounds` times, and the
-best time of each is printed with its speed-up over PyTorch, and the cosine of its vectors to
-sentence-transformers' encode (lowest and mean) and the share of each answer's 34 nearest neighbours it keeps. The
-issue's rule: a backend ships only if it is at least 1.5 times as fast and no dataset loses more
+them. Every backend runs with two threads (PyTorch with one as well); the backends alternate,
+`--rounds` times, and the best time of each is printed with its speed-up over PyTorch, the
+cosine of its vectors to sentence-transformers' encode (lowest and mean) and the share of each
+answer's 34 nearest neighbours it keeps. The issue's rule: a backend ships only if it is at
+least 1.5 times as fast and no dataset loses more
 than 0.005 in kappa, AUROC (real, injected) or near-duplicates found.
 """
 
