@@ -4,8 +4,8 @@ on every file of the shared data that has answers longer than the bundled model'
     PARM_DATA_ROOT=/path/to/shared/data python tests/benchmarks/bench_long_answers.py
     python tests/benchmarks/bench_long_answers.py --datasets asap-aes --seeds 5
 
-The files, columns, audits and figures are bench_fast_embedding.py's (selected kappa, the
-severity's AUROC for real disagreements and for injected errors, mean over the seeds, and the
+The files, columns, audits and figures are bench_fast_embedding.py's (selected kappa and
+QWK, the severity's AUROC for real disagreements and for injected errors, mean over the seeds, and the
 near-duplicate pairs), with one model (the bundled one) read two ways. Vectors come from
 `embed_texts` with the answer cache ($PARM_CACHE_DIR): an answer that fits the window has one
 vector in both settings, so only files with long answers differ, and only in those answers'
@@ -32,7 +32,12 @@ import bench_fast_embedding as fast  # noqa: E402
 READINGS = ("truncate", "windows")
 FILES = {"asap-aes": None, "asap-sas": ["prompt8-train.csv", "prompt9-train.csv",
                                        "prompt10-train.csv"]}  # fmt: skip
-FIGURES = ("kappa", "real", "injected")
+FIGURES = ("kappa", "qwk", "real", "injected")
+
+
+def selected_qwk(session) -> float:
+    """The quadratic-weighted kappa of the selected configuration (mean over items)."""
+    return float(np.nanmean([result.metrics.get("qwk", np.nan) for result in session.results]))
 
 
 def vectors_for(frame, dataset, reading: str) -> np.ndarray:
@@ -51,7 +56,7 @@ def measure_file(dataset, name: str, seeds: int) -> dict:
     for reading in READINGS:
         vectors = vectors_for(frame, dataset, reading)
         severity, session = fast.audit(frame, dataset, fast.BUNDLED, vectors)
-        figures = {"kappa": fast.selected_kappa(session)}
+        figures = {"kappa": fast.selected_kappa(session), "qwk": selected_qwk(session)}
         if dataset.second is not None:
             first = frame[dataset.score].astype(str).to_numpy()
             second = frame[dataset.second].astype(str).to_numpy()
@@ -108,8 +113,9 @@ def main() -> None:
     args = parser.parse_args()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}", flush=True)
     header = [
-        "| file (N) | kappa: truncate / windows | AUROC real | AUROC injected | near-dup. pairs |",
-        "| --- | --- | --- | --- | --- |",
+        "| file (N) | kappa: truncate / windows | QWK | AUROC real | AUROC injected | "
+        "near-dup. pairs |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     worst = []
     for name in args.datasets:
