@@ -14,7 +14,7 @@ changed, so no cache holds them) audited again with that cache: the embedding st
 (698 answers each, 52-581 distinct) as a session's items, against encoding every row as parm
 did before (sentence-transformers' encode per item); and one ASAP-SAS prompt in long form, each
 answer on three rows (three reads), against its distinct answers alone (goal: at most 1.1x).
-Alternated, twice each; the best of two is printed.
+Two rounds, the second in the opposite order; the best of two is printed.
 --essays N: the first N essays of each ASAP-AES set embedded with `long_answers` truncate and
 windows (fresh caches): seconds and pieces (windows) encoded.
 --items TREE...: the embedding stage of a 135-item session (SciEntsBank's questions) with every
@@ -147,12 +147,12 @@ def duplicates() -> None:
         with fresh_cache():
             embed_texts(answers)
 
-    best = {name: [] for name in ("every", "dedup", "three", "distinct")}
-    for _ in range(2):
-        best["every"].append(timed_call(every_row))
-        best["dedup"].append(timed_call(deduplicated))
-        best["three"].append(timed_call(three_reads))
-        best["distinct"].append(timed_call(distinct_only))
+    runs = {"every": every_row, "dedup": deduplicated, "three": three_reads,
+            "distinct": distinct_only}  # fmt: skip
+    best = {name: [] for name in runs}
+    for round_ in range(2):  # the second round in the opposite order: a load that drifts
+        for name in list(runs)[:: 1 if round_ == 0 else -1]:  # favours neither side
+            best[name].append(timed_call(runs[name]))
         print({k: [round(s, 1) for s in v] for k, v in best.items()}, load(), flush=True)
     rows = sum(len(t) for t in questions)
     distinct = [len(set(t)) for t in questions]
