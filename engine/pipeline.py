@@ -13,7 +13,7 @@ from engine.audit.second_rater import second_rater
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
 from engine.embedding.blank import with_blanks
-from engine.embedding.sentence import embed_texts
+from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.tokens import embed_tokens
 from engine.embedding.vectors import Embedded
 from engine.graph.late_interaction import late_interaction_graph, tuning_config
@@ -174,7 +174,8 @@ def embed_responses(
         return given
     model, batch, device = config.embedding_model, config.embedding_batch_size, config.device
     if not config.late_interaction:
-        return Embedded(*embed_texts(responses.texts, model, batch, reporter, device=device))
+        [(vectors, facts)] = embed_text_lists([responses.texts], Reading.of(config), reporter)
+        return Embedded(vectors, facts)
     tokens, facts = embed_tokens(responses.texts, model, batch, reporter, device=device)
     if given is not None:
         note = (

@@ -5,9 +5,10 @@ on worker processes, and then the raters are compared across items.
 
 Each item is a unit of plain, picklable inputs (`ItemTask`, run by `audit_item`), run where
 the settings say (engine.runners: this process, worker processes, a Dask cluster). Running
-here or on worker processes, the answers are embedded in the parent first, once per item, so
-worker processes never load a model; on a Dask cluster each unit embeds its own answers on its
-worker (on the worker's GPU when it has one), so the parent never loads a model.
+here or on worker processes, the answers are embedded in the parent first, each distinct answer
+of all items once (kept in the answer cache), so worker processes never load a model; on a Dask
+cluster each unit embeds its own answers on its worker (on the worker's GPU when it has one), so
+the parent never loads a model.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
+from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.vectors import Embedded
 from engine.input.config import AuditConfig
 from engine.input.items import Items
@@ -103,9 +105,17 @@ def run_session(
 
 def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embeddings):
     """Every item's ItemTask, embedded in this process (or with the given vectors), and the
-    seconds spent loading the model (once, for the first item that needs it: stage "model")."""
+    seconds spent loading the model (once, for the first item that needs it: stage "model").
+    Sentence vectors of all items are made in one call, so an answer that several items share
+    is embedded once even when the cache cannot be written."""
+    audited = items.audited
+    if embeddings is None and not config.late_interaction:
+        lists = [responses.texts for responses in audited]
+        made = embed_text_lists(lists, Reading.of(config), reporter)
+        tasks = [ItemTask(r, Embedded(*made[k]), config) for k, r in enumerate(audited)]
+        return tasks, sum(facts.loading_seconds for _, facts in made)
     tasks, loading = [], 0.0
-    for k, responses in enumerate(items.audited):
+    for k, responses in enumerate(audited):
         given = None if embeddings is None else Embedded.precomputed(embeddings[k])
         embedded = embed_responses(responses, config, _for_item(reporter, items, k), given)
         loading += embedded.facts.loading_seconds

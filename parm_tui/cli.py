@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from parm_tui.cache_run import run_cache_clear, run_cache_show
 from parm_tui.embed_run import run_embed
 from parm_tui.headless import AuditRequest, run_export, run_headless, run_review_import
 
@@ -24,6 +25,7 @@ APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM)
   parm embed FILE           embed FILE's answers once into a .npy for --embeddings
   parm review import FILE DECISIONS.csv
                             bring a colleague's review decisions into FILE's review
+  parm cache                where the embedding cache is and what it holds (clear: empty it)
 
 \b
 Examples:
@@ -59,7 +61,7 @@ app = typer.Typer(
     no_args_is_help=False,
     rich_markup_mode=None,
 )
-COMMANDS = ("audit", "export", "open", "embed", "review")
+COMMANDS = ("audit", "export", "open", "embed", "review", "cache")
 SCHEDULER_HELP = (
     'Run the items on this Dask scheduler ("tcp://HOST:8786"), or "local:N" for N worker '
     "processes here (needs pip install 'parm[dask]')."
@@ -342,6 +344,28 @@ def review_import(
     (FILE read as `parm audit` reads it when it has none). `--set reviewer=NAME` names who
     decides here (default: the login name)."""
     raise typer.Exit(run_review_import(file, decisions, config, tuple(set_ or ())))
+
+
+cache_app = typer.Typer(
+    help="The embedding cache: where it is, what it holds, its limit (`clear` empties it).",
+    invoke_without_command=True,
+    rich_markup_mode=None,
+)
+app.add_typer(cache_app, name="cache")
+
+
+@cache_app.callback()
+def cache_show(context: typer.Context, config: ConfigFile = None, set_: Overrides = None) -> None:
+    """Show where the embedding cache is, how many answers it holds, its size and its limit
+    (the embedding_cache_mb setting, from --config or --set)."""
+    if context.invoked_subcommand is None:
+        raise typer.Exit(run_cache_show(config, set_ or []))
+
+
+@cache_app.command("clear")
+def cache_clear() -> None:
+    """Empty the embedding cache (every answer's vectors; the next runs embed them again)."""
+    raise typer.Exit(run_cache_clear())
 
 
 @app.command("open")

@@ -628,3 +628,41 @@ def cross_fit_on(graph, scores, n_classes, config, *args):
 
     features = ItemFeatures(graph, scores, n_classes, config.similarity_top_k_symmetric)
     return cross_fit(features, config, *args)
+
+
+# -- a stand-in sentence model --------------------------------------------------------------------
+class FakeEncoder:
+    """A sentence model without torch: `encode` gives each text a unit vector made from its
+    SHA-256 (the same text, the same vector) and records every text it was given. With
+    `tokenizer` and `max_seq_length` (a real fast tokenizer, a small limit), long texts are
+    read as the real models read them (engine.embedding.reading)."""
+
+    def __init__(self, dim=8, tokenizer=None, max_seq_length=None, seed_salt: str = ""):
+        self.dim = dim
+        self.seed_salt = seed_salt
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.device = "cpu"
+        self.encoded: list[str] = []
+
+    def encode(self, texts, **_):
+        import hashlib
+
+        self.encoded += list(texts)
+        rows = []
+        for text in texts:
+            digest = hashlib.sha256((self.seed_salt + text).encode("utf-8")).digest()
+            seed = int.from_bytes(digest[:8], "big")
+            rows.append(np.random.default_rng(seed).normal(size=self.dim))
+        rows = np.array(rows, dtype=np.float32).reshape(len(texts), self.dim)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def use_fake_model(monkeypatch, model: FakeEncoder) -> FakeEncoder:
+    """Make every embedding in this test use `model` (loaded in no time)."""
+    import engine.embedding.sentence as sentence
+
+    monkeypatch.setattr(
+        sentence, "model_for", lambda name, reporter=None, device="auto": (model, 0.0)
+    )
+    return model

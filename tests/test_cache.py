@@ -76,20 +76,25 @@ def test_an_entry_of_another_format_is_damaged(cache_dir):
 
 
 @pytest.mark.parametrize("how", ["zeroed", "random", "short"])
-def test_damaged_sentence_vectors_are_embedded_again(cache_dir, how):
+def test_a_damaged_entry_of_an_earlier_version_is_not_used(cache_dir, monkeypatch, how):
+    """Sentence vectors of earlier versions are still read (engine.embedding.cached); a damaged
+    one is removed with one warning and the answers embedded."""
+    from helpers import FakeEncoder, use_fake_model
+
     from engine.embedding.sentence import embed_texts
+    from engine.input.config import DEFAULT_MODEL
 
     texts = [f"Plants need light {i}." for i in range(12)]
-    first, info = embed_texts(texts)
-    assert not info.warnings
+    model = use_fake_model(monkeypatch, FakeEncoder())
+    earlier = {"vectors": FakeEncoder(seed_salt="x").encode(texts), "truncated": np.array([0])}
+    cache.write_arrays(cache.cache_key(DEFAULT_MODEL, texts), earlier)
     path = next(cache_dir.glob("*.npz"))
     damage(path, how)
-    again, info = embed_texts(texts)
+    vectors, info = embed_texts(texts)
     assert not info.cached and len(info.warnings) == 1
-    assert str(path) in info.warnings[0]
-    np.testing.assert_array_equal(first, again)
-    third, info = embed_texts(texts)  # the entry was written again, whole
-    assert info.cached and not info.warnings
+    assert str(path) in info.warnings[0] and not path.exists()
+    assert sorted(model.encoded) == sorted(texts)
+    np.testing.assert_allclose(vectors, model.encode(texts), atol=1e-7)
 
 
 def test_damaged_token_vectors_are_embedded_again(cache_dir, monkeypatch):

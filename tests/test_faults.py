@@ -27,7 +27,6 @@ from helpers import (
     ROOT,
     cli,
     clustered_embeddings,
-    damage,
     make_responses,
     one_item_session,
     small_result,
@@ -88,24 +87,38 @@ def leftovers(folder: Path) -> list[str]:
 
 
 # -- a damaged embedding cache ----------------------------------------------------------------
-@pytest.mark.parametrize("how", ["zeroed", "random", "short"])
+DAMAGE = {
+    "zeroed": "UPDATE answers SET data = zeroblob(length(data)) WHERE rowid % 7 = 1",
+    "random": "UPDATE answers SET data = randomblob(length(data)) WHERE rowid % 7 = 1",
+    "short": "UPDATE answers SET data = substr(data, 1, 100) WHERE rowid % 7 = 1",
+}
+
+
+@pytest.mark.parametrize("how", list(DAMAGE))
 def test_a_damaged_cache_is_reported_and_gives_the_uncached_result(
     tmp_path, answers, monkeypatch, how
 ):
+    import sqlite3
+
+    from engine.embedding.answer_cache import ANSWERS_FILE
+
     monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
     args = [answers / "answers.csv", *QUICK, "--force", "--out"]
     assert cli(*args, tmp_path / "first")[0] == 0
-    entry = next((tmp_path / "cache").glob("*.npz"))
-    damage(entry, how)
+    database = tmp_path / "cache" / ANSWERS_FILE
+    conn = sqlite3.connect(database)
+    damaged = conn.execute(DAMAGE[how]).rowcount
+    conn.commit()
+    conn.close()
     code, output = cli(*args, tmp_path / "second")
     assert code == 0
-    warning = f"Warning: Embedding cache: the cached embeddings in {entry} were damaged"
+    warning = f"Warning: Embedding cache: {damaged} cached vector(s) in {database} were damaged"
     assert warning in output and output.count("Embedding cache") == 1
     first, second = report(tmp_path / "first"), report(tmp_path / "second")
     assert second["items"][0]["embedding"]["cached"] is False
     assert second["items"][0]["metrics"]["kappa"] == first["items"][0]["metrics"]["kappa"]
     assert any(w.startswith("Embedding cache: ") for w in second["warnings"])
-    code, output = cli(*args, tmp_path / "third")  # the entry was written again, whole
+    code, output = cli(*args, tmp_path / "third")  # the entries were written again, whole
     assert code == 0 and "Embedding cache" not in output
     assert report(tmp_path / "third")["items"][0]["embedding"]["cached"] is True
 

@@ -76,3 +76,21 @@ def test_cancelling_a_session_stops_it(jobs):
         run_frame(
             frame, vectors, session_config(jobs=jobs), progress=cancel_at_first_tuning, cancel=token
         )
+
+
+def test_an_answer_several_items_share_is_embedded_once(monkeypatch, tmp_path):
+    from helpers import FakeEncoder, session_config, session_frame, use_fake_model
+
+    from engine.input.items import split_items
+    from engine.session import run_session
+
+    monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
+    model = use_fake_model(monkeypatch, FakeEncoder(dim=12))
+    frame, _ = session_frame(items=(("A", 40, 3), ("B", 30, 3)), same_texts=True)
+    config = session_config()
+    session = run_session(split_items(frame, config, source="s.csv"), config)
+    assert sorted(model.encoded) == sorted({f"answer {i}" for i in range(40)})
+    assert [r.embedding.cached for r in session.results] == [False, False]
+    model.encoded.clear()
+    again = run_session(split_items(frame, config, source="s.csv"), config)
+    assert model.encoded == [] and all(r.embedding.cached for r in again.results)

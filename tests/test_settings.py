@@ -50,11 +50,22 @@ def test_only_settings_that_change_nothing_computed_are_left_out_of_the_digest()
     base = config_from_dict({})
     for setting in SETTINGS:
         other = {"saved_runs": 3, "scheduler": "local:2", "scheduler_timeout": 5.0,
-                 "device": "cpu", "reviewer": "ana"}.get(setting.name)  # fmt: skip
+                 "device": "cpu", "reviewer": "ana", "embedding_cache_mb": 10,
+                 "long_answers": "windows"}.get(setting.name)  # fmt: skip
         if other is None:
             continue
         changed = config_from_dict({setting.name: other})
         assert (settings_digest(changed) == settings_digest(base)) is not setting.digested
+
+
+def test_the_defaults_keep_the_digest_of_earlier_versions():
+    """Settings added later are left out of the digest while at their default, so a run saved
+    by an earlier version is still found (this is the digest of the defaults before them)."""
+    assert settings_digest(config_from_dict({})) == "75164134355a"
+    later = [s for s in SETTINGS if s.later]
+    assert {"long_answers", "reads", "score_columns"} <= {s.name for s in later}
+    changed = config_from_dict({"long_answers": "windows"})
+    assert settings_digest(changed) != settings_digest(config_from_dict({}))
 
 
 def test_the_settings_form_and_the_load_screen_show_every_setting_once():

@@ -126,3 +126,24 @@ def test_token_embeddings_are_cached_and_identical_when_read_back(colbert_minilm
 def test_unavailable_colbert_model_says_it_cannot_be_loaded():
     with pytest.raises(EmbeddingError, match="could not be loaded"):
         embed_tokens(["a", "b"], "no-such-org/no-such-colbert-model", use_cache=False)
+
+
+def test_a_repeated_answer_is_encoded_once_and_shares_its_token_vectors(monkeypatch, tmp_path):
+    from engine.embedding import tokens
+
+    monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path))
+    seen = []
+
+    def encode(model, kind, texts, batch_size, reporter):
+        seen.extend(texts)
+        rng = np.random.default_rng(len(seen))
+        return [rng.normal(size=(len(t.split()), 4)).astype(np.float32) for t in texts]
+
+    monkeypatch.setattr(tokens, "load_token_model", lambda name, device="auto": (None, "sentence"))
+    monkeypatch.setattr(tokens, "_encode_groups", encode)
+    monkeypatch.setattr(tokens, "_truncated", lambda model, texts: 0)
+    found, _ = embed_tokens(["a b", "c d e", "a b", "a b"], "some-colbert")
+    assert seen == ["a b", "c d e"]
+    np.testing.assert_array_equal(found.of(0), found.of(2))
+    np.testing.assert_array_equal(found.of(0), found.of(3))
+    assert list(found.lengths) == [2, 3, 2, 2]

@@ -34,7 +34,7 @@ def embedded_texts(monkeypatch):
     """embed_texts replaced by text_vector, remembering the texts and the device asked for."""
     calls = []
 
-    def fake(texts, model, batch_size=32, reporter=None, use_cache=True, device="auto"):
+    def fake(texts, model, batch_size=32, reporter=None, use_cache=True, device="auto", **_):
         calls.append((list(texts), model, batch_size, device))
         facts = EmbeddingFacts(model, device="cpu")
         return np.stack([text_vector(t) for t in texts]), facts

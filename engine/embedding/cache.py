@@ -143,7 +143,7 @@ def write_arrays(key: str, arrays: dict[str, np.ndarray]) -> str | None:
     be used or written, else None."""
     folder, problem = cache_folder()
     if folder is None:
-        return _unwritable(problem)
+        return unwritable(problem)
     path = folder / f"{key}.npz"
     tmp = folder / f".{path.name}.parm-{os.getpid()}-{os.urandom(4).hex()}.tmp"
     try:
@@ -152,14 +152,14 @@ def write_arrays(key: str, arrays: dict[str, np.ndarray]) -> str | None:
         _write_entry(tmp, arrays)
         os.replace(tmp, path)
     except OSError as exc:
-        return _unwritable(f"{folder} cannot be written ({reason(exc)})")
+        return unwritable(f"{folder} cannot be written ({reason(exc)})")
     finally:
         # After an error, Ctrl+C or SIGTERM: no half-written cache file stays behind.
         _discard(tmp)
     return None
 
 
-def _unwritable(problem: str) -> str:
+def unwritable(problem: str) -> str:
     return (
         f"{CACHE_NOTE}{problem}, so the embeddings were not cached and the next run embeds "
         "them again; set PARM_CACHE_DIR to a writable folder to keep them."
@@ -193,8 +193,26 @@ def _discard(path) -> None:
         pass
 
 
-def is_cached(texts: list[str], model_name: str) -> bool:
-    """Whether the cache has an entry for these texts and the model, so that embedding them
-    will most likely not need the model (the entry is verified only when it is read)."""
-    path = entry_path(cache_key(model_name, texts))
+def legacy_entries(folder: Path) -> list[tuple[Path, int, float]]:
+    """The entries in `folder` (path, bytes, modification time): sentence vectors of earlier
+    parm versions, one per list of texts, read while they last (engine.embedding.cached), and
+    token vectors for late interaction."""
+    found = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return found
+    for entry in entries:
+        if len(entry.name) == 68 and entry.name.endswith(".npz"):
+            try:
+                facts = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            found.append((Path(entry.path), facts.st_size, facts.st_mtime))
+    return found
+
+
+def entry_exists(key: str) -> bool:
+    """Whether the cache folder has an entry under `key` (verified only when it is read)."""
+    path = entry_path(key)
     return path is not None and path.exists()

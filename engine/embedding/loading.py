@@ -122,10 +122,15 @@ def preload_for(items, config, precomputed: bool = False) -> None:
         return
 
     def check_then_load() -> None:
-        from engine.embedding.cache import is_cached
+        from engine.embedding.cached import RunCache
 
         name = config.embedding_model
-        if not all(is_cached(responses.texts, name) for responses in items.audited):
+        run = RunCache(name, config.embedding_cache_mb)
+        try:
+            held = run.holds([r.texts for r in items.audited], config.long_answers)
+        finally:
+            run.close()
+        if not held:
             preload_model(name, config.device)
 
     threading.Thread(target=check_then_load, name="parm-model-check", daemon=True).start()

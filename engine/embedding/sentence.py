@@ -1,18 +1,43 @@
 """Sentence embeddings: one unit vector per response, from a sentence-transformers model (the
-bundled all-MiniLM-L6-v2 by default), cached on disk by model and text content."""
+bundled all-MiniLM-L6-v2 by default), each distinct text embedded once and kept in the answer
+cache (engine.embedding.cached), read as the `long_answers` setting says
+(engine.embedding.reading)."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
 from engine.core.progress import EMBEDDING, Reporter
-from engine.embedding import cache
+from engine.embedding.cached import RunCache
 from engine.embedding.loading import model_for
-from engine.embedding.models import count_truncated
-from engine.embedding.vectors import EmbeddingFacts, unit_rows
-from engine.input.config import DEFAULT_MODEL
+from engine.embedding.reading import TRUNCATE, encode_plan, plan_reading
+from engine.embedding.vectors import EmbeddingFacts
+from engine.input.settings import DEFAULT_CACHE_MB, DEFAULT_MODEL
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The settings that decide how texts become vectors and where they are kept."""
+
+    model_name: str = DEFAULT_MODEL
+    batch_size: int = 32
+    device: str = "auto"
+    long_answers: str = TRUNCATE
+    cache_mb: int = DEFAULT_CACHE_MB
+
+    @classmethod
+    def of(cls, config) -> Reading:
+        """The reading an `AuditConfig` asks for."""
+        return cls(
+            config.embedding_model,
+            config.embedding_batch_size,
+            config.device,
+            config.long_answers,
+            config.embedding_cache_mb,
+        )
 
 
 def embed_texts(
@@ -22,78 +47,126 @@ def embed_texts(
     reporter: Reporter | None = None,
     use_cache: bool = True,
     device: str = "auto",
+    long_answers: str = TRUNCATE,
+    cache_mb: int = DEFAULT_CACHE_MB,
 ) -> tuple[np.ndarray, EmbeddingFacts]:
-    """Embed texts into (N, d) float32 unit vectors on `device` (the `device` setting: auto,
-    cpu, cuda).
+    """Embed texts into (N, d) float32 unit vectors on `device` (auto, cpu, cuda), each
+    distinct text once, the answer cache first (`use_cache`; `cache_mb` bounds it). Returns
+    the vectors in input order and the facts of how they were made."""
+    reading = Reading(model_name, batch_size, device, long_answers, cache_mb if use_cache else 0)
+    [(vectors, facts)] = embed_text_lists([texts], reading, reporter)
+    return vectors, facts
 
-    Texts are sorted by length so batches pad little, encoded in groups (progress and cancel
-    checks between groups), then put back in input order. Returns the vectors and the facts of
-    how they were made (cached, seconds, truncated count, device).
-    """
+
+def embed_text_lists(
+    text_lists: list[list[str]], reading: Reading, reporter: Reporter | None = None
+) -> list[tuple[np.ndarray, EmbeddingFacts]]:
+    """Each list of texts embedded, (N_k, d) unit vectors in its order, with its facts: every
+    distinct text of all the lists is looked up or embedded once (a session's items share
+    their answers' vectors). A list's facts say `cached` when none of its texts was embedded
+    now, its share of the seconds, its truncated texts; the first list that needed the model
+    carries the seconds spent loading it."""
     reporter = reporter or Reporter()
-    key = cache.cache_key(model_name, texts)
-    notes: list[str] = []
-    if use_cache:
-        vectors, truncated, note = _cached(key, len(texts))
-        if vectors is not None:
-            reporter(EMBEDDING, len(texts), len(texts), "loaded from cache")
-            return vectors, EmbeddingFacts(model_name, cached=True, truncated=truncated)
-        notes += [note] if note else []
-    # Once per process, as stage "model" (engine.embedding.loading): not once per item.
-    model, loading = model_for(model_name, reporter, device)
-    notes += list(getattr(model, "notes", None) or ())
-    reporter(EMBEDDING, 0, len(texts), f"0 of {len(texts):,} responses")
-    started = time.perf_counter()
-    order = np.argsort([len(t) for t in texts], kind="stable")[::-1]
-    vectors = None
-    # One batch per call: about a second of work on a CPU, so progress and cancel stay prompt
-    # (a static model encodes a few thousand texts in that time).
-    group = getattr(model, "encode_group", batch_size)
-    for start in range(0, len(texts), group):
-        reporter.check()
-        chunk = [texts[i] for i in order[start : start + group]]
-        encoded = model.encode(
-            chunk, batch_size=batch_size, convert_to_numpy=True, show_progress_bar=False
+    position: dict[str, int] = {}
+    for texts in text_lists:
+        for text in texts:
+            position.setdefault(text, len(position))
+    distinct = list(position)
+    run = RunCache(reading.model_name, reading.cache_mb)
+    try:
+        arrays, readings = _from_cache(run, distinct, text_lists, position, reading.long_answers)
+        missing = [k for k in range(len(distinct)) if arrays[k] is None]
+        made = _embed_missing(run, reading, [distinct[k] for k in missing], reporter)
+        for j, k in enumerate(missing):
+            arrays[k], readings[k] = made.vectors[j], made.readings[j]
+        if not missing:
+            reporter(EMBEDDING, len(distinct), len(distinct), "loaded from cache")
+    finally:
+        run.close()
+    vectors = np.stack(arrays) if arrays else np.zeros((0, 0), dtype=np.float32)
+    new = np.zeros(len(distinct), dtype=bool)
+    new[missing] = True
+    truncated = np.array([r == TRUNCATE for r in readings], dtype=bool)
+    out, first = [], True
+    for texts in text_lists:
+        index = np.array([position[t] for t in texts], dtype=np.int64)
+        now = int(np.unique(index[new[index]]).size)
+        facts = EmbeddingFacts(
+            reading.model_name,
+            cached=now == 0,
+            seconds=round(made.seconds * now / max(1, len(missing)), 3),
+            truncated=int(truncated[index].sum()),
+            device=made.device if now else None,
+            loading_seconds=round(made.loading, 3) if now and first else 0.0,
+            warnings=tuple(run.notes),
         )
-        if vectors is None:
-            vectors = np.empty((len(texts), encoded.shape[1]), dtype=np.float32)
-        vectors[order[start : start + group]] = encoded
-        done = min(start + group, len(texts))
-        reporter(EMBEDDING, done, len(texts), f"{done:,} of {len(texts):,} responses")
-    vectors = unit_rows(vectors)
+        first = first and not now
+        out.append((vectors[index] if len(index) else _empty(vectors), facts))
+    return out
+
+
+@dataclass(frozen=True)
+class _Made:
+    vectors: list
+    readings: list[str]
+    seconds: float = 0.0
+    loading: float = 0.0
+    device: str | None = None
+
+
+def _embed_missing(run: RunCache, reading: Reading, texts: list[str], reporter) -> _Made:
+    """The texts the cache lacks, embedded (the model loaded once per process) and kept."""
+    if not texts:
+        return _Made([], [])
+    model, loading = model_for(reading.model_name, reporter, reading.device)
+    run.notes += list(getattr(model, "notes", None) or ())
+    started = time.perf_counter()
+    plan = plan_reading(model, texts, reading.long_answers)
+    encoded = encode_plan(model, plan, reading.batch_size, reporter)
     seconds = time.perf_counter() - started
-    truncated = count_truncated(model, texts)
-    if use_cache:
-        stored = {"vectors": vectors, "truncated": np.array([truncated], dtype=np.int64)}
-        note = cache.write_arrays(key, stored)
-        notes += [note] if note else []
-    return vectors, EmbeddingFacts(
-        model_name,
-        seconds=round(seconds, 3),
-        truncated=truncated,
-        device=str(getattr(model, "device", "cpu")),
-        loading_seconds=round(loading, 3),
-        warnings=tuple(notes),
-    )
+    run.keep(texts, list(encoded), plan.readings)
+    device = str(getattr(model, "device", "cpu"))
+    return _Made(list(encoded), plan.readings, seconds, loading, device)
 
 
-def _cached(key: str, n: int) -> tuple[np.ndarray | None, int, str | None]:
-    """(vectors, truncated count, None) from a verified cache entry; (None, 0, warning or
-    None) when there is none or it was damaged (engine.embedding.cache)."""
-    arrays, note = cache.read_arrays(key)
-    if arrays is None:
-        return None, 0, note
-    vectors, truncated = arrays.get("vectors"), arrays.get("truncated")
-    fits = (
-        vectors is not None
-        and truncated is not None
-        and vectors.dtype == np.float32
-        and vectors.ndim == 2
-        and vectors.shape[0] == n
-        and vectors.shape[1] > 0
-        and truncated.shape == (1,)
-    )
-    if not fits:
-        path = cache.entry_path(key)
-        return None, 0, cache.discard(path, f"it does not hold {n:,} float32 vectors")
-    return vectors, int(truncated[0]), None
+def _from_cache(run: RunCache, distinct, text_lists, position, long_answers):
+    """(arrays, readings) per distinct text from the answer cache, then from earlier versions'
+    entries for whole lists; None where neither has it."""
+    arrays: list = [None] * len(distinct)
+    readings: list = [None] * len(distinct)
+    for k, found in run.find(distinct, long_answers).items():
+        arrays[k], readings[k] = found.array, found.reading
+    for texts in text_lists:
+        index = [position[t] for t in texts]
+        lacking = [k for k in index if arrays[k] is None]
+        if not lacking:
+            continue
+        earlier = run.earlier(texts, long_answers)
+        if earlier is None:
+            continue
+        vectors, reading = earlier
+        copied = sorted(set(lacking))
+        for row, k in enumerate(index):
+            if arrays[k] is None:
+                arrays[k], readings[k] = vectors[row], reading
+        # Kept in the answer cache, so the next run needs no entry of the earlier version.
+        run.keep(
+            [distinct[k] for k in copied], [arrays[k] for k in copied], [reading] * len(copied)
+        )
+    _same_width(arrays, readings)
+    return arrays, readings
+
+
+def _same_width(arrays: list, readings: list) -> None:
+    """Vectors of one model all have one width; a cached one that does not is embedded again."""
+    widths = [a.shape for a in arrays if a is not None]
+    if not widths:
+        return
+    common = max(set(widths), key=widths.count)
+    for k, array in enumerate(arrays):
+        if array is not None and (array.shape != common or array.dtype != np.float32):
+            arrays[k], readings[k] = None, None
+
+
+def _empty(vectors: np.ndarray) -> np.ndarray:
+    return np.zeros((0, vectors.shape[1] if vectors.ndim == 2 else 0), dtype=np.float32)

@@ -58,7 +58,11 @@ def embed_tokens(
     reporter(EMBEDDING, 0, len(texts), f"loading model {model_name}")
     model, kind = load_token_model(model_name, device)
     started = time.perf_counter()
-    vectors = _encode_groups(model, kind, texts, batch_size, reporter)
+    # Each distinct text once; a repeated answer shares its tokens' vectors.
+    position: dict[str, int] = {}
+    index = [position.setdefault(text, len(position)) for text in texts]
+    distinct = _encode_groups(model, kind, list(position), batch_size, reporter)
+    vectors = [distinct[k] for k in index]
     exact = TokenEmbeddings.from_list(vectors)
     half = exact.matrix.astype(np.float16)
     tokens = _from_half(half, exact.offsets)

@@ -60,12 +60,15 @@ def embed_file(
         config.embedding_batch_size,
         Reporter(progress, cancel),
         device=config.device,
+        long_answers=config.long_answers,
+        cache_mb=config.embedding_cache_mb,
     )
     record = sidecar_record(
         len(texts), int(vectors.shape[1]), config.embedding_model,
         model_identity(config.embedding_model), facts.device, config.text_column, source,
         package_version("parm"),
     )  # fmt: skip
+    record["long_answers"] = config.long_answers
     return vectors, record
 
 

@@ -16,7 +16,7 @@ from engine.core.errors import ConfigError
 from engine.core.files import atomic_write_text, open_regular
 from engine.core.suggest import did_you_mean
 from engine.input.rules import PowerInterval
-from engine.input.settings import DEFAULT_MODEL, DEFAULTS, NOT_DIGESTED, SETTINGS
+from engine.input.settings import DEFAULT_MODEL, DEFAULTS, SETTINGS, digested
 
 # The two similarity modes (`similarity_mode`), as report.json's similarity_mode names them.
 SINGLE_VECTOR = "single-vector"
@@ -320,9 +320,9 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
 
 def settings_digest(config: AuditConfig) -> str:
     """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
-    sorted, NOT_DIGESTED left out), so runs with the same settings carry the same digest on any
-    machine."""
-    values = {k: v for k, v in config.to_dict().items() if k not in NOT_DIGESTED}
+    sorted; engine.input.settings.digested says which count), so runs with the same settings
+    carry the same digest on any machine, and an upgrade keeps the digests of earlier runs."""
+    values = {k: v for k, v in config.to_dict().items() if digested(k, v)}
     text = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 

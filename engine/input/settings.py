@@ -26,6 +26,12 @@ from engine.input import rules
 from engine.input.rules import Rule
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# How an answer longer than the model's input limit is read (`long_answers`,
+# engine.embedding.reading): its first window only, or whole in overlapping windows.
+LONG_ANSWERS = ("truncate", "windows")
+# The answer cache's bound in MB (`embedding_cache_mb`): about 1.3 million answers of the bundled
+# model (1.6 KB each with the database's own share); 0 keeps nothing.
+DEFAULT_CACHE_MB = 2048
 FORM, COLBERT, ADVANCED, COLUMNS, FILE = "form", "colbert", "advanced", "columns", "file"
 SECTIONS = (FORM, COLBERT, ADVANCED, COLUMNS, FILE)
 # One line of help each: at most HELP_WIDTH characters, so it fits at 80 columns.
@@ -36,7 +42,9 @@ HELP_WIDTH = 72
 class Setting:
     """One setting. default: its JSON form; type: the annotation of the value a run uses;
     digested: part of the settings digest a decision and a saved run record (settings that
-    change nothing a run computes are not); role and guess: for a column, the word sentences
+    change nothing a run computes are not); later: added after digests were first recorded, so
+    left out of the digest while it holds its default (which computes what earlier versions
+    did), and earlier runs keep their digests; role and guess: for a column, the word sentences
     use and the key of engine.input.table.guess_columns."""
 
     name: str
@@ -48,16 +56,17 @@ class Setting:
     help: str
     meaning: str
     digested: bool = True
+    later: bool = False
     placeholder: str = ""
     role: str = ""
     guess: str = ""
 
 
-def _column(name, default, label, role, guess, meaning, help_text) -> Setting:
+def _column(name, default, label, role, guess, meaning, help_text, later=False) -> Setting:
     nullable = name not in ("text_column", "score_column")
     return Setting(
         name, default, rules.text(nullable=nullable), "str | None" if nullable else "str",
-        COLUMNS, label, help_text, meaning, role=role, guess=guess,
+        COLUMNS, label, help_text, meaning, role=role, guess=guess, later=later,
     )  # fmt: skip
 
 
@@ -228,6 +237,7 @@ SETTINGS: tuple[Setting, ...] = (
         "names them (`--score-cols G1,G2,G3`)",
         role="reads",
         guess="reads",
+        later=True,
     ),
     Setting(
         "rater_columns",
@@ -241,6 +251,7 @@ SETTINGS: tuple[Setting, ...] = (
         "`rater_column`); `null`: each score column is its own rater (`--rater-cols r1,r2,r3`)",
         role="read raters",
         guess="read_raters",
+        later=True,
     ),
     Setting(
         "reads",
@@ -255,6 +266,7 @@ SETTINGS: tuple[Setting, ...] = (
         "`time_column` when; the text on one of the answer's rows, or in `answers_file`)",
         role="shape",
         guess="reads_shape",
+        later=True,
     ),
     Setting(
         "answers_file",
@@ -268,6 +280,7 @@ SETTINGS: tuple[Setting, ...] = (
         "(`--answers FILE`)",
         role="answers file",
         guess="answers_file",
+        later=True,
     ),
     Setting(
         "score_order",
@@ -328,6 +341,7 @@ SETTINGS: tuple[Setting, ...] = (
         "question",
         "each item's question, shown beside its answers in the review",
         "The question the answers answer, shown in the review.",
+        later=True,
     ),
     _column(
         "reference_column",
@@ -337,6 +351,7 @@ SETTINGS: tuple[Setting, ...] = (
         "reference",
         "each item's reference (model) answer, shown beside its answers in the review",
         "The reference (model) answer, shown in the review.",
+        later=True,
     ),
     Setting(
         "on_bad_rows",
@@ -358,6 +373,34 @@ SETTINGS: tuple[Setting, ...] = (
         "Embedding batch",
         "Answers per embedding batch (32 is fastest on a CPU).",
         "texts per embedding batch (32 is fastest on CPU)",
+    ),
+    Setting(
+        "long_answers",
+        "truncate",
+        rules.choice(("truncate", "truncate: the beginning"), ("windows", "windows: read whole")),
+        "str",
+        ADVANCED,
+        "Long answers",
+        "Answers past the model's limit: read the beginning, or whole in windows.",
+        "an answer longer than the model's input limit (256 word pieces for the bundled model): "
+        '`"truncate"` reads its beginning, `"windows"` reads it whole in windows of the limit '
+        "that overlap by a quarter, their vectors averaged (weighted by word pieces); an answer "
+        "that fits is read the same way in both (measured no better on ASAP essay sets 7 and 8: "
+        "docs/explanation/speed.md)",
+        later=True,
+    ),  # fmt: skip
+    Setting(
+        "embedding_cache_mb",
+        DEFAULT_CACHE_MB,
+        rules.integer(minimum=0),
+        "int",
+        ADVANCED,
+        "Embedding cache MB",
+        "Most the embedding cache keeps; least recently used go first (0: none).",
+        "the most the embedding cache keeps, in MB (each distinct answer once; the least "
+        "recently used go first; 0 keeps nothing). `parm cache` shows it, `parm cache clear` "
+        "empties it",
+        digested=False,
     ),
     Setting(
         "near_duplicate_threshold",
@@ -492,6 +535,12 @@ CHOSEN_KEYS = COLUMN_KEYS + FILE_KEYS
 NOT_DIGESTED = tuple(setting.name for setting in SETTINGS if not setting.digested)
 
 
+def digested(name: str, value) -> bool:
+    """Whether setting `name` at `value` (its JSON form) counts in the settings digest."""
+    setting = BY_NAME[name]
+    return setting.digested and not (setting.later and value == setting.default)
+
+
 def in_section(section: str) -> tuple[Setting, ...]:
     return tuple(setting for setting in SETTINGS if setting.section == section)
 
@@ -501,9 +550,18 @@ def reference_table() -> str:
     lines = ["| key | default | accepts | meaning |", "| --- | --- | --- | --- |"]
     for setting in SETTINGS:
         default = _json_text(setting.default)
-        cells = (f"`{setting.name}`", f"`{default}`", setting.rule.accepted, setting.meaning)
+        meaning = setting.meaning + _digest_note(setting)
+        cells = (f"`{setting.name}`", f"`{default}`", setting.rule.accepted, meaning)
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _digest_note(setting: Setting) -> str:
+    if not setting.digested:
+        return ". Not in the settings digest: it changes nothing a run computes"
+    if setting.later:
+        return ". At its default, not in the settings digest: earlier runs keep theirs"
+    return ""
 
 
 def _json_text(value) -> str:

@@ -15,6 +15,7 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     import_review(store, decisions.csv) -> ImportReport
     remember_review_row(saved, row)                where the review stopped, kept with the run
     embed_to(path, out, config, ...)               parm embed: a file's vectors and sidecar
+    cache_contents(config) / clear_cache()         parm cache: the embedding cache, emptied
 
 The heavy modules (pandas, numpy, the pipeline, torch) load inside these calls, so a front end
 may import the workspace at its top and still start at once. Sits above engine.saved; may import
@@ -23,7 +24,7 @@ every engine package.
 
 from __future__ import annotations
 
-from engine.workspace.embed import embed_to
+from engine.workspace.embed import cache_contents, clear_cache, embed_to
 from engine.workspace.export import (
     OUTPUT_CHOICES,
     OutputChoice,
@@ -43,7 +44,9 @@ __all__ = [
     "OutputChoice",
     "Prepared",
     "Review",
+    "cache_contents",
     "check_outputs",
+    "clear_cache",
     "choose_columns",
     "embed_to",
     "export",

@@ -46,3 +46,18 @@ def embed_to(
     vectors, record = embed_file(source, config, progress, cancel)
     written = write_embeddings(out, vectors, record)
     return Embedded(written, int(vectors.shape[0]), int(vectors.shape[1]), record["device"] or "")
+
+
+def cache_contents(config: AuditConfig):
+    """`parm cache`: the embedding cache's folder and what it holds
+    (engine.embedding.cache_contents.CacheContents), and its bound in MB from the settings."""
+    from engine.embedding.cache_contents import cache_contents as held
+
+    return held(), config.embedding_cache_mb
+
+
+def clear_cache():
+    """`parm cache clear`: every answer's vectors go; what was held before."""
+    from engine.embedding.cache_contents import clear_cache as clear
+
+    return clear()
