@@ -44,7 +44,9 @@ class ItemReads:
     @property
     def points(self) -> np.ndarray:
         """(C+1,) each code's value: `values`, or the codes 0..C."""
-        return self.values if self.values is not None else np.arange(self.n_classes, dtype=np.float64)
+        return (
+            self.values if self.values is not None else np.arange(self.n_classes, dtype=np.float64)
+        )
 
     def reads_per_answer(self) -> np.ndarray:
         """(N,) how many reads each answer has."""
