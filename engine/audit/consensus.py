@@ -274,12 +274,11 @@ def consensus(
     plan = layout(items, evidence)
     sources = len(plan.sources) + (plan.similar is not None)
     state = _start(plan, n_raters, sources)
-    for iteration in range(1, MAX_ITERATIONS + 1):
+    iteration, change = 0, np.inf
+    while iteration < MAX_ITERATIONS and change >= TOLERANCE:
         new, own, features = _step(plan, state)
         change = float(np.max(np.abs(new.posterior - state.posterior), initial=0.0))
-        state = new
-        if change < TOLERANCE:
-            break
+        state, iteration = new, iteration + 1
     return SessionConsensus(
         _items(plan, items, state, own, features, sure),
         _reliability(plan, state, level),

@@ -110,11 +110,11 @@ PEERS = ("majority", "ds-item", "ds-session", "crowdlab-item", "crowdlab-session
 def peers(items, vectors, raters: int, seed: int) -> dict[str, tuple[list[np.ndarray], float]]:
     """Every peer's codes per item, with its seconds."""
     found = {}
-    for name, run in (
-        ("majority", lambda: {"majority": majority_vote(items)}),
-        ("ds-item", lambda: {"ds-item": dawid_skene(items, False)}),
-        ("ds-session", lambda: {"ds-session": dawid_skene(items, True)}),
-        ("crowdlab", lambda: crowdlab(items, vectors, raters, seed)),
+    for run in (
+        lambda: {"majority": majority_vote(items)},
+        lambda: {"ds-item": dawid_skene(items, False)},
+        lambda: {"ds-session": dawid_skene(items, True)},
+        lambda: crowdlab(items, vectors, raters, seed),
     ):
         start = time.perf_counter()
         codes = run()
