@@ -46,7 +46,7 @@ SURE = 0.95
 LEVEL = 0.95
 MAX_ITERATIONS = 500
 # EM stops when no answer's posterior moved by more than this in a step.
-TOLERANCE = 1e-5
+TOLERANCE = 1e-4
 MAX_WEIGHT = 4.0
 START_ACCURACY = 0.7
 BASE_PSEUDO = 0.5
@@ -74,7 +74,8 @@ class ItemConsensus:
 @dataclass(frozen=True)
 class RaterReliability:
     """Each rater's estimated accuracy (the probability a read of theirs is the true score) with
-    its Jeffreys interval on the expected right reads, their reads, and the shares of their
+    its Jeffreys interval on the effective reads (rater_model.RaterCounts.effective_reads: fewer
+    than the reads, since the true scores are estimated), their reads, and the shares of their
     errors by offset (-2, -1, +1, +2, far; from ordered items)."""
 
     accuracy: np.ndarray
@@ -136,13 +137,21 @@ def _read_terms(plan: Layout, rater: RaterParameters) -> np.ndarray:
     return np.asarray(plan.reads_of @ likelihood)
 
 
-def _features(plan: Layout, log_base: np.ndarray, from_reads: np.ndarray) -> np.ndarray:
+def neighbour_vote(plan: Layout, base: np.ndarray, from_reads: np.ndarray) -> np.ndarray | None:
+    """(A, K) p_nb: the similarity-weighted mean of the neighbours' posteriors from their own
+    reads, with the item's base rates as one more neighbour of weight 1; None without
+    neighbours."""
+    if plan.similar is None:
+        return None
+    rows = base[plan.item] * plan.valid
+    return (np.asarray(plan.similar @ from_reads) + rows) / (plan.similar_total + 1.0)[:, None]
+
+
+def _features(plan: Layout, log_base: np.ndarray, vote: np.ndarray | None) -> np.ndarray:
     """(S, A, K): log p_k - log beta for each classifier, then for the neighbour vote; 0 where
     an answer has no such evidence and beyond its scale."""
     found = [np.where(plan.valid, np.nan_to_num(s - log_base, nan=0.0), 0.0) for s in plan.sources]
-    if plan.similar is not None:
-        base = np.exp(log_base) * plan.valid
-        vote = (np.asarray(plan.similar @ from_reads) + base) / (plan.similar_total + 1.0)[:, None]
+    if vote is not None:
         found.append(np.where(plan.valid, np.log(np.where(plan.valid, vote, 1.0)) - log_base, 0.0))
     return np.stack(found) if found else np.zeros((0, *log_base.shape))
 
@@ -176,7 +185,7 @@ def _fit_weights(plan, log_base, features, posterior, weights, steps: int = 2) -
 def _m_step(plan: Layout, state: _State) -> tuple[RaterParameters, np.ndarray]:
     counts = RaterCounts.empty(state.rater.accuracy.size)
     for scale in plan.scales:
-        counts.add(scale, state.posterior[scale.answer, : scale.n_classes], state.rater)
+        counts.add(scale, state.posterior[scale.answer][:, : scale.n_classes], state.rater)
     sizes = np.diff(plan.offsets)
     totals = np.stack([np.bincount(plan.item, weights=state.posterior[:, c], minlength=sizes.size)
                        for c in range(plan.width)], axis=1)  # fmt: skip
@@ -192,18 +201,30 @@ def _log_base_rows(plan: Layout, base: np.ndarray) -> np.ndarray:
     return np.where(plan.valid, np.log(np.where(plan.valid, rows, 1.0)), 0.0)
 
 
-def _step(plan: Layout, state: _State) -> tuple[_State, np.ndarray, np.ndarray]:
-    """One EM step: the M-step on the current posterior, then the E-step. Returns the new state,
-    the reads' terms (A, K) and the evidence features (S, A, K) it used."""
+def _step(plan: Layout, state: _State, vote, text: bool) -> tuple[_State, np.ndarray, np.ndarray]:
+    """One EM step: the M-step on the current posterior, then the E-step, with the text
+    evidence (the fixed neighbour vote too) when `text`. Returns the new state, the reads' terms
+    (A, K) and the evidence features (S, A, K) it used."""
     rater, base = _m_step(plan, state)
     own = _read_terms(plan, rater)
     log_base = _log_base_rows(plan, base)
-    from_reads = _softmax(np.where(plan.valid, log_base + own, -np.inf))
-    features = _features(plan, log_base, from_reads)
-    weights = _fit_weights(plan, log_base, features, state.posterior, state.weights)
+    features = _features(plan, log_base, vote)
+    weights = state.weights
+    if text:
+        weights = _fit_weights(plan, log_base, features, state.posterior, weights)
     log_prior = _log_prior(plan, log_base, features, weights)
     posterior = _softmax(log_prior + own)
     return _State(posterior, base, weights, rater), own, features
+
+
+def _run(plan: Layout, state: _State, vote, text: bool):
+    """EM steps until no posterior moves by TOLERANCE (at most MAX_ITERATIONS)."""
+    iteration, change = 0, np.inf
+    while iteration < MAX_ITERATIONS and change >= TOLERANCE:
+        new, own, features = _step(plan, state, vote, text)
+        change = float(np.max(np.abs(new.posterior - state.posterior), initial=0.0))
+        state, iteration = new, iteration + 1
+    return state, own, features, iteration, change < TOLERANCE
 
 
 def _start(plan: Layout, raters: int, sources: int) -> _State:
@@ -220,9 +241,11 @@ def _start(plan: Layout, raters: int, sources: int) -> _State:
 def _reliability(plan: Layout, state: _State, level: float) -> RaterReliability:
     counts = RaterCounts.empty(state.rater.accuracy.size)
     for scale in plan.scales:
-        counts.add(scale, state.posterior[scale.answer, : scale.n_classes], state.rater)
+        counts.add(scale, state.posterior[scale.answer][:, : scale.n_classes], state.rater)
     tail = (1 - level) / 2
-    right, wrong = counts.right + 0.5, counts.total - counts.right + 0.5
+    accuracy = state.rater.accuracy
+    worth = counts.effective_reads(accuracy)
+    right, wrong = accuracy * worth + 0.5, (1 - accuracy) * worth + 0.5
     low = np.where(counts.total > 0, stats.beta.ppf(tail, right, wrong), 0.0)
     high = np.where(counts.total > 0, stats.beta.ppf(1 - tail, right, wrong), 1.0)
     return RaterReliability(
@@ -273,12 +296,17 @@ def consensus(
     evidence = list(evidence) if evidence is not None else [None] * len(items)
     plan = layout(items, evidence)
     sources = len(plan.sources) + (plan.similar is not None)
-    state = _start(plan, n_raters, sources)
-    iteration, change = 0, np.inf
-    while iteration < MAX_ITERATIONS and change >= TOLERANCE:
-        new, own, features = _step(plan, state)
-        change = float(np.max(np.abs(new.posterior - state.posterior), initial=0.0))
-        state, iteration = new, iteration + 1
+    # First the reads alone (a proper likelihood, Dawid-Skene's); then the text, with the
+    # neighbours' votes fixed at their reads-alone posteriors. Letting those votes follow the
+    # EM feeds answers' reads back into their neighbours' priors, and on two reads per answer
+    # it drifted to a solution shifted by one score (rater accuracies near 0.4, ASAP-SAS).
+    state, own, features, first, settled = _run(plan, _start(plan, n_raters, sources), None, False)
+    log_base = _log_base_rows(plan, state.base)
+    vote = neighbour_vote(plan, state.base, _softmax(np.where(plan.valid, log_base + own, -np.inf)))
+    if sources:
+        state, own, features, then, settled = _run(plan, state, vote, True)
+        first += then
+    iteration, change = first, 0.0 if settled else np.inf
     return SessionConsensus(
         _items(plan, items, state, own, features, sure),
         _reliability(plan, state, level),

@@ -9,6 +9,7 @@ come in blocks so that 40,000 answers x 200 draws never sit in memory at once.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 import numpy as np
 from scipy import sparse, stats
@@ -37,6 +38,7 @@ def weighted_totals(per_answer: sparse.csr_matrix, weights: np.ndarray) -> np.nd
     return np.asarray((per_answer.T @ weights.T).T)
 
 
+@lru_cache(maxsize=4096)
 def expanded_tail(n: float, level: float = LEVEL) -> float:
     """The lower tail (in percent) of Hesterberg's expanded percentile interval for n
     independent answers: the percentile at Phi(-sqrt(n / (n - 1)) t_{n-1}), t the Student
@@ -62,11 +64,16 @@ def percentile_interval(
     return Interval(float(estimate), float(low), float(high), level)
 
 
+@lru_cache(maxsize=16)
+def _normal_quantile(level: float) -> float:
+    return float(stats.norm.ppf(1 - (1 - level) / 2))
+
+
 def wilson_interval(successes: float, n: float, level: float = LEVEL) -> Interval:
     """The share successes / n with its Wilson score interval (NaN for n = 0)."""
     if not n > 0:
         return Interval(float("nan"), float("nan"), float("nan"), level)
-    z = stats.norm.ppf(1 - (1 - level) / 2)
+    z = _normal_quantile(level)
     share = successes / n
     centre = (share + z**2 / (2 * n)) / (1 + z**2 / n)
     half = z / (1 + z**2 / n) * np.sqrt(share * (1 - share) / n + z**2 / (4 * n**2))

@@ -35,7 +35,7 @@ from engine.audit.consensus import SURE, TextEvidence, consensus  # noqa: E402
 from engine.audit.text_evidence import first_read_classifier, reads_classifier  # noqa: E402
 
 CACHE = Path(os.environ.get("PARM_BENCH_CACHE", "/tmp/parm-bench-consensus"))
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 NEIGHBOURS = (5, 10, 20)
 
 

@@ -1,12 +1,15 @@
 """The peers bench_consensus.py compares the consensus with, each run per item and over the whole
 session (raters shared by every item), computed in the same run:
 
-- majority vote (crowd-kit 1.4.2 `MajorityVote`; its ties go to the label it meets first);
+- majority vote (crowd-kit 1.4.2 `MajorityVote`; its ties go to the label it meets first) and
+  cleanlab's (`get_majority_vote_label`: ties to the more frequent label, then to the
+  annotators of higher initial quality);
 - Dawid-Skene (crowd-kit `DawidSkene(n_iter=100)`: a full confusion matrix per rater; over the
   session on the items' codes, an item's absent codes simply unused);
 - CROWDLAB (cleanlab 2.9 `get_label_quality_multiannotator`, its default "best_quality"
   consensus), with out-of-fold probabilities of a logistic regression on the embeddings fitted on
-  the majority vote (cleanlab's recipe), the same classifier the consensus uses (C = 10, 5
+  cleanlab's majority vote (cleanlab's recipe; on crowd-kit's vote, whose ties all go to one
+  label, CROWDLAB fell below the vote itself on ASAP-SAS), the same classifier the consensus uses (C = 10, 5
   stratified folds); over the session, each item's probabilities padded with zeros to the
   session's largest scale.
 
@@ -86,9 +89,21 @@ def _crowdlab(table: np.ndarray, proba: np.ndarray) -> np.ndarray:
     return found["label_quality"]["consensus_label"].to_numpy(dtype=np.int64)
 
 
+def cleanlab_vote(reads: ItemReads, raters: int) -> np.ndarray:
+    """cleanlab's `get_majority_vote_label`: ties go to the more frequent label, then to the
+    annotators of higher initial quality (crowd-kit's to the label met first)."""
+    from cleanlab.multiannotator import get_majority_vote_label
+
+    table = labels_table(reads, raters)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return get_majority_vote_label(table[:, ~np.all(np.isnan(table), axis=0)], verbose=False)
+
+
 def crowdlab(items, vectors, raters: int, seed: int) -> dict[str, list[np.ndarray]]:
-    """CROWDLAB per item and over the session, on the same out-of-fold probabilities."""
-    votes = majority_vote(items)
+    """CROWDLAB per item and over the session, on the same out-of-fold probabilities of a
+    classifier fitted on cleanlab's majority vote (as its tutorial does)."""
+    votes = [cleanlab_vote(r, raters) for r in items]
     probas = [vote_proba(v, m, r.n_classes, seed) for r, v, m in zip(items, vectors, votes)]
     probas = [(p + 1e-6) / (p + 1e-6).sum(axis=1, keepdims=True) for p in probas]
     per_item = []
@@ -101,10 +116,11 @@ def crowdlab(items, vectors, raters: int, seed: int) -> dict[str, list[np.ndarra
     table = np.vstack([labels_table(r, raters) for r in items])
     padded = np.vstack([np.pad(p, ((0, 0), (0, width - p.shape[1]))) for p in probas])
     pooled = np.split(_crowdlab(table, padded), np.cumsum([r.n_answers for r in items])[:-1])
-    return {"crowdlab-item": per_item, "crowdlab-session": pooled}
+    return {"crowdlab-item": per_item, "crowdlab-session": pooled, "majority-cleanlab": votes}
 
 
-PEERS = ("majority", "ds-item", "ds-session", "crowdlab-item", "crowdlab-session")
+PEERS = ("majority", "majority-cleanlab", "ds-item", "ds-session", "crowdlab-item",
+         "crowdlab-session")  # fmt: skip
 
 
 def peers(items, vectors, raters: int, seed: int) -> dict[str, tuple[list[np.ndarray], float]]:
