@@ -14,9 +14,10 @@ their pairable reads. Items are not pooled into one table: their scales differ, 
 agreement computed over several items' mixed score distributions would credit raters for
 telling the items apart. For exact and adjacent agreement the weighted mean is the pooled share.
 
-Intervals: percentile bootstrap (`samples` draws, seeded) resampling each item's answers with
-replacement, every read of a drawn answer kept; a session draw resamples every item and pools
-that draw's item figures as above.
+Intervals: `samples` bootstrap draws (seeded) resample each item's answers with replacement,
+every read of a drawn answer kept; a session draw resamples every item and pools that draw's item
+figures as above. Kappa, QWK and alpha: the estimate +- t_{n-1} x the draws' standard deviation
+(resample.bootstrap_interval); exact and adjacent agreement: Wilson's score interval.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from engine.audit.intervals import Interval
 from engine.audit.reads import ItemReads, read_pairs
 from engine.audit.resample import (
     answer_weights,
-    percentile_interval,
+    bootstrap_interval,
     weighted_mean,
     weighted_totals,
     wilson_interval,
@@ -44,9 +45,9 @@ NEEDS_ORDER = frozenset({"adjacent", "qwk"})
 THRESHOLDS = {"exact": 0.50, "adjacent": 0.95, "qwk": 0.70}
 TOO_FEW = 20
 # Shares of shared answers: each shared answer is one independent trial under the resampling of
-# answers the bootstrap assumes, so their interval is Wilson's score interval (the percentile
-# bootstrap collapses to a point when every shared answer agrees: 31% coverage of a true 99.4%
-# adjacent agreement at 67 shared answers in the simulation of tests/test_agreement.py).
+# answers the bootstrap assumes, so their interval is Wilson's score interval (the bootstrap
+# collapses to a point when every shared answer agrees: its percentile interval covered a true
+# 99.4% adjacent agreement 31% of the time at 67 shared answers).
 SHARES = frozenset({"exact", "adjacent"})
 ALL = "all"
 
@@ -188,14 +189,14 @@ def _item_draws(reads: ItemReads, samples: int, seed) -> _ItemDraws:
 
 def _intervals(names, point, draws, level, n, every=FIGURES) -> dict[str, Interval]:
     """{name: interval} for the `names` among the columns `every` of point (F,) and draws (B, F)
-    over n answers: Wilson's for the shares, the expanded percentile bootstrap for the rest."""
+    over n answers: Wilson's for the shares, the bootstrap's (t x its SE) for the rest."""
     found = {}
     for name in names:
         j = every.index(name)
         found[name] = (
             wilson_interval(point[j] * n, n, level)
             if name in SHARES
-            else percentile_interval(point[j], draws[:, j], level, n)
+            else bootstrap_interval(point[j], draws[:, j], n, level)
         )
     return found
 
@@ -254,7 +255,7 @@ def agreement(
     items: list[ItemReads], samples: int = 200, seed: int = 0, level: float = 0.95
 ) -> Agreement:
     """Every item's pair figures and alpha, then the session's (item `ALL`; see the module
-    docstring), each figure with its percentile bootstrap interval at `level` from `samples`
+    docstring), each figure with its interval at `level` (module docstring) from `samples`
     draws. Item j's draws use the seed sequence [seed, j], so they do not depend on the other
     items."""
     draws = [_item_draws(reads, samples, [seed, j]) for j, reads in enumerate(items)]

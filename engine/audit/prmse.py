@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.audit.intervals import Interval
 from engine.audit.reads import ItemReads
-from engine.audit.resample import answer_weights, percentile_interval, weighted_mean
+from engine.audit.resample import answer_weights, bootstrap_interval, weighted_mean
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def _item_fit(reads: ItemReads, system, samples: int, seed, level: float):
     draws = np.concatenate([b[0] for b in blocks]) if blocks else np.zeros(0)
     answers = np.concatenate([b[1] for b in blocks]) if blocks else np.zeros(0)
     fit = TrueScoreFit(
-        percentile_interval(point["prmse"][0], draws, level, n.size),
+        bootstrap_interval(point["prmse"][0], draws, n.size, level),
         float(point["mse"][0]),
         float(point["true"][0]),
         float(point["error"][0]),
@@ -90,8 +90,8 @@ def _item_fit(reads: ItemReads, system, samples: int, seed, level: float):
 def true_score_fit(
     reads: ItemReads, system: np.ndarray, samples: int = 200, seed=0, level: float = 0.95
 ) -> TrueScoreFit | None:
-    """PRMSE of `system` (N,) scores in points against the item's reads, with a percentile
-    bootstrap interval over answers (`samples` draws). None for nominal labels or when no
+    """PRMSE of `system` (N,) scores in points against the item's reads, with a bootstrap
+    interval over answers (t x the draws' SD) (`samples` draws). None for nominal labels or when no
     answer has two reads."""
     return _item_fit(reads, system, samples, seed, level)[0]
 
@@ -115,6 +115,6 @@ def session_true_score(
     draws = np.stack([d for _, d, _ in usable], axis=1)
     answers = np.stack([a for _, _, a in usable], axis=1)
     pooled = float(weighted_mean(point, weights))
-    return fits, percentile_interval(
-        pooled, weighted_mean(draws, answers, axis=1), level, weights.sum()
+    return fits, bootstrap_interval(
+        pooled, weighted_mean(draws, answers, axis=1), weights.sum(), level
     )

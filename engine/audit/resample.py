@@ -1,4 +1,4 @@
-"""Bootstrap draws that resample answers, and percentile intervals from them.
+"""Bootstrap draws that resample answers, and the intervals made from them.
 
 Every agreement figure of a multi-read session is a function of per-answer totals (a pair's
 confusion cells, an answer's coincidences, its reads' sums), so a draw is a vector of answer
@@ -39,29 +39,29 @@ def weighted_totals(per_answer: sparse.csr_matrix, weights: np.ndarray) -> np.nd
 
 
 @lru_cache(maxsize=4096)
-def expanded_tail(n: float, level: float = LEVEL) -> float:
-    """The lower tail (in percent) of Hesterberg's expanded percentile interval for n
-    independent answers: the percentile at Phi(-sqrt(n / (n - 1)) t_{n-1}), t the Student
-    quantile of `level`. The plain percentile interval is too narrow with few answers (about
-    92% instead of 95% at 30-70 shared answers in tests/test_agreement.py's simulation); the
-    expansion is that of the t interval over the normal one and vanishes as n grows."""
-    if not n > 1:
-        return 100 * (1 - level) / 2
-    quantile = np.sqrt(n / (n - 1)) * stats.t.ppf(1 - (1 - level) / 2, n - 1)
-    return 100 * float(stats.norm.cdf(-quantile))
+def _student_quantile(n: float, level: float) -> float:
+    """t_{n-1} at the upper tail of `level` (the normal quantile for n <= 1)."""
+    upper = 1 - (1 - level) / 2
+    return float(stats.t.ppf(upper, n - 1) if n > 1 else stats.norm.ppf(upper))
 
 
-def percentile_interval(
-    estimate: float, draws: np.ndarray, level: float = LEVEL, n: float | None = None
+def bootstrap_interval(
+    estimate: float, draws: np.ndarray, n: float, level: float = LEVEL, ceiling: float = 1.0
 ) -> Interval:
-    """The percentile bootstrap interval of `draws` around `estimate`, expanded for n answers
-    when n is given (`expanded_tail`); NaN draws ignored, NaN bounds when every draw is NaN."""
+    """estimate +- t_{n-1} x the bootstrap standard error (the draws' sd), capped at `ceiling`
+    (kappa, alpha and PRMSE cannot exceed 1); NaN draws ignored, NaN bounds with fewer than two
+    finite draws.
+
+    Why not the percentile interval: over n = 30-330 answers per figure in
+    tests/benchmarks/bench_agreement_coverage.py, percentiles (plain or expanded for small n)
+    covered kappa and QWK 91-93% of the time, this interval 93-95%."""
     finite = draws[np.isfinite(draws)]
-    if finite.size == 0:
+    if finite.size < 2 or not np.isfinite(estimate):
         return Interval(float(estimate), float("nan"), float("nan"), level)
-    tail = expanded_tail(n, level) if n is not None else 100 * (1 - level) / 2
-    low, high = np.percentile(finite, [tail, 100 - tail])
-    return Interval(float(estimate), float(low), float(high), level)
+    half = _student_quantile(float(n), level) * float(np.std(finite, ddof=1))
+    return Interval(
+        float(estimate), float(estimate - half), float(min(estimate + half, ceiling)), level
+    )
 
 
 @lru_cache(maxsize=16)
