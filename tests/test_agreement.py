@@ -204,3 +204,11 @@ def test_intervals_cover_95_percent_in_simulation():
             hits[name] += interval.low <= truth[name] <= interval.high
     coverage = {name: count / runs for name, count in hits.items()}
     assert all(abs(c - 0.95) <= 0.03 for c in coverage.values()), coverage
+
+
+def test_shares_of_one_have_an_upper_bound_of_exactly_one():
+    # On two codes every pair of reads is adjacent: the share is 1 and so is its upper bound.
+    answer, rater = np.repeat(np.arange(50), 2), np.tile([0, 1], 50)
+    reads = ItemReads(answer, rater, np.arange(100) % 3 % 2, 50, 2, True)
+    adjacent = agreement([reads], samples=0).pairs[0].figures["adjacent"]
+    assert adjacent.estimate == 1.0 and adjacent.high == 1.0 and adjacent.low < 1.0

@@ -77,9 +77,10 @@ def wilson_interval(successes: float, n: float, level: float = LEVEL) -> Interva
     share = successes / n
     centre = (share + z**2 / (2 * n)) / (1 + z**2 / n)
     half = z / (1 + z**2 / n) * np.sqrt(share * (1 - share) / n + z**2 / (4 * n**2))
-    return Interval(
-        float(share), float(max(centre - half, 0.0)), float(min(centre + half, 1.0)), level
-    )
+    # At a share of 0 or 1 the bound is that share exactly (rounding could leave 1 - 1e-16).
+    low = 0.0 if successes <= 0 else max(centre - half, 0.0)
+    high = 1.0 if successes >= n else min(centre + half, 1.0)
+    return Interval(float(share), float(low), float(high), level)
 
 
 def weighted_mean(figures: np.ndarray, weights: np.ndarray, axis: int = 0) -> np.ndarray:
