@@ -207,8 +207,10 @@ def test_intervals_cover_95_percent_in_simulation():
 
 
 def test_shares_of_one_have_an_upper_bound_of_exactly_one():
-    # On two codes every pair of reads is adjacent: the share is 1 and so is its upper bound.
-    answer, rater = np.repeat(np.arange(50), 2), np.tile([0, 1], 50)
-    reads = ItemReads(answer, rater, np.arange(100) % 3 % 2, 50, 2, True)
-    adjacent = agreement([reads], samples=0).pairs[0].figures["adjacent"]
-    assert adjacent.estimate == 1.0 and adjacent.high == 1.0 and adjacent.low < 1.0
+    # On two codes every pair of reads is adjacent: the share is 1 and so is its upper bound
+    # (the Wilson formula itself rounds to 1 - 1e-16 at some n, 34 for one).
+    for n in range(20, 120):
+        answer, rater = np.repeat(np.arange(n), 2), np.tile([0, 1], n)
+        reads = ItemReads(answer, rater, np.arange(2 * n) % 3 % 2, n, 2, True)
+        adjacent = agreement([reads], samples=0).pairs[0].figures["adjacent"]
+        assert adjacent.estimate == 1.0 and adjacent.high == 1.0 and adjacent.low < 1.0
