@@ -666,3 +666,39 @@ def use_fake_model(monkeypatch, model: FakeEncoder) -> FakeEncoder:
         sentence, "model_for", lambda name, reporter=None, device="auto": (model, 0.0)
     )
     return model
+
+
+# -- multi-read sessions --------------------------------------------------------------------------
+def simulated_reads(
+    rng: np.random.Generator,
+    n: int,
+    accuracy: np.ndarray,
+    prior: np.ndarray,
+    reads: tuple[int, ...] = (2, 3),
+    ordered: bool = True,
+    values: np.ndarray | None = None,
+    name: str = "",
+    missing: float = 0.0,
+):
+    """(ItemReads, true codes): n answers of true code drawn from `prior`, each read by
+    rng.choice(reads) distinct raters (len(accuracy) raters); a rater gives the true code with
+    probability accuracy[r], else a neighbouring code (ordered) or another code (nominal).
+    `missing`: the share of answers that lose all but their first read."""
+    from engine.audit.reads import ItemReads
+
+    classes, raters = prior.size, accuracy.size
+    truth = rng.choice(classes, n, p=prior)
+    count = rng.choice(np.asarray(reads), n)
+    count = np.where(rng.random(n) < missing, 1, count)
+    order = np.argsort(rng.random((n, raters)), axis=1)
+    answer = np.concatenate([np.flatnonzero(count > j) for j in range(max(reads))])
+    rater = np.concatenate([order[count > j, j] for j in range(max(reads))])
+    right = rng.random(answer.size) < accuracy[rater]
+    if ordered:
+        step = rng.choice([-1, 1], answer.size)
+        wrong = truth[answer] + step
+        wrong = np.where((wrong < 0) | (wrong >= classes), truth[answer] - step, wrong)
+    else:
+        wrong = (truth[answer] + rng.integers(1, classes, answer.size)) % classes
+    score = np.where(right, truth[answer], wrong)
+    return ItemReads(answer, rater, score, n, classes, ordered, values, name), truth
