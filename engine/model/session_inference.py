@@ -108,7 +108,8 @@ def variance_intervals(fit: SessionFit) -> dict[str, tuple[float, float]]:
         cov = np.full(fit.information.shape, np.nan)
     for k, name in enumerate(fit.layout.components):
         half = Z95 * np.sqrt(max(cov[k, k], 0.0)) if np.isfinite(cov[k, k]) else np.inf
-        out[name] = (float(np.exp(fit.log_var[k] - half)), float(np.exp(fit.log_var[k] + half)))
+        with np.errstate(over="ignore"):  # no information: (0, inf)
+            out[name] = (float(np.exp(fit.log_var[k] - half)), float(np.exp(fit.log_var[k] + half)))
     return out
 
 

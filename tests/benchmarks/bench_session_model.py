@@ -46,7 +46,7 @@ from engine.model.session_cross_fit import (  # noqa: E402
 
 BALANCES = (0.0, 0.25, 0.5, 0.75, 1.0)
 # Part of the cache key of the session model's results: raise it when the model changes.
-MODEL_VERSION = 2
+MODEL_VERSION = 3
 OPTIONS = SessionOptions()
 # The goal's figure: pooled over answers where a dataset's items share one scale.
 SINGLE_SCALE = ("mohler", "scientsbank", "powergrading")
