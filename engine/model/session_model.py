@@ -307,9 +307,51 @@ def score_and_information(mode: ModeFit, layout: Layout, log_var: np.ndarray):
     return score, info
 
 
+def _fisher_step(mode: ModeFit, layout: Layout, log_var: np.ndarray) -> np.ndarray | None:
+    """The Fisher scoring step on log tau^2, or None when it would gain less than GAIN_TOL.
+    A variance at the floor whose score points lower stays there."""
+    floor = np.log(VARIANCE_FLOOR)
+    score, info = score_and_information(mode, layout, log_var)
+    free = ~((log_var <= floor + 1e-9) & (score < 0))
+    step = np.zeros(log_var.size)
+    if free.any():
+        sub = info[np.ix_(free, free)] + 1e-8 * np.eye(int(free.sum()))
+        step[free] = np.linalg.solve(sub, score[free])
+    if 0.5 * float(score @ step) < GAIN_TOL:
+        return None
+    step = np.clip(step, -3.0, 3.0)
+    # A variance heading for 0 creeps there (its information vanishes): send it to the floor
+    # at once when that is where the step points.
+    return np.where((step < 0) & (log_var + step < floor + SNAP), floor - log_var, step)
+
+
+def _estimate_variances(d: Design, weights, log_var, mode: ModeFit):
+    """Fisher scoring with step halving on l(tau): (mode, log_var, l, iterations, converged)."""
+    layout, floor = d.layout, np.log(VARIANCE_FLOOR)
+    best = laplace(mode, layout, log_var)
+    for outer in range(1, MAX_OUTER + 1):
+        step = _fisher_step(mode, layout, log_var)
+        if step is None:
+            return mode, log_var, best, outer, True
+        t = 1.0
+        while True:
+            trial_var = np.maximum(log_var + t * step, floor)
+            trial = fit_mode(d, weights, trial_var, mode.w)
+            value = laplace(trial, layout, trial_var)
+            if value >= best - 1e-9 or t < 1e-3:
+                break
+            t /= 2
+        moved, gain = np.max(np.abs(trial_var - log_var)), value - best
+        mode, log_var, best = trial, trial_var, value
+        # A flat l(tau) (a variance near 0 whose information vanishes) stops here too.
+        if moved < 1e-4 or gain < GAIN_TOL:
+            return mode, log_var, best, outer, True
+    return mode, log_var, best, MAX_OUTER, False
+
+
 def fit_session(
     features: ReadFeatures,
-    class_weight: str | None = "balanced",
+    class_weight: str | None = None,
     layout: Layout | None = None,
     start: np.ndarray | None = None,
     log_var: np.ndarray | None = None,
@@ -317,8 +359,8 @@ def fit_session(
 ) -> SessionFit:
     """Fit the session model on the kept reads of `features`.
 
-    class_weight: "balanced" (each kept read weighted by R / (G n_c), the categories' counts
-    over the whole scale group) or None; layout: default `layout_for(features)`; start: w and
+    class_weight: None, or "balanced" (each kept read weighted by R / (G n_c), the categories'
+    counts over the whole scale group); layout: default `layout_for(features)`; start: w and
     log_var to start from (a neighbouring K's fit); estimate_variances False keeps log_var.
     """
     lay = layout or layout_for(features)
@@ -326,43 +368,13 @@ def fit_session(
     weights = class_weights(d.score, lay.n_classes, class_weight)
     k = len(lay.components)
     log_var = np.full(k, np.log(START_VARIANCE)) if log_var is None else np.array(log_var, float)
-    floor = np.log(VARIANCE_FLOOR)
     with one_blas_thread():
         mode = fit_mode(d, weights, log_var, start)
-        best = laplace(mode, lay, log_var)
-        outer, converged = 0, not estimate_variances or k == 0
-        while not converged and outer < MAX_OUTER:
-            outer += 1
-            score, info = score_and_information(mode, lay, log_var)
-            free = ~((log_var <= floor + 1e-9) & (score < 0))
-            step = np.zeros(k)
-            if free.any():
-                sub = info[np.ix_(free, free)] + 1e-8 * np.eye(int(free.sum()))
-                step[free] = np.linalg.solve(sub, score[free])
-            # Fisher scoring's predicted gain in l(tau): below GAIN_TOL the variances are there.
-            if 0.5 * float(score @ step) < GAIN_TOL:
-                converged = True
-                break
-            step = np.clip(step, -3.0, 3.0)
-            # A variance heading for 0 creeps there (its information vanishes): send it to the
-            # floor at once when that is where the step points.
-            step = np.where((step < 0) & (log_var + step < floor + SNAP), floor - log_var, step)
-            t = 1.0
-            while True:
-                trial_var = np.maximum(log_var + t * step, floor)
-                trial = fit_mode(d, weights, trial_var, mode.w)
-                value = laplace(trial, lay, trial_var)
-                if value >= best - 1e-9 or t < 1e-3:
-                    break
-                t /= 2
-            moved = np.max(np.abs(trial_var - log_var)) if k else 0.0
-            gain = value - best
-            mode, log_var, best = trial, trial_var, value
-            # A flat l(tau) (a variance near 0 whose information vanishes) stops here too.
-            converged = moved < 1e-4 or gain < GAIN_TOL
-        _, information = (
-            score_and_information(mode, lay, log_var) if k else (None, np.zeros((0, 0)))
-        )
+        if estimate_variances and k:
+            mode, log_var, best, outer, converged = _estimate_variances(d, weights, log_var, mode)
+        else:
+            best, outer, converged = laplace(mode, lay, log_var), 0, True
+        information = score_and_information(mode, lay, log_var)[1] if k else np.zeros((0, 0))
     return SessionFit(
         lay, mode.w, log_var, information, best, mode, weights, class_weight, features, d,
         outer, converged and mode.converged,
