@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.model.metrics import agreement, headline_metrics
-from engine.model.session_design import layout_for
+from engine.model.session_design import DEFAULT_ITEM_KINDS, layout_for
 from engine.model.session_features import SessionItem, item_top_k, read_features
 from engine.model.session_model import SessionFit, fit_session
 
@@ -47,7 +47,8 @@ class SessionOptions:
     """How the session model is fitted and decides: the K grid, power p, class weights of the
     fit, the K selection ("laplace": the restricted Laplace marginal pseudo-likelihood;
     "kappa": in-sample kappa of the audited reads), the decision rule's `balance` (`decide`),
-    which random parts are allowed, and the cross-fitting folds and seed."""
+    which random parts are allowed (and which kinds of item effect,
+    engine.model.session_design), and the cross-fitting folds and seed."""
 
     top_k_values: tuple[int, ...] = (5, 10, 15, 20, 25, 30, 35, 40, 45, 50)
     power: float = 1.0
@@ -57,6 +58,7 @@ class SessionOptions:
     item_effects: bool = True
     rater_effects: bool = True
     own_reads: bool = True
+    item_kinds: tuple[str, ...] = DEFAULT_ITEM_KINDS
     symmetric: bool = True
     folds: int = 5
     seed: int = 0
@@ -106,7 +108,11 @@ def select_fit(items, options: SessionOptions, kept=None) -> Selected:
     for k in distinct_top_k(items, options.top_k_values):
         features = read_features(items, k, options.power, kept, options.symmetric)
         layout = layout_for(
-            features, options.item_effects, options.rater_effects, options.own_reads
+            features,
+            options.item_effects,
+            options.rater_effects,
+            options.own_reads,
+            options.item_kinds,
         )
         fit = fit_session(
             features,

@@ -173,10 +173,34 @@ def summarise_session(
 ) -> SessionSummary:
     """Fit the session model on every scale group and summarise it for the rest of parm.
 
-    items: the session's items (each coded on its scale group's labels; raters numbered across
-    the session). Returns one ItemSummary per item, in order, and one GroupSummary per group.
-    Cross-fitting (cross_fit=True) repeats the whole fit once per fold: it costs about
-    `options.folds` times the fit.
+    Contract.
+
+    items: the session's items, in the session's order. Each item's `score` is coded on its
+    scale group's labels (items with the same n_classes and order form one group and must
+    share the labels: code them on the group's union of labels, as the review pools them);
+    `rater` numbers raters across the whole session (-1: not recorded); `audited` marks the
+    read parm audits for each answer (default: each answer's first read); `graph` is the
+    item's top-K graph with at least the largest K of `options.top_k_values` it can hold
+    (K >= N - 1 is the whole item). Every item needs at least `options.folds` answers when
+    cross-fitting.
+
+    Returns a SessionSummary whose `items[i]` belongs to `items[i]`:
+    - proba (N, C+1): the audited read's probabilities over the scores given every other read
+      of the session, its answer's other reads included (lambda) and its rater's intercepts;
+      the in-sample figure. predicted (N,): `decide(proba, pi, options.balance)`, pi the
+      group's score shares. in_sample: accuracy, kappa (qwk when ordered) of predicted against
+      the audited reads.
+    - cross_proba, cross_predicted, cross_fitted: the same for models that saw no read of the
+      answer (5-fold by answers within items; the answer's unknown reads marginalised); the
+      honest figure to lead with, in_sample beside it. None with cross_fit=False.
+    - answers without a read: NaN rows, predicted -1.
+    `groups[j]` per scale group: its items' positions, the SessionFit, the SessionErrors,
+    `raters` (RaterIntercepts: rho_mc on the log-odds scale of score c against score 0, with
+    95% intervals of their prediction error by the sandwich over answers; NaN for raters
+    without a read in the group; all NaN/0 with fewer than two raters), `variances`
+    (component -> (estimate, low, high), 95% Wald intervals on log tau^2) and the K chosen.
+    Deterministic for given inputs and options (folds from options.seed), up to BLAS rounding.
+    Costs about (folds + 1) x len(top_k grid) fits of the session model with cross_fit.
     """
     options = options or SessionOptions()
     summaries: list[ItemSummary | None] = [None] * len(items)
