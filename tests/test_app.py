@@ -220,7 +220,7 @@ async def test_reopening_the_store_rebuilds_the_review_with_the_new_one(
         # The file's store opened again (as for a file chosen anew); the result stays.
         state = app.state
         store = open_store(state.source_path, state.responses, on_scale=state.on_scale)
-        app.change((state.items_loaded(state.config, state.items, store), []))
+        app.change((state.items_loaded(state.prepared, store), []))
         assert app.state.store is not old_store
         review = await open_review(pilot)
         assert review.store is app.state.store and review.parm_result is app.state.result

@@ -19,6 +19,7 @@ from engine.input.config import settings_digest
 from engine.input.responses import Responses
 from engine.results.decision import RunContext
 from engine.results.item import AuditResult
+from engine.results.queue_notes import evidence_score, lone_scores, queue_notes
 
 
 @dataclass
@@ -60,6 +61,24 @@ class ReviewSet:
         """The item's AuditResult holding position i, and i's position in it."""
         k = int(np.searchsorted(self.starts, i, side="right") - 1)
         return self.results[k], int(i - self.starts[k])
+
+    def notes(self, i: int) -> list[tuple[str, str]]:
+        """(kind, sentence): why response i's place in the queue may mislead
+        (engine.results.queue_notes), in its item's own codes and labels."""
+        result, j = self.locate(i)
+        responses = result.responses
+        scores = np.asarray(responses.scores)
+        lone = lone_scores(scores, np.array([0, scores.shape[0]]))[j]
+        reads = responses.reads
+        mine = None if reads is None else reads.score[reads.answer == j]
+        return queue_notes(
+            int(scores[j]),
+            int(result.predicted[j]),
+            bool(lone),
+            evidence_score(result.evidence[j], scores),
+            mine,
+            tuple(responses.labels),
+        )
 
     def labels_of(self, i: int) -> tuple[str, ...]:
         """The labels on the scale of response i's item, in order."""

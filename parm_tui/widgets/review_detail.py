@@ -206,6 +206,9 @@ def item_texts(review: ReviewSet, i: int) -> Text:
 def scores_text(review: ReviewSet, i: int) -> Text:
     """Severity and one probability bar per score."""
     text = severity_text(float(review.severity[i]))
+    for _, sentence in review.notes(i):
+        text.append("\nNote: ", style="bold yellow")
+        text.append_text(plain(sentence, style="yellow"))  # labels come from the file
     # The bars are PARM's fit alone; severity also weighs the two classifiers, so a severity of
     # 1.000 can sit beside a human-score bar that is not empty.
     text.append("\nPARM's probabilities:\n", style="dim")
