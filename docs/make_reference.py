@@ -192,7 +192,65 @@ def columns_reference() -> str:
     return declared.reference_markdown()
 
 
+def _schema_type(node: dict) -> str:
+    kinds = node.get("type")
+    if isinstance(kinds, list):
+        return " or ".join(kinds)
+    if kinds:
+        return kinds
+    if "const" in node:
+        return f"always {node['const']}"
+    if "enum" in node:
+        return "one of " + ", ".join(str(v) for v in node["enum"])
+    alternatives = node.get("anyOf") or node.get("oneOf") or []
+    return " or ".join(_schema_type(a) for a in alternatives if isinstance(a, dict)) or "any"
+
+
+def report_json_reference(max_depth: int = 3) -> str:
+    """Every key of report.json down to `max_depth` levels, from its JSON Schema: the path, the
+    type and the schema's description."""
+    import json
+
+    schema = json.loads((ROOT / "engine" / "outputs" / "report.schema.json").read_text())
+
+    def resolve(node: dict) -> dict:
+        """The node behind a $ref; for alternatives, one object with all their keys."""
+        while "$ref" in node:
+            node = schema["$defs"][node["$ref"].rsplit("/", 1)[-1]]
+        alternatives = [resolve(a) for a in [*node.get("anyOf", ()), *node.get("oneOf", ())]]
+        objects = [a for a in alternatives if "properties" in a]
+        if objects:
+            kinds = " or ".join(_schema_type(a) for a in alternatives)
+            merged = {**node, "type": kinds, "properties": {}}
+            for alternative in objects:
+                merged["properties"].update(alternative["properties"])
+            return merged
+        return node
+
+    rows = ["| key | type | what it is |", "| --- | --- | --- |"]
+
+    def walk(node: dict, path: str, depth: int) -> None:
+        node = resolve(node)
+        if node.get("type") == "array" and isinstance(node.get("items"), dict):
+            walk(node["items"], path + "[]", depth)
+            return
+        for name, child in node.get("properties", {}).items():
+            shown = resolve(child)
+            key = f"{path}.{name}" if path else name
+            rows.append(
+                f"| `{key}` | {cell(_schema_type(shown))} | "
+                f"{cell(child.get('description') or shown.get('description') or '')} |"
+            )
+            # The settings are listed on the settings page.
+            if depth < max_depth and child.get("$ref") != "#/$defs/config":
+                walk(child, key, depth + 1)
+
+    walk(schema, "", 1)
+    return "\n".join(rows) + "\n"
+
+
 GENERATORS = {
+    "report-json": report_json_reference,
     "cli": cli_reference,
     "settings": settings_reference,
     "columns": columns_reference,
