@@ -241,7 +241,11 @@ def test_the_examples_are_found():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pages", EXAMPLES.values(), ids=EXAMPLES.keys())
-def test_the_examples_run(pages, tmp_path, monkeypatch):
+def test_the_examples_run(
+    pages, tmp_path, monkeypatch, sample_embeddings, sessions_embeddings_file
+):
+    """The two fixtures embed the samples once per test session, into the embedding cache the
+    examples' runs read (tests/conftest.py), so they embed nothing themselves."""
     from parm_tui.cli import main
 
     shutil.copytree(ROOT / "sample_data", tmp_path / "sample_data")
