@@ -131,6 +131,19 @@ def test_every_exit_code_is_in_the_errors_reference():
             assert f"| `{name}` |" in text, name
 
 
+def test_the_site_builds_strictly(tmp_path):
+    """What .ci/run does: a warning (a broken link or anchor, a page not in the navigation)
+    fails the build. Skipped where the docs extra is not installed."""
+    import subprocess
+
+    pytest.importorskip("mkdocs")
+    pytest.importorskip("material")
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")]
+    built = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "site" / "reference" / "outputs.html").is_file()
+
+
 # --- links --------------------------------------------------------------------------------
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
