@@ -44,8 +44,8 @@ Examples:
   parm audit reads.csv --reads long --id-col answer_id --rater-col rater --answers answers.csv
   parm audit answers.csv --embeddings answers.npy --config my-settings.json --force
 
-Settings (--set KEY=VALUE, --config): see the README's settings table; VALUE is read
-as JSON, and as plain text when it is not JSON.
+Settings (--set KEY=VALUE, --config): see docs/reference/settings.md (the docs site's
+Reference, Settings); VALUE is read as JSON, and as plain text when it is not JSON.
 """
 
 REVIEW_IMPORT_EXAMPLES = """\b

@@ -26,6 +26,15 @@ from engine.input.column_guess import CHOSEN_KEYS
 from engine.input.config import build_config
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
+# Every exit code with what it means, for the reference (docs/reference/exit-codes.md).
+EXIT_CODES = (
+    (0, "done"),
+    (EXIT_INTERNAL, "an internal error (a bug): `Internal error: ...` and the details in a log file"),
+    (EXIT_USER, "a problem with the input or the settings that you can fix: `Error: ...` names "
+     "the file, row, column or setting"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl+C) or cancelled"),
+    (EXIT_TERMINATED, "terminated (SIGTERM)"),
+)  # fmt: skip
 
 
 class Terminated(KeyboardInterrupt):

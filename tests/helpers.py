@@ -532,7 +532,7 @@ def output_differences(first: Path, second: Path, tolerance: float = 0.0) -> lis
 # Numbers in two output sets of the same audit on different BLAS paths (thread counts, torch or
 # numpy, kernels) agree within one unit of their last written digit: the outputs write six
 # decimals, and a figure that differs in its twelfth digit can round either way there. Within
-# one set of BLAS kernels they are identical (README "The same results on any machine").
+# one set of BLAS kernels they are identical (docs/explanation/reproducibility.md).
 NUMBER_TOLERANCE = 1.01e-6
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 

@@ -20,7 +20,7 @@ from engine.model.standard_errors import (
 )
 
 
-# A small version of tests/benchmarks/bench_coverage.py (see its table in the README).
+# A small version of tests/benchmarks/bench_coverage.py (see its table in docs/explanation/method.md).
 @pytest.fixture(scope="module")
 def potts_replications():
     """80 independent Gibbs chains (100 sweeps) on parm's own top-K graph (K = 10, p = 1) over

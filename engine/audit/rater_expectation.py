@@ -10,7 +10,7 @@ severity's embedding classifier (engine.model.classifier: multinomial logistic r
 embeddings, C = 10, unweighted, so its probabilities estimate how likely each score is) fitted on
 the other folds' answers and scores.
 
-Chosen by simulation (tests/benchmarks/bench_raters.py; README "Which raters need a word"), over
+Chosen by simulation (tests/benchmarks/bench_raters.py; docs/explanation/raters.md), over
 PARM's own in-sample probabilities (what leniency used before), PARM refitted with each fold's
 scores masked out of every answer's neighbour features (engine.model.cross_fit.masked_features),
 the equal mixture of that and this classifier, and the mixture cross-fitted over stratified folds

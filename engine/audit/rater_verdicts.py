@@ -7,7 +7,7 @@ verdicts ("lenient" and "drifting"), strongest first; one with none is "fine". T
 were set on simulated sessions (tests/benchmarks/bench_raters.py --seed 2024 and --seed 99
 --sessions 200) so that at most 5% of neutral raters get any verdict while planted effects are
 found (3.8%, 4.4% and 3.3% on ASAP short answers, essays and Mohler there); on other sessions
-(the README's table, seed 7) 1.1% of neutral raters got one.
+(docs/explanation/raters.md's table, seed 7) 1.1% of neutral raters got one.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ cross-fitted over the same stratified folds:
 tests/benchmarks/bench_severity.py chose this by leaving one dataset out, over every kind of file
 in the shared data (short answers on ordinal scales, many small items with text labels, long
 essays on wide scales, tiny items with eleven half-point scores), against a kNN vote and
-out-of-fold logistic regression computed per item on the same embeddings; the README gives the
-held-out table.
+out-of-fold logistic regression computed per item on the same embeddings; docs/explanation/severity.md
+gives the held-out table.
 """
 
 from __future__ import annotations

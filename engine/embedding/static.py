@@ -3,7 +3,7 @@
 model2vec's distillation passes every token of the bundled model's vocabulary through the model
 once, keeps the output vectors (reduced to STATIC_DIMENSIONS by PCA, weighted by Zipf's law),
 and embeds a text as the mean of its tokens' vectors: about 140 times faster than the
-transformer on a CPU (see README "Speed and scale"). The distillation takes one to three
+transformer on a CPU (see docs/explanation/benchmarks.md). The distillation takes one to three
 minutes on two cores, so it happens once per machine, on first use, with progress (stage
 "distilling"), and the model is kept in the user cache folder (engine.core.places.models_dir)
 under a key made from the bundled model's identity, the recipe and model2vec's version: a new

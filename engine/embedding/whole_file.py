@@ -1,7 +1,7 @@
 """`parm embed`: a whole file's answers embedded into one array in file order, one unit vector
 per data row (blank answers and rows an audit would skip included, items included), which is
 exactly what `--embeddings` takes; written with its sidecar (engine.embedding.sidecar), both
-in one all-or-nothing step. This is the README's GPU recipe as a command: run it where the GPU
+in one all-or-nothing step. This is the GPU recipe (docs/how-to/embed-on-a-gpu.md) as a command: run it where the GPU
 is (`device`), copy the two files, audit anywhere.
 """
 

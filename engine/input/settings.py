@@ -6,8 +6,8 @@ From this table come: the validation and the settings' type (engine.input.config
 `AuditConfig` and `config_from_dict` from it), the defaults (defaults.json must equal
 `DEFAULTS`: tests/test_packaging.py), the Settings form and the Load screen's column choices
 (parm_tui), which settings name columns (`COLUMN_KEYS`), which are left out of the settings
-digest, and the settings reference (`reference_table()`, which the README's settings table
-must equal: tests/test_settings.py). A new setting is one entry here plus what reads it.
+digest, and the settings reference (`reference_table()`, which docs/reference/settings.md
+holds: docs/make_reference.py writes it, tests/test_docs.py checks it). A new setting is one entry here plus what reads it.
 
 Sections: "form", the Settings form; "colbert", the form's late-interaction keys (shown for a
 late-interaction model); "advanced", the form's Advanced section (speed, memory, where a run
@@ -81,7 +81,8 @@ SETTINGS: tuple[Setting, ...] = (
         "The model that turns answers into vectors (the bundled one is offline).",
         "model name or path; the default resolves to the bundled copy. `static` is the fast "
         "path: a static model distilled from the bundled one on first use (about 140 times "
-        'faster to embed on a CPU, audits less well: see "Speed and scale"; needs `pip '
+        "faster to embed on a CPU, audits less well: see [the benchmarks]"
+        "(../explanation/benchmarks.md); needs `pip "
         "install -e '.[fast]'`). A name containing `colbert`, `lateon` or `late-interaction` "
         "selects late-interaction (ColBERT) mode",
     ),
@@ -166,7 +167,8 @@ SETTINGS: tuple[Setting, ...] = (
         "ColBERT MaxSim",
         "Normalised: MaxSim over the answer's length; raw: the paper's sum.",
         '`"normalised"`: each MaxSim direction divided by its query\'s token count; `"raw"`: '
-        'the paper\'s sum over tokens (see "Late interaction")',
+        "the paper's sum over tokens (see [Late interaction]"
+        "(../explanation/method.md#late-interaction-colbert))",
     ),
     Setting(
         "selection_metric",
@@ -300,8 +302,8 @@ SETTINGS: tuple[Setting, ...] = (
         "Item (opt.)",
         "item",
         "item",
-        'the item (question) of each answer: each item is audited on its own (see "Whole '
-        'scoring sessions")',
+        "the item (question) of each answer: each item is audited on its own (see [Items and "
+        "raters](../explanation/raters.md))",
         "Each answer's item (question): each item is audited on its own.",
     ),
     _column(
@@ -362,7 +364,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Bad rows",
         "Rows with no usable score: stop with a message, or leave them out.",
         'rows with a missing or non-numeric score: `"error"` stops, `"skip"` leaves them out '
-        'with a warning (blank answers are audited, see "Input")',
+        "with a warning (blank answers are audited, see [Input files](input.md))",
     ),
     Setting(
         "embedding_batch_size",
@@ -386,7 +388,7 @@ SETTINGS: tuple[Setting, ...] = (
         '`"truncate"` reads its beginning, `"windows"` reads it whole in windows of the limit '
         "that overlap by a quarter, their vectors averaged (weighted by word pieces); an answer "
         "that fits is read the same way in both (measured no better on ASAP essay sets 7 and 8: "
-        "docs/explanation/speed.md)",
+        "[What a run embeds](../explanation/speed.md))",
         later=True,
     ),  # fmt: skip
     Setting(
@@ -463,7 +465,7 @@ SETTINGS: tuple[Setting, ...] = (
         "a Dask scheduler's address (`\"tcp://10.0.0.5:8786\"`): the session's items run on "
         'that cluster; `"local:N"` starts N worker processes here for the run (`"local"`: one '
         "per core); `null`: Dask's own `DASK_SCHEDULER_ADDRESS` when set, else this machine "
-        "(`jobs`). Needs `pip install 'parm[dask]'`; see \"A session on a Dask cluster\"",
+        "(`jobs`). Needs `pip install 'parm[dask]'`; see [A session on a Dask cluster](../how-to/dask-cluster.md)",
         digested=False,
         placeholder="none: this machine; tcp://HOST:8786 or local:N (Dask)",
     ),

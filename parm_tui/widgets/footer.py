@@ -1,6 +1,6 @@
 """The footer at any width: a screen's own keys and `q`, then the F-keys that switch screens as
 far as they fit whole. The stock footer cuts whatever passes the edge, which at 80 columns was
-the review's keys and `q`; the F-keys left out still work (the README lists them). While a text
+the review's keys and `q`; the F-keys left out still work (docs/reference/app.md lists them). While a text
 box has the keys, `q` types a q (Textual leaves it out of the footer), so the footer shows
 `^q Quit`, which works everywhere."""
 

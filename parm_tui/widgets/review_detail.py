@@ -36,7 +36,7 @@ def decision_cell(decision) -> Text:
 def severity_text(value: float) -> Text:
     """The severity in words, and what its scale means: how strongly the evidence doubts the
     human score (1 - p(human score) from a model that never saw that score, stacked
-    classifier, engine.audit.severity; the README says more)."""
+    classifier, engine.audit.severity; docs/explanation/severity.md says more)."""
     text = Text("severity ")
     text.append(f"{value:.3f}", style="bold")
     text.append(f": {severity_words(value)}")
