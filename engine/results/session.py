@@ -47,7 +47,7 @@ class SessionResult:
     @functools.cached_property
     def review(self) -> ReviewSet:
         """One review queue over every audited item (one item: a set of that item)."""
-        return review_set(self.results, self.config.score_order)
+        return review_set(self.results, self.config.score_order, self.reads)
 
     @property
     def flagged(self) -> np.ndarray:
