@@ -14,9 +14,18 @@ import sys
 
 import jsonschema
 import numpy as np
-import pandas as pd
 import pytest
-from helpers import FAST_CLI, ROOT, cli, run_frame, session_config, session_frame
+from helpers import (
+    FAST_CLI,
+    MULTI_READ_RATERS,
+    MULTI_READ_SETTINGS,
+    ROOT,
+    cli,
+    multi_read_frame,
+    run_frame,
+    session_config,
+    session_frame,
+)
 from hostile import FORMULAS, HTML, MARKDOWN, OSC52, UNSAFE, check_csv_inert, check_html_inert
 
 from engine.audit.session_reads import item_reads, read_raters, session_raters
@@ -27,51 +36,11 @@ from engine.outputs.session import session_contents
 from engine.results.session import session_result
 from engine.saved.archive import load_result, result_files
 
-RATERS = {"Ana": 0.95, "Ben": 0.85, "Cleo": 0.75, "Dev": 0.6}
-
-
-def read_frame(n=(90, 80), seed=0, raters=RATERS, shares=(0.4, 0.45, 0.15)):
-    """A wide file of two items (0-2 and 0-3): each answer's true score in its text's cluster,
-    read once, twice or three times by distinct raters of the given accuracies (errors one step
-    away). Returns the frame, one vector per row, and each row's true score."""
-    rng = np.random.default_rng(seed)
-    names = list(raters)
-    rows, vectors, truth = [], [], []
-    for (item, levels), size in zip((("A", 3), ("B", 4)), n):
-        centres = rng.normal(size=(levels, 12))
-        for i in range(size):
-            true = int(rng.integers(levels))
-            vector = centres[true] + 0.8 * rng.normal(size=12)
-            vectors.append(vector / np.linalg.norm(vector))
-            row = {"id": f"{item}{i}", "item": item, "answer": f"{item} answer {i}"}
-            count = int(rng.choice([1, 2, 3], p=shares))
-            for k, rater in enumerate(rng.permutation(names)[:3]):
-                score = ""
-                if k < count:
-                    score = true
-                    if rng.random() > raters[rater]:
-                        step = int(rng.choice([-1, 1]))
-                        score = true + (step if 0 <= true + step < levels else -step)
-                row[f"rater{k + 1}"] = rater if k < count else ""
-                row[f"score{k + 1}"] = str(score)
-            rows.append(row)
-            truth.append(true)
-    return pd.DataFrame(rows).astype(str), np.asarray(vectors, np.float32), np.array(truth)
-
-
-READ_SETTINGS = {
-    "id_column": "id",
-    "score_column": "score1",
-    "score_columns": ["score1", "score2", "score3"],
-    "rater_column": "rater1",
-    "rater_columns": ["rater1", "rater2", "rater3"],
-}
-
 
 @pytest.fixture(scope="module")
 def planted():
-    frame, vectors, truth = read_frame()
-    session = run_frame(frame, vectors, session_config(**READ_SETTINGS))
+    frame, vectors, truth = multi_read_frame()
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
     return session, frame, truth
 
 
@@ -134,7 +103,7 @@ def test_consensus_csv_has_one_row_per_answer_and_each_raters_read(planted):
     for _, source in frame.iterrows():
         row = by_id[source["id"]]
         given = {source[f"rater{k}"]: source[f"score{k}"] for k in (1, 2, 3) if source[f"rater{k}"]}
-        assert {r: row[f"score_{r}"] for r in RATERS if row[f"score_{r}"]} == given
+        assert {r: row[f"score_{r}"] for r in MULTI_READ_RATERS if row[f"score_{r}"]} == given
         assert int(row["reads"]) == len(given)
         assert (row["consensus"] == "") == (len(given) == 1)
         if row["third_read_rank"]:
@@ -180,7 +149,7 @@ def test_report_json_md_and_html_carry_the_agreement(planted):
     data = session_report.session_dict(session)
     jsonschema.validate(json.loads(json.dumps(data)), session_report.report_schema())
     agreement = data["agreement"]
-    assert agreement["raters"] == list(RATERS)
+    assert agreement["raters"] == list(MULTI_READ_RATERS)
     assert agreement["consensus"]["third_reads"] == session.reads.third_reads
     assert agreement["consensus"]["answers"] == session.reads.answers_read_twice
     assert len(agreement["pairs"]) == 18 and len(agreement["alpha"]) == 3
@@ -227,11 +196,11 @@ HOSTILE_RATERS = [FORMULAS[0], "<b>" + HTML[:20], MARKDOWN[:30], OSC52 + "x"]
 
 
 def test_hostile_rater_names_are_inert_in_every_file(tmp_path):
-    hostile = dict(zip(HOSTILE_RATERS, RATERS.values()))
-    frame, vectors, _ = read_frame(n=(40, 30), seed=3, raters=hostile)
+    hostile = dict(zip(HOSTILE_RATERS, MULTI_READ_RATERS.values()))
+    frame, vectors, _ = multi_read_frame(n=(40, 30), seed=3, raters=hostile)
     frame.to_csv(tmp_path / "hostile.csv", index=False)
     frame = read_table(tmp_path / "hostile.csv")  # as parm reads a file: controls replaced
-    session = run_frame(frame, vectors, session_config(**READ_SETTINGS))
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
     written = files(session)
     for name in (CONSENSUS_FILE, AGREEMENT_FILE, "raters.csv"):
         (tmp_path / name).write_text(written[name], encoding="utf-8")

@@ -114,12 +114,17 @@ def _interval(interval) -> dict | None:
 def agreement_dict(session) -> dict | None:
     """report.json's `agreement`: the raters, the counts, every pair's figures with intervals
     and marks, alpha per item and over the session, PRMSE, the consensus's counts and each
-    rater's reliability. None where no answer is read twice."""
+    rater's reliability (the session's pairs and alpha, item 'all', when there are several
+    items). None where no answer is read twice."""
     reads = session.reads
     if reads is None:
         return None
     consensus = reads.consensus
     reliability = consensus.raters
+    # One item: the session's figures are the item's, said once.
+    several = len(reads.items) > 1
+    pairs = [p for p in reads.agreement.pairs if several or p.item != ALL]
+    alphas = [a for a in reads.agreement.alpha if several or a.item != ALL]
     return {
         "raters": list(reads.raters),
         "reads": reads.reads,
@@ -136,7 +141,7 @@ def agreement_dict(session) -> dict | None:
                 "below": list(p.below),
                 "figures": {name: _interval(iv) for name, iv in p.figures.items()},
             }
-            for p in reads.agreement.pairs
+            for p in pairs
         ],  # fmt: skip
         "alpha": [
             {
@@ -145,7 +150,7 @@ def agreement_dict(session) -> dict | None:
                 "values": a.values,
                 "levels": {level: _interval(iv) for level, iv in a.levels.items()},
             }
-            for a in reads.agreement.alpha
+            for a in alphas
         ],  # fmt: skip
         "prmse": [
             {
@@ -179,9 +184,9 @@ def agreement_dict(session) -> dict | None:
     }
 
 
-def pair_cells(pair: dict, names: tuple[str, ...]) -> list[str]:
-    """A pair's figures for people: each with its interval, '▼' after one under its
-    threshold; 'too few' for n under 20."""
+def pair_cells(pair: dict, names: tuple[str, ...], intervals: bool = True) -> list[str]:
+    """A pair's figures for people: each with its interval (unless told not to), '▼' after
+    one under its threshold."""
     cells = []
     for name in names:
         figure = pair["figures"].get(name)
@@ -189,7 +194,7 @@ def pair_cells(pair: dict, names: tuple[str, ...]) -> list[str]:
             cells.append("n/a")
             continue
         text = f"{figure['estimate']:.3f}"
-        if figure["low"] is not None:
+        if intervals and figure["low"] is not None:
             text += f" ({figure['low']:.2f} to {figure['high']:.2f})"
         cells.append(text + (" ▼" if name in pair["below"] else ""))
     return cells

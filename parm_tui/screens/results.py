@@ -44,6 +44,7 @@ from parm_tui.widgets.plain import plain
 from parm_tui.widgets.plot import MetricPlot
 from parm_tui.widgets.runs import RunsTable, comparison_text, read_only_note
 from parm_tui.widgets.session_tables import (
+    WIDE_PAIRS,
     WIDE_RATERS,
     BiasTable,
     ItemsTable,
@@ -206,9 +207,7 @@ class ResultsScreen(Screen):
         if self.session.raters is not None:
             self.show_raters()
         if self.session.reads is not None:
-            agreement = agreement_dict(self.session)
-            self.query_one(PairsTable).show(agreement)
-            self.query_one("#agreement-lines", Static).update(agreement_lines(agreement))
+            self.show_pairs()
         state = self.app.state
         self.query_one(RunsTable).show(state.runs, self.session.run_id)
         self.query_one("#summary-scroll").focus()
@@ -250,9 +249,16 @@ class ResultsScreen(Screen):
         if isinstance(event.data_table, RatersTable):
             self.show_rule(event.cursor_row)
 
+    def show_pairs(self) -> None:
+        agreement = agreement_dict(self.session)
+        self.query_one(PairsTable).show(agreement, self.app.size.width >= WIDE_PAIRS)
+        self.query_one("#agreement-lines", Static).update(agreement_lines(agreement))
+
     def on_resize(self) -> None:
         if self.session.raters is not None and self.is_mounted:
             self.show_raters()
+        if self.session.reads is not None and self.is_mounted:
+            self.show_pairs()
 
     # -- headlines ---------------------------------------------------------------------------
     def session_headline(self) -> Text:

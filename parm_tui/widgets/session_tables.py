@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 # From this screen width the raters table shows every effect, below it the most useful ones.
 WIDE_RATERS = 120
+# From this width the pairs of raters show each figure's interval.
+WIDE_PAIRS = 160
 LENIENT, HARSH = "lenient", "harsh"
 
 
@@ -216,19 +218,19 @@ class PairsTable(SessionTable):
     'all'), n shared answers and each agreement figure with its 95% interval; ▼ marks a figure
     under RSMTool's threshold (in bold yellow), a pair with too few shared answers is dim.
     Figures come from report.json's `agreement` (engine.outputs.read_files). enter reviews the
-    pair's item."""
+    pair's item. Intervals from WIDE_PAIRS columns on."""
 
-    def show(self, agreement: dict) -> None:
+    def show(self, agreement: dict, wide: bool = False) -> None:
         self.clear(columns=True)
         ordered = any(p["figures"].get("qwk") for p in agreement["pairs"])
         names = FIGURES_ORDERED if ordered else FIGURES_NOMINAL
         for header in ("item", "rater", "rater", "n", *names):
-            self.add_column(header)
+            self.add_column(header + (" (95%)" if wide and header in names else ""))
         for pair in agreement["pairs"]:
             style = "dim" if pair["too_few"] else ""
             figures = [
                 Text(cell, "bold yellow" if cell.endswith("▼") else style, justify="right")
-                for cell in pair_cells(pair, names)
+                for cell in pair_cells(pair, names, intervals=wide)
             ]
             item = pair["item"] or None
             cells = [name(pair["item"] or "the file"), name(pair["rater_a"]),
