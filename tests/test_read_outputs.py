@@ -219,6 +219,11 @@ def test_the_readme_command_audits_the_sample_session(tmp_path):
     sys.path.insert(0, str(ROOT / "sample_data"))
     from make_reads import session as sample_session
 
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert (
+        "parm audit sample_data/reads.csv --item-col item --score-cols score1,score2,score3"
+        in readme
+    )
     rows, _ = sample_session()
     path = ROOT / "sample_data" / "reads.csv"
     on_disk = list(csv.DictReader(path.open(encoding="utf-8")))
