@@ -14,6 +14,7 @@ import sys
 
 import jsonschema
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import (
     FAST_CLI,
@@ -239,3 +240,23 @@ def test_the_readme_command_audits_the_sample_session(tmp_path):
     assert consensus[0][6:10] == ["score_Ana", "score_Ben", "score_Cleo", "score_Dev"]
     agreement = table((tmp_path / "out" / AGREEMENT_FILE).read_text(encoding="utf-8"))
     assert len(agreement) == 1 + 3 * (6 + 1)
+
+
+def test_a_long_file_of_the_same_reads_gives_the_same_consensus(planted):
+    session, frame, _ = planted
+    rows, row_vectors = [], []
+    _, vectors, _ = multi_read_frame()
+    for k, (_, source) in enumerate(frame.iterrows()):
+        for j in (1, 2, 3):
+            if source[f"rater{j}"]:
+                rows.append({"id": source["id"], "item": source["item"], "answer": source["answer"],
+                             "rater": source[f"rater{j}"], "score": source[f"score{j}"]})  # fmt: skip
+                row_vectors.append(vectors[k])
+    long = pd.DataFrame(rows).astype(str)
+    config = session_config(id_column="id", reads="long", rater_column="rater")
+    again = run_frame(long, np.asarray(row_vectors), config)
+    assert again.reads.raters == session.reads.raters
+    for one, other in zip(session.reads.consensus.items, again.reads.consensus.items):
+        assert np.array_equal(one.consensus, other.consensus)
+        np.testing.assert_allclose(one.consensus_p, other.consensus_p, rtol=0, atol=1e-9)
+    assert read_files.agreement_rows(session) == read_files.agreement_rows(again)

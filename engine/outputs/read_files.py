@@ -11,6 +11,7 @@ import numpy as np
 from engine.audit.agreement import ALL, THRESHOLDS, TOO_FEW, figure_names
 from engine.audit.alpha import alpha_levels
 from engine.audit.consensus import SURE
+from engine.input.reads import LONG
 from engine.outputs import declared, markdown
 from engine.outputs.columns import missing
 
@@ -18,7 +19,7 @@ from engine.outputs.columns import missing
 def several_reads(config) -> bool:
     """Whether settings name more than one read per answer (the files of this module)."""
     return (
-        config.reads == "long"
+        config.reads == LONG
         or config.second_score_column is not None
         or (config.score_columns is not None and len(config.score_columns) > 1)
     )
