@@ -10,6 +10,7 @@ from dataclasses import replace
 from engine.audit import duplicates, evidence, intervals, severity
 from engine.audit.rater_expectation import rater_left_out_proba
 from engine.audit.second_rater import second_rater
+from engine.audit.session_reads import read_evidence
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
 from engine.embedding.blank import with_blanks
@@ -85,6 +86,12 @@ def run_audit(
     rater_proba = _rater_expectation(vectors, responses, reporter)
     if rater_proba is not None:
         timings["raters"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    evidence_of_text = read_evidence(
+        vectors, graph.indices, graph.similarities, responses, config.seed
+    )
+    if evidence_of_text is not None:
+        timings["reads"] = time.perf_counter() - mark
     timings["total"] = time.perf_counter() - started + earlier
     reporter(DONE, 1, 1, "audit finished")
     return AuditResult(
@@ -101,6 +108,7 @@ def run_audit(
         late_interaction=graph_facts,
         warnings=warnings,
         rater_proba=rater_proba,
+        read_evidence=evidence_of_text,
         **checks,
     )
 

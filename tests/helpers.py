@@ -702,3 +702,45 @@ def simulated_reads(
         wrong = (truth[answer] + rng.integers(1, classes, answer.size)) % classes
     score = np.where(right, truth[answer], wrong)
     return ItemReads(answer, rater, score, n, classes, ordered, values, name), truth
+
+
+# -- a file of several reads per answer -----------------------------------------------------------
+MULTI_READ_RATERS = {"Ana": 0.95, "Ben": 0.85, "Cleo": 0.75, "Dev": 0.6}
+
+
+def multi_read_frame(n=(90, 80), seed=0, raters=MULTI_READ_RATERS, shares=(0.4, 0.45, 0.15)):
+    """A wide file of two items (0-2 and 0-3): each answer's true score in its text's cluster,
+    read once, twice or three times by distinct raters of the given accuracies (errors one step
+    away). Returns the frame, one vector per row, and each row's true score."""
+    rng = np.random.default_rng(seed)
+    names = list(raters)
+    rows, vectors, truth = [], [], []
+    for (item, levels), size in zip((("A", 3), ("B", 4)), n):
+        centres = rng.normal(size=(levels, 12))
+        for i in range(size):
+            true = int(rng.integers(levels))
+            vector = centres[true] + 0.8 * rng.normal(size=12)
+            vectors.append(vector / np.linalg.norm(vector))
+            row = {"id": f"{item}{i}", "item": item, "answer": f"{item} answer {i}"}
+            count = int(rng.choice([1, 2, 3], p=shares))
+            for k, rater in enumerate(rng.permutation(names)[:3]):
+                score = ""
+                if k < count:
+                    score = true
+                    if rng.random() > raters[rater]:
+                        step = int(rng.choice([-1, 1]))
+                        score = true + (step if 0 <= true + step < levels else -step)
+                row[f"rater{k + 1}"] = rater if k < count else ""
+                row[f"score{k + 1}"] = str(score)
+            rows.append(row)
+            truth.append(true)
+    return pd.DataFrame(rows).astype(str), np.asarray(vectors, np.float32), np.array(truth)
+
+
+MULTI_READ_SETTINGS = {
+    "id_column": "id",
+    "score_column": "score1",
+    "score_columns": ["score1", "score2", "score3"],
+    "rater_column": "rater1",
+    "rater_columns": ["rater1", "rater2", "rater3"],
+}

@@ -60,7 +60,8 @@ async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_
         await wait_for(pilot, lambda: (out / "decisions.csv").exists(), "the export")
         await pilot.pause()
         status = str(export.query_one("#export-status", Static).render())
-        assert "Wrote 8 file(s)" in status and str(out / "predictions.csv") in status
+        # The sample is read twice (score2): consensus.csv and agreement.csv too.
+        assert "Wrote 10 file(s)" in status and str(out / "consensus.csv") in status
 
         # A second export into the same folder asks first; "n" keeps the files.
         before = (out / "predictions.csv").stat().st_mtime_ns

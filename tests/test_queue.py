@@ -122,3 +122,12 @@ def test_the_decision_views_list_the_responses_with_that_decision():
         "conflicts": [False, True, False, False, False, True],
     }
     assert review_view(run, subset=decision_view(run, decisions, "kept")).tolist() == [0, 4]
+
+
+def test_the_third_read_view_lists_the_unsure_answers_least_sure_first():
+    run = Run([0, 1, 2, 0, 1, 2])
+    run.third_read_rank = np.array([0, 3, 1, 0, 2, 0])
+    view = review_view(run, show_all=True, third_read=True)
+    assert view.tolist() == [2, 4, 1]
+    run.third_read_rank = None  # no answer read twice: nothing to list
+    assert review_view(run, show_all=True, third_read=True).size == 0

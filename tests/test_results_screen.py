@@ -256,3 +256,24 @@ async def test_the_summary_scrolls_with_the_keys_at_once(grid_result):
         await pilot.press("pagedown")
         await pilot.pause()
         assert summary.scroll_y > 0
+
+
+async def test_the_raters_tab_lists_every_pair_of_raters_where_answers_are_read_twice():
+    from helpers import synthetic_result
+
+    from parm_tui.widgets.session_tables import PairsTable
+
+    result = synthetic_result(200)  # a second read of every answer, no rater column
+    async with ParmApp().run_test(size=(160, 40)) as pilot:  # wide: with intervals
+        screen = await show_results(pilot, result)
+        await pilot.press("6")
+        await pilot.pause()
+        table = screen.query_one(PairsTable)
+        assert screen.query_one("#results-tabs", TabbedContent).active == "raters"
+        assert table.has_focus and table.row_count == 1
+        row = [str(cell) for cell in table.get_row_at(0)]
+        assert row[1:4] == ["read 1", "read 2", "200"]
+        pair = screen.session.reads.agreement.pairs[0]
+        assert row[4].startswith(f"{pair.figures['exact'].estimate:.3f} (")
+        lines = str(screen.query_one("#agreement-lines", Static).content)
+        assert "Krippendorff's alpha" in lines and "need a third read" in lines

@@ -369,3 +369,25 @@ async def test_a_resize_keeps_the_response_on_show(review, store):
         await pilot.pause()
         assert screen.query_one(ReviewTable).compact  # the columns did change
         assert screen.current() == screen.shown() == before
+
+
+async def test_t_lists_the_answers_that_need_a_third_read_and_the_pane_shows_the_consensus():
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
+
+    frame, vectors, _ = multi_read_frame()
+    review = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS)).review
+    ranked = np.flatnonzero(review.third_read_rank > 0)
+    assert ranked.size
+    async with Host(review, None).run_test(size=(100, 30)) as pilot:
+        screen = pilot.app.screen
+        await pilot.press("T")
+        await pilot.pause()
+        assert screen.view.tolist() == ranked[np.argsort(review.third_read_rank[ranked])].tolist()
+        first = int(screen.view[0])
+        header = text_of(screen, "#detail-header")
+        label = review.responses.labels[int(review.consensus[first])]
+        assert f"consensus {label} (p {review.consensus_p[first]:.2f})" in header
+        assert "third read #1" in header
+        await pilot.press("T")
+        await pilot.pause()
+        assert len(screen.view) == int(review.flagged.sum())  # back to the flagged

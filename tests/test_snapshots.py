@@ -201,6 +201,17 @@ def test_review_of_a_session(snap_compare, in_repo, session_result, tmp_path, si
     store.close()
 
 
+def test_results_of_a_session_read_twice_or_more_raters_tab(snap_compare, in_repo):
+    """The Raters tab of a session with answers read once, twice or three times: the rater
+    table, then every pair of raters with its figures, alpha and the consensus."""
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
+
+    frame, vectors, _ = multi_read_frame()
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+    run_before = show(session, "results", "6")
+    assert snap_compare(ParmApp(), terminal_size=(120, 56), run_before=run_before)
+
+
 def test_the_resume_question(snap_compare, in_repo, sample_session):
     entry = SavedResult("result-0", None, "run-1", "abc", 758, tuple(range(1, 164)))
     session = SavedSession(

@@ -146,7 +146,7 @@ HEADINGS = {
     "Agreement between the model and the human scores", "Second rater",
     "Confusion matrix (rows: human score, columns: model)", "Top 20 responses to review",
     "Consistency: near-duplicates with different scores", "Parameters",
-    "What the uncertainty figures mean", "Warnings", "Review decisions",
+    "What the uncertainty figures mean", "Warnings", "Review decisions", "Agreement between raters",
 }  # fmt: skip
 
 

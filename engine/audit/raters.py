@@ -107,6 +107,9 @@ class RaterReport:
     bias: list[BiasCell] = field(default_factory=list)
     rater_left_out: bool = True  # E from models without each rater's own scores
     timed: bool = False  # a time column was given (drift)
+    # {rater: (accuracy, low, high)}: the consensus's reliability, where answers are read twice
+    # or more (engine.audit.reads_audit).
+    reliability: dict[str, tuple[float, float, float]] = field(default_factory=dict)
 
     def listed_bias(self, rater: str | None = None) -> list[BiasCell]:
         """The rater x item cells beyond the rule (of one rater, when given)."""

@@ -41,6 +41,20 @@ def _attr(name: str):
     return lambda row, _: getattr(row, name)
 
 
+def _reliability(part: int):
+    """The rater's reliability (0), its interval's low (1) or high (2) end; None without it."""
+
+    def get(row, raters):
+        found = raters.reliability.get(row.rater) if raters is not None else None
+        return None if found is None else found[part]
+
+    return get
+
+
+def _key(name: str):
+    return lambda row, _: row.get(name)
+
+
 RATERS = OutputTable(
     "raters.csv",
     "rater, the farthest from the rest first (raters with too few scores last)",
@@ -119,6 +133,14 @@ RATERS = OutputTable(
         Column("bias_cells", "how many of the rater's rater x item cells are beyond the rule "
                "(rater_item_bias.csv)",
                lambda row, raters: len(raters.listed_bias(row.rater)), COUNT, "bias cells"),
+        Column("reliability", "the consensus's estimate of the chance that a read of the "
+               "rater's is the true score (engine.audit.consensus)", _reliability(0), SHARE,
+               interval=("reliability_low", "reliability_high"),
+               when="with answers read twice or more"),
+        Column("reliability_low", "its Jeffreys 95% interval: low end", _reliability(1), SHARE,
+               when="with answers read twice or more"),
+        Column("reliability_high", "its Jeffreys 95% interval: high end", _reliability(2),
+               SHARE, when="with answers read twice or more"),
     ),
 )  # fmt: skip
 
@@ -263,8 +285,68 @@ REVIEWED = OutputTable(
     families=(Column("<input column>", "every column of the input file, as read, first"),),
 )  # fmt: skip
 
+# Files whose answers are read twice or more (engine.audit.reads_audit).
+READS_WHEN = "with answers read twice or more"
+CONSENSUS = OutputTable(
+    "consensus.csv",
+    "answer, by item, then in input-row order",
+    (
+        Column("id", "the answer's id", _key("id")),
+        Column("item", "the item", _key("item")),
+        Column("reads", "how many reads the answer has", _key("reads"), COUNT),
+        Column("consensus", "the consensus score: the most probable true score from the reads "
+               "weighted by each rater's reliability and from the text (empty for an answer "
+               "read once)", _key("consensus")),
+        Column("consensus_p", "its probability", _key("consensus_p"), FIGURE),
+        Column("third_read_rank", "1 = read it a third time first; empty when the consensus is "
+               "sure (p >= 0.95) or the answer was read once", _key("third_read_rank"), COUNT),
+    ),
+    families=(Column("score_<rater>", "each rater's read of the answer (empty where they did not "
+                     "read it)"),),
+)  # fmt: skip
+
+
+def _figure_columns(name: str, meaning: str, kind: str) -> tuple[Column, ...]:
+    return (
+        Column(name, meaning, _key(name), kind, interval=(f"{name}_low", f"{name}_high")),
+        Column(f"{name}_low", "its 95% interval: low end", _key(f"{name}_low"), kind),
+        Column(f"{name}_high", "its 95% interval: high end", _key(f"{name}_high"), kind),
+    )
+
+
+AGREEMENT = OutputTable(
+    "agreement.csv",
+    "item and rater pair (rater_a 'all': the item's alpha over every read), then the session's "
+    "(item 'all') when the file has several items",
+    (
+        Column("item", "the item, or 'all' for the session (each pair's item figures weighted by "
+               "its shared answers)", _key("item")),
+        Column("rater_a", "the first rater of the pair, or 'all'", _key("rater_a")),
+        Column("rater_b", "the second rater of the pair", _key("rater_b")),
+        Column("n", "answers both read (for 'all': answers read twice or more)", _key("n"),
+               COUNT),
+        *_figure_columns("exact", "exact agreement (Wilson interval)", SHARE),
+        *_figure_columns("adjacent", "agreement within one score (ordered scores; Wilson "
+                         "interval)", SHARE),
+        *_figure_columns("kappa", "Cohen's kappa (bootstrap interval over answers)", FIGURE),
+        *_figure_columns("qwk", "quadratic weighted kappa (ordered scores)", FIGURE),
+        Column("too_few", "fewer than 20 shared answers: figures too unsure to judge",
+               _key("too_few"), FLAG),
+        Column("below", "the figures under RSMTool's thresholds (exact < 0.5, adjacent < 0.95, "
+               "QWK < 0.7)", _key("below")),
+        *_figure_columns("alpha_nominal", "Krippendorff's alpha, nominal ('all' rows)", FIGURE),
+        *_figure_columns("alpha_ordinal", "Krippendorff's alpha, ordinal (ordered scores)",
+                         FIGURE),
+        *_figure_columns("alpha_interval", "Krippendorff's alpha, interval (ordered scores)",
+                         FIGURE),
+        *_figure_columns("prmse", "PRMSE of the model's scores against the true score ('all' "
+                         "rows; ordered scores)", FIGURE),
+    ),
+)  # fmt: skip
+
 # Every CSV parm writes, in the order the reference lists them; each has a last `run_id`.
-TABLES = (PREDICTIONS, TUNING, ITEMS, RATERS, BIAS, FEEDBACK, DECISIONS, REVIEWED)
+TABLES = (PREDICTIONS, TUNING, ITEMS, RATERS, BIAS, FEEDBACK, DECISIONS, REVIEWED, CONSENSUS,
+          AGREEMENT)  # fmt: skip
 
 
 def reference_markdown() -> str:

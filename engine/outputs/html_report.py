@@ -26,6 +26,7 @@ from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
 from engine.outputs import html_items, plots, session_report
 from engine.outputs.columns import fixed
+from engine.outputs.html_agreement import agreement_view
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
@@ -59,6 +60,7 @@ def html_report(session: SessionResult, decisions: dict | None) -> str:
         "review": review_view(data["review"]),
         "overview": overview(session) if session.by_item else None,
         "raters": raters_view(session, data.get("raters")),
+        "agreement": agreement_view(data.get("agreement")),
         "items": items,
         "by_item": session.by_item,
         "meanings": MEANINGS,

@@ -18,6 +18,10 @@ REVIEWED_FILE = "scores_reviewed.csv"
 # With a rater column: the rater-by-item bias cells and each rater's flagged scores.
 BIAS_FILE = "rater_item_bias.csv"
 FEEDBACK_FILE = "rater_feedback.csv"
+# With answers read twice or more: each answer's consensus and third-read rank, and the
+# agreement of every rater pair with alpha (engine.outputs.read_files).
+CONSENSUS_FILE = "consensus.csv"
+AGREEMENT_FILE = "agreement.csv"
 # Written last: the run, and every parm file of the folder with its size, SHA-256 and run.
 MANIFEST_FILE = "parm-manifest.json"
 # Every file a set can hold besides its manifest. A folder holding only these (and the
@@ -28,6 +32,8 @@ SET_FILES = OUTPUT_FILES + (
     RATERS_FILE,
     BIAS_FILE,
     FEEDBACK_FILE,
+    CONSENSUS_FILE,
+    AGREEMENT_FILE,
     DECISIONS_FILE,
     REVIEWED_FILE,
 )
@@ -61,5 +67,10 @@ OUTPUT_GROUPS = (
         "raters",
         "raters.csv, rater_item_bias.csv, rater_feedback.csv",
         (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE),
+    ),
+    OutputGroup(
+        "reads",
+        "consensus.csv, agreement.csv (answers read twice or more)",
+        (CONSENSUS_FILE, AGREEMENT_FILE),
     ),
 )

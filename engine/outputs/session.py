@@ -9,9 +9,11 @@ from pathlib import Path
 
 from engine.core.errors import ExportError
 from engine.input.config import AuditConfig
-from engine.outputs import declared, rater_files, session_report, tables
+from engine.outputs import declared, rater_files, read_files, session_report, tables
 from engine.outputs.names import (
+    AGREEMENT_FILE,
     BIAS_FILE,
+    CONSENSUS_FILE,
     DECISIONS_FILE,
     FEEDBACK_FILE,
     HTML_FILE,
@@ -31,11 +33,14 @@ from engine.results.session import SessionResult
 def output_files(config: AuditConfig) -> tuple[str, ...]:
     """The files a session with these settings can write, in the order they are written: the
     four outputs and report.html; items.csv and raters.csv (with rater_item_bias.csv and
-    rater_feedback.csv) when the settings name an item and a rater column; then decisions.csv
-    and scores_reviewed.csv, which need the decision store and the input table."""
+    rater_feedback.csv) when the settings name an item and a rater column; consensus.csv and
+    agreement.csv when they name several reads per answer; then decisions.csv and
+    scores_reviewed.csv, which need the decision store and the input table."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
     if config.rater_column is not None:
         extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
+    if read_files.several_reads(config):
+        extra += (CONSENSUS_FILE, AGREEMENT_FILE)
     return OUTPUT_FILES + (HTML_FILE,) + extra + (DECISIONS_FILE, REVIEWED_FILE)
 
 
@@ -162,11 +167,13 @@ def session_contents(
     """The files of the session's output set as (name, text), in the order they are written:
     the one place a set is put together (a new kind of output joins here). Without `names`,
     every file of `output_files` whose inputs are there: decisions.csv needs the store,
-    scores_reviewed.csv the table."""
+    scores_reviewed.csv the table, consensus.csv and agreement.csv an answer read twice (asked
+    for without one, they hold their header only)."""
     known = output_files(session.config)
     needs = {DECISIONS_FILE: store, REVIEWED_FILE: table}
     if names is None:
-        names = [name for name in known if needs.get(name, True) is not None]
+        reads = {CONSENSUS_FILE, AGREEMENT_FILE} if session.reads is None else set()
+        names = [n for n in known if needs.get(n, True) is not None and n not in reads]
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ExportError(f"Unknown output file(s) {', '.join(unknown)}; choose from {known}.")
@@ -185,6 +192,8 @@ def session_contents(
         RATERS_FILE: lambda: run_csv(raters_table(session), run_id),
         BIAS_FILE: lambda: run_csv(rater_files.bias_table(session), run_id),
         FEEDBACK_FILE: lambda: run_csv(rater_files.feedback_table(session), run_id),
+        CONSENSUS_FILE: lambda: run_csv(read_files.consensus_table(session), run_id),
+        AGREEMENT_FILE: lambda: run_csv(read_files.agreement_table(session), run_id),
         DECISIONS_FILE: lambda: decisions_csv(store, session),
         REVIEWED_FILE: lambda: run_csv(reviewed_table(session, table, decisions), run_id),
     }

@@ -4,7 +4,7 @@ first, then every item's report under its own heading."""
 
 from __future__ import annotations
 
-from engine.outputs import declared, markdown, rater_files, review_summary
+from engine.outputs import declared, markdown, rater_files, read_files, review_summary
 from engine.outputs.declared import TOO_FEW
 from engine.results.session import SessionResult
 
@@ -17,6 +17,9 @@ def session_markdown(session: SessionResult, decisions: dict | None = None) -> s
     raters after it), or the items overview, the review's decisions and the raters first, then
     every item's report under its own heading."""
     raters = _raters_section(session) if session.raters is not None else ""
+    # Answers read twice or more: the agreement between raters and the consensus.
+    agreement = "\n".join(read_files.agreement_markdown(read_files.agreement_dict(session)))
+    raters = "\n\n".join(part for part in (raters, agreement.strip()) if part)
     review = review_summary.review_markdown(review_summary.review_summary(session, decisions))
     if not session.by_item:
         text = markdown.markdown_report(session.results[0], decisions=review)

@@ -9,7 +9,7 @@ import json
 from datetime import datetime, timezone
 
 from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
-from engine.outputs import rater_files, report, review_summary
+from engine.outputs import rater_files, read_files, report, review_summary
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.session_markdown import MIN_PAIR, blank_count
 from engine.results.overview import ItemSummary
@@ -54,6 +54,8 @@ def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
         "config": session.config.to_dict(),
         "items_overview": [dict(zip(*_overview_record(s))) for s in session.overview],
         "raters": None if session.raters is None else _raters_dict(session),
+        # Answers read twice or more: rater pairs, alpha, PRMSE, consensus (null otherwise).
+        "agreement": read_files.agreement_dict(session),
         "flagged": int(session.flagged.sum()),
         "review": review_summary.review_summary(session, decisions),
         "timings_seconds": session.timings,

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from engine.audit import severity
+from engine.audit.consensus_layout import TextEvidence
 from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
@@ -64,6 +65,9 @@ class AuditResult:
     # (N, C+1) each score's probabilities from models fitted without its rater's scores, for the
     # rater table (engine.audit.rater_expectation); None without a rater column.
     rater_proba: np.ndarray | None = None
+    # The text evidence for the consensus of answers read twice or more (engine.audit.
+    # session_reads.read_evidence); None when no answer is read twice.
+    read_evidence: TextEvidence | None = None
 
     @property
     def embedding_record(self) -> dict:

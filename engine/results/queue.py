@@ -24,6 +24,7 @@ def review_view(
     subset=None,
     item=None,
     rater=None,
+    third_read=False,
 ) -> np.ndarray:
     """Indices of the responses to list, in the review queue's order (most severe first).
 
@@ -32,7 +33,8 @@ def review_view(
     any); off_by_two: |model - human| >= 2 codes; search: case-insensitive text (or id) to look
     for; folded: texts already casefolded; subset: (N,) bool, list only these (a mask of
     `RerunChanges`) instead of the flagged ones (or all of them with show_all); item: only that
-    item's responses; rater: only the scores that rater gave.
+    item's responses; rater: only the scores that rater gave; third_read: only the answers
+    whose consensus needs a third read, in its order (least sure first) instead of severity's.
     """
     scores, model = review.responses.scores, review.predicted
     order = review.review_order()
@@ -56,6 +58,12 @@ def review_view(
         ids = review.responses.ids
         found = [needle in t or needle in ids[i].casefold() for i, t in enumerate(texts)]
         keep &= np.asarray(found, dtype=bool)
+    if third_read:
+        rank = review.third_read_rank
+        if rank is None:
+            return np.zeros(0, dtype=np.int64)
+        chosen = np.flatnonzero(keep & (rank > 0))
+        return chosen[np.argsort(rank[chosen], kind="stable")]
     return order[keep[order]]
 
 

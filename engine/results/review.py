@@ -44,6 +44,12 @@ class ReviewSet:
     on_scale: np.ndarray
     starts: np.ndarray
     run_id: str
+    # Answers read twice or more (engine.audit.reads_audit): the consensus on the pooled scale
+    # (-1: read once), its probability (NaN there) and the third-read rank (1 = read first, 0:
+    # none needed); None where no answer is read twice.
+    consensus: np.ndarray | None = None
+    consensus_p: np.ndarray | None = None
+    third_read_rank: np.ndarray | None = None
 
     @property
     def flagged(self) -> np.ndarray:
@@ -97,9 +103,12 @@ class ReviewSet:
         )
 
 
-def review_set(results: list[AuditResult], order: tuple[str, ...] | None = None) -> ReviewSet:
+def review_set(
+    results: list[AuditResult], order: tuple[str, ...] | None = None, reads=None
+) -> ReviewSet:
     """The review queue over the items' results (in their order); `order` is the stated
-    score_order, so items that use only some of its labels pool in its order."""
+    score_order, so items that use only some of its labels pool in its order; reads: the
+    session's engine.audit.reads_audit.ReadsAudit (None: every answer read once)."""
     responses, codes, on_scale = pool_responses([result.responses for result in results], order)
     starts = np.concatenate([[0], np.cumsum([len(r.responses) for r in results])]).astype(int)
     proba = np.zeros(on_scale.shape)
@@ -123,4 +132,19 @@ def review_set(results: list[AuditResult], order: tuple[str, ...] | None = None)
         on_scale=on_scale,
         starts=starts,
         run_id=results[0].run_id,
+        **_consensus(reads, codes),
     )
+
+
+def _consensus(reads, codes) -> dict:
+    """The review's consensus arrays over every item, the consensus on the pooled scale."""
+    if reads is None:
+        return {}
+    items = reads.consensus.items
+    pooled = [np.where(item.consensus >= 0, code[np.maximum(item.consensus, 0)], -1)
+              for item, code in zip(items, codes)]  # fmt: skip
+    return {
+        "consensus": np.concatenate(pooled),
+        "consensus_p": np.concatenate([item.consensus_p for item in items]),
+        "third_read_rank": np.concatenate([item.third_read_rank for item in items]),
+    }

@@ -3,12 +3,14 @@ sessions hand around. engine.session.run_session makes it; engine.saved restores
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from engine.audit.raters import RaterReport, rater_report
+from engine.audit.reads_audit import ReadsAudit, audit_reads
 from engine.embedding.cache import CACHE_NOTE
 from engine.input.config import AuditConfig
 from engine.input.items import Items
@@ -21,7 +23,8 @@ from engine.results.review import ReviewSet, review_set
 class SessionResult:
     """Every audited item's `AuditResult` (in the order of `items.audited`), the items that were
     skipped and why, and the rater table (None without a rater column). A file without an item
-    column is a session of one item. config: the settings the session was run with (each
+    column is a session of one item. reads: the agreement, consensus and third-read queue of a
+    file whose answers are read more than once (None where every answer is read once). config: the settings the session was run with (each
     item's own, with K values its size does not allow left out, is its result's config)."""
 
     items: Items
@@ -30,6 +33,7 @@ class SessionResult:
     raters: RaterReport | None = None
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    reads: ReadsAudit | None = None
 
     @property
     def by_item(self) -> bool:
@@ -43,7 +47,7 @@ class SessionResult:
     @functools.cached_property
     def review(self) -> ReviewSet:
         """One review queue over every audited item (one item: a set of that item)."""
-        return review_set(self.results, self.config.score_order)
+        return review_set(self.results, self.config.score_order, self.reads)
 
     @property
     def flagged(self) -> np.ndarray:
@@ -63,10 +67,20 @@ def session_result(
     items: Items, results: list[AuditResult], config: AuditConfig, timings: dict | None = None
 ) -> SessionResult:
     """A session from its items' results (a run's, or results restored from a saved session):
-    the rater table and the warnings are worked out from them."""
+    the rater table, the warnings and the figures of several reads (engine.audit.reads_audit,
+    from the reads and each result's text evidence, so a restored session gets the run's
+    figures) are worked out from them."""
     raters = rater_report(results)
+    reads = audit_reads(
+        [result.responses for result in results],
+        [result.predicted for result in results],
+        [result.read_evidence for result in results],
+        config.seed,
+    )
+    if raters is not None and reads is not None:
+        raters = dataclasses.replace(raters, reliability=reads.reliability())
     return SessionResult(
-        items, results, config, raters, dict(timings or {}), _warnings(items, results)
+        items, results, config, raters, dict(timings or {}), _warnings(items, results), reads
     )
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.audit.consensus_layout import TextEvidence
 from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
@@ -155,6 +156,8 @@ def _arrays(result: AuditResult) -> dict[str, np.ndarray]:
     }
     if result.rater_proba is not None:
         arrays["rater_proba"] = np.asarray(result.rater_proba, dtype=np.float64)
+    if result.read_evidence is not None:
+        arrays.update(_read_evidence_arrays(result.read_evidence))
     if result.second_rater is not None:
         arrays["raters_disagree"] = np.asarray(result.second_rater.disagree, dtype=bool)
     if result.cross_fit is not None:
@@ -276,7 +279,31 @@ def _rebuild(manifest: dict, arrays: dict, responses: Responses) -> AuditResult:
         rater_proba=(
             _array(arrays, "rater_proba", (n, c), np.float64) if "rater_proba" in arrays else None
         ),
+        read_evidence=_read_evidence(arrays, n, c),
     )
+
+
+def _read_evidence_arrays(evidence: TextEvidence) -> dict[str, np.ndarray]:
+    """The consensus's text evidence: its classifier's probabilities and the neighbours."""
+    (proba,) = evidence.classifiers
+    return {
+        "read_classifier": np.asarray(proba, dtype=np.float64),
+        "read_neighbours": np.asarray(evidence.neighbours, dtype=np.int64),
+        "read_similarity": np.asarray(evidence.similarity, dtype=np.float64),
+    }
+
+
+def _read_evidence(arrays: dict, n: int, c: int) -> TextEvidence | None:
+    """The saved text evidence (None in a result without several reads, or saved before it
+    was kept: the consensus then reads the reads alone)."""
+    if "read_classifier" not in arrays:
+        return None
+    proba = _array(arrays, "read_classifier", (n, c), np.float64)
+    near = _array(arrays, "read_neighbours", (n, None))
+    if near.dtype.kind not in "iu" or (near.size and (near.min() < -1 or near.max() >= n)):
+        raise ValueError("array 'read_neighbours' holds positions outside -1..n-1")
+    similarity = _array(arrays, "read_similarity", near.shape, np.float64)
+    return TextEvidence((proba,), near.astype(np.int64, copy=False), similarity)
 
 
 def _fitted(scalars: dict, arrays: dict, n: int, c: int) -> FittedPARM:

@@ -20,6 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Select, Static, TabbedContent, TabPane
 
 from engine.core.text import safe_text
+from engine.outputs.read_files import agreement_dict
 from engine.results.figures import run_figures
 from engine.results.session import SessionResult
 from parm_tui.widgets.checks import (
@@ -43,10 +44,13 @@ from parm_tui.widgets.plain import plain
 from parm_tui.widgets.plot import MetricPlot
 from parm_tui.widgets.runs import RunsTable, comparison_text, read_only_note
 from parm_tui.widgets.session_tables import (
+    WIDE_PAIRS,
     WIDE_RATERS,
     BiasTable,
     ItemsTable,
+    PairsTable,
     RatersTable,
+    agreement_lines,
     rater_rule,
 )
 from parm_tui.widgets.tuning_table import TuningTable
@@ -140,13 +144,26 @@ class ResultsScreen(Screen):
                 with TabPane("5 Items", id="items"), VerticalScroll():
                     yield Static(Text("enter: review the item", "dim"), classes="table-hint")
                     yield ItemsTable(id="results-items")
-            if session.raters is not None:
+            if session.raters is not None or session.reads is not None:
                 with TabPane("6 Raters", id="raters"), VerticalScroll():
-                    yield from self.compose_raters()
+                    if session.raters is not None:
+                        yield from self.compose_raters()
+                    if session.reads is not None:
+                        yield from self.compose_pairs()
             with TabPane("7 Runs", id="runs"), VerticalScroll():
                 yield Static(self.runs_hint(), classes="table-hint")
                 yield RunsTable(id="results-runs")
         yield ParmFooter()
+
+    def compose_pairs(self) -> ComposeResult:
+        """Answers read twice or more: the pairs of raters, alpha, the consensus."""
+        yield Static(
+            Text("Pairs of raters on the answers both read (▼ under RSMTool's threshold; dim: "
+                 "too few to judge) · enter: review the item", "dim"),
+            classes="table-hint",
+        )  # fmt: skip
+        yield PairsTable(id="results-pairs")
+        yield Static(id="agreement-lines")
 
     def compose_raters(self) -> ComposeResult:
         yield Static(
@@ -189,6 +206,8 @@ class ResultsScreen(Screen):
             self.query_one(ItemsTable).show(self.session)
         if self.session.raters is not None:
             self.show_raters()
+        if self.session.reads is not None:
+            self.show_pairs()
         state = self.app.state
         self.query_one(RunsTable).show(state.runs, self.session.run_id)
         self.query_one("#summary-scroll").focus()
@@ -230,9 +249,16 @@ class ResultsScreen(Screen):
         if isinstance(event.data_table, RatersTable):
             self.show_rule(event.cursor_row)
 
+    def show_pairs(self) -> None:
+        agreement = agreement_dict(self.session)
+        self.query_one(PairsTable).show(agreement, self.app.size.width >= WIDE_PAIRS)
+        self.query_one("#agreement-lines", Static).update(agreement_lines(agreement))
+
     def on_resize(self) -> None:
         if self.session.raters is not None and self.is_mounted:
             self.show_raters()
+        if self.session.reads is not None and self.is_mounted:
+            self.show_pairs()
 
     # -- headlines ---------------------------------------------------------------------------
     def session_headline(self) -> Text:
@@ -303,4 +329,6 @@ class ResultsScreen(Screen):
         tabs = self.query_one("#results-tabs", TabbedContent)
         if tabs.query(f"#{tab}"):
             tabs.active = tab
-            self.query_one(TAB_FOCUS[tab]).focus()
+            found = self.query(TAB_FOCUS[tab])
+            # A session read twice without a rater column has the pairs, not the rater table.
+            (found.first() if found else self.query_one(PairsTable)).focus()

@@ -64,6 +64,7 @@ class ReviewScreen(ReviewKeys, Screen):
         Binding("f1", "legend", "Legend", show=False),
         Binding("y", "copy", "Copy", show=False),
         Binding("a", "toggle_all", "All", show=False),
+        Binding("T", "third_reads", "Third reads", show=False),
         Binding("escape", "to_list", "List", show=False),
         Binding("right_square_bracket", "scroll_detail(1)", "Detail ↓", show=False),
         Binding("left_square_bracket", "scroll_detail(-1)", "Detail ↑", show=False),
@@ -105,6 +106,7 @@ class ReviewScreen(ReviewKeys, Screen):
             responses.ordered,
             items=self.item_names(),
             raters=self.rater_names(),
+            third_reads=self.third_reads(),
             id="review-filters",
         )
         with Horizontal(id="review-body"):
@@ -115,6 +117,11 @@ class ReviewScreen(ReviewKeys, Screen):
     def item_names(self) -> list[str]:
         """The items to filter by (none for a file of one item)."""
         return [r.responses.item for r in self.review.results] if self.review.by_item else []
+
+    def third_reads(self) -> bool:
+        """Whether some answer's consensus needs a third read (the third-read view)."""
+        rank = self.review.third_read_rank
+        return rank is not None and bool(np.any(rank > 0))
 
     def rater_names(self) -> list[str]:
         raters = self.review.responses.raters
@@ -345,6 +352,12 @@ class ReviewScreen(ReviewKeys, Screen):
 
     def action_toggle_all(self) -> None:
         self.query_one(ReviewFilters).toggle_all()
+
+    def action_third_reads(self) -> None:
+        """The answers whose consensus needs a third read, least sure first (T again: back)."""
+        if not self.query_one(ReviewFilters).toggle_third_reads():
+            self.notify("No answer needs a third read: every answer read twice has a sure "
+                        "consensus, or none is read twice.")  # fmt: skip
 
     def action_views(self) -> None:
         """Open the view dropdown (the list keys work again once a view is chosen)."""

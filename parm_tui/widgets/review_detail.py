@@ -172,8 +172,8 @@ ORDINALS = {1: "1st", 2: "2nd", 3: "3rd"}
 
 
 def reads_text(review: ReviewSet, i: int) -> Text | None:
-    """Every read of the answer with its rater ("reads: G1 1 · G2 0 · G3 1"), None when it was
-    read once or the file has no reads to show."""
+    """Every read of the answer with its rater ("reads: G1 1 · G2 0 · G3 1"), then the reads'
+    consensus; None when it was read once or the file has no reads to show."""
     result, j = review.locate(i)
     reads = result.responses.reads
     if reads is None:
@@ -189,6 +189,22 @@ def reads_text(review: ReviewSet, i: int) -> Text | None:
         # Who read it, or its place (1st, 2nd, ...) where the file records no rater.
         text.append_text(plain(reads.rater[k] or ORDINALS.get(n + 1, f"{n + 1}th"), style="dim"))
         text.append(f" {labels[reads.score[k]]}", style="bold")
+    text.append_text(consensus_text(review, i))
+    return text
+
+
+def consensus_text(review: ReviewSet, i: int) -> Text:
+    """ " · consensus 2 (p 0.83) · third read #4": the reads' consensus with its probability and,
+    when it is unsure, the answer's place in the third-read queue (empty without one)."""
+    text = Text()
+    if review.consensus is None or review.consensus[i] < 0:
+        return text
+    text.append(" · consensus ")
+    text.append(review.responses.labels[int(review.consensus[i])], style="bold cyan")
+    text.append(f" (p {float(review.consensus_p[i]):.2f})")
+    rank = int(review.third_read_rank[i])
+    if rank:
+        text.append(f" · third read #{rank}", style="bold magenta")
     return text
 
 

@@ -1,7 +1,7 @@
 """The filter row of the review screen: text search, human and model score, "off by 2 or
 more", and the view: which responses to list (flagged, the whole queue, the undecided, unsure,
-changed, kept or noted ones, and after a re-run the decided ones that lost their flag and the
-new flags nobody decided). It only collects choices; engine.results.queue does the filtering."""
+changed, kept or noted ones, the answers whose consensus needs a third read, and after a re-run
+the decided ones that lost their flag and the new flags nobody decided). It only collects choices; engine.results.queue does the filtering."""
 
 from __future__ import annotations
 
@@ -17,10 +17,14 @@ from parm_tui.widgets.toggles import MarkedCheckbox
 # Which responses the list holds: the views by decision are engine.results.queue's
 # DECISION_VIEWS; the re-run views appear only after a re-run.
 VIEW_FLAGGED, VIEW_ALL, VIEW_UNFLAGGED, VIEW_NEW = "flagged", "all", "unflagged", "new"
+# Answers read twice or more whose consensus is unsure, least sure first (engine.audit.consensus).
+VIEW_THIRD = "third read"
 
 
-def view_options(rerun: bool) -> list[tuple[Text, str]]:
+def view_options(rerun: bool, third_reads: bool = False) -> list[tuple[Text, str]]:
     options = [(Text("flagged"), VIEW_FLAGGED), (Text("whole queue"), VIEW_ALL)]
+    if third_reads:
+        options.append((Text("needs a third read"), VIEW_THIRD))
     options += [(Text(view), view) for view in DECISION_VIEWS]
     if rerun:
         options += [(Text("unflagged"), VIEW_UNFLAGGED), (Text("new flags"), VIEW_NEW)]
@@ -30,14 +34,17 @@ def view_options(rerun: bool) -> list[tuple[Text, str]]:
 class ReviewFilters(Vertical):
     """The filter widgets; `criteria(changes)` turns them into review_view's arguments.
     rerun: offer the two re-run views (engine.results.queue.RerunChanges); ordered: whether the
-    scores have an order ("off by 2" means nothing for unordered text labels, so it is hidden)."""
+    scores have an order ("off by 2" means nothing for unordered text labels, so it is hidden);
+    third_reads: offer the third-read view (some answer's consensus is unsure)."""
 
     def __init__(
-        self, labels, rerun: bool = False, ordered: bool = True, items=(), raters=(), **kwargs
-    ) -> None:
+        self, labels, rerun: bool = False, ordered: bool = True, items=(), raters=(),
+        third_reads: bool = False, **kwargs,
+    ) -> None:  # fmt: skip
         super().__init__(**kwargs)
         self.labels = labels
         self.rerun = rerun
+        self.third_reads = third_reads
         self.ordered = ordered
         self.items = list(items)  # offered only when there are several
         self.raters = list(raters)
@@ -55,7 +62,7 @@ class ReviewFilters(Vertical):
             off_by_two.display = self.ordered
             yield off_by_two
             yield Select(
-                view_options(self.rerun),
+                view_options(self.rerun, self.third_reads),
                 value=VIEW_FLAGGED,
                 allow_blank=False,
                 id="filter-view",
@@ -87,6 +94,13 @@ class ReviewFilters(Vertical):
     def toggle_all(self) -> None:
         self.set_view(VIEW_FLAGGED if self.view == VIEW_ALL else VIEW_ALL)
 
+    def toggle_third_reads(self) -> bool:
+        """The third-read view, or back to the flagged; False when it is not offered."""
+        if not self.third_reads:
+            return False
+        self.set_view(VIEW_FLAGGED if self.view == VIEW_THIRD else VIEW_THIRD)
+        return True
+
     def choose(self, item: str | None = None, rater: str | None = None) -> None:
         """Filter to one item and one rater (None: any); the other filters are cleared."""
         for selector, value in (("#filter-item", item), ("#filter-rater", rater)):
@@ -116,7 +130,8 @@ class ReviewFilters(Vertical):
         return {
             "item": self._chosen("#filter-item"),
             "rater": self._chosen("#filter-rater"),
-            "show_all": view == VIEW_ALL,
+            "show_all": view in (VIEW_ALL, VIEW_THIRD),
+            "third_read": view == VIEW_THIRD,
             "human": human if isinstance(human, int) else None,
             "predicted": model if isinstance(model, int) else None,
             "off_by_two": self.query_one("#filter-off2", MarkedCheckbox).value,

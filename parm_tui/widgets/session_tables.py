@@ -1,6 +1,7 @@
 """A scoring session's tables on the Results screen: the items overview (which items are scored
 inconsistently), the raters (which raters need a word: each one's verdict and the effects that
-fit the width) and the rater x item bias cells beyond the rule. `enter` on a row opens the
+fit the width), the rater x item bias cells beyond the rule, and where answers are read twice or
+more the agreement of every pair of raters. `enter` on a row opens the
 review on that item, rater or cell (an `OpenReview` message the app acts on).
 
 Figures are read from the session (engine.results.overview, engine.audit.raters and its
@@ -17,6 +18,7 @@ from textual.widgets import DataTable
 
 from engine.core.text import safe_text
 from engine.outputs.declared import RATERS, TOO_FEW
+from engine.outputs.read_files import interval_text, pair_cells
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 
 # From this screen width the raters table shows every effect, below it the most useful ones.
 WIDE_RATERS = 120
+# From this width the pairs of raters show each figure's interval.
+WIDE_PAIRS = 160
 LENIENT, HARSH = "lenient", "harsh"
 
 
@@ -207,3 +211,61 @@ class BiasTable(SessionTable):
             ]  # fmt: skip
             self.add_target(cells, cell.item, cell.rater)
         return len(listed)
+
+
+class PairsTable(SessionTable):
+    """Answers read twice or more: every pair of raters on each item and over the session (item
+    'all'), n shared answers and each agreement figure with its 95% interval; ▼ marks a figure
+    under RSMTool's threshold (in bold yellow), a pair with too few shared answers is dim.
+    Figures come from report.json's `agreement` (engine.outputs.read_files). enter reviews the
+    pair's item. Intervals from WIDE_PAIRS columns on."""
+
+    def show(self, agreement: dict, wide: bool = False) -> None:
+        self.clear(columns=True)
+        ordered = any(p["figures"].get("qwk") for p in agreement["pairs"])
+        names = FIGURES_ORDERED if ordered else FIGURES_NOMINAL
+        for header in ("item", "rater", "rater", "n", *names):
+            self.add_column(header + (" (95%)" if wide and header in names else ""))
+        for pair in agreement["pairs"]:
+            style = "dim" if pair["too_few"] else ""
+            figures = [
+                Text(cell, "bold yellow" if cell.endswith("▼") else style, justify="right")
+                for cell in pair_cells(pair, names, intervals=wide)
+            ]
+            item = pair["item"] or None
+            cells = [name(pair["item"] or "the file"), name(pair["rater_a"]),
+                     name(pair["rater_b"]), Text(f"{pair['n']:,}", style, justify="right"),
+                     *figures]  # fmt: skip
+            self.add_target(cells, None if item == "all" else item, None)
+
+
+FIGURES_ORDERED = ("exact", "adjacent", "kappa", "qwk")
+FIGURES_NOMINAL = ("exact", "kappa")
+
+
+def agreement_lines(agreement: dict) -> Text:
+    """Alpha per item and over the session, PRMSE, the consensus's counts and each rater's
+    reliability, under the pair table."""
+    text = Text()
+    consensus = agreement["consensus"]
+    text.append("Consensus: ", "bold")
+    text.append(
+        f"{consensus['answers']:,} answers read twice or more, {consensus['sure']:,} sure, "
+        f"{consensus['third_reads']:,} need a third read (review: T lists them).\n"
+    )
+    text.append("Krippendorff's alpha: ", "bold")
+    for n, alpha in enumerate(agreement["alpha"]):
+        level = "ordinal" if "ordinal" in alpha["levels"] else "nominal"
+        text.append(" · " if n else "")
+        text.append_text(name(alpha["item"] or "the file"))
+        text.append(f" {interval_text(alpha['levels'][level])} ({level})")
+    if agreement["session_prmse"] is not None:
+        text.append("\nPRMSE of the model's scores: ", "bold")
+        text.append(interval_text(agreement["session_prmse"]))
+    text.append("\nReliability (consensus): ", "bold")
+    shown = [r for r in agreement["reliability"] if r["reads"]]
+    for n, rater in enumerate(shown):
+        text.append(" · " if n else "")
+        text.append_text(name(rater["rater"]))
+        text.append(f" {interval_text(rater, 'accuracy')}")
+    return text

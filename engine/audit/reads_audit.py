@@ -1,0 +1,92 @@
+"""What a session whose answers are read more than once adds to a run: the agreement of every
+rater pair and Krippendorff's alpha (per item and over the session), PRMSE of the model's scores
+where some answers have two reads, the consensus of every answer read twice or more with the
+third-read ranks, and each rater's reliability.
+
+Computed once per run from the items' reads, the model's predicted scores and each item's text
+evidence (kept with the item's result, so a restored session recomputes the same figures: every
+step is seeded). None for a session where no answer is read twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.audit.agreement import Agreement, agreement
+from engine.audit.consensus import SessionConsensus, consensus
+from engine.audit.consensus_layout import TextEvidence
+from engine.audit.intervals import Interval
+from engine.audit.prmse import TrueScoreFit, session_true_score
+from engine.audit.reads import ItemReads
+from engine.audit.session_reads import item_reads, session_raters, several_reads
+from engine.input.responses import Responses
+
+# Bootstrap draws behind the agreement's and PRMSE's intervals (engine.audit.agreement).
+SAMPLES = 200
+
+
+@dataclass(frozen=True)
+class ReadsAudit:
+    """raters: the session's rater names (ItemReads.rater indexes them); items: every audited
+    item's reads, in the session's item order; agreement: the pairs and alpha per item, then
+    the session's (item "all"); prmse: each item's fit of the model's scores (None where no
+    answer has two reads or the labels have no order) and the session's (None: no item has
+    one); consensus: the consensus, third-read ranks and the raters' reliability."""
+
+    raters: tuple[str, ...]
+    items: tuple[ItemReads, ...]
+    agreement: Agreement
+    prmse: tuple[TrueScoreFit | None, ...]
+    session_prmse: Interval | None
+    consensus: SessionConsensus
+
+    @property
+    def reads(self) -> int:
+        return sum(int(item.answer.size) for item in self.items)
+
+    @property
+    def answers_read_twice(self) -> int:
+        """Answers with two reads or more (those with a consensus)."""
+        return sum(int(np.sum(item.reads_per_answer() >= 2)) for item in self.items)
+
+    @property
+    def third_reads(self) -> int:
+        """Answers whose consensus is unsure: ranked for a third read."""
+        return sum(int(np.sum(item.third_read_rank > 0)) for item in self.consensus.items)
+
+    def reliability(self) -> dict[str, tuple[float, float, float]]:
+        """{rater: (accuracy, low, high)} for the raters with reads."""
+        found = self.consensus.raters
+        return {
+            name: (float(found.accuracy[r]), float(found.low[r]), float(found.high[r]))
+            for r, name in enumerate(self.raters)
+            if found.reads[r] > 0
+        }
+
+
+def audit_reads(
+    items: Sequence[Responses],
+    predicted: Sequence[np.ndarray],
+    evidence: Sequence[TextEvidence | None],
+    seed: int = 0,
+) -> ReadsAudit | None:
+    """The session's figures (module docstring) over its audited items' responses, the model's
+    predicted codes (N,) of each and each item's text evidence (None: the reads alone). None
+    when no answer of any item has two reads."""
+    if not any(several_reads(responses) for responses in items):
+        return None
+    raters = session_raters(items)
+    reads = [item_reads(responses, raters) for responses in items]
+    systems = [item.points[np.asarray(p, dtype=np.int64)] for item, p in zip(reads, predicted)]
+    fits, pooled = session_true_score(reads, systems, SAMPLES, seed)
+    return ReadsAudit(
+        raters=raters,
+        items=tuple(reads),
+        agreement=agreement(reads, SAMPLES, seed),
+        prmse=tuple(fits),
+        session_prmse=pooled,
+        consensus=consensus(reads, list(evidence), len(raters)),
+    )

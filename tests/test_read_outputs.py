@@ -1,0 +1,262 @@
+"""A session whose answers are read more than once, end to end: the reads as ItemReads with
+session-wide raters (engine.audit.session_reads), the figures computed once per run
+(engine.audit.reads_audit, SessionResult.reads) and kept through a saved session, and the files
+that show them (consensus.csv, agreement.csv, raters.csv's reliability, report.json's
+`agreement`, report.md and report.html), escaped where rater names come from the data."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import sys
+
+import jsonschema
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import (
+    FAST_CLI,
+    MULTI_READ_RATERS,
+    MULTI_READ_SETTINGS,
+    ROOT,
+    cli,
+    multi_read_frame,
+    run_frame,
+    session_config,
+    session_frame,
+)
+from hostile import FORMULAS, HTML, MARKDOWN, OSC52, UNSAFE, check_csv_inert, check_html_inert
+
+from engine.audit.session_reads import item_reads, read_raters, session_raters
+from engine.input.table import read_table
+from engine.outputs import declared, read_files, session_report
+from engine.outputs.names import AGREEMENT_FILE, CONSENSUS_FILE
+from engine.outputs.session import session_contents
+from engine.results.session import session_result
+from engine.saved.archive import load_result, result_files
+
+
+@pytest.fixture(scope="module")
+def planted():
+    frame, vectors, truth = multi_read_frame()
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+    return session, frame, truth
+
+
+def table(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text)))
+
+
+def files(session, names=None) -> dict[str, str]:
+    return dict(session_contents(session, names))
+
+
+def test_reads_get_session_wide_raters_and_unnamed_reads_their_place(planted):
+    session, _, _ = planted
+    items = [result.responses for result in session.results]
+    raters = session_raters(items)
+    assert raters == ("Ana", "Ben", "Cleo", "Dev") == session.reads.raters
+    for responses in items:
+        reads = item_reads(responses, raters)
+        names = read_raters(responses)
+        assert [raters[r] for r in reads.rater] == list(names)
+        assert np.array_equal(reads.score, responses.reads.score)
+    frame, vectors = session_frame()
+    frame["score2"] = frame["score"].sample(frac=1, random_state=1).to_numpy()
+    one = run_frame(frame, vectors, session_config(second_score_column="score2"))
+    assert one.reads.raters == ("read 1", "read 2")
+
+
+def test_the_consensus_recovers_the_planted_truth_better_than_the_first_read(planted):
+    session, _, truth = planted
+    found = session.reads
+    consensus_right, first_right, twice = 0, 0, 0
+    offset = 0
+    for result, item in zip(session.results, found.consensus.items):
+        responses = result.responses
+        true = truth[responses.rows - 1]
+        many = item.reads >= 2
+        twice += int(many.sum())
+        consensus_right += int(np.sum(item.consensus[many] == true[many]))
+        first_right += int(np.sum(responses.scores[many] == true[many]))
+        offset += len(responses)
+    assert twice > 80
+    assert consensus_right / twice >= first_right / twice + 0.05
+    accuracy = found.consensus.raters.accuracy
+    assert list(np.argsort(-accuracy)) == [0, 1, 2, 3]  # Ana, Ben, Cleo, Dev
+    ranks = np.concatenate([item.third_read_rank for item in found.consensus.items])
+    ranked = np.sort(ranks[ranks > 0])
+    assert (
+        np.array_equal(ranked, np.arange(1, ranked.size + 1)) and found.third_reads == ranked.size
+    )
+
+
+def test_consensus_csv_has_one_row_per_answer_and_each_raters_read(planted):
+    session, frame, _ = planted
+    rows = table(files(session)[CONSENSUS_FILE])
+    header, body = rows[0], rows[1:]
+    assert header == [*declared.CONSENSUS.header, "score_Ana", "score_Ben", "score_Cleo",
+                      "score_Dev", "run_id"]  # fmt: skip
+    assert len(body) == len(frame)
+    by_id = {row[0]: dict(zip(header, row)) for row in body}
+    for _, source in frame.iterrows():
+        row = by_id[source["id"]]
+        given = {source[f"rater{k}"]: source[f"score{k}"] for k in (1, 2, 3) if source[f"rater{k}"]}
+        assert {r: row[f"score_{r}"] for r in MULTI_READ_RATERS if row[f"score_{r}"]} == given
+        assert int(row["reads"]) == len(given)
+        assert (row["consensus"] == "") == (len(given) == 1)
+        if row["third_read_rank"]:
+            assert float(row["consensus_p"]) < 0.95
+
+
+def test_agreement_csv_has_each_items_pairs_an_all_row_and_the_sessions(planted):
+    session, _, _ = planted
+    rows = table(files(session)[AGREEMENT_FILE])
+    header, body = rows[0], [dict(zip(rows[0], row)) for row in rows[1:]]
+    assert header == [*declared.AGREEMENT.header, "run_id"]
+    for item in ("A", "B", "all"):
+        mine = [row for row in body if row["item"] == item]
+        pairs = [row for row in mine if row["rater_a"] != "all"]
+        assert len(pairs) == 6 and mine[-1]["rater_a"] == "all"
+        assert mine[-1]["alpha_ordinal"] and mine[-1]["prmse"] and not mine[-1]["kappa"]
+        for row in pairs:
+            assert float(row["exact_low"]) <= float(row["exact"]) <= float(row["exact_high"])
+            assert (row["too_few"] == "True") == (int(row["n"]) < 20)
+            below = row["below"].split()
+            assert ("qwk" in below) == (float(row["qwk"]) < 0.70)
+    session_rows = [row for row in body if row["item"] == "all" and row["rater_a"] != "all"]
+    for row in session_rows:
+        parts = [r for r in body if r["item"] != "all" and (r["rater_a"], r["rater_b"]) ==
+                 (row["rater_a"], row["rater_b"])]  # fmt: skip
+        assert int(row["n"]) == sum(int(r["n"]) for r in parts)
+
+
+def test_raters_csv_gains_the_reliability_with_its_interval(planted):
+    session, _, _ = planted
+    rows = table(files(session)["raters.csv"])
+    body = [dict(zip(rows[0], row)) for row in rows[1:]]
+    for row in body:
+        low, mid, high = (float(row[k]) for k in ("reliability_low", "reliability",
+                                                   "reliability_high"))  # fmt: skip
+        assert 0 <= low <= mid <= high <= 1
+    best = max(body, key=lambda row: float(row["reliability"]))
+    assert best["rater"] == "Ana"
+
+
+def test_report_json_md_and_html_carry_the_agreement(planted):
+    session, _, _ = planted
+    data = session_report.session_dict(session)
+    jsonschema.validate(json.loads(json.dumps(data)), session_report.report_schema())
+    agreement = data["agreement"]
+    assert agreement["raters"] == list(MULTI_READ_RATERS)
+    assert agreement["consensus"]["third_reads"] == session.reads.third_reads
+    assert agreement["consensus"]["answers"] == session.reads.answers_read_twice
+    assert len(agreement["pairs"]) == 18 and len(agreement["alpha"]) == 3
+    written = files(session, ["report.md", "report.html"])
+    assert "## Agreement between raters" in written["report.md"]
+    assert 'id="agreement"' in written["report.html"] and "Pairs of raters: qwk" in written[
+        "report.html"]  # fmt: skip
+
+
+def test_a_file_read_once_writes_nothing_new():
+    frame, vectors = session_frame()
+    session = run_frame(frame, vectors, session_config(rater_column="rater"))
+    assert session.reads is None and session.raters.reliability == {}
+    written = files(session)
+    assert CONSENSUS_FILE not in written and AGREEMENT_FILE not in written
+    assert session_report.session_dict(session)["agreement"] is None
+    assert "Agreement between raters" not in written["report.md"]
+    assert 'id="agreement"' not in written["report.html"]
+    assert "reliability" not in table(written["raters.csv"])[1] or all(
+        row[table(written["raters.csv"])[0].index("reliability")] == ""
+        for row in table(written["raters.csv"])[1:]
+    )
+
+
+def test_a_saved_session_restores_the_same_figures(planted, tmp_path):
+    session, _, _ = planted
+    restored = []
+    for k, result in enumerate(session.results):
+        for path, content in result_files(result, tmp_path, f"item{k}").items():
+            path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        restored.append(load_result(tmp_path, f"item{k}", result.responses))
+    again = session_result(session.items, restored, session.config).reads
+    assert again is not None
+    for one, other in zip(session.reads.consensus.items, again.consensus.items):
+        assert np.array_equal(one.consensus, other.consensus)
+        assert np.array_equal(one.third_read_rank, other.third_read_rank)
+        np.testing.assert_allclose(one.consensus_p, other.consensus_p, rtol=0, atol=1e-12)
+    assert read_files.agreement_rows(session) == read_files.agreement_rows(
+        type(session)(session.items, restored, session.config, reads=again)
+    )
+
+
+HOSTILE_RATERS = [FORMULAS[0], "<b>" + HTML[:20], MARKDOWN[:30], OSC52 + "x"]
+
+
+def test_hostile_rater_names_are_inert_in_every_file(tmp_path):
+    hostile = dict(zip(HOSTILE_RATERS, MULTI_READ_RATERS.values()))
+    frame, vectors, _ = multi_read_frame(n=(40, 30), seed=3, raters=hostile)
+    frame.to_csv(tmp_path / "hostile.csv", index=False)
+    frame = read_table(tmp_path / "hostile.csv")  # as parm reads a file: controls replaced
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+    written = files(session)
+    for name in (CONSENSUS_FILE, AGREEMENT_FILE, "raters.csv"):
+        (tmp_path / name).write_text(written[name], encoding="utf-8")
+        check_csv_inert(tmp_path / name)
+    header = table(written[CONSENSUS_FILE])[0]
+    assert f"score_{FORMULAS[0]}" in header  # "score_" first: a formula cannot start it
+    shown = check_html_inert(written["report.html"])
+    assert HOSTILE_RATERS[1] in shown  # the name is there, as text
+    agreement_md = written["report.md"].split("## Agreement between raters")[1]
+    assert not re.search(r"(?<!\\)<(b|img)", agreement_md)  # the names' tags escaped
+    assert "\\| a \\| b" in agreement_md  # a | in a name does not split its cell
+    assert not UNSAFE.search(written["report.md"])
+
+
+def test_the_readme_command_audits_the_sample_session(tmp_path):
+    sys.path.insert(0, str(ROOT / "sample_data"))
+    from make_reads import session as sample_session
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert (
+        "parm audit sample_data/reads.csv --item-col item --score-cols score1,score2,score3"
+        in readme
+    )
+    rows, _ = sample_session()
+    path = ROOT / "sample_data" / "reads.csv"
+    on_disk = list(csv.DictReader(path.open(encoding="utf-8")))
+    assert [row["id"] for row in on_disk] == [row["id"] for row in rows]  # the file is the script's
+    vectors = np.random.default_rng(0).normal(size=(len(rows), 8)).astype(np.float32)
+    np.save(tmp_path / "reads.npy", vectors)
+    code, output = cli(path, "--item-col", "item", "--score-cols", "score1,score2,score3",
+                       "--rater-cols", "rater1,rater2,rater3", "--embeddings",
+                       tmp_path / "reads.npy", "--out", tmp_path / "out", *FAST_CLI)  # fmt: skip
+    assert code == 0, output
+    consensus = table((tmp_path / "out" / CONSENSUS_FILE).read_text(encoding="utf-8"))
+    assert len(consensus) == 1 + len(rows)
+    assert consensus[0][6:10] == ["score_Ana", "score_Ben", "score_Cleo", "score_Dev"]
+    agreement = table((tmp_path / "out" / AGREEMENT_FILE).read_text(encoding="utf-8"))
+    assert len(agreement) == 1 + 3 * (6 + 1)
+
+
+def test_a_long_file_of_the_same_reads_gives_the_same_consensus(planted):
+    session, frame, _ = planted
+    rows, row_vectors = [], []
+    _, vectors, _ = multi_read_frame()
+    for k, (_, source) in enumerate(frame.iterrows()):
+        for j in (1, 2, 3):
+            if source[f"rater{j}"]:
+                rows.append({"id": source["id"], "item": source["item"], "answer": source["answer"],
+                             "rater": source[f"rater{j}"], "score": source[f"score{j}"]})  # fmt: skip
+                row_vectors.append(vectors[k])
+    long = pd.DataFrame(rows).astype(str)
+    config = session_config(id_column="id", reads="long", rater_column="rater")
+    again = run_frame(long, np.asarray(row_vectors), config)
+    assert again.reads.raters == session.reads.raters
+    for one, other in zip(session.reads.consensus.items, again.reads.consensus.items):
+        assert np.array_equal(one.consensus, other.consensus)
+        np.testing.assert_allclose(one.consensus_p, other.consensus_p, rtol=0, atol=1e-9)
+    assert read_files.agreement_rows(session) == read_files.agreement_rows(again)
