@@ -21,6 +21,10 @@ Only the standard library: RunFigures (engine.results.figures) is read before nu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.results.figures import RunFigures
 
 GAP = 0.05
 ANSWERS_PER_SCORE = 10
@@ -51,7 +55,7 @@ def small_note(answers: int, values_used: int) -> str:
 
 
 def gap_note(in_sample: float, cross_fitted: float) -> str:
-    return f"⚠ in-sample {in_sample - cross_fitted:.2f} above cross-fitted: memorised"
+    return f"in-sample {in_sample - cross_fitted:.2f} above cross-fitted: memorised"
 
 
 def _fixed(value, digits: int) -> str:
@@ -59,15 +63,33 @@ def _fixed(value, digits: int) -> str:
 
 
 def lead_text(label: str, cross_fitted, in_sample, digits: int = 3) -> str:
-    """'kappa 0.061 cross-fitted (in-sample 0.793 ⚠ in-sample 0.73 above cross-fitted:
-    memorised)'; without a cross-fitted figure, the in-sample one labelled as such."""
+    """'kappa 0.061 cross-fitted (in-sample 0.793 ⚠ 0.73 above: memorised)'; without a
+    cross-fitted figure, the in-sample one labelled as such."""
     if not _known(cross_fitted):
         return f"{label} {_fixed(in_sample, digits)} {IN_SAMPLE} (no cross-fitting)"
     text = f"{label} {_fixed(cross_fitted, digits)} {CROSS_FITTED} ({IN_SAMPLE} "
     text += _fixed(in_sample, digits)
     if memorised(in_sample, cross_fitted):
-        text += " " + gap_note(in_sample, cross_fitted)
+        text += f" ⚠ {in_sample - cross_fitted:.2f} above: memorised"
     return text + ")"
+
+
+def run_lead(figures: RunFigures, digits: int = 3) -> list[str]:
+    """A run's headline figures, each cross-fitted first: kappa, QWK (ordered scores)."""
+    parts = [lead_text("kappa", figures.cross_kappa, figures.kappa, digits)]
+    if figures.qwk is not None:
+        parts.append(lead_text("QWK", figures.cross_qwk, figures.qwk, digits))
+    return parts
+
+
+def session_model_lead(figures: RunFigures, digits: int = 3) -> str | None:
+    """'session model QWK 0.553 cross-fitted (in-sample ...)'; None where it was not fitted."""
+    if figures.session_model is None and figures.session_model_in_sample is None:
+        return None
+    label = "QWK" if figures.qwk is not None else "kappa"
+    return "session model " + lead_text(
+        label, figures.session_model, figures.session_model_in_sample, digits
+    )
 
 
 def _named(items: Sequence[str], total: int) -> str:
