@@ -20,7 +20,7 @@ NEIGHBOURS = "neighbours"
 MAXSIM = "colbert"  # MaxSim between candidate pairs (late interaction)
 TUNING = "tuning"  # one event per configuration tried, the TuningRow as payload
 CHECKS = "audit"  # bootstrap, cross-fitting and the severity's folds
-SESSION_MODEL = "session model"  # one fit over every item's reads, cross-fitted (a session)
+SESSION_MODEL = "session_model"  # one fit over every item's reads, cross-fitted (a session)
 DONE = "done"  # the run (or one item's audit) finished
 
 
