@@ -26,6 +26,7 @@ from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.vectors import Embedded
 from engine.input.config import AuditConfig
 from engine.input.items import Items
+from engine.input.reads import LONG
 from engine.input.responses import Responses
 from engine.model.session_cross_fit import SessionOptions
 from engine.pipeline import check_selection_metric, embed_responses, run_audit
@@ -126,6 +127,7 @@ def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Re
         config.seed,
         reporter,
         config.score_order,
+        wide=config.reads != LONG,
     )
 
 

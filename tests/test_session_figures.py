@@ -141,3 +141,25 @@ def test_a_saved_run_restores_the_session_models_figures(tmp_path):
     ]
     assert saved.figures.session_model == session.session_model.pooled.cross_fitted
     assert SessionModelFigures.from_dict(saved.session_model) == session.session_model
+
+
+def test_a_wide_files_unrecorded_raters_are_its_columns_and_a_long_files_stay_unknown():
+    from engine.audit.session_figures import session_items
+    from engine.graph.search import build_graph
+    from engine.input.reads import Reads
+    from engine.input.responses import Responses
+
+    answer = np.array([0, 0, 1, 2, 2])
+    reads = Reads(answer, ("", "", "", "ann", ""), np.array([0, 1, 1, 0, 0]), np.full(5, np.nan),
+                  np.arange(1, 6), np.array([True, False, True, True, False]))  # fmt: skip
+    responses = Responses(["a", "b", "c"], np.array([0, 1, 0]), ("0", "1"), ["1", "2", "3"],
+                          np.arange(1, 4), reads=reads)  # fmt: skip
+    vectors = np.eye(3, dtype=np.float32)
+    graph = build_graph(vectors, 2)
+    (wide,), scale = session_items([responses], [graph], wide=True)
+    assert scale == ("0", "1")
+    # column 1, column 2, column 1, ann, column 2: three raters numbered in order of appearance.
+    assert wide.rater.tolist() == [0, 1, 0, 2, 1]
+    (long,), _ = session_items([responses], [graph], wide=False)
+    assert long.rater.tolist() == [-1, -1, -1, 0, -1]
+    assert wide.score.tolist() == [0, 1, 1, 0, 0] and wide.audited.tolist() == reads.first.tolist()

@@ -108,9 +108,17 @@ def wanted(setting: str, responses: list[Responses], folds: int) -> bool:
     )
 
 
-def session_items(responses: list[Responses], graphs: list[NeighbourGraph], order=None):
+def session_items(
+    responses: list[Responses], graphs: list[NeighbourGraph], order=None, wide: bool = True
+):
     """The session model's items (engine.model.session_features.SessionItem): every read,
-    coded on the session's pooled scale, raters numbered across the session; and that scale."""
+    coded on the session's pooled scale, raters numbered across the session; and that scale.
+
+    wide: the file keeps one row per answer, a score column per read. There a read whose rater
+    is not recorded counts as its column's rater (as `score_columns` without `rater_columns`
+    already does): one grader per column is how such files are made, and the model's rater
+    terms need it (on Mohler, two graders, the cross-fitted QWK is .553 with the columns as
+    raters, .411 without). In a long file an unrecorded rater stays unknown."""
     from engine.model.session_features import SessionItem
 
     labels = pooled_labels([r.labels for r in responses], order)
@@ -121,12 +129,22 @@ def session_items(responses: list[Responses], graphs: list[NeighbourGraph], orde
     for r, graph in zip(responses, graphs):
         answer, rater, score, audited = _reads_of(r)
         code = recode(r.labels, scale)
-        numbered = np.array([names.setdefault(x, len(names)) if x else -1 for x in rater], int)
+        column = _rank(answer)
+        keys = [("rater", x) if x else ("column", int(k)) if wide else None
+                for x, k in zip(rater, column)]  # fmt: skip
+        numbered = np.array([-1 if k is None else names.setdefault(k, len(names)) for k in keys])
         items.append(
             SessionItem(answer, numbered, code[score], len(scale), graph, r.ordered, audited,
                         "" if r.item is None else str(r.item))
         )  # fmt: skip
     return items, scale
+
+
+def _rank(answer: np.ndarray) -> np.ndarray:
+    """(R,) each read's place among its answer's reads (reads grouped by answer, in order)."""
+    starts = np.r_[True, answer[1:] != answer[:-1]] if answer.size else np.zeros(0, bool)
+    first = np.flatnonzero(starts)
+    return np.arange(answer.size) - np.repeat(first, np.diff(np.r_[first, answer.size]))
 
 
 def _reads_of(r: Responses):
@@ -148,11 +166,13 @@ def session_model_figures(
     seed: int,
     reporter: Reporter,
     order=None,
+    wide: bool = True,
 ) -> SessionModelFigures:
     """Fit the session model once over the run's items and cross-fit it (`folds` folds from
     `seed`), reporting stage "session model" after each fit (which checks for cancelling).
 
-    top_k_values: the K grid (the run's integer K values; each item uses at most N - 1).
+    top_k_values: the K grid (the run's integer K values; each item uses at most N - 1); wide:
+    the file's shape (`session_items`).
     Deterministic for given inputs up to the fit's tolerance (docs/explanation/session-model.md).
     """
     import time
@@ -162,7 +182,7 @@ def session_model_figures(
     from engine.model.session_summary import scale_groups, summarise_session
 
     started = time.perf_counter()
-    items, scale = session_items(responses, graphs, order)
+    items, scale = session_items(responses, graphs, order, wide)
     options = SessionOptions(top_k_values=tuple(top_k_values), folds=folds, seed=seed)
     total = sum(
         (folds + 1) * len(distinct_top_k([items[p] for p in group], options.top_k_values))
