@@ -101,9 +101,10 @@ def run_session(
     if runner.embeds_here and not items.by_item:  # the item's own timings say the whole run's
         results[0].timings["loading_model"] = round(loading, 3)
         results[0].timings["total"] = round(results[0].timings["total"] + loading, 3)
+    fitting = time.perf_counter()
     modelled = _session_model(results, config, reporter)
     if modelled is not None:
-        timings["session_model"] = modelled.seconds
+        timings["session_model"] = round(time.perf_counter() - fitting, 3)
     session = session_result(items, results, config, timings, modelled)
     session.timings["total"] = round(time.perf_counter() - started, 3)
     reporter(DONE, 1, 1, "audit finished")

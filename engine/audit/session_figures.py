@@ -43,14 +43,13 @@ class SessionModelFigures:
     """The session model's figures in a run. metric: "qwk" or "kappa"; items: item name (None
     for a file without items) -> ModelFigures, in the run's order; pooled: over every audited
     answer of the session on its pooled scale; method: how they were found; top_k: the K each
-    scale group chose; seconds: the time the fit and its cross-fitting took."""
+    scale group chose. (Its time is the run's timings' "session_model".)"""
 
     metric: str
     items: dict[str | None, ModelFigures]
     pooled: ModelFigures
     method: str
     top_k: tuple[int, ...]
-    seconds: float
 
     def item(self, name: str | None) -> ModelFigures | None:
         return self.items.get(name)
@@ -60,7 +59,6 @@ class SessionModelFigures:
             "metric": self.metric,
             "method": self.method,
             "top_k": list(self.top_k),
-            "seconds": self.seconds,
             "pooled": _figures_dict(self.pooled),
             "items": [{"item": k, **_figures_dict(v)} for k, v in self.items.items()],
         }
@@ -77,7 +75,6 @@ class SessionModelFigures:
             _read_figures(values["pooled"]),
             str(values["method"]),
             tuple(int(k) for k in values["top_k"]),
-            float(values["seconds"]),
         )
 
 
@@ -175,13 +172,10 @@ def session_model_figures(
     the file's shape (`session_items`).
     Deterministic for given inputs up to the fit's tolerance (docs/explanation/session-model.md).
     """
-    import time
-
     from engine.model.metrics import agreement
     from engine.model.session_cross_fit import SessionOptions, distinct_top_k
     from engine.model.session_summary import scale_groups, summarise_session
 
-    started = time.perf_counter()
     items, scale = session_items(responses, graphs, order, wide)
     options = SessionOptions(top_k_values=tuple(top_k_values), folds=folds, seed=seed)
     total = sum(
@@ -217,5 +211,4 @@ def session_model_figures(
         pooled,
         METHOD.format(folds=folds),
         tuple(group.top_k for group in summary.groups),
-        round(time.perf_counter() - started, 3),
     )
