@@ -104,7 +104,9 @@ async def test_c_copies_the_metrics_summary(grid_result):
         await show_results(pilot, grid_result)
         await pilot.press("c")
         assert pilot.app.clipboard == metrics_summary(grid_result)
-        assert f"Cohen's kappa: {grid_result.metrics['kappa']:.3f}" in pilot.app.clipboard
+        crossed, kappa = grid_result.cross_fit.metrics["kappa"], grid_result.metrics["kappa"]
+        line = f"Cohen's kappa: {crossed:.3f} cross-fitted, {kappa:.3f} in-sample"
+        assert line in pilot.app.clipboard
 
 
 @pytest.fixture(scope="module")

@@ -198,7 +198,7 @@ def _agreement_section(result: AuditResult, data) -> str:
     crossed = data["uncertainty"]["cross_fit"]
     if crossed is not None:  # the cross-fitted figures lead (engine.results.lead)
         found, inside = crossed["metrics"], crossed["in_sample"]
-        leads = [lead_text(METRIC[m].label, found[m], inside[m]) for m in ("kappa", "qwk")
+        leads = [lead_text(METRIC[m].word, found[m], inside[m]) for m in ("kappa", "qwk")
                  if found.get(m) is not None]  # fmt: skip
         out += [
             f"Cross-fitted ({plural(crossed['folds'], 'fold')}): " + "; ".join(leads)

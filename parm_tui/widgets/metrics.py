@@ -90,12 +90,16 @@ def interval_text(result: AuditResult, name: str) -> str:
 def metrics_summary(result: AuditResult) -> str:
     """Plain-text summary for the clipboard."""
     lines = [f"parm audit of {result.responses.source}", f"Selected: {selected_text(result)}"]
+    crossed = {} if result.cross_fit is None else result.cross_fit.metrics
     for name, value in result.metrics.items():
-        line = f"{METRIC[name].screen}: {fmt(value)}"
+        line = f"{METRIC[name].screen}: "
+        if name in crossed:  # the cross-fitted figure first (engine.results.lead)
+            line += f"{fmt(crossed[name])} cross-fitted, "
+        line += f"{fmt(value)} in-sample"
         if name in result.intervals:
             line += f" (95% CI {interval_text(result, name)})"
-        if result.cross_fit is not None and name in result.cross_fit.metrics:
-            line += f", cross-fitted {fmt(result.cross_fit.metrics[name])}"
+        if name in ("kappa", "qwk") and memorised(value, crossed.get(name)):
+            line += " ⚠ memorised"
         lines.append(line)
     lines.append(f"Flagged: {int(result.flagged.sum())} of {len(result.responses)}")
     return "\n".join(lines)
