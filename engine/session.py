@@ -1,7 +1,8 @@
 """`run_session`: the one call both front ends make. A scoring session is a file of one or many
 items (questions); each item is audited on its own by `engine.pipeline.run_audit` (its own
 graph, tuning and parameters: answers to different questions are never neighbours), in turn or
-on worker processes, and then the raters are compared across items.
+on worker processes, then the session model is fitted once over every item's reads where the
+settings call for it (engine.audit.session_figures), and the raters are compared across items.
 
 Each item is a unit of plain, picklable inputs (`ItemTask`, run by `audit_item`), run where
 the settings say (engine.runners: this process, worker processes, a Dask cluster). Running
@@ -19,12 +20,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.audit.session_figures import session_model_figures, wanted
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.vectors import Embedded
 from engine.input.config import AuditConfig
 from engine.input.items import Items
+from engine.input.reads import LONG
 from engine.input.responses import Responses
+from engine.model.session_cross_fit import SessionOptions
 from engine.pipeline import check_selection_metric, embed_responses, run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, session_result
@@ -97,10 +101,35 @@ def run_session(
     if runner.embeds_here and not items.by_item:  # the item's own timings say the whole run's
         results[0].timings["loading_model"] = round(loading, 3)
         results[0].timings["total"] = round(results[0].timings["total"] + loading, 3)
-    session = session_result(items, results, config, timings)
+    fitting = time.perf_counter()
+    modelled = _session_model(results, config, reporter)
+    if modelled is not None:
+        timings["session_model"] = round(time.perf_counter() - fitting, 3)
+    session = session_result(items, results, config, timings, modelled)
     session.timings["total"] = round(time.perf_counter() - started, 3)
     reporter(DONE, 1, 1, "audit finished")
     return session
+
+
+def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Reporter):
+    """The session model's figures over every item's reads (engine.audit.session_figures), or
+    None where the settings or the file do not call for it."""
+    responses = [result.responses for result in results]
+    if not wanted(config.session_model, responses, config.cross_fit_folds):
+        return None
+    if any(result.graph is None for result in results):
+        return None
+    top_k = tuple(k for k in config.top_k_values if k is not None) or SessionOptions.top_k_values
+    return session_model_figures(
+        responses,
+        [result.graph for result in results],
+        top_k,
+        config.cross_fit_folds,
+        config.seed,
+        reporter,
+        config.score_order,
+        wide=config.reads != LONG,
+    )
 
 
 def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embeddings):

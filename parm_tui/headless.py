@@ -24,6 +24,8 @@ from engine.core.progress import CLUSTER, STAGES
 from engine.core.text import safe_text
 from engine.input.column_guess import CHOSEN_KEYS
 from engine.input.config import build_config
+from engine.results.figures import run_figures
+from engine.results.lead import lead_text, run_lead, session_model_lead, small_note
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 # Every exit code with what it means, for the reference (docs/reference/exit-codes.md).
@@ -315,18 +317,36 @@ def _decided(session, decisions) -> str:
     return f"{n} decision{'' if n == 1 else 's'}, {changed} score{'' if changed == 1 else 's'} changed."
 
 
+def _item_lead(result, overview) -> str:
+    """An item's figures, cross-fitted first (engine.results.lead), then the rest in-sample."""
+    best = result.selected
+    crossed = {} if result.cross_fit is None else result.cross_fit.metrics
+    leads = [lead_text(METRIC[m].word, crossed.get(m), best.metrics[m]) for m in ("kappa", "qwk")
+             if m in best.metrics]  # fmt: skip
+    rest = [
+        f"{METRIC[m].word} {v:.3f}" for m, v in best.metrics.items() if m not in ("kappa", "qwk")
+    ]
+    text = "; ".join(leads) + ("; in-sample " + ", ".join(rest) if rest else "")
+    if overview.session_model is not None:
+        label = "QWK" if result.responses.ordered else "kappa"
+        text += "; session model " + lead_text(
+            label, overview.session_model, overview.session_model_in_sample
+        )
+    return text + (f" ⚠ {small_note(overview.n, overview.values_used)}" if overview.small else "")
+
+
 def _summary(console: Console, session, written: list[Path]) -> None:
-    for result in session.results:
+    overview = session.overview
+    for result, row in zip(session.results, overview):
         best = result.selected
         k = "dense" if best.top_k is None else f"K={best.top_k}"
         item = "" if not session.by_item else f"Item {result.responses.item}: "
-        figures = ", ".join(f"{METRIC[m].word} {v:.3f}" for m, v in best.metrics.items())
         nominal = "" if result.responses.ordered else " (no QWK or near: unordered text labels)"
         say(
             console,
             f"{item}Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-            f"{figures}{nominal}. {int(result.flagged.sum())} of {len(result.responses)} "
-            "responses flagged.",
+            f"{_item_lead(result, row)}{nominal}. {int(result.flagged.sum())} of "
+            f"{len(result.responses)} responses flagged.",
         )
     if session.by_item:
         skipped = len(session.items.skipped)
@@ -335,6 +355,12 @@ def _summary(console: Console, session, written: list[Path]) -> None:
             f"{len(session.results)} item(s) audited, {skipped} skipped; {int(session.flagged.sum()):,} of "
             f"{session.n_responses:,} responses flagged.",
         )
+    figures = run_figures(session)
+    if session.by_item:
+        say(console, "Session (all items pooled): " + "; ".join(run_lead(figures)) + ".")
+    modelled = session_model_lead(figures)
+    if modelled is not None:
+        say(console, f"{modelled[0].upper()}{modelled[1:]} (one fit over every item and read).")
     if session.raters is not None:
         judged = [r for r in session.raters.rows if r.judged]
         farthest = ", ".join(

@@ -221,6 +221,7 @@ PLANTED = FAST + ["rater_column=rater", "time_column=time", "id_column=null"]
 
 async def test_a_sessions_results_open_on_its_headline_with_the_item_selector_below(planted_file):
     from engine.results.figures import run_figures
+    from engine.results.lead import lead_text
 
     path, vectors, _ = planted_file
     app = ParmApp(path, embeddings_path=vectors, overrides=PLANTED)
@@ -230,7 +231,8 @@ async def test_a_sessions_results_open_on_its_headline_with_the_item_selector_be
         figures = run_figures(session)
         headline = " ".join(str(screen.query_one("#session-headline", Static).render()).split())
         assert f"Session: 3 items, {figures.responses:,} responses" in headline
-        assert f"{figures.flagged:,} flagged · kappa {figures.kappa:.3f}" in headline
+        assert f"{figures.flagged:,} flagged (all items pooled" in headline
+        assert lead_text("kappa", figures.cross_kappa, figures.kappa) in headline
         assert "Raters who need a word: r5 (harsh, noisy)" in headline
         order = [w.id for w in screen.query("#session-headline, #results-item, #results-tabs")]
         assert order == ["session-headline", "results-item", "results-tabs"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -316,6 +317,15 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
         "Item A: Selected K=" in result.output and "2 item(s) audited, 0 skipped" in result.output
     )
     assert "rater(s), farthest from the rest:" in result.output
+    # The cross-fitted figures lead, the in-sample ones beside them; the session model's line.
+    pooled = next(line for line in result.output.splitlines() if line.startswith("Session (all"))
+    assert re.match(
+        r"Session \(all items pooled\): kappa \d\.\d{3} cross-fitted \(in-sample", pooled
+    )
+    assert re.search(r"^Session model QWK \d\.\d{3} cross-fitted \(in-sample", result.output, re.M)
+    assert re.search(
+        r"Item A: Selected K=\d+, p=1 by kappa: kappa \d\.\d{3} cross-fitted", result.output
+    )
     missing = CliRunner().invoke(app, [*args[:2], "--item-col", "question", "--out",
                                        str(tmp_path / "o2"), "--quiet"])  # fmt: skip
     assert missing.exit_code == 2 and "item column 'question' does not exist" in missing.output

@@ -30,8 +30,11 @@ async def test_metrics_are_those_of_the_selected_configuration(grid_result):
         screen = await show_results(pilot, grid_result)
         assert isinstance(screen, ResultsScreen)
         table = screen.query_one("#results-metrics", Static).content
-        shown = dict(zip(cells(table, 0), cells(table, 1)))
-        assert shown["Cohen's kappa"] == f"{grid_result.metrics['kappa']:.3f}"
+        # The cross-fitted figure leads (column 1), the in-sample one beside it (column 2).
+        crossed = dict(zip(cells(table, 0), cells(table, 1)))
+        shown = dict(zip(cells(table, 0), cells(table, 2)))
+        assert crossed["Cohen's kappa"] == f"{grid_result.cross_fit.metrics['kappa']:.3f}"
+        assert shown["Cohen's kappa"].endswith(f"{grid_result.metrics['kappa']:.3f}")
         assert shown["Neg. log-likelihood"] == f"{grid_result.metrics['nll']:.3f}"
         headline = str(screen.query_one("#results-headline", Static).content)
         assert f"K={grid_result.selected.top_k}, p={grid_result.selected.power:.3g}" in headline
@@ -101,7 +104,9 @@ async def test_c_copies_the_metrics_summary(grid_result):
         await show_results(pilot, grid_result)
         await pilot.press("c")
         assert pilot.app.clipboard == metrics_summary(grid_result)
-        assert f"Cohen's kappa: {grid_result.metrics['kappa']:.3f}" in pilot.app.clipboard
+        crossed, kappa = grid_result.cross_fit.metrics["kappa"], grid_result.metrics["kappa"]
+        line = f"Cohen's kappa: {crossed:.3f} cross-fitted, {kappa:.3f} in-sample"
+        assert line in pilot.app.clipboard
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ NEIGHBOURS = "neighbours"
 MAXSIM = "colbert"  # MaxSim between candidate pairs (late interaction)
 TUNING = "tuning"  # one event per configuration tried, the TuningRow as payload
 CHECKS = "audit"  # bootstrap, cross-fitting and the severity's folds
+SESSION_MODEL = "session_model"  # one fit over every item's reads, cross-fitted (a session)
 DONE = "done"  # the run (or one item's audit) finished
 
 
@@ -46,6 +47,7 @@ STAGES = {
         Stage(MAXSIM, "MaxSim", "MaxSim scoring"),
         Stage(TUNING, "Tuning", "Tuning"),
         Stage(CHECKS, "Checks", "Audit"),
+        Stage(SESSION_MODEL, "Session model", "Session model"),
     )
 }
 

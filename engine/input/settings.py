@@ -392,6 +392,20 @@ SETTINGS: tuple[Setting, ...] = (
         later=True,
     ),  # fmt: skip
     Setting(
+        "session_model",
+        "auto",
+        rules.choice(("auto", "auto: with 2+ items or reads"), ("off", "off")),
+        "str",
+        ADVANCED,
+        "Session model",
+        "Fit one model over every item and read, cross-fitted (auto), or not.",
+        'the session model (docs/explanation/session-model.md): `"auto"` fits it once per run '
+        "when the file has two or more items or an answer read more than once (and "
+        "`cross_fit_folds` >= 2), and shows its cross-fitted QWK (kappa for unordered labels) "
+        'per item and for the session beside the per-item figures; `"off"` does not',
+        later=True,
+    ),  # fmt: skip
+    Setting(
         "embedding_cache_mb",
         DEFAULT_CACHE_MB,
         rules.integer(minimum=0),

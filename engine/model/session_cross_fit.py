@@ -102,8 +102,9 @@ def audited_positions(items: list[SessionItem]) -> np.ndarray:
     return np.concatenate(out)
 
 
-def select_fit(items, options: SessionOptions, kept=None) -> Selected:
-    """Fit every K of the grid (each warm-started from the last) and keep the best."""
+def select_fit(items, options: SessionOptions, kept=None, step=None) -> Selected:
+    """Fit every K of the grid (each warm-started from the last) and keep the best; `step()`,
+    when given, is called after each fit (a run's progress and its cancelling)."""
     best, criteria, start = None, {}, None
     for k in distinct_top_k(items, options.top_k_values):
         features = read_features(items, k, options.power, kept, options.symmetric)
@@ -122,6 +123,8 @@ def select_fit(items, options: SessionOptions, kept=None) -> Selected:
             log_var=None if start is None else start.log_var,
         )
         start = fit
+        if step is not None:
+            step()
         criteria[k] = criterion(fit, items, options)
         if best is None or criteria[k] > criteria[best.features.top_k]:
             best = fit
@@ -158,8 +161,11 @@ class SessionCrossFit:
         return decide(self.proba[self.audited], self.shares[self.audited], balance)
 
 
-def session_cross_fit(items: list[SessionItem], options: SessionOptions) -> SessionCrossFit:
-    """Cross-fitted probabilities of every read and agreement of the audited reads."""
+def session_cross_fit(
+    items: list[SessionItem], options: SessionOptions, step=None
+) -> SessionCrossFit:
+    """Cross-fitted probabilities of every read and agreement of the audited reads (`step`:
+    select_fit's)."""
     folds = answer_folds(items, options.folds, options.seed)
     n_reads = sum(item.n_reads for item in items)
     proba = np.full((n_reads, items[0].n_classes), np.nan)
@@ -167,7 +173,7 @@ def session_cross_fit(items: list[SessionItem], options: SessionOptions) -> Sess
     chosen = []
     for fold in range(options.folds):
         kept = [folds[g][item.answer] != fold for g, item in enumerate(items)]
-        selected = select_fit(items, options, kept)
+        selected = select_fit(items, options, kept, step)
         held = np.flatnonzero(~np.concatenate(kept))
         proba[held] = selected.fit.predictive(held)
         shares[held] = selected.fit.shares

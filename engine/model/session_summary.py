@@ -169,7 +169,10 @@ def summarise_group(items, positions, fit, cross, options) -> tuple[list, GroupS
 
 
 def summarise_session(
-    items: list[SessionItem], options: SessionOptions | None = None, cross_fit: bool = True
+    items: list[SessionItem],
+    options: SessionOptions | None = None,
+    cross_fit: bool = True,
+    step=None,
 ) -> SessionSummary:
     """Fit the session model on every scale group and summarise it for the rest of parm.
 
@@ -200,15 +203,16 @@ def summarise_session(
     without a read in the group; all NaN/0 with fewer than two raters), `variances`
     (component -> (estimate, low, high), 95% Wald intervals on log tau^2) and the K chosen.
     Deterministic for given inputs and options (folds from options.seed), up to BLAS rounding.
-    Costs about (folds + 1) x len(top_k grid) fits of the session model with cross_fit.
+    Costs about (folds + 1) x len(top_k grid) fits of the session model with cross_fit;
+    `step()`, when given, is called after each of them (progress, and a place to cancel).
     """
     options = options or SessionOptions()
     summaries: list[ItemSummary | None] = [None] * len(items)
     groups = []
     for positions in scale_groups(items):
         members = [items[p] for p in positions]
-        fit = select_fit(members, options).fit
-        cross = session_cross_fit(members, options) if cross_fit else None
+        fit = select_fit(members, options, step=step).fit
+        cross = session_cross_fit(members, options, step) if cross_fit else None
         found, group = summarise_group(members, positions, fit, cross, options)
         for position, summary in zip(positions, found):
             summaries[position] = summary

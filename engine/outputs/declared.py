@@ -10,6 +10,7 @@ from __future__ import annotations
 from engine.audit.rater_verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
 from engine.outputs import columns
 from engine.outputs.columns import COUNT, FIGURE, FLAG, POINTS, SHARE, Column, OutputTable
+from engine.results.lead import ANSWERS_PER_SCORE, GAP
 
 # What the rater table says of a rater with too few scores to judge.
 TOO_FEW = "too few to judge"
@@ -157,11 +158,26 @@ ITEMS = OutputTable(
         Column("top_k", "the selected K (empty: the dense graph)", _attr("top_k"), COUNT,
                "K"),
         Column("power", "the selected power p", _attr("power"), FIGURE, "p"),
-        Column("kappa", "the model's in-sample kappa against the human scores", _attr("kappa"),
-               FIGURE),
-        Column("qwk", "in-sample QWK (ordered scores)", _attr("qwk"), FIGURE),
-        Column("cross_fit_kappa", "kappa with each score predicted by a model that never saw it",
-               _attr("cross_fit_kappa"), FIGURE, "cross-fit kappa"),
+        Column("cross_fit_kappa", "kappa with each score predicted by a model that never saw "
+               "it: the figure to lead with", _attr("cross_fit_kappa"), FIGURE,
+               "cross-fit kappa", when="with cross_fit_folds >= 2"),
+        Column("kappa", "the model's in-sample kappa against the human scores (optimistic: the "
+               "fit saw every score it is judged on)", _attr("kappa"), FIGURE,
+               "in-sample kappa"),
+        Column("cross_fit_qwk", "cross-fitted QWK (ordered scores)", _attr("cross_fit_qwk"),
+               FIGURE, "cross-fit QWK", when="with cross_fit_folds >= 2"),
+        Column("qwk", "in-sample QWK (ordered scores)", _attr("qwk"), FIGURE, "in-sample QWK"),
+        Column("warning", f"'in-sample ... above cross-fitted' when the in-sample kappa or QWK "
+               f"exceeds the cross-fitted one by more than {GAP:.2f}; 'too small' when the item "
+               f"has fewer than {ANSWERS_PER_SCORE} answers per score value it uses "
+               "(engine.results.lead)", _attr("warning")),
+        Column("session_model", "the session model's cross-fitted QWK (kappa for unordered "
+               "labels): one fit over every item and read, items and raters as random effects",
+               _attr("session_model"), FIGURE, "session model x-fit",
+               when="with session_model auto and 2+ items or reads"),
+        Column("session_model_in_sample", "the session model's in-sample QWK (kappa for "
+               "unordered labels)", _attr("session_model_in_sample"), FIGURE,
+               "session model in-sample", when="with session_model auto and 2+ items or reads"),
         Column("flagged", "responses the model would score otherwise", _attr("flagged"), COUNT),
         Column("human_exact", "rater 1 against rater 2 on the double-read answers: exact "
                "agreement", _attr("human_exact"), FIGURE, when="with a second score"),

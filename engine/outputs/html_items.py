@@ -17,6 +17,7 @@ from engine.outputs.columns import fixed
 from engine.outputs.markdown import below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.results.item import AuditResult
+from engine.results.lead import lead_text
 
 TOP = 20
 # Neighbours shown per flagged response (predictions.csv has them all).
@@ -67,17 +68,19 @@ def item_view(result: AuditResult, report: dict, k: int) -> dict:
 
 
 def _headline(result: AuditResult, report: dict) -> dict:
-    """The summary's line for the item: kappa (and QWK) with the interval, cross-fitted."""
+    """The summary's line for the item: kappa (and QWK) cross-fitted first, in-sample beside it
+    (engine.results.lead), the in-sample interval."""
     metrics = report["metrics"]
     interval = report["uncertainty"]["bootstrap"]["intervals"].get("kappa")
     crossed = report["uncertainty"]["cross_fit"]
-    parts = [f"kappa {fixed(metrics['kappa'])}"]
+    crossed = {} if crossed is None else crossed["metrics"]
+    parts = [lead_text("kappa", crossed.get("kappa"), metrics["kappa"])]
     if interval is not None and interval.get("low") is not None:
-        parts[0] += f" (95% interval {fixed(interval['low'])} to {fixed(interval['high'])})"
-    if crossed is not None:
-        parts.append(f"cross-fitted {fixed(crossed['metrics']['kappa'])}")
+        parts.append(
+            f"in-sample 95% interval {fixed(interval['low'])} to {fixed(interval['high'])}"
+        )
     if "qwk" in metrics:
-        parts.append(f"QWK {fixed(metrics['qwk'])}")
+        parts.append(lead_text("QWK", crossed.get("qwk"), metrics["qwk"]))
     parts.append(f"exact agreement {metrics['accuracy']:.1%}")
     who = "" if result.responses.item is None else f"{result.responses.item}: "
     return {"text": who + ", ".join(parts), "below": _below(metrics)}

@@ -31,6 +31,8 @@ from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
 from engine.outputs.session_markdown import blank_count
+from engine.results.figures import run_figures
+from engine.results.lead import ANSWERS_PER_SCORE, run_lead, session_model_lead
 from engine.results.session import SessionResult
 
 # No script, no remote or local load of anything: styles inline, plots inline SVG.
@@ -104,6 +106,7 @@ def summary(session: SessionResult, data: dict, items: list[dict]) -> dict:
     """The first screen: agreement and the raters' own, what needs attention, the review."""
     flagged = int(session.flagged.sum())
     return {
+        "lead": _lead(session),
         "agreement": [view["headline"] for view in items],
         "human": [view["human_line"] for view in items if view["human_line"]],
         "flagged": f"{flagged:,} of {session.n_responses:,} responses "
@@ -113,6 +116,21 @@ def summary(session: SessionResult, data: dict, items: list[dict]) -> dict:
         "raters": _raters_attention(session),
         "review": _review_line(data["review"]),
     }
+
+
+def _lead(session: SessionResult) -> dict:
+    """The session's figures, cross-fitted first (engine.results.lead), and how many items are
+    too small for their scores."""
+    figures = run_figures(session)
+    lines = run_lead(figures) if session.by_item else []
+    modelled = session_model_lead(figures)
+    lines += [] if modelled is None else [modelled]
+    small = sum(s.small for s in session.overview)
+    note = "" if not small else (
+        f"{small} of {len(session.results)} item(s) have fewer than {ANSWERS_PER_SCORE} answers "
+        "per score value they use: their in-sample figures are memorised."
+    )  # fmt: skip
+    return {"lines": lines, "small": note}
 
 
 def _raters_attention(session: SessionResult) -> list[str]:
@@ -251,7 +269,7 @@ def overview(session: SessionResult) -> dict:
             continue
         human = "" if s.human_kappa is None else f"{s.human_exact:.3f}, {s.human_kappa:.3f}"
         cells = [
-            _cell(s.kappa), _cell(s.qwk, "qwk"), _cell(s.cross_fit_kappa),
+            _cell(s.cross_fit_kappa), _cell(s.kappa), _cell(s.qwk, "qwk"),
             {"text": f"{s.flagged:,}", "below": False}, {"text": human, "below": False},
         ]  # fmt: skip
         rows.append({"item": s.item, "n": s.n, "skipped": None, "cells": cells})

@@ -25,6 +25,7 @@ from engine.core.text import safe_text
 from engine.input.config import SINGLE_VECTOR
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS, report_dict
 from engine.results.item import AuditResult
+from engine.results.lead import lead_text
 
 # Characters that act anywhere in a line: code spans, emphasis, links and images, strikethrough,
 # raw HTML and autolinks.
@@ -193,21 +194,18 @@ def _agreement_section(result: AuditResult, data) -> str:
             note = Markup(f"**below {FIELD_THRESHOLDS[m]:.2f}**")
             marked.append(METRIC[m].label)
         rows.append([METRIC[m].label, _fmt(value), ci, note])
-    out = [
-        "## Agreement between the model and the human scores",
-        "",
-        _table(["Metric", "In-sample", "95% interval", "Note"], rows),
-    ]
+    out = ["## Agreement between the model and the human scores", ""]
     crossed = data["uncertainty"]["cross_fit"]
-    if crossed is not None:
-        qwk = crossed["metrics"].get("qwk")
+    if crossed is not None:  # the cross-fitted figures lead (engine.results.lead)
+        found, inside = crossed["metrics"], crossed["in_sample"]
+        leads = [lead_text(METRIC[m].word, found[m], inside[m]) for m in ("kappa", "qwk")
+                 if found.get(m) is not None]  # fmt: skip
         out += [
+            f"Cross-fitted ({plural(crossed['folds'], 'fold')}): " + "; ".join(leads)
+            + f"; exact agreement {_fmt(found['accuracy'])}.",
             "",
-            f"Cross-fitted ({plural(crossed['folds'], 'fold')}): kappa "
-            f"{_fmt(crossed['metrics']['kappa'])} (in-sample {_fmt(crossed['in_sample']['kappa'])}), "
-            + ("" if qwk is None else f"QWK {_fmt(qwk)}, ")
-            + f"exact agreement {_fmt(crossed['metrics']['accuracy'])}.",
-        ]
+        ]  # fmt: skip
+    out.append(_table(["Metric", "In-sample", "95% interval", "Note"], rows))
     notes = []
     if marked:
         notes.append(f"Marked: {', '.join(marked)} below {THRESHOLDS_SENTENCE}.")

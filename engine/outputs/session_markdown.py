@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from engine.outputs import declared, markdown, rater_files, read_files, review_summary
 from engine.outputs.declared import TOO_FEW
+from engine.results.figures import run_figures
+from engine.results.lead import ANSWERS_PER_SCORE, run_lead, session_model_lead
 from engine.results.session import SessionResult
 
 # Fewer shared answers than this and a pair of raters' agreement is too unstable to show.
@@ -23,6 +25,9 @@ def session_markdown(session: SessionResult, decisions: dict | None = None) -> s
     review = review_summary.review_markdown(review_summary.review_summary(session, decisions))
     if not session.by_item:
         text = markdown.markdown_report(session.results[0], decisions=review)
+        modelled = session_model_lead(run_figures(session))
+        if modelled is not None:  # one item read several times: the session model is the item
+            text += f"\nThe {markdown.md_text(modelled, 2000)} (one fit over every read).\n"
         return text + ("\n" + raters + "\n" if raters else "")
     parts = ["# parm audit report", _overview_section(session), review]
     if raters:
@@ -52,22 +57,42 @@ def _overview_section(session: SessionResult) -> str:
         "",
         f"Run: {markdown.md_text(session.run_id, 80)}",
         "",
+        *_lead_lines(session),
     ]
-    header = ["item", "n", "scores", "K", "p", "kappa", "QWK", "cross-fitted kappa", "flagged"]
-    header += ["rater 1 vs 2 (exact, kappa)"]
+    header = ["item", "n", "scores", "K", "p", "cross-fitted kappa", "in-sample kappa", "QWK"]
+    header += ["warning", "flagged", "rater 1 vs 2 (exact, kappa)"]
     rows = []
     for s in session.overview:
         if s.skipped is not None:
-            rows.append([s.item, s.n, f"skipped: {s.skipped}"] + [""] * 7)
+            rows.append([s.item, s.n, f"skipped: {s.skipped}"] + [""] * 8)
             continue
         scores = ", ".join(f"{k}: {v}" for k, v in s.score_counts.items())
         human = "" if s.human_kappa is None else f"{s.human_exact:.3f}, {s.human_kappa:.3f}"
         k = "dense" if s.top_k is None else s.top_k
-        figures = [markdown._fmt(v) for v in (s.kappa, s.qwk, s.cross_fit_kappa)]
+        figures = [markdown._fmt(v) for v in (s.cross_fit_kappa, s.kappa, s.qwk)]
         rows.append([s.item, s.n, scores, k, f"{s.power:.3g}"])
-        rows[-1] += [*figures, s.flagged, human]
+        rows[-1] += [*figures, s.warning, s.flagged, human]
     lines.append(markdown._table(header, rows))
     return "\n".join(lines)
+
+
+def _lead_lines(session: SessionResult) -> list[str]:
+    """The session's figures, cross-fitted first, the session model's, and the items too small
+    for their scores (engine.results.lead)."""
+    figures = run_figures(session)
+    lines = ["Pooled over the items: " + "; ".join(run_lead(figures)) + "."]
+    modelled = session_model_lead(figures)
+    if modelled is not None:
+        lines.append(f"The {modelled} (one fit over every item and read, items and raters as "
+                     "random effects).")  # fmt: skip
+    small = [s.item for s in session.overview if s.small]
+    if small:
+        lines.append(
+            f"⚠ {len(small)} of {len(session.results)} item(s) have fewer than "
+            f"{ANSWERS_PER_SCORE} answers per score value they use: a per-item fit memorises "
+            "them (their in-sample figures are not to be trusted)."
+        )
+    return [markdown.md_text(line, 2000) + "\n" for line in lines]
 
 
 # The rater table's columns in report.md (engine.outputs.declared.RATERS).

@@ -12,6 +12,8 @@ from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
 from engine.outputs import rater_files, read_files, report, review_summary
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.session_markdown import MIN_PAIR, blank_count
+from engine.results.figures import run_figures
+from engine.results.lead import ANSWERS_PER_SCORE, GAP, memorised
 from engine.results.overview import ItemSummary
 from engine.results.session import SessionResult
 
@@ -52,6 +54,7 @@ def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
             ],
         },
         "config": session.config.to_dict(),
+        "headline": headline_dict(session),
         "items_overview": [dict(zip(*_overview_record(s))) for s in session.overview],
         "raters": None if session.raters is None else _raters_dict(session),
         # Answers read twice or more: rater pairs, alpha, PRMSE, consensus (null otherwise).
@@ -75,8 +78,32 @@ def _item_dict(session: SessionResult, result) -> dict:
 
 def _overview_record(summary: ItemSummary) -> tuple[list[str], list]:
     keys = ["item", "n", "score_counts", "top_k", "power", "kappa", "qwk", "cross_fit_kappa"]
+    keys += ["cross_fit_qwk", "session_model", "session_model_in_sample", "warning"]
     keys += ["flagged", "human_exact", "human_kappa", "skipped"]
     return keys, [report._clean(getattr(summary, key)) for key in keys]
+
+
+def headline_dict(session: SessionResult) -> dict:
+    """The figures screens and reports lead with (engine.results.lead): pooled kappa and QWK,
+    cross-fitted and in-sample, whether they part by more than the gap, the items too small for
+    their scores and the session model's figures."""
+    figures = run_figures(session)
+
+    def pair(inside, crossed):
+        return {"in_sample": report._clean(inside), "cross_fitted": report._clean(crossed)}
+
+    modelled = session.session_model
+    return {
+        "lead": "cross_fitted",
+        "kappa": pair(figures.kappa, figures.cross_kappa),
+        "qwk": None if figures.qwk is None else pair(figures.qwk, figures.cross_qwk),
+        "memorised": memorised(figures.kappa, figures.cross_kappa)
+        or memorised(figures.qwk, figures.cross_qwk),
+        "gap": GAP,
+        "answers_per_score": ANSWERS_PER_SCORE,
+        "small_items": [s.item for s in session.overview if s.small],
+        "session_model": None if modelled is None else modelled.to_dict(),
+    }
 
 
 def _raters_dict(session: SessionResult) -> dict:

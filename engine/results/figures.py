@@ -5,7 +5,10 @@ the comparison of a re-run with the run before it need no result loaded again.
 For a session of several items, kappa and QWK are over every audited response at once, with
 the items' scores pooled on one scale (`ReviewSet`): the human scores against the model's
 predicted scores, as engine.model.metrics computes them. For a file of one item they are that
-item's own figures.
+item's own figures. Each has its cross-fitted twin (`cross_kappa`, `cross_qwk`: every item's
+cross-fitted predictions, pooled the same way), the figure a headline leads with
+(engine.results.lead), and the session model's pooled QWK (kappa for unordered labels) where the
+run fitted it.
 
 Only the standard library at import time: a saved run's figures are read with session.json,
 before numpy is loaded.
@@ -45,6 +48,10 @@ class RunFigures:
     kappa: float
     qwk: float | None
     items: tuple[ItemFigures, ...]
+    cross_kappa: float | None = None
+    cross_qwk: float | None = None
+    session_model: float | None = None
+    session_model_in_sample: float | None = None
 
     def item(self, name: str | None) -> ItemFigures | None:
         """The figures of the item with this name (None when the run had no such item)."""
@@ -82,6 +89,11 @@ class RunFigures:
             kappa=float(values["kappa"]),
             qwk=_maybe_float(values["qwk"]),
             items=items,
+            # Absent from runs saved before the cross-fitted headline.
+            cross_kappa=_maybe_float(values.get("cross_kappa")),
+            cross_qwk=_maybe_float(values.get("cross_qwk")),
+            session_model=_maybe_float(values.get("session_model")),
+            session_model_in_sample=_maybe_float(values.get("session_model_in_sample")),
         )
 
 
@@ -138,17 +150,49 @@ def run_figures(session: SessionResult) -> RunFigures:
     from engine.model.metrics import agreement
 
     items = tuple(item_figures(result) for result in session.results)
+    modelled = session.session_model
+    extra = {
+        "session_model": None if modelled is None else _maybe_float(modelled.pooled.cross_fitted),
+        "session_model_in_sample": None if modelled is None else modelled.pooled.in_sample,
+    }
     if len(items) == 1:
         only = items[0]
-        return RunFigures(only.responses, only.flagged, only.kappa, only.qwk, items)
+        crossed = session.results[0].cross_fit
+        figures = {} if crossed is None else crossed.metrics
+        return RunFigures(
+            only.responses, only.flagged, only.kappa, only.qwk, items,
+            _maybe_float(figures.get("kappa")), _maybe_float(figures.get("qwk")), **extra,
+        )  # fmt: skip
     review = session.review
     responses = review.responses
-    pooled = agreement(responses.scores, review.predicted, len(responses.labels), responses.ordered)
-    qwk = pooled.get("qwk")
+    n, ordered = len(responses.labels), responses.ordered
+    pooled = agreement(responses.scores, review.predicted, n, ordered)
+    crossed = _pooled_cross_fit(session)
+    cross = {} if crossed is None else agreement(responses.scores, crossed, n, ordered)
     return RunFigures(
         responses=len(responses),
         flagged=int(review.flagged.sum()),
         kappa=float(pooled["kappa"]),
-        qwk=None if qwk is None else float(qwk),
+        qwk=_maybe_float(pooled.get("qwk")),
         items=items,
+        cross_kappa=_maybe_float(cross.get("kappa")),
+        cross_qwk=_maybe_float(cross.get("qwk")),
+        **extra,
     )
+
+
+def _pooled_cross_fit(session: SessionResult):
+    """(N,) every item's cross-fitted predictions on the review's pooled scale, in its order;
+    None when an item was not cross-fitted."""
+    import numpy as np
+
+    from engine.audit.scale import recode
+
+    labels = session.review.responses.labels
+    parts = []
+    for result in session.results:
+        if result.cross_fit is None:
+            return None
+        code = recode(result.responses.labels, labels)
+        parts.append(code[np.asarray(result.cross_fit.predicted)])
+    return np.concatenate(parts)

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.audit.session_figures import SessionModelFigures
 from engine.input.items import SkippedItem
 from engine.results.item import AuditResult
+from engine.results.lead import gap_note, memorised, small_note, too_small
 
 
 @dataclass(frozen=True)
 class ItemSummary:
     """One item. Figures are None for a skipped item (`skipped` holds why) and where they do
-    not apply (no cross-fitting, no second rater)."""
+    not apply (no cross-fitting, no second rater, no session model). kappa, qwk: in-sample;
+    cross_fit_kappa, cross_fit_qwk: cross-fitted, the figures to lead with; session_model and
+    session_model_in_sample: the session model's cross-fitted and in-sample QWK (kappa for
+    unordered labels); values_used: how many score values the item's answers have."""
 
     item: str
     n: int
@@ -22,24 +27,58 @@ class ItemSummary:
     kappa: float | None = None
     qwk: float | None = None
     cross_fit_kappa: float | None = None
+    cross_fit_qwk: float | None = None
+    session_model: float | None = None
+    session_model_in_sample: float | None = None
+    values_used: int = 0
     flagged: int | None = None
     human_exact: float | None = None
     human_kappa: float | None = None
     skipped: str | None = None
 
+    @property
+    def small(self) -> bool:
+        """Fewer than ten answers per score value used (engine.results.lead)."""
+        return self.skipped is None and too_small(self.n, self.values_used)
 
-def item_overview(results: list[AuditResult], skipped: list[SkippedItem]) -> list[ItemSummary]:
-    """Summaries of the audited items (in file order) followed by the skipped ones."""
-    rows = [_summary(result) for result in results]
+    @property
+    def memorised(self) -> bool:
+        """The in-sample kappa or QWK more than .05 above its cross-fitted twin."""
+        return memorised(self.kappa, self.cross_fit_kappa) or memorised(
+            self.qwk, self.cross_fit_qwk
+        )
+
+    @property
+    def warning(self) -> str:
+        """What to say beside the item's figures: memorised, too small; "" when neither."""
+        notes = []
+        if memorised(self.kappa, self.cross_fit_kappa):
+            notes.append(gap_note(self.kappa, self.cross_fit_kappa) + " (kappa)")
+        elif memorised(self.qwk, self.cross_fit_qwk):
+            notes.append(gap_note(self.qwk, self.cross_fit_qwk) + " (QWK)")
+        if self.small:
+            notes.append(small_note(self.n, self.values_used))
+        return "; ".join(notes)
+
+
+def item_overview(
+    results: list[AuditResult],
+    skipped: list[SkippedItem],
+    session_model: SessionModelFigures | None = None,
+) -> list[ItemSummary]:
+    """Summaries of the audited items (in file order), with the session model's figures where
+    it was fitted, followed by the skipped ones."""
+    rows = [_summary(result, session_model) for result in results]
     rows += [ItemSummary(s.item, s.rows, {}, skipped=s.reason) for s in skipped]
     return rows
 
 
-def _summary(result: AuditResult) -> ItemSummary:
+def _summary(result: AuditResult, session_model: SessionModelFigures | None) -> ItemSummary:
     responses = result.responses
     counts = dict(zip(responses.labels, responses.score_counts.tolist()))
     human = result.second_rater.human_human if result.second_rater is not None else None
-    crossed = result.cross_fit.metrics["kappa"] if result.cross_fit is not None else None
+    crossed = result.cross_fit.metrics if result.cross_fit is not None else {}
+    modelled = None if session_model is None else session_model.item(responses.item)
     return ItemSummary(
         item=responses.item if responses.item is not None else "",
         n=len(responses),
@@ -48,7 +87,11 @@ def _summary(result: AuditResult) -> ItemSummary:
         power=result.selected.power,
         kappa=result.metrics["kappa"],
         qwk=result.metrics.get("qwk"),  # None for unordered text labels
-        cross_fit_kappa=crossed,
+        cross_fit_kappa=crossed.get("kappa"),
+        cross_fit_qwk=crossed.get("qwk"),
+        session_model=None if modelled is None else modelled.cross_fitted,
+        session_model_in_sample=None if modelled is None else modelled.in_sample,
+        values_used=int((responses.score_counts > 0).sum()),
         flagged=int(result.flagged.sum()),
         human_exact=None if human is None else human["exact"],
         human_kappa=None if human is None else human["kappa"],

@@ -11,10 +11,12 @@ import numpy as np
 
 from engine.audit.raters import RaterReport, rater_report
 from engine.audit.reads_audit import ReadsAudit, audit_reads
+from engine.audit.session_figures import SessionModelFigures
 from engine.embedding.cache import CACHE_NOTE
 from engine.input.config import AuditConfig
 from engine.input.items import Items
 from engine.results.item import AuditResult
+from engine.results.lead import lead_warnings
 from engine.results.overview import ItemSummary, item_overview
 from engine.results.review import ReviewSet, review_set
 
@@ -24,8 +26,10 @@ class SessionResult:
     """Every audited item's `AuditResult` (in the order of `items.audited`), the items that were
     skipped and why, and the rater table (None without a rater column). A file without an item
     column is a session of one item. reads: the agreement, consensus and third-read queue of a
-    file whose answers are read more than once (None where every answer is read once). config: the settings the session was run with (each
-    item's own, with K values its size does not allow left out, is its result's config)."""
+    file whose answers are read more than once (None where every answer is read once). config:
+    the settings the session was run with (each item's own, with K values its size does not
+    allow left out, is its result's config); session_model: the session model's figures (None
+    where the run did not fit it)."""
 
     items: Items
     results: list[AuditResult]
@@ -34,6 +38,7 @@ class SessionResult:
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     reads: ReadsAudit | None = None
+    session_model: SessionModelFigures | None = None
 
     @property
     def by_item(self) -> bool:
@@ -42,7 +47,7 @@ class SessionResult:
 
     @property
     def overview(self) -> list[ItemSummary]:
-        return item_overview(self.results, self.items.skipped)
+        return item_overview(self.results, self.items.skipped, self.session_model)
 
     @functools.cached_property
     def review(self) -> ReviewSet:
@@ -64,12 +69,16 @@ class SessionResult:
 
 
 def session_result(
-    items: Items, results: list[AuditResult], config: AuditConfig, timings: dict | None = None
+    items: Items,
+    results: list[AuditResult],
+    config: AuditConfig,
+    timings: dict | None = None,
+    session_model: SessionModelFigures | None = None,
 ) -> SessionResult:
-    """A session from its items' results (a run's, or results restored from a saved session):
-    the rater table, the warnings and the figures of several reads (engine.audit.reads_audit,
-    from the reads and each result's text evidence, so a restored session gets the run's
-    figures) are worked out from them."""
+    """A session from its items' results (a run's, or results restored from a saved session)
+    and the session model's figures where it was fitted: the rater table, the warnings and the
+    figures of several reads (engine.audit.reads_audit, from the reads and each result's text
+    evidence, so a restored session gets the run's figures) are worked out from them."""
     raters = rater_report(results)
     reads = audit_reads(
         [result.responses for result in results],
@@ -80,7 +89,14 @@ def session_result(
     if raters is not None and reads is not None:
         raters = dataclasses.replace(raters, reliability=reads.reliability())
     return SessionResult(
-        items, results, config, raters, dict(timings or {}), _warnings(items, results), reads
+        items,
+        results,
+        config,
+        raters,
+        dict(timings or {}),
+        _warnings(items, results),
+        reads,
+        session_model,
     )
 
 
@@ -92,11 +108,21 @@ def single_item_session(result: AuditResult) -> SessionResult:
     return session_result(items, [result], result.config, result.timings)
 
 
+def _lead_row(result: AuditResult) -> tuple:
+    responses = result.responses
+    crossed = None if result.cross_fit is None else result.cross_fit.metrics["kappa"]
+    name = "" if responses.item is None else str(responses.item)
+    used = int((responses.score_counts > 0).sum())
+    return name, len(responses), used, result.metrics["kappa"], crossed
+
+
 def _warnings(items: Items, results: list[AuditResult]) -> list[str]:
     """One item: its own warnings. Many: the settings' and the file's warnings once, then each
-    item's own, named."""
+    item's own, named. Then the headline's: a figure that leads memorised, items too small
+    for their scores (engine.results.lead)."""
+    lead = lead_warnings([_lead_row(result) for result in results])
     if not items.by_item:
-        return list(results[0].warnings)
+        return list(results[0].warnings) + lead
     notes = list(results[0].config.warnings) + list(items.warnings)
     for result in results:
         given = set(result.responses.warnings) | set(result.config.warnings)
@@ -110,4 +136,4 @@ def _warnings(items: Items, results: list[AuditResult]) -> list[str]:
         notes += [w for w in shared + own if w not in notes]
     for skipped in items.skipped:
         notes.append(f"Item '{skipped.item}' was not audited: {skipped.reason}")
-    return notes
+    return notes + lead

@@ -84,7 +84,9 @@ class SavedResult:
 class SavedSession:
     """One saved run of an input file. settings: the settings the run was started with (JSON
     form); saved_at: UTC ISO 8601; review_row: the data row its review last showed; figures:
-    what the run is known by (None for a run an earlier parm saved)."""
+    what the run is known by (None for a run an earlier parm saved); session_model: the session
+    model's figures as engine.audit.session_figures.SessionModelFigures.to_dict writes them
+    (None where the run did not fit it), restored with the run."""
 
     folder: Path
     file_digest: str
@@ -94,6 +96,7 @@ class SavedSession:
     results: tuple[SavedResult, ...]
     review_row: int | None = None
     figures: RunFigures | None = None
+    session_model: dict | None = None
 
     def config(self) -> AuditConfig:
         """The saved settings, validated again (ResumeError when this parm refuses them)."""
@@ -196,7 +199,14 @@ def _session(folder: Path, file: dict, values: dict) -> SavedSession:
         results=tuple(results),
         review_row=None if review_row is None else int(review_row),
         figures=None if figures is None else RunFigures.from_dict(figures),
+        session_model=_session_model(values.get("session_model")),
     )
+
+
+def _session_model(values) -> dict | None:
+    if values is not None and not isinstance(values, dict):
+        raise TypeError("session_model is not an object")
+    return values
 
 
 def _safe_name(name) -> str:
@@ -227,6 +237,7 @@ def _run_dict(run: SavedSession) -> dict:
         "results": [_entry_dict(entry) for entry in run.results],
         "review_row": run.review_row,
         "figures": None if run.figures is None else run.figures.to_dict(),
+        "session_model": run.session_model,
     }
 
 
@@ -284,6 +295,7 @@ def save_session(
         settings=result.config.to_dict(),
         results=tuple(entries),
         figures=run_figures(result),
+        session_model=None if result.session_model is None else result.session_model.to_dict(),
     )
     keep = result.config.saved_runs if keep is None else max(1, int(keep))
     others = tuple(run for run in earlier if run.run_id != session.run_id)
@@ -347,6 +359,7 @@ def restore_session(session: SavedSession, items: Items, config: AuditConfig) ->
     """The saved run as a SessionResult of the file's items as they are now (read with the
     session's settings, `config`), with nothing run again: every item's result bound to its
     responses, in the file's order of items. Raises ResumeError when it cannot be used."""
+    from engine.audit.session_figures import SessionModelFigures
     from engine.results.session import session_result
 
     by_item = {responses.item: responses for responses in items.audited}
@@ -355,7 +368,13 @@ def restore_session(session: SavedSession, items: Items, config: AuditConfig) ->
     loaded = load_results(session, [by_item[entry.item] for entry in session.results])
     order = {entry.item: k for k, entry in enumerate(session.results)}
     results = [loaded[order[responses.item]] for responses in items.audited]
-    return session_result(items, results, config)
+    try:  # the session model's figures as the run found them (its graphs are not kept)
+        modelled = None
+        if session.session_model is not None:
+            modelled = SessionModelFigures.from_dict(session.session_model)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ResumeError(f"The saved session's session-model figures are damaged: {exc}") from None
+    return session_result(items, results, config, session_model=modelled)
 
 
 def save_review_row(session: SavedSession, row: int | None) -> SavedSession:

@@ -33,7 +33,8 @@ from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.metrics import (
     RichPanel,
     confusion_table,
-    fmt,
+    item_lead,
+    lead_lines,
     metrics_summary,
     metrics_table,
     parameters_table,
@@ -271,10 +272,8 @@ class ResultsScreen(Screen):
             count += f" ({len(session.items.skipped)} skipped)"
         text.append(f"{count}, {figures.responses:,} responses · ")
         text.append(f"{figures.flagged:,} flagged", style="bold")
-        text.append(f" · kappa {fmt(figures.kappa)}")
-        if figures.qwk is not None:
-            text.append(f" · QWK {fmt(figures.qwk)}")
         text.append(" (all items pooled; 5 lists them)", style="dim")
+        text.append_text(lead_lines(figures))
         if session.raters is not None:
             words = [r for r in session.raters.rows if r.verdict not in ("", "fine")]
             text.append("\nRaters who need a word: ", style="bold")
@@ -302,6 +301,10 @@ class ResultsScreen(Screen):
         text.append(selected_text(result))
         text.append(f"\n{flagged:,} of {len(result.responses):,} responses flagged for review")
         text.append(" (F6 opens the review)", "dim")
+        if not self.session.by_item:
+            text.append_text(lead_lines(self.figures))
+        else:
+            text.append_text(item_lead(self.session.overview[self.item]))
         previous, before = self.previous_figures()
         if before is not None:
             earlier = before if not self.session.by_item else before.item(result.responses.item)

@@ -15,7 +15,16 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Header, Label, ProgressBar, Static
 
-from engine.core.progress import CLUSTER, DISTILLING, ITEMS, MAXSIM, MODEL, STAGES, TUNING
+from engine.core.progress import (
+    CLUSTER,
+    DISTILLING,
+    ITEMS,
+    MAXSIM,
+    MODEL,
+    SESSION_MODEL,
+    STAGES,
+    TUNING,
+)
 from parm_tui.state import AppState
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
@@ -23,8 +32,8 @@ from parm_tui.widgets.settings_summary import columns_text, settings_text
 from parm_tui.widgets.tuning_table import TuningTable
 
 # The model's loading (and the static model's one-time distillation) shows only when a run
-# has to wait for it.
-WHEN_REPORTED = (DISTILLING, MODEL, CLUSTER)  # shown once reported
+# has to wait for it; the session model only in a run that fits it.
+WHEN_REPORTED = (DISTILLING, MODEL, CLUSTER, SESSION_MODEL)  # shown once reported
 DRAIN_SECONDS = 0.1
 
 

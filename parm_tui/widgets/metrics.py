@@ -13,9 +13,12 @@ from textual.widgets import Static
 
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
+from engine.results.lead import lead_text, memorised, run_lead, session_model_lead, small_note
 
 if TYPE_CHECKING:
+    from engine.results.figures import RunFigures
     from engine.results.item import AuditResult
+    from engine.results.overview import ItemSummary
     from engine.results.session import SessionResult
 
 
@@ -38,6 +41,47 @@ def selected_text(result: AuditResult) -> str:
     )
 
 
+def _lead_line(text: Text, line: str) -> None:
+    """One headline figure, its warning (after ⚠) in bold yellow."""
+    figure, warn, rest = line.partition(" ⚠ ")
+    text.append(figure)
+    if warn:
+        text.append(" ⚠ " + rest.removesuffix(")"), "bold yellow")
+        text.append(")")
+
+
+def lead_lines(figures: RunFigures) -> Text:
+    """'\nkappa 0.411 cross-fitted (in-sample 0.483 ⚠ 0.07 above: memorised) · QWK ...', then
+    the session model's line where the run fitted it (engine.results.lead)."""
+    text = Text("\n")
+    for n, line in enumerate(run_lead(figures)):
+        text.append(" · " if n else "")
+        _lead_line(text, line)
+    modelled = session_model_lead(figures)
+    if modelled is not None:
+        text.append("\n")
+        _lead_line(text, modelled)
+    return text
+
+
+def item_lead(row: ItemSummary) -> Text:
+    """An item's kappa and QWK, cross-fitted first, the session model's figure, and the
+    small-item warning."""
+    text = Text("\n")
+    _lead_line(text, lead_text("kappa", row.cross_fit_kappa, row.kappa))
+    if row.qwk is not None:
+        text.append(" · ")
+        _lead_line(text, lead_text("QWK", row.cross_fit_qwk, row.qwk))
+    if row.session_model is not None:
+        text.append(" · ")
+        label = "QWK" if row.qwk is not None else "kappa"
+        _lead_line(text, "session model " + lead_text(label, row.session_model,
+                                                      row.session_model_in_sample))  # fmt: skip
+    if row.small:
+        text.append("\n⚠ " + small_note(row.n, row.values_used), "bold yellow")
+    return text
+
+
 def interval_text(result: AuditResult, name: str) -> str:
     interval = result.intervals.get(name)
     return "" if interval is None else f"{fmt(interval.low)}–{fmt(interval.high)}"
@@ -46,12 +90,16 @@ def interval_text(result: AuditResult, name: str) -> str:
 def metrics_summary(result: AuditResult) -> str:
     """Plain-text summary for the clipboard."""
     lines = [f"parm audit of {result.responses.source}", f"Selected: {selected_text(result)}"]
+    crossed = {} if result.cross_fit is None else result.cross_fit.metrics
     for name, value in result.metrics.items():
-        line = f"{METRIC[name].screen}: {fmt(value)}"
+        line = f"{METRIC[name].screen}: "
+        if name in crossed:  # the cross-fitted figure first (engine.results.lead)
+            line += f"{fmt(crossed[name])} cross-fitted, "
+        line += f"{fmt(value)} in-sample"
         if name in result.intervals:
             line += f" (95% CI {interval_text(result, name)})"
-        if result.cross_fit is not None and name in result.cross_fit.metrics:
-            line += f", cross-fitted {fmt(result.cross_fit.metrics[name])}"
+        if name in ("kappa", "qwk") and memorised(value, crossed.get(name)):
+            line += " ⚠ memorised"
         lines.append(line)
     lines.append(f"Flagged: {int(result.flagged.sum())} of {len(result.responses)}")
     return "\n".join(lines)
@@ -66,24 +114,29 @@ def session_summary(session: SessionResult) -> str:
 
 
 def metrics_table(result: AuditResult) -> Table:
-    """Each metric in-sample, with its bootstrap interval and its cross-fitted value."""
+    """Each metric cross-fitted first (where cross-fitting ran), then in-sample with its
+    bootstrap interval; ⚠ beside an in-sample figure more than .05 above its cross-fitted one."""
     table = Table(title="Agreement, model vs human", title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("metric")
-    table.add_column("value", justify="right")
     with_intervals = bool(result.intervals)
     crossed = result.cross_fit.metrics if result.cross_fit is not None else None
-    if with_intervals:
-        table.add_column("95% CI", justify="center")
     if crossed is not None:
         table.add_column("cross-fit", justify="right")
+    table.add_column("in-sample", justify="right")
+    if with_intervals:
+        table.add_column("95% CI", justify="center")
     metric = result.config.selection_metric
     for name, value in result.metrics.items():
         style = "bold green" if name == metric else ""
-        cells = [Text(METRIC[name].screen, style), Text(fmt(value), style)]
-        if with_intervals:
-            cells.append(Text(interval_text(result, name), "dim"))
+        cells = [Text(METRIC[name].screen, style)]
+        inside = Text(fmt(value), style)
         if crossed is not None:
             cells.append(Text(fmt(crossed[name]) if name in crossed else "", style))
+            if name in ("kappa", "qwk") and memorised(value, crossed.get(name)):
+                inside = Text("⚠ " + fmt(value), "bold yellow")
+        cells.append(inside)
+        if with_intervals:
+            cells.append(Text(interval_text(result, name), "dim"))
         table.add_row(*cells)
     return table
 

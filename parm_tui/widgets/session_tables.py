@@ -71,26 +71,45 @@ class SessionTable(DataTable):
 
 
 class ItemsTable(SessionTable):
-    """One row per item: size, selected K and p, kappa, QWK, cross-fitted kappa, flags, and the
-    two raters' agreement where answers were scored twice; skipped items with their reason."""
+    """One row per item: size, selected K and p, the cross-fitted kappa first and the in-sample
+    one beside it (⚠ where it is more than .05 above, or the item has fewer than ten answers per
+    score value), QWK, the session model's cross-fitted figure where the run fitted it, flags,
+    and the two raters' agreement where answers were scored twice; skipped items with their
+    reason."""
 
     def show(self, session: SessionResult) -> None:
         self.clear(columns=True)
-        for header in ("item", "n", "K", "p", "kappa", "QWK", "x-fit κ", "flagged", "2 raters κ"):
+        modelled = session.session_model is not None
+        headers = ["item", "n", "K", "p", "x-fit κ", "in-sample κ", "QWK x-fit (in)", "⚠"]
+        headers += ["session x-fit"] if modelled else []
+        headers += ["flagged", "2 raters κ"]
+        for header in headers:
             self.add_column(header, key=header)
         for s in session.overview:
             if s.skipped is not None:
                 cells = [name(s.item), f"{s.n:,}", Text(f"skipped: {s.skipped}", "dim")]
-                self.add_target(cells + [""] * 6, None, None)
+                self.add_target(cells + [""] * (len(headers) - 3), None, None)
                 continue
             k = "dense" if s.top_k is None else str(s.top_k)
             share = f"{s.flagged:,} ({s.flagged / max(s.n, 1):.0%})"
+            qwk = (
+                fmt(s.qwk) if s.cross_fit_qwk is None else f"{fmt(s.cross_fit_qwk)} ({fmt(s.qwk)})"
+            )
             cells = [
-                name(s.item), f"{s.n:,}", k, f"{s.power:.3g}", fmt(s.kappa), fmt(s.qwk),
-                fmt(s.cross_fit_kappa), share, fmt(s.human_kappa),
+                name(s.item), f"{s.n:,}", k, f"{s.power:.3g}", fmt(s.cross_fit_kappa),
+                fmt(s.kappa), qwk, warning_cell(s),
             ]  # fmt: skip
-            self.add_target([Text(str(c), justify="right") if n else c
+            cells += [fmt(s.session_model)] if modelled else []
+            cells += [share, fmt(s.human_kappa)]
+            self.add_target([Text(str(c), justify="right") if 0 < n < 7 or n > 7 else c
                              for n, c in enumerate(cells)], s.item, None)  # fmt: skip
+
+
+def warning_cell(row) -> Text:
+    """'⚠ fit' (in-sample more than .05 above cross-fitted), '⚠ small' (fewer than ten answers
+    per score value), both, or nothing."""
+    marks = [word for word, on in (("fit", row.memorised), ("small", row.small)) if on]
+    return Text("⚠ " + " ".join(marks), "bold yellow") if marks else Text("")
 
 
 def leniency_cell(r: RaterRow, wide: bool, raters=None) -> Text:

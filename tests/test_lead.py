@@ -1,0 +1,79 @@
+"""engine.results.lead: the cross-fitted figure leads, the in-sample one stands beside it, and
+the warnings (memorised: in-sample more than .05 above; too small: under ten answers per score
+value used) appear exactly where their rules say."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.results.figures import ItemFigures, RunFigures
+from engine.results.lead import (
+    lead_text,
+    lead_warnings,
+    memorised,
+    run_lead,
+    session_model_lead,
+    too_small,
+)
+
+
+@pytest.mark.parametrize(
+    ("in_sample", "cross_fitted", "warned"),
+    [(0.80, 0.74, True), (0.80, 0.76, False), (0.80, 0.75, False), (0.79, 0.06, True),
+     (0.50, 0.60, False), (0.80, None, False), (float("nan"), 0.1, False)],
+)  # fmt: skip
+def test_memorised_only_when_in_sample_exceeds_cross_fitted_by_more_than_the_gap(
+    in_sample, cross_fitted, warned
+):
+    assert memorised(in_sample, cross_fitted) is warned
+    text = lead_text("kappa", cross_fitted, in_sample)
+    assert ("⚠" in text) is warned
+
+
+@pytest.mark.parametrize(
+    ("answers", "values", "small"),
+    [(28, 6, True), (59, 6, True), (60, 6, False), (200, 4, False), (19, 2, True),
+     (20, 2, False), (5, 1, False)],
+)  # fmt: skip
+def test_an_item_is_too_small_under_ten_answers_per_score_value_used(answers, values, small):
+    assert too_small(answers, values) is small
+
+
+def test_the_lead_text_puts_the_cross_fitted_figure_first_and_labels_both():
+    text = lead_text("kappa", 0.061, 0.793)
+    assert text.startswith("kappa 0.061 cross-fitted (in-sample 0.793")
+    assert "⚠ 0.73 above" in text
+    assert lead_text("kappa", None, 0.5) == "kappa 0.500 in-sample (no cross-fitting)"
+
+
+def test_a_runs_headline_leads_with_the_pooled_cross_fitted_figures():
+    item = ItemFigures("A", 28, 3, 1.0, 1.0, 5, 1.0)
+    figures = RunFigures(28, 3, 0.79, 0.86, (item,), 0.35, 0.83, 0.55, 0.70)
+    kappa, qwk = run_lead(figures)
+    assert kappa.startswith("kappa 0.350 cross-fitted (in-sample 0.790 ⚠")
+    assert qwk.startswith("QWK 0.830 cross-fitted (in-sample 0.860)")  # .03: no warning
+    assert session_model_lead(figures).startswith("session model QWK 0.550 cross-fitted")
+    assert "⚠ 0.15 above" in session_model_lead(figures)
+    plain = RunFigures(28, 3, 0.79, 0.86, (item,))
+    assert session_model_lead(plain) is None
+    assert run_lead(plain)[0] == "kappa 0.790 in-sample (no cross-fitting)"
+
+
+def test_run_figures_saved_before_the_cross_fitted_headline_read_back_without_it():
+    item = ItemFigures("A", 28, 3, 1.0, 1.0, 5, 1.0)
+    values = RunFigures(28, 3, 0.79, 0.86, (item,)).to_dict()
+    for key in ("cross_kappa", "cross_qwk", "session_model", "session_model_in_sample"):
+        del values[key]
+    figures = RunFigures.from_dict(values)
+    assert figures.cross_kappa is None and figures.session_model is None
+    full = RunFigures(28, 3, 0.79, 0.86, (item,), 0.35, 0.83, 0.55, 0.7)
+    assert RunFigures.from_dict(full.to_dict()) == full
+
+
+def test_lead_warnings_name_the_items_once_per_kind():
+    rows = [("q1", 28, 6, 1.0, 0.06), ("q2", 200, 4, 0.70, 0.68), ("q3", 30, 5, 0.9, None),
+            ("q4", 40, 2, 0.5, 0.3), ("q5", 25, 4, 0.8, 0.7), ("q6", 26, 4, 0.8, 0.8)]  # fmt: skip
+    small, learnt = lead_warnings(rows)
+    assert small.startswith("4 of 6 item(s) ('q1', 'q3', 'q5' and 1 more) have fewer than 10")
+    assert learnt.startswith("3 of 6 item(s) ('q1', 'q4', 'q5') show an in-sample kappa")
+    assert lead_warnings([("q2", 200, 4, 0.70, 0.68)]) == []
