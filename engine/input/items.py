@@ -12,8 +12,8 @@ import pandas as pd
 
 from engine.core.errors import DataError
 from engine.input.config import AuditConfig
-from engine.input.responses import ItemTooSmall, Responses, missing_column, responses_from_frame
-from engine.input.table import read_table
+from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
+from engine.input.table import missing_column, read_table
 from engine.input.times import parse_times
 
 

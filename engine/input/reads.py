@@ -26,6 +26,7 @@ import pandas as pd
 
 from engine.core.errors import DataError
 from engine.input.config import AuditConfig
+from engine.input.table import missing_column
 
 LONG, WIDE = "long", "wide"
 # How many rows a message names before "and N more".
@@ -242,8 +243,6 @@ def _check_one_read_each(parts, where: str) -> None:
 
 def _cells(frame: pd.DataFrame, column: str | None, where: str = "", role: str = "") -> list[str]:
     if column not in frame.columns:
-        from engine.input.responses import missing_column
-
         raise DataError(missing_column(where, role or "read", column, frame.columns))
     return frame[column].astype(str).tolist()
 

@@ -21,7 +21,7 @@ from engine.input.config import AuditConfig
 from engine.input.kept_reads import describe_rows, keep_reads
 from engine.input.labels import check_order, code_labels, is_numeric, order_notes
 from engine.input.reads import LONG, Reads, long_answers, read_columns, wide_reads
-from engine.input.table import read_table
+from engine.input.table import missing_column, read_table
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10
@@ -114,15 +114,6 @@ class Responses:
             and self.raters == other.raters
             and self.second_raters == other.second_raters
         )
-
-
-def missing_column(where, role: str, name: str, columns) -> str:
-    """The message about a column the file does not have, with the closest one it has."""
-    columns = [str(c) for c in columns]
-    return (
-        f"{where}: the {role} column '{name}' does not exist.{did_you_mean(name, columns)} "
-        f"Columns in the file: {', '.join(columns)}."
-    )
 
 
 def blank_answers(texts: list[str]) -> np.ndarray:

@@ -17,6 +17,7 @@ import pandas as pd
 
 from engine.core.errors import DataError
 from engine.core.files import open_regular, reason
+from engine.core.suggest import did_you_mean
 from engine.core.text import sanitise
 
 _SNIFF_BYTES = 256 * 1024
@@ -237,3 +238,12 @@ def _reading_warnings(path: Path, encoding: str, replaced: int) -> list[str]:
             "bidi overrides); each was replaced by U+FFFD."
         )
     return warnings
+
+
+def missing_column(where, role: str, name: str, columns) -> str:
+    """The message about a column the file does not have, with the closest one it has."""
+    columns = [str(c) for c in columns]
+    return (
+        f"{where}: the {role} column '{name}' does not exist.{did_you_mean(name, columns)} "
+        f"Columns in the file: {', '.join(columns)}."
+    )

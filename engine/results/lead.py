@@ -15,16 +15,26 @@ that never saw it); the in-sample figure stands beside it, labelled "in-sample".
   `scores` column, and on Mohler it marks the items whose in-sample and cross-fitted kappas
   part most.
 
-Only the standard library: RunFigures (engine.results.figures) is read before numpy loads.
+Only the standard library (it is read before numpy loads); a run's figures come in as anything
+with RunFigures' fields (engine.results.figures, which imports this module).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from engine.results.figures import RunFigures
+
+class RunFigures(Protocol):
+    """The fields of engine.results.figures.RunFigures the headline reads."""
+
+    kappa: float | None
+    cross_kappa: float | None
+    qwk: float | None
+    cross_qwk: float | None
+    session_model: float | None
+    session_model_in_sample: float | None
+
 
 GAP = 0.05
 ANSWERS_PER_SCORE = 10
