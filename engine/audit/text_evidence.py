@@ -41,9 +41,11 @@ def reads_classifier(
     seed: int,
     folds: int = FOLDS,
     inverse_penalty: float = INVERSE_PENALTY,
+    every_read: bool = True,
 ) -> np.ndarray:
     """(N, K) out-of-fold probabilities of each answer's score from a logistic regression on
-    the embeddings, fitted on every read of the other folds' answers; NaN rows for answers in no
+    the embeddings, fitted on every read of the other folds' answers (every_read False: on each
+    answer's first read, as the severity's embedding classifier is); NaN rows for answers in no
     fold (not read, or too few answers)."""
     out = np.full((reads.n_answers, reads.n_classes), np.nan)
     parts = answer_folds(reads, folds, seed)
@@ -52,35 +54,25 @@ def reads_classifier(
     fold_of = np.full(reads.n_answers, -1)
     for number, part in enumerate(parts):
         fold_of[part] = number
-    rows = np.argsort(reads.answer, kind="stable")
-    rows = rows[fold_of[reads.answer[rows]] >= 0]
-    features = narrow(vectors)[reads.answer[rows]]
-    held = [np.flatnonzero(fold_of[reads.answer[rows]] == k) for k in range(len(parts))]
-    proba = out_of_fold_proba(features, reads.score[rows], reads.n_classes, held, inverse_penalty)
-    out[reads.answer[rows]] = proba
+    if every_read:
+        rows = np.argsort(reads.answer, kind="stable")
+        rows = rows[fold_of[reads.answer[rows]] >= 0]
+        answers, scores = reads.answer[rows], reads.score[rows]
+    else:
+        first = first_reads(reads)
+        answers = np.flatnonzero(fold_of >= 0)
+        scores = first[answers]
+    held = [np.flatnonzero(fold_of[answers] == k) for k in range(len(parts))]
+    proba = out_of_fold_proba(
+        narrow(vectors)[answers], scores, reads.n_classes, held, inverse_penalty
+    )
+    out[answers] = proba
     return out
 
 
 def first_read_classifier(
-    vectors: np.ndarray,
-    reads: ItemReads,
-    seed: int,
-    folds: int = FOLDS,
-    inverse_penalty: float = INVERSE_PENALTY,
+    vectors: np.ndarray, reads: ItemReads, seed: int, folds: int = FOLDS
 ) -> np.ndarray:
     """(N, K) the severity's embedding classifier: out-of-fold logistic regression fitted on
     each answer's first read; NaN rows for answers in no fold."""
-    out = np.full((reads.n_answers, reads.n_classes), np.nan)
-    parts = answer_folds(reads, folds, seed)
-    if not parts:
-        return out
-    first = first_reads(reads)
-    read = np.flatnonzero(first >= 0)
-    position = np.full(reads.n_answers, -1)
-    position[read] = np.arange(read.size)
-    local = [position[part] for part in parts]
-    proba = out_of_fold_proba(
-        narrow(vectors[read]), first[read], reads.n_classes, local, inverse_penalty
-    )
-    out[read] = proba
-    return out
+    return reads_classifier(vectors, reads, seed, folds, every_read=False)
