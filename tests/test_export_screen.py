@@ -175,7 +175,7 @@ async def test_every_file_parm_audit_writes_is_offered_and_chosen(result, tmp_pa
             await export_to(pilot, out)
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["predictions.csv", "tuning.csv", "report.json", "report.md", "report.html",
-         "decisions.csv", "scores_reviewed.csv", "parm-manifest.json"]
+         "warnings.txt", "decisions.csv", "scores_reviewed.csv", "parm-manifest.json"]
     )  # fmt: skip
     with (out / "scores_reviewed.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))

@@ -23,7 +23,7 @@ METRICS = ["accuracy", "kappa", "qwk", "near", "f1", "nll"]
 
 
 def run_audit_cli(*args: str):
-    result = CliRunner().invoke(app, ["audit", *map(str, args), "--quiet"])
+    result = CliRunner().invoke(app, ["audit", *map(str, args)])
     assert result.exit_code == 0, result.output
     return result
 
@@ -306,7 +306,7 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
     np.save(tmp_path / "session.npy", vectors)
     args = ["audit", str(tmp_path / "session.csv"), "--embeddings", str(tmp_path / "session.npy"),
             "--item-col", "item", "--rater-col", "rater", "--out", str(tmp_path / "out"),
-            "--quiet", "--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0"]  # fmt: skip
+            "--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     for name in ("predictions.csv", "tuning.csv", "report.json", "report.md", "items.csv",
@@ -332,7 +332,7 @@ def session_files(tmp_path, **columns):
     return tmp_path / "session.csv", tmp_path / "session.npy"
 
 
-QUICK = ["--quiet", "--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0"]
+QUICK = ["--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0"]
 
 
 def test_parm_audit_guesses_the_columns_the_app_guesses_unless_told_not_to(tmp_path):

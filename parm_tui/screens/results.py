@@ -19,6 +19,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Select, Static, TabbedContent, TabPane
 
+from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.results.figures import run_figures
 from engine.results.session import SessionResult
@@ -286,12 +287,16 @@ class ResultsScreen(Screen):
         return text
 
     def warnings_text(self) -> Text:
+        """This item's warnings; with items, the session's too, one line per kind."""
         warnings = list(self.result.warnings)
-        if not warnings:
-            return Text("No warnings.", "dim")
-        text = Text("Warnings\n", "bold yellow")
+        text = Text("Warnings\n", "bold yellow") if warnings else Text("No warnings.\n", "dim")
         for warning in warnings:
             text.append(safe_text(f"⚠ {warning}\n"), "yellow")
+        if self.session.by_item and self.session.warnings:
+            n = len(self.session.warnings)
+            text.append(f"All items: {n} warning{'' if n == 1 else 's'}\n", "bold yellow")
+            for line in summary_lines(self.session.warnings):
+                text.append(f"⚠ {line}\n", "yellow")
         text.rstrip()
         return text
 
