@@ -58,7 +58,7 @@ def item_view(
         "n": len(responses),
         "headline": _headline(result, report),
         "human_line": _human_line(result, report),
-        "attention": _attention(result, report),
+        "attention": attention(result, report),
         "priority": priority(report),
         "distribution": _distribution(result, which) if plotted else None,
         "agreement": _agreement(result, report),
@@ -137,8 +137,8 @@ def _human_line(result: AuditResult, report: dict) -> dict | None:
 def human_below(figures: dict) -> list[str]:
     """A pair's figures (exact, adjacent, kappa, qwk) under the field's minimum, as tags."""
     return [
-        f"{label} {fixed(figures.get(key))} < {FIELD_THRESHOLDS[metric]:.2f}"
-        for key, label, metric in HUMAN_NAMES
+        f"{METRIC[metric].word} {fixed(figures.get(key))} < {FIELD_THRESHOLDS[metric]:.2f}"
+        for key, _, metric in HUMAN_NAMES
         if metric is not None and below_minimum(metric, figures.get(key))
     ]
 
@@ -168,7 +168,7 @@ def _who_disagrees(human: dict, model: dict) -> str:
     return ""
 
 
-def _attention(result: AuditResult, report: dict) -> str:
+def attention(result: AuditResult, report: dict) -> str:
     """Why the item needs attention, or '' when nothing does; a shortfall from two raters says
     whether the raters or the model disagree."""
     reasons = _below(report["metrics"])

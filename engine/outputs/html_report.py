@@ -45,7 +45,7 @@ def html_report(session: SessionResult, decisions: dict | None) -> str:
     """The page for a session and its review's decisions (by data row; None: no store)."""
     data = session_report.session_dict(session, decisions)
     reports = _item_reports(session, data)
-    first = set(attention_order(reports)[:SHOWN])
+    first = set(attention_order(session, reports)[:SHOWN])
     items = [
         html_items.item_view(result, report, k, k in first, decisions)
         for k, (result, report) in enumerate(zip(session.results, reports))
@@ -107,10 +107,14 @@ def _item_reports(session: SessionResult, data: dict) -> list[dict]:
 SHOWN = 5
 
 
-def attention_order(reports: list[dict]) -> list[int]:
-    """The items' positions, the one that needs attention most first (the lowest cross-fitted
-    kappa, else kappa; ties by position)."""
-    return sorted(range(len(reports)), key=lambda k: (html_items.priority(reports[k]), k))
+def attention_order(session: SessionResult, reports: list[dict]) -> list[int]:
+    """The items' positions, the one that needs attention most first: those with a figure under
+    the field's minimum or a shortfall from two raters, then the rest, each by the lowest
+    cross-fitted kappa (else kappa); ties by position."""
+    needs = [bool(html_items.attention(r, report)) for r, report in zip(session.results, reports)]
+    return sorted(
+        range(len(reports)), key=lambda k: (not needs[k], html_items.priority(reports[k]), k)
+    )
 
 
 def parameters_appendix(items: list[dict]) -> dict:
@@ -125,7 +129,7 @@ def summary(session: SessionResult, data: dict, items: list[dict]) -> dict:
     """The first screen: agreement and the raters' own, what needs attention, the review."""
     flagged = int(session.flagged.sum())
     # The items that need attention most first, at most SHOWN of each list.
-    ranked = sorted(items, key=lambda view: view["priority"])
+    ranked = sorted(items, key=lambda view: (not view["attention"], view["priority"]))
     attention = [view["attention"] for view in ranked if view["attention"]]
     human = [view["human_line"] for view in ranked if view["human_line"]]
     raters = _raters_attention(session)
