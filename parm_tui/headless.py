@@ -15,6 +15,7 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Column
 
 from engine import workspace
 from engine.core.crash_log import write_crash_log
@@ -77,15 +78,19 @@ class StageBars:
 
 def progress_bars(console: Console, quiet: bool) -> Progress:
     """The run's progress display; descriptions are plain text (markup=False), since they quote
-    the model's name, which may hold "[/]"."""
+    the model's name, which may hold "[/]". The description takes what the bar, the counts and
+    the time leave and is cut with an ellipsis, so at 80 columns the counts and the time stay
+    whole."""
+    description = Column(ratio=1, no_wrap=True, overflow="ellipsis", min_width=20)
     return Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
+        TextColumn("{task.description}", markup=False, table_column=description),
+        BarColumn(bar_width=12),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
         console=console,
         disable=quiet,
         transient=False,
+        expand=True,  # the description's ratio applies: it gives way, the other columns do not
     )
 
 

@@ -390,3 +390,27 @@ def test_parm_export_of_a_file_never_audited_says_what_to_do(tmp_path):
     result = CliRunner().invoke(app, ["export", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and "has no saved audit" in result.output
     assert "parm audit" in result.output and not (tmp_path / "out").exists()
+
+
+def test_progress_bars_keep_their_counts_and_time_whole_at_80_columns():
+    import io
+
+    from rich.console import Console
+
+    from engine.core.progress import ProgressEvent
+    from parm_tui.headless import StageBars, progress_bars
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=80, color_system=None)
+    with progress_bars(console, quiet=False) as progress:
+        bars = StageBars(progress)
+        bars(ProgressEvent("tuning", 3, 10, "item 12.11: K=25, p=1: kappa=0.849 " + "x" * 40))
+        bars(ProgressEvent("embedding", 250, 756, "item 12.11: loaded from cache"))
+        progress.refresh()
+    # The last frame: each bar's line after the cursor moves.
+    frame = buffer.getvalue().rsplit("\x1b[1A\x1b[2K", 1)[1]
+    lines = [line.rstrip() for line in frame.split("\x1b[?25h")[0].splitlines()]
+    assert [len(line) <= 80 for line in lines] == [True, True]
+    tuning, embedding = sorted(lines, key=lambda line: not line.startswith("Tuning"))
+    assert tuning.endswith("3/10   -:--:--") and "kappa=0.849 x" in tuning and "…" in tuning
+    assert embedding.endswith("250/756 -:--:--") and "loaded from cache" in embedding

@@ -213,7 +213,7 @@ async def test_a_rerun_shows_the_run_before_it_and_an_earlier_run_reopens_read_o
             assert (f"{name} {a} → {b}" if a != b else f"{name} {a} (same)") in headline
         assert "Previous run" in headline
         # The runs list: both runs, newest first; enter on the earlier one reopens it.
-        await pilot.press("7")
+        await pilot.press("5")  # one item, no raters: Runs is the fifth tab
         runs = app.screen.query_one("#results-runs", DataTable)
         assert runs.row_count == 2
         assert [str(runs.get_row_at(n)[-1]) for n in range(2)] == [second.run_id, first.run_id]
