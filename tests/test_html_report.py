@@ -178,3 +178,21 @@ def test_a_shortfall_from_two_raters_says_who_disagrees(raters, model, says, mar
         assert "the raters agree with QWK 0.690 only" in attention
     elif raters - model > 0.10:
         assert "the model, not the scores, is at odds" in attention
+
+
+def test_report_md_of_many_items_lists_in_full_only_the_five_that_need_attention(many_items):
+    from engine.outputs.html_items import SHORT_TOP, SHOWN, attention_order
+    from engine.outputs.session_markdown import session_markdown
+
+    text = session_markdown(many_items, None)
+    assert text.count("## What the uncertainty figures mean") == 1  # said once, at the end
+    reports = session_dict(many_items)["items"]
+    first = set(attention_order(many_items.results, reports)[:SHOWN])
+    sections = text.split("\n## Item ")[1:]
+    assert len(sections) == len(many_items.results)
+    for k, (section, result) in enumerate(zip(sections, many_items.results)):
+        queue = section.split("responses to review\n")[1].split("\n### ")[0]
+        rows = [line for line in queue.splitlines() if line.startswith("| ") and "---" not in line]
+        flagged = int(result.flagged.sum())
+        listed = min(flagged, 20 if k in first else SHORT_TOP)
+        assert len(rows) - 1 == listed, (k, len(rows), listed)

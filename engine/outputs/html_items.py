@@ -19,6 +19,9 @@ from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.results.item import AuditResult
 
 TOP = 20
+# The summary names at most this many items and raters, and only the items it names have plots
+# and full lists: a report of 135 items stays small and quick to write; the tables have all.
+SHOWN = 5
 # Items without plots (a session's items beyond those that need attention most) list fewer of
 # their queue's top and near-duplicates: the review, predictions.csv and report.json have them.
 SHORT_TOP = 5
@@ -190,6 +193,14 @@ def attention(result: AuditResult, report: dict) -> str:
     who = "The scores" if name is None else name
     flagged = int(result.flagged.sum())
     return f"{who}: {'; '.join(reasons)} ({flagged:,} of {len(result.responses):,} flagged)"
+
+
+def attention_order(results: list[AuditResult], reports: list[dict]) -> list[int]:
+    """The items' positions, the one that needs attention most first: those with a figure under
+    the field's minimum or a shortfall from two raters, then the rest, each by the lowest
+    cross-fitted kappa (else kappa); ties by position. reports: each one's report_dict."""
+    needs = [bool(attention(result, report)) for result, report in zip(results, reports)]
+    return sorted(range(len(reports)), key=lambda k: (not needs[k], priority(reports[k]), k))
 
 
 def priority(report: dict) -> float:

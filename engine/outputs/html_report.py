@@ -27,6 +27,7 @@ from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.outputs import html_items, plots, session_report
 from engine.outputs.columns import fixed
+from engine.outputs.html_items import SHOWN
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
@@ -45,7 +46,7 @@ def html_report(session: SessionResult, decisions: dict | None) -> str:
     """The page for a session and its review's decisions (by data row; None: no store)."""
     data = session_report.session_dict(session, decisions)
     reports = _item_reports(session, data)
-    first = set(attention_order(session, reports)[:SHOWN])
+    first = set(html_items.attention_order(session.results, reports)[:SHOWN])
     items = [
         html_items.item_view(result, report, k, k in first, decisions)
         for k, (result, report) in enumerate(zip(session.results, reports))
@@ -100,21 +101,6 @@ def render(context: dict) -> str:
 
 def _item_reports(session: SessionResult, data: dict) -> list[dict]:
     return data["items"]
-
-
-# The summary names at most this many items and raters, and only the items it names have
-# plots: a page of 135 items stays small and quick to write, and the tables have them all.
-SHOWN = 5
-
-
-def attention_order(session: SessionResult, reports: list[dict]) -> list[int]:
-    """The items' positions, the one that needs attention most first: those with a figure under
-    the field's minimum or a shortfall from two raters, then the rest, each by the lowest
-    cross-fitted kappa (else kappa); ties by position."""
-    needs = [bool(html_items.attention(r, report)) for r, report in zip(session.results, reports)]
-    return sorted(
-        range(len(reports)), key=lambda k: (not needs[k], html_items.priority(reports[k]), k)
-    )
 
 
 def parameters_appendix(items: list[dict]) -> dict:

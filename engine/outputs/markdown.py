@@ -114,11 +114,17 @@ def markdown_report(
     title: str = "parm audit report",
     depth: int = 1,
     decisions: str = "",
+    duplicates: int = 50,
+    meanings: bool = True,
+    data: dict | None = None,
 ) -> str:
     """A readable report for a rater-lead. depth: the title's heading level (a session of many
     items puts each item's report under its own second-level heading); decisions: the review's
-    section (engine.outputs.review_summary), after the responses to review."""
-    data = report_dict(result)
+    section (engine.outputs.review_summary), after the responses to review; top and duplicates:
+    how many of the review queue and of the near-duplicates are listed; meanings: whether the
+    figures' meanings close it (a session says them once); data: its report_dict, when made
+    already."""
+    data = report_dict(result) if data is None else data
     sections = [
         _summary_section(result, data),
         _settings_section(result, data),
@@ -127,9 +133,9 @@ def markdown_report(
         _confusion_section(result, data),
         _review_section(result, top),
         decisions,
-        _duplicates_section(result, data),
+        _duplicates_section(result, data, duplicates),
         _parameters_section(data),
-        "## What the uncertainty figures mean\n\n" + "\n".join(f"- {m}" for m in MEANINGS),
+        MEANINGS_SECTION if meanings else "",
     ]
     if result.warnings:
         sections.append("## Warnings\n\n" + "\n".join(f"- {md_item(w)}" for w in result.warnings))
@@ -322,7 +328,12 @@ def _evidence_md(result: AuditResult, i: int) -> str:
     return "; ".join(parts)
 
 
-def _duplicates_section(result: AuditResult, data) -> str:
+MEANINGS_SECTION = "## What the uncertainty figures mean\n\n" + "\n".join(
+    f"- {m}" for m in MEANINGS
+)
+
+
+def _duplicates_section(result: AuditResult, data, shown: int = 50) -> str:
     pairs = data["near_duplicates"]
     threshold = result.config.near_duplicate_threshold
     out = ["## Consistency: near-duplicates with different scores", ""]
@@ -342,13 +353,13 @@ def _duplicates_section(result: AuditResult, data) -> str:
             *(p[k]["score"] for k in ("first", "second")),
             *(_cut(p[k]["text"], 200) for k in ("first", "second")),
         ]
-        for p in pairs[:50]
+        for p in pairs[:shown]
     ]
     out.append(
         _table(["similarity", "row A", "row B", "score A", "score B", "text A", "text B"], rows)
     )
-    if len(pairs) > 50:
-        out += ["", f"The first 50 of {len(pairs)} are shown; report.json lists all."]
+    if len(pairs) > shown:
+        out += ["", f"The first {shown} of {len(pairs)} are shown; report.json lists all."]
     return "\n".join(out)
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from engine.outputs import declared, markdown, rater_files, review_summary
 from engine.outputs.declared import TOO_FEW
+from engine.outputs.html_items import SHORT_TOP, SHOWN, attention_order
+from engine.outputs.report import report_dict
 from engine.results.session import SessionResult
 
 # Fewer shared answers than this and a pair of raters' agreement is too unstable to show.
@@ -24,9 +26,18 @@ def session_markdown(session: SessionResult, decisions: dict | None = None) -> s
     parts = ["# parm audit report", _overview_section(session), review]
     if raters:
         parts.append(raters)
-    for result in session.results:
+    # The items that need attention most list as much as one item's report; the others, of
+    # a long file, the top of their queue and near-duplicates (predictions.csv has them all).
+    reports = [report_dict(result) for result in session.results]
+    first = set(attention_order(session.results, reports)[:SHOWN])
+    for k, (result, data) in enumerate(zip(session.results, reports)):
         title = f"Item {markdown.md_text(result.responses.item, 80)}"
-        parts.append(markdown.markdown_report(result, title=title, depth=2).rstrip())
+        shown = {} if k in first else {"top": SHORT_TOP, "duplicates": SHORT_TOP}
+        section = markdown.markdown_report(
+            result, title=title, depth=2, meanings=False, data=data, **shown
+        )
+        parts.append(section.rstrip())
+    parts.append(markdown.MEANINGS_SECTION)
     return "\n\n".join(parts) + "\n"
 
 
