@@ -181,7 +181,8 @@ def test_a_shortfall_from_two_raters_says_who_disagrees(raters, model, says, mar
 
 
 def test_report_md_of_many_items_lists_in_full_only_the_five_that_need_attention(many_items):
-    from engine.outputs.html_items import SHORT_TOP, SHOWN, attention_order
+    from engine.outputs.html_items import SHOWN, attention_order
+    from engine.outputs.markdown import BRIEF_TOP
     from engine.outputs.session_markdown import session_markdown
 
     text = session_markdown(many_items, None)
@@ -194,5 +195,6 @@ def test_report_md_of_many_items_lists_in_full_only_the_five_that_need_attention
         queue = section.split("responses to review\n")[1].split("\n### ")[0]
         rows = [line for line in queue.splitlines() if line.startswith("| ") and "---" not in line]
         flagged = int(result.flagged.sum())
-        listed = min(flagged, 20 if k in first else SHORT_TOP)
+        listed = min(flagged, 20 if k in first else BRIEF_TOP)
         assert len(rows) - 1 == listed, (k, len(rows), listed)
+        assert ("### Parameters" in section) == (k in first)

@@ -114,17 +114,18 @@ def markdown_report(
     title: str = "parm audit report",
     depth: int = 1,
     decisions: str = "",
-    duplicates: int = 50,
-    meanings: bool = True,
+    brief: bool = False,
     data: dict | None = None,
 ) -> str:
     """A readable report for a rater-lead. depth: the title's heading level (a session of many
     items puts each item's report under its own second-level heading); decisions: the review's
-    section (engine.outputs.review_summary), after the responses to review; top and duplicates:
-    how many of the review queue and of the near-duplicates are listed; meanings: whether the
-    figures' meanings close it (a session says them once); data: its report_dict, when made
-    already."""
+    section (engine.outputs.review_summary), after the responses to review; brief: an item of a
+    session (the figures' meanings come once, for the session) that is not among those needing
+    attention most: BRIEF_TOP of its queue and near-duplicates, no parameters or warnings
+    (report.json, report.html's appendix and warnings.txt have them); data: its report_dict,
+    when made already."""
     data = report_dict(result) if data is None else data
+    top = min(top, BRIEF_TOP) if brief else top
     sections = [
         _summary_section(result, data),
         _settings_section(result, data),
@@ -133,11 +134,11 @@ def markdown_report(
         _confusion_section(result, data),
         _review_section(result, top),
         decisions,
-        _duplicates_section(result, data, duplicates),
-        _parameters_section(data),
-        MEANINGS_SECTION if meanings else "",
+        _duplicates_section(result, data, BRIEF_TOP if brief else 50),
+        "" if brief else _parameters_section(data),
+        "" if depth > 1 else MEANINGS_SECTION,
     ]
-    if result.warnings:
+    if result.warnings and not brief:
         sections.append("## Warnings\n\n" + "\n".join(f"- {md_item(w)}" for w in result.warnings))
     # Every section starts with its "## " heading: moved one level down per level of depth.
     sections = ["#" * (depth - 1) + s for s in sections if s]
@@ -328,6 +329,8 @@ def _evidence_md(result: AuditResult, i: int) -> str:
     return "; ".join(parts)
 
 
+# What a brief item report lists of its queue and near-duplicates.
+BRIEF_TOP = 5
 MEANINGS_SECTION = "## What the uncertainty figures mean\n\n" + "\n".join(
     f"- {m}" for m in MEANINGS
 )

@@ -4,9 +4,10 @@ first, then every item's report under its own heading."""
 
 from __future__ import annotations
 
+from engine.core.run_warnings import summary_lines
 from engine.outputs import declared, markdown, rater_files, review_summary
 from engine.outputs.declared import TOO_FEW
-from engine.outputs.html_items import SHORT_TOP, SHOWN, attention_order
+from engine.outputs.html_items import SHOWN, attention_order
 from engine.outputs.report import report_dict
 from engine.results.session import SessionResult
 
@@ -26,18 +27,20 @@ def session_markdown(session: SessionResult, decisions: dict | None = None) -> s
     parts = ["# parm audit report", _overview_section(session), review]
     if raters:
         parts.append(raters)
-    # The items that need attention most list as much as one item's report; the others, of
-    # a long file, the top of their queue and near-duplicates (predictions.csv has them all).
+    # The items that need attention most have a whole item's report; the others a brief one.
     reports = [report_dict(result) for result in session.results]
     first = set(attention_order(session.results, reports)[:SHOWN])
     for k, (result, data) in enumerate(zip(session.results, reports)):
         title = f"Item {markdown.md_text(result.responses.item, 80)}"
-        shown = {} if k in first else {"top": SHORT_TOP, "duplicates": SHORT_TOP}
         section = markdown.markdown_report(
-            result, title=title, depth=2, meanings=False, data=data, **shown
+            result, title=title, depth=2, brief=k not in first, data=data
         )
         parts.append(section.rstrip())
     parts.append(markdown.MEANINGS_SECTION)
+    if session.warnings:
+        lines = [f"- {markdown.md_item(line)}" for line in summary_lines(session.warnings)]
+        note = "One line per kind of warning; warnings.txt and report.json have every one."
+        parts.append("## Warnings\n\n" + note + "\n\n" + "\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
 
