@@ -23,6 +23,11 @@ SMALL = "Only 30 usable responses: the estimates and agreement figures are impre
         ("Score '3' appears only in the second rater's column and has no ...", "second_rater_only"),
         (SMALL + " (parm is meant for 50 or more).", "small_item"),
         ("Not audited: 6 usable response(s).", "not_audited"),
+        (
+            "Setting 'similarity_top_k': left out K = 40, 45, not smaller than the number of "
+            "responses (36).",
+            "grid_cut",
+        ),
         ("Embedding cache: 2 cached vector(s) in /x were damaged", "embedding_cache"),
         ("File a.csv is gzip-compressed; it was decompressed in memory.", "file"),
         ("Something no kind describes.", "other"),

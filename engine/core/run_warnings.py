@@ -53,6 +53,11 @@ WARNING_KINDS = (
         r"^Too few responses per score",
     ),
     WarningKind(
+        "grid_cut",
+        "top-K values not smaller than the item's responses, left out of its tuning",
+        r"^Setting '.*': left out ",
+    ),
+    WarningKind(
         "unordered_scores",
         "text scores with no stated order, treated as nominal (no QWK or near agreement)",
         r"are text with no stated order",
