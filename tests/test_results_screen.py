@@ -256,3 +256,17 @@ async def test_the_summary_scrolls_with_the_keys_at_once(grid_result):
         await pilot.press("pagedown")
         await pilot.pause()
         assert summary.scroll_y > 0
+
+
+def test_a_sessions_summary_tab_lists_its_warnings_one_line_per_kind():
+    from helpers import run_frame, session_config, session_frame
+
+    from engine.core.run_warnings import KINDS
+    from parm_tui.screens.results import ResultsScreen
+
+    frame, vectors = session_frame(items=tuple((f"q{k}", 30, 3) for k in range(5)))
+    session = run_frame(frame, vectors, session_config())
+    text = ResultsScreen(session).warnings_text().plain
+    n = len(session.warnings)
+    assert f"All items: {n} warnings" in text
+    assert text.count(KINDS["small_item"].summary) == 1 and "and 2 more" in text
