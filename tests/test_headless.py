@@ -57,7 +57,7 @@ def test_audit_writes_all_outputs_and_a_summary(default_run):
 def test_predictions_have_the_documented_columns_and_one_row_per_answer(default_run):
     out, _ = default_run
     header, rows = read_csv(out / "predictions.csv")
-    labels = json.loads((out / "report.json").read_text())["input"]["labels"]
+    labels = json.loads((out / "report.json").read_text())["items"][0]["input"]["labels"]
     assert labels == ["0", "1", "2"]
     # score2 is guessed as the second score, as the app's Load screen guesses it.
     assert header == [
@@ -211,8 +211,9 @@ def test_audit_embeds_with_the_bundled_model_and_reuses_the_cache(tmp_path, monk
     settings = ["--set", "similarity_top_k=[5, 10]"]
     run_audit_cli(data, "--out", tmp_path / "first", *settings)
     run_audit_cli(data, "--out", tmp_path / "second", *settings)
-    first = json.loads((tmp_path / "first" / "report.json").read_text())
-    second = json.loads((tmp_path / "second" / "report.json").read_text())
+    # report.json schema 2: a file without items is a session of one item.
+    first = json.loads((tmp_path / "first" / "report.json").read_text())["items"][0]
+    second = json.loads((tmp_path / "second" / "report.json").read_text())["items"][0]
     assert first["embedding"]["model"] == load_defaults().embedding_model
     assert first["embedding"]["cached"] is False
     assert second["embedding"]["cached"] is True
