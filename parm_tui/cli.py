@@ -96,6 +96,10 @@ Embeddings = Annotated[
     typer.Option("--embeddings", metavar="FILE.npy", help=".npy array, one row per input row."),
 ]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
+AuditQuiet = Annotated[
+    bool,
+    typer.Option("--quiet", "-q", help="Errors only: no progress bar, warnings or summary."),
+]
 
 
 def _version(value: bool) -> None:
@@ -212,7 +216,7 @@ def audit(
     ),
     force: Annotated[bool, typer.Option("--force", help="Replace existing outputs.")] = False,
     set_: Overrides = None,
-    quiet: Quiet = False,
+    quiet: AuditQuiet = False,
     no_guess: Annotated[
         bool,
         typer.Option(

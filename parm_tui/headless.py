@@ -15,15 +15,18 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Column
 
 from engine import workspace
 from engine.core.crash_log import write_crash_log
 from engine.core.errors import Cancelled, DataError, OutputsExist, ParmError
 from engine.core.metric_names import METRIC
 from engine.core.progress import CLUSTER, STAGES
+from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.column_guess import CHOSEN_KEYS
 from engine.input.config import build_config
+from engine.outputs.names import WARNINGS_FILE
 from engine.results.figures import run_figures
 from engine.results.lead import lead_text, run_lead, session_model_lead, small_note
 
@@ -57,15 +60,16 @@ class StageBars:
     """Maps engine progress events onto Rich tasks, one per stage; the cluster a run uses (its
     workers and dashboard) is also printed as a line of its own, above the bars."""
 
-    def __init__(self, progress: Progress):
+    def __init__(self, progress: Progress, quiet: bool = False):
         self.progress = progress
+        self.quiet = quiet
         self.tasks: dict[str, int] = {}
 
     def __call__(self, event) -> None:
         stage = STAGES.get(event.stage)
         if stage is None:
             return
-        if event.stage == CLUSTER and event.payload is not None:
+        if event.stage == CLUSTER and event.payload is not None and not self.quiet:
             self.progress.console.print(
                 safe_text(f"Dask cluster: {event.message}", one_line=True),
                 markup=False,
@@ -85,15 +89,19 @@ class StageBars:
 
 def progress_bars(console: Console, quiet: bool) -> Progress:
     """The run's progress display; descriptions are plain text (markup=False), since they quote
-    the model's name, which may hold "[/]"."""
+    the model's name, which may hold "[/]". The description takes what the bar, the counts and
+    the time leave and is cut with an ellipsis, so at 80 columns the counts and the time stay
+    whole."""
+    description = Column(ratio=1, no_wrap=True, overflow="ellipsis", min_width=20)
     return Progress(
-        TextColumn("{task.description}", markup=False),
-        BarColumn(),
+        TextColumn("{task.description}", markup=False, table_column=description),
+        BarColumn(bar_width=12),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
         console=console,
         disable=quiet,
         transient=False,
+        expand=True,  # the description's ratio applies: it gives way, the other columns do not
     )
 
 
@@ -184,42 +192,57 @@ def _handle_sigterm(handler):
 
 
 def _run(console, request: AuditRequest, written: list[Path]) -> int:
+    # --quiet: errors only; they are raised to `guarded`, which prints them on `console`.
+    told = Console(stderr=True, quiet=True) if request.quiet else console
     config = build_config(request.config_path, list(request.overrides), request.columns)
     file = workspace.open_file(request.file, runs=False)
-    if request.guess:
-        config = _guessed(console, file, config, request)
+    guessed = _guessed(told, file, config, request) if request.guess else None
+    config = config if guessed is None else config.updated(**guessed.columns)
     prepared = workspace.prepare(file, config)
-    # Warnings about the file (a fallback encoding, replaced characters) come at once, so a
-    # wrong file can be stopped before a long run; the others come after the run.
-    for warning in prepared.warnings:
-        say(console, f"Warning: {warning}")
-    store = _review(console, prepared)
+    # Warnings about the file (a fallback encoding, replaced characters, small items) come at
+    # once, one line per kind, so a wrong file can be stopped before a long run.
+    for line in summary_lines(prepared.notes):
+        say(told, f"Warning: {line}")
+    store = _review(told, prepared)
     _check_out(request.out, workspace.output_names(config, store is not None), request.force)
     # The model (if a cache miss needs it) starts loading now, in the background.
     workspace.preload(prepared, precomputed=request.embeddings is not None)
     progress = progress_bars(console, request.quiet)
     with progress:
         try:
-            session = workspace.run(prepared, StageBars(progress), embeddings=request.embeddings)
+            session = workspace.run(
+                prepared, StageBars(progress, request.quiet), embeddings=request.embeddings
+            )
         except BaseException:
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True
             raise
     kept = workspace.keep(file, session)
     if kept.problem is not None:
-        say(console, f"Warning: {kept.problem}")
+        say(told, f"Warning: {kept.problem}")
     _write(session, request.out, request.force, written, store, file)
-    for warning in session.warnings:
-        if warning not in prepared.warnings:
-            say(console, f"Warning: {warning}")
-    _summary(console, session, written)
+    _warnings(told, session, prepared, written)
+    if guessed is not None:  # said again, where the run's last lines keep it in view
+        say(told, guessed.sentence())
+    _summary(told, session, written)
     return 0
 
 
+def _warnings(console, session, prepared, written: list[Path]) -> None:
+    """The run's warnings not said before it, one line per kind, and where all of them are."""
+    said = set(prepared.notes)
+    for line in summary_lines([w for w in session.warnings if w not in said]):
+        say(console, f"Warning: {line}")
+    listed = [path for path in written if path.name == WARNINGS_FILE]
+    if session.warnings and listed:
+        n = len(session.warnings)
+        say(console, f"All {n} warning{'' if n == 1 else 's'}, one a line: {listed[0]}")
+
+
 def _guessed(console, file, config, request: AuditRequest):
-    """The settings with the columns chosen as the app's Load screen chooses them: those named
-    on the command line (a column flag or --set) as named, the others from the settings where
-    the file has them and guessed where it does not; one line says what was guessed."""
+    """The columns chosen as the app's Load screen chooses them: those named on the command
+    line (a column flag or --set) as named, the others from the settings where the file has
+    them and guessed where it does not; one line says what was guessed. None when nothing was."""
     given = {
         key for key, value in request.columns.items() if key in CHOSEN_KEYS and value is not None
     }
@@ -227,11 +250,10 @@ def _guessed(console, file, config, request: AuditRequest):
     choice = workspace.choose_columns(file, config, given)
     if choice.question() is not None:  # a guess that would audit the wrong column: ask
         raise DataError(f"{choice.question()} Name it with --score-col COLUMN.")
-    sentence = choice.sentence()
-    if sentence is None:
-        return config
-    say(console, sentence + " (--no-guess turns guessing off.)")
-    return config.updated(**choice.columns)
+    if choice.sentence() is None:
+        return None
+    say(console, choice.sentence() + " (--no-guess turns guessing off.)")
+    return choice
 
 
 def _review(console, prepared):
@@ -335,9 +357,15 @@ def _item_lead(result, overview) -> str:
     return text + (f" ⚠ {small_note(overview.n, overview.values_used)}" if overview.small else "")
 
 
+# More items than this and their figures are left to items.csv and the reports: a line each
+# would push the run's summary out of view.
+ITEM_LINES = 10
+
+
 def _summary(console: Console, session, written: list[Path]) -> None:
     overview = session.overview
-    for result, row in zip(session.results, overview):
+    shown = len(session.results) <= ITEM_LINES
+    for result, row in zip(session.results if shown else [], overview):
         best = result.selected
         k = "dense" if best.top_k is None else f"K={best.top_k}"
         item = "" if not session.by_item else f"Item {result.responses.item}: "
@@ -349,6 +377,8 @@ def _summary(console: Console, session, written: list[Path]) -> None:
             f"{len(result.responses)} responses flagged.",
         )
     if session.by_item:
+        if not shown:
+            say(console, "Each item's figures: items.csv, report.md and report.html.")
         skipped = len(session.items.skipped)
         say(
             console,

@@ -43,7 +43,9 @@ MARKUP_TEXT = "[bold red]not markup[/bold red] and [link=http://x]a link[/link]"
 # A session's settings that run in a moment: two K values, no bootstrap, no cross-fitting.
 FAST_SETTINGS = {"similarity_top_k": [5, 10], "bootstrap_samples": 0, "cross_fit_folds": 0}
 # The same for `parm audit`: two K values, no progress bar.
-FAST_CLI = ["--set", "similarity_top_k=[5,10]", "-q"]
+# The CLI's messages (warnings, the summary) without its progress bars: --quiet says nothing.
+TALKING_CLI = ["--set", "similarity_top_k=[5,10]"]
+FAST_CLI = [*TALKING_CLI, "-q"]
 
 
 # -- synthetic data -------------------------------------------------------------------------------

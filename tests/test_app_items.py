@@ -10,7 +10,7 @@ import csv
 import numpy as np
 import pytest
 from helpers import session_frame, wait_for
-from textual.widgets import DataTable, Input, Select, Static, TabbedContent
+from textual.widgets import DataTable, Input, Select, Static, Tab, TabbedContent
 
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
@@ -236,6 +236,26 @@ async def test_a_sessions_results_open_on_its_headline_with_the_item_selector_be
         assert "Raters who need a word: r5 (harsh, noisy)" in headline
         order = [w.id for w in screen.query("#session-headline, #results-item, #results-tabs")]
         assert order == ["session-headline", "results-item", "results-tabs"]
+
+
+async def test_the_tabs_are_numbered_without_gaps_and_the_item_selector_follows_them(session_file):
+    path, vectors, _ = session_file
+    app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
+    async with app.run_test(size=SIZE) as pilot:
+        await run_session_in_app(pilot)
+        screen = app.screen
+        tabs = screen.query_one("#results-tabs", TabbedContent)
+        labels = [str(tab.label) for tab in tabs.query(Tab)]
+        assert [label.split()[0] for label in labels] == [str(n) for n in range(1, 8)]
+        selector = screen.query_one("#results-item", Select)
+        for key, tab, shown in (
+            ("6", "raters", False),
+            ("2", "tuning", True),
+            ("5", "items", False),
+        ):
+            await pilot.press(key)
+            await pilot.pause()
+            assert (tabs.active, selector.display) == (tab, shown)
 
 
 async def test_enter_on_an_item_a_rater_or_a_bias_cell_opens_the_review_on_it(planted_file):

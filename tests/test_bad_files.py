@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import FAST_CLI, cli, clustered_embeddings, write_rows
+from helpers import FAST_CLI, TALKING_CLI, cli, clustered_embeddings, write_rows
 from hostile import unsafe_characters
 from numpy.lib import format as npy_format
 
@@ -157,7 +157,10 @@ def test_repeated_column_names_are_refused_and_listed(tmp_path, header):
 def test_a_fallback_encoding_is_a_warning_on_stderr_and_in_the_report(tmp_path, good):
     rows = [[f"s{i}", f"Lumière et eau {i}", i % 3] for i in range(N)]
     path = write_rows(tmp_path / "fr.csv", ["id", "answer", "score"], rows, encoding="cp1252")
-    code, output = cli(path, "--embeddings", good / "emb.npy", "--out", tmp_path / "o", *FAST_CLI)
+    # Not quiet: --quiet prints errors only.
+    code, output = cli(
+        path, "--embeddings", good / "emb.npy", "--out", tmp_path / "o", *TALKING_CLI
+    )
     assert code == 0, output
     warning = "fr.csv is not valid UTF-8; it was read as Windows-1252"
     assert output.startswith("Warning: File ") and warning in output.splitlines()[0]
@@ -165,7 +168,7 @@ def test_a_fallback_encoding_is_a_warning_on_stderr_and_in_the_report(tmp_path, 
     report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
     assert warning in report.split("## Warnings", 1)[1]
     code, output = cli(good / "answers.csv", "--embeddings", good / "emb.npy", "--out",
-                       tmp_path / "o2", *FAST_CLI)  # fmt: skip
+                       tmp_path / "o2", *TALKING_CLI)  # fmt: skip
     assert code == 0 and "not valid UTF-8" not in output
 
 

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 import pytest
-from helpers import FAST_CLI, cli, clustered_embeddings, unfaulted_keep, write_rows
+from helpers import FAST_CLI, TALKING_CLI, cli, clustered_embeddings, unfaulted_keep, write_rows
 
 from engine.core import files
 from engine.core.errors import ExportError
@@ -41,7 +41,7 @@ def audit_rows(tmp_path, good, change, *extra):
     change(rows)
     path = write_rows(tmp_path / "edited.csv", ["id", "answer", "score"], rows)
     return cli(
-        path, "--embeddings", folder / "emb.npy", "--out", tmp_path / "out", *FAST_CLI, *extra
+        path, "--embeddings", folder / "emb.npy", "--out", tmp_path / "out", *TALKING_CLI, *extra
     )
 
 
@@ -234,7 +234,7 @@ def test_k_grid_partly_too_large_runs_with_a_warning(tmp_path, good):
     folder, _ = good
     code, output = cli(
         folder / "answers.csv", "--embeddings", folder / "emb.npy", "--out", tmp_path / "o",
-        "--set", "similarity_top_k=[5,59,60,100]", "-q",
+        "--set", "similarity_top_k=[5,59,60,100]",
     )  # fmt: skip
     assert code == 0, output
     assert "left out K = 60, 100, not smaller than the number of responses (60)" in output

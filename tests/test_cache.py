@@ -160,7 +160,7 @@ def test_a_session_says_an_unwritable_cache_once_not_per_item(tmp_path, monkeypa
     frame, _ = session_frame(items=(("A", 30, 3), ("B", 30, 3)))
     cfg = session_config()
     session = run_session(split_items(frame, cfg, source="session.csv"), cfg)
-    notes = [w for w in session.warnings if "Embedding cache" in w]
+    notes = [w.text for w in session.warnings if "Embedding cache" in w.message]
     assert len(notes) == 1 and notes[0].startswith("Embedding cache: ")
     assert all("cannot be written" in w for w in notes)
 

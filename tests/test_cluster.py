@@ -249,7 +249,7 @@ def test_the_sample_session_gives_the_same_outputs_on_clusters_as_with_jobs_1(
         ("inproc", ["--scheduler", in_process_cluster.scheduler_address]),
         ("local2", ["--scheduler", "local:2"]),
     ):
-        code, output = cli(*common, *where, "--out", tmp_path / name, "-q")
+        code, output = cli(*common, *where, "--out", tmp_path / name)
         assert code == 0, output
         outputs[name] = tmp_path / name
     assert "Dask cluster: 2 worker(s) (2 threads) started here" in output

@@ -173,9 +173,15 @@ async def test_every_file_parm_audit_writes_is_offered_and_chosen(result, tmp_pa
             assert all(box.value for box in boxes)
             assert "report.html" in str(pilot.app.screen.query_one("#export-report").label)
             await export_to(pilot, out)
+            # The list of what was written fits at 80x24, in view, one name after another.
+            await pilot.pause(0.2)
+            shown = pilot.app.screen.query_one("#export-status", Static)
+            assert shown.region.height <= 4 and shown.region.bottom <= 23 and shown.region.y > 0
+            assert f"Wrote 9 file(s) to {out}:" in status(pilot)
+            assert "report.html, warnings.txt, decisions.csv" in " ".join(status(pilot).split())
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["predictions.csv", "tuning.csv", "report.json", "report.md", "report.html",
-         "decisions.csv", "scores_reviewed.csv", "parm-manifest.json"]
+         "warnings.txt", "decisions.csv", "scores_reviewed.csv", "parm-manifest.json"]
     )  # fmt: skip
     with (out / "scores_reviewed.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))

@@ -44,11 +44,13 @@ from engine.outputs.names import (
     MANIFEST_FILE,
     OUTPUT_FILES,
     REVIEWED_FILE,
+    WARNINGS_FILE,
 )
 
 N = 60
 QUICK = ["--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0"]
 QUICK += ["--set", "cross_fit_folds=0", "-q"]
+TALKING = QUICK[:-1]  # the CLI's messages too: --quiet says nothing
 TOPICS = (
     "Plants grow toward the light because of auxin",
     "The roots take in water and minerals from the soil",
@@ -103,7 +105,7 @@ def test_a_damaged_cache_is_reported_and_gives_the_uncached_result(
     from engine.embedding.answer_cache import ANSWERS_FILE
 
     monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
-    args = [answers / "answers.csv", *QUICK, "--force", "--out"]
+    args = [answers / "answers.csv", *TALKING, "--force", "--out"]
     assert cli(*args, tmp_path / "first")[0] == 0
     database = tmp_path / "cache" / ANSWERS_FILE
     conn = sqlite3.connect(database)
@@ -117,7 +119,7 @@ def test_a_damaged_cache_is_reported_and_gives_the_uncached_result(
     first, second = report(tmp_path / "first"), report(tmp_path / "second")
     assert second["items"][0]["embedding"]["cached"] is False
     assert second["items"][0]["metrics"]["kappa"] == first["items"][0]["metrics"]["kappa"]
-    assert any(w.startswith("Embedding cache: ") for w in second["warnings"])
+    assert any(w["message"].startswith("Embedding cache: ") for w in second["warnings"])
     code, output = cli(*args, tmp_path / "third")  # the entries were written again, whole
     assert code == 0 and "Embedding cache" not in output
     assert report(tmp_path / "third")["items"][0]["embedding"]["cached"] is True
@@ -235,7 +237,8 @@ def test_sigterm_during_the_switch_finishes_it_and_says_what_was_written(
     earlier = None if setup == "new" else first_set(workdir, in_place=setup == "in place")
     code, output = audit_with_fault(workdir, fault, step)
     # What parm audit writes without item or rater columns (engine.outputs.session.output_files).
-    names = ", ".join([*OUTPUT_FILES, HTML_FILE, DECISIONS_FILE, REVIEWED_FILE, MANIFEST_FILE])
+    names = [*OUTPUT_FILES, HTML_FILE, WARNINGS_FILE, DECISIONS_FILE, REVIEWED_FILE]
+    names = ", ".join([*names, MANIFEST_FILE])
     assert code == 143
     assert output == f"Terminated after the outputs were written: {out} has the new {names}."
     state = read_set(out)
@@ -408,7 +411,7 @@ def test_a_gzip_compressed_csv_is_read_with_a_warning(tmp_path, answers):
         unpacked.warnings[0] == f"File {packed} is gzip-compressed; it was decompressed in memory."
     )
     code, output = cli(packed, "--embeddings", answers / "answers.npy", "--out", tmp_path / "o",
-                       *QUICK)  # fmt: skip
+                       *TALKING)  # fmt: skip
     assert code == 0 and "Warning: File" in output and "gzip-compressed" in output
 
 

@@ -24,7 +24,7 @@ METRICS = ["accuracy", "kappa", "qwk", "near", "f1", "nll"]
 
 
 def run_audit_cli(*args: str):
-    result = CliRunner().invoke(app, ["audit", *map(str, args), "--quiet"])
+    result = CliRunner().invoke(app, ["audit", *map(str, args)])
     assert result.exit_code == 0, result.output
     return result
 
@@ -212,6 +212,7 @@ def test_audit_embeds_with_the_bundled_model_and_reuses_the_cache(tmp_path, monk
     settings = ["--set", "similarity_top_k=[5, 10]"]
     run_audit_cli(data, "--out", tmp_path / "first", *settings)
     run_audit_cli(data, "--out", tmp_path / "second", *settings)
+    # report.json schema 2: a file without items is a session of one item.
     first = json.loads((tmp_path / "first" / "report.json").read_text())["items"][0]
     second = json.loads((tmp_path / "second" / "report.json").read_text())["items"][0]
     assert first["embedding"]["model"] == load_defaults().embedding_model
@@ -307,7 +308,7 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
     np.save(tmp_path / "session.npy", vectors)
     args = ["audit", str(tmp_path / "session.csv"), "--embeddings", str(tmp_path / "session.npy"),
             "--item-col", "item", "--rater-col", "rater", "--out", str(tmp_path / "out"),
-            "--quiet", "--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0"]  # fmt: skip
+            "--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0"]  # fmt: skip
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     for name in ("predictions.csv", "tuning.csv", "report.json", "report.md", "items.csv",
@@ -342,7 +343,7 @@ def session_files(tmp_path, **columns):
     return tmp_path / "session.csv", tmp_path / "session.npy"
 
 
-QUICK = ["--quiet", "--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0"]
+QUICK = ["--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0"]
 
 
 def test_parm_audit_guesses_the_columns_the_app_guesses_unless_told_not_to(tmp_path):
@@ -400,3 +401,27 @@ def test_parm_export_of_a_file_never_audited_says_what_to_do(tmp_path):
     result = CliRunner().invoke(app, ["export", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 2 and "has no saved audit" in result.output
     assert "parm audit" in result.output and not (tmp_path / "out").exists()
+
+
+def test_progress_bars_keep_their_counts_and_time_whole_at_80_columns():
+    import io
+
+    from rich.console import Console
+
+    from engine.core.progress import ProgressEvent
+    from parm_tui.headless import StageBars, progress_bars
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=80, color_system=None)
+    with progress_bars(console, quiet=False) as progress:
+        bars = StageBars(progress)
+        bars(ProgressEvent("tuning", 3, 10, "item 12.11: K=25, p=1: kappa=0.849 " + "x" * 40))
+        bars(ProgressEvent("embedding", 250, 756, "item 12.11: loaded from cache"))
+        progress.refresh()
+    # The last frame: each bar's line after the cursor moves.
+    frame = buffer.getvalue().rsplit("\x1b[1A\x1b[2K", 1)[1]
+    lines = [line.rstrip() for line in frame.split("\x1b[?25h")[0].splitlines()]
+    assert [len(line) <= 80 for line in lines] == [True, True]
+    tuning, embedding = sorted(lines, key=lambda line: not line.startswith("Tuning"))
+    assert tuning.endswith("3/10   -:--:--") and "kappa=0.849 x" in tuning and "…" in tuning
+    assert embedding.endswith("250/756 -:--:--") and "loaded from cache" in embedding

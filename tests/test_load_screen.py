@@ -244,3 +244,20 @@ async def test_a_reviewed_file_is_audited_on_its_final_score_and_the_screen_says
         assert app.state.config.score_column == "final_score"
         messages = " ".join(n.message for n in app._notifications)
         assert "final_score, the reviewed scores of a scores_reviewed.csv" in messages
+
+
+async def test_the_warnings_of_many_items_come_one_line_per_kind(tmp_path):
+    from helpers import session_frame
+
+    from engine.core.run_warnings import KINDS
+
+    frame, _ = session_frame(items=tuple((f"q{k}", 30, 3) for k in range(6)))
+    path = tmp_path / "items.csv"
+    frame.to_csv(path, index=False)
+    async with ParmApp(path).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert pilot.app.state.config.item_column == "item"  # guessed
+        text = " ".join(shown(pilot.app, "#validation").split())
+        assert text.count("⚠") == 1  # six items' "Only 30 usable responses": one line
+        assert f"⚠ 6 x {KINDS['small_item'].summary}: items" in text and "and 3 more" in text

@@ -218,7 +218,7 @@ async def test_a_rerun_shows_the_run_before_it_and_an_earlier_run_reopens_read_o
             assert (f"{name} {a} → {b}" if a != b else f"{name} {a} (same)") in headline
         assert "Previous run" in headline
         # The runs list: both runs, newest first; enter on the earlier one reopens it.
-        await pilot.press("7")
+        await pilot.press("5")  # one item, no raters: Runs is the fifth tab
         runs = app.screen.query_one("#results-runs", DataTable)
         assert runs.row_count == 2
         assert [str(runs.get_row_at(n)[-1]) for n in range(2)] == [second.run_id, first.run_id]
@@ -271,7 +271,7 @@ async def test_the_raters_tab_lists_every_pair_of_raters_where_answers_are_read_
     result = synthetic_result(200)  # a second read of every answer, no rater column
     async with ParmApp().run_test(size=(160, 40)) as pilot:  # wide: with intervals
         screen = await show_results(pilot, result)
-        await pilot.press("6")
+        await pilot.press(str(screen.tabs_shown().index("raters") + 1))
         await pilot.pause()
         table = screen.query_one(PairsTable)
         assert screen.query_one("#results-tabs", TabbedContent).active == "raters"
@@ -282,3 +282,17 @@ async def test_the_raters_tab_lists_every_pair_of_raters_where_answers_are_read_
         assert row[4].startswith(f"{pair.figures['exact'].estimate:.3f} (")
         lines = str(screen.query_one("#agreement-lines", Static).content)
         assert "Krippendorff's alpha" in lines and "need a third read" in lines
+
+
+def test_a_sessions_summary_tab_lists_its_warnings_one_line_per_kind():
+    from helpers import run_frame, session_config, session_frame
+
+    from engine.core.run_warnings import KINDS
+    from parm_tui.screens.results import ResultsScreen
+
+    frame, vectors = session_frame(items=tuple((f"q{k}", 30, 3) for k in range(5)))
+    session = run_frame(frame, vectors, session_config())
+    text = ResultsScreen(session).warnings_text().plain
+    n = len(session.warnings)
+    assert f"All items: {n} warnings" in text
+    assert text.count(KINDS["small_item"].summary) == 1 and "and 2 more" in text

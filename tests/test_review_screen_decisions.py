@@ -134,6 +134,17 @@ def decide_on_an_earlier_run(store, review, i, action="keep"):
     store.record(row_of(review, i), responses.ids[i], responses.texts[i], action, context=earlier)
 
 
+async def test_a_rerun_that_changed_nothing_shows_no_rerun_line(review, store):
+    flagged = np.flatnonzero(review.flagged)
+    decide_on_an_earlier_run(store, review, int(flagged[0]))  # still flagged: nothing changed
+    previous = [row_of(review, i) for i in flagged]
+    rerun = partial(ReviewScreen, previous_flagged_rows=previous)
+    async with Host(review, store, rerun).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert pilot.app.screen.changes is not None
+        assert not pilot.app.screen.query_one("#review-rerun").display
+
+
 async def test_a_rerun_counts_and_lists_what_changed_under_the_decisions(review, store):
     flagged = np.flatnonzero(review.flagged)
     unflagged = np.flatnonzero(~review.flagged)

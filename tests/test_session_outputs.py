@@ -55,7 +55,7 @@ def test_write_session_writes_items_csv_with_the_documented_columns(tmp_path):
     written = write_session(session, tmp_path)
     assert {p.name for p in written} == {
         "predictions.csv", "tuning.csv", "report.json", "report.md", "report.html", "items.csv",
-        "parm-manifest.json",
+        "warnings.txt", "parm-manifest.json",
     }  # fmt: skip
     with (tmp_path / "items.csv").open(encoding="utf-8") as handle:
         table = list(csv.DictReader(handle))

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from engine.core.errors import DataError
+from engine.core.run_warnings import RunWarning
 from engine.input.config import AuditConfig
 from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
 from engine.input.table import missing_column, read_table
@@ -39,6 +40,9 @@ class Items:
     skipped: list[SkippedItem] = field(default_factory=list)
     file_rows: int = 0
     warnings: tuple[str, ...] = ()
+    # The same warnings as data: one per item it is about (None: the whole file), for the
+    # run's summary (engine.core.run_warnings); `warnings` names the items in each sentence.
+    notes: tuple[RunWarning, ...] = ()
 
     @property
     def by_item(self) -> bool:
@@ -57,7 +61,8 @@ def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> I
     answers = answers_table(config, source)
     if config.item_column is None:
         whole = responses_from_frame(frame, config, source=source, answers=answers)
-        return Items(source, [whole], [], len(frame), whole.warnings)
+        notes = tuple(RunWarning.about(w) for w in whole.warnings)
+        return Items(source, [whole], [], len(frame), whole.warnings, notes)
     where = source or "input"
     column = _item_column(frame, config.item_column, where)
     frame, warnings = _rows_with_an_item(frame, column, config, where)
@@ -77,11 +82,20 @@ def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> I
         audited.append(dataclasses.replace(responses, item=item))
         for note in responses.warnings:
             notes.setdefault(note, []).append(item)
+    # How the file was read is said once, not once for each item.
+    read = [w for w in frame.attrs.get("warnings", ()) if w in notes]
+    structured = [RunWarning.about(w) for w in warnings + read]
+    structured += [
+        RunWarning.about(note, item)
+        for note, named in notes.items()
+        if note not in read
+        for item in named
+    ]
     warnings += [_about(note, named) for note, named in notes.items()]
     if not audited:
         reasons = "; ".join(f"'{s.item}': {s.reason}" for s in skipped[:5])
         raise DataError(f"{where}: no item can be audited ({reasons}).")
-    return Items(source, audited, skipped, column.size, tuple(warnings))
+    return Items(source, audited, skipped, column.size, tuple(warnings), tuple(structured))
 
 
 def answers_table(config: AuditConfig, source: str = "") -> pd.DataFrame | None:

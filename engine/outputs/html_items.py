@@ -20,6 +20,15 @@ from engine.results.item import AuditResult
 from engine.results.lead import lead_text
 
 TOP = 20
+# The summary names at most this many items and raters, and only the items it names have plots
+# and full lists: a report of 135 items stays small and quick to write; the tables have all.
+SHOWN = 5
+# Items without plots (a session's items beyond those that need attention most) list fewer of
+# their queue's top and near-duplicates: the review, predictions.csv and report.json have them.
+SHORT_TOP = 5
+# Raters who agree with each other below this (the field's QWK minimum, held to kappa too)
+# make a shortfall of the model the scores' uncertainty as much as the model's.
+RATERS_AGREE = FIELD_THRESHOLDS["qwk"]
 # Neighbours shown per flagged response (predictions.csv has them all).
 EVIDENCE = 3
 DUPLICATES = 50
@@ -31,8 +40,16 @@ HUMAN_NAMES = (
 )
 
 
-def item_view(result: AuditResult, report: dict, k: int) -> dict:
-    """Everything the page shows of one item. report: its part of report.json."""
+def item_view(
+    result: AuditResult,
+    report: dict,
+    k: int,
+    plotted: bool = True,
+    decisions: dict | None = None,
+) -> dict:
+    """Everything the page shows of one item. report: its part of report.json; plotted:
+    whether its plots are drawn (a long session draws those of the items it shows first);
+    decisions: the review's, by data row (None: no store)."""
     responses = result.responses
     name = responses.item
     title = "" if name is None else f"Item {name}"
@@ -45,8 +62,9 @@ def item_view(result: AuditResult, report: dict, k: int) -> dict:
         "n": len(responses),
         "headline": _headline(result, report),
         "human_line": _human_line(result, report),
-        "attention": _attention(result, report),
-        "distribution": _distribution(result, which),
+        "attention": attention(result, report),
+        "priority": priority(report),
+        "distribution": _distribution(result, which) if plotted else None,
         "agreement": _agreement(result, report),
         "cross_fit": _cross_fit(report),
         "human": _human(report),
@@ -54,12 +72,14 @@ def item_view(result: AuditResult, report: dict, k: int) -> dict:
             responses.labels,
             report["confusion_matrix"]["counts"],
             f"Confusion matrix{which}",
-        ),  # fmt: skip
-        "tuning": _tuning(result, report, which),
+        )
+        if plotted
+        else None,  # fmt: skip
+        "tuning": _tuning(result, report, which, plotted),
         "parameters": _parameters(report),
-        "queue": _queue(result),
+        "queue": _queue(result, decisions or {}, TOP if plotted else SHORT_TOP),
         "flagged": int(result.flagged.sum()),
-        "duplicates": _duplicates(report),
+        "duplicates": _duplicates(report, DUPLICATES if plotted else SHORT_TOP),
         "duplicates_total": len(report["near_duplicates"]),
         "threshold": result.config.near_duplicate_threshold,
         "single_vector": report["similarity_mode"] == SINGLE_VECTOR,
@@ -94,14 +114,14 @@ def _below(metrics: dict) -> list[str]:
     ]
 
 
-def _human_line(result: AuditResult, report: dict) -> str:
-    """Two raters against each other and the model's shortfall from them."""
+def _human_line(result: AuditResult, report: dict) -> dict | None:
+    """Two raters against each other and the model's shortfall from them, saying whether the
+    raters or the model disagree; `below`: the figures under the field's minimum."""
     second = report["second_rater"]
     if second is None or not second["rater1_vs_rater2"]:
-        return ""
+        return None
     human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
-    metric = "qwk" if human.get("qwk") is not None and model.get("qwk") is not None else "kappa"
-    label = "QWK" if metric == "qwk" else "kappa"
+    metric, label = _human_metric(human, model)
     gap = human[metric] - model[metric]
     who = "Two raters" if result.responses.item is None else f"{result.responses.item}: two raters"
     verdict = (
@@ -109,26 +129,66 @@ def _human_line(result: AuditResult, report: dict) -> str:
         if gap > DEGRADATION_THRESHOLD
         else f"within the field's limit of {DEGRADATION_THRESHOLD:.2f}"
     )
-    return (
+    text = (
         f"{who} agree with {label} {human[metric]:.3f} on the "
         f"{second['rows_with_both_scores']:,} responses scored twice; the model's {label} "
         f"against rater 1 is {model[metric]:.3f}, {abs(gap):.3f} "
-        f"{'below' if gap > 0 else 'above'} the raters' ({verdict})."
+        f"{'below' if gap > 0 else 'above'} the raters' ({verdict}). {_who_disagrees(human, model)}"
     )
+    below = [f"raters' {b}" for b in human_below(human)]
+    below += [f"model's {b}" for b in human_below(model)]
+    return {"text": text.rstrip(), "below": below}
 
 
-def _attention(result: AuditResult, report: dict) -> str:
-    """Why the item needs attention, or '' when nothing does."""
+def human_below(figures: dict) -> list[str]:
+    """A pair's figures (exact, adjacent, kappa, qwk) under the field's minimum, as tags."""
+    return [
+        f"{METRIC[metric].word} {fixed(figures.get(key))} < {FIELD_THRESHOLDS[metric]:.2f}"
+        for key, _, metric in HUMAN_NAMES
+        if metric is not None and below_minimum(metric, figures.get(key))
+    ]
+
+
+def _human_metric(human: dict, model: dict) -> tuple[str, str]:
+    """QWK where both pairs have it (ordered scores), else kappa; and its label."""
+    if human.get("qwk") is not None and model.get("qwk") is not None:
+        return "qwk", "QWK"
+    return "kappa", "kappa"
+
+
+def _who_disagrees(human: dict, model: dict) -> str:
+    """Whether a shortfall is the model's (the raters agree well) or the scores' (the raters
+    themselves disagree), in a sentence; '' when the model keeps up with agreeing raters."""
+    metric, label = _human_metric(human, model)
+    raters, gap = human[metric], human[metric] - model[metric]
+    if raters < RATERS_AGREE:
+        return (
+            f"The raters themselves agree below {RATERS_AGREE:.2f} ({label} {raters:.3f}): the "
+            "scores are uncertain here, not only the model."
+        )
+    if gap > DEGRADATION_THRESHOLD:
+        return (
+            f"The raters agree well ({label} {raters:.3f}): the model, not the scores, is at "
+            "odds here."
+        )
+    return ""
+
+
+def attention(result: AuditResult, report: dict) -> str:
+    """Why the item needs attention, or '' when nothing does; a shortfall from two raters says
+    whether the raters or the model disagree."""
     reasons = _below(report["metrics"])
     second = report["second_rater"]
     if second is not None and second["rater1_vs_rater2"]:
         human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
-        metric = "qwk" if human.get("qwk") is not None and model.get("qwk") is not None else "kappa"
-        if human[metric] - model[metric] > DEGRADATION_THRESHOLD:
-            label = "QWK" if metric == "qwk" else "kappa"
+        metric, label = _human_metric(human, model)
+        gap = human[metric] - model[metric]
+        if human[metric] < RATERS_AGREE:
+            reasons.append(f"the raters agree with {label} {human[metric]:.3f} only")
+        elif gap > DEGRADATION_THRESHOLD:
             reasons.append(
-                f"the model's {label} is {human[metric] - model[metric]:.2f} below the raters' "
-                f"(more than {DEGRADATION_THRESHOLD:.2f})"
+                f"the model's {label} is {gap:.2f} below the raters' {human[metric]:.3f}: "
+                "the model, not the scores, is at odds"
             )
     if not reasons:
         return ""
@@ -136,6 +196,24 @@ def _attention(result: AuditResult, report: dict) -> str:
     who = "The scores" if name is None else name
     flagged = int(result.flagged.sum())
     return f"{who}: {'; '.join(reasons)} ({flagged:,} of {len(result.responses):,} flagged)"
+
+
+def attention_order(results: list[AuditResult], reports: list[dict]) -> list[int]:
+    """The items' positions, the one that needs attention most first: those with a figure under
+    the field's minimum or a shortfall from two raters, then the rest, each by the lowest
+    cross-fitted kappa (else kappa); ties by position. reports: each one's report_dict."""
+    needs = [bool(attention(result, report)) for result, report in zip(results, reports)]
+    return sorted(range(len(reports)), key=lambda k: (not needs[k], priority(reports[k]), k))
+
+
+def priority(report: dict) -> float:
+    """How much an item needs attention, lowest first: its cross-fitted kappa where there is
+    one (the honest figure), else its kappa."""
+    crossed = report["uncertainty"]["cross_fit"]
+    kappa = report["metrics"].get("kappa")
+    if crossed is not None and crossed["metrics"].get("kappa") is not None:
+        kappa = crossed["metrics"]["kappa"]
+    return math.inf if kappa is None or math.isnan(kappa) else float(kappa)
 
 
 def _distribution(result: AuditResult, which: str) -> str:
@@ -224,7 +302,7 @@ def _human(report: dict) -> dict | None:
     }
 
 
-def _tuning(result: AuditResult, report: dict, which: str) -> dict:
+def _tuning(result: AuditResult, report: dict, which: str, plotted: bool = True) -> dict:
     metric = result.config.selection_metric
     rows = result.tuning.rows
     selected = report["selected"]
@@ -234,7 +312,7 @@ def _tuning(result: AuditResult, report: dict, which: str) -> dict:
         f"{len(rows)} configuration{'' if len(rows) == 1 else 's'} tried."
     )
     plot = None
-    if len(rows) > 1:
+    if len(rows) > 1 and plotted:
         plot = plots.tuning_lines(rows, metric, METRIC[metric].label, f"Tuning{which}")
     return {"text": text, "plot": plot}
 
@@ -250,13 +328,14 @@ def _parameters(report: dict) -> dict:
     return {"rows": rows, "method": report["standard_errors"]}
 
 
-def _queue(result: AuditResult) -> list[dict]:
-    """The first TOP flagged responses in the review queue's order, with their evidence."""
+def _queue(result: AuditResult, decisions: dict, top: int = TOP) -> list[dict]:
+    """The first `top` flagged responses in the review queue's order, with their evidence, the
+    decision taken on each and its other reads."""
     responses = result.responses
     labels = responses.labels
     order = result.review_order()
     rows = []
-    for i in order[result.flagged[order]][:TOP]:
+    for i in order[result.flagged[order]][:top]:
         evidence = [
             {
                 "row": int(responses.rows[nb.index]),
@@ -274,6 +353,8 @@ def _queue(result: AuditResult) -> list[dict]:
                 "human": labels[responses.scores[i]],
                 "model": labels[result.predicted[i]],
                 "severity": f"{result.severity[i]:.3f}",
+                "decision": _decision(decisions.get(int(responses.rows[i]))),
+                "reads": _other_reads(responses, i),
                 "text": _short(responses.texts[i], 800),
                 "evidence": evidence,
             }
@@ -281,7 +362,29 @@ def _queue(result: AuditResult) -> list[dict]:
     return rows
 
 
-def _duplicates(report: dict) -> list[dict]:
+def _decision(decision) -> str:
+    """The review's decision on a response, in words; '' when none was taken."""
+    if decision is None:
+        return ""
+    if decision.action == "change":
+        return f"changed to {decision.new_score}"
+    return "kept" if decision.action == "keep" else decision.action
+
+
+def _other_reads(responses, i: int) -> str:
+    """Response i's other reads (those not audited), each with its rater where recorded."""
+    reads = responses.reads
+    if reads is None:
+        second = responses.second_scores
+        return "" if second is None or second[i] < 0 else responses.labels[second[i]]
+    mine = (reads.answer == i) & ~reads.first
+    return ", ".join(
+        responses.labels[reads.score[r]] + (f" ({reads.rater[r]})" if reads.rater[r] else "")
+        for r in np.flatnonzero(mine)
+    )
+
+
+def _duplicates(report: dict, shown: int = DUPLICATES) -> list[dict]:
     return [
         {
             "similarity": f"{p['similarity']:.3f}",
@@ -295,7 +398,7 @@ def _duplicates(report: dict) -> list[dict]:
                 for k in ("first", "second")
             ],
         }  # fmt: skip
-        for p in report["near_duplicates"][:DUPLICATES]
+        for p in report["near_duplicates"][:shown]
     ]
 
 

@@ -23,10 +23,12 @@ from pathlib import Path
 import numpy as np
 
 from engine.core.metric_names import METRIC
+from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.outputs import html_items, plots, session_report
 from engine.outputs.columns import fixed
 from engine.outputs.html_agreement import agreement_view
+from engine.outputs.html_items import SHOWN
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
@@ -46,9 +48,11 @@ TEMPLATE = "report.html.j2"
 def html_report(session: SessionResult, decisions: dict | None) -> str:
     """The page for a session and its review's decisions (by data row; None: no store)."""
     data = session_report.session_dict(session, decisions)
+    reports = _item_reports(session, data)
+    first = set(html_items.attention_order(session.results, reports)[:SHOWN])
     items = [
-        html_items.item_view(result, report, k)
-        for k, (result, report) in enumerate(zip(session.results, _item_reports(session, data)))
+        html_items.item_view(result, report, k, k in first, decisions)
+        for k, (result, report) in enumerate(zip(session.results, reports))
     ]
     context = {
         "csp": CONTENT_SECURITY_POLICY,
@@ -64,10 +68,12 @@ def html_report(session: SessionResult, decisions: dict | None) -> str:
         "raters": raters_view(session, data.get("raters")),
         "agreement": agreement_view(data.get("agreement")),
         "items": items,
+        "plotted": len(first),
+        "parameters": parameters_appendix(items),
         "by_item": session.by_item,
         "meanings": MEANINGS,
         "thresholds": THRESHOLDS_SENTENCE,
-        "warnings": list(session.warnings),
+        "warnings": summary_lines(session.warnings),
     }
     return render(context)
 
@@ -101,19 +107,35 @@ def _item_reports(session: SessionResult, data: dict) -> list[dict]:
     return data["items"]
 
 
+def parameters_appendix(items: list[dict]) -> dict:
+    """Every item's parameters in one table for the appendix (not for a director's eyes)."""
+    rows = [[item["name"] or "", *row] for item in items for row in item["parameters"]["rows"]]
+    methods = sorted({item["parameters"]["method"] for item in items})
+    return {"rows": rows, "method": ", ".join(methods)}
+
+
 # -- the director's summary ----------------------------------------------------------------------
 def summary(session: SessionResult, data: dict, items: list[dict]) -> dict:
     """The first screen: agreement and the raters' own, what needs attention, the review."""
     flagged = int(session.flagged.sum())
+    # The items that need attention most first, at most SHOWN of each list.
+    ranked = sorted(items, key=lambda view: (not view["attention"], view["priority"]))
+    attention = [view["attention"] for view in ranked if view["attention"]]
+    human = [view["human_line"] for view in ranked if view["human_line"]]
+    raters = _raters_attention(session)
     return {
         "lead": _lead(session),
-        "agreement": [view["headline"] for view in items],
-        "human": [view["human_line"] for view in items if view["human_line"]],
+        "agreement": [view["headline"] for view in ranked[:SHOWN]],
+        "agreement_more": max(len(ranked) - SHOWN, 0),
+        "human": human[:SHOWN],
+        "human_more": max(len(human) - SHOWN, 0),
         "flagged": f"{flagged:,} of {session.n_responses:,} responses "
         f"({flagged / max(session.n_responses, 1):.1%}) are flagged for review: the model "
         "prefers another score for them.",
-        "items": [view["attention"] for view in items if view["attention"]],
-        "raters": _raters_attention(session),
+        "items": attention[:SHOWN],
+        "items_more": max(len(attention) - SHOWN, 0),
+        "raters": raters[:SHOWN],
+        "raters_more": max(len(raters) - SHOWN, 0),
         "review": _review_line(data["review"]),
     }
 
@@ -263,16 +285,20 @@ def overview(session: SessionResult) -> dict:
     """The items table and the items plot: kappa per item with its 95% interval and the
     cross-fitted kappa."""
     rows = []
+    anchors = {r.responses.item: f"item-{k + 1}" for k, r in enumerate(session.results)}
     for s in session.overview:
         if s.skipped is not None:
-            rows.append({"item": s.item, "n": s.n, "skipped": s.skipped, "cells": []})
+            rows.append({"item": s.item, "n": s.n, "skipped": s.skipped, "cells": [], "anchor": ""})
             continue
         human = "" if s.human_kappa is None else f"{s.human_exact:.3f}, {s.human_kappa:.3f}"
+        human_below = below_minimum("accuracy", s.human_exact)
         cells = [
             _cell(s.cross_fit_kappa), _cell(s.kappa), _cell(s.qwk, "qwk"),
-            {"text": f"{s.flagged:,}", "below": False}, {"text": human, "below": False},
+            {"text": f"{s.flagged:,}", "below": False}, {"text": human, "below": human_below},
         ]  # fmt: skip
-        rows.append({"item": s.item, "n": s.n, "skipped": None, "cells": cells})
+        rows.append(
+            {"item": s.item, "n": s.n, "skipped": None, "cells": cells, "anchor": anchors[s.item]}
+        )
     audited = session.results
     intervals = [r.intervals.get("kappa") for r in audited]
     crossed = [None if r.cross_fit is None else r.cross_fit.metrics["kappa"] for r in audited]
@@ -311,8 +337,9 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
         )  # fmt: skip
         plot = plots.raters_panels([r.rater for r in judged], leniency, flagged, "Raters")
     pairs = [
-        [p.first, p.second, p.n, *([fixed(p.exact), fixed(p.kappa)] if p.n >= MIN_PAIR
-                                   else [TOO_FEW, ""])]
+        [p.first, p.second, p.n, *([_cell(p.exact, "accuracy"), _cell(p.kappa)]
+                                   if p.n >= MIN_PAIR else [{"text": TOO_FEW, "below": False},
+                                                            _cell(None)])]
         for p in session.raters.pairs
     ]  # fmt: skip
     return {

@@ -115,11 +115,18 @@ def markdown_report(
     title: str = "parm audit report",
     depth: int = 1,
     decisions: str = "",
+    brief: bool = False,
+    data: dict | None = None,
 ) -> str:
     """A readable report for a rater-lead. depth: the title's heading level (a session of many
     items puts each item's report under its own second-level heading); decisions: the review's
-    section (engine.outputs.review_summary), after the responses to review."""
-    data = report_dict(result)
+    section (engine.outputs.review_summary), after the responses to review; brief: an item of a
+    session (the figures' meanings come once, for the session) that is not among those needing
+    attention most: BRIEF_TOP of its queue and near-duplicates, no parameters or warnings
+    (report.json, report.html's appendix and warnings.txt have them); data: its report_dict,
+    when made already."""
+    data = report_dict(result) if data is None else data
+    top = min(top, BRIEF_TOP) if brief else top
     sections = [
         _summary_section(result, data),
         _settings_section(result, data),
@@ -128,11 +135,11 @@ def markdown_report(
         _confusion_section(result, data),
         _review_section(result, top),
         decisions,
-        _duplicates_section(result, data),
-        _parameters_section(data),
-        "## What the uncertainty figures mean\n\n" + "\n".join(f"- {m}" for m in MEANINGS),
+        _duplicates_section(result, data, BRIEF_TOP if brief else 50),
+        "" if brief else _parameters_section(data),
+        "" if depth > 1 else MEANINGS_SECTION,
     ]
-    if result.warnings:
+    if result.warnings and not brief:
         sections.append("## Warnings\n\n" + "\n".join(f"- {md_item(w)}" for w in result.warnings))
     # Every section starts with its "## " heading: moved one level down per level of depth.
     sections = ["#" * (depth - 1) + s for s in sections if s]
@@ -320,7 +327,14 @@ def _evidence_md(result: AuditResult, i: int) -> str:
     return "; ".join(parts)
 
 
-def _duplicates_section(result: AuditResult, data) -> str:
+# What a brief item report lists of its queue and near-duplicates.
+BRIEF_TOP = 5
+MEANINGS_SECTION = "## What the uncertainty figures mean\n\n" + "\n".join(
+    f"- {m}" for m in MEANINGS
+)
+
+
+def _duplicates_section(result: AuditResult, data, shown: int = 50) -> str:
     pairs = data["near_duplicates"]
     threshold = result.config.near_duplicate_threshold
     out = ["## Consistency: near-duplicates with different scores", ""]
@@ -340,13 +354,13 @@ def _duplicates_section(result: AuditResult, data) -> str:
             *(p[k]["score"] for k in ("first", "second")),
             *(_cut(p[k]["text"], 200) for k in ("first", "second")),
         ]
-        for p in pairs[:50]
+        for p in pairs[:shown]
     ]
     out.append(
         _table(["similarity", "row A", "row B", "score A", "score B", "text A", "text B"], rows)
     )
-    if len(pairs) > 50:
-        out += ["", f"The first 50 of {len(pairs)} are shown; report.json lists all."]
+    if len(pairs) > shown:
+        out += ["", f"The first {shown} of {len(pairs)} are shown; report.json lists all."]
     return "\n".join(out)
 
 

@@ -9,6 +9,9 @@ from dataclasses import dataclass
 OUTPUT_FILES = ("predictions.csv", "tuning.csv", "report.json", "report.md")
 # The report to read in a browser, print or send (engine.outputs.html_report).
 HTML_FILE = "report.html"
+# Every warning of the run, one a line with its kind (engine.core.run_warnings); the CLI and
+# the app show one line per kind and point here.
+WARNINGS_FILE = "warnings.txt"
 ITEMS_FILE = "items.csv"
 RATERS_FILE = "raters.csv"
 DECISIONS_FILE = "decisions.csv"
@@ -28,6 +31,7 @@ MANIFEST_FILE = "parm-manifest.json"
 # manifest) is parm's to switch as a whole (engine.outputs.sets).
 SET_FILES = OUTPUT_FILES + (
     HTML_FILE,
+    WARNINGS_FILE,
     ITEMS_FILE,
     RATERS_FILE,
     BIAS_FILE,
@@ -55,8 +59,8 @@ OUTPUT_GROUPS = (
     OutputGroup("tuning", "tuning.csv (every top-K / power tried)", ("tuning.csv",)),
     OutputGroup(
         "report",
-        "report (report.json, report.md and report.html)",
-        ("report.json", "report.md", HTML_FILE),
+        "report.json, report.md, report.html, warnings.txt",
+        ("report.json", "report.md", HTML_FILE, WARNINGS_FILE),
     ),
     OutputGroup("decisions", "decisions.csv (your review decisions)", (DECISIONS_FILE,)),
     OutputGroup(

@@ -4,6 +4,7 @@ rendering."""
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import datetime, timezone
 
@@ -210,7 +211,10 @@ def near_duplicate_rows(result: AuditResult) -> list[dict]:
     return out
 
 
+@functools.cache
 def _version() -> str:
+    """parm's version; looked up once (a lookup reads every installed package's metadata, once
+    per item of a session otherwise)."""
     try:
         from importlib.metadata import version
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.core.errors import ExportError
+from engine.core.run_warnings import warnings_text
 from engine.input.config import AuditConfig
 from engine.outputs import declared, rater_files, read_files, session_report, tables
 from engine.outputs.names import (
@@ -21,6 +22,7 @@ from engine.outputs.names import (
     OUTPUT_FILES,
     RATERS_FILE,
     REVIEWED_FILE,
+    WARNINGS_FILE,
 )
 from engine.outputs.reviewed import reviewed_table
 from engine.outputs.session_markdown import session_markdown
@@ -32,16 +34,16 @@ from engine.results.session import SessionResult
 
 def output_files(config: AuditConfig) -> tuple[str, ...]:
     """The files a session with these settings can write, in the order they are written: the
-    four outputs and report.html; items.csv and raters.csv (with rater_item_bias.csv and
-    rater_feedback.csv) when the settings name an item and a rater column; consensus.csv and
-    agreement.csv when they name several reads per answer; then decisions.csv and
-    scores_reviewed.csv, which need the decision store and the input table."""
+    four outputs, report.html and warnings.txt; items.csv and raters.csv (with
+    rater_item_bias.csv and rater_feedback.csv) when the settings name an item and a rater
+    column; consensus.csv and agreement.csv when they name several reads per answer; then
+    decisions.csv and scores_reviewed.csv, which need the decision store and the input table."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
     if config.rater_column is not None:
         extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
     if read_files.several_reads(config):
         extra += (CONSENSUS_FILE, AGREEMENT_FILE)
-    return OUTPUT_FILES + (HTML_FILE,) + extra + (DECISIONS_FILE, REVIEWED_FILE)
+    return OUTPUT_FILES + (HTML_FILE, WARNINGS_FILE) + extra + (DECISIONS_FILE, REVIEWED_FILE)
 
 
 def items_table(session: SessionResult) -> tuple[list[str], list[list]]:
@@ -188,6 +190,7 @@ def session_contents(
         "report.json": lambda: json_text(session_report.session_dict(session, decisions)),
         "report.md": lambda: session_markdown(session, decisions),
         HTML_FILE: lambda: html_report(session, decisions),
+        WARNINGS_FILE: lambda: warnings_file(session),
         ITEMS_FILE: lambda: run_csv(items_table(session), run_id),
         RATERS_FILE: lambda: run_csv(raters_table(session), run_id),
         BIAS_FILE: lambda: run_csv(rater_files.bias_table(session), run_id),
@@ -204,6 +207,14 @@ def session_contents(
 def decisions_csv(store: Decisions, session: SessionResult) -> str:
     """decisions.csv of a session (formula cells guarded, the exported run in run_id)."""
     return run_csv(decisions_table(store, session), session.run_id)
+
+
+def warnings_file(session: SessionResult) -> str:
+    """warnings.txt: every warning of the run, one a line, "[kind] Item 'X': sentence"."""
+    if not session.warnings:
+        return f"No warnings (run {session.run_id}).\n"
+    header = f"{len(session.warnings)} warning(s) of run {session.run_id}, one a line.\n"
+    return header + warnings_text(session.warnings)
 
 
 def html_report(session: SessionResult, decisions: dict | None) -> str:

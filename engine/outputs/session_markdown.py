@@ -4,8 +4,11 @@ first, then every item's report under its own heading."""
 
 from __future__ import annotations
 
+from engine.core.run_warnings import summary_lines
 from engine.outputs import declared, markdown, rater_files, read_files, review_summary
 from engine.outputs.declared import TOO_FEW
+from engine.outputs.html_items import SHOWN, attention_order
+from engine.outputs.report import report_dict
 from engine.results.figures import run_figures
 from engine.results.lead import ANSWERS_PER_SCORE, run_lead, session_model_lead
 from engine.results.session import SessionResult
@@ -32,9 +35,20 @@ def session_markdown(session: SessionResult, decisions: dict | None = None) -> s
     parts = ["# parm audit report", _overview_section(session), review]
     if raters:
         parts.append(raters)
-    for result in session.results:
+    # The items that need attention most have a whole item's report; the others a brief one.
+    reports = [report_dict(result) for result in session.results]
+    first = set(attention_order(session.results, reports)[:SHOWN])
+    for k, (result, data) in enumerate(zip(session.results, reports)):
         title = f"Item {markdown.md_text(result.responses.item, 80)}"
-        parts.append(markdown.markdown_report(result, title=title, depth=2).rstrip())
+        section = markdown.markdown_report(
+            result, title=title, depth=2, brief=k not in first, data=data
+        )
+        parts.append(section.rstrip())
+    parts.append(markdown.MEANINGS_SECTION)
+    if session.warnings:
+        lines = [f"- {markdown.md_item(line)}" for line in summary_lines(session.warnings)]
+        note = "One line per kind of warning; warnings.txt and report.json have every one."
+        parts.append("## Warnings\n\n" + note + "\n\n" + "\n".join(lines))
     return "\n\n".join(parts) + "\n"
 
 

@@ -62,7 +62,7 @@ def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
         "flagged": int(session.flagged.sum()),
         "review": review_summary.review_summary(session, decisions),
         "timings_seconds": session.timings,
-        "warnings": list(session.warnings),
+        "warnings": [warning.record() for warning in session.warnings],
         "items": [_item_dict(session, result) for result in session.results],
     }
 

@@ -12,6 +12,7 @@ import numpy as np
 from engine.audit.raters import RaterReport, rater_report
 from engine.audit.reads_audit import ReadsAudit, audit_reads
 from engine.audit.session_figures import SessionModelFigures
+from engine.core.run_warnings import RunWarning
 from engine.embedding.cache import CACHE_NOTE
 from engine.input.config import AuditConfig
 from engine.input.items import Items
@@ -36,7 +37,9 @@ class SessionResult:
     config: AuditConfig
     raters: RaterReport | None = None
     timings: dict[str, float] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    # Each with its kind and item (engine.core.run_warnings): front ends print one line per
+    # kind, report.json and the output set's warnings file have them all.
+    warnings: list[RunWarning] = field(default_factory=list)
     reads: ReadsAudit | None = None
     session_model: SessionModelFigures | None = None
 
@@ -116,24 +119,21 @@ def _lead_row(result: AuditResult) -> tuple:
     return name, len(responses), used, result.metrics["kappa"], crossed
 
 
-def _warnings(items: Items, results: list[AuditResult]) -> list[str]:
+def _warnings(items: Items, results: list[AuditResult]) -> list[RunWarning]:
     """One item: its own warnings. Many: the settings' and the file's warnings once, then each
-    item's own, named. Then the headline's: a figure that leads memorised, items too small
-    for their scores (engine.results.lead)."""
-    lead = lead_warnings([_lead_row(result) for result in results])
+    item's own, with its item. Then the headline's: a figure that leads memorised, items too
+    small for their scores (engine.results.lead)."""
+    lead = [RunWarning.about(w) for w in lead_warnings([_lead_row(r) for r in results])]
     if not items.by_item:
-        return list(results[0].warnings) + lead
-    notes = list(results[0].config.warnings) + list(items.warnings)
+        return [RunWarning.about(w) for w in results[0].warnings] + lead
+    notes = [RunWarning.about(w) for w in results[0].config.warnings] + list(items.notes)
     for result in results:
         given = set(result.responses.warnings) | set(result.config.warnings)
-        # The embedding cache's warnings name their folder or file: said once, not per item.
-        shared = [w for w in result.warnings if w.startswith(CACHE_NOTE)]
-        own = [
-            f"Item '{result.responses.item}': {w}"
-            for w in result.warnings
-            if w not in given and w not in shared
-        ]
-        notes += [w for w in shared + own if w not in notes]
-    for skipped in items.skipped:
-        notes.append(f"Item '{skipped.item}' was not audited: {skipped.reason}")
+        item = result.responses.item
+        for w in result.warnings:
+            # The embedding cache's warnings name their folder or file: said once, not per item.
+            note = RunWarning.about(w, None if w.startswith(CACHE_NOTE) else item)
+            if w not in given and note not in notes:
+                notes.append(note)
+    notes += [RunWarning.about(f"Not audited: {s.reason}", s.item) for s in items.skipped]
     return notes + lead

@@ -12,6 +12,7 @@ from engine.workspace.files import OpenedFile
 if TYPE_CHECKING:
     import numpy as np
 
+    from engine.core.run_warnings import RunWarning
     from engine.input.column_guess import ColumnChoice
     from engine.input.config import AuditConfig
     from engine.input.items import Items
@@ -35,6 +36,11 @@ class Prepared:
     @property
     def warnings(self) -> tuple[str, ...]:
         return tuple(self.items.warnings)
+
+    @property
+    def notes(self) -> tuple[RunWarning, ...]:
+        """The same warnings as data, one per item (engine.core.run_warnings)."""
+        return tuple(self.items.notes)
 
 
 def choose_columns(

@@ -244,9 +244,16 @@ class ExportScreen(Screen):
             return
         if event.state == WorkerState.SUCCESS:
             written = event.worker.result
-            text = Text(f"Wrote {len(written)} file(s):\n", style="green")
-            text.append_text(plain("\n".join(f"  {path}" for path in written)))
+            # The folder once, then the names: a path a line ran off the screen at 80x24.
+            text = Text(f"Wrote {len(written)} file(s) to ", style="green")
+            text.append_text(plain(f"{written[0].parent}:\n" if written else ":\n"))
+            text.append_text(plain(", ".join(path.name for path in written)))
             self.show_status(text)
+            # Brought into view once laid out with its new height (the form scrolls at 80x24);
+            # call_after_refresh came before that layout, a short timer comes after it.
+            status = self.query_one("#export-status", Static)
+            form = self.query_one("#export-form")
+            self.set_timer(0.05, lambda: form.scroll_to_widget(status, animate=False))
             self.notify(f"Wrote {len(written)} file(s).")
         elif event.state == WorkerState.ERROR:
             self.report_error(event.worker.error)

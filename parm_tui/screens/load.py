@@ -19,6 +19,7 @@ from textual.worker import Worker, WorkerState
 
 from engine import workspace
 from engine.core.errors import ParmError
+from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.settings import BY_NAME, CHOSEN_KEYS, FILE_KEYS
 from engine.workspace import OpenedFile
@@ -338,8 +339,9 @@ class LoadScreen(Screen):
         if self.score_question is not None:
             lines = plain("? " + self.score_question + " Choose it under Score.\n", "bold yellow")
             lines.append_text(counts_line(new.items))
-        for warning in new.items.warnings:
-            lines.append_text(plain("\n⚠ " + warning, style="yellow"))
+        # One line per kind of warning (engine.core.run_warnings), not one per item.
+        for line in summary_lines(new.items.notes):
+            lines.append_text(plain("\n⚠ " + line, style="yellow"))
         box.update(lines)
 
     def action_copy_row(self) -> None:

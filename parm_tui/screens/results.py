@@ -19,6 +19,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Select, Static, TabbedContent, TabPane
 
+from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.outputs.read_files import agreement_dict
 from engine.results.figures import run_figures
@@ -66,6 +67,8 @@ TAB_FOCUS = {
     "raters": "#results-raters",
     "runs": "#results-runs",
 }
+# The tabs that show one item (the item selector chooses which); the others show the session.
+ITEM_TABS = ("summary", "tuning", "parameters", "consistency")
 
 
 class ResultsScreen(Screen):
@@ -76,13 +79,8 @@ class ResultsScreen(Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
         Binding("c", "copy_summary", "Copy"),
-        Binding("1", "tab('summary')", "Summary", show=False),
-        Binding("2", "tab('tuning')", "Tuning", show=False),
-        Binding("3", "tab('parameters')", "Parameters", show=False),
-        Binding("4", "tab('consistency')", "Consistency", show=False),
-        Binding("5", "tab('items')", "Items", show=False),
-        Binding("6", "tab('raters')", "Raters", show=False),
-        Binding("7", "tab('runs')", "Runs", show=False),
+        # The n-th tab shown (tabs_shown): the numbers on the tabs run 1, 2, 3 without gaps.
+        *(Binding(str(n), f"tab_number({n})", show=False) for n in range(1, len(TAB_FOCUS) + 1)),
     ]
 
     def __init__(self, session: SessionResult, item: int = 0) -> None:
@@ -120,7 +118,7 @@ class ResultsScreen(Screen):
         if earlier is not None:
             yield Static(Text(read_only_note(earlier), "bold yellow"), id="results-read-only")
         with TabbedContent(id="results-tabs"):
-            with TabPane("1 Summary", id="summary"):
+            with TabPane(self.tab_label("summary"), id="summary"):
                 with VerticalScroll(id="summary-scroll"):
                     yield Static(self.headline(), id="results-headline")
                     with Horizontal(id="results-tables"):
@@ -130,28 +128,28 @@ class ResultsScreen(Screen):
                     yield RichPanel(second_rater_table(result), id="results-second-rater")
                     yield Static(disagreement_line(result), id="results-disagree")
                     yield Static(self.warnings_text(), id="results-warnings")
-            with TabPane("2 Tuning", id="tuning"):
+            with TabPane(self.tab_label("tuning"), id="tuning"):
                 with VerticalScroll():
                     yield TuningTable(id="results-tuning")
                     yield MetricPlot(id="results-plot")
-            with TabPane("3 Parameters", id="parameters"):
+            with TabPane(self.tab_label("parameters"), id="parameters"):
                 with VerticalScroll(id="parameters-scroll"):
                     yield RichPanel(parameters_table(result), id="results-parameters")
-            with TabPane("4 Consistency", id="consistency"):
+            with TabPane(self.tab_label("consistency"), id="consistency"):
                 with VerticalScroll(id="consistency-scroll"):
                     yield Static(consistency_heading(result), id="consistency-heading")
                     yield Static(consistency_pairs(result), id="consistency-pairs")
             if session.by_item:
-                with TabPane("5 Items", id="items"), VerticalScroll():
+                with TabPane(self.tab_label("items"), id="items"), VerticalScroll():
                     yield Static(Text("enter: review the item", "dim"), classes="table-hint")
                     yield ItemsTable(id="results-items")
             if session.raters is not None or session.reads is not None:
-                with TabPane("6 Raters", id="raters"), VerticalScroll():
+                with TabPane(self.tab_label("raters"), id="raters"), VerticalScroll():
                     if session.raters is not None:
                         yield from self.compose_raters()
                     if session.reads is not None:
                         yield from self.compose_pairs()
-            with TabPane("7 Runs", id="runs"), VerticalScroll():
+            with TabPane(self.tab_label("runs"), id="runs"), VerticalScroll():
                 yield Static(self.runs_hint(), classes="table-hint")
                 yield RunsTable(id="results-runs")
         yield ParmFooter()
@@ -315,18 +313,43 @@ class ResultsScreen(Screen):
         return text
 
     def warnings_text(self) -> Text:
+        """This item's warnings; with items, the session's too, one line per kind."""
         warnings = list(self.result.warnings)
-        if not warnings:
-            return Text("No warnings.", "dim")
-        text = Text("Warnings\n", "bold yellow")
+        text = Text("Warnings\n", "bold yellow") if warnings else Text("No warnings.\n", "dim")
         for warning in warnings:
             text.append(safe_text(f"⚠ {warning}\n"), "yellow")
+        if self.session.by_item and self.session.warnings:
+            n = len(self.session.warnings)
+            text.append(f"All items: {n} warning{'' if n == 1 else 's'}\n", "bold yellow")
+            for line in summary_lines(self.session.warnings):
+                text.append(f"⚠ {line}\n", "yellow")
         text.rstrip()
         return text
 
     def action_copy_summary(self) -> None:
         self.app.copy_to_clipboard(metrics_summary(self.result))
         self.app.notify("Metrics summary copied to the clipboard.")
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """The item selector only where it changes what is shown."""
+        for select in self.query("#results-item"):
+            select.display = event.pane.id in ITEM_TABS
+
+    def tabs_shown(self) -> list[str]:
+        """The tabs this result has, in order: Items with an item column, Raters with raters or
+        with several reads per answer (the pairs of raters)."""
+        absent = set() if self.session.by_item else {"items"}
+        has_raters = self.session.raters is not None or self.session.reads is not None
+        absent |= set() if has_raters else {"raters"}
+        return [tab for tab in TAB_FOCUS if tab not in absent]
+
+    def tab_label(self, tab: str) -> str:
+        return f"{self.tabs_shown().index(tab) + 1} {tab.capitalize()}"
+
+    def action_tab_number(self, n: int) -> None:
+        shown = self.tabs_shown()
+        if n <= len(shown):
+            self.action_tab(shown[n - 1])
 
     def action_tab(self, tab: str) -> None:
         tabs = self.query_one("#results-tabs", TabbedContent)

@@ -290,6 +290,8 @@ class ReviewScreen(ReviewKeys, Screen):
             return
         unflagged = int(self.changes.no_longer_flagged.sum())
         new = int(self.changes.newly_flagged.sum())
+        # A re-run that changed nothing under the decisions has nothing to say: no line.
+        self.query_one("#review-rerun").display = bool(unflagged or new)
         text = Text("Re-run: ", style="bold")
         text.append(f"{unflagged:,} decided no longer flagged", style="yellow" if unflagged else "")
         text.append(" · ")
