@@ -355,11 +355,12 @@ def damage(path: Path, how: str, member: str = "vectors.npy") -> None:
     path.write_bytes(bytes(raw))
 
 
-def small_result(seed: int = 5) -> AuditResult:
-    """A quick audit of 60 clustered synthetic responses (its own run id per call)."""
+def small_result(seed: int = 5, text: str = "answer {}") -> AuditResult:
+    """A quick audit of 60 clustered synthetic responses (its own run id per call); `text`
+    makes each answer from its number."""
     vectors, scores = clustered_embeddings(SET_N, 3, noise=2.0, seed=seed)
     responses = Responses(
-        texts=[f"answer {i}" for i in range(SET_N)],
+        texts=[text.format(i) for i in range(SET_N)],
         scores=scores.astype(np.int64),
         labels=("0", "1", "2"),
         ids=[str(i) for i in range(SET_N)],

@@ -8,6 +8,7 @@ import csv
 import errno
 import os
 
+import helpers
 import numpy as np
 import pytest
 from helpers import FAST_CLI, TALKING_CLI, cli, clustered_embeddings, unfaulted_keep, write_rows
@@ -329,17 +330,7 @@ def test_existing_outputs_are_not_overwritten_without_force(tmp_path, good):
 # -- exports are all or nothing ----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def small_result():
-    vectors, scores = clustered_embeddings(N, 3, noise=2.0, seed=5)
-    responses = Responses(
-        texts=[f"=cmd {i}" for i in range(N)],
-        scores=scores.astype(np.int64),
-        labels=("0", "1", "2"),
-        ids=[str(i) for i in range(N)],
-        rows=np.arange(1, N + 1),
-        file_rows=N,
-    )
-    config = config_from_dict({"similarity_top_k": [5], "similarity_power": 1.0})
-    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
+    return helpers.small_result(text="=cmd {}")  # a formula in every answer
 
 
 def snapshot(folder):
