@@ -32,6 +32,7 @@ import numpy as np
 from engine.audit.rater_bias import BiasCell
 from engine.audit.rater_effects import RaterEffects, assess
 from engine.audit.rater_fit import moments
+from engine.audit.rater_pairs import CoReads, co_reads, join
 from engine.audit.rater_verdicts import verdict_words
 from engine.audit.scale import pooled_labels, recode, score_values
 from engine.input.config import AuditConfig
@@ -167,6 +168,7 @@ class _Scores:
     ordered: bool = True  # whether the scores have an order (else no leniency, no QWK)
     item_names: tuple = ()  # each item index's name
     rater_left_out: bool = True  # whether E came from models without the rater's scores
+    co: CoReads = field(default_factory=CoReads)  # pairs of reads of one answer (every read)
 
 
 def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
@@ -201,8 +203,29 @@ def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
         ordered=all(result.responses.ordered for result in results),
         item_names=tuple(str(result.responses.item) for result in results),
         rater_left_out=all(result.rater_proba is not None for result in results),
+        co=join(_item_pairs(results, order)),
     )
     return pooled_scores, unassigned
+
+
+def _item_pairs(results, order) -> list[CoReads]:
+    """Each item's pairs of reads of one answer (every read: Responses.reads; the first and
+    second score where a result has no reads), answers numbered over the session."""
+    parts, base = [], 0
+    for result in results:
+        r = result.responses
+        values = score_values(r.labels, order)
+        if r.reads is not None:
+            parts.append(co_reads(r.reads.answer, r.reads.rater, values[r.reads.score], base))
+        elif r.second_scores is not None and r.raters is not None and r.second_raters:
+            n = len(r)
+            second = np.flatnonzero(r.second_scores >= 0)
+            answer = np.r_[np.arange(n), second]
+            rater = list(r.raters) + [r.second_raters[i] for i in second]
+            value = np.r_[values[r.scores], values[r.second_scores[second]]]
+            parts.append(co_reads(answer, rater, value, base))
+        base += len(r)
+    return parts
 
 
 def _item_scores(k: int, result, pooled, order) -> dict[str, np.ndarray]:
