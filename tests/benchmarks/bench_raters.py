@@ -176,7 +176,10 @@ def judge(args) -> dict:
 def mfrm_tally(results, truth, store: dict) -> None:
     """The many-facet Rasch fit's leniency z of every rater (kept by role, for detection at a
     matched false-alarm rate in print_tables)."""
-    rasch = fit_mfrm(*session_reads(results))
+    reads = session_reads(results)
+    if np.bincount(reads[0]).max(initial=0) < 2:
+        return  # single reads: no rater severity without a second read of some answer
+    rasch = fit_mfrm(*reads)
     for rater, z in leniency_z(rasch).items():
         role = truth.roles.get(rater)
         if role in ("neutral", "lenient", "harsh"):
@@ -194,6 +197,8 @@ def tally(report, session, name: str, store: dict) -> None:
         key = (name, session.dataset)
         if role == "neutral":
             store[key + ("false",)].append(bool(found))
+            if row.effects.leniency_z is not None:
+                store[key + ("neutral z",)].append(row.effects.leniency_z)
             for rule in found:
                 store[key + ("false " + rule,)].append(True)
         elif role in EFFECT_VERDICT:
@@ -269,7 +274,8 @@ def run(args) -> dict:
             sd = residual_sd(np.random.default_rng([args.seed, 1]), dataset, data[dataset], plain)
             print(f"{dataset}: neutral raters' residual sd {sd:.3f} points", flush=True)
             store["sd " + dataset] = sd
-        designs[dataset] = Design(double=args.double, same_way=args.same_way, sd=sd)
+        designs[dataset] = Design(double=args.double, same_way=args.same_way or args.up_only,
+                                  sd=sd, up_only=args.up_only)  # fmt: skip
     for number in range(args.sessions):
         dataset = args.datasets[number % len(args.datasets)]
         session = build_session(rng, dataset, data[dataset], design=designs[dataset])
@@ -320,6 +326,9 @@ def print_tables(store: dict, datasets) -> None:
             cells = [rate(_values(store, name, group, c)) for c in columns]
             if any(c != "-" for c in cells):
                 print(f"| {name} | {group} | " + " | ".join(cells) + " |")
+    shown = [f"{g} {np.mean(v):+.2f} ({np.mean(np.abs(v) >= 2):.2f})" for g in groups
+             if (v := np.array(_values(store, SHIPPED, g, "neutral z"))).size]  # fmt: skip
+    print("\nNeutral raters' leniency z: mean (share with |z| >= 2): " + ", ".join(shown))
     _print_mfrm(store, groups)
     print("\nFalse alarms by rule (shipped):")
     for group in groups:

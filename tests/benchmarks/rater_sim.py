@@ -28,7 +28,8 @@ Options of the Design (issue 35), each off by default so the default sessions ar
              from the first score. The nominal data has no second score and stays single.
   same_way   effects that do not cancel: up to half the raters (3-5 of 6-10) planted with
              lenient, drifting up, noisy and central tendency (the last two push up on a scale
-             whose scores sit at the bottom), no harsh rater and no bias cell.
+             whose scores sit at the bottom), no harsh rater and no bias cell; with up_only,
+             two lenient and two drifting-up raters (3-5 of them), which push up on any scale.
   sd         effects at a standardized size (the shift over the neutral raters' residual sd,
              `sd` points, measured by the bench on an unplanted session): lenient and harsh
              move each score by 0.5 sd in expectation (one step of the item's scale with the
@@ -54,6 +55,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("PARM_DATA_ROOT", ROOT.parent / "shared" / "data"))
 EFFECTS = ("lenient", "harsh", "noisy", "central", "drifting")
 SAME_WAY = ("lenient", "drifting", "noisy", "central")
+UP_ONLY = ("lenient", "drifting", "lenient", "drifting")
 ORDERED = ("asap-sas", "asap-aes", "mohler")
 # dataset: (files, text column, score column, second score column, item column or None: one
 # item per file)
@@ -133,6 +135,7 @@ class Design:
     double: float = 0.0
     same_way: bool = False
     sd: float | None = None
+    up_only: bool = False  # same_way with lenient and drifting-up raters only
 
 
 @dataclass
@@ -272,8 +275,9 @@ def _plant(rng, session: Session, names: np.ndarray) -> None:
             _apply(rng, session, name, "noisy")
         return
     if session.design.same_way:
-        count = min(len(SAME_WAY), names.size // 2)
-        for name, effect in zip(planted, rng.permutation(SAME_WAY)[:count]):
+        kinds = UP_ONLY if session.design.up_only else SAME_WAY
+        count = min(len(kinds), names.size // 2)
+        for name, effect in zip(planted, rng.permutation(kinds)[:count]):
             _apply(rng, session, name, str(effect))
         return
     effects = rng.choice(EFFECTS, size=3, replace=False)
