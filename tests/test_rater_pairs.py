@@ -95,6 +95,18 @@ def test_the_reference_is_the_largest_group_that_agrees():
     assert list(robust_members(values, errors, np.array([0, 4, 5]))) == [4, 5]
 
 
+def test_a_session_split_in_half_goes_to_the_ordinary_half():
+    """Three raters at 0 and three at 0.5 agree among themselves: leniency alone cannot say
+    which half is neutral; the half whose raters are less unusual otherwise (noise, middle and
+    drift z) is the reference, whichever it is."""
+    values = np.array([0.0, 0.01, -0.01, 0.5, 0.51, 0.49])
+    errors = np.full(6, 0.05)
+    everyone = np.arange(6)
+    drifting_up = np.array([0.1, 0.2, 0.1, 4.0, 1.0, 0.5])
+    assert list(robust_members(values, errors, everyone, drifting_up)) == [0, 1, 2]
+    assert list(robust_members(values, errors, everyone, drifting_up[::-1])) == [3, 4, 5]
+
+
 def same_way_session(seed: int = 3, per_item: int = 500, double: float = 0.2):
     """Three items of clustered answers on a 0-3 scale, eight raters at random; r1-r4 neutral
     (the truth, one point off on 15% of scores), r5, r6 and r8 lenient (one point up on 45%,

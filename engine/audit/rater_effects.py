@@ -6,8 +6,8 @@ not equally well calibrated on every kind of data (in bench_raters.py the neutra
 outfit is 0.98 on ASAP short answers but 1.34 on Mohler's items of 30 answers), so each rater is
 compared with the typical rater: the median of the reference raters. The reference raters
 (_reference_members) are the judged raters (at least MIN_RATER_SCORES scores) less those a
-dragged reference cannot explain (noisy, central tendency or drifting against the median of
-all), then the largest group of them whose leniencies agree (engine.audit.rater_pairs), then,
+dragged reference cannot explain (central tendency or drifting against the median of all),
+then the largest group of them whose leniencies agree (engine.audit.rater_pairs), then,
 until it settles, those of the group with no verdict (at least three at each step). A median of
 all raters is dragged when up to half of them push scores the same way, and calls the neutral
 ones harsh (issue 35). A relative figure's standard error includes the reference's own: se^2 +
@@ -45,9 +45,12 @@ from engine.audit.drift import Drift, rater_drift
 from engine.audit.rater_bias import BiasCell, bias_cells
 from engine.audit.rater_verdicts import Verdict, is_bias_listed, verdicts
 
-# Verdicts a dragged reference cannot give: they are measured within the rater (drift) or as a
-# ratio of spreads, not against the reference's leniency.
-SHIFT_FREE = {"noisy", "central tendency", "drifting"}
+# Verdicts a dragged reference cannot give: drift is measured within the rater, central
+# tendency by the use of the scale's middle and ends. Not noisy: on a scale whose scores sit at
+# its top (Mohler), raters pushing scores up have a lower infit, and a median of all then calls
+# the neutral raters noisy (bench_raters.py --up-only, tuning seed 36: 32% of Mohler's neutral
+# raters got a verdict with noisy here, none without).
+SHIFT_FREE = {"central tendency", "drifting"}
 
 
 @dataclass(frozen=True)
@@ -194,8 +197,9 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
 
 def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.ndarray:
     """The reference raters (see the module docstring): the judged raters without a verdict that
-    no reference can drag (noisy, central tendency, drifting: each judged against the median of
-    all), the largest group of them whose leniencies agree (rater_pairs.robust_members), then,
+    no reference can drag (SHIFT_FREE, judged against the median of all), the largest group of
+    them whose leniencies agree (rater_pairs.robust_members; ties to the group least unusual in
+    its middle use and drift), then,
     until it settles, those of the group with no verdict at all. At least three, else the
     previous step's."""
     relative = _relative(raw, judged, ordered)
@@ -203,7 +207,8 @@ def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.nda
               and not {v.name for v in verdicts(relative[r], None)} & SHIFT_FREE]  # fmt: skip
     members = np.array(steady) if len(steady) >= 3 else judged
     if ordered:
-        group = rater_pairs.robust_members(raw.b, raw.b_se, members)
+        unusual = np.array([_unusual(relative[r], drifts[r]) for r in range(raw.b.size)])
+        group = rater_pairs.robust_members(raw.b, raw.b_se, members, unusual)
         members = group if group.size >= 3 else members
     for _ in range(5):
         relative = _relative(raw, members, ordered)
@@ -213,6 +218,14 @@ def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.nda
             break
         members = fine
     return members
+
+
+def _unusual(relative: dict, drift: Drift | None) -> float:
+    """How unusual a rater is apart from leniency: the sum of their squared middle and drift z
+    (against the median of all raters; not noise, which leniency at a ceiling lowers)."""
+    parts = [relative.get("middle_z"),
+             None if drift is None else drift.t]  # fmt: skip
+    return float(sum(z * z for z in parts if z is not None and np.isfinite(z)))
 
 
 def drifts_fine(drift: Drift | None) -> bool:

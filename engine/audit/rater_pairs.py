@@ -17,7 +17,8 @@ is ignored.
 
 The reference (robust_members): among the candidate raters, the largest group whose leniencies
 agree with one of them within CONSISTENT standard errors (of the difference), ties going to the
-tighter group. A median of all raters is dragged when up to half of them push the same way (a
+group least unusual otherwise, then to the tighter one; then moved to the raters within
+CONSISTENT standard errors of its median until it settles. A median of all raters is dragged when up to half of them push the same way (a
 session of four neutral raters and four pushing scores up: the median sits between, and the
 neutral ones look harsh); the largest consistent group is the neutral raters as long as the
 raters pushing do not agree with each other more than the neutral ones do.
@@ -124,15 +125,28 @@ def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray):
     return value, np.where(both, 1 / np.sqrt(w_b + w_c), b_se)
 
 
-def robust_members(values: np.ndarray, errors: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+def robust_members(values: np.ndarray, errors: np.ndarray, candidates: np.ndarray,
+                   unusual: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """The largest group of candidates whose values agree with one of them within CONSISTENT
-    standard errors of the difference (ties: the smallest sum of squared standard distances to
-    it); the candidates' indices, sorted."""
+    standard errors of the difference; among groups as large, the one whose raters are the
+    least unusual otherwise (`unusual`: per rater, e.g. the sum of their squared middle and
+    drift z against the median of all; a session split in half has no other way to say which
+    half is neutral), then the tightest (the smallest sum of squared standard distances).
+    The group is then moved to the candidates within CONSISTENT standard errors of its median
+    until it settles. The candidates' indices, sorted."""
+    unusual = np.zeros(values.size) if unusual is None else unusual
     best, best_key = candidates, None
     for j in candidates:
         distance = np.abs(values[candidates] - values[j]) / np.hypot(errors[candidates], errors[j])
         close = candidates[distance <= CONSISTENT]
-        key = (-close.size, float(np.sum(distance[distance <= CONSISTENT] ** 2)))
+        key = (-close.size, round(float(np.sum(unusual[close])), 9),
+               float(np.sum(distance[distance <= CONSISTENT] ** 2)))  # fmt: skip
         if best_key is None or key < best_key:
             best, best_key = close, key
+    for _ in range(10):
+        centre = float(np.median(values[best]))
+        moved = candidates[np.abs(values[candidates] - centre) <= CONSISTENT * errors[candidates]]
+        if moved.size < 3 or np.array_equal(np.sort(moved), np.sort(best)):
+            break
+        best = moved
     return np.sort(best)

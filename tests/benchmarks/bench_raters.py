@@ -411,8 +411,9 @@ def main() -> None:
     parser.add_argument("--same-way", action="store_true",
                         help="effects that do not cancel: up to half the raters lenient, "
                              "drifting up, noisy, central")  # fmt: skip
-    parser.add_argument("--up-only", action="store_true",
-                        help="--same-way with lenient and drifting-up raters only")
+    parser.add_argument(
+        "--up-only", action="store_true", help="--same-way with lenient and drifting-up raters only"
+    )
     parser.add_argument(
         "--standard",
         action="store_true",
