@@ -9,8 +9,9 @@ within items: the residuals d_i = v_{x_i} - E_i are decomposed as d_i = a_item +
 by least squares weighted by 1/sqrt(W_i) (alternating weighted means; see
 engine.audit.rater_effects.certainty_weights), so an item the model finds harder or easier is
 its own a_item and does not count against the raters who happened to score it. The b's are then
-centred on the median of the reference raters (engine.audit.rater_effects: the judged raters,
-then those with no verdict): the model is fitted to the raters' scores, so a lenient rater lifts
+centred on the median of the reference raters (engine.audit.rater_effects: the largest group of
+judged raters whose leniencies agree, with no verdict), and combined with the paired leniency
+from co-raters' reads of the same answers (engine.audit.rater_pairs): the model is fitted to the raters' scores, so a lenient rater lifts
 the model's expectations a little for the others, and centring on the mean would make every
 other rater look harsh; the median rater is the typical one. Its interval is b +/- t(0.975, n-1)
 sqrt(se_r^2 + se_ref^2), se_r the robust (sandwich) standard error of the rater's weighted mean
@@ -46,7 +47,9 @@ LEVEL = 0.95
 METHOD = (
     "leniency: rater effect b_r in d_i = a_item + b_r + e_i, d_i = score - model's expected "
     "score (points; E without the rater's own scores), least squares weighted by 1/sqrt(W) "
-    "(W the model's variance of the score), centred on the median of the reference raters; "
+    "(W the model's variance of the score), combined by inverse variance with the paired "
+    "differences from co-raters' reads of the same answers where there are any, centred on "
+    "the median of the reference raters (the largest group of raters that agree); "
     "95% interval b_r +/- t * sqrt(se_r^2 + se_median^2), se_r the weighted mean's sandwich "
     "standard error. Flagged share: Wilson 95% interval."
 )
