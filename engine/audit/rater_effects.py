@@ -4,17 +4,21 @@ labels, disagreement), central tendency, drift, the rater x item bias cells and 
 Every effect is relative. The model's probabilities are fitted to the raters themselves and are
 not equally well calibrated on every kind of data (in bench_raters.py the neutral raters' median
 outfit is 0.98 on ASAP short answers but 1.34 on Mohler's items of 30 answers), so each rater is
-compared with the typical rater: the median of the reference raters. The reference is found in
-two passes: first every judged rater (at least MIN_RATER_SCORES scores), then, when at least
-three of them got no verdict in the first pass, only those (a session with a lenient and a
-drifting rater would otherwise pull the median their way and make the neutral raters look
-harsh). A relative figure's standard error includes the reference's own: se^2 + (pi / 2m) x the
-reference raters' mean se^2 (the large-sample variance of a median of m).
+compared with the typical rater: the median of the reference raters. The reference raters
+(_reference_members) are the judged raters (at least MIN_RATER_SCORES scores) less those a
+dragged reference cannot explain (central tendency or drifting against the median of all),
+then the largest group of them whose leniencies agree (engine.audit.rater_pairs), then,
+until it settles, those of the group with no verdict (at least three at each step). A median of
+all raters is dragged when up to half of them push scores the same way, and calls the neutral
+ones harsh (issue 35). A relative figure's standard error includes the reference's own: se^2 +
+(pi / 2m) x the reference raters' mean se^2 (the large-sample variance of a median of m).
 
     leniency   b_r - median b (points; b from d = X - E = a_item + b_rater + e, least squares
                weighted by 1/sqrt(W_i): bench_raters.py found planted shifts more often at the
                same false alarms than with equal weights, as the answers the model cannot
-               place add most of the noise)
+               place add most of the noise), combined by inverse variance with the paired
+               leniency from co-raters' reads of the same answers where the rater has at least
+               rater_pairs.MIN_PAIRS of them (engine.audit.rater_pairs)
     noise      infit_r / median infit (infit and outfit around the main-effects expectation
                E_i + a_item + b_rater, as FACETS computes fit with the rater's severity in
                it, from the unweighted fit), tested on the log scale with the delta-method
@@ -36,10 +40,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit import rater_fit
+from engine.audit import rater_fit, rater_pairs
 from engine.audit.drift import Drift, rater_drift
 from engine.audit.rater_bias import BiasCell, bias_cells
 from engine.audit.rater_verdicts import Verdict, is_bias_listed, verdicts
+
+# Verdicts a dragged reference cannot give: drift is measured within the rater, central
+# tendency by the use of the scale's middle and ends. Not noisy: on a scale whose scores sit at
+# its top (Mohler), raters pushing scores up have a lower infit, and a median of all then calls
+# the neutral raters noisy (bench_raters.py --up-only, tuning seed 36: 32% of Mohler's neutral
+# raters got a verdict with noisy here, none without).
+SHIFT_FREE = {"central tendency", "drifting"}
 
 
 @dataclass(frozen=True)
@@ -70,6 +81,10 @@ class RaterEffects:
     # Use of the item's lowest and highest score against the reference raters' (standard errors)
     low_z: float | None = None
     high_z: float | None = None
+    # Pairs of the rater's reads with a co-rater's read of the same answer (rater_pairs), and
+    # whether the rater is one of the reference raters the others are measured against
+    co_reads: int = 0
+    in_reference: bool = False
 
 
 def two_way(
@@ -154,27 +169,63 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
     w = certainty_weights(scores.variance)
     a_w, b_w, e_w = two_way(d, item_of, rater_of, w)
     raw = _raw(scores, main, b_w, e_w, w, rater_of, names.size)
+    co = getattr(scores, "co", None)
+    co_n = np.zeros(names.size, dtype=int)
+    if scores.ordered and co is not None and len(co):
+        # Leniency from co-raters' reads of the same answers, combined with the model's.
+        c, c_se, co_n = rater_pairs.paired_leniency(co, names)
+        raw.b, raw.b_se = rater_pairs.combine(raw.b, raw.b_se, c, c_se)
     drifts = [_drift(scores, d - a_w[item_of], w, rater_of == r) for r in range(names.size)]
     members = np.flatnonzero(judged)
     if members.size == 0:
         return {}, []
+    members = _reference_members(raw, members, drifts, scores.ordered)
     relative = _relative(raw, members, scores.ordered)
-    found = [verdicts(relative[r], None) for r in range(names.size)]
-    fine = np.array([r for r in members if not found[r] and drifts_fine(drifts[r])])
-    if fine.size >= 3:
-        members = fine
-        relative = _relative(raw, members, scores.ordered)
     centre_b, _ = reference(raw.b, raw.b_se, members)
     effects = {}
     for r in np.flatnonzero(judged):
         drift = _centred(drifts[r], centre_b)
-        effects[str(names[r])] = _effects(raw, r, relative[r], drift, scores.ordered)
+        effects[str(names[r])] = _effects(raw, r, relative[r], drift, scores.ordered,
+                                          int(co_n[r]), bool(np.isin(r, members)))  # fmt: skip
     cells = []
     if scores.ordered:
         names_of_items = [scores.item_names[k] for k in items]
         cells = bias_cells(scores.value, scores.expected, e, scores.rater, item_of,
                            names_of_items, is_bias_listed)  # fmt: skip
     return effects, cells
+
+
+def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.ndarray:
+    """The reference raters (see the module docstring): the judged raters without a verdict that
+    no reference can drag (SHIFT_FREE, judged against the median of all), the largest group of
+    them whose leniencies agree (rater_pairs.robust_members; ties to the group least unusual in
+    its middle use and drift), then,
+    until it settles, those of the group with no verdict at all. At least three, else the
+    previous step's."""
+    relative = _relative(raw, judged, ordered)
+    steady = [r for r in judged if drifts_fine(drifts[r])
+              and not {v.name for v in verdicts(relative[r], None)} & SHIFT_FREE]  # fmt: skip
+    members = np.array(steady) if len(steady) >= 3 else judged
+    if ordered:
+        unusual = np.array([_unusual(relative[r], drifts[r]) for r in range(raw.b.size)])
+        group = rater_pairs.robust_members(raw.b, raw.b_se, members, unusual)
+        members = group if group.size >= 3 else members
+    for _ in range(5):
+        relative = _relative(raw, members, ordered)
+        fine = np.array([r for r in members if not verdicts(relative[r], None)
+                         and drifts_fine(drifts[r])], dtype=int)  # fmt: skip
+        if fine.size < 3 or fine.size == members.size:
+            break
+        members = fine
+    return members
+
+
+def _unusual(relative: dict, drift: Drift | None) -> float:
+    """How unusual a rater is apart from leniency: the sum of their squared middle and drift z
+    (against the median of all raters; not noise, which leniency at a ceiling lowers)."""
+    parts = [relative.get("middle_z"),
+             None if drift is None else drift.t]  # fmt: skip
+    return float(sum(z * z for z in parts if z is not None and np.isfinite(z)))
 
 
 def drifts_fine(drift: Drift | None) -> bool:
@@ -272,7 +323,8 @@ def _centred(drift: Drift | None, centre: float) -> Drift | None:
     return Drift(drift.n, drift.change, drift.se, drift.t, drift.p, periods, drift.untimed)
 
 
-def _effects(raw: _Raw, r: int, relative: dict, drift, ordered: bool) -> RaterEffects:
+def _effects(raw: _Raw, r: int, relative: dict, drift, ordered: bool, co_n: int,
+             in_reference: bool) -> RaterEffects:  # fmt: skip
     fit, spread, dis = raw.fits[r], raw.spreads[r], raw.disagreements[r]
     return RaterEffects(
         leniency=relative.get("leniency"), leniency_se=relative.get("leniency_se"),
@@ -289,6 +341,7 @@ def _effects(raw: _Raw, r: int, relative: dict, drift, ordered: bool) -> RaterEf
         disagreement=dis.ratio, disagreement_z=dis.z, drift=drift,
         verdicts=verdicts(relative, drift if ordered else None),
         low_z=relative.get("low_z"), high_z=relative.get("high_z"),
+        co_reads=co_n, in_reference=in_reference,
     )  # fmt: skip
 
 

@@ -9,8 +9,9 @@ within items: the residuals d_i = v_{x_i} - E_i are decomposed as d_i = a_item +
 by least squares weighted by 1/sqrt(W_i) (alternating weighted means; see
 engine.audit.rater_effects.certainty_weights), so an item the model finds harder or easier is
 its own a_item and does not count against the raters who happened to score it. The b's are then
-centred on the median of the reference raters (engine.audit.rater_effects: the judged raters,
-then those with no verdict): the model is fitted to the raters' scores, so a lenient rater lifts
+centred on the median of the reference raters (engine.audit.rater_effects: the largest group of
+judged raters whose leniencies agree, with no verdict), and combined with the paired leniency
+from co-raters' reads of the same answers (engine.audit.rater_pairs): the model is fitted to the raters' scores, so a lenient rater lifts
 the model's expectations a little for the others, and centring on the mean would make every
 other rater look harsh; the median rater is the typical one. Its interval is b +/- t(0.975, n-1)
 sqrt(se_r^2 + se_ref^2), se_r the robust (sandwich) standard error of the rater's weighted mean
@@ -32,6 +33,7 @@ import numpy as np
 from engine.audit.rater_bias import BiasCell
 from engine.audit.rater_effects import RaterEffects, assess
 from engine.audit.rater_fit import moments
+from engine.audit.rater_pairs import CoReads, co_reads, join
 from engine.audit.rater_verdicts import verdict_words
 from engine.audit.scale import pooled_labels, recode, score_values
 from engine.input.config import AuditConfig
@@ -45,7 +47,9 @@ LEVEL = 0.95
 METHOD = (
     "leniency: rater effect b_r in d_i = a_item + b_r + e_i, d_i = score - model's expected "
     "score (points; E without the rater's own scores), least squares weighted by 1/sqrt(W) "
-    "(W the model's variance of the score), centred on the median of the reference raters; "
+    "(W the model's variance of the score), combined by inverse variance with the paired "
+    "differences from co-raters' reads of the same answers where there are any, centred on "
+    "the median of the reference raters (the largest group of raters that agree); "
     "95% interval b_r +/- t * sqrt(se_r^2 + se_median^2), se_r the weighted mean's sandwich "
     "standard error. Flagged share: Wilson 95% interval."
 )
@@ -170,6 +174,7 @@ class _Scores:
     ordered: bool = True  # whether the scores have an order (else no leniency, no QWK)
     item_names: tuple = ()  # each item index's name
     rater_left_out: bool = True  # whether E came from models without the rater's scores
+    co: CoReads = field(default_factory=CoReads)  # pairs of reads of one answer (every read)
 
 
 def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
@@ -204,8 +209,29 @@ def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
         ordered=all(result.responses.ordered for result in results),
         item_names=tuple(str(result.responses.item) for result in results),
         rater_left_out=all(result.rater_proba is not None for result in results),
+        co=join(_item_pairs(results, order)),
     )
     return pooled_scores, unassigned
+
+
+def _item_pairs(results, order) -> list[CoReads]:
+    """Each item's pairs of reads of one answer (every read: Responses.reads; the first and
+    second score where a result has no reads), answers numbered over the session."""
+    parts, base = [], 0
+    for result in results:
+        r = result.responses
+        values = score_values(r.labels, order)
+        if r.reads is not None:
+            parts.append(co_reads(r.reads.answer, r.reads.rater, values[r.reads.score], base))
+        elif r.second_scores is not None and r.raters is not None and r.second_raters:
+            n = len(r)
+            second = np.flatnonzero(r.second_scores >= 0)
+            answer = np.r_[np.arange(n), second]
+            rater = list(r.raters) + [r.second_raters[i] for i in second]
+            value = np.r_[values[r.scores], values[r.second_scores[second]]]
+            parts.append(co_reads(answer, rater, value, base))
+        base += len(r)
+    return parts
 
 
 def _item_scores(k: int, result, pooled, order) -> dict[str, np.ndarray]:

@@ -7,6 +7,7 @@ lists every column a file can have. A new column is one entry here plus its comp
 
 from __future__ import annotations
 
+from engine.audit.rater_pairs import MIN_PAIRS
 from engine.audit.rater_verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
 from engine.outputs import columns
 from engine.outputs.columns import COUNT, FIGURE, FLAG, POINTS, SHARE, Column, OutputTable
@@ -93,6 +94,13 @@ RATERS = OutputTable(
         Column("rule", "the figures and the rule behind each verdict",
                lambda row, _: rule_text(row.effects)),
         Column("leniency_z", "leniency in standard errors", _effect("leniency_z"), FIGURE),
+        Column("co_reads", "pairs of the rater's reads with a co-rater's read of the same "
+               "answer (leniency combines them with the model's figure from "
+               f"{MIN_PAIRS} on)", _effect("co_reads"), COUNT),
+        Column("reference", "'yes' for the reference raters the others are measured against "
+               "(judged raters with no verdict whose leniencies agree)",
+               lambda row, _: "" if row.effects is None else
+               "yes" if row.effects.in_reference else "no"),
         Column("infit", "information-weighted fit mean-square (1: as variable as the model "
                "expects)", _effect("infit"), FIGURE),
         Column("infit_z", "infit as a ZSTD (Wilson-Hilferty)", _effect("infit_z"), FIGURE),
