@@ -73,3 +73,36 @@ def test_the_sample_runs_notes_match_their_cases(sample_config, sample_embedding
         assert (LONE in found) == bool(lone[i])
         if AGAINST_EVIDENCE in found:
             assert sample_run.predicted[i] != scores[i]
+
+
+def test_answers_whose_reads_all_agree_go_last_in_the_queue_in_their_own_order():
+    from engine.audit.severity import queue_order
+
+    severity = np.array([0.9, 0.8, 0.95, 0.1, 0.7])
+    confirmed = np.array([True, False, True, False, False])
+    assert queue_order(severity).tolist() == [2, 0, 1, 4, 3]
+    assert queue_order(severity, confirmed).tolist() == [1, 4, 3, 2, 0]
+    assert queue_order(severity, np.zeros(5, bool)).tolist() == [2, 0, 1, 4, 3]
+
+
+def test_an_answer_is_confirmed_when_read_twice_or_more_and_every_read_agrees():
+    from engine.input.reads import Reads
+
+    # answer 0: 1, 1 (confirmed); 1: read once; 2: 2, 2, 1 (a third read differs); 3: 0, 0, 0
+    answer = np.array([0, 0, 1, 2, 2, 2, 3, 3, 3])
+    score = np.array([1, 1, 2, 2, 2, 1, 0, 0, 0])
+    first = np.r_[True, answer[1:] != answer[:-1]]
+    reads = Reads(answer, ("",) * 9, score, np.full(9, np.nan), np.arange(1, 10), first)
+    assert reads.confirmed(4).tolist() == [True, False, False, True]
+
+
+def test_the_review_lists_agreeing_reads_after_the_others(sample_config, sample_embeddings):
+    config = sample_config.updated(second_score_column="score2", bootstrap_samples=50)
+    responses = load_responses(SAMPLE_CSV, config)
+    result = run_audit(responses, config, embedded=Embedded.precomputed(sample_embeddings))
+    confirmed = responses.reads.confirmed(len(responses))
+    assert 0 < confirmed.sum() < len(responses)
+    order = review_set([result]).review_order()
+    assert (order == result.review_order()).all()
+    placed = confirmed[order]
+    assert not placed[: (~confirmed).sum()].any() and placed[(~confirmed).sum() :].all()

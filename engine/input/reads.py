@@ -77,6 +77,13 @@ class Reads:
         """(N,) how many reads each answer has."""
         return np.bincount(self.answer, minlength=n)
 
+    def confirmed(self, n: int) -> np.ndarray:
+        """(N,) whether an answer was read twice or more and every read gave its audited score:
+        its second look was taken and agreed."""
+        audited = self.nth(0, n)
+        differs = np.bincount(self.answer, weights=self.score != audited[self.answer], minlength=n)
+        return (self.per_answer(n) >= 2) & (differs == 0)
+
     def most(self, n: int) -> int:
         """The most reads any answer has."""
         return int(self.per_answer(n).max()) if len(self) else 0

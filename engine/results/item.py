@@ -106,6 +106,9 @@ class AuditResult:
         return severity.flags(self.predicted, self.responses.scores)
 
     def review_order(self) -> np.ndarray:
-        """The review queue: most severe first (ties in input order). Flagged or not does not
-        change the order; the flag says whether the PARM fit prefers another score."""
-        return severity.queue_order(self.severity)
+        """The review queue: most severe first (ties in input order), answers whose reads all
+        agree last (engine.audit.severity.queue_order). Flagged or not does not change the
+        order; the flag says whether the PARM fit prefers another score."""
+        reads = self.responses.reads
+        n = len(self.responses)
+        return severity.queue_order(self.severity, None if reads is None else reads.confirmed(n))

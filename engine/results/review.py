@@ -60,8 +60,15 @@ class ReviewSet:
         return self.items[0] is not None if self.items else False
 
     def review_order(self) -> np.ndarray:
-        """The queue over all items by severity (1 - p(human score), comparable across items)."""
-        return queue_order(self.severity)
+        """The queue over all items by severity (1 - p(human score), comparable across items),
+        answers whose reads all agree last (engine.audit.severity.queue_order)."""
+        confirmed = [
+            np.zeros(len(r.responses), bool)
+            if r.responses.reads is None
+            else r.responses.reads.confirmed(len(r.responses))
+            for r in self.results
+        ]
+        return queue_order(self.severity, np.concatenate(confirmed))
 
     def locate(self, i: int) -> tuple[AuditResult, int]:
         """The item's AuditResult holding position i, and i's position in it."""
