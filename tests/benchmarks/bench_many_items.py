@@ -6,10 +6,13 @@ spends outside the run: imports, reading, writing the outputs and reports).
 
 `--code DIR ...` runs the same file under each DIR as PYTHONPATH (say, this tree and an export
 of the code before a change), alternating, `--runs` times each, so before and after meet the
-same load. Prints wall and CPU seconds and the load average for every run.
+same load. Prints wall and CPU seconds and the load average for every run. `--parts` instead
+times, in one thread and CPU seconds, the two pieces issue 39 cut, under each DIR in turn: the
+session model's `summarise_session` on the items' own top-K graphs, and every item's bootstrap
+(200 samples), with a digest of their results (equal digests: equal results).
 
     python tests/benchmarks/bench_many_items.py [--items 135] [--answers 30] [--runs 2]
-        [--code . /tmp/base] [--set key=value ...]
+        [--code . /tmp/base] [--set key=value ...] [--parts]
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import argparse
 import csv
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -83,6 +87,42 @@ def item_stages(out: Path) -> dict[str, float]:
     return {k: round(v, 2) for k, v in totals.items()}
 
 
+def parts(items: int, answers: int) -> str:
+    """CPU seconds of summarise_session and of the items' bootstraps (run under one tree)."""
+    import hashlib
+    import time
+
+    from engine.audit.intervals import bootstrap_agreement
+    from engine.graph.search import build_graph
+    from engine.model.session_cross_fit import SessionOptions
+    from engine.model.session_features import SessionItem
+    from engine.model.session_summary import summarise_session
+
+    rows, vectors = synthetic_session(items, answers)
+    scores = np.array([row[3] for row in rows]).reshape(items, answers)
+    session = [
+        SessionItem(np.arange(answers), np.full(answers, -1), scores[g], 3,
+                    build_graph(vectors[g * answers:(g + 1) * answers], answers - 1))
+        for g in range(items)
+    ]  # fmt: skip
+    options = SessionOptions(top_k_values=(5, 10, 15, 20, 25), folds=5, seed=0)
+    started = time.process_time()
+    summary = summarise_session(session, options)
+    model = time.process_time() - started
+    digest = hashlib.sha256()
+    for found in summary.items:
+        digest.update(found.cross_predicted.tobytes() + found.cross_proba.tobytes())
+    started = time.process_time()
+    for g, found in enumerate(summary.items):
+        intervals = bootstrap_agreement(scores[g], found.predicted, 3, 200, seed=g)
+        digest.update(repr(sorted(intervals.items())).encode())
+    boot = time.process_time() - started
+    return (
+        f"summarise_session {model:.2f} CPU s, bootstraps {boot:.2f} CPU s, "
+        f"results {digest.hexdigest()[:12]}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=135)
@@ -90,8 +130,22 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=2)
     parser.add_argument("--code", nargs="+", default=[str(Path(__file__).resolve().parents[2])])
     parser.add_argument("--set", dest="settings", action="append", default=[])
+    parser.add_argument("--parts", action="store_true", help="time the pieces cut, per tree")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        print(parts(args.items, args.answers), flush=True)
+        return
     print(machine_line(), flush=True)
+    if args.parts:
+        for run in range(args.runs):
+            for code in args.code:
+                env = dict(os.environ, PYTHONPATH=str(Path(code).resolve()), OMP_NUM_THREADS="1")
+                command = [sys.executable, __file__, "--child", "--items", str(args.items)]
+                command += ["--answers", str(args.answers)]
+                done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+                print(f"run {run + 1}, {code}: {done.stdout.strip()}", flush=True)
+        return
     rows, vectors = synthetic_session(args.items, args.answers)
     with tempfile.TemporaryDirectory(prefix="parm-items-") as tmp:
         table, array = write(Path(tmp), rows, vectors)
