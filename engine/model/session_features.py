@@ -161,9 +161,11 @@ def _same_rater(item: SessionItem, weights, kept: np.ndarray) -> np.ndarray:
     return same
 
 
-# The most graph entries (weights and adjacency, all K) one item keeps between fits; an item
-# past it (hundreds of thousands of answers) builds them again for each fit, as before.
-GRAPHS_KEPT = 8_000_000
+# The most graph entries (weights and adjacency, all K) one item keeps between fits, about
+# 0.6 MB: an item of up to about 200 answers keeps every K of the default grid (the fixed costs
+# this saves are a small item's); a larger one keeps the first K that fit and builds the others
+# for each fit, as before, so a session of many large items does not hold every graph twice.
+GRAPHS_KEPT = 50_000
 
 
 def _item_graph(item: SessionItem, top_k: int, power: float, symmetric: bool):
