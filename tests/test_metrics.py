@@ -194,3 +194,17 @@ def test_the_metrics_computed_are_the_metrics_named_once():
     assert tuple(evaluate(human, proba)) == METRIC_NAMES
     nominal = tuple(m.name for m in METRICS if not m.needs_order)
     assert tuple(evaluate(human, proba, ordered=False)) == nominal
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_headline_agreement_is_agreements_headline_figures_exactly(ordered):
+    """The bootstrap's shortcut gives the very figures `agreement` gives (same arithmetic)."""
+    from engine.model.metrics import headline_agreement, headline_metrics
+
+    rng = np.random.default_rng(3)
+    for n_classes, n in ((2, 7), (3, 30), (5, 200), (4, 1)):
+        human = rng.integers(0, n_classes, n)
+        predicted = np.where(rng.random(n) < 0.6, human, rng.integers(0, n_classes, n))
+        full = agreement(human, predicted, n_classes, ordered)
+        got = headline_agreement(human, predicted, n_classes, ordered)
+        assert got == tuple(full[m] for m in headline_metrics(ordered))

@@ -91,3 +91,28 @@ def test_the_audited_read_is_the_first_unless_stated():
     stated = SessionItem(item.answer, item.rater, item.score, 3, item.graph, audited=audited)
     chosen = stated.audited_reads()
     assert chosen[0] == 12 and chosen[3] == 13
+
+
+def _same_features(a, b) -> None:
+    for name in ("t", "s", "own", "same", "scale", "kept", "answer"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert (a.neighbours != b.neighbours).nnz == 0
+
+
+@pytest.mark.parametrize("kept_graphs", [10**9, 0])
+def test_graphs_kept_between_fits_give_the_same_features(monkeypatch, kept_graphs):
+    """A fit and every cross-fitting fold ask for the same graphs: kept on the item (or, past
+    the bound, built again), each fold's features are exactly those of a fresh item."""
+    import engine.model.session_features as module
+
+    monkeypatch.setattr(module, "GRAPHS_KEPT", kept_graphs)
+    item = _item(answers=20, double=[2, 5, 7], top_k=6)
+    folds = np.arange(item.n_answers) % 3
+    for k in (3, 6, 3):
+        for fold in range(3):
+            kept = folds[item.answer] != fold
+            fresh = SessionItem(item.answer, item.rater, item.score, 3, item.graph)
+            _same_features(
+                read_features([item], k, kept=[kept]), read_features([fresh], k, kept=[kept])
+            )
+    assert len(item._graphs) == (2 if kept_graphs else 0)

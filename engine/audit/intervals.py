@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.core.progress import CHECKS, Reporter
-from engine.model.metrics import agreement, headline_metrics
+from engine.model.metrics import agreement, headline_agreement, headline_metrics
 
 LEVEL = 0.95
 
@@ -49,8 +49,7 @@ def bootstrap_agreement(
     draws = np.empty((samples, len(names)))
     for b in range(samples):
         pick = rng.integers(0, n, size=n)
-        metrics = agreement(human[pick], predicted[pick], n_classes, ordered)
-        draws[b] = [metrics[m] for m in names]
+        draws[b] = headline_agreement(human[pick], predicted[pick], n_classes, ordered)
         reporter.tick(CHECKS, b + 1, samples, f"bootstrap {b + 1} of {samples}")
     tail = 100 * (1 - level) / 2
     low = np.nanpercentile(draws, tail, axis=0)

@@ -101,6 +101,22 @@ def agreement(
     return {m: v for m, v in figures.items() if m in metric_names(ordered)}
 
 
+def headline_agreement(
+    human: np.ndarray, predicted: np.ndarray, n_classes: int, ordered: bool = True
+) -> tuple[float, ...]:
+    """`headline_metrics(ordered)` of `agreement`, in that order, computed the same way and
+    only those (the bootstrap asks for them 200 times an item)."""
+    matrix = confusion(human, predicted, n_classes)
+    figures = {
+        "accuracy": lambda: float(np.mean(human == predicted)),
+        "kappa": lambda: cohen_kappa(matrix),
+        "qwk": lambda: quadratic_kappa(matrix),
+        "near": lambda: float(np.mean(np.abs(human - predicted) <= 1)),
+        "f1": lambda: macro_f1(matrix),
+    }
+    return tuple(figures[m]() for m in headline_metrics(ordered))
+
+
 def evaluate(human: np.ndarray, proba: np.ndarray, ordered: bool = True) -> dict[str, float]:
     """Every metric (`metric_names(ordered)`) for predictions argmax(proba) against the human
     scores."""

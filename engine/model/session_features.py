@@ -29,7 +29,7 @@ reads see its training neighbours, and none of its own reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -55,6 +55,9 @@ class SessionItem:
     ordered: bool = True
     audited: np.ndarray | None = None
     name: str = ""
+    # (K, p, symmetric) -> (weights, adjacency): a fit and each cross-fitting fold ask for the
+    # same graphs, and building them was most of the session model's time on small items.
+    _graphs: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def n_answers(self) -> int:
@@ -158,13 +161,37 @@ def _same_rater(item: SessionItem, weights, kept: np.ndarray) -> np.ndarray:
     return same
 
 
+# The most graph entries (weights and adjacency, all K) one item keeps between fits, about
+# 0.6 MB: an item of up to about 200 answers keeps every K of the default grid (the fixed costs
+# this saves are a small item's); a larger one keeps the first K that fit and builds the others
+# for each fit, as before, so a session of many large items does not hold every graph twice.
+GRAPHS_KEPT = 50_000
+
+
+def _item_graph(item: SessionItem, top_k: int, power: float, symmetric: bool):
+    """The item's weights W on the top-K graph and its 0/1 adjacency (W or W' nonzero, no
+    diagonal), built once per (K, p) and kept on the item (read-only: never changed in place)."""
+    key = (item_top_k(item, top_k), float(power), bool(symmetric))
+    if key in item._graphs:
+        return item._graphs[key]
+    weights = item.graph.weights(key[0], power, symmetric)
+    pattern = (abs(weights) + abs(weights.T)).tocsr()
+    pattern.setdiag(0)
+    pattern.eliminate_zeros()
+    pattern.data[:] = 1.0
+    held = sum(w.nnz + a.nnz for w, a in item._graphs.values())
+    if held + weights.nnz + pattern.nnz <= GRAPHS_KEPT:
+        item._graphs[key] = (weights, pattern)
+    return weights, pattern
+
+
 def _item_features(item: SessionItem, top_k: int, power: float, kept: np.ndarray, symmetric):
     """T, S, O, U per read, S-bar and the answers' adjacency for one item."""
     k = item.n_classes
     counts = read_counts(item.answer[kept], item.score[kept], item.n_answers, k).astype(float)
     reads = counts.sum(axis=1)
     shares = counts / np.maximum(reads, 1.0)[:, None]
-    weights = item.graph.weights(item_top_k(item, top_k), power, symmetric)
+    weights, pattern = _item_graph(item, top_k, power, symmetric)
     t_answers = np.asarray(weights @ shares)
     s_answers = t_answers.sum(axis=1)
     read = reads > 0
@@ -172,10 +199,6 @@ def _item_features(item: SessionItem, top_k: int, power: float, kept: np.ndarray
     scale = scale if scale > 0 else 1.0
     own = counts[item.answer].copy()
     own[np.flatnonzero(kept), item.score[kept]] -= 1.0
-    pattern = (abs(weights) + abs(weights.T)).tocsr()
-    pattern.setdiag(0)
-    pattern.eliminate_zeros()
-    pattern.data[:] = 1.0
     return (
         t_answers[item.answer] / scale,
         s_answers[item.answer] / scale - 1.0,

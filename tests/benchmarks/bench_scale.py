@@ -261,7 +261,9 @@ def large(folder: Path, n: int = 100_000) -> list[str]:
     (after, after_cpu) = product_floor(emb)
     floor, floor_cpu = (before + after) / 2, (before_cpu + after_cpu) / 2
     report = json.loads((folder / "out-large" / "report.json").read_text(encoding="utf-8"))
-    stages = report.get("timings_seconds", {})
+    # A one-item run's stages are its item's (report.json's top level has the session's).
+    items = report.get("items") or [{}]
+    stages = {**report.get("timings_seconds", {}), **(items[0].get("timings_seconds") or {})}
     flop = 2.0 * n * n * 384
     others = sum(v for k, v in stages.items() if k not in ("total", "neighbours"))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
