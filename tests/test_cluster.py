@@ -16,6 +16,7 @@ from helpers import (
     FAST_CLI,
     SESSIONS_CSV,
     SESSIONS_FLAGS,
+    TALKING_CLI,
     DyingTask,
     cli,
     dying_unit,
@@ -301,7 +302,7 @@ def test_a_local_cluster_writes_nothing_of_dasks_to_the_terminal(tmp_path):
     command = [
         sys.executable, "-m", "parm_tui.cli", "audit", str(tmp_path / "s.csv"), "--item-col",
         "item", "--embeddings", str(tmp_path / "s.npy"), "--scheduler", "local:2",
-        "--out", str(tmp_path / "out"), "--no-guess", *FAST_CLI,
+        "--out", str(tmp_path / "out"), "--no-guess", *TALKING_CLI,
     ]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
