@@ -111,6 +111,21 @@ def test_consensus_csv_has_one_row_per_answer_and_each_raters_read(planted):
             assert float(row["consensus_p"]) < 0.95
 
 
+def test_scores_reviewed_carries_the_consensus_beside_the_final_score(planted):
+    from engine.outputs.reviewed import reviewed_table
+
+    session, frame, _ = planted
+    header, rows = reviewed_table(session, frame, None)
+    consensus = {row[0]: row for row in table(files(session)[CONSENSUS_FILE])[1:]}
+    at = header.index("consensus")
+    assert header[at + 1] == "consensus_p" and header[at - 1] == "severity"
+    for source, row in zip(frame["id"], rows):
+        assert row[at] == consensus[source][3]  # empty for an answer read once
+        assert (row[at + 1] == "") == (row[at] == "")
+        if row[at]:
+            assert float(row[at + 1]) == pytest.approx(float(consensus[source][4]), abs=1e-6)
+
+
 def test_agreement_csv_has_each_items_pairs_an_all_row_and_the_sessions(planted):
     session, _, _ = planted
     rows = table(files(session)[AGREEMENT_FILE])

@@ -305,6 +305,9 @@ REVIEWED = OutputTable(
         Column("decided_at", "when"),
         Column("predicted", "this run's predicted score (empty for rows not audited)"),
         Column("severity", "this run's severity", kind=FIGURE),
+        Column("consensus", "the consensus score of an answer read twice or more (consensus.csv; "
+               "on the row of its audited read, else empty)"),
+        Column("consensus_p", "its probability", kind=FIGURE),
     ),
     families=(Column("<input column>", "every column of the input file, as read, first"),),
 )  # fmt: skip

@@ -59,6 +59,21 @@ def consensus_table(session) -> tuple[list[str], list[list]]:
     return header, rows
 
 
+def consensus_by_row(session) -> dict[int, tuple[str, str]]:
+    """The consensus (its label) and its probability by the data row of each answer's audited
+    read, for answers read twice or more (scores_reviewed.csv's columns)."""
+    reads = session.reads
+    if reads is None:
+        return {}
+    cells = {}
+    for result, found in zip(session.results, reads.consensus.items):
+        responses = result.responses
+        for i in np.flatnonzero(np.asarray(found.reads) >= 2):
+            label = responses.labels[found.consensus[i]]
+            cells[int(responses.rows[i])] = (label, f"{float(found.consensus_p[i]):.6f}")
+    return cells
+
+
 def _figure_cells(row: dict, name: str, interval) -> None:
     row[name], row[f"{name}_low"], row[f"{name}_high"] = (
         interval.estimate,

@@ -1,9 +1,10 @@
 """scores_reviewed.csv: the corrected scores to hand back to a scoring platform. Every row of the
 input file in input order with all its columns as read, then `final_score` (the review's new
 score where a decision changed it, else the score as the file had it), `decision` (keep,
-change, unsure, or empty), `note`, `decided_at`, and the run's `predicted` score and
-`severity` (empty for rows the run did not audit), and `run_id` last, as in every file of a
-set. Written with engine.outputs.write.csv_text like every CSV (all fields quoted, formulas
+change, unsure, or empty), `note`, `decided_at`, the run's `predicted` score and `severity`
+(empty for rows the run did not audit), the `consensus` of an answer read twice or more and
+its `consensus_p` (on the row of its audited read; empty otherwise), and `run_id` last, as in
+every file of a set. Written with engine.outputs.write.csv_text like every CSV (all fields quoted, formulas
 guarded).
 
 An input that already has columns of these names (a scores_reviewed.csv audited again with
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from engine.core.text import safe_text
 from engine.outputs import declared
+from engine.outputs.read_files import consensus_by_row
 from engine.outputs.write import RUN_COLUMN
 
 if TYPE_CHECKING:
@@ -40,6 +42,7 @@ def reviewed_table(
     score_column = session.config.score_column
     original = table[score_column].astype(str).tolist() if score_column in table else None
     run = _run_cells(session)
+    consensus = consensus_by_row(session)
     rows = []
     for position, values in enumerate(table[kept].itertuples(index=False, name=None)):
         row = position + 1
@@ -53,7 +56,10 @@ def reviewed_table(
             if decision.action == "change" and decision.new_score is not None:
                 final = decision.new_score
         predicted, severity = run.get(row, ("", ""))
-        rows.append([*values, final, action, note, decided_at, predicted, severity])
+        agreed, agreed_p = consensus.get(row, ("", ""))
+        rows.append(
+            [*values, final, action, note, decided_at, predicted, severity, agreed, agreed_p]
+        )
     return [*kept, *REVIEW_COLUMNS], rows
 
 
