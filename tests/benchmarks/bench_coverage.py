@@ -17,7 +17,6 @@ beta and gamma and mu_c + log(pi_0 / pi_c), pi_c the category shares over all re
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ import scipy.sparse as sp
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from machine import options  # noqa: E402
 from potts import TRUE_BETA, TRUE_GAMMA, TRUE_MU, features, gibbs_sample  # noqa: E402
 
 from engine.graph.search import build_graph  # noqa: E402
@@ -92,14 +92,9 @@ def print_table(title, names, target, estimates, neighbour, independent) -> None
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replications", type=int, default=200)
-    parser.add_argument("--n", type=int, default=2000)
-    parser.add_argument("--top-k", type=int, default=10)
-    parser.add_argument("--power", type=float, default=1.0)
-    parser.add_argument("--dim", type=int, default=8)
-    parser.add_argument("--sweeps", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = options(
+        __doc__, replications=200, n=2000, top_k=10, power=1.0, dim=8, sweeps=200, seed=0
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     graph = simulation_graph(args.n, args.top_k, args.power, args.dim, args.seed)

@@ -21,7 +21,6 @@ report.json (loading the model, embedding, and the items' audits).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from machine import timed
+from machine import options, timed
 
 ROOT = Path(__file__).resolve().parents[2]
 ASAP_DIR = Path(os.environ.get("PARM_ASAP_DIR", ROOT.parent / "shared" / "data" / "asap-sas"))
@@ -89,8 +88,7 @@ def row(label: str, result: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=15_000)
+    parser = options(__doc__, n=15_000)
     parser.add_argument("--skip-bundled", action="store_true")
     args = parser.parse_args()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")

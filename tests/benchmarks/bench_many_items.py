@@ -30,7 +30,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine import machine_line, timed  # noqa: E402
+from machine import machine_line, options, timed  # noqa: E402
 
 
 def synthetic_session(items: int, answers: int, dim: int = 384, labels: int = 3, seed: int = 0):
@@ -124,10 +124,7 @@ def parts(items: int, answers: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=135)
-    parser.add_argument("--answers", type=int, default=30)
-    parser.add_argument("--runs", type=int, default=2)
+    parser = options(__doc__, items=135, answers=30, runs=2)
     parser.add_argument("--code", nargs="+", default=[str(Path(__file__).resolve().parents[2])])
     parser.add_argument("--set", dest="settings", action="append", default=[])
     parser.add_argument("--parts", action="store_true", help="time the pieces cut, per tree")

@@ -15,7 +15,6 @@ is within Monte Carlo error of 95% when it is within 1.96 sqrt(.95 .05 / replica
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -26,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine import machine_line  # noqa: E402
+from machine import machine_line, options  # noqa: E402
 from session_sim import TRUTH, session_design, simulate  # noqa: E402
 
 from engine.model.session_features import read_features  # noqa: E402
@@ -86,15 +85,17 @@ def print_variances(variances, replications):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=20)
-    parser.add_argument("--answers", type=int, default=200)
-    parser.add_argument("--raters", type=int, default=6)
-    parser.add_argument("--double", type=float, default=0.3)
-    parser.add_argument("--replications", type=int, default=200)
-    parser.add_argument("--sweeps", type=int, default=100)
-    parser.add_argument("--top-k", type=int, default=10)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = options(
+        __doc__,
+        items=20,
+        answers=200,
+        raters=6,
+        double=0.3,
+        replications=200,
+        sweeps=100,
+        top_k=10,
+        seed=0,
+    )
     args = parser.parse_args()
     print(machine_line())
     plan = session_design(

@@ -1,9 +1,10 @@
 """What the benchmarks share about the machine: the line every benchmark starts with (what
 machine, how busy: timings on a shared machine mean little without the load average beside
-them), and one process timed under /usr/bin/time -v."""
+them), one process timed under /usr/bin/time -v, and their numeric options."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import re
@@ -36,3 +37,12 @@ def timed(command: list[str], **run_options) -> dict:
     )
     peak = int(rss.group(1)) / 1024**2 if rss else float("nan")
     return {"wall": wall, "cpu": cpu, "peak_gb": peak}
+
+
+def options(doc: str, **numbers) -> argparse.ArgumentParser:
+    """A benchmark's parser: its description the docstring's first line, and an option per
+    keyword (`top_k=10` gives `--top-k`, an int of default 10; its type is the default's)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    for name, default in numbers.items():
+        parser.add_argument("--" + name.replace("_", "-"), type=type(default), default=default)
+    return parser
