@@ -186,7 +186,7 @@ def session_model_figures(
 
     def step() -> None:
         done[0] += 1
-        reporter(SESSION_MODEL, min(done[0], total), total, "session model: fit and cross-fit")
+        reporter(SESSION_MODEL, min(done[0], total), total, "fit and cross-fit")
 
     reporter(SESSION_MODEL, 0, total, "session model")
     summary = summarise_session(items, options, step=step)
