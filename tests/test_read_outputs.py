@@ -275,3 +275,25 @@ def test_a_long_file_of_the_same_reads_gives_the_same_consensus(planted):
         assert np.array_equal(one.consensus, other.consensus)
         np.testing.assert_allclose(one.consensus_p, other.consensus_p, rtol=0, atol=1e-9)
     assert read_files.agreement_rows(session) == read_files.agreement_rows(again)
+
+
+def test_decisions_csv_carries_the_consensus_of_a_decided_answer(planted):
+    from engine.outputs.session import decisions_table
+    from engine.results.decision import Decision
+
+    session, frame, _ = planted
+    consensus = {row[0]: row for row in table(files(session)[CONSENSUS_FILE])[1:]}
+    result = session.results[0]
+    rows = [int(r) for r in result.responses.rows[:2]]
+
+    class Store:
+        def all(self):
+            return {r: Decision(r, frame["id"][r - 1], "keep", None, "", "t") for r in rows}
+
+        def conflicts(self, row):
+            return []
+
+    header, body = decisions_table(Store(), session)
+    assert header[-2:] == ["consensus", "consensus_p"] and len(body) == 2
+    for row in body:
+        assert row[-2] == consensus[row[1]][3]

@@ -291,6 +291,10 @@ DECISIONS = OutputTable(
         Column("decided_predicted", "the score predicted then"),
         Column("decided_severity", "the severity then", kind=FIGURE),
         Column("conflicts", "other reviewers' imported decisions that differ, not yet settled"),
+        Column("consensus", "the consensus score of an answer read twice or more (consensus.csv)",
+               when="with answers read twice or more"),
+        Column("consensus_p", "its probability", kind=FIGURE,
+               when="with answers read twice or more"),
     ),
 )  # fmt: skip
 
