@@ -120,9 +120,17 @@ def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray):
     if not both.any():
         return b.copy(), b_se.copy()
     moved = c + float(np.median(b[both] - c[both]))
-    w_b, w_c = 1 / b_se**2, np.where(both, 1 / np.where(both, c_se, 1.0) ** 2, 0.0)
+    # Only figures with a positive, finite standard error are weighed (a rater with too few
+    # scores has none, and b alone stands).
+    both &= _usable(b_se) & _usable(c_se)
+    w_b = 1 / np.where(both, b_se, 1.0) ** 2
+    w_c = np.where(both, 1 / np.where(both, c_se, 1.0) ** 2, 0.0)
     value = np.where(both, (w_b * b + w_c * np.nan_to_num(moved)) / (w_b + w_c), b)
     return value, np.where(both, 1 / np.sqrt(w_b + w_c), b_se)
+
+
+def _usable(se: np.ndarray) -> np.ndarray:
+    return np.isfinite(se) & (se > 0)
 
 
 def robust_members(values: np.ndarray, errors: np.ndarray, candidates: np.ndarray,
