@@ -124,9 +124,8 @@ def session_items(
     names: dict[str, int] = {}
     items = []
     for r, graph in zip(responses, graphs):
-        answer, rater, score, audited = _reads_of(r)
+        answer, rater, score, audited, column = _reads_of(r)
         code = recode(r.labels, scale)
-        column = _rank(answer)
         keys = [("rater", x) if x else ("column", int(k)) if wide else None
                 for x, k in zip(rater, column)]  # fmt: skip
         numbered = np.array([-1 if k is None else names.setdefault(k, len(names)) for k in keys])
@@ -137,22 +136,15 @@ def session_items(
     return items, scale
 
 
-def _rank(answer: np.ndarray) -> np.ndarray:
-    """(R,) each read's place among its answer's reads (reads grouped by answer, in order)."""
-    starts = np.r_[True, answer[1:] != answer[:-1]] if answer.size else np.zeros(0, bool)
-    first = np.flatnonzero(starts)
-    return np.arange(answer.size) - np.repeat(first, np.diff(np.r_[first, answer.size]))
-
-
 def _reads_of(r: Responses):
-    """(answer, rater names, score codes, audited) of an item's reads; one read per answer when
-    the responses carry no reads."""
+    """(answer, rater names, score codes, audited, each read's place among its answer's reads)
+    of an item's reads; one read per answer when the responses carry no reads."""
     if r.reads is not None and len(r.reads):
         reads = r.reads
-        return reads.answer, reads.rater, reads.score, np.asarray(reads.first, bool)
+        return reads.answer, reads.rater, reads.score, np.asarray(reads.first, bool), reads.rank()
     raters = r.raters or ("",) * len(r)
     n = len(r)
-    return np.arange(n), tuple(raters), r.scores, np.ones(n, bool)
+    return np.arange(n), tuple(raters), r.scores, np.ones(n, bool), np.zeros(n, np.int64)
 
 
 def session_model_figures(
