@@ -109,6 +109,10 @@ class AuditResult:
         """The review queue: most severe first (ties in input order), answers whose reads all
         agree last (engine.audit.severity.queue_order). Flagged or not does not change the
         order; the flag says whether the PARM fit prefers another score."""
-        reads = self.responses.reads
-        n = len(self.responses)
-        return severity.queue_order(self.severity, None if reads is None else reads.confirmed(n))
+        return severity.queue_order(self.severity, self.confirmed)
+
+    @property
+    def confirmed(self) -> np.ndarray:
+        """(N,) answers read twice or more whose every read gave the audited score."""
+        reads, n = self.responses.reads, len(self.responses)
+        return np.zeros(n, bool) if reads is None else reads.confirmed(n)

@@ -62,13 +62,8 @@ class ReviewSet:
     def review_order(self) -> np.ndarray:
         """The queue over all items by severity (1 - p(human score), comparable across items),
         answers whose reads all agree last (engine.audit.severity.queue_order)."""
-        confirmed = [
-            np.zeros(len(r.responses), bool)
-            if r.responses.reads is None
-            else r.responses.reads.confirmed(len(r.responses))
-            for r in self.results
-        ]
-        return queue_order(self.severity, np.concatenate(confirmed))
+        confirmed = np.concatenate([result.confirmed for result in self.results])
+        return queue_order(self.severity, confirmed)
 
     def locate(self, i: int) -> tuple[AuditResult, int]:
         """The item's AuditResult holding position i, and i's position in it."""
