@@ -15,6 +15,7 @@ from textual.widgets import Label, Select
 
 from engine.results.decision import RunContext
 from parm_tui.screens.review import ReviewScreen
+from parm_tui.widgets.neighbours import NeighbourList
 from parm_tui.widgets.review_detail import ReviewDetail
 from parm_tui.widgets.review_dialogs import NoteModal
 from parm_tui.widgets.review_list import ReviewTable
@@ -250,8 +251,11 @@ def read_thrice():
     rng = np.random.default_rng(4)
     frame["G2"] = [str((int(s) + rng.integers(0, 2)) % 3) for s in frame["score"]]
     frame["G3"] = [str(int(s)) if k % 2 else "" for k, s in enumerate(frame["score"])]
-    frame["question"] = "Why do " + frame["item"] + " plants bend?"
-    frame["reference_answer"] = "They grow towards the light."
+    # As long as a typical Mohler question and reference answer.
+    frame["question"] = (
+        "Why do " + frame["item"] + " plants bend towards a window when grown indoors?"
+    )
+    frame["reference_answer"] = "They grow towards the light, which drives photosynthesis."
     config = session_config(
         score_columns=["score", "G2", "G3"], question_column="question",
         reference_column="reference_answer",
@@ -277,8 +281,12 @@ async def test_the_detail_shows_every_read_the_question_and_the_reference(read_t
                 for k in np.flatnonzero(reads.answer == j)
             )
             assert f"reads: {expected}" in header
-            assert f"question: Why do {read_thrice.items[i]} plants bend?" in header
-            assert "reference: They grow towards the light." in header
+            assert f"question: Why do {read_thrice.items[i]} plants bend towards a window" in header
+            assert "reference: They grow towards the light, which drives" in header
+            # ... and the evidence under the answer is in view without scrolling, at 80x24.
+            detail = screen.query_one(ReviewDetail)
+            first_neighbour = detail.query_one(NeighbourList).virtual_region.y + 1
+            assert first_neighbour < detail.scroll_y + detail.scrollable_content_region.height
 
 
 async def test_undo_then_deciding_again_keeps_the_note_typed_with_the_decision(review, store):

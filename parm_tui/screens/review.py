@@ -45,6 +45,10 @@ class ReviewScreen(ReviewKeys, Screen):
     """
 
     SUB_TITLE = "Review"
+    # Under 100 columns the detail pane takes most of the width, under 32 rows its titles lose
+    # their blank line: the question, the reads and the evidence in view at 80x24 (parm.tcss).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
     BINDINGS = [
         Binding("o", "decide('keep')", "Keep"),

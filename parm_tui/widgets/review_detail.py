@@ -246,9 +246,7 @@ class ReviewDetail(VerticalScroll):
         yield Static(id="detail-text")
         # The evidence right under the answer, so it is in view at 80x24; what the figures
         # mean is said once, on F1 (LEGEND).
-        yield Static(
-            "Nearest neighbours (evidence) · F1: what the figures mean", classes="detail-title"
-        )
+        yield Static("Evidence: neighbours (F1 explains)", classes="detail-title")
         yield NeighbourList(id="detail-neighbours")
         yield Static("Scores", classes="detail-title")
         yield Static(id="detail-scores")
