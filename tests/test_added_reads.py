@@ -59,8 +59,8 @@ def test_the_recomputed_consensus_is_consensus_on_the_reads_with_the_row_added(p
     j = i - int(review.starts[k])
     name = other_rater(review, i) if rater == "known" else rater
     label = review.labels_of(i)[0]
-    updated = workspace.with_added_reads(review, None)
-    assert updated is review
+    same = workspace.with_added_reads(review, [])
+    np.testing.assert_array_equal(same.consensus_p, review.consensus_p)
     from engine.results.added_reads import review_with_added
 
     updated = review_with_added(review, [read_of(review, i, name, label)])
@@ -80,7 +80,9 @@ def test_the_recomputed_consensus_is_consensus_on_the_reads_with_the_row_added(p
         np.testing.assert_allclose(found.consensus_p, wanted.consensus_p, rtol=0, atol=1e-9)
     wanted_p = np.concatenate([item.consensus_p for item in expected.items])
     np.testing.assert_allclose(updated.consensus_p, wanted_p, rtol=0, atol=1e-9)
-    assert updated.reads.consensus.items[k].reads[j] == session.reads.consensus.items[k].reads[j] + 1
+    assert (
+        updated.reads.consensus.items[k].reads[j] == session.reads.consensus.items[k].reads[j] + 1
+    )
     assert updated.added_reads(i) == [(name, label)]
     assert name in updated.raters_of(i)
     # The run's review set is untouched, and counting no reads gives the run's figures back.
@@ -123,13 +125,13 @@ def test_an_added_read_is_kept_across_a_reopen_and_undone_and_put_back(planted, 
         assert store.added_reads() == [read]
     with opened() as store:  # quit and reopen
         assert store.added_reads() == [read]
-        shown = workspace.with_added_reads(review, store)
+        shown = workspace.with_added_reads(review, store.added_reads())
         assert shown.added_reads(i) == [(name, label)]
         store.reads.remove(read.row, read.rater)  # `u` after adding
         assert store.added_reads() == []
     with opened() as store:
         assert store.added_reads() == []
-        assert workspace.with_added_reads(review, store).consensus_p[i] == review.consensus_p[i]
+        assert workspace.with_added_reads(review, []).consensus_p[i] == review.consensus_p[i]
         store.reads.restore(read)  # put back as it was made
     with opened() as store:
         assert store.added_reads() == [read]
@@ -161,7 +163,7 @@ def test_reads_off_the_scale_or_by_a_rater_who_read_the_answer_are_refused(plant
     with pytest.raises(ReviewError, match="name the rater"):
         workspace.add_read(store, review, i, "  ", review.labels_of(i)[0])
     workspace.add_read(store, review, i, "Zoe", review.labels_of(i)[0])
-    shown = workspace.with_added_reads(review, store)
+    shown = workspace.with_added_reads(review, store.added_reads())
     with pytest.raises(ReviewError, match="rater 'Zoe' already read this answer"):
         workspace.add_read(store, shown, i, "Zoe", review.labels_of(i)[1])
     # The store refuses a second read by the same rater on its own, too.
@@ -195,7 +197,7 @@ def test_exports_count_the_added_read(planted, store, tmp_path):
     out = tmp_path / "out"
     workspace.export(session, out, decisions=store, table=frame)
     updated = session_with_added(session, store.added_reads())
-    p = float(workspace.with_added_reads(review, store).consensus_p[i])
+    p = float(workspace.with_added_reads(review, store.added_reads()).consensus_p[i])
     assert p != pytest.approx(float(review.consensus_p[i]))
 
     consensus_rows = rows_of((out / CONSENSUS_FILE).read_text())

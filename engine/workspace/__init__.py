@@ -14,7 +14,7 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     export(result, out, ...) -> written paths      one output set, the chosen files
     import_review(store, decisions.csv) -> ImportReport
     add_read(store, review, i, rater, score)      a read typed in the review, kept with it
-    with_added_reads(review, store) -> ReviewSet  the consensus with the typed reads counted
+    with_added_reads(review, added) -> ReviewSet  the consensus with the typed reads counted
     remember_review_row(saved, row)                where the review stopped, kept with the run
     embed_to(path, out, config, ...)               parm embed: a file's vectors and sidecar
     cache_contents(config) / clear_cache()         parm cache: the embedding cache, emptied

@@ -4,6 +4,7 @@ brought in, and reads typed in the review counted in the consensus."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -68,15 +69,13 @@ def add_read(store: DecisionStore, review: ReviewSet, i: int, rater: str, score:
                            str(score))  # fmt: skip
 
 
-def with_added_reads(review: ReviewSet, store: DecisionStore | None) -> ReviewSet:
-    """The review set with the reads typed in its review counted: the consensus and third-read
-    ranks recomputed (engine.results.added_reads; a whole session takes about a second at
-    100,000 reads, so the app calls this off its UI thread)."""
+def with_added_reads(review: ReviewSet, added: Sequence[AddedRead]) -> ReviewSet:
+    """The run's review set with the reads typed in its review (`store.added_reads()`) counted:
+    the consensus and third-read ranks recomputed (engine.results.added_reads; a whole session
+    takes about a second at 100,000 reads, so the app calls this off its UI thread)."""
     from engine.results.added_reads import review_with_added
 
-    if store is None:
-        return review
-    return review_with_added(review, store.added_reads())
+    return review_with_added(review, added)
 
 
 def remember_review_row(saved: SavedSession, row: int | None) -> SavedSession:

@@ -11,20 +11,23 @@ from __future__ import annotations
 
 import numpy as np
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Select, Static
+from textual.worker import get_current_worker
 
+from engine import workspace
 from engine.core.errors import ParmError
 from engine.results.queue import rerun_changes
 from engine.results.review import ReviewSet
 from parm_tui.screens.review_keys import NO_STORE, ReviewKeys
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.review_detail import LEGEND, ReviewDetail
-from parm_tui.widgets.review_filters import VIEW_ALL, ReviewFilters
+from parm_tui.widgets.review_filters import VIEW_ALL, VIEW_THIRD, ReviewFilters
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
 from parm_tui.widgets.toggles import MarkedCheckbox
 
@@ -53,6 +56,7 @@ class ReviewScreen(ReviewKeys, Screen):
         Binding("u", "undo", "Undo"),
         Binding("e", "note", "Note"),
         Binding("x", "clear", "Clear"),
+        Binding("r", "add_read", "Add read", show=False),
         Binding("n", "next", "Next"),
         Binding("v", "views", "View"),
         Binding("slash", "search", "Search"),
@@ -79,8 +83,12 @@ class ReviewScreen(ReviewKeys, Screen):
         read_only: str | None = None,
     ) -> None:
         super().__init__()
+        # The run's review set; `review` is it with the reads typed in the review counted.
+        self.run_review = review
         self.review = review
         self.store = store
+        # Who the last read typed here was by: the rater offered for the next one.
+        self.read_rater = ""
         self.previous_flagged_rows = previous_flagged_rows
         self.start_row = start_row
         self.read_only = read_only
@@ -145,8 +153,12 @@ class ReviewScreen(ReviewKeys, Screen):
         table.focus()
         if self.store is None:
             self.notify(NO_STORE, severity="warning", timeout=6)
-        elif self.store.stale:
+        elif self.store.stale_message():
             self.notify(self.store.stale_message(), severity="warning", timeout=10)
+        if self.store is not None and self.store.added_reads():
+            raters = self.store.reads.raters()
+            self.read_rater = raters[-1] if raters else ""
+            self.count_added_reads()
         self.set_interval(OTHER_WRITER_CHECK_SECONDS, self.check_other_writers)
         self.watch(self.app, "state", self.follow_store, init=False)
 
@@ -160,6 +172,7 @@ class ReviewScreen(ReviewKeys, Screen):
         except ParmError:
             return
         if changed:
+            self.count_added_reads()
             self.refresh_view()
             self.notify(
                 "Decisions were saved by another parm window on this file; the list now shows "
@@ -204,6 +217,49 @@ class ReviewScreen(ReviewKeys, Screen):
         opened again) replaces the one this screen writes to."""
         if new.store is not old.store:
             self.store = new.store
+            self.count_added_reads()
+
+    # --- the consensus with the reads typed here -----------------------------------------
+    class ReadsCounted(Message):
+        """The review set with the reads typed in the review counted (engine.results.
+        added_reads), or why it could not be."""
+
+        def __init__(self, review: ReviewSet | None, problem: str | None = None) -> None:
+            super().__init__()
+            self.review = review
+            self.problem = problem
+
+    def count_added_reads(self) -> None:
+        """Count the consensus again with the reads typed here, off the UI thread (about a
+        second at 100,000 reads); the pane and the third-read view follow when it is done."""
+        added = [] if self.store is None else self.store.added_reads()
+        if not added and self.review is self.run_review:
+            return
+        self.counting(added)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="consensus")
+    def counting(self, added: list) -> None:
+        try:
+            review = workspace.with_added_reads(self.run_review, added)
+        except ParmError as exc:
+            self.post_message(self.ReadsCounted(None, str(exc)))
+            return
+        if not get_current_worker().is_cancelled:  # a later count replaces this one
+            self.post_message(self.ReadsCounted(review))
+
+    def on_review_screen_reads_counted(self, message: ReadsCounted) -> None:
+        if message.review is None:
+            self.notify(message.problem, severity="error", timeout=10)
+            return
+        self.review = message.review
+        self.query_one(ReviewTable).review = self.review
+        filters = self.query_one(ReviewFilters)
+        filters.offer_third_reads(self.third_reads())
+        # The third-read view is ranked again; another view keeps its list and its place.
+        if filters.view == VIEW_THIRD:
+            self.refresh_view()
+        else:
+            self.show_detail()
 
     # --- the list -----------------------------------------------------------------------
     def refresh_view(self, prefer: int | None = None) -> None:
