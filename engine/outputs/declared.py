@@ -324,7 +324,8 @@ CONSENSUS = OutputTable(
     (
         Column("id", "the answer's id", _key("id")),
         Column("item", "the item", _key("item")),
-        Column("reads", "how many reads the answer has", _key("reads"), COUNT),
+        Column("reads", "how many reads the answer has (reads typed in the review included)",
+               _key("reads"), COUNT),
         Column("consensus", "the consensus score: the most probable true score from the reads "
                "weighted by each rater's reliability and from the text (empty for an answer "
                "read once)", _key("consensus")),
@@ -333,7 +334,8 @@ CONSENSUS = OutputTable(
                "sure (p >= 0.95) or the answer was read once", _key("third_read_rank"), COUNT),
     ),
     families=(Column("score_<rater>", "each rater's read of the answer (empty where they did not "
-                     "read it)"),),
+                     "read it); raters who gave only reads typed in the review come after the "
+                     "file's"),),
 )  # fmt: skip
 
 
