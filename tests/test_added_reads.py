@@ -212,3 +212,34 @@ def test_exports_count_the_added_read(planted, store, tmp_path):
     assert float(decided["consensus_p"]) == pytest.approx(p, abs=1e-6)
     reviewed = rows_of((out / REVIEWED_FILE).read_text())
     assert float(reviewed[row - 1]["consensus_p"]) == pytest.approx(p, abs=1e-6)
+
+
+def test_parm_export_counts_a_read_typed_in_the_review(tmp_path):
+    from helpers import parm_command
+
+    frame, vectors, _ = multi_read_frame()
+    path, embeddings = tmp_path / "reads.csv", tmp_path / "vectors.npy"
+    frame.to_csv(path, index=False)
+    np.save(embeddings, np.asarray(vectors, dtype=np.float32))
+    code, output = parm_command(
+        "audit", path, "--embeddings", embeddings, "--item-col", "item", "--id-col", "id",
+        "--score-cols", "score1,score2,score3", "--rater-cols", "rater1,rater2,rater3",
+        "--set", "similarity_top_k=[5,10]", "--set", "bootstrap_samples=0",
+        "--set", "cross_fit_folds=0", "--out", tmp_path / "run", "--quiet",
+    )  # fmt: skip
+    assert code == 0, output
+    file = workspace.open_file(path)
+    prepared, session = workspace.restore(file, file.runs[0])
+    review = session.review
+    i = unsure(review)
+    store = workspace.open_review(prepared).store
+    read = workspace.add_read(store, review, i, "Third reader", review.labels_of(i)[0])
+    expected = workspace.with_added_reads(review, store.added_reads())
+    store.close()
+    code, output = parm_command("export", path, "--out", tmp_path / "again")
+    assert code == 0, output
+    assert "1 read typed in the review counted in the consensus" in output
+    mine = next(r for r in rows_of((tmp_path / "again" / CONSENSUS_FILE).read_text())
+                if r["id"] == read.response_id)  # fmt: skip
+    assert mine["score_Third reader"] == read.score
+    assert float(mine["consensus_p"]) == pytest.approx(float(expected.consensus_p[i]), abs=1e-6)

@@ -89,6 +89,8 @@ class ReviewScreen(ReviewKeys, Screen):
         self.store = store
         # Who the last read typed here was by: the rater offered for the next one.
         self.read_rater = ""
+        # The response whose new consensus the recount in progress will tell.
+        self.told: int | None = None
         self.previous_flagged_rows = previous_flagged_rows
         self.start_row = start_row
         self.read_only = read_only
@@ -229,12 +231,14 @@ class ReviewScreen(ReviewKeys, Screen):
             self.review = review
             self.problem = problem
 
-    def count_added_reads(self) -> None:
+    def count_added_reads(self, told: int | None = None) -> None:
         """Count the consensus again with the reads typed here, off the UI thread (about a
-        second at 100,000 reads); the pane and the third-read view follow when it is done."""
+        second at 100,000 reads); the pane and the third-read view follow when it is done, and
+        response `told`'s new consensus is said."""
         added = [] if self.store is None else self.store.added_reads()
         if not added and self.review is self.run_review:
             return
+        self.told = told
         self.counting(added)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="consensus")
@@ -253,6 +257,9 @@ class ReviewScreen(ReviewKeys, Screen):
             return
         self.review = message.review
         self.query_one(ReviewTable).review = self.review
+        if self.told is not None:
+            self.notify(self.consensus_words(self.told), timeout=8)
+            self.told = None
         filters = self.query_one(ReviewFilters)
         filters.offer_third_reads(self.third_reads())
         # The third-read view is ranked again; another view keeps its list and its place.

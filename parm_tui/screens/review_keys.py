@@ -236,9 +236,7 @@ class ReviewKeys:
             return
         self.read_rater = read.rater  # offered again next time
         self.undo_stack.append(UndoRead(i, read))
-        self.notify(f"Added {read.rater}'s read {read.score} of row {read.row}; counting the "
-                    "consensus again.")  # fmt: skip
-        self.count_added_reads()
+        self.count_added_reads(told=i)
 
     def _undo_read(self, last: UndoRead) -> None:
         read = last.read
@@ -247,11 +245,22 @@ class ReviewKeys:
         except ParmError as exc:
             self.notify(str(exc), severity="error", timeout=10)
             return
-        self.count_added_reads()
+        self.count_added_reads(told=last.i)
         hits = np.flatnonzero(self.view == last.i)
         if hits.size:
             self.go_to(int(hits[0]))
         self.notify(f"Undone: {read.rater}'s read {read.score} of row {read.row} is taken away.")
+
+    def consensus_words(self, i: int) -> str:
+        """'Row 24: consensus 0 (p 0.97), sure: off the third-read list' after a recount."""
+        review = self.review
+        row = int(review.responses.rows[i])
+        if review.consensus is None or review.consensus[i] < 0:
+            return f"Row {row}: read once, no consensus."
+        label = review.responses.labels[int(review.consensus[i])]
+        words = f"Row {row}: consensus {label} (p {float(review.consensus_p[i]):.2f})"
+        rank = int(review.third_read_rank[i])
+        return words + (f", third read #{rank}." if rank else ", sure: off the third-read list.")
 
     def action_undo(self) -> None:
         """Put back what the last change made here replaced (a decision, or no added read), and

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.core.text import safe_text
@@ -107,8 +107,8 @@ class ReadModal(ModalScreen[tuple[str, str] | None]):
         with Vertical():
             yield Label(Text(f"Add a read of row {self.row}", style="bold"))
             if self.reads is not None:
-                yield Label(self.reads)
-            yield Label(Text("Rater (tab: here; → completes a rater of the session)", "dim"))
+                yield Static(self.reads)
+            yield Label(Text("Rater (→ completes a session rater; shift+tab: here)", "dim"))
             yield Input(
                 value=self.rater,
                 placeholder="who gave this read",
