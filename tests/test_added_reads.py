@@ -243,3 +243,41 @@ def test_parm_export_counts_a_read_typed_in_the_review(tmp_path):
                 if r["id"] == read.response_id)  # fmt: skip
     assert mine["score_Third reader"] == read.score
     assert float(mine["consensus_p"]) == pytest.approx(float(expected.consensus_p[i]), abs=1e-6)
+
+
+def test_review_import_brings_in_a_colleagues_typed_reads(planted, store, tmp_path):
+    session, frame = planted
+    review = session.review
+    i, j = (int(k) for k in np.flatnonzero(review.third_read_rank > 0)[:2])
+    read = workspace.add_read(store, review, i, "Third reader", review.labels_of(i)[0])
+    workspace.add_read(store, review, j, "Third reader", review.labels_of(j)[1])
+    rows, ids, texts = review.responses.rows, review.responses.ids, review.responses.texts
+    store.record(int(rows[j]), ids[j], texts[j], "keep")
+    out = tmp_path / "theirs"
+    workspace.export(session, out, names=[DECISIONS_FILE], decisions=store)
+    written = rows_of((out / DECISIONS_FILE).read_text())
+    assert [r["action"] for r in written] == ["", "keep"] or [r["action"] for r in written] == [
+        "keep", ""]  # fmt: skip
+    cell = next(r["added_reads"] for r in written if r["id"] == read.response_id)
+    assert '"rater": "Third reader"' in cell
+
+    def mine():
+        return open_store(tmp_path / "mine.csv", review.responses, tmp_path / "mine.sqlite3",
+                          review.on_scale)  # fmt: skip
+
+    with mine() as here:
+        report = workspace.import_review(here, out / DECISIONS_FILE)
+        assert (report.taken, report.reads_taken, report.skipped) == (1, 2, [])
+        assert "Reads typed in the review: 2 taken" in report.sentence()
+        assert here.added_reads() == store.added_reads()
+        assert here.get(int(rows[j])).action == "keep"
+        again = workspace.import_review(here, out / DECISIONS_FILE)
+        assert (again.already, again.reads_taken, again.reads_already) == (1, 0, 2)
+    # A rater who has another read of that answer here: theirs is skipped, with why.
+    with mine() as here:
+        here.reads.remove(read.row, read.rater)
+        other = review.labels_of(i)[1]
+        here.reads.add(read.row, read.response_id, texts[i], "Third reader", other)
+        clash = workspace.import_review(here, out / DECISIONS_FILE)
+        assert len(clash.skipped) == 1 and "a rater reads an answer once" in clash.skipped[0][1]
+        assert [r.score for r in here.added_reads() if r.row == read.row] == [other]
