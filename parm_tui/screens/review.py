@@ -11,23 +11,21 @@ from __future__ import annotations
 
 import numpy as np
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Select, Static
-from textual.worker import get_current_worker
 
-from engine import workspace
 from engine.core.errors import ParmError
 from engine.results.queue import rerun_changes
 from engine.results.review import ReviewSet
 from parm_tui.screens.review_keys import NO_STORE, ReviewKeys
+from parm_tui.screens.review_reads import ReviewReads
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.review_detail import LEGEND, ReviewDetail
-from parm_tui.widgets.review_filters import VIEW_ALL, VIEW_THIRD, ReviewFilters
+from parm_tui.widgets.review_filters import VIEW_ALL, ReviewFilters
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
 from parm_tui.widgets.toggles import MarkedCheckbox
 
@@ -37,7 +35,7 @@ __all__ = ["NO_STORE", "ReviewScreen"]
 OTHER_WRITER_CHECK_SECONDS = 2.0
 
 
-class ReviewScreen(ReviewKeys, Screen):
+class ReviewScreen(ReviewKeys, ReviewReads, Screen):
     """Flagged responses with their evidence, and the rater-lead's decisions.
 
     review: the session's review set (every item's responses in one queue; a file of one item is
@@ -89,8 +87,10 @@ class ReviewScreen(ReviewKeys, Screen):
         self.store = store
         # Who the last read typed here was by: the rater offered for the next one.
         self.read_rater = ""
-        # The response whose new consensus the recount in progress will tell.
+        # The response whose new consensus the recount in progress will tell, and the typed
+        # reads last counted.
         self.told: int | None = None
+        self.counted_reads: list = []
         self.previous_flagged_rows = previous_flagged_rows
         self.start_row = start_row
         self.read_only = read_only
@@ -201,8 +201,11 @@ class ReviewScreen(ReviewKeys, Screen):
             self._show_page(self.page, cursor)
 
     def on_screen_resume(self) -> None:
-        # A dialog's result may have changed the detail while this screen was underneath.
+        # A dialog's result may have changed the detail while this screen was underneath, and
+        # an import (Export screen) may have brought typed reads in.
         self.call_after_refresh(self.show_detail)
+        if self.store is not None and self.store.added_reads() != self.counted_reads:
+            self.count_added_reads()
 
     class Stopped(Message):
         """The review was left at data row `row` (None: nothing was on show)."""
@@ -220,53 +223,6 @@ class ReviewScreen(ReviewKeys, Screen):
         if new.store is not old.store:
             self.store = new.store
             self.count_added_reads()
-
-    # --- the consensus with the reads typed here -----------------------------------------
-    class ReadsCounted(Message):
-        """The review set with the reads typed in the review counted (engine.results.
-        added_reads), or why it could not be."""
-
-        def __init__(self, review: ReviewSet | None, problem: str | None = None) -> None:
-            super().__init__()
-            self.review = review
-            self.problem = problem
-
-    def count_added_reads(self, told: int | None = None) -> None:
-        """Count the consensus again with the reads typed here, off the UI thread (about a
-        second at 100,000 reads); the pane and the third-read view follow when it is done, and
-        response `told`'s new consensus is said."""
-        added = [] if self.store is None else self.store.added_reads()
-        if not added and self.review is self.run_review:
-            return
-        self.told = told
-        self.counting(added)
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="consensus")
-    def counting(self, added: list) -> None:
-        try:
-            review = workspace.with_added_reads(self.run_review, added)
-        except ParmError as exc:
-            self.post_message(self.ReadsCounted(None, str(exc)))
-            return
-        if not get_current_worker().is_cancelled:  # a later count replaces this one
-            self.post_message(self.ReadsCounted(review))
-
-    def on_review_screen_reads_counted(self, message: ReadsCounted) -> None:
-        if message.review is None:
-            self.notify(message.problem, severity="error", timeout=10)
-            return
-        self.review = message.review
-        self.query_one(ReviewTable).review = self.review
-        if self.told is not None:
-            self.notify(self.consensus_words(self.told), timeout=8)
-            self.told = None
-        filters = self.query_one(ReviewFilters)
-        filters.offer_third_reads(self.third_reads())
-        # The third-read view is ranked again; another view keeps its list and its place.
-        if filters.view == VIEW_THIRD:
-            self.refresh_view()
-        else:
-            self.show_detail()
 
     # --- the list -----------------------------------------------------------------------
     def refresh_view(self, prefer: int | None = None) -> None:

@@ -3,13 +3,12 @@
 Movement keys only ever move: j/k and the arrows a row, ctrl+d/ctrl+u half a screen,
 pgdn/pgup a screen (on any list, of one page or many), g/G and home/end to either end, `n` to
 the next undecided response. Decisions sit on keys of their own (o keep, c change, ? unsure,
-x clear, e note, r add a read) and act on the response the detail pane shows (not on the row under the cursor
+x clear, e note; r adds a read, parm_tui.screens.review_reads) and act on the response the detail pane shows (not on the row under the cursor
 at that instant, which may have moved on before the pane was redrawn); each is saved to the
 store, with the run it was made on, before the list shows it, and then the cursor goes to the
-next undecided response of the view. `r` adds a read of the answer (its rater and score), kept
-with the decisions; the consensus is then counted again with it. `u` undoes the last change made
-here: the decision that was there before comes back as it was (or none), or the added read is
-taken away, and the cursor goes back to it.
+next undecided response of the view. `u` undoes the last change made here: the decision that
+was there before comes back as it was (or none), or a read typed with `r` is taken away
+(parm_tui.screens.review_reads), and the cursor goes back to it.
 """
 
 from __future__ import annotations
@@ -18,11 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine import workspace
 from engine.core.errors import ParmError
-from engine.results.added_reads import NO_READS
-from parm_tui.widgets.review_detail import ReviewDetail, reads_text
-from parm_tui.widgets.review_dialogs import NoteModal, ReadModal, ScoreModal
+from parm_tui.widgets.review_detail import ReviewDetail
+from parm_tui.widgets.review_dialogs import NoteModal, ScoreModal
 from parm_tui.widgets.review_list import ReviewTable
 
 NO_STORE = (
@@ -49,15 +46,6 @@ class Undo:
     i: int
     row: int
     before: object
-
-
-@dataclass(frozen=True)
-class UndoRead:
-    """A read typed in the review (engine.results.added_reads.AddedRead) of response i: undoing
-    it takes it away."""
-
-    i: int
-    read: object
 
 
 class ReviewKeys:
@@ -206,62 +194,6 @@ class ReviewKeys:
         if advance:
             self.advance_from(i)
 
-    # --- reads typed in the review -------------------------------------------------------
-    def action_add_read(self) -> None:
-        """Ask for a read of the answer shown (rater and score) and keep it; the consensus is
-        then counted again with it (ReviewScreen.count_added_reads)."""
-        i = self._target()
-        if i is None:
-            return
-        if self.review.reads is None:
-            self.notify(NO_READS, severity="warning", timeout=8)
-            return
-        raters = [*self.review.reads.raters, *self.store.reads.raters()]
-        modal = ReadModal(
-            int(self.review.responses.rows[i]),
-            self.review.labels_of(i),
-            self.read_rater or self.store.reviewer,
-            list(dict.fromkeys(raters)),
-            reads_text(self.review, i),
-        )
-        self.app.push_screen(
-            modal, lambda chosen: chosen is not None and self._add_read(i, *chosen)
-        )
-
-    def _add_read(self, i: int, rater: str, score: str) -> None:
-        try:
-            read = workspace.add_read(self.store, self.review, i, rater, score)
-        except ParmError as exc:
-            self.notify(str(exc), severity="error", timeout=10)
-            return
-        self.read_rater = read.rater  # offered again next time
-        self.undo_stack.append(UndoRead(i, read))
-        self.count_added_reads(told=i)
-
-    def _undo_read(self, last: UndoRead) -> None:
-        read = last.read
-        try:
-            self.store.reads.remove(read.row, read.rater)
-        except ParmError as exc:
-            self.notify(str(exc), severity="error", timeout=10)
-            return
-        self.count_added_reads(told=last.i)
-        hits = np.flatnonzero(self.view == last.i)
-        if hits.size:
-            self.go_to(int(hits[0]))
-        self.notify(f"Undone: {read.rater}'s read {read.score} of row {read.row} is taken away.")
-
-    def consensus_words(self, i: int) -> str:
-        """'Row 24: consensus 0 (p 0.97), sure: off the third-read list' after a recount."""
-        review = self.review
-        row = int(review.responses.rows[i])
-        if review.consensus is None or review.consensus[i] < 0:
-            return f"Row {row}: read once, no consensus."
-        label = review.responses.labels[int(review.consensus[i])]
-        words = f"Row {row}: consensus {label} (p {float(review.consensus_p[i]):.2f})"
-        rank = int(review.third_read_rank[i])
-        return words + (f", third read #{rank}." if rank else ", sure: off the third-read list.")
-
     def action_undo(self) -> None:
         """Put back what the last change made here replaced (a decision, or no added read), and
         go back to that response."""
@@ -271,7 +203,7 @@ class ReviewKeys:
             self.notify("Nothing to undo.")
             return
         last = self.undo_stack.pop()
-        if isinstance(last, UndoRead):
+        if not isinstance(last, Undo):  # a read typed in the review (ReviewReads)
             self._undo_read(last)
             return
         undone = self._decision(last.i)
