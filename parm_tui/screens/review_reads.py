@@ -40,7 +40,7 @@ class ReviewReads:
 
     def action_add_read(self) -> None:
         """Ask for a read of the answer shown (rater and score) and keep it; the consensus is
-        then counted again with it (ReviewScreen.count_added_reads)."""
+        then counted again with it (count_added_reads)."""
         i = self._target()
         if i is None:
             return
