@@ -300,9 +300,13 @@ def _export(console, file, out, force, run_id, written) -> int:
     store = _review(console, prepared)
     _check_out(out, workspace.output_names(prepared.config, store is not None), force)
     decisions = None if store is None else store.all()
+    typed = 0 if store is None else len(store.added_reads())
     _write(session, out, force, written, store, file)
     say(console, f"Exported run {session.run_id} of {file.path} (saved {saved.saved_at}), "
         f"nothing run again; {_decided(session, decisions)}")  # fmt: skip
+    if typed:
+        say(console, f"{typed} read{'' if typed == 1 else 's'} typed in the review counted in "
+            "the consensus (consensus.csv, decisions.csv, scores_reviewed.csv).")  # fmt: skip
     say(console, "Wrote " + ", ".join(str(p) for p in written))
     return 0
 

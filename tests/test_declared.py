@@ -49,6 +49,9 @@ def test_decisions_have_the_declared_columns(session):
         def conflicts(self, row):
             return []
 
+        def added_reads(self):
+            return []
+
     header, _ = decisions_table(NoDecisions(), result)
     assert header == declared.DECISIONS.header
 

@@ -293,7 +293,10 @@ def test_decisions_csv_carries_the_consensus_of_a_decided_answer(planted):
         def conflicts(self, row):
             return []
 
+        def added_reads(self):
+            return []
+
     header, body = decisions_table(Store(), session)
-    assert header[-2:] == ["consensus", "consensus_p"] and len(body) == 2
+    assert header[-3:] == ["consensus", "consensus_p", "added_reads"] and len(body) == 2
     for row in body:
-        assert row[-2] == consensus[row[1]][3]
+        assert row[-3] == consensus[row[1]][3]

@@ -400,3 +400,47 @@ async def test_t_lists_the_answers_that_need_a_third_read_and_the_pane_shows_the
         await pilot.press("T")
         await pilot.pause()
         assert len(screen.view) == int(review.flagged.sum())  # back to the flagged
+
+
+async def test_r_adds_a_read_and_the_consensus_and_third_read_view_follow(tmp_path):
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config, wait_for
+
+    from parm_tui.widgets.review_dialogs import ReadModal
+
+    frame, vectors, _ = multi_read_frame()
+    review = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS)).review
+    first = int(np.flatnonzero(review.third_read_rank == 1)[0])
+    label = review.responses.labels[int(review.consensus[first])]
+    row = int(review.responses.rows[first])
+    store = open_store(tmp_path / "reads.csv", review.responses, tmp_path / "db.sqlite3",
+                       review.on_scale, reviewer="lead")  # fmt: skip
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        await pilot.press("T")
+        await pilot.pause()
+        assert screen.shown() == first
+        before = text_of(screen, "#detail-header")
+        assert "third read #1" in before
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ReadModal)
+        await pilot.press(label)  # the rater offered is the reviewer, "lead"
+        await wait_for(pilot, lambda: screen.review is not screen.run_review, "the recount")
+        await pilot.pause()
+        assert [(r.row, r.rater, r.score) for r in store.added_reads()] == [(row, "lead", label)]
+        assert screen.review.consensus_p[first] > review.consensus_p[first]
+        header = text_of(screen, "#detail-header")
+        assert f"lead {label} (added)" in header
+        assert f"(p {screen.review.consensus_p[first]:.2f})" in header
+        ranked = np.flatnonzero(screen.review.third_read_rank > 0)
+        if screen.review.third_read_rank[first] == 0:  # sure now: it left the third-read list
+            assert first not in screen.view.tolist()
+        assert sorted(screen.view.tolist()) == sorted(ranked.tolist())
+        screen.go_to(0)
+        await pilot.pause()
+        await pilot.press("u")
+        await wait_for(pilot, lambda: not screen.review.added_reads(first), "the undo")
+        await pilot.pause()
+        assert store.added_reads() == []
+        np.testing.assert_array_equal(screen.review.third_read_rank, review.third_read_rank)
+    store.close()

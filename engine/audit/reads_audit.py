@@ -34,7 +34,10 @@ class ReadsAudit:
     item's reads, in the session's item order; agreement: the pairs and alpha per item, then
     the session's (item "all"); prmse: each item's fit of the model's scores (None where no
     answer has two reads or the labels have no order) and the session's (None: no item has
-    one); consensus: the consensus, third-read ranks and the raters' reliability."""
+    one); consensus: the consensus, third-read ranks and the raters' reliability; added: per
+    item, (R,) bool, the reads typed in the review (engine.results.added_reads), () when none
+    were added (raters then names their new raters after the file's); run: the run's own figures
+    the added reads were joined to (None: these are the run's)."""
 
     raters: tuple[str, ...]
     items: tuple[ItemReads, ...]
@@ -42,6 +45,8 @@ class ReadsAudit:
     prmse: tuple[TrueScoreFit | None, ...]
     session_prmse: Interval | None
     consensus: SessionConsensus
+    added: tuple[np.ndarray, ...] = ()
+    run: ReadsAudit | None = None
 
     @property
     def reads(self) -> int:

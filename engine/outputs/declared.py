@@ -276,12 +276,13 @@ TUNING = OutputTable(
 
 DECISIONS = OutputTable(
     "decisions.csv",
-    "review decision, in input-row order",
+    "review decision (or answer with reads typed in the review), in input-row order",
     (
         ROW, ID, ITEM, RATER, TEXT, SCORE,
         Column("predicted", "this run's predicted score"),
         Column("severity", "this run's severity", kind=FIGURE),
-        Column("action", "keep, change or unsure"),
+        Column("action", "keep, change or unsure (empty: no decision, the row is for its "
+               "typed reads)"),
         Column("new_score", "the new score of a change"),
         Column("note", "the reviewer's note"),
         Column("decided_at", "when (UTC, ISO 8601)"),
@@ -294,6 +295,9 @@ DECISIONS = OutputTable(
         Column("consensus", "the consensus score of an answer read twice or more (consensus.csv)",
                when="with answers read twice or more"),
         Column("consensus_p", "its probability", kind=FIGURE,
+               when="with answers read twice or more"),
+        Column("added_reads", "the reads typed in the review of the answer, as JSON: a list of "
+               "{rater, score, added_at, reviewer} (`parm review import` brings them in)",
                when="with answers read twice or more"),
     ),
 )  # fmt: skip
@@ -324,7 +328,8 @@ CONSENSUS = OutputTable(
     (
         Column("id", "the answer's id", _key("id")),
         Column("item", "the item", _key("item")),
-        Column("reads", "how many reads the answer has", _key("reads"), COUNT),
+        Column("reads", "how many reads the answer has (reads typed in the review included)",
+               _key("reads"), COUNT),
         Column("consensus", "the consensus score: the most probable true score from the reads "
                "weighted by each rater's reliability and from the text (empty for an answer "
                "read once)", _key("consensus")),
@@ -333,7 +338,8 @@ CONSENSUS = OutputTable(
                "sure (p >= 0.95) or the answer was read once", _key("third_read_rank"), COUNT),
     ),
     families=(Column("score_<rater>", "each rater's read of the answer (empty where they did not "
-                     "read it)"),),
+                     "read it); raters who gave only reads typed in the review come after the "
+                     "file's"),),
 )  # fmt: skip
 
 

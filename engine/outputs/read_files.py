@@ -6,11 +6,14 @@ report.md's table cells are escaped by engine.outputs.markdown._table.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from engine.audit.agreement import ALL, THRESHOLDS, TOO_FEW, figure_names
 from engine.audit.alpha import alpha_levels
 from engine.audit.consensus import SURE
+from engine.core.text import safe_text
 from engine.input.reads import LONG
 from engine.outputs import declared, markdown
 from engine.outputs.columns import missing
@@ -72,6 +75,18 @@ def consensus_by_row(session) -> dict[int, tuple[str, str]]:
             label = responses.labels[found.consensus[i]]
             cells[int(responses.rows[i])] = (label, f"{float(found.consensus_p[i]):.6f}")
     return cells
+
+
+def typed_reads_by_row(added) -> dict[int, str]:
+    """decisions.csv's `added_reads` cell by data row: the reads typed in the review of that
+    answer (engine.results.added_reads.AddedRead) as a JSON list, which review import reads."""
+    found: dict[int, list[dict]] = {}
+    for read in added:
+        found.setdefault(int(read.row), []).append({
+            "rater": safe_text(read.rater), "score": read.score, "added_at": read.added_at,
+            "reviewer": safe_text(read.reviewer),
+        })  # fmt: skip
+    return {row: json.dumps(reads, ensure_ascii=False) for row, reads in found.items()}
 
 
 def _figure_cells(row: dict, name: str, interval) -> None:

@@ -124,13 +124,14 @@ def tuning_table(session: SessionResult) -> tuple[list[str], list[list]]:
 def decisions_table(store: Decisions, session: SessionResult) -> tuple[list[str], list[list]]:
     """decisions.csv over all items, in input-row order, with `item` (and `rater`) columns after
     `id`, as predictions.csv has them, and with answers read twice or more the consensus and its
-    probability last."""
+    probability, then the reads typed in the review, last."""
     header, rows = _decisions_rows(store, session)
     if session.reads is None:
         return header, rows
     consensus = read_files.consensus_by_row(session)
-    return [*header, "consensus", "consensus_p"], [
-        [*row, *consensus.get(int(row[0]), ("", ""))] for row in rows
+    typed = read_files.typed_reads_by_row(store.added_reads())
+    return [*header, "consensus", "consensus_p", "added_reads"], [
+        [*row, *consensus.get(int(row[0]), ("", "")), typed.get(int(row[0]), "")] for row in rows
     ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from engine.core.text import safe_text
 from engine.model.metrics import metric_names
-from engine.results.decision import DECISION_COLUMNS, Decisions, RunContext
+from engine.results.decision import DECISION_COLUMNS, Decision, Decisions, RunContext
 from engine.results.item import AuditResult
 
 
@@ -71,7 +71,8 @@ def tuning_table(result: AuditResult) -> tuple[list[str], list[list]]:
 
 
 def decisions_table(store: Decisions, result: AuditResult) -> tuple[list[str], list[list]]:
-    """Header and rows of decisions.csv: one row per decision, in input-row order.
+    """Header and rows of decisions.csv: one row per decision, and one per answer with reads
+    typed in the review but no decision (its decision cells empty), in input-row order.
 
     predicted and severity are the exported run's; the decided_* columns say which run the
     decision was made on and what the model predicted then (empty for decisions saved before
@@ -80,7 +81,11 @@ def decisions_table(store: Decisions, result: AuditResult) -> tuple[list[str], l
     labels = responses.labels
     index = {int(r): i for i, r in enumerate(responses.rows)}
     rows = []
-    for row, decision in store.all().items():
+    decided = store.all()
+    # An answer with reads typed in the review gets a row too, without a decision.
+    typed = {read.row for read in store.added_reads()} - set(decided)
+    for row in sorted(set(decided) | typed):
+        decision = decided.get(row, UNDECIDED)
         i = index.get(row)
         if i is None:
             continue
@@ -102,6 +107,10 @@ def decisions_table(store: Decisions, result: AuditResult) -> tuple[list[str], l
             ]
         )
     return list(DECISION_COLUMNS), rows
+
+
+# The decision cells of a row that is there for its typed reads alone.
+UNDECIDED = Decision(0, "", "", None, "", "")
 
 
 def _conflicts(others) -> str:

@@ -87,3 +87,6 @@ class Decisions(Protocol):
 
     def conflicts(self, row: int) -> list[Decision]:
         """Imported decisions of other reviewers on that row, not yet settled."""
+
+    def added_reads(self) -> list:
+        """The reads typed in the review (engine.results.added_reads.AddedRead), by row."""

@@ -50,6 +50,11 @@ class ReviewSet:
     consensus: np.ndarray | None = None
     consensus_p: np.ndarray | None = None
     third_read_rank: np.ndarray | None = None
+    # The session's reads (engine.audit.reads_audit.ReadsAudit; None: every answer read once),
+    # with any read typed in the review (engine.results.added_reads), and each item's codes on
+    # the pooled scale.
+    reads: object = None
+    codes: tuple[np.ndarray, ...] = ()
 
     @property
     def flagged(self) -> np.ndarray:
@@ -87,6 +92,25 @@ class ReviewSet:
             mine,
             tuple(responses.labels),
         )
+
+    def raters_of(self, i: int) -> tuple[str, ...]:
+        """Who read response i's answer (the file's reads, then those typed in the review)."""
+        if self.reads is None:
+            return ()
+        k = int(np.searchsorted(self.starts, i, side="right") - 1)
+        item = self.reads.items[k]
+        mine = item.rater[item.answer == i - self.starts[k]]
+        return tuple(self.reads.raters[r] for r in mine)
+
+    def added_reads(self, i: int) -> list[tuple[str, str]]:
+        """(rater, label) of each read of response i's answer typed in the review."""
+        if self.reads is None or not self.reads.added:
+            return []
+        k = int(np.searchsorted(self.starts, i, side="right") - 1)
+        item, added = self.reads.items[k], self.reads.added[k]
+        labels = self.results[k].responses.labels
+        mine = np.flatnonzero(added & (item.answer == i - self.starts[k]))
+        return [(self.reads.raters[item.rater[r]], labels[item.score[r]]) for r in mine]
 
     def labels_of(self, i: int) -> tuple[str, ...]:
         """The labels on the scale of response i's item, in order."""
@@ -134,11 +158,13 @@ def review_set(
         on_scale=on_scale,
         starts=starts,
         run_id=results[0].run_id,
-        **_consensus(reads, codes),
+        reads=reads,
+        codes=tuple(codes),
+        **consensus_arrays(reads, codes),
     )
 
 
-def _consensus(reads, codes) -> dict:
+def consensus_arrays(reads, codes) -> dict:
     """The review's consensus arrays over every item, the consensus on the pooled scale."""
     if reads is None:
         return {}

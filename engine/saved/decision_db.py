@@ -11,7 +11,7 @@ from pathlib import Path
 from engine.core.errors import ReviewError
 from engine.core.files import reason, storage_code
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DATABASE_NAME = "decisions.sqlite3"
 # Columns added after the first release, with their SQL types: (schema version, name, type).
 _ADDED_COLUMNS = (
@@ -61,6 +61,21 @@ CREATE TABLE IF NOT EXISTS conflicts ({_DECISION_COLUMNS}
     imported_from TEXT NOT NULL,
     settled_at TEXT,
     PRIMARY KEY (source, row, reviewer, decided_at)
+)
+"""
+
+# Schema 4: reads typed in the review (engine.saved.added_reads), one per rater and answer.
+_CREATE_ADDED_READS = """
+CREATE TABLE IF NOT EXISTS added_reads (
+    source TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    response_id TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    rater TEXT NOT NULL,
+    score TEXT NOT NULL,
+    added_at TEXT NOT NULL,
+    reviewer TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (source, row, rater)
 )
 """
 
@@ -139,7 +154,8 @@ def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
 
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION. Version 0 (first release) had no meta table and no
-    note column, version 1 no run columns, version 2 no reviewer, file digests or conflicts; -1
+    note column, version 1 no run columns, version 2 no reviewer, file digests or conflicts,
+    version 3 no reads typed in the review; -1
     is an empty database. Earlier decisions keep NULL (or "") in the columns added since (their
     run and reviewer are unknown) and their review keeps its key, the file's path."""
     version = _schema_version(conn, path)
@@ -157,6 +173,7 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
         conn.execute(_CREATE_DECISIONS)
         conn.execute(_CREATE_REVIEW_FILES)
         conn.execute(_CREATE_CONFLICTS)
+        conn.execute(_CREATE_ADDED_READS)
         columns = {r[1] for r in conn.execute("PRAGMA table_info(decisions)")}
         for added_in, name, sql_type in _ADDED_COLUMNS:
             if version < added_in and name not in columns:

@@ -36,6 +36,7 @@ from engine.core.errors import ReviewError
 from engine.core.files import reason
 from engine.core.places import data_dir
 from engine.results.decision import ACTIONS, Decision, RunContext, text_hash
+from engine.saved.added_reads import AddedReads
 from engine.saved.decision_db import DATABASE_NAME, connect, now
 
 
@@ -125,6 +126,8 @@ class DecisionStore:
         self.stale: list[Decision] = []
         self._seen_version = self._data_version()
         self._load()
+        # The reads typed in this review (engine.saved.added_reads), kept beside the decisions.
+        self.reads = AddedReads(self)
 
     @property
     def key(self) -> str:
@@ -153,6 +156,7 @@ class DecisionStore:
         self._seen_version = version
         self._decisions, self._conflicts, self.stale = {}, {}, []
         self._load()
+        self.reads.load()
         return True
 
     def _load(self) -> None:
@@ -358,6 +362,10 @@ class DecisionStore:
         there and are not settled yet."""
         return list(self._conflicts.get(int(row), ()))
 
+    def added_reads(self) -> list:
+        """The reads typed in this review (engine.saved.added_reads), by row."""
+        return self.reads.all()
+
     def conflicted_rows(self) -> list[int]:
         return sorted(self._conflicts)
 
@@ -368,15 +376,16 @@ class DecisionStore:
         self._decisions.pop(int(row), None)
 
     def stale_message(self) -> str | None:
-        """A sentence about decisions that no longer match the file, or None."""
-        if not self.stale:
-            return None
-        rows = ", ".join(str(d.row) for d in self.stale[:5])
-        more = "…" if len(self.stale) > 5 else ""
-        return (
-            f"{len(self.stale)} earlier decision(s) on {self.source} were not applied because "
-            f"the response at that row changed (rows {rows}{more})."
-        )
+        """A sentence about decisions (and added reads) that no longer match the file, or None."""
+        found = [self.reads.stale_message()]
+        if self.stale:
+            rows = ", ".join(str(d.row) for d in self.stale[:5])
+            more = "…" if len(self.stale) > 5 else ""
+            found.insert(0, (
+                f"{len(self.stale)} earlier decision(s) on {self.source} were not applied "
+                f"because the response at that row changed (rows {rows}{more})."
+            ))  # fmt: skip
+        return " ".join(text for text in found if text) or None
 
     def close(self) -> None:
         with self._lock:

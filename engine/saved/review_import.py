@@ -9,12 +9,19 @@ decision here is already there; one that differs is kept beside it as a conflict
 to settle in the review (engine.saved.decisions). Rows that cannot be used are skipped with the
 reason; nothing is ever applied to another answer. Importing the same file twice changes
 nothing the second time.
+
+The reads a colleague typed in their review (decisions.csv's `added_reads`, engine.saved.added_reads)
+come in the same way: each for the answer it was typed for, one per rater and answer; a read by a
+rater who already has one of that answer here is already there when it gives the same score, else
+skipped with the reason (a rater reads an answer once). A row without a decision (action empty)
+is there for its reads alone.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +30,7 @@ from engine.core.errors import ReviewError
 from engine.core.files import open_regular, reason
 from engine.core.text import safe_text
 from engine.outputs.write import guard_cell
+from engine.results.added_reads import AddedRead
 from engine.results.decision import Decision, RunContext
 from engine.saved.decisions import DecisionStore
 
@@ -41,6 +49,9 @@ class ImportReport:
     already: int = 0
     conflicting: int = 0
     skipped: list[tuple[int, str]] = field(default_factory=list)
+    # Reads typed in their review: taken, and already here.
+    reads_taken: int = 0
+    reads_already: int = 0
 
     def sentence(self) -> str:
         total = self.taken + self.already + self.conflicting + len(self.skipped)
@@ -54,7 +65,11 @@ class ImportReport:
             first = "; ".join(f"line {line}: {why}" for line, why in self.skipped[:3])
             more = f"; and {len(self.skipped) - 3} more" if len(self.skipped) > 3 else ""
             parts.append(f"{len(self.skipped)} skipped ({first}{more})")
-        return f"{total} decision(s) in {self.source}: {', '.join(parts)}."
+        reads = ""
+        if self.reads_taken or self.reads_already:
+            reads = (f" Reads typed in the review: {self.reads_taken} taken, "
+                     f"{self.reads_already} already here.")  # fmt: skip
+        return f"{total} decision(s) in {self.source}: {', '.join(parts)}.{reads}"
 
 
 def import_decisions(store: DecisionStore, path: str | Path) -> ImportReport:
@@ -62,10 +77,15 @@ def import_decisions(store: DecisionStore, path: str | Path) -> ImportReport:
     path = Path(path).expanduser()
     report = ImportReport(str(path))
     for line, cells in _rows(path):
-        try:
-            _import_one(store, cells, path, report)
-        except _Skip as skip:
-            report.skipped.append((line, str(skip)))
+        typed = bool(_unguard(cells.get("added_reads", "")))
+        steps = [_import_reads] if typed else []
+        if _unguard(cells["action"]) or not typed:  # else a row for its typed reads alone
+            steps.append(_import_one)
+        for step in steps:
+            try:
+                step(store, cells, path, report)
+            except _Skip as skip:
+                report.skipped.append((line, str(skip)))
     return report
 
 
@@ -119,9 +139,9 @@ def _import_one(store: DecisionStore, cells: dict, path: Path, report: ImportRep
         report.conflicting += 1
 
 
-def _decision(store: DecisionStore, cells: dict) -> tuple[Decision, str]:
-    """The decision of one row and the text of the answer it is for; _Skip when it does not
-    apply to this file's answer at that row."""
+def _answer(store: DecisionStore, cells: dict) -> tuple[int, str, str]:
+    """The row, id and text of the answer a row of decisions.csv is about; _Skip when it is not
+    this file's answer at that row."""
     try:
         row = int(_unguard(cells["row"]))
         i = store.position(row)
@@ -131,6 +151,37 @@ def _decision(store: DecisionStore, cells: dict) -> tuple[Decision, str]:
     response_id = _unguard(cells["id"])
     if response_id != store.responses.ids[i] or guard_cell(text) != cells["text"]:
         raise _Skip(f"the answer at row {row} is not the one decided on (its id or text changed)")
+    return row, response_id, text
+
+
+def _import_reads(store: DecisionStore, cells: dict, path: Path, report: ImportReport) -> None:
+    """The reads typed in their review of this row's answer (module docstring)."""
+    row, response_id, text = _answer(store, cells)
+    try:
+        reads = json.loads(_unguard(cells["added_reads"]))
+        reads = [(safe_text(str(r["rater"])).strip(), str(r["score"]), safe_text(str(r["added_at"])),
+                  safe_text(str(r.get("reviewer", "")))) for r in reads]  # fmt: skip
+    except (ValueError, TypeError, KeyError):
+        raise _Skip(f"row {row}: its added_reads cell is not parm's list of reads") from None
+    here = {read.rater: read for read in store.added_reads() if read.row == row}
+    for rater, score, added_at, reviewer in reads:
+        if rater in here:
+            if here[rater].score != score:
+                raise _Skip(f"row {row}: rater '{rater}' already has a read of this answer here "
+                            f"({here[rater].score}, theirs {score}); a rater reads an answer once")  # fmt: skip
+            report.reads_already += 1
+            continue
+        try:
+            store.reads.restore(AddedRead(row, response_id, rater, score, added_at, reviewer), text)
+        except ReviewError as exc:
+            raise _Skip(str(exc)) from None
+        report.reads_taken += 1
+
+
+def _decision(store: DecisionStore, cells: dict) -> tuple[Decision, str]:
+    """The decision of one row and the text of the answer it is for; _Skip when it does not
+    apply to this file's answer at that row."""
+    row, response_id, text = _answer(store, cells)
     action, new_score = _unguard(cells["action"]), _unguard(cells["new_score"]) or None
     try:
         store.check(row, response_id, text, action, new_score)

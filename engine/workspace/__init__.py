@@ -13,6 +13,8 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     saved_run(file, run_id) / restore(file, saved) -> (Prepared, SessionResult)
     export(result, out, ...) -> written paths      one output set, the chosen files
     import_review(store, decisions.csv) -> ImportReport
+    add_read(store, review, i, rater, score)      a read typed in the review, kept with it
+    with_added_reads(review, added) -> ReviewSet  the consensus with the typed reads counted
     remember_review_row(saved, row)                where the review stopped, kept with the run
     embed_to(path, out, config, ...)               parm embed: a file's vectors and sidecar
     cache_contents(config) / clear_cache()         parm cache: the embedding cache, emptied
@@ -34,7 +36,14 @@ from engine.workspace.export import (
 )
 from engine.workspace.files import OpenedFile, open_file
 from engine.workspace.prepare import Prepared, choose_columns, prepare, restore, saved_run
-from engine.workspace.review import Review, import_review, open_review, remember_review_row
+from engine.workspace.review import (
+    Review,
+    add_read,
+    import_review,
+    open_review,
+    remember_review_row,
+    with_added_reads,
+)
 from engine.workspace.run import Kept, keep, preload, run
 
 __all__ = [
@@ -44,6 +53,7 @@ __all__ = [
     "OutputChoice",
     "Prepared",
     "Review",
+    "add_read",
     "cache_contents",
     "check_outputs",
     "clear_cache",
@@ -61,4 +71,5 @@ __all__ = [
     "restore",
     "run",
     "saved_run",
+    "with_added_reads",
 ]

@@ -59,9 +59,14 @@ def export(
 ) -> list[Path]:
     """Write the chosen files of `result` (all it can write by default) into `out` as one output
     set: reports with the review's `decisions`, scores_reviewed.csv from `table` (the input file
-    as read). on_switched: told the paths the moment the set is in place. ParmError subclasses
-    name the file or folder."""
+    as read); the reads typed in the review count in the consensus (engine.results.added_reads).
+    on_switched: told the paths the moment the set is in place. ParmError subclasses name the
+    file or folder."""
     from engine.outputs.session import write_session
+    from engine.results.added_reads import session_with_added
+
+    if decisions is not None:
+        result = session_with_added(result, decisions.added_reads())
 
     return write_session(
         result,

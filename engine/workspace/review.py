@@ -1,9 +1,10 @@
 """The review of a file's responses: its decision store (engine.saved.decisions: found by the
-file's bytes, then its path) with what to tell the user about it, and a colleague's decisions
-brought in."""
+file's bytes, then its path) with what to tell the user about it, a colleague's decisions
+brought in, and reads typed in the review counted in the consensus."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING
 from engine.workspace.prepare import Prepared
 
 if TYPE_CHECKING:
+    from engine.results.added_reads import AddedRead
+    from engine.results.review import ReviewSet
     from engine.saved.decisions import DecisionStore
     from engine.saved.review_import import ImportReport
     from engine.saved.store import SavedSession
@@ -53,6 +56,26 @@ def import_review(store: DecisionStore, path: str | Path) -> ImportReport:
     from engine.saved.review_import import import_decisions
 
     return import_decisions(store, path)
+
+
+def add_read(store: DecisionStore, review: ReviewSet, i: int, rater: str, score: str) -> AddedRead:
+    """Keep `rater`'s read `score` of response i of `review`, typed in the review (ReviewError,
+    with the reason, when it cannot be: engine.results.added_reads.check_added)."""
+    from engine.results.added_reads import check_added
+
+    name = check_added(review, i, rater, score)
+    responses = review.responses
+    return store.reads.add(int(responses.rows[i]), responses.ids[i], responses.texts[i], name,
+                           str(score))  # fmt: skip
+
+
+def with_added_reads(review: ReviewSet, added: Sequence[AddedRead]) -> ReviewSet:
+    """The run's review set with the reads typed in its review (`store.added_reads()`) counted:
+    the consensus and third-read ranks recomputed (engine.results.added_reads; a whole session
+    takes about a second at 100,000 reads, so the app calls this off its UI thread)."""
+    from engine.results.added_reads import review_with_added
+
+    return review_with_added(review, added)
 
 
 def remember_review_row(saved: SavedSession, row: int | None) -> SavedSession:

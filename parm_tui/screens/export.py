@@ -144,7 +144,11 @@ class ExportScreen(Screen):
 
     def decisions_label(self) -> str:
         count = len(self.store.all())
-        return f"decisions.csv ({count:,} review decision{'' if count == 1 else 's'})"
+        label = f"decisions.csv ({count:,} review decision{'' if count == 1 else 's'}"
+        typed = len(self.store.added_reads())
+        if typed:  # they count in the consensus of every file that has it
+            label += f"; {typed:,} read{'' if typed == 1 else 's'} typed in the review counted"
+        return label + ")"
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "export-folder":

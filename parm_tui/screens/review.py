@@ -22,6 +22,7 @@ from engine.core.errors import ParmError
 from engine.results.queue import rerun_changes
 from engine.results.review import ReviewSet
 from parm_tui.screens.review_keys import NO_STORE, ReviewKeys
+from parm_tui.screens.review_reads import ReviewReads
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.review_detail import LEGEND, ReviewDetail
 from parm_tui.widgets.review_filters import VIEW_ALL, ReviewFilters
@@ -34,7 +35,7 @@ __all__ = ["NO_STORE", "ReviewScreen"]
 OTHER_WRITER_CHECK_SECONDS = 2.0
 
 
-class ReviewScreen(ReviewKeys, Screen):
+class ReviewScreen(ReviewKeys, ReviewReads, Screen):
     """Flagged responses with their evidence, and the rater-lead's decisions.
 
     review: the session's review set (every item's responses in one queue; a file of one item is
@@ -57,6 +58,7 @@ class ReviewScreen(ReviewKeys, Screen):
         Binding("u", "undo", "Undo"),
         Binding("e", "note", "Note"),
         Binding("x", "clear", "Clear"),
+        Binding("r", "add_read", "Add read", show=False),
         Binding("n", "next", "Next"),
         Binding("v", "views", "View"),
         Binding("slash", "search", "Search"),
@@ -83,8 +85,16 @@ class ReviewScreen(ReviewKeys, Screen):
         read_only: str | None = None,
     ) -> None:
         super().__init__()
+        # The run's review set; `review` is it with the reads typed in the review counted.
+        self.run_review = review
         self.review = review
         self.store = store
+        # Who the last read typed here was by: the rater offered for the next one.
+        self.read_rater = ""
+        # The response whose new consensus the recount in progress will tell, and the typed
+        # reads last counted.
+        self.told: int | None = None
+        self.counted_reads: list = []
         self.previous_flagged_rows = previous_flagged_rows
         self.start_row = start_row
         self.read_only = read_only
@@ -149,8 +159,12 @@ class ReviewScreen(ReviewKeys, Screen):
         table.focus()
         if self.store is None:
             self.notify(NO_STORE, severity="warning", timeout=6)
-        elif self.store.stale:
+        elif self.store.stale_message():
             self.notify(self.store.stale_message(), severity="warning", timeout=10)
+        if self.store is not None and self.store.added_reads():
+            raters = self.store.reads.raters()
+            self.read_rater = raters[-1] if raters else ""
+            self.count_added_reads()
         self.set_interval(OTHER_WRITER_CHECK_SECONDS, self.check_other_writers)
         self.watch(self.app, "state", self.follow_store, init=False)
 
@@ -164,6 +178,7 @@ class ReviewScreen(ReviewKeys, Screen):
         except ParmError:
             return
         if changed:
+            self.count_added_reads()
             self.refresh_view()
             self.notify(
                 "Decisions were saved by another parm window on this file; the list now shows "
@@ -190,8 +205,11 @@ class ReviewScreen(ReviewKeys, Screen):
             self._show_page(self.page, cursor)
 
     def on_screen_resume(self) -> None:
-        # A dialog's result may have changed the detail while this screen was underneath.
+        # A dialog's result may have changed the detail while this screen was underneath, and
+        # an import (Export screen) may have brought typed reads in.
         self.call_after_refresh(self.show_detail)
+        if self.store is not None and self.store.added_reads() != self.counted_reads:
+            self.count_added_reads()
 
     class Stopped(Message):
         """The review was left at data row `row` (None: nothing was on show)."""
@@ -208,6 +226,7 @@ class ReviewScreen(ReviewKeys, Screen):
         opened again) replaces the one this screen writes to."""
         if new.store is not old.store:
             self.store = new.store
+            self.count_added_reads()
 
     # --- the list -----------------------------------------------------------------------
     def refresh_view(self, prefer: int | None = None) -> None:

@@ -3,11 +3,12 @@
 Movement keys only ever move: j/k and the arrows a row, ctrl+d/ctrl+u half a screen,
 pgdn/pgup a screen (on any list, of one page or many), g/G and home/end to either end, `n` to
 the next undecided response. Decisions sit on keys of their own (o keep, c change, ? unsure,
-x clear, e note) and act on the response the detail pane shows (not on the row under the cursor
+x clear, e note; r adds a read, parm_tui.screens.review_reads) and act on the response the detail pane shows (not on the row under the cursor
 at that instant, which may have moved on before the pane was redrawn); each is saved to the
 store, with the run it was made on, before the list shows it, and then the cursor goes to the
-next undecided response of the view. `u` undoes the last decision made here: the decision
-that was there before comes back as it was (or none), and the cursor goes back to it.
+next undecided response of the view. `u` undoes the last change made here: the decision that
+was there before comes back as it was (or none), or a read typed with `r` is taken away
+(parm_tui.screens.review_reads), and the cursor goes back to it.
 """
 
 from __future__ import annotations
@@ -194,13 +195,17 @@ class ReviewKeys:
             self.advance_from(i)
 
     def action_undo(self) -> None:
-        """Put back what the last decision made here replaced, and go back to that response."""
+        """Put back what the last change made here replaced (a decision, or no added read), and
+        go back to that response."""
         if self._target() is None:
             return
         if not self.undo_stack:
             self.notify("Nothing to undo.")
             return
         last = self.undo_stack.pop()
+        if not isinstance(last, Undo):  # a read typed in the review (ReviewReads)
+            self._undo_read(last)
+            return
         undone = self._decision(last.i)
         try:
             if last.before is None:

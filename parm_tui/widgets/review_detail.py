@@ -51,6 +51,9 @@ LEGEND = Text.assemble(
     ("PARM's probabilities: ", "bold"),
     "the fit's own chances of each score on the item's scale; severity also weighs the "
     "classifiers, so a severity near 1 may sit beside a bar that is not empty.\n",
+    ("reads: ", "bold"),
+    'every score the answer was given, with its rater; "added" marks a read typed here (r), '
+    "which the consensus counts at once (u takes it away).\n",
     ("neighbours: ", "bold"),
     NEIGHBOURS_LEGEND.plain,
     style="dim",
@@ -172,14 +175,16 @@ ORDINALS = {1: "1st", 2: "2nd", 3: "3rd"}
 
 
 def reads_text(review: ReviewSet, i: int) -> Text | None:
-    """Every read of the answer with its rater ("reads: G1 1 · G2 0 · G3 1"), then the reads'
-    consensus; None when it was read once or the file has no reads to show."""
+    """Every read of the answer with its rater ("reads: G1 1 · G2 0 · G3 1"), those typed in the
+    review marked "added", then the reads' consensus; None when it was read once or the file
+    has no reads to show."""
     result, j = review.locate(i)
     reads = result.responses.reads
     if reads is None:
         return None
     mine = np.flatnonzero(reads.answer == j)
-    if mine.size < 2:
+    added = review.added_reads(i)
+    if mine.size + len(added) < 2:
         return None
     labels = result.responses.labels
     text = Text("reads: ")
@@ -189,6 +194,11 @@ def reads_text(review: ReviewSet, i: int) -> Text | None:
         # Who read it, or its place (1st, 2nd, ...) where the file records no rater.
         text.append_text(plain(reads.rater[k] or ORDINALS.get(n + 1, f"{n + 1}th"), style="dim"))
         text.append(f" {labels[reads.score[k]]}", style="bold")
+    for rater, label in added:
+        text.append(" · ")
+        text.append_text(plain(rater, style="dim"))
+        text.append(f" {label}", style="bold")
+        text.append(" (added)", style="italic green")
     text.append_text(consensus_text(review, i))
     return text
 

@@ -1,5 +1,5 @@
-"""The two small dialogs of the review: the new score of a "change" decision, and a note.
-Students' text never reaches them as markup."""
+"""The small dialogs of the review: the new score of a "change" decision, a note, and a read
+typed in the review (its rater and score). Students' text never reaches them as markup."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
+from textual.suggester import SuggestFromList
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.core.text import safe_text
@@ -82,6 +83,72 @@ class NoteModal(ModalScreen[str | None]):
         event.stop()
         # A pasted note may carry control characters; it is shown and exported, so not those.
         self.dismiss(safe_text(event.value, one_line=True).strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ReadModal(ModalScreen[tuple[str, str] | None]):
+    """Add a read of the answer: who read it (typed, the session's raters suggested; `rater`
+    filled in) and the score (any label of the item's scale: arrows + enter, or its key).
+    Dismissed with (rater, score), or None."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, row: int, labels, rater: str, raters=(), reads: Text | None = None) -> None:
+        super().__init__()
+        self.row = row
+        self.choices = list(labels)
+        self.rater = rater
+        self.raters = list(raters)
+        self.reads = reads
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(Text(f"Add a read of row {self.row}", style="bold"))
+            if self.reads is not None:
+                yield Static(self.reads)
+            yield Label(Text("Rater (→ completes a session rater; shift+tab: here)", "dim"))
+            yield Input(
+                value=self.rater,
+                placeholder="who gave this read",
+                id="read-rater",
+                suggester=SuggestFromList(self.raters, case_sensitive=False),
+            )
+            yield OptionList(
+                *[Option(Text(label), id=f"read-score-{n}") for n, label in enumerate(self.choices)]
+            )
+            yield Label(Text("enter or the score's key adds it · esc cancel", style="dim"))
+
+    def on_mount(self) -> None:
+        if self.rater:
+            self.query_one(OptionList).focus()
+        else:
+            self.query_one(Input).focus()
+
+    def chosen_rater(self) -> str:
+        return safe_text(self.query_one(Input).value, one_line=True).strip()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.pick(self.choices[event.option_index])
+
+    def on_key(self, event) -> None:
+        if self.query_one(OptionList).has_focus and event.character in self.choices:
+            event.stop()
+            self.pick(event.character)
+
+    def pick(self, score: str) -> None:
+        rater = self.chosen_rater()
+        if not rater:
+            self.notify("Name the rater who gave the read first.", severity="warning")
+            self.query_one(Input).focus()
+            return
+        self.dismiss((rater, score))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -101,6 +101,17 @@ class ReviewFilters(Vertical):
         self.set_view(VIEW_FLAGGED if self.view == VIEW_THIRD else VIEW_THIRD)
         return True
 
+    def offer_third_reads(self, offered: bool) -> None:
+        """Offer the third-read view or not (reads typed in the review changed the consensus);
+        when it is on show and no longer offered, the list goes back to the flagged."""
+        if offered == self.third_reads:
+            return
+        self.third_reads = offered
+        select = self.query_one("#filter-view", Select)
+        view = select.value
+        select.set_options(view_options(self.rerun, offered))
+        select.value = view if offered or view != VIEW_THIRD else VIEW_FLAGGED
+
     def choose(self, item: str | None = None, rater: str | None = None) -> None:
         """Filter to one item and one rater (None: any); the other filters are cleared."""
         for selector, value in (("#filter-item", item), ("#filter-rater", rater)):

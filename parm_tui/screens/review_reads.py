@@ -1,0 +1,146 @@
+"""Reads typed in the review, for ReviewScreen: `r` asks for a read of the answer on show (its
+rater and score) and keeps it with the decisions (engine.workspace.add_read); the consensus is
+then counted again with every typed read on a worker thread (about a second at 100,000 reads,
+engine.workspace.with_added_reads) and the pane, the list and the third-read view follow. `u`
+takes a typed read away (ReviewKeys.action_undo hands it here).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from textual import work
+from textual.message import Message
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from engine import workspace
+from engine.core.errors import ParmError
+from engine.results.added_reads import NO_READS
+from engine.results.review import ReviewSet
+from parm_tui.screens.error import ErrorRaised
+from parm_tui.widgets.review_detail import reads_text
+from parm_tui.widgets.review_dialogs import ReadModal
+from parm_tui.widgets.review_filters import VIEW_THIRD, ReviewFilters
+from parm_tui.widgets.review_list import ReviewTable
+
+
+@dataclass(frozen=True)
+class UndoRead:
+    """A read typed in the review (engine.results.added_reads.AddedRead) of response i: undoing
+    it takes it away."""
+
+    i: int
+    read: object
+
+
+class ReviewReads:
+    """Typing reads in for ReviewScreen (which has review, run_review, store, view, undo_stack,
+    read_rater, told, counted_reads, go_to, refresh_view and show_detail)."""
+
+    def action_add_read(self) -> None:
+        """Ask for a read of the answer shown (rater and score) and keep it; the consensus is
+        then counted again with it (count_added_reads)."""
+        i = self._target()
+        if i is None:
+            return
+        if self.review.reads is None:
+            self.notify(NO_READS, severity="warning", timeout=8)
+            return
+        raters = [*self.review.reads.raters, *self.store.reads.raters()]
+        modal = ReadModal(
+            int(self.review.responses.rows[i]),
+            self.review.labels_of(i),
+            self.read_rater or self.store.reviewer,
+            list(dict.fromkeys(raters)),
+            reads_text(self.review, i),
+        )
+        self.app.push_screen(
+            modal, lambda chosen: chosen is not None and self._add_read(i, *chosen)
+        )
+
+    def _add_read(self, i: int, rater: str, score: str) -> None:
+        try:
+            read = workspace.add_read(self.store, self.review, i, rater, score)
+        except ParmError as exc:
+            self.notify(str(exc), severity="error", timeout=10)
+            return
+        self.read_rater = read.rater  # offered again next time
+        self.undo_stack.append(UndoRead(i, read))
+        self.count_added_reads(told=i)
+
+    def _undo_read(self, last: UndoRead) -> None:
+        read = last.read
+        try:
+            self.store.reads.remove(read.row, read.rater)
+        except ParmError as exc:
+            self.notify(str(exc), severity="error", timeout=10)
+            return
+        self.count_added_reads(told=last.i)
+        hits = np.flatnonzero(self.view == last.i)
+        if hits.size:
+            self.go_to(int(hits[0]))
+        self.notify(f"Undone: {read.rater}'s read {read.score} of row {read.row} is taken away.")
+
+    def consensus_words(self, i: int) -> str:
+        """'Row 24: consensus 0 (p 0.97), sure: off the third-read list' after a recount."""
+        review = self.review
+        row = int(review.responses.rows[i])
+        if review.consensus is None or review.consensus[i] < 0:
+            return f"Row {row}: read once, no consensus."
+        label = review.responses.labels[int(review.consensus[i])]
+        words = f"Row {row}: consensus {label} (p {float(review.consensus_p[i]):.2f})"
+        rank = int(review.third_read_rank[i])
+        return words + (f", third read #{rank}." if rank else ", sure: off the third-read list.")
+
+    class ReadsCounted(Message):
+        """The review set with the reads typed in the review counted (engine.results.
+        added_reads), or why it could not be."""
+
+        def __init__(self, review: ReviewSet | None, problem: str | None = None) -> None:
+            super().__init__()
+            self.review = review
+            self.problem = problem
+
+    def count_added_reads(self, told: int | None = None) -> None:
+        """Count the consensus again with the reads typed here, off the UI thread (about a
+        second at 100,000 reads); the pane and the third-read view follow when it is done, and
+        response `told`'s new consensus is said."""
+        added = [] if self.store is None else self.store.added_reads()
+        if not added and self.review is self.run_review:
+            return
+        self.told = told
+        self.counted_reads = added
+        self.counting(added)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="consensus")
+    def counting(self, added: list) -> None:
+        try:
+            review = workspace.with_added_reads(self.run_review, added)
+        except ParmError as exc:
+            self.post_message(self.ReadsCounted(None, str(exc)))
+            return
+        if not get_current_worker().is_cancelled:  # a later count replaces this one
+            self.post_message(self.ReadsCounted(review))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A recount that failed other than with the engine's message: the error modal."""
+        if event.worker.group == "consensus" and event.state == WorkerState.ERROR:
+            self.post_message(ErrorRaised(event.worker.error))
+
+    def on_review_reads_reads_counted(self, message: ReadsCounted) -> None:
+        if message.review is None:
+            self.notify(message.problem, severity="error", timeout=10)
+            return
+        self.review = message.review
+        self.query_one(ReviewTable).review = self.review
+        if self.told is not None:
+            self.notify(self.consensus_words(self.told), timeout=8)
+            self.told = None
+        filters = self.query_one(ReviewFilters)
+        filters.offer_third_reads(self.third_reads())
+        # The third-read view is ranked again; another view keeps its list and its place.
+        if filters.view == VIEW_THIRD:
+            self.refresh_view()
+        else:
+            self.show_detail()
