@@ -281,3 +281,26 @@ def test_review_import_brings_in_a_colleagues_typed_reads(planted, store, tmp_pa
         clash = workspace.import_review(here, out / DECISIONS_FILE)
         assert len(clash.skipped) == 1 and "a rater reads an answer once" in clash.skipped[0][1]
         assert [r.score for r in here.added_reads() if r.row == read.row] == [other]
+
+
+def posterior(review, i) -> np.ndarray:
+    """The consensus' probability of each score of answer i's item."""
+    k = int(np.searchsorted(review.starts, i, side="right") - 1)
+    return review.reads.consensus.items[k].proba[i - int(review.starts[k])]
+
+
+def test_a_new_raters_read_is_evidence_for_its_score_never_against_it(planted):
+    """A rater new to the session has one read: its accuracy and error shares are shrunk
+    towards the session's raters' (rater_model.PRIOR_READS, PRIOR_ERRORS), so the read raises
+    the probability of its score. Judged from that one read alone, a dissent gave the rater an
+    accuracy under chance and every error of theirs its size, and a typed 0 took an answer read
+    2 and 1 from 2 at p .58 to 2 at p 1.00."""
+    from engine.results.added_reads import review_with_added
+
+    session, _ = planted
+    review = session.review
+    for i in np.flatnonzero(review.third_read_rank > 0)[:8]:
+        before = posterior(review, i)
+        for code, label in enumerate(review.labels_of(i)):
+            after = review_with_added(review, [read_of(review, i, "New rater", label)])
+            assert posterior(after, i)[code] > before[code], (i, label)

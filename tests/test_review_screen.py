@@ -430,12 +430,24 @@ async def test_r_adds_a_read_and_the_consensus_and_third_read_view_follow(tmp_pa
         assert [(r.row, r.rater, r.score) for r in store.added_reads()] == [(row, "lead", label)]
         assert screen.review.consensus_p[first] > review.consensus_p[first]
         header = text_of(screen, "#detail-header")
-        assert f"lead {label} (added)" in header
-        assert f"(p {screen.review.consensus_p[first]:.2f})" in header
         ranked = np.flatnonzero(screen.review.third_read_rank > 0)
         if screen.review.third_read_rank[first] == 0:  # sure now: it left the third-read list
             assert first not in screen.view.tolist()
-        assert sorted(screen.view.tolist()) == sorted(ranked.tolist())
+            # ... and the pane shows the answer now in its place, not the one that left.
+            shown = screen.current()
+            assert shown != first and f"Row {int(review.responses.rows[shown])} " in header
+            said = " ".join(n.message for n in pilot.app._notifications)
+            assert "sure: off the third-read list" in said
+            assert sorted(screen.view.tolist()) == sorted(ranked.tolist())
+            await pilot.press("a")  # the whole queue, where it still is
+            await pilot.pause()
+            screen.go_to(int(np.flatnonzero(screen.view == first)[0]))
+            await pilot.pause()
+            header = text_of(screen, "#detail-header")
+        else:
+            assert sorted(screen.view.tolist()) == sorted(ranked.tolist())
+        assert f"lead {label} (added)" in header
+        assert f"(p {screen.review.consensus_p[first]:.2f})" in header
         screen.go_to(0)
         await pilot.pause()
         await pilot.press("u")

@@ -27,6 +27,13 @@ import numpy as np
 KINDS = (-2, -1, 1, 2)  # then "far": |d| >= 3
 FAR = len(KINDS)
 PSEUDO = 0.5
+# A rater's accuracy is shrunk towards the session's pooled accuracy by this many reads: a rater
+# with one read (typed in the review) is then as reliable as the session's raters until their
+# reads say otherwise, instead of judged from that single read (one dissent gave an accuracy
+# under chance, which turned the read into evidence for the score it dissents from). With the
+# 50-500 reads a rater has in a session it moves accuracies by well under .01.
+PRIOR_READS = 4.0
+PRIOR_ERRORS = 2.0
 
 
 @dataclass(frozen=True)
@@ -164,12 +171,16 @@ class RaterCounts:
         self.exposure += by_rater @ feasible
 
     def parameters(self, previous: RaterParameters) -> RaterParameters:
-        """The M-step: a_r in closed form; e_r one fixed-point step, with PSEUDO errors of each
-        kind at a truth where every kind is feasible (raters with no ordered errors keep their
-        shares)."""
-        accuracy = (self.right + PSEUDO) / (self.total + 2 * PSEUDO)
+        """The M-step: a_r in closed form, shrunk towards the pooled accuracy by PRIOR_READS
+        reads; e_r one fixed-point step, each kind's rate shrunk towards the pooled rate by
+        PRIOR_ERRORS (raters with no ordered errors keep their shares)."""
+        pooled = (self.right.sum() + PSEUDO) / (self.total.sum() + 2 * PSEUDO)
+        accuracy = (self.right + PRIOR_READS * pooled) / (self.total + PRIOR_READS)
         seen = self.exposure.sum(axis=1) > 0
         shares = previous.shares.copy()
-        raw = (self.kinds[seen] + PSEUDO) / (self.exposure[seen] + PSEUDO)
+        # Each kind's rate shrunk towards the session's by PRIOR_ERRORS of error mass, so that a
+        # rater with one error does not learn that every error of theirs is of that kind.
+        pooled = (self.kinds.sum(axis=0) + PSEUDO) / (self.exposure.sum(axis=0) + PSEUDO)
+        raw = (self.kinds[seen] + PRIOR_ERRORS * pooled) / (self.exposure[seen] + PRIOR_ERRORS)
         shares[seen] = raw / raw.sum(axis=1, keepdims=True)
         return RaterParameters(accuracy, shares)

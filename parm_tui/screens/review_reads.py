@@ -139,8 +139,9 @@ class ReviewReads:
             self.told = None
         filters = self.query_one(ReviewFilters)
         filters.offer_third_reads(self.third_reads())
-        # The third-read view is ranked again; another view keeps its list and its place.
+        # The third-read view is ranked again (an answer now sure leaves it, and the pane shows
+        # the one in its place: the cursor may not move, so the pane is drawn here either way);
+        # another view keeps its list and its place.
         if filters.view == VIEW_THIRD:
             self.refresh_view()
-        else:
-            self.show_detail()
+        self.show_detail()
