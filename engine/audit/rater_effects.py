@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit import rater_fit, rater_pairs
+from engine.audit import rater_expert, rater_fit, rater_pairs
 from engine.audit.drift import Drift, rater_drift
 from engine.audit.rater_bias import BiasCell, bias_cells
 from engine.audit.rater_verdicts import Verdict, is_bias_listed, verdicts
@@ -85,6 +85,9 @@ class RaterEffects:
     # whether the rater is one of the reference raters the others are measured against
     co_reads: int = 0
     in_reference: bool = False
+    # Leniency is against the expert's scores (validity papers, engine.audit.rater_expert)
+    # rather than the reference raters' median.
+    anchored: bool = False
 
 
 def two_way(
@@ -150,6 +153,7 @@ class _Raw:
     fits: list
     spreads: list
     disagreements: list
+    anchored: bool = False  # b is against the expert (origin fixed), not the reference median
 
 
 def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
@@ -175,13 +179,14 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
         # Leniency from co-raters' reads of the same answers, combined with the model's.
         c, c_se, co_n = rater_pairs.paired_leniency(co, names)
         raw.b, raw.b_se = rater_pairs.combine(raw.b, raw.b_se, c, c_se)
+    origin = _anchor(raw, scores, names, judged)
     drifts = [_drift(scores, d - a_w[item_of], w, rater_of == r) for r in range(names.size)]
     members = np.flatnonzero(judged)
     if members.size == 0:
         return {}, []
     members = _reference_members(raw, members, drifts, scores.ordered)
     relative = _relative(raw, members, scores.ordered)
-    centre_b, _ = reference(raw.b, raw.b_se, members)
+    centre_b = origin if raw.anchored else reference(raw.b, raw.b_se, members)[0]
     effects = {}
     for r in np.flatnonzero(judged):
         drift = _centred(drifts[r], centre_b)
@@ -193,6 +198,24 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
         cells = bias_cells(scores.value, scores.expected, e, scores.rater, item_of,
                            names_of_items, is_bias_listed)  # fmt: skip
     return effects, cells
+
+
+def _anchor(raw: _Raw, scores, names: np.ndarray, judged: np.ndarray) -> float:
+    """With enough expert-scored reads (rater_expert.MIN_EXPERT_READS, pooled over the judged
+    raters), raw.b becomes each rater's leniency against the expert and raw.anchored True; the
+    origin the model's figures are measured from (0 otherwise)."""
+    reads = getattr(scores, "expert", None)
+    if not scores.ordered or reads is None or not len(reads):
+        return 0.0
+    g, g_se, n = rater_expert.differences(reads, names)
+    if int(n[judged].sum()) < rater_expert.MIN_EXPERT_READS:
+        return 0.0
+    found = rater_expert.anchor(raw.b, raw.b_se, g, g_se)
+    if found is None:
+        return 0.0
+    raw.b, raw.b_se, origin, _ = found
+    raw.anchored = True
+    return origin
 
 
 def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.ndarray:
@@ -273,7 +296,7 @@ def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
     noise0, noise_se0 = reference(raw.log_noise, raw.log_noise_se, members)
     out = []
     if ordered:
-        b0, b_se0 = reference(raw.b, raw.b_se, members)
+        b0, b_se0 = (0.0, 0.0) if raw.anchored else reference(raw.b, raw.b_se, members)
         slope0, slope_se0 = reference(raw.slope, raw.slope_se, members)
         middle0, middle_se0 = reference(raw.middle, raw.middle_se, members)
         ends = {end: reference(getattr(raw, end), getattr(raw, end + "_se"), members)
@@ -341,7 +364,7 @@ def _effects(raw: _Raw, r: int, relative: dict, drift, ordered: bool, co_n: int,
         disagreement=dis.ratio, disagreement_z=dis.z, drift=drift,
         verdicts=verdicts(relative, drift if ordered else None),
         low_z=relative.get("low_z"), high_z=relative.get("high_z"),
-        co_reads=co_n, in_reference=in_reference,
+        co_reads=co_n, in_reference=in_reference, anchored=raw.anchored,
     )  # fmt: skip
 
 

@@ -31,7 +31,9 @@ from typing import Protocol
 import numpy as np
 
 from engine.audit.rater_bias import BiasCell
+from engine.audit import rater_expert
 from engine.audit.rater_effects import RaterEffects, assess
+from engine.audit.rater_expert import ExpertFigures, ExpertReads
 from engine.audit.rater_fit import moments
 from engine.audit.rater_pairs import CoReads, co_reads, join
 from engine.audit.rater_verdicts import verdict_words
@@ -114,6 +116,10 @@ class RaterReport:
     # {rater: (accuracy, low, high)}: the consensus's reliability, where answers are read twice
     # or more (engine.audit.reads_audit).
     reliability: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # {rater: figures against the expert} of raters with an expert-scored read, None without an
+    # expert column (engine.audit.rater_expert); anchored: leniency is against the expert.
+    expert: dict[str, ExpertFigures] | None = None
+    anchored: bool = False
 
     def listed_bias(self, rater: str | None = None) -> list[BiasCell]:
         """The rater x item cells beyond the rule (of one rater, when given)."""
@@ -175,6 +181,7 @@ class _Scores:
     item_names: tuple = ()  # each item index's name
     rater_left_out: bool = True  # whether E came from models without the rater's scores
     co: CoReads = field(default_factory=CoReads)  # pairs of reads of one answer (every read)
+    expert: ExpertReads = field(default_factory=ExpertReads)  # reads of expert-scored answers
 
 
 def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
@@ -185,10 +192,17 @@ def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
     if scores.rater.size == 0:
         return RaterReport([], [], unassigned)
     effects, cells = _assess(scores)
-    rows = [_row(scores, name, effects.get(name)) for name in np.unique(scores.rater)]
+    names = np.unique(scores.rater)
+    rows = [_row(scores, name, effects.get(name)) for name in names]
     rows.sort(key=lambda r: (not r.judged, -r.distance, r.rater))
+    expert = None
+    if any(result.responses.expert is not None for result in results):
+        expert = rater_expert.figures(scores.expert, np.unique(np.r_[names, scores.expert.rater]),
+                                      scores.ordered)  # fmt: skip
+    anchored = any(e.anchored for e in effects.values())
     return RaterReport(rows, _pairs(scores), unassigned, bias=cells,
-                       rater_left_out=scores.rater_left_out, timed=_timed(scores))  # fmt: skip
+                       rater_left_out=scores.rater_left_out, timed=_timed(scores),
+                       expert=expert, anchored=anchored)  # fmt: skip
 
 
 def _timed(scores: _Scores) -> bool:
@@ -210,8 +224,30 @@ def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
         item_names=tuple(str(result.responses.item) for result in results),
         rater_left_out=all(result.rater_proba is not None for result in results),
         co=join(_item_pairs(results, order)),
+        expert=rater_expert.join(_item_expert(results, order)),
     )
     return pooled_scores, unassigned
+
+
+def _item_expert(results, order) -> list[ExpertReads]:
+    """Each item's reads of expert-scored answers (every read: Responses.reads; the first and
+    second score where a result has no reads)."""
+    parts = []
+    for result in results:
+        r = result.responses
+        if r.expert is None or r.raters is None:
+            continue
+        values = score_values(r.labels, order)
+        if r.reads is not None:
+            answer, rater, code = r.reads.answer, r.reads.rater, r.reads.score
+        else:
+            second = np.flatnonzero(r.second_scores >= 0) if r.second_scores is not None else []
+            second_raters = r.second_raters or ("",) * len(r)
+            answer = np.r_[np.arange(len(r)), second].astype(np.int64)
+            rater = list(r.raters) + [second_raters[i] for i in second]
+            code = np.r_[r.scores, r.second_scores[second] if len(second) else []].astype(np.int64)
+        parts.append(rater_expert.expert_reads(answer, rater, code, values, r.expert))
+    return parts
 
 
 def _item_pairs(results, order) -> list[CoReads]:
