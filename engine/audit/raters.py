@@ -30,8 +30,8 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.audit.rater_bias import BiasCell
 from engine.audit import rater_expert
+from engine.audit.rater_bias import BiasCell
 from engine.audit.rater_effects import RaterEffects, assess
 from engine.audit.rater_expert import ExpertFigures, ExpertReads
 from engine.audit.rater_fit import moments
