@@ -43,7 +43,7 @@ import numpy as np
 from engine.audit import rater_expert, rater_fit, rater_pairs
 from engine.audit.drift import Drift, rater_drift
 from engine.audit.rater_bias import BiasCell, bias_cells
-from engine.audit.rater_verdicts import Verdict, is_bias_listed, verdicts
+from engine.audit.rater_verdicts import LENIENCY_Z, Verdict, is_bias_listed, verdicts
 
 # Verdicts a dragged reference cannot give: drift is measured within the rater, central
 # tendency by the use of the scale's middle and ends. Not noisy: on a scale whose scores sit at
@@ -229,7 +229,13 @@ def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.nda
     steady = [r for r in judged if drifts_fine(drifts[r])
               and not {v.name for v in verdicts(relative[r], None)} & SHIFT_FREE]  # fmt: skip
     members = np.array(steady) if len(steady) >= 3 else judged
-    if ordered:
+    if raw.anchored:
+        # Against the expert, leniency needs no agreeing group: the raters it calls neither
+        # lenient nor harsh are the typical ones (a group that agrees may be the half that
+        # pushes, whose lower infit on a ceiling scale then calls the neutral half noisy).
+        level = np.array([r for r in members if abs(relative[r]["leniency_z"]) < LENIENCY_Z])
+        members = level if level.size >= 3 else members
+    elif ordered:
         unusual = np.array([_unusual(relative[r], drifts[r]) for r in range(raw.b.size)])
         group = rater_pairs.robust_members(raw.b, raw.b_se, members, unusual)
         members = group if group.size >= 3 else members
