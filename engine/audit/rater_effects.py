@@ -10,7 +10,9 @@ dragged reference cannot explain (central tendency or drifting against the media
 then the largest group of them whose leniencies agree (engine.audit.rater_pairs), then,
 until it settles, those of the group with no verdict (at least three at each step). A median of
 all raters is dragged when up to half of them push scores the same way, and calls the neutral
-ones harsh (issue 35). A relative figure's standard error includes the reference's own: se^2 +
+ones harsh (issue 35). With enough validity papers (the lead's expert scores of some answers,
+engine.audit.rater_expert) leniency is measured against the expert instead, and the reference
+raters are those it calls neither lenient nor harsh. A relative figure's standard error includes the reference's own: se^2 +
 (pi / 2m) x the reference raters' mean se^2 (the large-sample variance of a median of m).
 
     leniency   b_r - median b (points; b from d = X - E = a_item + b_rater + e, least squares
@@ -234,6 +236,8 @@ def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.nda
         # lenient nor harsh are the typical ones (a group that agrees may be the half that
         # pushes, whose lower infit on a ceiling scale then calls the neutral half noisy).
         level = np.array([r for r in members if abs(relative[r]["leniency_z"]) < LENIENCY_Z])
+        if level.size < 3:  # too few once the drifting are out: level raters, drifting or not
+            level = np.array([r for r in judged if abs(relative[r]["leniency_z"]) < LENIENCY_Z])
         members = level if level.size >= 3 else members
     elif ordered:
         unusual = np.array([_unusual(relative[r], drifts[r]) for r in range(raw.b.size)])

@@ -18,7 +18,9 @@ sqrt(se_r^2 + se_ref^2), se_r the robust (sandwich) standard error of the rater'
 residual (s_r / sqrt(n) with equal weights), and se_ref the standard error of the median itself
 (pi / (2m) times the reference raters' mean se^2, for m of them). Leniency is relative to the
 other raters of the same items: a rater who scored an item alone cannot be compared on it.
-Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
+With an expert score column each rater's accuracy on the expert-scored answers is reported,
+and from rater_expert.MIN_EXPERT_READS of them leniency is against the expert
+(engine.audit.rater_expert). Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
 and raters are ranked by their flagged share.
 """
 
