@@ -226,30 +226,9 @@ def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
         item_names=tuple(str(result.responses.item) for result in results),
         rater_left_out=all(result.rater_proba is not None for result in results),
         co=join(_item_pairs(results, order)),
-        expert=rater_expert.join(_item_expert(results, order)),
+        expert=rater_expert.session_reads(results, order),
     )
     return pooled_scores, unassigned
-
-
-def _item_expert(results, order) -> list[ExpertReads]:
-    """Each item's reads of expert-scored answers (every read: Responses.reads; the first and
-    second score where a result has no reads)."""
-    parts = []
-    for result in results:
-        r = result.responses
-        if r.expert is None or r.raters is None:
-            continue
-        values = score_values(r.labels, order)
-        if r.reads is not None:
-            answer, rater, code = r.reads.answer, r.reads.rater, r.reads.score
-        else:
-            second = np.flatnonzero(r.second_scores >= 0) if r.second_scores is not None else []
-            second_raters = r.second_raters or ("",) * len(r)
-            answer = np.r_[np.arange(len(r)), second].astype(np.int64)
-            rater = list(r.raters) + [second_raters[i] for i in second]
-            code = np.r_[r.scores, r.second_scores[second] if len(second) else []].astype(np.int64)
-        parts.append(rater_expert.expert_reads(answer, rater, code, values, r.expert))
-    return parts
 
 
 def _item_pairs(results, order) -> list[CoReads]:
