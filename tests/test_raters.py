@@ -324,3 +324,15 @@ def test_an_expert_score_column_adds_each_raters_accuracy_to_every_output(tmp_pa
     report = json.loads((tmp_path / "report.json").read_text())
     assert report["raters"]["expert"]["column"] == "expert_score"
     assert {r["rater"] for r in report["raters"]["expert"]["raters"]} == set(expert)
+
+
+def test_an_expert_column_with_too_few_papers_changes_no_other_column():
+    """Expert scores on 20 answers (under MIN_EXPERT_READS): raters.csv has the expert columns,
+    and every other cell is the one the file has without an expert column."""
+    frame, vectors = session_frame()
+    plain = raters_table(run_frame(frame, vectors, session_config(rater_column="rater")))
+    frame["expert_score"] = [s if k < 20 else "" for k, s in enumerate(frame["score"])]
+    config = session_config(rater_column="rater", expert_column="expert_score")
+    header, rows = raters_table(run_frame(frame, vectors, config))
+    assert header[: len(plain[0])] == plain[0] and len(header) == len(plain[0]) + 6
+    assert [row[: len(plain[0])] for row in rows] == plain[1]
