@@ -33,6 +33,13 @@ from engine.audit.scale import score_values
 # Expert-scored reads, pooled over raters, from which the expert is the reference for leniency.
 MIN_EXPERT_READS = 50
 LEVEL = 0.95
+# What the rater table's method adds when leniency is against the expert.
+METHOD = (
+    " Against the expert (validity papers): each rater's leniency L_r from weighted least "
+    "squares of b_r = L_r + o (the combined figure above, its origin o unknown) and "
+    "g_r = L_r (mean rater - expert over the rater's expert-scored reads, SE max(s_r, s) / "
+    "sqrt(n)), so the reference is the expert, not the reference raters' median."
+)
 
 
 @dataclass(frozen=True)

@@ -202,7 +202,8 @@ def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
         expert = rater_expert.figures(scores.expert, np.unique(np.r_[names, scores.expert.rater]),
                                       scores.ordered)  # fmt: skip
     anchored = any(e.anchored for e in effects.values())
-    return RaterReport(rows, _pairs(scores), unassigned, bias=cells,
+    method = METHOD + (rater_expert.METHOD if anchored else "")
+    return RaterReport(rows, _pairs(scores), unassigned, method=method, bias=cells,
                        rater_left_out=scores.rater_left_out, timed=_timed(scores),
                        expert=expert, anchored=anchored)  # fmt: skip
 
