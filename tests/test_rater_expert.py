@@ -130,6 +130,7 @@ def verdicts(report) -> dict[str, str]:
 def test_with_expert_scores_on_a_tenth_of_the_answers_the_neutral_half_is_fine():
     report = rater_report(half_lenient_session(0.10))
     assert report.anchored and sum(f.n for f in report.expert.values()) >= MIN_EXPERT_READS
+    assert "Against the expert" in report.method
     found = verdicts(report)
     assert all(found[f"r{j}"] == "fine" for j in (1, 2, 3)), found
     assert all("lenient" in found[f"r{j}"].split(", ") for j in (4, 5, 6)), found
@@ -157,5 +158,6 @@ def test_too_few_expert_scores_leave_the_reference_to_the_raters():
     raters' figures against the expert are reported, the leniencies are today's."""
     few, none = rater_report(half_lenient_session(0.01)), rater_report(half_lenient_session(0.0))
     assert not few.anchored and 0 < sum(f.n for f in few.expert.values()) < MIN_EXPERT_READS
+    assert few.method == none.method
     assert verdicts(few) == verdicts(none)
     assert [r.leniency for r in few.rows] == [r.leniency for r in none.rows]
