@@ -199,6 +199,14 @@ def audit(
             "rater's drift.",
         ),
     ] = None,
+    expert_col: Annotated[
+        str | None,
+        column(
+            "--expert-col",
+            "The lead's (expert's) score of some answers, blank elsewhere: each rater's "
+            "accuracy on them and the reference for leniency.",
+        ),
+    ] = None,
     jobs: Annotated[
         int | None,
         typer.Option(
@@ -246,6 +254,7 @@ def audit(
         "rater_column": rater_col,
         "second_rater_column": second_rater_col,
         "time_column": time_col,
+        "expert_column": expert_col,
         "jobs": jobs,
         "embedding_model": model,
         "scheduler": scheduler,

@@ -5,8 +5,9 @@ The answers are made as make_sessions.py makes them (pieces of student answers; 
 score follows from the ideas an answer holds). Each answer is read by distinct raters drawn at
 random: once (50%), twice (42%) or three times (8%). A rater gives the reference score with
 their accuracy (Ana 0.95, Ben 0.85, Cleo 0.75, Dev 0.6), else a score one step up or down
-(Cleo leans up). `truth(rows)` gives the
-reference scores back for the tests. Run from the repository root:
+(Cleo leans up). The lead's (expert's) score, the reference score, is in `expert_score` on a
+fifth of the answers (validity papers, drawn from a stream of their own so the reads are those
+of the file without it). `truth(rows)` gives the reference scores back for the tests. Run from the repository root:
 python sample_data/make_reads.py
 """
 
@@ -28,7 +29,11 @@ CHOSEN_ITEMS = ("volcano", "fractions")
 # error is one step up rather than down).
 RATERS = {"Ana": (0.95, 0.5), "Ben": (0.85, 0.5), "Cleo": (0.75, 0.9), "Dev": (0.6, 0.5)}
 READS = ((1, 0.5), (2, 0.42), (3, 0.08))
-COLUMNS = ["id", "item", "answer", "rater1", "score1", "rater2", "score2", "rater3", "score3"]
+# The share of answers the lead scored (validity papers: about 100 reads of them, past the 50
+# from which leniency is measured against the expert).
+EXPERT_SHARE = 0.2
+COLUMNS = ["id", "item", "answer", "rater1", "score1", "rater2", "score2", "rater3", "score3",
+           "expert_score"]  # fmt: skip
 OUT = Path(__file__).resolve().parent / "reads.csv"
 
 
@@ -60,6 +65,9 @@ def session() -> tuple[list[dict], dict[str, int]]:
             rows.append(row)
             reference[key] = score
     rng.shuffle(rows)
+    lead = random.Random(SEED + 1)
+    for row in rows:
+        row["expert_score"] = reference[row["id"]] if lead.random() < EXPERT_SHARE else ""
     return rows, reference
 
 

@@ -316,3 +316,28 @@ async def test_wider_the_raters_tab_shows_more_effects(planted_file):
         table = app.screen.query_one("#results-raters", DataTable)
         headers = [str(c.label) for c in table.ordered_columns]
         assert {"outfit", "spread", "drift", "fair avg", "bias cells"} <= set(headers)
+
+
+async def test_with_an_expert_column_the_raters_tab_shows_each_rater_against_the_expert(tmp_path):
+    """A guessed `expert_score` column (the human score on every fourth answer): the Raters tab
+    gains the rater's mean difference from the expert (narrow) and n and exact agreement (wide)."""
+    frame, vectors = session_frame(items=(("A", 70, 3), ("B", 60, 4)), seed=3)
+    np.save(tmp_path / "session.npy", vectors)
+    for n, (size, expected) in enumerate((((80, 24), ["vs expert"]),
+                                          ((140, 40), ["expert n", "expert exact",
+                                                       "vs expert (95%)"]))):  # fmt: skip
+        # Other answers each time: a file the app has not run (no resume question).
+        frame["expert_score"] = [s if k % 4 == n else "" for k, s in enumerate(frame["score"])]
+        path = tmp_path / f"session-{n}.csv"
+        frame.to_csv(path, index=False)
+        app = ParmApp(path, embeddings_path=tmp_path / "session.npy", overrides=FAST)
+        async with app.run_test(size=size) as pilot:
+            session = await run_session_in_app(pilot)
+            assert session.config.expert_column == "expert_score"
+            await pilot.press("6")
+            table = app.screen.query_one("#results-raters", DataTable)
+            headers = [str(c.label) for c in table.ordered_columns]
+            assert headers[-len(expected) :] == expected
+            first = session.raters.rows[0]
+            shown = str(table.get_row_at(0)[-1])
+            assert shown.startswith(f"{session.raters.expert[first.rater].difference:+.2f}")

@@ -13,7 +13,7 @@ from helpers import audit_planted, planted_session
 from hostile import FORMULAS, HTML, MARKUP, check_csv_inert
 from markdown_it import MarkdownIt
 
-from engine.outputs.declared import BIAS, FEEDBACK, RATERS
+from engine.outputs.declared import BIAS, FEEDBACK, RATERS, WITH_EXPERT
 from engine.outputs.session import output_files, write_session
 
 HOSTILE = {"r4": '=HYPERLINK("x")' + HTML[:20], "r6": "@r6 " + MARKUP[:12], "r1": "-r1|`#"}
@@ -47,7 +47,7 @@ def test_a_session_with_raters_writes_the_bias_and_feedback_files(written):
 def test_raters_csv_has_the_verdict_rule_and_effect_columns(written):
     session, out = written
     rows = read(out / "raters.csv")
-    assert list(rows[0]) == [*RATERS.header, "run_id"]
+    assert list(rows[0]) == [*RATERS.without(WITH_EXPERT).header, "run_id"]
     by_name = {r.rater: r for r in session.raters.rows}
     for row in rows:
         rater = row["rater"].lstrip("'")

@@ -4,6 +4,7 @@ cover, flagged shares, agreement, rater pairs, and raters.csv."""
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
 import sys
 import types
@@ -18,7 +19,7 @@ from sklearn.metrics import cohen_kappa_score
 from engine.audit.rater_effects import certainty_weights
 from engine.audit.raters import MIN_RATER_SCORES, _assess, _pool, rater_report, wilson
 from engine.input.responses import Responses
-from engine.outputs.declared import RATERS
+from engine.outputs.declared import RATERS, WITH_EXPERT
 from engine.outputs.session import raters_table, write_session
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -245,7 +246,7 @@ def test_raters_csv_has_the_documented_columns(tmp_path):
     frame, vectors = session_frame()
     session = run_frame(frame, vectors, session_config(rater_column="rater"))
     header, rows = raters_table(session)
-    assert header == RATERS.header
+    assert header == RATERS.without(WITH_EXPERT).header  # no expert column: as before it
     assert {"rater", "n", "exact", "kappa", "flagged_share", "leniency", "leniency_low",
             "leniency_high"} <= set(header)  # fmt: skip
     write_session(session, tmp_path)
@@ -288,3 +289,50 @@ def test_the_sample_session_shows_its_planted_raters(tmp_path):
     with (out / "items.csv").open(encoding="utf-8") as handle:
         items = {row["item"]: row["status"] for row in csv.DictReader(handle)}
     assert items == dict.fromkeys(("volcano", "recycling", "fractions"), "audited")
+
+
+def test_an_expert_score_column_adds_each_raters_accuracy_to_every_output(tmp_path):
+    """With expert scores on every third answer (the human score itself, or one above it for
+    r1's answers, so r1 scores below the expert), raters.csv gains the expert columns,
+    report.md and report.html their section, report.json `raters.expert`; r1 is -1 point on
+    the answers where the expert differs."""
+    frame, vectors = session_frame()
+    raised = [str(int(s) + 1) if r == "r1" and int(s) < 2 else s
+              for s, r in zip(frame["score"], frame["rater"])]  # fmt: skip
+    frame["expert_score"] = [v if k % 3 == 0 else "" for k, v in enumerate(raised)]
+    config = session_config(rater_column="rater", expert_column="expert_score")
+    session = run_frame(frame, vectors, config)
+    header, rows = raters_table(session)
+    assert header == RATERS.header
+    expert = session.raters.expert
+    assert set(expert) == {"r0", "r1", "r2", "r3"}
+    assert sum(f.n for f in expert.values()) == sum(1 for k in range(len(frame)) if k % 3 == 0)
+    assert expert["r0"].exact == 1.0 and expert["r0"].difference == 0.0
+    assert expert["r1"].difference < 0 and expert["r1"].adjacent == 1.0
+    write_session(session, tmp_path)
+    with (tmp_path / "raters.csv").open(encoding="utf-8") as handle:
+        table = {row["rater"]: row for row in csv.DictReader(handle)}
+    assert int(table["r1"]["expert_n"]) == expert["r1"].n
+    assert float(table["r0"]["expert_exact"]) == 1.0
+    anchored = session.raters.anchored
+    assert anchored == (sum(f.n for f in expert.values()) >= 50)
+    assert {row["reference"] for row in table.values()} <= (
+        {"expert"} if anchored else {"yes", "no"}
+    )
+    assert "### Against the expert (validity papers)" in (tmp_path / "report.md").read_text()
+    assert "Against the expert (validity papers)" in (tmp_path / "report.html").read_text()
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["raters"]["expert"]["column"] == "expert_score"
+    assert {r["rater"] for r in report["raters"]["expert"]["raters"]} == set(expert)
+
+
+def test_an_expert_column_with_too_few_papers_changes_no_other_column():
+    """Expert scores on 20 answers (under MIN_EXPERT_READS): raters.csv has the expert columns,
+    and every other cell is the one the file has without an expert column."""
+    frame, vectors = session_frame()
+    plain = raters_table(run_frame(frame, vectors, session_config(rater_column="rater")))
+    frame["expert_score"] = [s if k < 20 else "" for k, s in enumerate(frame["score"])]
+    config = session_config(rater_column="rater", expert_column="expert_score")
+    header, rows = raters_table(run_frame(frame, vectors, config))
+    assert header[: len(plain[0])] == plain[0] and len(header) == len(plain[0]) + 6
+    assert [row[: len(plain[0])] for row in rows] == plain[1]

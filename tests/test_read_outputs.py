@@ -29,6 +29,7 @@ from helpers import (
 )
 from hostile import FORMULAS, HTML, MARKDOWN, OSC52, UNSAFE, check_csv_inert, check_html_inert
 
+from engine.audit.rater_expert import MIN_EXPERT_READS
 from engine.audit.session_reads import item_reads, read_raters, session_raters
 from engine.input.table import read_table
 from engine.outputs import declared, read_files, session_report
@@ -255,6 +256,13 @@ def test_the_readme_command_audits_the_sample_session(tmp_path):
     assert consensus[0][6:10] == ["score_Ana", "score_Ben", "score_Cleo", "score_Dev"]
     agreement = table((tmp_path / "out" / AGREEMENT_FILE).read_text(encoding="utf-8"))
     assert len(agreement) == 1 + 3 * (6 + 1)
+    # Validity papers on a fifth of the answers: every read of them counts, and there are
+    # enough for leniency to be measured against the expert.
+    raters = list(csv.DictReader((tmp_path / "out" / "raters.csv").open(encoding="utf-8")))
+    expert_reads = sum(row[f"score{k}"] != "" for row in rows if row["expert_score"] != ""
+                       for k in (1, 2, 3))  # fmt: skip
+    assert sum(int(row["expert_n"]) for row in raters) == expert_reads >= MIN_EXPERT_READS
+    assert {row["reference"] for row in raters} == {"expert"}
 
 
 def test_a_long_file_of_the_same_reads_gives_the_same_consensus(planted):

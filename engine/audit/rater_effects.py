@@ -10,7 +10,9 @@ dragged reference cannot explain (central tendency or drifting against the media
 then the largest group of them whose leniencies agree (engine.audit.rater_pairs), then,
 until it settles, those of the group with no verdict (at least three at each step). A median of
 all raters is dragged when up to half of them push scores the same way, and calls the neutral
-ones harsh (issue 35). A relative figure's standard error includes the reference's own: se^2 +
+ones harsh (issue 35). With enough validity papers (the lead's expert scores of some answers,
+engine.audit.rater_expert) leniency is measured against the expert instead, and the reference
+raters are those it calls neither lenient nor harsh. A relative figure's standard error includes the reference's own: se^2 +
 (pi / 2m) x the reference raters' mean se^2 (the large-sample variance of a median of m).
 
     leniency   b_r - median b (points; b from d = X - E = a_item + b_rater + e, least squares
@@ -40,10 +42,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit import rater_fit, rater_pairs
+from engine.audit import rater_expert, rater_fit, rater_pairs
 from engine.audit.drift import Drift, rater_drift
 from engine.audit.rater_bias import BiasCell, bias_cells
-from engine.audit.rater_verdicts import Verdict, is_bias_listed, verdicts
+from engine.audit.rater_verdicts import LENIENCY_Z, Verdict, is_bias_listed, verdicts
 
 # Verdicts a dragged reference cannot give: drift is measured within the rater, central
 # tendency by the use of the scale's middle and ends. Not noisy: on a scale whose scores sit at
@@ -85,6 +87,9 @@ class RaterEffects:
     # whether the rater is one of the reference raters the others are measured against
     co_reads: int = 0
     in_reference: bool = False
+    # Leniency is against the expert's scores (validity papers, engine.audit.rater_expert)
+    # rather than the reference raters' median.
+    anchored: bool = False
 
 
 def two_way(
@@ -150,6 +155,7 @@ class _Raw:
     fits: list
     spreads: list
     disagreements: list
+    anchored: bool = False  # b is against the expert (origin fixed), not the reference median
 
 
 def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
@@ -175,13 +181,14 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
         # Leniency from co-raters' reads of the same answers, combined with the model's.
         c, c_se, co_n = rater_pairs.paired_leniency(co, names)
         raw.b, raw.b_se = rater_pairs.combine(raw.b, raw.b_se, c, c_se)
+    origin = _anchor(raw, scores, names, judged)
     drifts = [_drift(scores, d - a_w[item_of], w, rater_of == r) for r in range(names.size)]
     members = np.flatnonzero(judged)
     if members.size == 0:
         return {}, []
     members = _reference_members(raw, members, drifts, scores.ordered)
     relative = _relative(raw, members, scores.ordered)
-    centre_b, _ = reference(raw.b, raw.b_se, members)
+    centre_b = origin if raw.anchored else reference(raw.b, raw.b_se, members)[0]
     effects = {}
     for r in np.flatnonzero(judged):
         drift = _centred(drifts[r], centre_b)
@@ -195,6 +202,24 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
     return effects, cells
 
 
+def _anchor(raw: _Raw, scores, names: np.ndarray, judged: np.ndarray) -> float:
+    """With enough expert-scored reads (rater_expert.MIN_EXPERT_READS, pooled over the judged
+    raters), raw.b becomes each rater's leniency against the expert and raw.anchored True; the
+    origin the model's figures are measured from (0 otherwise)."""
+    reads = getattr(scores, "expert", None)
+    if not scores.ordered or reads is None or not len(reads):
+        return 0.0
+    g, g_se, n = rater_expert.differences(reads, names)
+    if int(n[judged].sum()) < rater_expert.MIN_EXPERT_READS:
+        return 0.0
+    found = rater_expert.anchor(raw.b, raw.b_se, g, g_se)
+    if found is None:
+        return 0.0
+    raw.b, raw.b_se, origin, _ = found
+    raw.anchored = True
+    return origin
+
+
 def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.ndarray:
     """The reference raters (see the module docstring): the judged raters without a verdict that
     no reference can drag (SHIFT_FREE, judged against the median of all), the largest group of
@@ -206,7 +231,15 @@ def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.nda
     steady = [r for r in judged if drifts_fine(drifts[r])
               and not {v.name for v in verdicts(relative[r], None)} & SHIFT_FREE]  # fmt: skip
     members = np.array(steady) if len(steady) >= 3 else judged
-    if ordered:
+    if raw.anchored:
+        # Against the expert, leniency needs no agreeing group: the raters it calls neither
+        # lenient nor harsh are the typical ones (a group that agrees may be the half that
+        # pushes, whose lower infit on a ceiling scale then calls the neutral half noisy).
+        level = np.array([r for r in members if abs(relative[r]["leniency_z"]) < LENIENCY_Z])
+        if level.size < 3:  # too few once the drifting are out: level raters, drifting or not
+            level = np.array([r for r in judged if abs(relative[r]["leniency_z"]) < LENIENCY_Z])
+        members = level if level.size >= 3 else members
+    elif ordered:
         unusual = np.array([_unusual(relative[r], drifts[r]) for r in range(raw.b.size)])
         group = rater_pairs.robust_members(raw.b, raw.b_se, members, unusual)
         members = group if group.size >= 3 else members
@@ -273,7 +306,7 @@ def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
     noise0, noise_se0 = reference(raw.log_noise, raw.log_noise_se, members)
     out = []
     if ordered:
-        b0, b_se0 = reference(raw.b, raw.b_se, members)
+        b0, b_se0 = (0.0, 0.0) if raw.anchored else reference(raw.b, raw.b_se, members)
         slope0, slope_se0 = reference(raw.slope, raw.slope_se, members)
         middle0, middle_se0 = reference(raw.middle, raw.middle_se, members)
         ends = {end: reference(getattr(raw, end), getattr(raw, end + "_se"), members)
@@ -341,7 +374,7 @@ def _effects(raw: _Raw, r: int, relative: dict, drift, ordered: bool, co_n: int,
         disagreement=dis.ratio, disagreement_z=dis.z, drift=drift,
         verdicts=verdicts(relative, drift if ordered else None),
         low_z=relative.get("low_z"), high_z=relative.get("high_z"),
-        co_reads=co_n, in_reference=in_reference,
+        co_reads=co_n, in_reference=in_reference, anchored=raw.anchored,
     )  # fmt: skip
 
 

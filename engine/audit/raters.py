@@ -18,7 +18,9 @@ sqrt(se_r^2 + se_ref^2), se_r the robust (sandwich) standard error of the rater'
 residual (s_r / sqrt(n) with equal weights), and se_ref the standard error of the median itself
 (pi / (2m) times the reference raters' mean se^2, for m of them). Leniency is relative to the
 other raters of the same items: a rater who scored an item alone cannot be compared on it.
-Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
+With an expert score column each rater's accuracy on the expert-scored answers is reported,
+and from rater_expert.MIN_EXPERT_READS of them leniency is against the expert
+(engine.audit.rater_expert). Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
 and raters are ranked by their flagged share.
 """
 
@@ -30,8 +32,10 @@ from typing import Protocol
 
 import numpy as np
 
+from engine.audit import rater_expert
 from engine.audit.rater_bias import BiasCell
 from engine.audit.rater_effects import RaterEffects, assess
+from engine.audit.rater_expert import ExpertFigures, ExpertReads
 from engine.audit.rater_fit import moments
 from engine.audit.rater_pairs import CoReads, co_reads, join
 from engine.audit.rater_verdicts import verdict_words
@@ -114,6 +118,10 @@ class RaterReport:
     # {rater: (accuracy, low, high)}: the consensus's reliability, where answers are read twice
     # or more (engine.audit.reads_audit).
     reliability: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    # {rater: figures against the expert} of raters with an expert-scored read, None without an
+    # expert column (engine.audit.rater_expert); anchored: leniency is against the expert.
+    expert: dict[str, ExpertFigures] | None = None
+    anchored: bool = False
 
     def listed_bias(self, rater: str | None = None) -> list[BiasCell]:
         """The rater x item cells beyond the rule (of one rater, when given)."""
@@ -175,6 +183,7 @@ class _Scores:
     item_names: tuple = ()  # each item index's name
     rater_left_out: bool = True  # whether E came from models without the rater's scores
     co: CoReads = field(default_factory=CoReads)  # pairs of reads of one answer (every read)
+    expert: ExpertReads = field(default_factory=ExpertReads)  # reads of expert-scored answers
 
 
 def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
@@ -185,10 +194,18 @@ def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
     if scores.rater.size == 0:
         return RaterReport([], [], unassigned)
     effects, cells = _assess(scores)
-    rows = [_row(scores, name, effects.get(name)) for name in np.unique(scores.rater)]
+    names = np.unique(scores.rater)
+    rows = [_row(scores, name, effects.get(name)) for name in names]
     rows.sort(key=lambda r: (not r.judged, -r.distance, r.rater))
-    return RaterReport(rows, _pairs(scores), unassigned, bias=cells,
-                       rater_left_out=scores.rater_left_out, timed=_timed(scores))  # fmt: skip
+    expert = None
+    if any(result.responses.expert is not None for result in results):
+        expert = rater_expert.figures(scores.expert, np.unique(np.r_[names, scores.expert.rater]),
+                                      scores.ordered)  # fmt: skip
+    anchored = any(e.anchored for e in effects.values())
+    method = METHOD + (rater_expert.METHOD if anchored else "")
+    return RaterReport(rows, _pairs(scores), unassigned, method=method, bias=cells,
+                       rater_left_out=scores.rater_left_out, timed=_timed(scores),
+                       expert=expert, anchored=anchored)  # fmt: skip
 
 
 def _timed(scores: _Scores) -> bool:
@@ -210,6 +227,7 @@ def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
         item_names=tuple(str(result.responses.item) for result in results),
         rater_left_out=all(result.rater_proba is not None for result in results),
         co=join(_item_pairs(results, order)),
+        expert=rater_expert.session_reads(results, order),
     )
     return pooled_scores, unassigned
 

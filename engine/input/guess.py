@@ -1,6 +1,6 @@
 """Guessing a scoring file's columns from their names and values (engine.input.column_guess
 chooses with the guesses for both front ends): the text, the score (and every read's), the id,
-the item, the rater, the time, the question and the reference answer.
+the item, the rater, the time, the expert score, the question and the reference answer.
 
 A score column must look like scores: few distinct values for its rows, short values, not a
 count (`dup_count`, `n_words`); a score-like name (`score`, `grade`, `label`, ...) beats one
@@ -45,6 +45,8 @@ RATER_NAMES = ("rater", "scorer", "marker", "grader", "reader", "judge")
 # column: it dates a rater's scores (time_column needs rater_column).
 TIME_NAMES = ("time", "timestamp", "datetime", "date", "scoredat", "markedat", "gradedat",
               "ratedat", "scoringtime", "markingtime")  # fmt: skip
+# Validity papers: the lead's (expert's) score of some answers, the raters' anchor.
+EXPERT_NAMES = ("expertscore", "expert", "validity", "validityscore", "gold", "goldscore")
 
 
 # The question and the reference answer of each item (shown beside the answers in the review).
@@ -65,7 +67,7 @@ MAX_SCORE_SHARE = 0.5
 
 def guess_columns(frame: pd.DataFrame) -> dict:
     """Guess the text, score, id, second-score, every read's, item, rater, second-rater, time,
-    question and reference columns of a table (engine.input.column_guess chooses with it for
+    expert, question and reference columns of a table (engine.input.column_guess chooses with it for
     both front ends). A `final_score` column, the reviewed scores of a scores_reviewed.csv, is
     the score column when there is one. `score_candidates`: the candidates when the score's
     guess is doubtful (module docstring), else None."""
@@ -78,11 +80,12 @@ def guess_columns(frame: pd.DataFrame) -> dict:
     varying = [c for c in items if frame[c].astype(str).nunique(dropna=False) > 1]
     raters = _named_columns(columns, RATER_NAMES)
     times = _named_columns(columns, TIME_NAMES)
-    named = ids + items + raters + times
+    experts = _named_columns(columns, EXPERT_NAMES)
+    named = ids + items + raters + times + experts
     question = next((c for c in _named_columns(columns, QUESTION_NAMES) if c not in named), None)
     reference = next((c for c in _named_columns(columns, REFERENCE_NAMES) if c not in named), None)
-    # An id, item, rater, time, question or reference column is never the text or a score,
-    # even when its name says "response_id" or its values are numbers (EssaySet).
+    # An id, item, rater, time, expert, question or reference column is never the text or a
+    # score, even when its name says "response_id" or its values are numbers (EssaySet).
     taken = named + [c for c in (question, reference) if c]
     others = [c for c in columns if c not in taken] or columns
     text_hint = ("answer", "response", "text", "essay")
@@ -114,6 +117,7 @@ def guess_columns(frame: pd.DataFrame) -> dict:
         "rater": (read_raters or first_raters or [None])[0],
         "second_rater": second_raters[0] if second and second_raters else None,
         "time": times[0] if times and first_raters else None,
+        "expert": experts[0] if experts else None,
         "question": question,
         "reference": reference,
     }

@@ -18,6 +18,7 @@ import pandas as pd
 from engine.core.errors import DataError
 from engine.core.suggest import did_you_mean
 from engine.input.config import AuditConfig
+from engine.input.expert import expert_codes
 from engine.input.kept_reads import describe_rows, keep_reads
 from engine.input.labels import check_order, code_labels, is_numeric, order_notes
 from engine.input.reads import LONG, Reads, long_answers, read_columns, wide_reads
@@ -71,6 +72,9 @@ class Responses:
     times: np.ndarray | None = field(default=None, compare=False)
     # Every read of every answer, the audited one first (engine.input.reads).
     reads: Reads | None = field(default=None, compare=False)
+    # (N,) the lead's (expert's) score code of each answer, -1 where none; None without an
+    # expert column (engine.input.expert).
+    expert: np.ndarray | None = field(default=None, compare=False)
     # The item's question and reference answer, when the file has them (shown in the review).
     question: str | None = field(default=None, compare=False)
     reference: str | None = field(default=None, compare=False)
@@ -161,6 +165,7 @@ def responses_from_frame(
     """
     where = source or "input"
     file_rows, read_warnings = len(frame), list(frame.attrs.get("warnings", ()))
+    by_row = frame  # one row per read in a long file: where its expert scores are
     if config.reads == LONG:
         frame, raw = long_answers(frame, config, answers, where)
     else:
@@ -205,9 +210,20 @@ def responses_from_frame(
         second_raters=reads.raters_of(1, len(keep)) if several and named else None,
         times=reads.time[reads.first] if config.time_column is not None else None,
         reads=reads,
+        expert=_expert(by_row, raw, config, keep, labels, numeric, where),
         question=_item_text(frame, config.question_column, keep, where),
         reference=_item_text(frame, config.reference_column, keep, where),
     )
+
+
+def _expert(frame, raw, config: AuditConfig, keep, labels, numeric, where) -> np.ndarray | None:
+    """Each kept answer's expert score code (-1: none), or None without an expert column."""
+    if config.expert_column is None:
+        return None
+    cells = _column(frame, config.expert_column, "expert score", where).tolist()
+    rows = frame.index.to_numpy(dtype=np.int64) + 1
+    position = raw.position if config.reads == LONG else np.arange(len(frame))
+    return expert_codes(cells, position, rows, keep, labels, numeric, config.expert_column, where)
 
 
 def _item_text(frame: pd.DataFrame, column: str | None, keep: list[int], where) -> str | None:

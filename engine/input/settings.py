@@ -336,6 +336,19 @@ SETTINGS: tuple[Setting, ...] = (
         "When (or in which order) each score was given: each rater's drift.",
     ),
     _column(
+        "expert_column",
+        None,
+        "Expert (opt.)",
+        "expert score",
+        "expert",
+        "validity papers: the lead's (expert's) score of some answers, on the item's scale "
+        "(blank on the answers the lead did not score; in a long file, on any of the answer's "
+        "rows): each rater's accuracy on them, and with enough of them the reference for "
+        "leniency (see [Items and raters](../explanation/raters.md))",
+        "The lead's scores of some answers (validity papers): the raters' anchor.",
+        later=True,
+    ),
+    _column(
         "question_column",
         None,
         "Question (opt.)",

@@ -97,6 +97,11 @@ class OutputTable:
                 return column
         raise KeyError(f"{self.file} has no column {name!r}")
 
+    def without(self, when: str) -> OutputTable:
+        """The table less the columns it has only `when` (e.g. with an expert score column)."""
+        kept = tuple(column for column in self.columns if column.when != when)
+        return OutputTable(self.file, self.row, kept, self.families)
+
     def csv_row(self, row, context=None) -> list:
         """One row's CSV cells, in the declared order."""
         return [csv_cell(column.get(row, context), column.kind) for column in self.columns]

@@ -53,6 +53,21 @@ def _reliability(part: int):
     return get
 
 
+def _expert(name: str):
+    """The rater's figure against the expert (engine.audit.rater_expert); None without one."""
+
+    def get(row, raters):
+        found = None if raters is None or raters.expert is None else raters.expert.get(row.rater)
+        return None if found is None else getattr(found, name)
+
+    return get
+
+
+# The columns raters.csv has only with an expert score column (without one the file is as it
+# was before validity papers).
+WITH_EXPERT = "with an expert score column"
+
+
 def _key(name: str):
     return lambda row, _: row.get(name)
 
@@ -98,9 +113,10 @@ RATERS = OutputTable(
                "answer (leniency combines them with the model's figure from "
                f"{MIN_PAIRS} on)", _effect("co_reads"), COUNT),
         Column("reference", "'yes' for the reference raters the others are measured against "
-               "(judged raters with no verdict whose leniencies agree)",
-               lambda row, _: "" if row.effects is None else
-               "yes" if row.effects.in_reference else "no"),
+               "(judged raters with no verdict whose leniencies agree); 'expert' where "
+               "leniency is measured against the expert's scores (validity papers)",
+               lambda row, _: "" if row.effects is None else "expert" if row.effects.anchored
+               else "yes" if row.effects.in_reference else "no"),
         Column("infit", "information-weighted fit mean-square (1: as variable as the model "
                "expects)", _effect("infit"), FIGURE),
         Column("infit_z", "infit as a ZSTD (Wilson-Hilferty)", _effect("infit_z"), FIGURE),
@@ -150,6 +166,20 @@ RATERS = OutputTable(
                when="with answers read twice or more"),
         Column("reliability_high", "its Jeffreys 95% interval: high end", _reliability(2),
                SHARE, when="with answers read twice or more"),
+        Column("expert_n", "the rater's reads of answers the expert (the lead) scored",
+               _expert("n"), COUNT, "expert n", when=WITH_EXPERT),
+        Column("expert_exact", "exact agreement with the expert's scores", _expert("exact"),
+               FIGURE, "expert exact", when=WITH_EXPERT),
+        Column("expert_adjacent", "agreement within one step of the item's scale with the "
+               "expert's scores (ordered scores)", _expert("adjacent"), FIGURE,
+               "expert adjacent", when=WITH_EXPERT),
+        Column("expert_difference", "mean (rater - expert) in points (ordered scores)",
+               _expert("difference"), POINTS, "vs expert",
+               interval=("expert_low", "expert_high"), when=WITH_EXPERT),
+        Column("expert_low", "its 95% t interval: low end", _expert("low"), POINTS,
+               when=WITH_EXPERT),
+        Column("expert_high", "its 95% t interval: high end", _expert("high"), POINTS,
+               when=WITH_EXPERT),
     ),
 )  # fmt: skip
 

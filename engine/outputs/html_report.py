@@ -319,7 +319,13 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
     if raters is None:
         return None
     from engine.outputs.declared import RATERS, TOO_FEW, rule_text
-    from engine.outputs.session_markdown import MIN_PAIR, RATER_COLUMNS, rater_cells
+    from engine.outputs.session_markdown import (
+        MIN_PAIR,
+        RATER_COLUMNS,
+        expert_rows,
+        expert_sentence,
+        rater_cells,
+    )
 
     rows = session.raters.rows
     judged = [r for r in rows if r.judged]
@@ -349,6 +355,12 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
         "verdicts": [[r.rater, rule_text(r.effects)] for r in judged],
         "pairs": pairs,
         "min_pair": MIN_PAIR,
+        "expert": None
+        if session.raters.expert is None
+        else {
+            "sentence": expert_sentence(session.raters),
+            "table": expert_rows(session.raters),
+        },
         "unassigned": session.raters.unassigned,
         "bias": [
             [c.rater, c.item, c.n, f"{c.bias:+.2f}", f"{c.t:+.1f}"]

@@ -52,8 +52,12 @@ def items_table(session: SessionResult) -> tuple[list[str], list[list]]:
 
 
 def raters_table(session: SessionResult) -> tuple[list[str], list[list]]:
-    """raters.csv: one row per rater, the farthest from the rest first (leniency in points)."""
-    return declared.RATERS.csv(session.raters.rows, session.raters)
+    """raters.csv: one row per rater, the farthest from the rest first (leniency in points);
+    the expert columns only with an expert score column."""
+    table = declared.RATERS
+    if session.raters.expert is None:
+        table = table.without(declared.WITH_EXPERT)
+    return table.csv(session.raters.rows, session.raters)
 
 
 def prediction_table(session: SessionResult) -> tuple[list[str], list[list]]:

@@ -4,6 +4,7 @@ first, then every item's report under its own heading."""
 
 from __future__ import annotations
 
+from engine.audit.rater_expert import MIN_EXPERT_READS
 from engine.core.run_warnings import summary_lines
 from engine.outputs import declared, markdown, rater_files, read_files, review_summary
 from engine.outputs.declared import TOO_FEW
@@ -126,6 +127,36 @@ def rater_cells(raters, r) -> list:
     return cells
 
 
+# The columns of the table against the expert (validity papers) in report.md and report.html.
+EXPERT_COLUMNS = ("rater", "expert_n", "expert_exact", "expert_adjacent", "expert_difference")
+
+
+def expert_rows(raters) -> tuple[list[str], list[list]]:
+    """The table of each rater against the expert: (header, rows), the rater table's order;
+    raters without an expert-scored read are left out."""
+    table = declared.RATERS
+    rows = [[table.cell(name, r, raters) or "n/a" for name in EXPERT_COLUMNS]
+            for r in raters.rows if r.rater in raters.expert]  # fmt: skip
+    return [table.heading(name) for name in EXPERT_COLUMNS], rows
+
+
+def expert_sentence(raters) -> str:
+    """Whether leniency is measured against the expert, and why (engine.audit.rater_expert)."""
+    reads = sum(f.n for f in raters.expert.values())
+    counted = f"{reads:,} read(s) of answers the expert scored"
+    if raters.anchored:
+        return (
+            f"{counted}: leniency is measured against the expert's scores (the reference is "
+            "the expert, not the typical rater; reference = expert in raters.csv). The "
+            "difference is the rater's mean score minus the expert's, with a 95% t interval."
+        )
+    return (
+        f"{counted}, fewer than the {MIN_EXPERT_READS} that anchor leniency on them: leniency "
+        "is measured against the reference raters. The difference is the rater's mean score "
+        "minus the expert's, with a 95% t interval."
+    )
+
+
 def _raters_section(session: SessionResult) -> str:
     raters = session.raters
     header = [declared.RATERS.heading(name) for name in RATER_COLUMNS]
@@ -140,6 +171,10 @@ def _raters_section(session: SessionResult) -> str:
         "",
         markdown._table(header, rows),
     ]
+    if raters.expert is not None:
+        header, rows = expert_rows(raters)
+        lines += ["", "### Against the expert (validity papers)", "", expert_sentence(raters)]
+        lines += ["", markdown._table(header, rows)] if rows else []
     lines += rater_files.verdicts_section(session)
     if raters.unassigned:
         unassigned = markdown.plural(raters.unassigned, "score")

@@ -9,6 +9,7 @@ import json
 from datetime import datetime, timezone
 
 from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
+from engine.audit.rater_expert import MIN_EXPERT_READS
 from engine.outputs import rater_files, read_files, report, review_summary
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.session_markdown import MIN_PAIR, blank_count
@@ -131,4 +132,24 @@ def _raters_dict(session: SessionResult) -> dict:
         "time_column": session.config.time_column,
         "rules": dict(rater_files.RULES),
         "bias_cells": rater_files.bias_dicts(session),
+        "expert": _expert_dict(session),
+    }
+
+
+def _expert_dict(session: SessionResult) -> dict | None:
+    """Each rater against the expert's scores (validity papers), and whether leniency is
+    measured against them; None without an expert score column."""
+    raters = session.raters
+    if raters.expert is None:
+        return None
+    return {
+        "column": session.config.expert_column,
+        "anchored": raters.anchored,
+        "reads": sum(f.n for f in raters.expert.values()),
+        "min_reads": MIN_EXPERT_READS,
+        "interval": "t interval, the larger of the rater's own and the pooled sd of rater - expert",
+        "raters": [
+            {"rater": name, **{k: report._clean(getattr(f, k)) for k in f.__dataclass_fields__}}
+            for name, f in raters.expert.items()
+        ],
     }

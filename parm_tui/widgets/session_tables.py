@@ -140,16 +140,22 @@ class RatersTable(SessionTable):
     """One row per rater, the farthest from the rest first: the verdict, n, the flagged share,
     leniency and infit; wide (WIDE_RATERS columns and more) also the items, exact agreement and
     kappa with the model, the intervals, outfit, spread, the middle categories' share, drift,
-    the fair average and the bias cells. Columns, headings and figures are the rater table's
-    declaration (engine.outputs.declared.RATERS)."""
+    the fair average and the bias cells; with an expert score column the rater against the
+    expert (wide: also n and exact agreement). Columns, headings and figures are the rater
+    table's declaration (engine.outputs.declared.RATERS)."""
 
     NARROW = ("rater", "verdict", "n", "flagged_share", "leniency", "infit")
     WIDE = ("rater", "verdict", "n", "items", "exact", "kappa", "flagged_share", "leniency",
             "infit", "outfit", "spread", "middle_share", "drift", "fair_average", "bias_cells")  # fmt: skip
+    EXPERT_NARROW = ("expert_difference",)
+    EXPERT_WIDE = ("expert_n", "expert_exact", "expert_difference")
 
     def show(self, session: SessionResult, wide: bool) -> None:
         self.clear(columns=True)
-        for column in self.WIDE if wide else self.NARROW:
+        self.rater_columns = self.WIDE if wide else self.NARROW
+        if session.raters.expert is not None:
+            self.rater_columns += self.EXPERT_WIDE if wide else self.EXPERT_NARROW
+        for column in self.rater_columns:
             self.add_column(self.heading(column, wide), key=column)
         for r in session.raters.rows:
             self.add_target(self.cells(r, wide, session.raters), None, r.rater)
@@ -163,7 +169,7 @@ class RatersTable(SessionTable):
         return declared.heading + (" (95%)" if wide and declared.interval else "")
 
     def cells(self, r: RaterRow, wide: bool, raters) -> list:
-        columns = self.WIDE if wide else self.NARROW
+        columns = self.rater_columns
         if not r.judged:
             blank = [""] * (len(columns) - 3)
             return [name(r.rater), Text(TOO_FEW, "dim"), f"{r.n:,}", *blank]

@@ -16,7 +16,10 @@ settings (bootstrap and cross-fitting off: they change no rater figure) and a ti
 Issue 35's designs (rater_sim.Design): --double 0.2 (a fifth of the answers read twice, the
 second read by another rater as the design deals), --same-way (up to half the raters with effects
 pushing the same way), --standard (effects at 0.5 of the neutral raters' residual sd, measured on
-an unplanted session of each dataset first). --keep DIR saves each session's audited results;
+an unplanted session of each dataset first), --expert 0.05 (validity papers: the data's first
+human score, the one the effects are planted around, as an expert score on a share of the
+answers, chosen at random apart from the session's own stream so the sessions stay the same).
+--keep DIR saves each session's audited results;
 --judge DIR re-judges them with the current rules (no audit: seconds per session) and fits the
 many-facet Rasch baseline (mfrm.py, text-blind) on the same sessions:
 
@@ -24,6 +27,8 @@ many-facet Rasch baseline (mfrm.py, text-blind) on the same sessions:
         --datasets asap-sas asap-aes mohler --shipped-only --seed 35 --standard --double 0.2 \
         --same-way --keep /tmp/raters-B
     python tests/benchmarks/bench_raters.py --judge /tmp/raters-B --datasets asap-sas asap-aes mohler
+    python tests/benchmarks/bench_raters.py --judge /tmp/raters-B --datasets asap-sas asap-aes mohler \
+        --expert 0.05        # the same sessions, with expert scores on 5% of the answers
 
 Reported, per dataset and over the ordered ones:
 - detection: the share of planted raters whose verdicts include their effect;
@@ -53,7 +58,7 @@ import platform
 import sys
 import time
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -145,15 +150,43 @@ class Truth:
     bias_cell: tuple | None
     shares: dict
     sd: float | None
+    # Per audited item, the data's first human score of each answer (the planted effects'
+    # truth), for --expert; empty in sessions kept before it.
+    gold: list = field(default_factory=list)
 
     @classmethod
-    def of(cls, session) -> Truth:
+    def of(cls, session, results=()) -> Truth:
         shifts = {r: session.shift(r) for r in session.roles}
         return cls(session.dataset, dict(session.roles), shifts, session.bias_cell,
-                   dict(session.shares), session.design.sd)  # fmt: skip
+                   dict(session.shares), session.design.sd, gold_labels(session, results))  # fmt: skip
 
     def shift(self, rater: str) -> float:
         return self.shifts[rater]
+
+
+def gold_labels(session, results) -> list[np.ndarray]:
+    """Per result, the data's first human score of each of its answers (frame row r is the
+    session's r-th first read)."""
+    first = np.flatnonzero(session.first)
+    out = []
+    for result in results:
+        reads = first[result.responses.rows - 1]
+        out.append(np.array([session.items[session.item[i]].labels[session.answer[i]]
+                             for i in reads], dtype=object))  # fmt: skip
+    return out
+
+
+def with_expert(results, truth: Truth, share: float, seed) -> None:
+    """Give each result's answers the gold score as an expert score on `share` of them (at
+    random, from a stream of their own: the same answers with and without other options);
+    a gold score off the item's scale as the raters used it stays blank."""
+    rng = np.random.default_rng(seed)
+    for result, gold in zip(results, truth.gold):
+        labels = np.array([float(v) for v in result.responses.labels])
+        code = np.array([int(np.argmin(np.abs(labels - float(g)))) for g in gold])
+        on_scale = np.abs(labels[code] - gold.astype(float)) < 1e-9
+        chosen = (rng.random(len(gold)) < share) & on_scale
+        result.responses = replace(result.responses, expert=np.where(chosen, code, -1))
 
 
 def judge(args) -> dict:
@@ -164,6 +197,9 @@ def judge(args) -> dict:
     for path in sorted(Path(args.judge).glob("session-*.pkl")):
         with open(path, "rb") as handle:
             truth, results = pickle.load(handle)
+        if args.expert:
+            with_expert(results, truth, args.expert, [args.seed, 2, int(path.stem[8:])])
+            tally_expert(results, truth, store)
         tally(rater_report(results), truth, SHIPPED, store)
         if truth.sd:
             store["sd " + truth.dataset] = truth.sd
@@ -171,6 +207,13 @@ def judge(args) -> dict:
             mfrm_tally(results, truth, store)
     store["seconds"] = time.perf_counter() - started
     return store
+
+
+def tally_expert(results, truth, store: dict) -> None:
+    """The session's expert-scored reads and whether leniency was anchored on them."""
+    report = rater_report(results)
+    store[("expert", truth.dataset, "reads")].append(sum(f.n for f in report.expert.values()))
+    store[("expert", truth.dataset, "anchored")].append(report.anchored)
 
 
 def mfrm_tally(results, truth, store: dict) -> None:
@@ -280,8 +323,13 @@ def run(args) -> dict:
         dataset = args.datasets[number % len(args.datasets)]
         session = build_session(rng, dataset, data[dataset], design=designs[dataset])
         frame, embeddings, audited = audit(session, number)
-        truth = Truth.of(session)
-        tally(audited.raters, truth, SHIPPED, store)
+        truth = Truth.of(session, audited.results)
+        raters = audited.raters
+        if args.expert:
+            with_expert(audited.results, truth, args.expert, [args.seed, 2, number])
+            raters = rater_report(audited.results)
+            tally_expert(audited.results, truth, store)
+        tally(raters, truth, SHIPPED, store)
         if args.keep:  # the audited results, for re-judging with other rules (--judge)
             Path(args.keep).mkdir(parents=True, exist_ok=True)
             with open(Path(args.keep) / f"session-{number:04d}.pkl", "wb") as handle:
@@ -314,7 +362,7 @@ def rate(values: list) -> str:
 
 def print_tables(store: dict, datasets) -> None:
     names = sorted({key[0] for key in store if isinstance(key, tuple) and key[0] not in BANDS
-                    and key[0] not in ("bias", "MFRM")}, key=lambda n: (n != SHIPPED, n))  # fmt: skip
+                    and key[0] not in ("bias", "MFRM", "expert")}, key=lambda n: (n != SHIPPED, n))  # fmt: skip
     groups = list(dict.fromkeys(datasets)) + ["ordered (pooled)"]
     columns = [*EFFECT_VERDICT, "false"]
     print("\nDetection of each planted effect and false alarms among neutral raters "
@@ -357,6 +405,12 @@ def print_tables(store: dict, datasets) -> None:
         )
         if planted:
             print(f"  {group}: planted {rate(planted)}, other cells {rate(other)}")
+    for group in groups:
+        reads = _values(store, "expert", group, "reads")
+        if reads:
+            anchored = _values(store, "expert", group, "anchored")
+            print(f"  expert, {group}: {np.median(reads):.0f} expert-scored reads a session "
+                  f"(median), anchored in {rate(anchored)} of the sessions")  # fmt: skip
     print(f"\n{store['seconds']:.0f} s in all")
 
 
@@ -418,6 +472,12 @@ def main() -> None:
         "--standard",
         action="store_true",
         help="effects at a standardized size (0.5 neutral residual sd)",
+    )
+    parser.add_argument(
+        "--expert",
+        type=float,
+        default=0.0,
+        help="share of answers given an expert score (the data's first human score, e.g. 0.05)",
     )
     args = parser.parse_args()
     print(f"{platform.node()} {platform.processor() or platform.machine()}, "
