@@ -9,7 +9,9 @@ Data: the shared files with a real second read (severity_data.py): the eight ASA
 the ASAP essay sets 1, 2, 7, 8, Mohler, and Powergrading (G1 audited; a disagreement is G2 or
 G3 differing from G1, and an answer's visible "second read" is both other grades). Each item is
 read, split and embedded as bench_severity.py does it, and today's severity is run_audit's
-(cached under $PARM_BENCH_CACHE with bench_severity.py's key: the same pieces).
+(cached under $PARM_BENCH_CACHE with bench_severity.py's key where that bench ran, else
+computed by severity_fast.py: the same stages without cross-fitting and the other checks,
+equal to run_audit's severity on every item of Powergrading and the first six of Mohler).
 
 For each fraction (10%, 20%, 50%) and seed, that share of each item's answers with a second read
 has it visible; the candidates (severity_visible.py) are trained on those, pooled over the
@@ -24,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import sys
 import time
 from pathlib import Path
@@ -38,9 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import machine_line  # noqa: E402
 from severity_components import CACHE, _load_or, _path, engine_digest, parm_part  # noqa: E402
 from severity_data import BY_NAME, DATA, item_seed, load_items  # noqa: E402
+from severity_fast import fast_severity  # noqa: E402
 from severity_metrics import Outcome, per_item, pooled  # noqa: E402
 from severity_peers import KNN, OOF_LR, knn_vote, oof_lr_proba  # noqa: E402
-from severity_visible import CANDIDATES, session_rankings  # noqa: E402
+from severity_visible import CANDIDATES, CHOSEN, session_rankings  # noqa: E402
 
 NAMES = ("asap-sas", "asap-aes", "mohler", "powergrading")
 FRACTIONS = (0.1, 0.2, 0.5)
@@ -89,13 +91,16 @@ def truth(name: str, item) -> tuple[np.ndarray, np.ndarray]:
 def cached_rankings(item, config, engine: str) -> tuple[dict, dict]:
     """run_audit's pieces (bench_severity.py's cache key) and the peers' (their own key)."""
     scores = item.responses.scores
-    parm = _load_or(
-        _path(item, "real", None, scores, f"parm-{engine}"),
-        lambda: parm_part(item, scores, config),
-    )
-    digest = hashlib.sha256(item.vectors.tobytes()).hexdigest()[:8]
+    whole = _path(item, "real", None, scores, f"parm-{engine}")
+    if whole.is_file():  # bench_severity.py ran run_audit on it
+        parm = _load_or(whole, lambda: parm_part(item, scores, config))
+    else:
+        parm = _load_or(
+            _path(item, "real", None, scores, f"severity-{engine}"),
+            lambda: fast_severity(item, scores, config),
+        )
     peers = _load_or(
-        _path(item, "real", None, scores, f"visible-peers-{digest}"),
+        _path(item, "real", None, scores, "visible-peers-1"),
         lambda: {
             "knn": knn_vote(item.vectors, scores),
             "proba": oof_lr_proba(item.vectors, scores, item.responses.n_classes),
@@ -172,7 +177,7 @@ def units(outcomes: list[Outcome]) -> dict[tuple, list[Outcome]]:
 
 
 def report(outcomes: list[Outcome]) -> list[str]:
-    names = [SHIPPED, KNN, OOF_LR, *CANDIDATES]
+    names = [SHIPPED, KNN, OOF_LR, *CANDIDATES, CHOSEN]
     grouped = units(outcomes)
     table = {u: {n: pooled(f, n)["auroc"] for n in names} for u, f in grouped.items()}
     items = {u: {n: per_item(f, n)["auroc"] for n in names} for u, f in grouped.items()}
@@ -191,7 +196,7 @@ def report(outcomes: list[Outcome]) -> list[str]:
     gains, misses = [], []
     for d in datasets:
         seen = [u for u in grouped if u[0] != d]
-        pool = list(CANDIDATES)
+        pool = [*CANDIDATES, CHOSEN]
         choice = max(pool, key=lambda n: np.mean([table[u][n] for u in seen]))
         for u in (u for u in grouped if u[0] == d):
             best = max(table[u][p] for p in PEERS)

@@ -21,8 +21,10 @@ training rows look like the rows that are ranked):
   size      log of the item's answers, and the number of scores
 
 Each candidate is a logistic regression (standardised features, C = 1) fitted on the visible
-answers of all the session's items, so its severities are on one scale across items. With no
-visible read every candidate is today's severity, unchanged.
+answers of all the session's items, so its severities are on one scale across items. CHOSEN
+picks, per session, the candidate (or today's severity) with the best 5-fold cross-validated
+AUROC on the visible answers. With fewer than 5 visible disagreements (or agreements) every
+candidate is today's severity, unchanged.
 """
 
 from __future__ import annotations
@@ -32,12 +34,16 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import StratifiedKFold
 
 SEEN_K = 10
 SEEN_PRIOR = 1.0
 ITEM_PRIOR = 20.0
 SCORE_PRIOR = 10.0
 CLIP = 1e-4
+CHOICE_FOLDS = 5
+CHOSEN = "chosen on the visible answers"
 
 CANDIDATES = {
     "stack: all": (
@@ -58,6 +64,8 @@ CANDIDATES = {
     "sev + item and score offsets": ("sev", "item", "by score"),
     "sev + seen": ("sev", "seen"),
     "sev + seen + item": ("sev", "seen", "item"),
+    "sev + seen + item and score offsets": ("sev", "seen", "item", "by score"),
+    "sev + kNN + seen + item and score offsets": ("sev", "knn", "seen", "item", "by score"),
 }
 
 
@@ -118,27 +126,47 @@ def features(item, visible: np.ndarray, session_rate: float) -> dict[str, np.nda
     }
 
 
+def _fit(train, labels):
+    mean, sd = train.mean(axis=0), train.std(axis=0)
+    sd[sd == 0] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = LogisticRegression(max_iter=1000).fit((train - mean) / sd, labels)
+    return lambda x: model.predict_proba((x - mean) / sd)[:, 1]
+
+
+def visible_auroc(train, labels, folds: int = CHOICE_FOLDS) -> float:
+    """Cross-validated AUROC of a candidate's logistic regression on the visible answers."""
+    out = np.zeros(labels.size)
+    for fit, held in StratifiedKFold(folds, shuffle=True, random_state=0).split(train, labels):
+        out[held] = _fit(train[fit], labels[fit])(train[held])
+    return float(roc_auc_score(labels, out))
+
+
 def session_rankings(items, visible: list[np.ndarray]) -> list[dict[str, np.ndarray]]:
     """Every candidate's severity for every answer of every item of one session, trained on the
-    visible answers (today's severity where no answer is visible or all agree)."""
+    visible answers (today's severity where no answer is visible or all agree), and CHOSEN: the
+    candidate (or today's severity) with the best cross-validated AUROC on the visible answers."""
     shown = np.concatenate(visible)
     labels = np.concatenate([i.disagree for i in items])[shown]
     rate = float(labels.mean()) if labels.size else 0.0
     found = [features(i, v, rate) for i, v in zip(items, visible)]
     out = [{} for _ in items]
+    usable = labels.size and np.bincount(labels.astype(int), minlength=2).min() >= CHOICE_FOLDS
+    sev = np.concatenate([i.severity for i in items])[shown]
+    figures = {None: roc_auc_score(labels, sev) if usable else 1.0}
     for name, columns in CANDIDATES.items():
         matrices = [np.column_stack([f[c] for c in columns]) for f in found]
-        if labels.size == 0 or labels.min() == labels.max():
+        if not usable:
             for o, i in zip(out, items):
                 o[name] = i.severity
             continue
-        x = np.vstack(matrices)
-        train = x[shown]
-        mean, sd = train.mean(axis=0), train.std(axis=0)
-        sd[sd == 0] = 1.0
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            model = LogisticRegression(max_iter=1000).fit((train - mean) / sd, labels)
+        train = np.vstack(matrices)[shown]
+        predict = _fit(train, labels)
+        figures[name] = visible_auroc(train, labels)
         for o, m in zip(out, matrices):
-            o[name] = model.predict_proba((m - mean) / sd)[:, 1]
+            o[name] = predict(m)
+    best = max(figures, key=figures.get)
+    for o, i in zip(out, items):
+        o[CHOSEN] = i.severity if best is None else o[best]
     return out
