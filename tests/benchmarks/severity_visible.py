@@ -23,7 +23,8 @@ training rows look like the rows that are ranked):
 Each candidate is a logistic regression (standardised features, C = 1) fitted on the visible
 answers of all the session's items, so its severities are on one scale across items. CHOSEN
 picks, per session, the candidate (or today's severity) with the best 5-fold cross-validated
-AUROC on the visible answers. With fewer than 5 visible disagreements (or agreements) every
+AUROC on the visible answers. ENGINE is what parm ships (engine.audit.read_severity: "sev + item
+and score offsets" with the engine's own logistic regression). With fewer than 5 visible disagreements (or agreements) every
 candidate is today's severity, unchanged.
 """
 
@@ -37,6 +38,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
+from engine.audit.read_severity import learned_severity
+
 SEEN_K = 10
 SEEN_PRIOR = 1.0
 ITEM_PRIOR = 20.0
@@ -44,6 +47,7 @@ SCORE_PRIOR = 10.0
 CLIP = 1e-4
 CHOICE_FOLDS = 5
 CHOSEN = "chosen on the visible answers"
+ENGINE = "parm: engine.audit.read_severity"
 
 CANDIDATES = {
     "stack: all": (
@@ -167,6 +171,10 @@ def session_rankings(items, visible: list[np.ndarray]) -> list[dict[str, np.ndar
         for o, m in zip(out, matrices):
             o[name] = predict(m)
     best = max(figures, key=figures.get)
-    for o, i in zip(out, items):
+    learned = learned_severity(
+        [i.severity for i in items], [i.scores for i in items], visible, [i.disagree for i in items]
+    )
+    for k, (o, i) in enumerate(zip(out, items)):
         o[CHOSEN] = i.severity if best is None else o[best]
+        o[ENGINE] = i.severity if learned is None else learned[k]
     return out
