@@ -1,8 +1,10 @@
 """`run_session`: the one call both front ends make. A scoring session is a file of one or many
 items (questions); each item is audited on its own by `engine.pipeline.run_audit` (its own
 graph, tuning and parameters: answers to different questions are never neighbours), in turn or
-on worker processes, then the session model is fitted once over every item's reads where the
-settings call for it (engine.audit.session_figures), and the raters are compared across items.
+on worker processes; where answers were read twice, every item's severity is then relearned
+from what those reads teach (engine.audit.read_severity, pooled over the items), the session
+model is fitted once over every item's reads where the settings call for it
+(engine.audit.session_figures), and the raters are compared across items.
 
 Each item is a unit of plain, picklable inputs (`ItemTask`, run by `audit_item`), run where
 the settings say (engine.runners: this process, worker processes, a Dask cluster). Running
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.audit.read_severity import learned_severity
 from engine.audit.session_figures import session_model_figures, wanted
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.embedding.sentence import Reading, embed_text_lists
@@ -97,6 +100,7 @@ def run_session(
     results = runner.run(audit_item, tasks, reporter, forward, names, sizes)
     for result in results[1:]:  # one run: decisions and saved sessions name it once
         result.run_id = results[0].run_id
+    learn_from_reads(results)
     timings = runner.timings(results, loading, embedding_seconds)
     if runner.embeds_here and not items.by_item:  # the item's own timings say the whole run's
         results[0].timings["loading_model"] = round(loading, 3)
@@ -109,6 +113,23 @@ def run_session(
     session.timings["total"] = round(time.perf_counter() - started, 3)
     reporter(DONE, 1, 1, "audit finished")
     return session
+
+
+def learn_from_reads(results: list[AuditResult]) -> None:
+    """Each item's severity from what the session's answers read twice teach about
+    disagreement (engine.audit.read_severity), pooled over the items so the queue's severities
+    are on one scale; unchanged where too few answers were read twice (single-read sessions)."""
+    read, differs = [], []
+    for result in results:
+        n, reads = len(result.responses), result.responses.reads
+        twice = np.zeros(n, bool) if reads is None else reads.per_answer(n) >= 2
+        read.append(twice)
+        differs.append(twice & ~result.confirmed)
+    learned = learned_severity(
+        [r.severity for r in results], [r.responses.scores for r in results], read, differs
+    )
+    for result, severity in zip(results, learned or ()):
+        result.severity = severity
 
 
 def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Reporter):

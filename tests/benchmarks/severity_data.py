@@ -104,7 +104,18 @@ DATASETS = (
         second="score_grader2",
     ),
 )
-BY_NAME = {d.name: d for d in DATASETS}
+# Three graders per answer (G1 audited; bench_severity_visible.py reads G3 from the file too).
+# Not in DATASETS: bench_severity.py's table predates it.
+POWERGRADING = Dataset(
+    "powergrading",
+    ("powergrading/answers.csv",),
+    "answer",
+    "G1",
+    "id",
+    "question_id",
+    second="G2",
+)
+BY_NAME = {d.name: d for d in (*DATASETS, POWERGRADING)}
 
 
 @dataclasses.dataclass
