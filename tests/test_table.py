@@ -49,6 +49,7 @@ def test_a_response_id_column_is_not_taken_for_the_text():
         "time": None,
         "question": None,
         "reference": None,
+        "expert": None,
     }
 
 
