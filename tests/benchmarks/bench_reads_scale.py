@@ -11,10 +11,12 @@ is there, else generated words (the severity's lexical features read them).
 
 Each run is `parm audit ... --embeddings X.npy --force -q` with the default settings, in a
 fresh process under /usr/bin/time -v, (a) and (b) alternating, `--runs` times each. Prints
-every run's wall and CPU seconds and peak memory, the stages from report.json (each item's
+every run's wall and CPU seconds (user + system: on a shared, busy machine the steadier
+figure) and peak memory, the stages from report.json (each item's
 stages summed over the items, the session model, and what the run spends after them: the
 figures of several reads, consensus and agreement, and the rater table), best and median per
-file and the ratio (b)/(a) of the best and of the medians; the load average beside each run.
+file and the ratios (b)/(a) of the best and of the medians, wall and CPU; the load average
+beside each run.
 
     nice -n 5 python tests/benchmarks/bench_reads_scale.py --answers 10000 --runs 1
     nice -n 5 python tests/benchmarks/bench_reads_scale.py             # 40,000 answers, 2 runs
@@ -150,6 +152,7 @@ def main() -> None:
     print(f"{len(rows):,} answers in {args.items} items, {reads:,} reads; texts: {source}",
           flush=True)  # fmt: skip
     walls: dict[bool, list[float]] = {False: [], True: []}
+    cpus: dict[bool, list[float]] = {False: [], True: []}
     with tempfile.TemporaryDirectory(prefix="parm-reads-") as tmp:
         once, every, array = write(Path(tmp), rows, vectors)
         for run in range(args.runs):
@@ -159,6 +162,7 @@ def main() -> None:
                 m = timed(command(table, array, out, several), cwd=str(ROOT),
                           env=dict(os.environ, PYTHONPATH=str(ROOT)))  # fmt: skip
                 walls[several].append(m["wall"])
+                cpus[several].append(m["cpu"])
                 name = "(b) every read" if several else "(a) read once "
                 print(
                     f"run {run + 1} {name}: {m['wall']:.1f} s wall, {m['cpu']:.1f} CPU s, "
@@ -167,11 +171,13 @@ def main() -> None:
                     flush=True,
                 )
     for several, name in ((False, "(a) read once"), (True, "(b) every read")):
-        w = walls[several]
-        print(f"{name}: best {min(w):.1f} s, median {np.median(w):.1f} s")
-    best = min(walls[True]) / min(walls[False])
-    median = np.median(walls[True]) / np.median(walls[False])
-    print(f"ratio (b)/(a): best {best:.2f}, median {median:.2f} (goal: at most 1.5)")
+        w, c = walls[several], cpus[several]
+        print(f"{name}: wall best {min(w):.1f} s, median {np.median(w):.1f} s; "
+              f"CPU best {min(c):.1f} s, median {np.median(c):.1f} s")  # fmt: skip
+    for name, seconds in (("wall", walls), ("CPU", cpus)):
+        best = min(seconds[True]) / min(seconds[False])
+        median = np.median(seconds[True]) / np.median(seconds[False])
+        print(f"ratio (b)/(a), {name}: best {best:.2f}, median {median:.2f} (goal: at most 1.5)")
     print(re.sub(r"load average", "at the end: load average", machine_line()))
 
 
