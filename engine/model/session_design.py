@@ -294,10 +294,10 @@ def log_proba(w: np.ndarray, d: Design) -> np.ndarray:
     return eta - (top + np.log(np.exp(eta - top).sum(axis=1, keepdims=True)))
 
 
-def read_contributions(w: np.ndarray, d: Design, weights: np.ndarray, logp=None) -> np.ndarray:
+def read_contributions(w: np.ndarray, d: Design, weights: np.ndarray, p=None) -> np.ndarray:
     """(R, L) each read's gradient of w_r log p_{r,x_r} over its local columns:
-    w_r sum_c (1{x_r = c} - p_rc) x_rc."""
-    p = np.exp(log_proba(w, d) if logp is None else logp)
+    w_r sum_c (1{x_r = c} - p_rc) x_rc (p: the reads' probabilities at w, when known)."""
+    p = np.exp(log_proba(w, d)) if p is None else p
     resid = -p[:, 1:]
     hit = d.score > 0
     resid[np.flatnonzero(hit), d.score[hit] - 1] += 1.0
@@ -325,8 +325,9 @@ def log_pl(w: np.ndarray, d: Design, weights: np.ndarray) -> tuple[float, np.nda
     """L, its gradient (size,) and p (R, C+1)."""
     logp = log_proba(w, d)
     value = float(np.sum(weights * logp[np.arange(d.score.size), d.score]))
-    grad = scatter(read_contributions(w, d, weights, logp), d)
-    return value, grad, np.exp(logp)
+    p = np.exp(logp)
+    grad = scatter(read_contributions(w, d, weights, p), d)
+    return value, grad, p
 
 
 def contribution_matrix(w: np.ndarray, d: Design, weights: np.ndarray) -> sp.csr_matrix:
