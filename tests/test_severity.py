@@ -97,6 +97,20 @@ def test_standardised_out_of_fold_fit_matches_a_scaler_pipeline():
     np.testing.assert_allclose(ours, reference, atol=1e-6)
 
 
+@pytest.mark.parametrize("standardise", [False, True])
+def test_scores_sharing_rows_give_exactly_the_repeated_rows_numbers(standardise):
+    # An answer read two or three times: its vector once and `rows` saying whose read is whose.
+    vectors, _ = fixture(n=120, seed=7)
+    vectors = (3.0 * vectors + np.arange(vectors.shape[1])).astype(np.float32)
+    rng = np.random.default_rng(7)
+    rows = np.repeat(np.arange(120), rng.integers(1, 4, 120))
+    scores = np.clip(np.argmax(vectors[rows, :3], axis=1) + rng.integers(-1, 2, rows.size), 0, 2)
+    parts = stratified_folds(scores, 5, seed=1)
+    repeated = out_of_fold_proba(vectors[rows], scores, 3, parts, 10.0, standardise)
+    shared = out_of_fold_proba(vectors, scores, 3, parts, 10.0, standardise, rows=rows)
+    np.testing.assert_array_equal(shared, repeated)
+
+
 def scikit_learn_classifiers(vectors, texts, scores, split):
     """The two classifiers as scikit-learn computes them: LogisticRegression(C=10) out of fold
     on the embeddings, and on the lexical features' Gram representation (equal to TF-IDF at the

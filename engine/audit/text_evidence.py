@@ -64,7 +64,7 @@ def reads_classifier(
         scores = first[answers]
     held = [np.flatnonzero(fold_of[answers] == k) for k in range(len(parts))]
     proba = out_of_fold_proba(
-        narrow(vectors)[answers], scores, reads.n_classes, held, inverse_penalty
+        narrow(vectors), scores, reads.n_classes, held, inverse_penalty, rows=answers
     )
     out[answers] = proba
     return out

@@ -178,7 +178,9 @@ class Design:
     global index of each local column; reads grouped by
     (item, rater) for the Hessian: `order` sorts them, `bounds` (groups + 1,) cut the sorted
     reads, `group_item`, `group_rater` name each group, `targets` (`scatter_targets`) place
-    each group's local Hessian in the blocks."""
+    each group's local Hessian in the blocks; value_index (R, C, k) the global index of each
+    value's parameter (`columns` at `value_columns`, `size` for the slot always 0), and
+    sorted_values the values in `order` (both asked for at every Newton step)."""
 
     layout: Layout
     columns: np.ndarray
@@ -191,6 +193,8 @@ class Design:
     targets: np.ndarray
     values: np.ndarray
     value_columns: np.ndarray
+    value_index: np.ndarray
+    sorted_values: np.ndarray
 
 
 def category_columns(layout: Layout) -> np.ndarray:
@@ -263,9 +267,11 @@ def design(features: ReadFeatures, layout: Layout, reads: np.ndarray | None = No
     order = np.lexsort((rater_key, item))
     key = item[order] * (layout.n_raters + 1) + rater_key[order] + 1
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if take.size else np.zeros(0, int)
+    columns, chosen = layout.columns(item, rater), category_columns(layout)
+    values = np.take_along_axis(x, chosen[None], axis=2)
     return Design(
         layout,
-        layout.columns(item, rater),
+        columns,
         features.score[take],
         features.answer[take],
         order,
@@ -273,28 +279,25 @@ def design(features: ReadFeatures, layout: Layout, reads: np.ndarray | None = No
         item[order][starts],
         rater_key[order][starts],
         scatter_targets(layout, item[order][starts], rater_key[order][starts]),
-        np.take_along_axis(x, category_columns(layout)[None], axis=2),
-        category_columns(layout),
+        values,
+        chosen,
+        columns[:, chosen],
+        values[order],
     )
-
-
-def local_parameters(w: np.ndarray, d: Design) -> np.ndarray:
-    """(R, L) each read's local parameters (0 for columns not in the model)."""
-    return np.append(w, 0.0)[d.columns]
 
 
 def log_proba(w: np.ndarray, d: Design) -> np.ndarray:
     """log p_rc (R, C+1) by log-sum-exp."""
     eta = np.zeros((d.score.size, d.layout.n_classes))
-    eta[:, 1:] = np.sum(d.values * local_parameters(w, d)[:, d.value_columns], axis=2)
+    eta[:, 1:] = np.sum(d.values * np.append(w, 0.0)[d.value_index], axis=2)
     top = eta.max(axis=1, keepdims=True)
     return eta - (top + np.log(np.exp(eta - top).sum(axis=1, keepdims=True)))
 
 
-def read_contributions(w: np.ndarray, d: Design, weights: np.ndarray, logp=None) -> np.ndarray:
+def read_contributions(w: np.ndarray, d: Design, weights: np.ndarray, p=None) -> np.ndarray:
     """(R, L) each read's gradient of w_r log p_{r,x_r} over its local columns:
-    w_r sum_c (1{x_r = c} - p_rc) x_rc."""
-    p = np.exp(log_proba(w, d) if logp is None else logp)
+    w_r sum_c (1{x_r = c} - p_rc) x_rc (p: the reads' probabilities at w, when known)."""
+    p = np.exp(log_proba(w, d)) if p is None else p
     resid = -p[:, 1:]
     hit = d.score > 0
     resid[np.flatnonzero(hit), d.score[hit] - 1] += 1.0
@@ -302,12 +305,14 @@ def read_contributions(w: np.ndarray, d: Design, weights: np.ndarray, logp=None)
 
 
 def spread(per_category: np.ndarray, d: Design) -> np.ndarray:
-    """(R, L): sum over categories of (R, C, k) terms placed in their local columns."""
-    n, n_local = per_category.shape[0], d.layout.local_size()
-    rows = np.repeat(np.arange(n) * n_local, d.value_columns.size)
-    return np.bincount(
-        rows + np.tile(d.value_columns.ravel(), n), per_category.ravel(), minlength=n * n_local
-    ).reshape(n, n_local)
+    """(R, L): sum over categories of (R, C, k) terms placed in their local columns, category
+    by category (a category's k columns are distinct; categories share some), each column
+    summed in contiguous rows of the transpose."""
+    out = np.zeros((d.layout.local_size(), per_category.shape[0]))
+    terms = per_category.transpose(1, 2, 0)
+    for c, columns in enumerate(d.value_columns):
+        out[columns] += terms[c]
+    return out.T
 
 
 def scatter(local: np.ndarray, d: Design) -> np.ndarray:
@@ -320,8 +325,9 @@ def log_pl(w: np.ndarray, d: Design, weights: np.ndarray) -> tuple[float, np.nda
     """L, its gradient (size,) and p (R, C+1)."""
     logp = log_proba(w, d)
     value = float(np.sum(weights * logp[np.arange(d.score.size), d.score]))
-    grad = scatter(read_contributions(w, d, weights, logp), d)
-    return value, grad, np.exp(logp)
+    p = np.exp(logp)
+    grad = scatter(read_contributions(w, d, weights, p), d)
+    return value, grad, p
 
 
 def contribution_matrix(w: np.ndarray, d: Design, weights: np.ndarray) -> sp.csr_matrix:
@@ -340,28 +346,26 @@ def group_hessians(d: Design, p: np.ndarray, weights: np.ndarray) -> np.ndarray:
     over categories 1..C, the information of -L in the local columns.
 
     The first term is sum_c w_r p_rc x_rc x_rc^T, and x_rc has at most k << L non-zero columns
-    (`category_columns`): summed per group in that small pattern (one sparse product), then
-    placed. The second is y_r y_r^T with y_r = sum_c p_rc x_rc, dense: one product per group."""
+    (`category_columns`): per group one product of the (n, C k) weighted values with the
+    values, whose C diagonal (k, k) blocks are the categories' sums, then placed. The second is
+    y_r y_r^T with y_r = sum_c p_rc x_rc, dense: one product per group."""
     n_local = d.layout.local_size()
     groups = d.bounds.size - 1
     p, w = p[d.order, 1:], weights[d.order]
-    values, columns = d.values[d.order], d.value_columns
-    weighted = (w[:, None] * p)[:, :, None] * values
-    outer = (weighted[:, :, :, None] * values[:, :, None, :]).reshape(p.shape[0], -1)
-    member = sp.csr_matrix(
-        (
-            np.ones(p.shape[0]),
-            (np.repeat(np.arange(groups), np.diff(d.bounds)), np.arange(p.shape[0])),
-        ),
-        shape=(groups, p.shape[0]),
-    )
-    grouped = member @ outer
+    values, columns = d.sorted_values, d.value_columns
+    n, c, k = values.shape
+    weighted = ((w[:, None] * p)[:, :, None] * values).reshape(n, c * k)
+    flat = values.reshape(n, c * k)
+    y = spread(p[:, :, None] * values, d)
+    weighted_y = y * w[:, None]
+    grouped = np.empty((groups, c, k, k))
+    second = np.empty((groups, n_local, n_local))
+    diagonal = np.arange(c)
+    for g in range(groups):
+        part = slice(d.bounds[g], d.bounds[g + 1])
+        grouped[g] = (weighted[part].T @ flat[part]).reshape(c, k, c, k)[diagonal, :, diagonal]
+        second[g] = y[part].T @ weighted_y[part]
     place = (columns[:, :, None] * n_local + columns[:, None, :]).ravel()
     index = np.arange(groups)[:, None] * n_local**2 + place[None]
     out = np.bincount(index.ravel(), grouped.ravel(), minlength=groups * n_local**2)
-    out = out.reshape(groups, n_local, n_local)
-    y = spread(p[:, :, None] * values, d)
-    for k in range(groups):
-        part = slice(d.bounds[k], d.bounds[k + 1])
-        out[k] -= y[part].T @ (y[part] * w[part, None])
-    return out
+    return out.reshape(groups, n_local, n_local) - second

@@ -150,14 +150,22 @@ def item_top_k(item: SessionItem, top_k: int) -> int:
 
 
 def _same_rater(item: SessionItem, weights, kept: np.ndarray) -> np.ndarray:
-    """U (R, C+1): each read's neighbours' shares among the reads of the read's own rater."""
+    """U (R, C+1): each read's neighbours' shares among the reads of the read's own rater
+    (every rater's shares side by side through one product with the weights)."""
     k = item.n_classes
     same = np.zeros((item.n_reads, k))
-    for rater in np.unique(item.rater[item.rater >= 0]):
+    raters = np.unique(item.rater[item.rater >= 0])
+    if raters.size == 0:
+        return same
+    shares = np.empty((item.n_answers, raters.size * k))
+    for j, rater in enumerate(raters):
+        mine = kept & (item.rater == rater)
+        counts = read_counts(item.answer[mine], item.score[mine], item.n_answers, k)
+        shares[:, j * k : (j + 1) * k] = counts / np.maximum(counts.sum(axis=1), 1.0)[:, None]
+    near = np.asarray(weights @ shares)
+    for j, rater in enumerate(raters):
         mine = item.rater == rater
-        counts = read_counts(item.answer[kept & mine], item.score[kept & mine], item.n_answers, k)
-        shares = counts / np.maximum(counts.sum(axis=1), 1.0)[:, None]
-        same[mine] = np.asarray(weights @ shares)[item.answer[mine]]
+        same[mine] = near[item.answer[mine], j * k : (j + 1) * k]
     return same
 
 
