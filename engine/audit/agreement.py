@@ -73,7 +73,10 @@ class PairAgreement:
 
     @property
     def below(self) -> tuple[str, ...]:
-        """The figures whose estimate is under RSMTool's threshold."""
+        """The figures whose estimate is under RSMTool's threshold; none for a pair with too
+        few shared answers to judge (one answer of two raters scored apart is not a QWK of 0)."""
+        if self.too_few:
+            return ()
         return tuple(
             name
             for name, limit in THRESHOLDS.items()

@@ -400,7 +400,7 @@ AGREEMENT = OutputTable(
         Column("too_few", "fewer than 20 shared answers: figures too unsure to judge",
                _key("too_few"), FLAG),
         Column("below", "the figures under RSMTool's thresholds (exact < 0.5, adjacent < 0.95, "
-               "QWK < 0.7)", _key("below")),
+               "QWK < 0.7); none where too_few", _key("below")),
         *_figure_columns("alpha_nominal", "Krippendorff's alpha, nominal ('all' rows)", FIGURE),
         *_figure_columns("alpha_ordinal", "Krippendorff's alpha, ordinal (ordered scores)",
                          FIGURE),
