@@ -48,9 +48,7 @@ class Period:
 @dataclass(frozen=True)
 class Drift:
     """A rater's drift: change in points over their span, its SE, t and p, and the periods.
-    untimed: scores of the rater without a time (left out); co_reads: timed reads with
-    co-raters' reads of the same answer weighed in (engine.audit.pair_drift; 0: the model's
-    figure alone)."""
+    untimed: scores of the rater without a time (left out)."""
 
     n: int
     change: float
@@ -59,7 +57,6 @@ class Drift:
     p: float
     periods: list[Period]
     untimed: int = 0
-    co_reads: int = 0
 
 
 def rater_drift(

@@ -33,19 +33,16 @@ raters are those it calls neither lenient nor harsh. A relative figure's standar
                and its highest score (low_z, high_z: a harsh rater at a ceiling fills the
                middle but uses the lowest score more, a noisy rater both ends); and the slope
                of (X - E) on E within the rater minus the reference median slope (HC3)
-    drift      engine.audit.drift on u = d - a_item (the weighted fit's), weighted as leniency,
-               combined by inverse variance with the paired drift from co-raters' reads of
-               the same answers where the rater has pair_drift.MIN_DRIFT_PAIRS timed reads
-               with co-reads (engine.audit.pair_drift)
+    drift      engine.audit.drift on u = d - a_item (the weighted fit's), weighted as leniency
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit import pair_drift, rater_expert, rater_fit, rater_pairs
+from engine.audit import rater_expert, rater_fit, rater_pairs
 from engine.audit.drift import Drift, rater_drift
 from engine.audit.rater_bias import BiasCell, bias_cells
 from engine.audit.rater_verdicts import LENIENCY_Z, Verdict, is_bias_listed, verdicts
@@ -186,9 +183,6 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
         raw.b, raw.b_se = rater_pairs.combine(raw.b, raw.b_se, c, c_se)
     origin = _anchor(raw, scores, names, judged)
     drifts = [_drift(scores, d - a_w[item_of], w, rater_of == r) for r in range(names.size)]
-    if scores.ordered and co is not None and len(co):
-        # Drift from co-raters' reads of the same answers, combined with the model's.
-        drifts = _paired_drifts(drifts, co, names, scores, rater_of, d - a_w[item_of], w)
     members = np.flatnonzero(judged)
     if members.size == 0:
         return {}, []
@@ -354,42 +348,12 @@ def _drift(scores, u: np.ndarray, w: np.ndarray, mine: np.ndarray) -> Drift | No
     return rater_drift(u[mine], scores.time[mine], weights=w[mine])
 
 
-def _paired_drifts(drifts: list, co, names: np.ndarray, scores, rater_of: np.ndarray,
-                   u: np.ndarray, w: np.ndarray) -> list:  # fmt: skip
-    """Each rater's drift with the paired drift (engine.audit.pair_drift) weighed in, over the
-    span of the rater's audited timed scores (the model's drift's). The model's part is then
-    measured on the rater's scores without a co-rater's read, so that no read counts in both
-    (its error would be counted twice, and the combined standard error too small); where too
-    few are left, the model's figure stands alone."""
-    start, span = np.full(names.size, np.nan), np.full(names.size, np.nan)
-    for r in range(names.size):
-        when = scores.time[rater_of == r]
-        when = when[np.isfinite(when)]
-        if when.size:
-            start[r], span[r] = when.min(), np.ptp(when)
-    slope, se, m = pair_drift.paired_drift(co, names, start, span)
-    alone = (scores.second < 0) | (scores.second_rater == "")
-    out = []
-    for r in range(names.size):
-        rest = None
-        if drifts[r] is not None and np.isfinite(slope[r]):
-            rest = _drift(scores, u, w, (rater_of == r) & alone)
-        if rest is None:
-            out.append(drifts[r])
-            continue
-        both = pair_drift.combined(rest, slope[r], se[r], int(m[r]))
-        out.append(replace(both, n=drifts[r].n, periods=drifts[r].periods,
-                           untimed=drifts[r].untimed))  # fmt: skip
-    return out
-
-
 def _centred(drift: Drift | None, centre: float) -> Drift | None:
     """The drift with its periods' leniency against the reference (u is not centred)."""
     if drift is None:
         return None
     periods = [type(p)(p.start, p.end, p.n, p.leniency - centre, p.se) for p in drift.periods]
-    return Drift(drift.n, drift.change, drift.se, drift.t, drift.p, periods, drift.untimed,
-                 drift.co_reads)  # fmt: skip
+    return Drift(drift.n, drift.change, drift.se, drift.t, drift.p, periods, drift.untimed)
 
 
 def _effects(raw: _Raw, r: int, relative: dict, drift, ordered: bool, co_n: int,

@@ -46,31 +46,22 @@ class CoReads:
     b: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
     diff: np.ndarray = field(default_factory=lambda: np.array([], dtype=float))
     cluster: np.ndarray = field(default_factory=lambda: np.array([], dtype=np.int64))
-    # When a's and b's reads were given (NaN: not recorded; empty: no times at all)
-    time_a: np.ndarray = field(default_factory=lambda: np.array([], dtype=float))
-    time_b: np.ndarray = field(default_factory=lambda: np.array([], dtype=float))
 
     def __len__(self) -> int:
         return int(self.diff.size)
-
-    def timed(self) -> bool:
-        return self.time_a.size == len(self) > 0
 
     def counts(self, names: np.ndarray) -> np.ndarray:
         """(R,) how many pairs each of `names` is in."""
         return np.array([int(np.sum(self.a == n) + np.sum(self.b == n)) for n in names])
 
 
-def co_reads(answer: np.ndarray, rater, value: np.ndarray, base: int,
-             time: np.ndarray | None = None) -> CoReads:  # fmt: skip
+def co_reads(answer: np.ndarray, rater, value: np.ndarray, base: int) -> CoReads:
     """Every pair of reads of one answer by two named raters. answer: (R,) answer index within
     the item; rater: R names ("" not recorded: left out); value: (R,) points; base: added to the
-    answer index to make the cluster id unique over a session; time: (R,) when each read was
-    given (NaN: not recorded), None without a time column."""
+    answer index to make the cluster id unique over a session."""
     rater = np.asarray(rater, dtype=object)
-    when = np.full(rater.size, np.nan) if time is None else np.asarray(time, dtype=float)
     named = np.flatnonzero(rater != "")
-    a, b, diff, cluster, time_a, time_b = [], [], [], [], [], []
+    a, b, diff, cluster = [], [], [], []
     by_answer: dict[int, list[int]] = {}
     for i in named:
         by_answer.setdefault(int(answer[i]), []).append(int(i))
@@ -80,24 +71,15 @@ def co_reads(answer: np.ndarray, rater, value: np.ndarray, base: int,
             b.append(rater[j])
             diff.append(float(value[i] - value[j]))
             cluster.append(base + k)
-            time_a.append(when[i])
-            time_b.append(when[j])
     return CoReads(np.array(a, dtype=object), np.array(b, dtype=object),
-                   np.array(diff, dtype=float), np.array(cluster, dtype=np.int64),
-                   np.array(time_a, dtype=float), np.array(time_b, dtype=float))  # fmt: skip
-
-
-FIELDS = ("a", "b", "diff", "cluster", "time_a", "time_b")
+                   np.array(diff, dtype=float), np.array(cluster, dtype=np.int64))  # fmt: skip
 
 
 def join(parts: list[CoReads]) -> CoReads:
     if not parts:
         return CoReads()
-    # Parts made without times (tests) get NaN times, so every part has all six fields.
-    parts = [p if p.timed() or not len(p) else
-             CoReads(p.a, p.b, p.diff, p.cluster, np.full(len(p), np.nan), np.full(len(p), np.nan))
-             for p in parts]  # fmt: skip
-    return CoReads(*(np.concatenate([getattr(p, k) for p in parts]) for k in FIELDS))
+    return CoReads(*(np.concatenate([getattr(p, k) for p in parts])
+                     for k in ("a", "b", "diff", "cluster")))  # fmt: skip
 
 
 def paired_leniency(co: CoReads, names: np.ndarray):
@@ -108,8 +90,13 @@ def paired_leniency(co: CoReads, names: np.ndarray):
     se = np.full(names.size, np.nan)
     if len(co) == 0:
         return c, se, n
-    everyone, x, inverse, fitted = least_squares(co)
+    everyone, ia = np.unique(np.r_[co.a, co.b], return_inverse=True)
     p = len(co)
+    x = np.zeros((p, everyone.size))
+    x[np.arange(p), ia[:p]] += 1.0
+    x[np.arange(p), ia[p:]] -= 1.0
+    inverse = np.linalg.pinv(x.T @ x)
+    fitted = inverse @ x.T @ co.diff
     e = co.diff - x @ fitted
     groups, g = np.unique(co.cluster, return_inverse=True)
     scores = np.zeros((groups.size, everyone.size))
@@ -126,18 +113,6 @@ def paired_leniency(co: CoReads, names: np.ndarray):
     return c, se, n
 
 
-def least_squares(co: CoReads):
-    """The pairs' design (everyone: the raters in them, sorted; x: (P, R) +1 for a, -1 for b),
-    pinv(x'x) and the minimum-norm fitted leniencies (R,)."""
-    everyone, ia = np.unique(np.r_[co.a, co.b], return_inverse=True)
-    p = len(co)
-    x = np.zeros((p, everyone.size))
-    x[np.arange(p), ia[:p]] += 1.0
-    x[np.arange(p), ia[p:]] -= 1.0
-    inverse = np.linalg.pinv(x.T @ x)
-    return everyone, x, inverse, inverse @ x.T @ co.diff
-
-
 def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray):
     """The model's figure b and the paired c (moved onto b's origin: the median over raters with
     both of b - c) by inverse variance: (figure, standard error); b alone where c is NaN."""
@@ -145,15 +120,9 @@ def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray):
     if not both.any():
         return b.copy(), b_se.copy()
     moved = c + float(np.median(b[both] - c[both]))
-    return weigh(b, b_se, moved, c_se)
-
-
-def weigh(b: np.ndarray, b_se: np.ndarray, moved: np.ndarray, c_se: np.ndarray):
-    """b and moved (on the same origin) by inverse variance: (figure, standard error); b alone
-    where moved is NaN."""
     # Only figures with a positive, finite standard error are weighed (a rater with too few
     # scores has none, and b alone stands).
-    both = np.isfinite(moved) & np.isfinite(b) & _usable(b_se) & _usable(c_se)
+    both &= _usable(b_se) & _usable(c_se)
     w_b = 1 / np.where(both, b_se, 1.0) ** 2
     w_c = np.where(both, 1 / np.where(both, c_se, 1.0) ** 2, 0.0)
     value = np.where(both, (w_b * b + w_c * np.nan_to_num(moved)) / (w_b + w_c), b)

@@ -239,19 +239,15 @@ def _item_pairs(results, order) -> list[CoReads]:
     for result in results:
         r = result.responses
         values = score_values(r.labels, order)
-        timed = r.times is not None
         if r.reads is not None:
-            parts.append(co_reads(r.reads.answer, r.reads.rater, values[r.reads.score], base,
-                                  r.reads.time if timed else None))  # fmt: skip
+            parts.append(co_reads(r.reads.answer, r.reads.rater, values[r.reads.score], base))
         elif r.second_scores is not None and r.raters is not None and r.second_raters:
             n = len(r)
             second = np.flatnonzero(r.second_scores >= 0)
             answer = np.r_[np.arange(n), second]
             rater = list(r.raters) + [r.second_raters[i] for i in second]
             value = np.r_[values[r.scores], values[r.second_scores[second]]]
-            # Second reads in this shape have no time of their own.
-            time = np.r_[r.times, np.full(second.size, np.nan)] if timed else None
-            parts.append(co_reads(answer, rater, value, base, time))
+            parts.append(co_reads(answer, rater, value, base))
         base += len(r)
     return parts
 
