@@ -239,3 +239,27 @@ async def test_a_focused_field_shows_one_line_of_help_and_technical_ones_are_adv
         status = screen.query_one("#settings-status", Static)
         assert "Settings valid and applied" in str(status.render())
         assert status.region.height and status.region.bottom <= 24
+
+
+def test_the_columns_line_names_every_read_its_rater_and_the_file_s_other_columns():
+    """The Run screen and the resume question list what a multi-read run reads, not only the
+    audited score (sample_data/reads.csv's columns)."""
+    from parm_tui.widgets.settings_summary import columns_text
+
+    config = config_from_dict(
+        {
+            "item_column": "item",
+            "rater_column": "rater1",
+            "score_column": "score1",
+            "score_columns": ["score1", "score2", "score3"],
+            "rater_columns": ["rater1", "rater2", "rater3"],
+            "expert_column": "expert_score",
+            "question_column": "question",
+        }
+    )
+    assert columns_text(config) == (
+        "columns: text=answer, score=score1, id=id, more reads=score2,score3, item=item, "
+        "rater=rater1, more raters=rater2,rater3, question=question, expert=expert_score"
+    )
+    long = config_from_dict({"reads": "long", "id_column": "id", "rater_column": "rater"})
+    assert columns_text(long).endswith("rater=rater (long: one row per read)")

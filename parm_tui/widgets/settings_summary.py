@@ -59,13 +59,23 @@ def columns_text(config) -> str:
     """'columns: text answer, score score, id id, 2nd score score2, ...': each role, then the
     column the run reads for it (a role and its column often share a name, so the role comes
     first and a colon starts the list)."""
+    several = config.score_columns or ()
     roles = [
         ("text", config.text_column),
         ("score", config.score_column),
         ("id", config.id_column),
         ("2nd score", config.second_score_column),
+        ("more reads", ",".join(several[1:])),  # the audited score's column is named above
         ("item", config.item_column),
         ("rater", config.rater_column),
+        ("more raters", ",".join((config.rater_columns or ())[1:])),
         ("2nd rater", config.second_rater_column),
+        ("time", config.time_column),
+        ("question", config.question_column),
+        ("reference", config.reference_column),
+        ("expert", config.expert_column),
     ]
-    return "columns: " + ", ".join(f"{role}={column}" for role, column in roles if column)
+    long = " (long: one row per read)" if config.reads == "long" else ""
+    return (
+        "columns: " + ", ".join(f"{role}={column}" for role, column in roles if column) + long
+    )
