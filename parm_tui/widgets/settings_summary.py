@@ -76,6 +76,4 @@ def columns_text(config) -> str:
         ("expert", config.expert_column),
     ]
     long = " (long: one row per read)" if config.reads == "long" else ""
-    return (
-        "columns: " + ", ".join(f"{role}={column}" for role, column in roles if column) + long
-    )
+    return "columns: " + ", ".join(f"{role}={column}" for role, column in roles if column) + long
