@@ -155,10 +155,7 @@ class _Raw:
     fits: list
     spreads: list
     disagreements: list
-    anchored: bool = False
-    # log of the rater's own error variance from co-raters' pairs and its se (NaN: none)
-    pair_noise: np.ndarray | None = None
-    pair_noise_se: np.ndarray | None = None  # b is against the expert (origin fixed), not the reference median
+    anchored: bool = False  # b is against the expert (origin fixed), not the reference median
 
 
 def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
@@ -184,7 +181,6 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
         # Leniency from co-raters' reads of the same answers, combined with the model's.
         c, c_se, co_n = rater_pairs.paired_leniency(co, names)
         raw.b, raw.b_se = rater_pairs.combine(raw.b, raw.b_se, c, c_se)
-        raw.pair_noise, raw.pair_noise_se = rater_pairs.paired_noise(co, names)
     origin = _anchor(raw, scores, names, judged)
     drifts = [_drift(scores, d - a_w[item_of], w, rater_of == r) for r in range(names.size)]
     members = np.flatnonzero(judged)
@@ -308,7 +304,6 @@ def _raw(scores, main, b, e, w, rater_of, count) -> _Raw:
 def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
     """Each rater's figures against the reference members (see the module docstring)."""
     noise0, noise_se0 = reference(raw.log_noise, raw.log_noise_se, members)
-    pairs_z = _pairs_noise_z(raw, members)
     out = []
     if ordered:
         b0, b_se0 = (0.0, 0.0) if raw.anchored else reference(raw.b, raw.b_se, members)
@@ -321,9 +316,7 @@ def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
         figures = {
             "ordered": ordered,
             "noise": float(np.exp(raw.log_noise[r] - noise0)),
-            "noise_z": rater_pairs.stouffer(
-                _z(raw.log_noise[r] - noise0, raw.log_noise_se[r], noise_se0),
-                float(np.hypot(raw.log_noise_se[r], noise_se0)), *pairs_z[r]),
+            "noise_z": _z(raw.log_noise[r] - noise0, raw.log_noise_se[r], noise_se0),
             # The two figures the ratio compares, so a verdict can show them (an infit below 1
             # is still noisy when the typical rater's is lower still).
             "noise_own": float(np.exp(raw.log_noise[r])),
@@ -342,20 +335,6 @@ def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
             )  # fmt: skip
         out.append(figures)
     return out
-
-
-def _pairs_noise_z(raw: _Raw, members: np.ndarray) -> list[tuple[float, float]]:
-    """Each rater's paired noise z against the reference members that have one, and its
-    standard error ((NaN, NaN): none, or fewer than three members with one)."""
-    none = [(np.nan, np.nan)] * raw.b.size
-    if raw.pair_noise is None:
-        return none
-    have = members[np.isfinite(raw.pair_noise[members])]
-    if have.size < 3:
-        return none
-    centre, se0 = reference(raw.pair_noise, raw.pair_noise_se, have)
-    return [(_z(raw.pair_noise[r] - centre, raw.pair_noise_se[r], se0),
-             float(np.hypot(raw.pair_noise_se[r], se0))) for r in range(raw.b.size)]  # fmt: skip
 
 
 def _z(difference: float, se: float, se_reference: float) -> float:

@@ -33,8 +33,6 @@ import numpy as np
 
 # A rater needs this many paired reads for a paired figure.
 MIN_PAIRS = 10
-# ... and this many for a paired noise figure (a variance needs more than a mean).
-MIN_NOISE_PAIRS = 20
 # Two raters' leniencies agree when within this many standard errors of their difference.
 CONSISTENT = 2.5
 
@@ -92,67 +90,27 @@ def paired_leniency(co: CoReads, names: np.ndarray):
     se = np.full(names.size, np.nan)
     if len(co) == 0:
         return c, se, n
-    everyone, x = _design(co, -1.0)
-    fitted, spread, _ = _clustered_fit(x, co.diff, co.cluster)
+    everyone, ia = np.unique(np.r_[co.a, co.b], return_inverse=True)
+    p = len(co)
+    x = np.zeros((p, everyone.size))
+    x[np.arange(p), ia[:p]] += 1.0
+    x[np.arange(p), ia[p:]] -= 1.0
+    inverse = np.linalg.pinv(x.T @ x)
+    fitted = inverse @ x.T @ co.diff
+    e = co.diff - x @ fitted
+    groups, g = np.unique(co.cluster, return_inverse=True)
+    scores = np.zeros((groups.size, everyone.size))
+    np.add.at(scores, g, x * e[:, None])
+    factor = groups.size / max(groups.size - 1, 1)
+    clustered = factor * inverse @ (scores.T @ scores) @ inverse
+    dof = max(p - np.linalg.matrix_rank(x), 1)
+    plain = (e @ e / dof) * inverse
+    spread = np.sqrt(np.maximum(np.diag(clustered), np.diag(plain)))
     where = {name: k for k, name in enumerate(everyone)}
     for r, name in enumerate(names):
         if name in where and n[r] >= MIN_PAIRS:
             c[r], se[r] = fitted[where[name]], spread[where[name]]
     return c, se, n
-
-
-def paired_noise(co: CoReads, names: np.ndarray):
-    """(log v, se) for each of `names`: the log of the rater's own error variance from the
-    pairs, and its delta-method standard error; NaN below MIN_NOISE_PAIRS pairs or where v is
-    not positive. Each pair's residual after both raters' paired leniency, e = x_a - x_b -
-    (c_a - c_b), has E[e^2] = v_a + v_b when the two reads' errors are independent, so the v
-    are fitted by least squares of e^2 on the two raters (clustered by answer, as leniency);
-    a rater's v is their own, not their co-raters' (a mean of e^2 would mix the two)."""
-    v = np.full(names.size, np.nan)
-    se = np.full(names.size, np.nan)
-    n = co.counts(names)
-    if len(co) == 0:
-        return v, se
-    everyone, x = _design(co, -1.0)
-    fitted, _, _ = _clustered_fit(x, co.diff, co.cluster)
-    squared = (co.diff - x @ fitted) ** 2
-    _, z = _design(co, 1.0)
-    variance, spread, rank_ok = _clustered_fit(z, squared, co.cluster)
-    where = {name: k for k, name in enumerate(everyone)}
-    for r, name in enumerate(names):
-        k = where.get(name)
-        if k is None or n[r] < MIN_NOISE_PAIRS or not rank_ok or variance[k] <= 0:
-            continue
-        v[r], se[r] = np.log(variance[k]), spread[k] / variance[k]
-    return v, se
-
-
-def _design(co: CoReads, sign: float):
-    """The raters in the pairs and the (pairs x raters) design: +1 for a, `sign` for b."""
-    everyone, ia = np.unique(np.r_[co.a, co.b], return_inverse=True)
-    p = len(co)
-    x = np.zeros((p, everyone.size))
-    x[np.arange(p), ia[:p]] += 1.0
-    x[np.arange(p), ia[p:]] += sign
-    return everyone, x
-
-
-def _clustered_fit(x: np.ndarray, y: np.ndarray, cluster: np.ndarray):
-    """Least squares y = x beta (minimum norm), the standard errors clustered by `cluster`
-    (never below the plain ones), and whether x has full column rank."""
-    inverse = np.linalg.pinv(x.T @ x)
-    fitted = inverse @ x.T @ y
-    e = y - x @ fitted
-    groups, g = np.unique(cluster, return_inverse=True)
-    scores = np.zeros((groups.size, x.shape[1]))
-    np.add.at(scores, g, x * e[:, None])
-    factor = groups.size / max(groups.size - 1, 1)
-    clustered = factor * inverse @ (scores.T @ scores) @ inverse
-    rank = np.linalg.matrix_rank(x)
-    dof = max(y.size - rank, 1)
-    plain = (e @ e / dof) * inverse
-    spread = np.sqrt(np.maximum(np.diag(clustered), np.diag(plain)))
-    return fitted, spread, rank == x.shape[1]
 
 
 def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray):
@@ -169,17 +127,6 @@ def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray):
     w_c = np.where(both, 1 / np.where(both, c_se, 1.0) ** 2, 0.0)
     value = np.where(both, (w_b * b + w_c * np.nan_to_num(moved)) / (w_b + w_c), b)
     return value, np.where(both, 1 / np.sqrt(w_b + w_c), b_se)
-
-
-def stouffer(z_model: float, se_model: float, z_pairs: float, se_pairs: float) -> float:
-    """The model's noise z and the paired one in one z: weighted by 1 / se each, the z of the
-    inverse-variance mean of the two differences, (z_m / s_m + z_p / s_p) / sqrt(1 / s_m^2 +
-    1 / s_p^2), which is N(0, 1) when both are and they are independent, whatever the weights.
-    The model's z alone where the paired one has no usable standard error."""
-    if not (np.isfinite(z_pairs) and _usable(np.array(se_pairs)) and _usable(np.array(se_model))):
-        return z_model
-    w_m, w_p = 1.0 / se_model, 1.0 / se_pairs
-    return float((w_m * z_model + w_p * z_pairs) / np.hypot(w_m, w_p))
 
 
 def _usable(se: np.ndarray) -> np.ndarray:
