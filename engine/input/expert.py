@@ -9,9 +9,7 @@ import numpy as np
 
 from engine.core.errors import DataError
 from engine.input.labels import label_text, number_label
-from engine.input.table import as_number
-
-SHOWN_ROWS = 8
+from engine.input.table import SHOWN_ROWS, as_number, describe_rows
 
 
 def expert_codes(cells, position, rows, answers, labels, numeric: bool, column: str, where):
@@ -43,7 +41,9 @@ def expert_codes(cells, position, rows, answers, labels, numeric: bool, column: 
             )
         out[k], row_of[k] = code, row
     if off:
-        shown = "; ".join(f"'{v}' (rows {_rows(r)})" for v, r in list(off.items())[:SHOWN_ROWS])
+        shown = "; ".join(
+            f"'{v}' (rows {describe_rows(r)})" for v, r in list(off.items())[:SHOWN_ROWS]
+        )
         raise DataError(
             f"{where}: column '{column}' has expert score(s) that are not on the item's scale "
             f"({', '.join(labels)}): {shown}. An expert score is one of the item's scores, or "
@@ -58,8 +58,3 @@ def _canonical(text: str, numeric: bool) -> str:
         return text
     number = as_number(text)
     return text if number is None else number_label(number)
-
-
-def _rows(rows: list[int]) -> str:
-    shown = ", ".join(map(str, rows[:SHOWN_ROWS]))
-    return shown + (f" and {len(rows) - SHOWN_ROWS} more" if len(rows) > SHOWN_ROWS else "")

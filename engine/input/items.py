@@ -14,7 +14,7 @@ from engine.core.errors import DataError
 from engine.core.run_warnings import RunWarning
 from engine.input.config import AuditConfig
 from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
-from engine.input.table import missing_column, read_table
+from engine.input.table import describe_rows, missing_column, read_table
 from engine.input.times import parse_times
 
 
@@ -121,13 +121,12 @@ def _rows_with_an_item(frame, column: pd.Series, config: AuditConfig, where: str
     if not blank.any():
         return frame, []
     rows = (frame.index[blank] + 1).tolist()
-    shown = ", ".join(map(str, rows[:8])) + (f" and {len(rows) - 8} more" if len(rows) > 8 else "")
     if config.on_bad_rows == "error":
         raise DataError(
             f"{where}: {len(rows)} row(s) have no item in column '{config.item_column}' "
-            f'(rows {shown}). Fill them in, or set on_bad_rows to "skip" to leave them out.'
+            f'(rows {describe_rows(rows)}). Fill them in, or set on_bad_rows to "skip" to leave them out.'
         )
-    return frame[~blank], [f"Skipped {len(rows)} row(s) with no item (rows {shown})."]
+    return frame[~blank], [f"Skipped {len(rows)} row(s) with no item (rows {describe_rows(rows)})."]
 
 
 def _about(note: str, items: list[str]) -> str:

@@ -14,9 +14,8 @@ from engine.core.errors import DataError
 from engine.input.config import AuditConfig
 from engine.input.labels import label_text
 from engine.input.reads import LONG, RawReads, Reads
+from engine.input.table import describe_rows
 from engine.input.times import parse_times
-
-SHOWN_ROWS = 8
 
 
 @dataclass(frozen=True)
@@ -116,8 +115,3 @@ def summarise_problems(skipped: tuple[tuple[int, str], ...]) -> str:
         f"{reason} in {len(rows)} row(s) ({describe_rows(rows)})"
         for reason, rows in by_reason.items()
     )
-
-
-def describe_rows(rows: list[int], limit: int = SHOWN_ROWS) -> str:
-    shown = ", ".join(str(r) for r in rows[:limit])
-    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")

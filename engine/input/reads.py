@@ -26,11 +26,9 @@ import pandas as pd
 
 from engine.core.errors import DataError
 from engine.input.config import AuditConfig
-from engine.input.table import missing_column
+from engine.input.table import SHOWN_ROWS, describe_rows, missing_column
 
 LONG, WIDE = "long", "wide"
-# How many rows a message names before "and N more".
-SHOWN_ROWS = 8
 
 
 @dataclass(frozen=True)
@@ -207,7 +205,7 @@ def _answer_texts(order, of_row, texts, numbers, answers, config, where) -> list
         if len(found) > 1:
             raise DataError(
                 f"{where}: the rows of answer '{answer}' carry different texts (rows "
-                f"{_listed(numbers[mine])}); each answer's reads must be of one text."
+                f"{describe_rows(numbers[mine])}); each answer's reads must be of one text."
             )
         text = found.pop() if found else None if given is None else given.get(answer)
         if text is None and given is not None:
@@ -252,9 +250,3 @@ def _cells(frame: pd.DataFrame, column: str | None, where: str = "", role: str =
     if column not in frame.columns:
         raise DataError(missing_column(where, role or "read", column, frame.columns))
     return frame[column].astype(str).tolist()
-
-
-def _listed(rows) -> str:
-    rows = [int(r) for r in rows]
-    shown = ", ".join(map(str, rows[:SHOWN_ROWS]))
-    return shown + (f" and {len(rows) - SHOWN_ROWS} more" if len(rows) > SHOWN_ROWS else "")

@@ -19,10 +19,10 @@ from engine.core.errors import DataError
 from engine.core.suggest import did_you_mean
 from engine.input.config import AuditConfig
 from engine.input.expert import expert_codes
-from engine.input.kept_reads import describe_rows, keep_reads
+from engine.input.kept_reads import keep_reads
 from engine.input.labels import check_order, code_labels, is_numeric, order_notes
 from engine.input.reads import LONG, Reads, long_answers, read_columns, wide_reads
-from engine.input.table import missing_column, read_table
+from engine.input.table import describe_rows, missing_column, read_table
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10

@@ -247,3 +247,14 @@ def missing_column(where, role: str, name: str, columns) -> str:
         f"{where}: the {role} column '{name}' does not exist.{did_you_mean(name, columns)} "
         f"Columns in the file: {', '.join(columns)}."
     )
+
+
+# How many rows a message names before "and N more".
+SHOWN_ROWS = 8
+
+
+def describe_rows(rows, limit: int = SHOWN_ROWS) -> str:
+    """'3, 7, 12 and 40 more': the first `limit` data-row numbers a message names."""
+    rows = [int(r) for r in rows]
+    shown = ", ".join(str(r) for r in rows[:limit])
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
