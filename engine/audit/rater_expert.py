@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from engine.audit.rater_pairs import usable
 from engine.audit.scale import score_values
 
 # Expert-scored reads, pooled over raters, from which the expert is the reference for leniency.
@@ -134,7 +135,7 @@ def anchor(b, b_se, g, g_se):
     """Leniency against the expert: (L, se, origin, origin_se) by the weighted least squares of
     the module docstring, over the raters whose b has a positive, finite standard error (the
     others keep b - origin and their b's SE). None where no rater has both figures."""
-    has_b, has_g = _usable(b_se) & np.isfinite(b), _usable(g_se) & np.isfinite(g)
+    has_b, has_g = usable(b_se) & np.isfinite(b), usable(g_se) & np.isfinite(g)
     if not (has_b & has_g).any():
         return None
     rows = np.flatnonzero(has_b)
@@ -178,7 +179,3 @@ def session_reads(results, order) -> ExpertReads:
             code = np.r_[r.scores, r.second_scores[second] if len(second) else []].astype(np.int64)
         parts.append(expert_reads(answer, rater, code, values, r.expert))
     return join(parts)
-
-
-def _usable(se: np.ndarray) -> np.ndarray:
-    return np.isfinite(se) & (se > 0)

@@ -122,14 +122,15 @@ def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray):
     moved = c + float(np.median(b[both] - c[both]))
     # Only figures with a positive, finite standard error are weighed (a rater with too few
     # scores has none, and b alone stands).
-    both &= _usable(b_se) & _usable(c_se)
+    both &= usable(b_se) & usable(c_se)
     w_b = 1 / np.where(both, b_se, 1.0) ** 2
     w_c = np.where(both, 1 / np.where(both, c_se, 1.0) ** 2, 0.0)
     value = np.where(both, (w_b * b + w_c * np.nan_to_num(moved)) / (w_b + w_c), b)
     return value, np.where(both, 1 / np.sqrt(w_b + w_c), b_se)
 
 
-def _usable(se: np.ndarray) -> np.ndarray:
+def usable(se: np.ndarray) -> np.ndarray:
+    """Standard errors a figure can be weighed by: positive and finite."""
     return np.isfinite(se) & (se > 0)
 
 
