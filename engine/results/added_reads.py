@@ -53,18 +53,25 @@ def check_added(review: ReviewSet, i: int, rater: str, score: str) -> str:
     if review.reads is None:
         raise ReviewError(NO_READS)
     name = safe_text(str(rater)).strip()
-    if not name:
+    check_read(row, name, str(score), review.labels_of(i), name in review.raters_of(i))
+    return name
+
+
+def check_read(row: int, rater: str, score: str, labels, read_before: bool) -> None:
+    """ReviewError when a read of data row `row` cannot be kept: no rater named, a score not
+    among the item's `labels`, or a rater who has read the answer before (`read_before`). The
+    review (check_added, on the file's reads) and the store (engine.saved.added_reads, on the
+    reads typed before) ask the same."""
+    if not rater.strip():
         raise ReviewError(f"Row {row}: name the rater who gave the read.")
-    labels = review.labels_of(i)
-    if str(score) not in labels:
+    if score not in labels:
         raise ReviewError(
             f"Row {row}: the score {score!r} is not on the item's scale ({', '.join(labels)})."
         )
-    if name in review.raters_of(i):
+    if read_before:
         raise ReviewError(
-            f"Row {row}: rater '{name}' already read this answer; a rater reads an answer once."
+            f"Row {row}: rater '{rater}' already read this answer; a rater reads an answer once."
         )
-    return name
 
 
 def added_audit(results, reads: ReadsAudit | None, added: Sequence[AddedRead]):

@@ -10,7 +10,7 @@ counted for another answer.
 from __future__ import annotations
 
 from engine.core.errors import ReviewError
-from engine.results.added_reads import AddedRead
+from engine.results.added_reads import AddedRead, check_read
 from engine.results.decision import text_hash
 from engine.saved.decision_db import now
 
@@ -58,19 +58,8 @@ class AddedReads:
                 f"Row {read.row} of {store.source} holds a different response than the one the "
                 f"read was typed for (id {read.response_id!r}); reload the file."
             )
-        labels = store.scale(i)
-        if read.score not in labels:
-            raise ReviewError(
-                f"Row {read.row}: the score {read.score!r} is not on the item's scale "
-                f"({', '.join(labels)})."
-            )
-        if not read.rater.strip():
-            raise ReviewError(f"Row {read.row}: name the rater who gave the read.")
-        if (read.row, read.rater) in self._reads:
-            raise ReviewError(
-                f"Row {read.row}: rater '{read.rater}' already read this answer; a rater reads "
-                "an answer once."
-            )
+        check_read(read.row, read.rater, read.score, store.scale(i),
+                   (read.row, read.rater) in self._reads)  # fmt: skip
 
     def add(self, row: int, response_id: str, text: str, rater: str, score: str) -> AddedRead:
         """Keep `rater`'s read `score` (a label of the item's scale) of the answer at data row
