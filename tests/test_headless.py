@@ -6,11 +6,15 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SAMPLE_CSV, session_frame
+from helpers import SAMPLE_CSV, clustered_embeddings, session_frame, write_rows
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 from typer.testing import CliRunner
 
@@ -425,3 +429,25 @@ def test_progress_bars_keep_their_counts_and_time_whole_at_80_columns():
     tuning, embedding = sorted(lines, key=lambda line: not line.startswith("Tuning"))
     assert tuning.endswith("3/10   -:--:--") and "kappa=0.849 x" in tuning and "…" in tuning
     assert embedding.endswith("250/756 -:--:--") and "loaded from cache" in embedding
+
+
+def test_quiet_says_nothing_where_the_home_folder_cannot_be_written(tmp_path):
+    """-q promises errors only: matplotlib (imported for report.html) must not advise about
+    MPLCONFIGDIR on stderr when it cannot write its usual folders (a home that is not a
+    folder; with HOME unset it falls back to the password database's, writable here)."""
+    vectors, scores = clustered_embeddings(60, 3, seed=3)
+    np.save(tmp_path / "emb.npy", vectors)
+    rows = [[f"s{i}", f"Plants need light {i}", int(scores[i])] for i in range(60)]
+    path = write_rows(tmp_path / "answers.csv", ["id", "answer", "score"], rows)
+    unset = ("HOME", "MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+    env = {key: value for key, value in os.environ.items() if key not in unset}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    env["HOME"] = str(tmp_path / "home-is-a-file")  # no folder can be made in it, by root either
+    (tmp_path / "home-is-a-file").write_text("")
+    command = [sys.executable, "-c", "from parm_tui.launch import main; main()", "audit",
+               str(path), "--embeddings", str(tmp_path / "emb.npy"), "--out",
+               str(tmp_path / "out"), "--set", "similarity_top_k=[5,10]", "-q"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout == ""
+    assert "<svg" in (tmp_path / "out" / "report.html").read_text()
