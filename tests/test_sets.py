@@ -160,6 +160,30 @@ def test_a_run_that_could_not_open_its_review_writes_a_set_of_its_own(tmp_path, 
     assert "review_store" in {warning["kind"] for warning in report["warnings"]}
 
 
+@pytest.mark.parametrize("force", [True, False])
+def test_a_new_folder_another_run_made_meanwhile_is_switched_with_when_allowed(
+    tmp_path, runs, monkeypatch, force
+):
+    out = tmp_path / "out"
+    real_rename = os.rename
+
+    def another_run_first(source, target):  # two runs into one new --out: the other wins
+        monkeypatch.setattr(sets.os, "rename", real_rename)
+        write_files(out, "20260101T000000Z-0other", [("decisions.csv", "row\n1\n")])
+        real_rename(source, target)
+
+    monkeypatch.setattr(sets.os, "rename", another_run_first)
+    if not force:
+        with pytest.raises(ExportError, match="appeared while the outputs were being written"):
+            write_outputs(runs[0], out)
+        assert read_set(out).run_id == "20260101T000000Z-0other"
+        return
+    write_files(out, runs[0].run_id, [("predictions.csv", "row\n2\n")], True, whole=True)
+    state = read_set(out)
+    assert state.one_run and state.run_id == runs[0].run_id and not state.problems
+    assert sorted(os.listdir(tmp_path)) == ["out"] and not (out / "decisions.csv").exists()
+
+
 @pytest.mark.parametrize("where", ["working folder", "folder with a file of the user's"])
 def test_folders_holding_other_files_are_written_in_place_and_the_files_kept(tmp_path, runs, where):
     out = tmp_path if where == "working folder" else tmp_path / "out"

@@ -52,6 +52,11 @@ from engine.outputs.names import MANIFEST_FILE, SET_FILES
 _OWN_NAMES = frozenset(SET_FILES + (MANIFEST_FILE,))
 
 
+class FolderAppeared(ExportError):
+    """The output folder did not exist when the set was begun and another process (another
+    parm writing to the same --out) made it before the set could be renamed in."""
+
+
 def write_set(
     folder: str | Path,
     run_id: str,
@@ -168,7 +173,7 @@ def _create(folder: Path, data, manifest: bytes, report) -> None:
                 os.rename(staging, folder)
             except OSError as exc:
                 if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
-                    raise ExportError(
+                    raise FolderAppeared(
                         f"{folder} appeared while the outputs were being written (another "
                         "parm?); nothing was written. Run the export again."
                     ) from None

@@ -22,7 +22,7 @@ from engine.core.files import reason, refuse_non_regular_targets
 from engine.outputs import markdown, session_report, tables
 from engine.outputs.names import DECISIONS_FILE, MANIFEST_FILE, OUTPUT_FILES
 from engine.outputs.review_summary import NO_REVIEW, NO_STORE, review_markdown
-from engine.outputs.sets import dropped_files, write_set
+from engine.outputs.sets import FolderAppeared, dropped_files, write_set
 from engine.results.decision import Decisions
 from engine.results.item import AuditResult
 from engine.results.session import single_item_session
@@ -129,6 +129,12 @@ def write_files(
     names = [name for name, _ in contents]
     gone = dropped_files(out_dir, names) if whole else []
     check_writable(out_dir, names + gone, overwrite)
+    try:
+        return write_set(out_dir, run_id, contents, on_switched, whole)
+    except FolderAppeared:
+        if not overwrite:  # another run's outputs are there now: replaced only when allowed
+            raise
+    # Another parm made the folder meanwhile (two runs into one new --out): switch with it.
     return write_set(out_dir, run_id, contents, on_switched, whole)
 
 
