@@ -532,6 +532,22 @@ def test_skip_never_leaves_out_most_of_a_file(tmp_path, good, nothing_embedded):
     assert "(25 missing, 15 not a score)" in output and "at most 50% of a file" in output
 
 
+def test_numbers_are_counted_in_each_item_which_has_its_own_scale():
+    """Essay sets in one file (scored 0-40 and 50-90): 82 values in the file, 41 in an item."""
+    from engine.core.errors import DataError
+    from engine.input.config import AuditConfig
+    from engine.input.score_check import check_score_columns
+
+    scores = [str(v) for v in range(41)] * 5 + [str(v) for v in range(50, 91)] * 5
+    frame = pd.DataFrame({"set": ["A"] * 205 + ["B"] * 205, "essay": ["e"] * 410, "score": scores})
+    check_score_columns(frame, AuditConfig().updated(item_column="set"), "sets.csv")
+    with pytest.raises(DataError, match=r"it has 82 different values in 410 rows \(more than 50;"):
+        check_score_columns(frame, AuditConfig(), "sets.csv")
+    frame["score"] = [str(v) for v in range(80)] * 5 + ["1"] * 10  # one item of 80 values
+    with pytest.raises(DataError, match="80 in item 'A', more than 50"):
+        check_score_columns(frame, AuditConfig().updated(item_column="set"), "sets.csv")
+
+
 @pytest.mark.parametrize(("bad", "stops"), [(30, False), (31, True)])
 def test_skip_leaves_out_at_most_half_of_a_file(bad, stops):
     from engine.core.errors import DataError

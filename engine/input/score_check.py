@@ -5,7 +5,8 @@ thousands of "scores".
 
 Two rules, on every column scores are read from (the audited one, a second score, every read):
 - values: more distinct values than a rubric's scores could have (engine.input.guess's rule,
-  the one the column guess applies: more than 50, or more than half the file's rows). Every
+  the one the column guess applies): more than 50 (numbers counted in each item, which has its
+  own scale; text over the file), or more than half the file's rows (from 20 rows on). Every
   score column of the real files parm is measured on has at most 34 (ASAP essays set 8's
   resolved scores); their text, id and question columns have from 79 to thousands.
 - bad rows: under on_bad_rows "skip", more than MAX_SKIPPED_SHARE of the file's rows without a
@@ -19,8 +20,7 @@ import pandas as pd
 
 from engine.core.errors import DataError
 from engine.input.config import AuditConfig
-from engine.input.guess import MAX_SCORE_SHARE, MAX_SCORE_VALUES, score_candidates
-from engine.input.guess import too_many_values as _too_many
+from engine.input.guess import MAX_SCORE_SHARE, MAX_SCORE_VALUES, SHARE_ROWS, score_candidates
 from engine.input.labels import is_numeric
 from engine.input.reads import read_columns
 from engine.input.table import as_number
@@ -37,7 +37,7 @@ def check_score_columns(frame: pd.DataFrame, config: AuditConfig, where: str) ->
     for column in dict.fromkeys(columns):
         values = _values(frame, column)
         if values is not None:
-            _check_values(frame, column, values, where)
+            _check_values(frame, column, values, config, where)
     if config.on_bad_rows == "skip":
         values = _values(frame, columns[0])
         if values is not None:
@@ -55,21 +55,31 @@ def _values(frame: pd.DataFrame, column: str | None) -> pd.Series | None:
     return cells.astype(str).str.strip()
 
 
-def _check_values(frame: pd.DataFrame, column: str, values: pd.Series, where: str) -> None:
+def _check_values(frame: pd.DataFrame, column: str, values: pd.Series, config, where) -> None:
     present = values[values != ""]
-    distinct = present.unique()
-    if not _too_many(len(distinct), len(frame)):
+    counts = present.value_counts(sort=False)
+    numbers = sum(n for value, n in counts.items() if as_number(value) is not None)
+    kind = "numbers" if numbers > 0.5 * len(present) else "text"
+    many, within = len(counts), ""
+    items = config.item_column
+    if kind == "numbers" and items in frame.columns and not isinstance(frame[items], pd.DataFrame):
+        # Each item has its own scale (a file of essay sets scored 1-6, 0-24, 10-60): a rubric's
+        # limit is an item's, as engine.input.responses applies it.
+        by_item = present.groupby(frame[items].astype(str).str.strip()[present.index]).nunique()
+        many, within = int(by_item.max()), f" in item '{_short(str(by_item.idxmax()))}'"
+    too_many = many > MAX_SCORE_VALUES
+    too_spread = len(frame) >= SHARE_ROWS and len(counts) > MAX_SCORE_SHARE * len(frame)
+    if not (too_many or too_spread):
         return
-    numbers = sum(as_number(v) is not None for v in present) / max(len(present), 1)
-    kind = "numbers" if numbers > 0.5 else "text"
-    length = present.str.len().mean() if len(present) else 0
-    shown = ", ".join(repr(_short(v)) for v in distinct[:3])
     limit = (
-        f"more than {MAX_SCORE_VALUES}" if len(distinct) > MAX_SCORE_VALUES
+        f"{many:,}{within}, more than {MAX_SCORE_VALUES}" if too_many and within
+        else f"more than {MAX_SCORE_VALUES}" if too_many
         else f"more than {MAX_SCORE_SHARE:.0%} of the file's {len(frame):,} rows"
     )  # fmt: skip
+    length = present.str.len().mean() if len(present) else 0
+    shown = ", ".join(repr(_short(v)) for v in counts.index[:3])
     raise DataError(
-        f"{where}: column '{column}' cannot hold the scores: it has {len(distinct):,} different "
+        f"{where}: column '{column}' cannot hold the scores: it has {len(counts):,} different "
         f"values in {len(present):,} rows ({limit}; mostly {kind}, {length:.0f} characters on "
         f"average; e.g. {shown}), and a rubric's scores each go to several answers. "
         f"{_candidates(frame, column)}"
