@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.audit.read_severity import learned_severity
-from engine.audit.session_figures import session_model_figures, wanted
+from engine.audit.session_figures import check_session_memory, session_model_figures, wanted
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.vectors import Embedded
@@ -75,6 +75,7 @@ def run_session(
     audited = items.audited
     for responses in audited:  # before any embedding: a setting that cannot work stops at once
         check_selection_metric(config, responses)
+    check_session_memory(audited, config.session_model, config.cross_fit_folds, config.score_order)
     runner = runner_for(config)
     loading = embedding_seconds = 0.0
     if runner.embeds_here:

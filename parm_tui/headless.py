@@ -203,7 +203,7 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
     # once, one line per kind, so a wrong file can be stopped before a long run.
     for line in summary_lines(prepared.notes):
         say(told, f"Warning: {line}")
-    store = _review(told, prepared)
+    store, problems = _review(told, prepared)
     _check_out(request.out, workspace.output_names(config, store is not None), request.force)
     # The model (if a cache miss needs it) starts loading now, in the background.
     workspace.preload(prepared, precomputed=request.embeddings is not None)
@@ -220,22 +220,24 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
     kept = workspace.keep(file, session)
     if kept.problem is not None:
         say(told, f"Warning: {kept.problem}")
-    _write(session, request.out, request.force, written, store, file)
-    _warnings(told, session, prepared, written)
+        problems.append(kept.problem)
+    _write(session, request.out, request.force, written, store, file, problems)
+    _warnings(told, session, prepared, written, problems)
     if guessed is not None:  # said again, where the run's last lines keep it in view
         say(told, guessed.sentence())
     _summary(told, session, written)
     return 0
 
 
-def _warnings(console, session, prepared, written: list[Path]) -> None:
-    """The run's warnings not said before it, one line per kind, and where all of them are."""
+def _warnings(console, session, prepared, written: list[Path], problems=()) -> None:
+    """The run's warnings not said before it, one line per kind, and where all of them are
+    (with the `problems` said as they came: the review's, the saved run's)."""
     said = set(prepared.notes)
     for line in summary_lines([w for w in session.warnings if w not in said]):
         say(console, f"Warning: {line}")
     listed = [path for path in written if path.name == WARNINGS_FILE]
-    if session.warnings and listed:
-        n = len(session.warnings)
+    if (session.warnings or problems) and listed:
+        n = len(session.warnings) + len(problems)
         say(console, f"All {n} warning{'' if n == 1 else 's'}, one a line: {listed[0]}")
 
 
@@ -257,14 +259,14 @@ def _guessed(console, file, config, request: AuditRequest):
 
 
 def _review(console, prepared):
-    """The file's decision store, as the app opens it, so a run reports the decisions made in
-    the app; None, with a warning, when it cannot be opened."""
+    """(The file's decision store, as the app opens it, so a run reports the decisions made in
+    the app; the warnings said about it): no store, with a warning, when it cannot be opened."""
     review = workspace.open_review(prepared)
     if review.problem is not None:
         say(console, f"Warning: {review.problem}")
     for note in review.notes:
         say(console, note)
-    return review.store
+    return review.store, [review.problem] if review.problem is not None else []
 
 
 def _check_out(out, names, force) -> None:
@@ -279,11 +281,11 @@ def _check_out(out, names, force) -> None:
         ) from None
 
 
-def _write(session, out, force, written, store, file) -> None:
+def _write(session, out, force, written, store, file, problems=()) -> None:
     try:
         workspace.export(
             session, out, decisions=store, table=file.frame, force=force,
-            on_switched=written.extend,
+            on_switched=written.extend, warnings=problems,
         )  # fmt: skip
     finally:
         if store is not None:
@@ -297,11 +299,11 @@ def _export(console, file, out, force, run_id, written) -> int:
     # The newest run, or the one asked for (ResumeError naming the runs that are kept).
     saved = workspace.saved_run(file, run_id)
     prepared, session = workspace.restore(file, saved)
-    store = _review(console, prepared)
+    store, problems = _review(console, prepared)
     _check_out(out, workspace.output_names(prepared.config, store is not None), force)
     decisions = None if store is None else store.all()
     typed = 0 if store is None else len(store.added_reads())
-    _write(session, out, force, written, store, file)
+    _write(session, out, force, written, store, file, problems)
     say(console, f"Exported run {session.run_id} of {file.path} (saved {saved.saved_at}), "
         f"nothing run again; {_decided(session, decisions)}")  # fmt: skip
     if typed:
@@ -321,7 +323,7 @@ def _import(console, file, decisions, config_path, overrides) -> int:
         config = build_config(config_path, list(overrides))
         config = config.updated(**workspace.choose_columns(file, config).columns)
         prepared = workspace.prepare(file, config)
-    store = _review(console, prepared)
+    store, _ = _review(console, prepared)
     if store is None:
         return EXIT_USER
     try:

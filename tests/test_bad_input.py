@@ -7,9 +7,11 @@ from __future__ import annotations
 import csv
 import errno
 import os
+from pathlib import Path
 
 import helpers
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import FAST_CLI, TALKING_CLI, cli, clustered_embeddings, unfaulted_keep, write_rows
 
@@ -460,3 +462,216 @@ def test_exports_follow_the_umask_not_mkstemps_private_mode(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "shared.csv").stat().st_mode) == 0o644
+
+
+# -- a column that cannot hold scores, stopped before anything is embedded -------------------------
+@pytest.fixture
+def nothing_embedded(monkeypatch):
+    """The run must stop before a model is loaded or anything embedded: both fail the test."""
+    from engine import workspace
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a model was loaded or answers embedded")
+
+    monkeypatch.setattr(workspace, "preload", refuse)
+    monkeypatch.setattr(workspace, "run", refuse)
+
+
+def many_items(tmp_path, items=30, per_item=12):
+    """Mohler in miniature: many small items, half-point scores read twice, text answers."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for g in range(items):
+        for i in range(per_item):
+            score = rng.integers(0, 11) / 2
+            rows.append([f"{g}-{i}", f"Q{g}", f"answer {i} to question {g}", score, score])
+    header = ["id", "question_id", "answer", "score_grader1", "score_grader2"]
+    return write_rows(tmp_path / "many.csv", header, rows)
+
+
+@pytest.mark.parametrize(
+    ("flags", "column"),
+    [
+        (["--score-col", "answer", "--set", "on_bad_rows=skip"], "answer"),
+        (["--score-col", "answer"], "answer"),
+        (["--score-col", "id"], "id"),
+        (["--second-score-col", "answer"], "answer"),
+    ],
+)
+def test_a_column_of_text_or_ids_named_as_scores_stops_at_once(
+    tmp_path, nothing_embedded, flags, column
+):
+    path = many_items(tmp_path)
+    code, output = cli(path, "--text-col", "answer", "--out", tmp_path / "out", *flags, "-q")
+    assert code == 2, output
+    assert f"column '{column}' cannot hold the scores: it has 360 different values in 360 rows" in (
+        output.replace("\n", " ")
+    )
+    assert "Columns that look like scores: 'score_grader1', 'score_grader2'" in output
+    assert "Traceback" not in output and not (tmp_path / "out").exists()
+
+
+def test_a_small_files_column_with_a_value_for_most_rows_is_no_score(tmp_path, nothing_embedded):
+    rows = [[f"answer {i}", i, i % 3] for i in range(40)]
+    path = write_rows(tmp_path / "small.csv", ["answer", "number", "score"], rows)
+    code, output = cli(path, "--score-col", "number", "-q")
+    assert code == 2
+    assert "column 'number' cannot hold the scores: it has 40 different values in 40 rows" in output
+    assert "more than 50% of the file's 40 rows" in output
+    assert "Columns that look like scores: 'score'" in output
+
+
+def test_skip_never_leaves_out_most_of_a_file(tmp_path, good, nothing_embedded):
+    def unscored(rows):
+        for k, row in enumerate(rows[:40]):
+            row[2] = "" if k < 25 else "n/a"
+
+    code, output = audit_rows(tmp_path, good, unscored, "--set", "on_bad_rows=skip")
+    assert code == 2
+    assert "40 of the file's 60 rows (67%) have no usable score in column 'score'" in output
+    assert "(25 missing, 15 not a score)" in output and "at most 50% of a file" in output
+
+
+def test_numbers_are_counted_in_each_item_which_has_its_own_scale():
+    """Essay sets in one file (scored 0-40 and 50-90): 82 values in the file, 41 in an item."""
+    from engine.core.errors import DataError
+    from engine.input.config import AuditConfig
+    from engine.input.score_check import check_score_columns
+
+    scores = [str(v) for v in range(41)] * 5 + [str(v) for v in range(50, 91)] * 5
+    frame = pd.DataFrame({"set": ["A"] * 205 + ["B"] * 205, "essay": ["e"] * 410, "score": scores})
+    check_score_columns(frame, AuditConfig().updated(item_column="set"), "sets.csv")
+    with pytest.raises(DataError, match=r"it has 82 different values in 410 rows \(more than 50;"):
+        check_score_columns(frame, AuditConfig(), "sets.csv")
+    frame["score"] = [str(v) for v in range(80)] * 5 + ["1"] * 10  # one item of 80 values
+    with pytest.raises(DataError, match="80 in item 'A', more than 50"):
+        check_score_columns(frame, AuditConfig().updated(item_column="set"), "sets.csv")
+
+
+@pytest.mark.parametrize(("bad", "stops"), [(30, False), (31, True)])
+def test_skip_leaves_out_at_most_half_of_a_file(bad, stops):
+    from engine.core.errors import DataError
+    from engine.input.config import AuditConfig
+    from engine.input.score_check import MAX_SKIPPED_SHARE, check_score_columns
+
+    assert MAX_SKIPPED_SHARE == 0.5
+    scores = [""] * bad + ["1", "2"] * 30
+    frame = pd.DataFrame({"answer": [f"a{i}" for i in range(60)], "score": scores[:60]})
+    config = AuditConfig().updated(on_bad_rows="skip")
+    if stops:
+        with pytest.raises(DataError, match=f"{bad} of the file's 60 rows"):
+            check_score_columns(frame, config, "f.csv")
+    else:
+        check_score_columns(frame, config, "f.csv")
+    check_score_columns(frame, AuditConfig(), "f.csv")  # "error" stops on the rows themselves
+
+
+def test_the_load_screens_call_stops_the_same_way(tmp_path):
+    """The app's Load screen and `parm audit` both prepare the file with workspace.prepare."""
+    from engine import workspace
+    from engine.core.errors import DataError
+
+    file = workspace.open_file(many_items(tmp_path), runs=False)
+    config = config_from_dict({"text_column": "answer", "score_column": "answer",
+                               "item_column": "question_id", "on_bad_rows": "skip"})  # fmt: skip
+    with pytest.raises(DataError, match="column 'answer' cannot hold the scores") as caught:
+        workspace.prepare(file, config)
+    assert "'score_grader1', 'score_grader2'" in str(caught.value)
+
+
+# -- memory, checked before an array sized by the data is made ------------------------------------
+def test_an_array_that_would_not_fit_is_refused_before_it_is_made(monkeypatch):
+    from engine.core import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda: 2 * memory.GIB)
+    assert memory.zeros((1000, 1000)).shape == (1000, 1000)  # 8 MB
+    with pytest.raises(memory.MemoryNeeded) as caught:
+        memory.zeros((4000, 1000, 1000), what="A test array (4,000 x 1,000 x 1,000)", advice="Cut.")
+    assert str(caught.value) == (
+        "A test array (4,000 x 1,000 x 1,000) would need 29.8 GiB of memory; this machine has "
+        "2.0 GiB free and one array may take 50%. Nothing was allocated. Cut."
+    )
+    assert caught.value.nbytes == 4000 * 1000 * 1000 * 8
+    monkeypatch.setattr(memory, "available_bytes", lambda: None)  # unknown: only absurd sizes
+    memory.check_memory(30 * memory.GIB, "x")
+    with pytest.raises(memory.MemoryNeeded, match="does not say how much memory is free"):
+        memory.check_memory(2000 * memory.GIB, "x")
+
+
+def test_a_session_model_too_big_for_the_machine_stops_before_embedding(
+    tmp_path, monkeypatch, nothing_embedded
+):
+    from engine.core import memory
+
+    path = many_items(tmp_path)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 4 * 1024**2)  # 4 MiB free
+    code, output = cli(path, "--text-col", "answer", "-q")
+    assert code == 2
+    assert "The session model over 720 reads on a scale of 11 scores" in output
+    assert "would need" in output and 'Set session_model to "off"' in output
+    code, output = cli(path, "--text-col", "answer", "--set", "session_model=off", "-q")
+    assert code == 1 and "a model was loaded or answers embedded" in output  # past the check
+
+
+def test_the_session_models_memory_estimate_bounds_what_its_fit_asks_for(monkeypatch):
+    from engine.audit.session_figures import check_session_memory
+    from engine.core import memory
+
+    frame, vectors = helpers.session_frame()
+    config = helpers.session_config(rater_column="rater", cross_fit_folds=2)
+    asked = []
+    real = memory.check_memory
+    monkeypatch.setattr(memory, "check_memory",
+                        lambda nbytes, *a, **k: (asked.append(nbytes), real(nbytes, *a, **k)))  # fmt: skip
+    session = helpers.run_frame(frame, vectors, config)
+    assert session.session_model is not None and asked
+    estimate = check_session_memory(session.items.audited, "auto", 2)
+    assert max(asked) <= estimate < 4 * max(asked)
+
+
+# -- the real files (../shared/data, or $PARM_DATA_ROOT) ---------------------------------------------
+DATA = Path(
+    os.environ.get("PARM_DATA_ROOT", Path(__file__).resolve().parents[2] / "shared" / "data")
+)
+with_data = pytest.mark.skipif(not (DATA / "mohler").is_dir(), reason="needs ../shared/data")
+# Each kind of real file: its score columns (every one must pass) and columns named by mistake.
+REAL_COLUMNS = {
+    "mohler/answers.csv": (("score_grader1", "score_grader2"),
+                           ("answer", "id", "question_id", "question", "reference_answer")),
+    "powergrading/answers.csv": (("G1", "G2", "G3"), ("answer", "id", "student_id")),
+    "scientsbank/train.csv": (("label",), ("answer", "id", "question_id", "question")),
+    "asap-sas/prompt1-train.csv": (("Score1", "Score2"), ("EssayText", "Id")),
+    "asap-aes/set8.csv": (("rater1_domain1", "rater2_domain1", "rater3_domain1", "domain1_score"),
+                          ("essay", "essay_id")),
+}  # fmt: skip
+
+
+@pytest.mark.slow
+@with_data
+def test_mohlers_answers_named_as_the_score_stop_at_once(tmp_path, nothing_embedded):
+    path = DATA / "mohler" / "answers.csv"
+    flags = ["--score-col", "answer", "--set", "on_bad_rows=skip", "--out", tmp_path / "o", "-q"]
+    code, output = cli(path, *flags)
+    assert code == 2
+    assert "column 'answer' cannot hold the scores: it has 2,171 different values in 2,273" in (
+        output.replace("\n", " ")
+    )
+    assert "Columns that look like scores: 'score_grader1', 'score_grader2'" in output
+
+
+@pytest.mark.slow
+@with_data
+@pytest.mark.parametrize("name", REAL_COLUMNS)
+def test_every_real_score_column_passes_and_a_column_named_by_mistake_stops(name):
+    from engine.core.errors import DataError
+    from engine.input.config import AuditConfig
+    from engine.input.score_check import check_score_columns
+    from engine.input.table import read_table
+
+    frame = read_table(DATA / name)
+    scores, mistakes = REAL_COLUMNS[name]
+    for column in scores:
+        check_score_columns(frame, AuditConfig().updated(score_column=column), name)
+    for column in mistakes:
+        with pytest.raises(DataError, match=f"column '{column}' cannot hold the scores"):
+            check_score_columns(frame, AuditConfig().updated(score_column=column), name)

@@ -5,12 +5,15 @@ decisions are noticed."""
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +27,11 @@ from helpers import (
 )
 
 from engine.core.errors import ParmError, ReviewError
+from engine.core.files import file_digest
 from engine.input.responses import Responses
 from engine.results.decision import RunContext, text_hash
-from engine.saved.decision_db import SCHEMA_VERSION
+from engine.saved import decision_db
+from engine.saved.decision_db import SCHEMA_VERSION, connect
 from engine.saved.decisions import open_store
 
 
@@ -464,3 +469,118 @@ def test_the_review_offers_the_files_whole_scale_up_to_the_items_highest_score()
     nominal = replace(base, labels=("apple", "pear", "plum"), ordered=False)
     _, _, on_scale = pool_responses([nominal, replace(nominal, labels=("fig", "kiwi", "lime"))])
     assert on_scale.sum(axis=1).tolist() == [3] * 24
+
+
+# -- other parm processes on the same database ----------------------------------------------------
+CONTEXT = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+
+
+def _decide_elsewhere(path: str, database: str, digest: str) -> None:
+    """Another parm process: opens the review of the file at `path` and decides on row 3."""
+    responses = make_responses()
+    with open_store(Path(path), responses, Path(database), digest=digest) as store:
+        record(store, responses, 2, "unsure", note="the other window")
+
+
+def _in_another_process(target, *args) -> None:
+    child = CONTEXT.Process(target=target, args=args)
+    child.start()
+    child.join(timeout=60)
+    assert child.exitcode == 0
+
+
+@pytest.mark.parametrize("other", ["another file", "the same file", "a copy of the file"])
+def test_only_another_writer_of_the_same_review_is_news(tmp_path, database, other):
+    mine = tmp_path / "mine.csv"
+    mine.write_text("id,answer,score\n1,roots,0\n")
+    target = {"another file": tmp_path / "theirs.csv", "the same file": mine,
+              "a copy of the file": tmp_path / "copy" / "mine.csv"}[other]  # fmt: skip
+    target.parent.mkdir(exist_ok=True)
+    if target != mine:
+        target.write_text(mine.read_text() if other == "a copy of the file" else "id\n2\n")
+    responses = make_responses()
+    with open_store(mine, responses, database, digest=file_digest(mine)) as store:
+        record(store, responses, 0, "keep")
+        _in_another_process(_decide_elsewhere, str(target), str(database), file_digest(target))
+        same_review = other != "another file"
+        assert store.changed_elsewhere() is same_review
+        assert (store.get(3) is not None) is same_review
+        assert not store.changed_elsewhere()  # nothing new since
+        assert store.get(1).action == "keep"
+
+
+def _open_fresh(database: str, barrier, results) -> None:
+    barrier.wait(timeout=30)
+    try:
+        connect(Path(database)).close()
+        results.put("ok")
+    except ReviewError as exc:
+        results.put(str(exc))
+
+
+def test_processes_creating_the_database_at_once_all_get_it(tmp_path):
+    processes = 4
+    for attempt in range(6):
+        database = tmp_path / f"try{attempt}" / "decisions.sqlite3"
+        barrier, results = CONTEXT.Barrier(processes), CONTEXT.Queue()
+        children = [
+            CONTEXT.Process(target=_open_fresh, args=(str(database), barrier, results))
+            for _ in range(processes)
+        ]
+        for child in children:
+            child.start()
+        got = [results.get(timeout=60) for _ in children]
+        for child in children:
+            child.join(timeout=60)
+        assert got == ["ok"] * processes
+
+
+def _hold(database: Path, seconds: float, begin: str) -> threading.Thread:
+    """Another program's connection holding the database's lock for `seconds` (in a thread)."""
+    holder = sqlite3.connect(database, isolation_level=None, check_same_thread=False)
+    holder.execute(begin)
+
+    def release() -> None:
+        time.sleep(seconds)
+        holder.execute("ROLLBACK")
+        holder.close()
+
+    thread = threading.Thread(target=release)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("begin", ["BEGIN IMMEDIATE", "BEGIN EXCLUSIVE"])
+def test_a_lock_let_go_within_the_wait_is_waited_for(tmp_path, source, begin):
+    # Held while it is being created: turning it to WAL under another's write lock fails at
+    # once, without sqlite3's busy handler (what two parm processes starting together hit).
+    fresh = tmp_path / "fresh" / "decisions.sqlite3"
+    fresh.parent.mkdir()
+    holding = _hold(fresh, 0.3, begin)
+    connect(fresh).close()
+    holding.join()
+    responses = make_responses()
+    with open_store(source, responses, fresh) as store:
+        holding = _hold(fresh, 0.3, "BEGIN IMMEDIATE")  # a writer of another review
+        record(store, responses, 0, "keep")
+        holding.join()
+        assert store.get(1).action == "keep"
+
+
+def test_a_database_held_past_the_wait_is_in_use_never_damaged(tmp_path, source, monkeypatch):
+    monkeypatch.setattr(decision_db, "BUSY_WAIT_SECONDS", 0.3)
+    database = tmp_path / "decisions.sqlite3"
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        holding = _hold(database, 2.0, "BEGIN IMMEDIATE")
+        with pytest.raises(ReviewError) as saving:
+            record(store, responses, 0, "keep")
+        with pytest.raises(ReviewError) as opening:  # it notes the file it opens: a write
+            open_store(source, responses, database, digest=file_digest(source))
+        holding.join()
+        record(store, responses, 0, "keep")  # let go: saved as ever
+    for caught in (saving, opening):
+        message = str(caught.value)
+        assert "is in use" in message and "not damaged" in message, message
+        assert "cannot be read" not in message and "Move it aside" not in message
+    assert "It was not recorded" in str(saving.value)

@@ -6,11 +6,15 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import SAMPLE_CSV, session_frame
+from helpers import SAMPLE_CSV, clustered_embeddings, session_frame, write_rows
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 from typer.testing import CliRunner
 
@@ -425,3 +429,43 @@ def test_progress_bars_keep_their_counts_and_time_whole_at_80_columns():
     tuning, embedding = sorted(lines, key=lambda line: not line.startswith("Tuning"))
     assert tuning.endswith("3/10   -:--:--") and "kappa=0.849 x" in tuning and "…" in tuning
     assert embedding.endswith("250/756 -:--:--") and "loaded from cache" in embedding
+
+
+def without_a_writable_home(tmp_path) -> dict:
+    """The environment of a user whose home folder cannot be written (it is a file: no folder
+    can be made in it, by root either; with HOME unset Python falls back to the password
+    database's home, writable here)."""
+    unset = ("HOME", "MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
+    env = {key: value for key, value in os.environ.items() if key not in unset}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    env["HOME"] = str(tmp_path / "home-is-a-file")
+    (tmp_path / "home-is-a-file").write_text("")
+    return env
+
+
+def test_a_report_plot_says_nothing_where_the_home_folder_cannot_be_written(tmp_path):
+    """matplotlib, imported as report.html imports it, must not advise about MPLCONFIGDIR on
+    stderr (-q promises errors only) when it cannot write its usual folders."""
+    plot = ("from engine.outputs.plots import score_distribution; "
+            "print(score_distribution(['0', '1'], {'rater': [3, 4]}, 'Scores')[:4])")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", plot], capture_output=True, text=True,
+                          env=without_a_writable_home(tmp_path), timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout == "<svg\n"
+
+
+@pytest.mark.slow
+def test_quiet_says_nothing_where_the_home_folder_cannot_be_written(tmp_path):
+    """The whole of `parm audit -q` (report.html and all) on such a home: nothing printed."""
+    vectors, scores = clustered_embeddings(60, 3, seed=3)
+    np.save(tmp_path / "emb.npy", vectors)
+    rows = [[f"s{i}", f"Plants need light {i}", int(scores[i])] for i in range(60)]
+    path = write_rows(tmp_path / "answers.csv", ["id", "answer", "score"], rows)
+    command = [sys.executable, "-c", "from parm_tui.launch import main; main()", "audit",
+               str(path), "--embeddings", str(tmp_path / "emb.npy"), "--out",
+               str(tmp_path / "out"), "--set", "similarity_top_k=[5,10]", "-q"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True,
+                          env=without_a_writable_home(tmp_path), timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "" and done.stdout == ""
+    assert "<svg" in (tmp_path / "out" / "report.html").read_text()

@@ -13,14 +13,15 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from helpers import run_frame, session_config, session_frame, small_result
 
 from engine.core import files, signals
-from engine.core.errors import ExportError
+from engine.core.errors import ExportError, OutputsExist
 from engine.outputs import sets
 from engine.outputs.manifest import read_set
-from engine.outputs.names import MANIFEST_FILE, OUTPUT_FILES
+from engine.outputs.names import MANIFEST_FILE, OUTPUT_FILES, WARNINGS_FILE
 from engine.outputs.write import write_files, write_outputs
 
 N = 60
@@ -113,6 +114,74 @@ def test_files_an_export_leaves_alone_are_carried_over_with_their_own_run(tmp_pa
     state = read_set(out)
     assert not state.problems and not state.one_run  # two runs, and the manifest says so
     assert {f.name: f.run_id for f in state.files}["decisions.csv"] == runs[0].run_id
+
+
+@pytest.mark.parametrize("switch", ["exchange", "in place"])
+def test_a_whole_set_carries_no_file_of_another_run(tmp_path, runs, monkeypatch, switch):
+    out = tmp_path / "out"
+    first = [("predictions.csv", "row\n1\n"), ("decisions.csv", "row,action\n1,keep\n")]
+    write_files(out, runs[0].run_id, first)
+    if switch == "in place":
+        monkeypatch.setattr(sets, "exchange", lambda first, second: False)
+    second = [("predictions.csv", "row\n2\n")]
+    with pytest.raises(OutputsExist) as refused:  # dropping a file replaces it: --force too
+        write_files(out, runs[1].run_id, second, whole=True)
+    assert refused.value.names == ("predictions.csv", "decisions.csv")
+    write_files(out, runs[1].run_id, second, overwrite=True, whole=True)
+    assert sorted(os.listdir(out)) == [MANIFEST_FILE, "predictions.csv"]
+    state = read_set(out)
+    assert state.one_run and state.run_id == runs[1].run_id and not state.problems
+
+
+def test_a_run_that_could_not_open_its_review_writes_a_set_of_its_own(tmp_path, monkeypatch):
+    """`parm audit` into the --out of another run, without its decision store (a database that
+    cannot be read): its set holds no decisions.csv of the other run, names one run, and its
+    warnings.txt holds the warning -q did not print."""
+    from helpers import FAST_CLI, cli, clustered_embeddings, write_rows
+
+    vectors, scores = clustered_embeddings(N, 3, seed=5)
+    np.save(tmp_path / "emb.npy", vectors)
+    rows = [[f"s{i}", f"Stems carry water {i}", int(scores[i])] for i in range(N)]
+    path = write_rows(tmp_path / "answers.csv", ["id", "answer", "score"], rows)
+    out, flags = tmp_path / "out", ["--embeddings", tmp_path / "emb.npy", *FAST_CLI]
+    other = [("predictions.csv", "row\n1\n"), ("decisions.csv", "row,action\n1,keep\n")]
+    write_files(out, "20260101T000000Z-0other", other)
+    broken = tmp_path / "broken-data"
+    broken.mkdir()
+    (broken / "decisions.sqlite3").write_bytes(b"not a database" * 100)
+    monkeypatch.setenv("PARM_DATA_DIR", str(broken))
+    assert cli(path, "--out", out, "--force", *flags) == (0, "")  # -q: errors only
+    state = read_set(out)
+    assert state.one_run and not state.problems and not (out / "decisions.csv").exists()
+    listed = (out / WARNINGS_FILE).read_text()
+    assert "[review_store] Review decisions cannot be saved or read" in listed
+    assert "No warnings" not in listed
+    report = json.loads((out / "report.json").read_text())
+    assert "review_store" in {warning["kind"] for warning in report["warnings"]}
+
+
+@pytest.mark.parametrize("force", [True, False])
+def test_a_new_folder_another_run_made_meanwhile_is_switched_with_when_allowed(
+    tmp_path, runs, monkeypatch, force
+):
+    out = tmp_path / "out"
+    real_rename = os.rename
+
+    def another_run_first(source, target):  # two runs into one new --out: the other wins
+        monkeypatch.setattr(sets.os, "rename", real_rename)
+        write_files(out, "20260101T000000Z-0other", [("decisions.csv", "row\n1\n")])
+        real_rename(source, target)
+
+    monkeypatch.setattr(sets.os, "rename", another_run_first)
+    if not force:
+        with pytest.raises(ExportError, match="appeared while the outputs were being written"):
+            write_outputs(runs[0], out)
+        assert read_set(out).run_id == "20260101T000000Z-0other"
+        return
+    write_files(out, runs[0].run_id, [("predictions.csv", "row\n2\n")], True, whole=True)
+    state = read_set(out)
+    assert state.one_run and state.run_id == runs[0].run_id and not state.problems
+    assert sorted(os.listdir(tmp_path)) == ["out"] and not (out / "decisions.csv").exists()
 
 
 @pytest.mark.parametrize("where", ["working folder", "folder with a file of the user's"])

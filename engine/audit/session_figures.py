@@ -105,6 +105,29 @@ def wanted(setting: str, responses: list[Responses], folds: int) -> bool:
     )
 
 
+def check_session_memory(responses: list[Responses], setting: str, folds: int, order=None) -> int:
+    """MemoryNeeded (engine.core.memory) when the session model these items call for would not
+    fit in memory: checked from their sizes before anything is embedded or fitted. Returns the
+    bytes of its largest array (an upper bound: every read's rater counted), 0 without it."""
+    from engine.model.session_design import Layout, check_fit_memory
+
+    if not wanted(setting, responses, folds):
+        return 0
+    labels = pooled_labels([r.labels for r in responses], order)
+    whole = file_scale(labels, order) if all(r.ordered for r in responses) else None
+    raters, groups, n_reads = set(), 0, 0
+    for r in responses:
+        _, rater, _, _, column = _reads_of(r)
+        own = {name or int(k) for name, k in zip(rater, column)}
+        raters |= own
+        groups += len(own)
+        n_reads += len(rater)
+    several = len(raters) >= 2
+    layout = Layout(len(labels if whole is None else whole), len(responses), len(raters),
+                    len(responses) >= 2, several, True, same_rater=several)  # fmt: skip
+    return check_fit_memory(layout, n_reads, groups)
+
+
 def session_items(
     responses: list[Responses], graphs: list[NeighbourGraph], order=None, wide: bool = True
 ):

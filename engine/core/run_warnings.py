@@ -85,6 +85,14 @@ WARNING_KINDS = (
     WarningKind("not_converged", "the optimiser did not converge", r"^The optimiser did not"),
     WarningKind("blank_answers", "blank answers, audited alike", r"blank answer\(s\)"),
     WarningKind("embedding_cache", "the embedding cache could not be used", r"^Embedding cache"),
+    WarningKind(
+        "review_store",
+        "the review's decisions could not be saved or read (none in this output set)",
+        r"^Review decisions cannot be saved or read",
+    ),
+    WarningKind(
+        "not_kept", "the run could not be kept for resuming", r"^The results could not be kept"
+    ),
     WarningKind("file", "how the file was read (encoding, compression, characters)", r"^File "),
     WarningKind("rows", "rows or scores left out or counted as missing", r"row\(s\)|score\(s\)"),
     WarningKind("other", "other warnings", r""),

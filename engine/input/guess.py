@@ -60,9 +60,19 @@ COUNT_NAME = re.compile(
     r"dups?|duplicates?|words?|chars?|characters?|tokens?)(_|$)|count$|^dup|^n_"
 )
 # A score column has at most this many distinct values (engine.input.responses refuses more)
-# and no more than this share of its rows.
+# and no more than this share of its rows (a file of at least SHARE_ROWS rows): a rubric's
+# scores each go to several answers. engine.input.score_check refuses a column named as the
+# score that breaks either rule, so what the guess passes over is what a run refuses.
 MAX_SCORE_VALUES = 50
 MAX_SCORE_SHARE = 0.5
+SHARE_ROWS = 20
+
+
+def too_many_values(distinct: int, rows: int) -> bool:
+    """Whether a column with `distinct` values in `rows` non-empty cells has more values than a
+    rubric's scores could: more than MAX_SCORE_VALUES, or more than MAX_SCORE_SHARE of its
+    rows (from SHARE_ROWS rows on)."""
+    return distinct > MAX_SCORE_VALUES or (rows >= SHARE_ROWS and distinct > MAX_SCORE_SHARE * rows)
 
 
 def guess_columns(frame: pd.DataFrame) -> dict:
@@ -72,7 +82,6 @@ def guess_columns(frame: pd.DataFrame) -> dict:
     the score column when there is one. `score_candidates`: the candidates when the score's
     guess is doubtful (module docstring), else None."""
     columns = list(frame.columns)
-    lowered = {c: c.lower() for c in columns}
     ids = _id_columns(columns)
     items = _item_columns(columns)
     # A column with one value throughout (EssaySet of one essay set's file) splits nothing: it
@@ -81,17 +90,7 @@ def guess_columns(frame: pd.DataFrame) -> dict:
     raters = _named_columns(columns, RATER_NAMES)
     times = _named_columns(columns, TIME_NAMES)
     experts = _named_columns(columns, EXPERT_NAMES)
-    named = ids + items + raters + times + experts
-    question = next((c for c in _named_columns(columns, QUESTION_NAMES) if c not in named), None)
-    reference = next((c for c in _named_columns(columns, REFERENCE_NAMES) if c not in named), None)
-    # An id, item, rater, time, expert, question or reference column is never the text or a
-    # score, even when its name says "response_id" or its values are numbers (EssaySet).
-    taken = named + [c for c in (question, reference) if c]
-    others = [c for c in columns if c not in taken] or columns
-    text_hint = ("answer", "response", "text", "essay")
-    text = next((c for c in others if any(h in lowered[c] for h in text_hint)), None)
-    if text is None:
-        text = max(others, key=lambda c: _mean_length(frame, c))
+    question, reference, text, others = _text_and_others(frame)
     ordered, doubtful = _score_candidates(frame, [c for c in others if c != text])
     score = ordered[0] if ordered else None
     numeric = [c for c in ordered if _numeric_share(frame, c) > 0.9]
@@ -123,6 +122,31 @@ def guess_columns(frame: pd.DataFrame) -> dict:
     }
 
 
+def score_candidates(frame: pd.DataFrame) -> list:
+    """The columns that look like scores, likeliest first, as guess_columns ranks them: never
+    the text, an id, item, rater, time, expert, question or reference column."""
+    *_, text, others = _text_and_others(frame)
+    return _score_candidates(frame, [c for c in others if c != text])[0]
+
+
+def _text_and_others(frame: pd.DataFrame) -> tuple:
+    """(question, reference, text, the columns left for the text and the scores): an id, item,
+    rater, time, expert, question or reference column is never the text or a score, even when
+    its name says "response_id" or its values are numbers (EssaySet)."""
+    columns = list(frame.columns)
+    named = (_id_columns(columns) + _item_columns(columns) + _named_columns(columns, RATER_NAMES)
+             + _named_columns(columns, TIME_NAMES) + _named_columns(columns, EXPERT_NAMES))  # fmt: skip
+    question = next((c for c in _named_columns(columns, QUESTION_NAMES) if c not in named), None)
+    reference = next((c for c in _named_columns(columns, REFERENCE_NAMES) if c not in named), None)
+    taken = named + [c for c in (question, reference) if c]
+    others = [c for c in columns if c not in taken] or columns
+    text_hint = ("answer", "response", "text", "essay")
+    text = next((c for c in others if any(h in c.lower() for h in text_hint)), None)
+    if text is None:
+        text = max(others, key=lambda c: _mean_length(frame, c))
+    return question, reference, text, others
+
+
 def _numeric_share(frame: pd.DataFrame, column) -> float:
     values = [v for v in frame[column].astype(str).head(200) if v.strip()]
     return sum(as_number(v) is not None for v in values) / max(len(values), 1)
@@ -136,7 +160,6 @@ def _score_candidates(frame: pd.DataFrame, columns: list) -> tuple[list, bool]:
     """The columns that look like scores, likeliest first (final_score, then score-like names,
     then numbers, then short labels), and whether the first is doubtful: no score-like name and
     another candidate beside it."""
-    rows = len(frame)
 
     def named_so(column) -> bool:
         return any(hint in column.lower() for hint in SCORE_HINTS)
@@ -145,7 +168,7 @@ def _score_candidates(frame: pd.DataFrame, columns: list) -> tuple[list, bool]:
         values = frame[column].astype(str).str.strip()
         distinct = values[values != ""].nunique()
         # Few values for the rows (a tiny file aside); one value only for a column named so.
-        few = distinct <= MAX_SCORE_VALUES and (rows < 20 or distinct <= MAX_SCORE_SHARE * rows)
+        few = not too_many_values(distinct, len(frame))
         return (
             few and distinct >= (1 if named_so(column) else 2) and _mean_length(frame, column) <= 25
         )

@@ -14,6 +14,7 @@ from engine.core.errors import DataError
 from engine.core.run_warnings import RunWarning
 from engine.input.config import AuditConfig
 from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
+from engine.input.score_check import check_score_columns
 from engine.input.table import describe_rows, missing_column, read_table
 from engine.input.times import parse_times
 
@@ -57,7 +58,9 @@ def load_items(path: str | Path, config: AuditConfig) -> Items:
 
 def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> Items:
     """One `Responses` per item of an already-read table (the whole table without items); a
-    long file's answers file (`answers_file`) is read once for all of them."""
+    long file's answers file (`answers_file`) is read once for all of them. A score column that
+    cannot hold scores stops it first (engine.input.score_check), whatever the items."""
+    check_score_columns(frame, config, source or "input")
     answers = answers_table(config, source)
     if config.item_column is None:
         whole = responses_from_frame(frame, config, source=source, answers=answers)

@@ -30,7 +30,16 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from engine.core.memory import array_bytes, check_memory
+from engine.core.memory import empty as checked_empty
+from engine.core.memory import zeros as checked_zeros
 from engine.model.session_features import ReadFeatures
+
+# What to change when the session model's arrays would not fit (engine.core.memory).
+TOO_BIG = (
+    'Set session_model to "off" to audit the items one by one, or check the score column: a '
+    "scale of hundreds of scores is seldom a rubric."
+)
 
 ITEM_KINDS = ("agreement", "beta", "gamma", "mu")
 DEFAULT_ITEM_KINDS = ("agreement", "mu")
@@ -255,11 +264,35 @@ def _fill_design(x, t, s, own, same, layout: Layout) -> None:
     x[:, :, -1] = same[:, 1:] - same[:, :1]
 
 
+def fit_bytes(layout: Layout, n_reads: int, groups: int) -> int:
+    """The largest array a fit of `layout` on `n_reads` reads in `groups` (item, rater) groups
+    makes: the design (`design`) or the groups' information (`group_hessians`)."""
+    local = layout.local_size()
+    return max(array_bytes((n_reads, layout.c, local)), array_bytes((groups, local, local)))
+
+
+def check_fit_memory(layout: Layout, n_reads: int, groups: int) -> int:
+    """MemoryNeeded (engine.core.memory) when a fit of `layout` on these reads would not fit;
+    else the bytes of its largest array (`fit_bytes`)."""
+    shape = (n_reads, layout.c, layout.local_size())
+    needed = fit_bytes(layout, n_reads, groups)
+    check_memory(needed, _design_words(*shape), TOO_BIG)
+    return needed
+
+
+def _design_words(reads: int, c: int, local: int) -> str:
+    return (
+        f"The session model over {reads:,} reads on a scale of {c + 1:,} scores (a design of "
+        f"{reads:,} x {c:,} x {local:,} numbers)"
+    )
+
+
 def design(features: ReadFeatures, layout: Layout, reads: np.ndarray | None = None) -> Design:
     """The design of `reads` (default: the kept reads)."""
     take = np.flatnonzero(features.kept) if reads is None else np.asarray(reads)
     item, rater = features.item[take], features.rater[take]
-    x = np.zeros((take.size, layout.c, layout.local_size()))
+    shape = (take.size, layout.c, layout.local_size())
+    x = checked_zeros(shape, what=_design_words(*shape), advice=TOO_BIG)
     _fill_design(
         x, features.t[take], features.s[take], features.own[take], features.same[take], layout
     )
@@ -359,7 +392,8 @@ def group_hessians(d: Design, p: np.ndarray, weights: np.ndarray) -> np.ndarray:
     y = spread(p[:, :, None] * values, d)
     weighted_y = y * w[:, None]
     grouped = np.empty((groups, c, k, k))
-    second = np.empty((groups, n_local, n_local))
+    what = f"The session model's information ({groups:,} item-rater groups x {n_local:,}^2)"
+    second = checked_empty((groups, n_local, n_local), what=what, advice=TOO_BIG)
     diagonal = np.arange(c)
     for g in range(groups):
         part = slice(d.bounds[g], d.bounds[g + 1])

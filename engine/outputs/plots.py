@@ -43,6 +43,9 @@ def short(name, limit: int = NAME_LIMIT) -> str:
 def _style(salt: str):
     """matplotlib's settings for one figure: text as text, no mathtext, ids unique to it (the
     salt is the plot's kind and title, which name the item by its position, never by data)."""
+    from engine.core.places import matplotlib_folder
+
+    matplotlib_folder()  # before the import: no advice on stderr where the home is read-only
     import matplotlib
 
     settings = {
@@ -61,6 +64,9 @@ def _style(salt: str):
 
 
 def _figure(width: float, height: float):
+    from engine.core.places import matplotlib_folder
+
+    matplotlib_folder()
     from matplotlib.figure import Figure
 
     return Figure(figsize=(width, height), layout="constrained")

@@ -176,7 +176,9 @@ def write_session(
     decision store (decisions.csv, the review in the reports); table: the input file as read
     (scores_reviewed.csv). on_switched: called with the paths the moment the set is in place."""
     contents = session_contents(session, names, extra, store, table)
-    return write_files(out_dir, session.run_id, contents, overwrite, on_switched)
+    # Every file the run can write (names None) is a whole set: nothing of another run stays.
+    whole = names is None
+    return write_files(out_dir, session.run_id, contents, overwrite, on_switched, whole)
 
 
 def session_contents(

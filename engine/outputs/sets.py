@@ -22,6 +22,12 @@ The switch is the first of these that applies:
    SIGTERM held until the end (engine.core.signals). Only a kill -9 or a power cut can stop it
    half-way, and then the folder has no manifest that matches, which `read_set` reports.
 
+A whole set (`whole`: every file a run writes, as `parm audit`, `parm export` and a full export
+write them) carries nothing over: the folder's parm files of an earlier run that it does not
+write (a decisions.csv this run could not write, items.csv of a file with items) go with the
+old set, so its manifest names one run. An export of some files (`whole` off: the app's
+choice) carries the others over, each with its own run in the manifest.
+
 Files parm did not write are never touched; temporary files and set folders that killed runs
 left (by name, and their process no longer runs) are removed before writing.
 """
@@ -46,14 +52,21 @@ from engine.outputs.names import MANIFEST_FILE, SET_FILES
 _OWN_NAMES = frozenset(SET_FILES + (MANIFEST_FILE,))
 
 
+class FolderAppeared(ExportError):
+    """The output folder did not exist when the set was begun and another process (another
+    parm writing to the same --out) made it before the set could be renamed in."""
+
+
 def write_set(
     folder: str | Path,
     run_id: str,
     contents: list[tuple[str, str | bytes]],
     on_switched: Callable[[list[Path]], None] | None = None,
+    whole: bool = False,
 ) -> list[Path]:
     """Write the files `contents` ((name, text or bytes), in order) and the manifest into
     `folder` as one set of run `run_id` (see the module docstring); returns their paths.
+    whole: the set is every file of its run, and the folder's other parm files go.
 
     The caller has checked the folder (engine.outputs.write.check_writable). on_switched is
     called with the paths the moment the set is in place, before a signal held during the
@@ -65,16 +78,24 @@ def write_set(
     files.refuse_non_regular_targets([folder / name for name in [*names, MANIFEST_FILE]])
     tidy(folder)
     entries = [file_entry(name, raw, run_id) for name, raw in data]
-    kept = [e for e in listed(folder) if e.name not in names and intact(folder, e)]
+    others = [e for e in listed(folder) if e.name not in names and intact(folder, e)]
+    kept, dropped = ([], [e.name for e in others]) if whole else (others, [])
     manifest = manifest_bytes(run_id, entries + kept)
     written = [folder / name for name in names] + [folder / MANIFEST_FILE]
     report = (lambda: on_switched(written)) if on_switched is not None else (lambda: None)
     mode = _mode(folder)
     if mode == "create":
         _create(folder, data, manifest, report)
-    elif mode == "in place" or not _exchange(folder, data, manifest, names, report):
-        _in_place(folder, data, manifest, report)
+    elif mode == "in place" or not _exchange(folder, data, manifest, names, report, whole):
+        _in_place(folder, data, manifest, report, dropped)
     return written
+
+
+def dropped_files(folder: str | Path, names: list[str]) -> list[str]:
+    """The folder's parm files (those its manifest lists, as written) that a whole set of
+    `names` removes."""
+    folder = Path(folder).expanduser().absolute()
+    return [e.name for e in listed(folder) if e.name not in names and intact(folder, e)]
 
 
 def _encoded(content: str | bytes) -> bytes:
@@ -152,7 +173,7 @@ def _create(folder: Path, data, manifest: bytes, report) -> None:
                 os.rename(staging, folder)
             except OSError as exc:
                 if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
-                    raise ExportError(
+                    raise FolderAppeared(
                         f"{folder} appeared while the outputs were being written (another "
                         "parm?); nothing was written. Run the export again."
                     ) from None
@@ -174,9 +195,10 @@ def _carried(folder: Path, names: list[str]) -> list[str]:
     return [n for n in present if n in _OWN_NAMES and n != MANIFEST_FILE and n not in names]
 
 
-def _exchange(folder: Path, data, manifest: bytes, names: list[str], report) -> bool:
-    """The new set in a sibling folder, exchanged with `folder` in one step; False (nothing
-    changed) when the system or file system cannot exchange folders."""
+def _exchange(folder: Path, data, manifest: bytes, names: list[str], report, whole) -> bool:
+    """The new set in a sibling folder (with the folder's other parm files unless the set is
+    whole), exchanged with `folder` in one step; False (nothing changed) when the system or
+    file system cannot exchange folders."""
     try:
         staging = _staging(folder)
     except ExportError:
@@ -186,7 +208,7 @@ def _exchange(folder: Path, data, manifest: bytes, names: list[str], report) -> 
             os.chmod(staging, stat.S_IMODE(os.stat(folder).st_mode))
         except OSError:
             pass
-        for name in _carried(folder, names):
+        for name in [] if whole else _carried(folder, names):
             _link_or_copy(folder / name, staging / name)
         _fill(staging, data, manifest, folder)
         with deferred_signals():
@@ -215,9 +237,9 @@ def _link_or_copy(source: Path, target: Path) -> None:
         raise ExportError(f"Could not write {target.parent.parent}: {files.reason(exc)}") from None
 
 
-def _in_place(folder: Path, data, manifest: bytes, report) -> None:
+def _in_place(folder: Path, data, manifest: bytes, report, dropped: list[str]) -> None:
     """Stage every file beside its target, then, with signals held, rename them in, the
-    manifest last."""
+    manifest last; the `dropped` parm files of the earlier set are removed before it."""
     order = [*data, (MANIFEST_FILE, manifest)]
     staged: dict[str, Path] = {}
     done: list[str] = []
@@ -226,6 +248,8 @@ def _in_place(folder: Path, data, manifest: bytes, report) -> None:
             staged[name] = files.stage(folder / name, raw)
         with deferred_signals():
             _remove_manifest(folder)
+            for name in dropped:  # the old set's: with its manifest gone, no run claims them
+                files.remove_quietly(folder / name)
             for name, _ in order:
                 try:
                     os.replace(staged[name], folder / name)

@@ -22,7 +22,7 @@ from engine.core.files import reason, refuse_non_regular_targets
 from engine.outputs import markdown, session_report, tables
 from engine.outputs.names import DECISIONS_FILE, MANIFEST_FILE, OUTPUT_FILES
 from engine.outputs.review_summary import NO_REVIEW, NO_STORE, review_markdown
-from engine.outputs.sets import write_set
+from engine.outputs.sets import FolderAppeared, dropped_files, write_set
 from engine.results.decision import Decisions
 from engine.results.item import AuditResult
 from engine.results.session import single_item_session
@@ -119,12 +119,23 @@ def write_files(
     contents: list[tuple[str, str | bytes]],
     overwrite: bool = False,
     on_switched=None,
+    whole: bool = False,
 ) -> list[Path]:
     """Check the folder, then write `contents` ((name, text), in order) as one output set of
-    run `run_id` (engine.outputs.sets.write_set); returns the paths, the manifest last."""
+    run `run_id` (engine.outputs.sets.write_set); returns the paths, the manifest last.
+    whole: every file of the run, so the folder's parm files of another run go (replacing them
+    needs `overwrite` as much as replacing the files written)."""
     out_dir = Path(out_dir).expanduser()
-    check_writable(out_dir, [name for name, _ in contents], overwrite)
-    return write_set(out_dir, run_id, contents, on_switched)
+    names = [name for name, _ in contents]
+    gone = dropped_files(out_dir, names) if whole else []
+    check_writable(out_dir, names + gone, overwrite)
+    try:
+        return write_set(out_dir, run_id, contents, on_switched, whole)
+    except FolderAppeared:
+        if not overwrite:  # another run's outputs are there now: replaced only when allowed
+            raise
+    # Another parm made the folder meanwhile (two runs into one new --out): switch with it.
+    return write_set(out_dir, run_id, contents, on_switched, whole)
 
 
 def write_outputs(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 import tempfile
+import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -80,6 +82,52 @@ CREATE TABLE IF NOT EXISTS added_reads (
 """
 
 
+# How long a statement waits for another parm's lock before giving up. sqlite3's own `timeout`
+# (the busy handler) is not asked in every case: a connection that turns a new database to WAL
+# while another creates it fails at once with "database is locked", so every statement is also
+# retried here, with backoff, until this many seconds have passed.
+BUSY_WAIT_SECONDS = 10.0
+_FIRST_DELAY, _LONGEST_DELAY = 0.005, 0.25
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED (an extended code carries its primary)
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Whether an sqlite3 error says another connection holds the database (busy or locked): a
+    database in use, never a damaged one."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in _BUSY_CODES
+    text = str(exc).lower()  # Python 3.10 has no sqlite_errorcode
+    return "database is locked" in text or "database table is locked" in text or "busy" in text
+
+
+def busy_wait(action: Callable, undo: Callable | None = None):
+    """`action()`, tried again with growing pauses while another connection holds the database,
+    until BUSY_WAIT_SECONDS have passed (then its error is raised). undo: run before each retry
+    (a rollback of a half-done transaction)."""
+    deadline = time.monotonic() + BUSY_WAIT_SECONDS
+    delay = _FIRST_DELAY
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() + delay > deadline:
+                raise
+        if undo is not None:
+            undo()
+        time.sleep(delay)
+        delay = min(delay * 2, _LONGEST_DELAY)
+
+
+def in_use(path: Path, exc: sqlite3.Error) -> str:
+    """A database another program holds past the wait: in use, not damaged."""
+    return (
+        f"The decision database {path} is in use: another parm (or another program) held it "
+        f"longer than the {BUSY_WAIT_SECONDS:g} seconds parm waits ({exc}). Try again when it is "
+        "done; the database is not damaged, and your input files are not affected."
+    )
+
+
 def now() -> str:
     """The time a decision is made: UTC, ISO 8601, to the second."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -90,21 +138,25 @@ def connect(path: Path) -> sqlite3.Connection:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit mode: every write below opens and commits its own transaction.
-        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=5.0)
+        conn = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=BUSY_WAIT_SECONDS / 2
+        )
     except (OSError, sqlite3.Error) as exc:
         if isinstance(exc, sqlite3.Error) and storage_code(exc) is not None:
             raise ReviewError(_cannot_write(path, exc)) from None
         raise ReviewError(f"Cannot open the decision database {path}: {reason(exc)}") from None
     try:
-        conn.execute("PRAGMA journal_mode=WAL")
+        busy_wait(lambda: conn.execute("PRAGMA journal_mode=WAL"))
         # FULL syncs the WAL at every commit, so a decision survives a power cut too.
-        conn.execute("PRAGMA synchronous=FULL")
-        _migrate(conn, path)
+        busy_wait(lambda: conn.execute("PRAGMA synchronous=FULL"))
+        busy_wait(lambda: _migrate(conn, path), undo=lambda: _rollback(conn))
     except ReviewError:
         conn.close()
         raise
     except sqlite3.DatabaseError as exc:
         conn.close()
+        if is_busy(exc):
+            raise ReviewError(in_use(path, exc)) from None
         if storage_code(exc) is not None:
             raise ReviewError(_cannot_write(path, exc)) from None
         raise ReviewError(
@@ -112,6 +164,11 @@ def connect(path: Path) -> sqlite3.Connection:
             "a new one; your input files are not affected."
         ) from None
     return conn
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def _cannot_write(path: Path, exc: sqlite3.Error) -> str:
@@ -184,5 +241,5 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
         )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        _rollback(conn)
         raise

@@ -37,7 +37,7 @@ from engine.core.files import reason
 from engine.core.places import data_dir
 from engine.results.decision import ACTIONS, Decision, RunContext, text_hash
 from engine.saved.added_reads import AddedReads
-from engine.saved.decision_db import DATABASE_NAME, connect, now
+from engine.saved.decision_db import DATABASE_NAME, busy_wait, connect, in_use, is_busy, now
 
 
 def source_key(source_path: str | Path) -> str:
@@ -148,16 +148,25 @@ class DecisionStore:
         return int(self._query("PRAGMA data_version")[0][0])
 
     def changed_elsewhere(self) -> bool:
-        """Whether another connection wrote to the database since this store last looked; if
-        so, the decisions are read again (the other writer's decision wins, as it is on disk)."""
+        """Whether another connection changed this review (its decisions, conflicts or added
+        reads) since this store last looked; if so, they are read again (the other writer's
+        decision wins, as it is on disk). Another parm writing the review of another file
+        shares the database but not the review: not news."""
         version = self._data_version()
         if version == self._seen_version:
             return False
         self._seen_version = version
+        before = self._review_state()
         self._decisions, self._conflicts, self.stale = {}, {}, []
         self._load()
         self.reads.load()
-        return True
+        return self._review_state() != before
+
+    def _review_state(self) -> tuple:
+        """What this review holds as read from disk: decisions (stale ones too), open
+        conflicts, added reads."""
+        reads = self.reads
+        return (self._decisions, self.stale, self._conflicts, reads.all(), reads.stale)
 
     def _load(self) -> None:
         query = (
@@ -191,25 +200,33 @@ class DecisionStore:
     def _query(self, sql: str, params=()) -> list:
         with self._lock:
             try:
-                return self._conn.execute(sql, params).fetchall()
+                return busy_wait(lambda: self._conn.execute(sql, params).fetchall())
             except sqlite3.Error as exc:
+                if is_busy(exc):
+                    raise ReviewError(in_use(self.path, exc)) from None
                 raise ReviewError(
                     f"Cannot read the decision database {self.path}: {reason(exc)}"
                 ) from None
 
     def _write(self, *statements: tuple[str, tuple]) -> None:
-        """Run the statements in one committed transaction."""
+        """Run the statements in one committed transaction (again, whole, while another
+        connection holds the database)."""
+
+        def transaction() -> None:
+            self._conn.execute("BEGIN IMMEDIATE")
+            for sql, params in statements:
+                self._conn.execute(sql, params)
+            self._conn.execute("COMMIT")
+
         with self._lock:
             try:
-                self._conn.execute("BEGIN IMMEDIATE")
-                for sql, params in statements:
-                    self._conn.execute(sql, params)
-                self._conn.execute("COMMIT")
+                busy_wait(transaction, undo=self._rollback)
             except sqlite3.Error as exc:
                 self._rollback()
+                why = f": {in_use(self.path, exc)}" if is_busy(exc) else (
+                    f" to {self.path}: {reason(exc)}.")  # fmt: skip
                 raise ReviewError(
-                    f"Could not save the decision to {self.path}: {reason(exc)}. It was not "
-                    "recorded."
+                    f"Could not save the decision{why} It was not recorded."
                 ) from None
 
     def _rollback(self) -> None:
@@ -415,15 +432,17 @@ def open_store(
     conn = connect(path)
     where = source_key(source_path)
     try:
-        review = find_review(conn, where, digest)
+        review = busy_wait(lambda: find_review(conn, where, digest))
         if digest is not None:
-            conn.execute(
+            busy_wait(lambda: conn.execute(
                 "INSERT OR REPLACE INTO review_files (digest, path, review, seen_at) "
                 "VALUES (?, ?, ?, ?)",
                 (digest, where, review.key, now()),
-            )
+            ))  # fmt: skip
     except sqlite3.Error as exc:
         conn.close()
+        if is_busy(exc):
+            raise ReviewError(in_use(path, exc)) from None
         raise ReviewError(f"Cannot read the decision database {path}: {reason(exc)}") from None
     who = login_name() if reviewer is None else reviewer
     return DecisionStore(conn, path, where, responses, on_scale, review, who)

@@ -4,7 +4,8 @@ engine.outputs.names), checking the folder first, and writing the chosen ones as
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,17 +57,26 @@ def export(
     table: pd.DataFrame | None = None,
     force: bool = False,
     on_switched: Callable[[list[Path]], None] | None = None,
+    warnings: Sequence[str] = (),
 ) -> list[Path]:
     """Write the chosen files of `result` (all it can write by default) into `out` as one output
     set: reports with the review's `decisions`, scores_reviewed.csv from `table` (the input file
     as read); the reads typed in the review count in the consensus (engine.results.added_reads).
-    on_switched: told the paths the moment the set is in place. ParmError subclasses name the
-    file or folder."""
+    on_switched: told the paths the moment the set is in place. warnings: the run's warnings
+    found around it (a review that could not be opened, a run that could not be kept), kept
+    with the others in warnings.txt and the reports. ParmError subclasses name the file or
+    folder."""
+    from engine.core.run_warnings import RunWarning
     from engine.outputs.session import write_session
     from engine.results.added_reads import session_with_added
 
     if decisions is not None:
         result = session_with_added(result, decisions.added_reads())
+    if warnings:
+        added = [
+            RunWarning.about(w) for w in warnings if RunWarning.about(w) not in result.warnings
+        ]
+        result = dataclasses.replace(result, warnings=[*result.warnings, *added])
 
     return write_session(
         result,

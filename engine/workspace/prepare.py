@@ -55,7 +55,19 @@ def choose_columns(
 
 
 def prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
-    """The file's items under `config` (ParmError subclasses name what is wrong)."""
+    """The file's items under `config` (ParmError subclasses name what is wrong): a score
+    column that cannot hold scores (engine.input.score_check) and a run that would not fit in
+    memory (the session model's arrays, engine.core.memory) stop here, before anything is
+    embedded or loaded."""
+    from engine.audit.session_figures import check_session_memory
+
+    prepared = _prepare(file, config)
+    audited = prepared.items.audited
+    check_session_memory(audited, config.session_model, config.cross_fit_folds, config.score_order)
+    return prepared
+
+
+def _prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
     from engine.audit.scale import pool_responses
     from engine.input.items import split_items
 
@@ -88,8 +100,8 @@ def restore(file: OpenedFile, saved: SavedSession) -> tuple[Prepared, SessionRes
     from engine.saved.store import restore_session
 
     config = saved.config()
-    try:
-        prepared = prepare(file, config)
+    try:  # nothing is fitted again: no memory check
+        prepared = _prepare(file, config)
     except ParmError as exc:
         raise ResumeError(
             f"The saved run's columns no longer give usable responses in {file.path} ({exc}); "
