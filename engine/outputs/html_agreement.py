@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engine.audit.agreement import ALL, figure_names
 from engine.audit.alpha import alpha_levels
-from engine.outputs.read_files import interval_text, pair_cells
+from engine.outputs.read_files import interval_text, pair_cells, prmse_text
 
 
 def _colour(value: float | None) -> str:
@@ -74,7 +74,7 @@ def agreement_view(data: dict | None) -> dict | None:
             ]
             for a in data["alpha"]
         ],  # fmt: skip
-        "prmse": None if data["session_prmse"] is None else interval_text(data["session_prmse"]),
+        "prmse": prmse_text(data),
         "consensus": consensus,
         "reliability": [
             [r["rater"], r["reads"], interval_text(r, "accuracy")]
