@@ -266,7 +266,7 @@ def test_every_figure_and_interval_is_in_range_and_contains_its_estimate(designs
         item, item_labels = read_design(seed, n, reads, scale, name=f"item {j}")
         items.append(item)
         labels.append(item_labels)
-    with np.errstate(all="raise"):  # no figure computed by overflow or 0 / 0
+    with np.errstate(over="raise", divide="raise", invalid="raise"):  # no overflow, no 0 / 0
         result = agreement(items, samples=20, seed=2, labels=labels)
     for pair in result.pairs:
         for name, interval in pair.figures.items():

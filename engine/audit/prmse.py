@@ -49,14 +49,11 @@ MIN_READ_TWICE = 20
 
 NOMINAL = "nominal labels have no points"
 NO_SYSTEM = "no cross-fitted scores: in-sample scores were fitted to these reads"
-FOLLOWS_READS = (
-    "the scores are closer to the reads than the raters' own error allows (MSE_T's interval is "
-    "below 0): they were fitted to these reads"
-)
+FOLLOWS_READS = "scores closer to the reads than their raters' error allows: fitted to them"
 
 
 def too_few(multiple: int) -> str:
-    return f"{multiple} answers read twice, fewer than {MIN_READ_TWICE}"
+    return f"{multiple} answers read twice, {MIN_READ_TWICE} needed"
 
 
 @dataclass(frozen=True)
@@ -142,7 +139,7 @@ def _fit(sums: _Sums, n: float, level: float) -> TrueScoreFit:
     if sums.multiple < MIN_READ_TWICE:
         return not_estimable(too_few(sums.multiple), *counts)
     if not (np.isfinite(true) and true > 0):
-        return TrueScoreFit(None, f"true-score variance {true:.3g} is not above 0", mse, true,
+        return TrueScoreFit(None, f"true-score variance {true:.3g}, not above 0", mse, true,
                             error, *counts)  # fmt: skip
     prmse = 1.0 - max(mse, 0.0) / true
     if sums.draws.shape[0] < 2:  # no bootstrap asked for: the estimate alone
@@ -150,7 +147,7 @@ def _fit(sums: _Sums, n: float, level: float) -> TrueScoreFit:
     bounds = ratio_interval(mse, true, sums.draws, n, level)
     if bounds is None:
         band = bootstrap_interval(true, sums.draws[:, 1], n, level, np.inf, -np.inf)
-        reason = f"true-score variance's interval reaches 0 ({band.low:.3g} to {band.high:.3g})"
+        reason = f"true-score variance unsure, {band.low:.3g} to {band.high:.3g}"
         return TrueScoreFit(None, reason, mse, true, error, *counts)
     if bounds[1] < 0:
         return TrueScoreFit(None, FOLLOWS_READS, mse, true, error, *counts)

@@ -252,15 +252,11 @@ def agreement_markdown(data: dict | None) -> list[str]:
                      *pair_cells(p, names), note])  # fmt: skip
     header = ["item", "rater", "rater", "n", *names, "note"]
     lines.append(markdown._table(header, rows))
-    lines += ["", "Krippendorff's alpha over every read (answers read once left out):", ""]
-    levels = alpha_levels(ordered)
-    alpha_rows = [
-        [a["item"] or "the file", a["answers"],
-         *(interval_text(a["levels"].get(level)) for level in levels)]
-        for a in data["alpha"]
-    ]  # fmt: skip
-    lines.append(markdown._table(["item", "answers", *levels], alpha_rows))
-    lines += ["", f"PRMSE of the model's cross-fitted scores (true-score evaluation): "
+    lines += ["", "Krippendorff's alpha over every read (answers read once left out; item all: "
+              "every answer of the session as one set of units) and PRMSE of the model's "
+              "cross-fitted scores (true-score evaluation):", ""]  # fmt: skip
+    lines.append(markdown._table(*alpha_table(data, ordered)))
+    lines += ["", f"PRMSE of the model's cross-fitted scores over the session: "
               f"{prmse_text(data)}."]  # fmt: skip
     lines += ["", f"Consensus: {consensus['answers']:,} answers read twice or more; "
               f"{consensus['sure']:,} sure (p >= {consensus['sure_at']:.2f}), "
@@ -269,6 +265,26 @@ def agreement_markdown(data: dict | None) -> list[str]:
                    for r in data["reliability"] if r["reads"]]  # fmt: skip
     lines += ["", markdown._table(["rater", "reads", "reliability (95% interval)"], reliability)]
     return lines
+
+
+def alpha_table(data: dict, ordered: bool) -> tuple[list[str], list[list]]:
+    """(header, rows): each item's alpha at every level (then the session's, item all) and, on
+    ordered scales, its PRMSE or "not estimable (why)"."""
+    levels = alpha_levels(ordered)
+    fits = {p["item"]: p for p in data["prmse"]}
+    rows = []
+    for a in data["alpha"]:
+        row = [a["item"] or "the file", a["answers"],
+               *(interval_text(a["levels"].get(level)) for level in levels)]  # fmt: skip
+        if ordered:
+            fit = fits.get(a["item"])
+            if a["item"] == ALL or fit is None:
+                row.append(prmse_text(data))
+            else:
+                row.append(prmse_text({"session_prmse": fit["prmse"],
+                                       "session_prmse_reason": fit["reason"]}))  # fmt: skip
+        rows.append(row)
+    return ["item", "answers", *levels, *(["PRMSE"] if ordered else [])], rows
 
 
 def prmse_text(data: dict) -> str:
