@@ -747,3 +747,35 @@ MULTI_READ_SETTINGS = {
     "rater_column": "rater1",
     "rater_columns": ["rater1", "rater2", "rater3"],
 }
+
+
+# Scales for random designs: half points 0-5 (Mohler's 11 values), 0-3, binary, nominal labels.
+READ_SCALES = {
+    "half points": (tuple(f"{v / 2:g}" for v in range(11)), True),
+    "0-3": (("0", "1", "2", "3"), True),
+    "binary": (("0", "1"), True),
+    "nominal": (("correct", "partial", "contradictory", "irrelevant", "non_domain"), False),
+}
+
+
+def read_design(seed: int, n: int, most_reads: int, scale: str, name: str = ""):
+    """(ItemReads, labels): n answers, each read by 1..most_reads of 4 raters; a rater of random
+    accuracy gives the true score, else a near miss (ordered scales) or any other label; a
+    random share of answers keeps one read. For property tests of every figure's range."""
+    from engine.audit.reads import ItemReads
+    from engine.audit.session_reads import label_points
+
+    labels, ordered = READ_SCALES[scale]
+    rng = np.random.default_rng(seed)
+    classes = len(labels)
+    truth = rng.choice(classes, n, p=rng.dirichlet(np.full(classes, 0.7)))
+    count = np.where(rng.random(n) < rng.random(), 1, rng.integers(1, most_reads + 1, n))
+    order = np.argsort(rng.random((n, 4)), axis=1)
+    answer = np.concatenate([np.flatnonzero(count > j) for j in range(most_reads)])
+    rater = np.concatenate([order[count > j, j] for j in range(most_reads)])
+    accuracy = rng.uniform(0.2, 1.0, 4)
+    step = rng.choice([-1, 1], answer.size) if ordered else rng.integers(1, classes, answer.size)
+    wrong = np.clip(truth[answer] + step, 0, classes - 1) if ordered else (truth[answer] + step)
+    score = np.where(rng.random(answer.size) < accuracy[rater], truth[answer], wrong % classes)
+    values = label_points(labels) if ordered else None
+    return ItemReads(answer, rater, score, n, classes, ordered, values, name), labels

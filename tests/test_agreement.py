@@ -7,7 +7,9 @@ from __future__ import annotations
 import krippendorff
 import numpy as np
 import pytest
-from helpers import simulated_reads
+from helpers import read_design, simulated_reads
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from engine.audit.agreement import ALL, TOO_FEW, agreement
@@ -142,21 +144,45 @@ def test_session_pair_is_its_items_weighted_by_shared_answers():
         assert rows[ALL].figures["exact"].estimate == pytest.approx(pooled)
 
 
-def test_session_alpha_is_its_items_weighted_by_pairable_reads():
+def session_data(items: list[ItemReads], keys: list[np.ndarray]) -> np.ndarray:
+    """The package's raters x units matrix of every item's answers side by side, each read's
+    value its code's key (its points, or its label's number on the pooled scale)."""
+    raters = max(int(r.rater.max()) for r in items) + 1
+    parts = []
+    for reads, key in zip(items, keys):
+        data = np.full((raters, reads.n_answers), np.nan)
+        data[reads.rater, reads.answer] = key[reads.score]
+        parts.append(data)
+    return np.concatenate(parts, axis=1)
+
+
+def test_session_alpha_is_krippendorffs_alpha_over_every_unit():
     rng = np.random.default_rng(7)
     accuracy = np.array([0.9, 0.6, 0.75, 0.8])
-    one, _ = simulated_reads(rng, 150, accuracy, PRIOR4, name="one")
-    two, _ = simulated_reads(rng, 90, accuracy, np.array([0.5, 0.3, 0.2]), name="two")
+    one, _ = simulated_reads(rng, 150, accuracy, PRIOR4, name="one",
+                             values=np.array([0.0, 0.5, 1.0, 1.5]))  # fmt: skip
+    two, _ = simulated_reads(rng, 90, accuracy, np.array([0.5, 0.3, 0.2]), name="two",
+                             values=np.array([0.0, 1.0, 1.5]))  # fmt: skip
     alpha = agreement([one, two], samples=0).alpha
     assert [a.item for a in alpha] == ["one", "two", ALL]
-    values = np.array([alpha[0].values, alpha[1].values])
-    assert values.tolist() == [int(np.sum(r.reads_per_answer()[r.reads_per_answer() >= 2]))
-                               for r in (one, two)]  # fmt: skip
+    assert alpha[2].values == alpha[0].values + alpha[1].values
+    data = session_data([one, two], [one.points, two.points])
     for level in ("nominal", "ordinal", "interval"):
-        items = np.array([alpha[0].levels[level].estimate, alpha[1].levels[level].estimate])
-        assert alpha[2].levels[level].estimate == pytest.approx(
-            np.sum(values * items) / values.sum()
-        )
+        expected = krippendorff.alpha(data, level_of_measurement=level)
+        assert alpha[2].levels[level].estimate == pytest.approx(expected, abs=1e-9)
+
+
+def test_session_alpha_pools_text_labels_by_label():
+    rng = np.random.default_rng(17)
+    accuracy = np.array([0.9, 0.6, 0.75])
+    one, _ = simulated_reads(rng, 80, accuracy, np.full(3, 1 / 3), ordered=False, name="one")
+    two, _ = simulated_reads(rng, 70, accuracy, np.full(3, 1 / 3), ordered=False, name="two")
+    labels = [("correct", "incorrect", "partial"), ("contradictory", "correct", "incorrect")]
+    found = agreement([one, two], samples=0, labels=labels).alpha[2].levels["nominal"]
+    number = {"contradictory": 0, "correct": 1, "incorrect": 2, "partial": 3}
+    keys = [np.array([number[x] for x in item], dtype=float) for item in labels]
+    expected = krippendorff.alpha(session_data([one, two], keys), level_of_measurement="nominal")
+    assert found.estimate == pytest.approx(expected, abs=1e-9)
 
 
 def test_a_session_of_nominal_and_ordered_items_reports_what_every_item_allows():
@@ -214,3 +240,37 @@ def test_shares_of_one_have_an_upper_bound_of_exactly_one():
         reads = ItemReads(answer, rater, np.arange(2 * n) % 3 % 2, n, 2, True)
         adjacent = agreement([reads], samples=0).pairs[0].figures["adjacent"]
         assert adjacent.estimate == 1.0 and adjacent.high == 1.0 and adjacent.low < 1.0
+
+
+# Random designs: 1-3 items of 2-200 answers, 1-4 reads, half points, 0-3, binary, nominal.
+DESIGNS = st.tuples(st.integers(0, 2**31), st.integers(2, 200), st.integers(1, 4),
+                    st.sampled_from(["half points", "0-3", "binary", "nominal"]))  # fmt: skip
+PROPERTY = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SHARE_NAMES = ("exact", "adjacent")
+
+
+def _in_range(name: str, interval) -> None:
+    low, high = (0.0, 1.0) if name in SHARE_NAMES else (-1.0, 1.0)
+    if not np.isfinite(interval.estimate):
+        return
+    assert low <= interval.estimate <= high, (name, interval)
+    if np.isfinite(interval.low) or np.isfinite(interval.high):
+        assert low <= interval.low <= interval.estimate <= interval.high <= high, (name, interval)
+
+
+@PROPERTY
+@given(st.lists(DESIGNS, min_size=1, max_size=3))
+def test_every_figure_and_interval_is_in_range_and_contains_its_estimate(designs):
+    items, labels = [], []
+    for j, (seed, n, reads, scale) in enumerate(designs):
+        item, item_labels = read_design(seed, n, reads, scale, name=f"item {j}")
+        items.append(item)
+        labels.append(item_labels)
+    with np.errstate(over="raise", divide="raise", invalid="raise"):  # no overflow, no 0 / 0
+        result = agreement(items, samples=20, seed=2, labels=labels)
+    for pair in result.pairs:
+        for name, interval in pair.figures.items():
+            _in_range(name, interval)
+    for alpha in result.alpha:
+        for interval in alpha.levels.values():
+            _in_range("alpha", interval)

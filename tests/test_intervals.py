@@ -1,10 +1,13 @@
-"""Bootstrap intervals of the agreement figures (engine/audit/intervals.py): they contain the
-estimate, shrink with more responses, follow the seed, report progress and stop when cancelled."""
+"""Intervals of the model's agreement figures (engine/audit/intervals.py): they contain the
+estimate and lie in the figure's range on any design, shrink with more responses, follow the
+seed, report progress and stop when cancelled."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine.audit.intervals import bootstrap_agreement
 from engine.core.errors import Cancelled
@@ -56,3 +59,19 @@ def test_bootstrap_reports_progress_and_stops_when_cancelled():
     token.cancel()
     with pytest.raises(Cancelled):
         bootstrap_agreement(human, predicted, 3, 30, reporter=Reporter(None, token))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**31), st.integers(2, 200), st.integers(2, 11), st.floats(0.0, 1.0),
+       st.booleans())  # fmt: skip
+def test_intervals_lie_in_the_figures_range_and_contain_their_estimate(seed, n, classes, agree,
+                                                                        ordered):  # fmt: skip
+    # Skewed scales (one code for most answers) and tiny samples included.
+    rng = np.random.default_rng(seed)
+    prior = rng.dirichlet(np.full(classes, 0.3))
+    human = rng.choice(classes, n, p=prior)
+    predicted = np.where(rng.random(n) < agree, human, rng.choice(classes, n, p=prior))
+    found = bootstrap_agreement(human, predicted, classes, 30, seed=seed, ordered=ordered)
+    for metric, interval in found.items():
+        floor = 0.0 if metric == "accuracy" else -1.0
+        assert floor <= interval.low <= interval.estimate <= interval.high <= 1.0, metric

@@ -42,7 +42,8 @@ from engine.saved.archive import load_result, result_files
 @pytest.fixture(scope="module")
 def planted():
     frame, vectors, truth = multi_read_frame()
-    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+    # Cross-fitted (PRMSE takes the cross-fitted scores: in-sample ones were fitted to the reads).
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS, cross_fit_folds=3))
     return session, frame, truth
 
 
@@ -136,7 +137,10 @@ def test_agreement_csv_has_each_items_pairs_an_all_row_and_the_sessions(planted)
         mine = [row for row in body if row["item"] == item]
         pairs = [row for row in mine if row["rater_a"] != "all"]
         assert len(pairs) == 6 and mine[-1]["rater_a"] == "all"
-        assert mine[-1]["alpha_ordinal"] and mine[-1]["prmse"] and not mine[-1]["kappa"]
+        assert mine[-1]["alpha_ordinal"] and not mine[-1]["kappa"]
+        assert mine[-1]["prmse"] and not mine[-1]["prmse_note"]
+        assert float(mine[-1]["prmse_low"]) <= float(mine[-1]["prmse"]) <= float(
+            mine[-1]["prmse_high"]) <= 1  # fmt: skip
         for row in pairs:
             assert float(row["exact_low"]) <= float(row["exact"]) <= float(row["exact_high"])
             assert (row["too_few"] == "True") == (int(row["n"]) < 20)
@@ -277,7 +281,7 @@ def test_a_long_file_of_the_same_reads_gives_the_same_consensus(planted):
                              "rater": source[f"rater{j}"], "score": source[f"score{j}"]})  # fmt: skip
                 row_vectors.append(vectors[k])
     long = pd.DataFrame(rows).astype(str)
-    config = session_config(id_column="id", reads="long", rater_column="rater")
+    config = session_config(id_column="id", reads="long", rater_column="rater", cross_fit_folds=3)
     again = run_frame(long, np.asarray(row_vectors), config)
     assert again.reads.raters == session.reads.raters
     for one, other in zip(session.reads.consensus.items, again.reads.consensus.items):
@@ -309,3 +313,53 @@ def test_decisions_csv_carries_the_consensus_of_a_decided_answer(planted):
     assert header[-3:] == ["consensus", "consensus_p", "added_reads"] and len(body) == 2
     for row in body:
         assert row[-3] == consensus[row[1]][3]
+
+
+def half_point_items(items: int = 10, answers: int = 12, seed: int = 3):
+    """A wide file like Mohler's: many small items scored 0-5 in half points by two graders
+    (no rater names), every answer read twice; every third item near its ceiling, most answers
+    5 and 5 (a bootstrap draw of those alone has no true-score variance); and one vector per
+    row."""
+    rng = np.random.default_rng(seed)
+    rows, vectors = [], []
+    for j in range(items):
+        centres = rng.normal(size=(11, 12))
+        ceiling = j % 3 == 0
+        for i in range(answers):
+            true = 10 if ceiling and i % 6 else int(rng.integers(4, 11))
+            vector = centres[true] + 0.9 * rng.normal(size=12)
+            vectors.append(vector / np.linalg.norm(vector))
+            step = 0 if ceiling and true == 10 else rng.choice([-2, -1, 0, 0, 1])
+            second = int(np.clip(true + step, 0, 10))
+            rows.append({"id": f"{j}.{i}", "item": f"{j + 1}.1", "answer": f"answer {j} {i}",
+                         "score1": f"{true / 2:.1f}", "score2": f"{second / 2:.1f}"})  # fmt: skip
+    return pd.DataFrame(rows).astype(str), np.asarray(vectors, np.float32)
+
+
+@pytest.mark.filterwarnings("error")
+def test_many_small_half_point_items_give_no_warning_and_every_figure_in_range():
+    frame, vectors = half_point_items()
+    config = session_config(id_column="id", score_column="score1", second_score_column="score2",
+                            cross_fit_folds=3)  # fmt: skip
+    session = run_frame(frame, vectors, config)
+    written = files(session)  # every output of the run, each built once
+    rows = table(written[AGREEMENT_FILE])
+    body = [dict(zip(rows[0], row)) for row in rows[1:]]
+    for row in body:
+        for name in ("exact", "adjacent", "kappa", "qwk", "alpha_nominal", "alpha_ordinal",
+                     "alpha_interval", "prmse"):  # fmt: skip
+            if row[name]:
+                low, mid, high = (float(row[k]) for k in (f"{name}_low", name, f"{name}_high"))
+                floor = 0.0 if name in ("exact", "adjacent") else -np.inf if name == "prmse" else -1
+                assert floor <= low <= mid <= high <= 1.0, (name, row)
+        if row["rater_a"] == "all":  # PRMSE or the reason it has none
+            assert bool(row["prmse"]) != bool(row["prmse_note"])
+    # Items of 12 answers are too few for their own PRMSE; the session pools them.
+    notes = {row["prmse_note"] for row in body[:-1] if row["rater_a"] == "all"}
+    assert notes == {"not estimable: 12 answers read twice, 20 needed"}
+    data = json.loads(written["report.json"])["agreement"]
+    assert data["session_prmse"] is not None and data["session_prmse_reason"] is None
+    text = "PRMSE of the model's cross-fitted scores over the session: "
+    assert text + read_files.prmse_text(data) in written["report.md"]
+    for page in ("report.md", "report.html"):  # each item's PRMSE, or why it has none
+        assert written[page].count("not estimable (12 answers read twice, 20 needed)") == 10

@@ -9,10 +9,13 @@ need ordered codes and are left out for nominal labels. A pair with fewer than T
 answers is marked too few; a figure under RSMTool's thresholds (THRESHOLDS) is marked below.
 
 The session's figures ("all"): a pair's figure is the mean of its items' figures weighted by
-the answers the pair shared in each item, and alpha the mean of the items' alphas weighted by
-their pairable reads. Items are not pooled into one table: their scales differ, and chance
-agreement computed over several items' mixed score distributions would credit raters for
-telling the items apart. For exact and adjacent agreement the weighted mean is the pooled share.
+the answers the pair shared in each item: the pair's items are not pooled into one confusion
+table, since chance agreement over several items' mixed score distributions would credit raters
+for telling the items apart (for exact and adjacent agreement the weighted mean is the pooled
+share). Alpha is Krippendorff's alpha over every answer of the session as one set of units
+(alpha.pooled_scale: codes pooled by their value in points, else by label), what the
+`krippendorff` package gives for one matrix of every item's answers; its chance disagreement is
+that of the session's pooled reads.
 
 Intervals: `samples` bootstrap draws (seeded) resample each item's answers with replacement,
 every read of a drawn answer kept; a session draw resamples every item and pools that draw's item
@@ -27,7 +30,15 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from engine.audit.alpha import alpha_from_coincidences, alpha_levels, coincidence_rows, pairable
+from engine.audit.alpha import (
+    PooledScale,
+    alpha_from_coincidences,
+    alpha_levels,
+    coincidence_rows,
+    pairable,
+    pool_coincidences,
+    pooled_scale,
+)
 from engine.audit.intervals import Interval
 from engine.audit.reads import ItemReads, read_pairs
 from engine.audit.resample import (
@@ -149,9 +160,9 @@ class _ItemDraws:
     figure_draws: np.ndarray  # (B, P, F)
     answers: int
     values: float
-    value_draws: np.ndarray  # (B,)
     alpha: np.ndarray  # (L,)
     alpha_draws: np.ndarray  # (B, L)
+    coincidences: np.ndarray  # (B + 1, K, K): the data's, then each draw's
 
 
 def _pair_rows(reads: ItemReads) -> tuple[list[tuple[int, int]], sparse.csr_matrix, np.ndarray]:
@@ -185,8 +196,7 @@ def _item_draws(reads: ItemReads, samples: int, seed) -> _ItemDraws:
     values = pairable(o)
     return _ItemDraws(
         pairs, n[0].astype(int), n[1:], figures[0], figures[1:],
-        int(np.sum(reads.reads_per_answer() >= 2)), float(values[0]), values[1:],
-        alpha[0], alpha[1:],
+        int(np.sum(reads.reads_per_answer() >= 2)), float(values[0]), alpha[0], alpha[1:], o,
     )  # fmt: skip
 
 
@@ -238,29 +248,28 @@ def _session_pairs(items, draws, level) -> tuple[PairAgreement, ...]:
     return tuple(rows)
 
 
-def _session_alpha(items, draws, level) -> AlphaAgreement:
-    """Alpha over the session: the items' alphas weighted by their pairable reads, at the levels
-    every item allows."""
+def _session_alpha(items, draws, level, scale: PooledScale) -> AlphaAgreement:
+    """Alpha over every unit of the session (module docstring), at the levels every item
+    allows, its draws from the items' draws summed."""
     levels = alpha_levels(all(reads.ordered for reads in items))
-    values = np.array([d.values for d in draws])
-    point = np.stack([d.alpha[: len(levels)] for d in draws])
-    value_draws = np.stack([d.value_draws for d in draws], axis=1)
-    alpha_draws = np.stack([d.alpha_draws[:, : len(levels)] for d in draws], axis=1)
+    o = pool_coincidences([d.coincidences for d in draws], scale)
+    alpha = np.stack([alpha_from_coincidences(o, lv, scale.points) for lv in levels], axis=1)
+    answers = sum(d.answers for d in draws)
     return AlphaAgreement(
-        ALL, sum(d.answers for d in draws), int(round(values.sum())),
-        _intervals(levels, weighted_mean(point, values[:, None]),
-                   weighted_mean(alpha_draws, value_draws[:, :, None], axis=1), level,
-                   sum(d.answers for d in draws), levels),
+        ALL, answers, int(round(pairable(o[:1])[0])),
+        _intervals(levels, alpha[0], alpha[1:], level, answers, levels),
     )  # fmt: skip
 
 
 def agreement(
-    items: list[ItemReads], samples: int = 200, seed: int = 0, level: float = 0.95
-) -> Agreement:
+    items: list[ItemReads], samples: int = 200, seed: int = 0, level: float = 0.95,
+    labels: list[tuple[str, ...]] | None = None,
+) -> Agreement:  # fmt: skip
     """Every item's pair figures and alpha, then the session's (item `ALL`; see the module
     docstring), each figure with its interval at `level` (module docstring) from `samples`
     draws. Item j's draws use the seed sequence [seed, j], so they do not depend on the other
-    items."""
+    items. labels: each item's score labels, which pool the session's alpha where the codes
+    have no values in points (alpha.pooled_scale)."""
     draws = [_item_draws(reads, samples, [seed, j]) for j, reads in enumerate(items)]
     pairs, alphas = [], []
     for reads, item_draws in zip(items, draws):
@@ -268,5 +277,5 @@ def agreement(
         pairs += item_pairs
         alphas.append(item_alpha)
     pairs += _session_pairs(items, draws, level)
-    alphas.append(_session_alpha(items, draws, level))
+    alphas.append(_session_alpha(items, draws, level, pooled_scale(items, labels)))
     return Agreement(tuple(pairs), tuple(alphas))

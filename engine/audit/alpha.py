@@ -11,14 +11,22 @@ expected by chance, and
 with delta_ck = [c != k] (nominal), (v_c - v_k)^2 on the codes' values (interval), or
 (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2 (ordinal, codes in scale order). These are the formulas
 of the `krippendorff` package (0.9), which the tests compare to 1e-9.
+
+Over a session of several items (`pooled_scale`, `pool_coincidences`) alpha is the same
+formula over every unit of every item: the items' coincidences summed on one scale, as the
+package computes it on one reliability-data matrix holding every item's answers.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
 
 from engine.audit.reads import ItemReads, ReadPairs
+from engine.audit.scale import pooled_labels, score_values
 
 NOMINAL, ORDINAL, INTERVAL = "nominal", "ordinal", "interval"
 
@@ -74,3 +82,41 @@ def alpha_from_coincidences(o: np.ndarray, level: str, points: np.ndarray) -> np
 def pairable(o: np.ndarray) -> np.ndarray:
     """(b,) n: the reads that enter the coincidences (of answers read at least twice)."""
     return o.sum(axis=(1, 2))
+
+
+@dataclass(frozen=True)
+class PooledScale:
+    """The session's one scale for its alpha over every unit: item j's code c is code
+    codes[j][c] of it; points: (K,) each code's value (for the interval level)."""
+
+    codes: tuple[np.ndarray, ...]
+    points: np.ndarray
+
+
+def pooled_scale(
+    items: Sequence[ItemReads], labels: Sequence[Sequence[str]] | None = None
+) -> PooledScale:
+    """The items' codes on one scale: by value where every item's codes have values in points
+    (so 2 of an item scored 0-2 is 2 of one scored 0-3), else by label (`labels`, each item's,
+    ordered by value as engine.audit.scale pools them), else by code."""
+    if labels is None or all(r.values is not None for r in items):
+        keys = [tuple(float(v) for v in r.points) for r in items]
+        pooled = sorted({k for item in keys for k in item})
+        points = np.array(pooled, dtype=np.float64)
+    else:
+        keys = [tuple(item) for item in labels]
+        pooled = list(pooled_labels([tuple(item) for item in labels]))
+        points = score_values(tuple(pooled))
+    where = {key: c for c, key in enumerate(pooled)}
+    codes = tuple(np.array([where[k] for k in item], dtype=np.int64) for item in keys)
+    return PooledScale(codes, points)
+
+
+def pool_coincidences(found: Sequence[np.ndarray], scale: PooledScale) -> np.ndarray:
+    """(b, K, K): the items' coincidence matrices (b, k_j, k_j) summed on the pooled scale."""
+    size = scale.points.size
+    total = np.zeros((found[0].shape[0], size * size))
+    for o, code in zip(found, scale.codes):
+        cells = (code[:, None] * size + code[None, :]).ravel()
+        np.add.at(total, (slice(None), cells), o.reshape(o.shape[0], -1))
+    return total.reshape(-1, size, size)

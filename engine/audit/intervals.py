@@ -1,4 +1,4 @@
-"""Bootstrap intervals for the agreement figures (accuracy, kappa, QWK) of the selected model."""
+"""Intervals for the agreement figures (accuracy, kappa, QWK) of the selected model."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ LEVEL = 0.95
 
 @dataclass(frozen=True)
 class Interval:
-    """A point estimate and its percentile bootstrap interval at `level`."""
+    """A point estimate and its interval at `level` (low <= estimate <= high, or NaN bounds)."""
 
     estimate: float
     low: float
@@ -35,12 +35,18 @@ def bootstrap_agreement(
     level: float = LEVEL,
     ordered: bool = True,
 ) -> dict[str, Interval]:
-    """Percentile bootstrap intervals for accuracy, kappa and (ordered scores) QWK.
+    """95% intervals for accuracy, kappa and (ordered scores) QWK, as the agreement between
+    raters has them (engine.audit.agreement): accuracy, a share of independent responses, with
+    Wilson's score interval; kappa and QWK the estimate +- t_{n-1} x the standard deviation of
+    `samples` bootstrap draws, kept within [-1, 1] (resample.bootstrap_interval). Each interval
+    contains its estimate, which a percentile interval of a skewed statistic need not.
 
     Responses are resampled with replacement; the model's predictions are held fixed (the fit is
     not repeated), so the intervals describe sampling of responses, not of the tuning.
     human, predicted: (N,) codes. Returns {metric: Interval}.
     """
+    from engine.audit.resample import bootstrap_interval, wilson_interval
+
     reporter = reporter or Reporter()
     rng = np.random.default_rng(seed)
     n = human.shape[0]
@@ -51,9 +57,9 @@ def bootstrap_agreement(
         pick = rng.integers(0, n, size=n)
         draws[b] = headline_agreement(human[pick], predicted[pick], n_classes, ordered)
         reporter.tick(CHECKS, b + 1, samples, f"bootstrap {b + 1} of {samples}")
-    tail = 100 * (1 - level) / 2
-    low = np.nanpercentile(draws, tail, axis=0)
-    high = np.nanpercentile(draws, 100 - tail, axis=0)
     return {
-        m: Interval(point[m], float(low[j]), float(high[j]), level) for j, m in enumerate(names)
+        m: wilson_interval(float(np.sum(human == predicted)), n, level)
+        if m == "accuracy"
+        else bootstrap_interval(point[m], draws[:, j], n, level)
+        for j, m in enumerate(names)
     }

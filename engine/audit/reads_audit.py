@@ -1,6 +1,6 @@
 """What a session whose answers are read more than once adds to a run: the agreement of every
-rater pair and Krippendorff's alpha (per item and over the session), PRMSE of the model's scores
-where some answers have two reads, the consensus of every answer read twice or more with the
+rater pair and Krippendorff's alpha (per item and over the session), PRMSE of the model's
+cross-fitted scores where some answers have two reads, the consensus of every answer read twice or more with the
 third-read ranks, and each rater's reliability.
 
 Computed once per run from the items' reads, the model's predicted scores and each item's text
@@ -18,7 +18,6 @@ import numpy as np
 from engine.audit.agreement import Agreement, agreement
 from engine.audit.consensus import SessionConsensus, consensus
 from engine.audit.consensus_layout import TextEvidence
-from engine.audit.intervals import Interval
 from engine.audit.prmse import TrueScoreFit, session_true_score
 from engine.audit.reads import ItemReads
 from engine.audit.session_reads import item_reads, session_raters, several_reads
@@ -32,9 +31,8 @@ SAMPLES = 200
 class ReadsAudit:
     """raters: the session's rater names (ItemReads.rater indexes them); items: every audited
     item's reads, in the session's item order; agreement: the pairs and alpha per item, then
-    the session's (item "all"); prmse: each item's fit of the model's scores (None where no
-    answer has two reads or the labels have no order) and the session's (None: no item has
-    one); consensus: the consensus, third-read ranks and the raters' reliability; added: per
+    the session's (item "all"); prmse: each item's fit of the model's cross-fitted scores and
+    the session's, each with the reason where it is not estimable; consensus: the consensus, third-read ranks and the raters' reliability; added: per
     item, (R,) bool, the reads typed in the review (engine.results.added_reads), () when none
     were added (raters then names their new raters after the file's); run: the run's own figures
     the added reads were joined to (None: these are the run's)."""
@@ -42,8 +40,8 @@ class ReadsAudit:
     raters: tuple[str, ...]
     items: tuple[ItemReads, ...]
     agreement: Agreement
-    prmse: tuple[TrueScoreFit | None, ...]
-    session_prmse: Interval | None
+    prmse: tuple[TrueScoreFit, ...]
+    session_prmse: TrueScoreFit
     consensus: SessionConsensus
     added: tuple[np.ndarray, ...] = ()
     run: ReadsAudit | None = None
@@ -74,23 +72,25 @@ class ReadsAudit:
 
 def audit_reads(
     items: Sequence[Responses],
-    predicted: Sequence[np.ndarray],
+    predicted: Sequence[np.ndarray | None],
     evidence: Sequence[TextEvidence | None],
     seed: int = 0,
 ) -> ReadsAudit | None:
     """The session's figures (module docstring) over its audited items' responses, the model's
-    predicted codes (N,) of each and each item's text evidence (None: the reads alone). None
-    when no answer of any item has two reads."""
+    cross-fitted codes (N,) of each (None where the item was not cross-fitted: in-sample codes
+    were fitted to the reads, so they give no PRMSE) and each item's text evidence (None: the
+    reads alone). None when no answer of any item has two reads."""
     if not any(several_reads(responses) for responses in items):
         return None
     raters = session_raters(items)
     reads = [item_reads(responses, raters) for responses in items]
-    systems = [item.points[np.asarray(p, dtype=np.int64)] for item, p in zip(reads, predicted)]
+    systems = [None if p is None else item.points[np.asarray(p, dtype=np.int64)]
+               for item, p in zip(reads, predicted)]  # fmt: skip
     fits, pooled = session_true_score(reads, systems, SAMPLES, seed)
     return ReadsAudit(
         raters=raters,
         items=tuple(reads),
-        agreement=agreement(reads, SAMPLES, seed),
+        agreement=agreement(reads, SAMPLES, seed, labels=[r.labels for r in items]),
         prmse=tuple(fits),
         session_prmse=pooled,
         consensus=consensus(reads, list(evidence), len(raters)),

@@ -387,7 +387,8 @@ AGREEMENT = OutputTable(
     "(item 'all') when the file has several items",
     (
         Column("item", "the item, or 'all' for the session (each pair's item figures weighted by "
-               "its shared answers)", _key("item")),
+               "its shared answers; alpha over every answer of the session as one set of units; "
+               "PRMSE from the items' pooled MSE_T and true-score variances)", _key("item")),
         Column("rater_a", "the first rater of the pair, or 'all'", _key("rater_a")),
         Column("rater_b", "the second rater of the pair", _key("rater_b")),
         Column("n", "answers both read (for 'all': answers read twice or more)", _key("n"),
@@ -406,8 +407,13 @@ AGREEMENT = OutputTable(
                          FIGURE),
         *_figure_columns("alpha_interval", "Krippendorff's alpha, interval (ordered scores)",
                          FIGURE),
-        *_figure_columns("prmse", "PRMSE of the model's scores against the true score ('all' "
-                         "rows; ordered scores)", FIGURE),
+        *_figure_columns("prmse", "PRMSE of the model's cross-fitted scores against the true "
+                         "score ('all' rows; ordered scores; at most 1, below 0 where the "
+                         "scores predict the true score worse than the item's mean)", FIGURE),
+        Column("prmse_note", "'not estimable: ' and why, where an 'all' row has no PRMSE (fewer "
+               "than 20 answers read twice, a true-score variance not above 0 or whose "
+               "interval reaches 0, nominal labels, no cross-fitted scores)",
+               _key("prmse_note")),
     ),
 )  # fmt: skip
 

@@ -8,8 +8,7 @@ every value is text or a number the template escapes (cell colours are made here
 from __future__ import annotations
 
 from engine.audit.agreement import ALL, figure_names
-from engine.audit.alpha import alpha_levels
-from engine.outputs.read_files import interval_text, pair_cells
+from engine.outputs.read_files import alpha_table, interval_text, pair_cells, prmse_text
 
 
 def _colour(value: float | None) -> str:
@@ -65,16 +64,9 @@ def agreement_view(data: dict | None) -> dict | None:
             ]
             for p in data["pairs"]
         ],  # fmt: skip
-        "alpha_header": ["item", "answers", *alpha_levels(ordered)],
-        "alpha": [
-            [
-                a["item"] or "the file",
-                a["answers"],
-                *(interval_text(a["levels"].get(level)) for level in alpha_levels(ordered)),
-            ]
-            for a in data["alpha"]
-        ],  # fmt: skip
-        "prmse": None if data["session_prmse"] is None else interval_text(data["session_prmse"]),
+        "alpha_header": alpha_table(data, ordered)[0],
+        "alpha": alpha_table(data, ordered)[1],
+        "prmse": prmse_text(data),
         "consensus": consensus,
         "reliability": [
             [r["rater"], r["reads"], interval_text(r, "accuracy")]

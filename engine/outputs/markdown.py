@@ -95,7 +95,8 @@ def _table(header: list, rows: list[list]) -> str:
 QWK_THRESHOLD = FIELD_THRESHOLDS["qwk"]
 MEANINGS = (
     "95% interval: the range the agreement figure would plausibly take on another sample of "
-    "responses like these, with the model's predictions held fixed (percentile bootstrap).",
+    "responses like these, with the model's predictions held fixed (bootstrap over responses; "
+    "Wilson's interval for accuracy).",
     "Cross-fitted kappa: agreement when every response is predicted by a model whose K, p and "
     "parameters were chosen without its own score; the gap to the in-sample kappa shows how "
     "optimistic selecting and fitting on the same scores is.",

@@ -261,8 +261,8 @@ def raters_panels(names, leniency, flagged, title: str) -> str:
 
 
 def _dots(axes, y, values, lows, highs, colour, label) -> None:
-    """Dots with their intervals as lines from low to high (a percentile interval need not
-    contain its estimate, so the interval is drawn as it is, not as an error around the dot)."""
+    """Dots with their intervals as lines from low to high (an interval need not be symmetric
+    about its estimate, so it is drawn as it is, not as an error around the dot)."""
     import numpy as np
 
     values, lows, highs = _floats(values), _floats(lows), _floats(highs)

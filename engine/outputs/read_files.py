@@ -102,12 +102,11 @@ def agreement_rows(session) -> list[dict]:
     'all' row with alpha and PRMSE; then the session's (item 'all'), when there are several."""
     reads = session.reads
     found = reads.agreement
-    groups = [(item.name, None if fit is None else fit.prmse)
-              for item, fit in zip(reads.items, reads.prmse)]  # fmt: skip
+    groups = [(item.name, fit) for item, fit in zip(reads.items, reads.prmse)]
     if len(reads.items) > 1:
         groups.append((ALL, reads.session_prmse))
     rows = []
-    for position, (item, prmse) in enumerate(groups):
+    for position, (item, fit) in enumerate(groups):
         for pair in (p for p in found.pairs if p.item == item):
             row = {"item": item, "rater_a": reads.raters[pair.rater_a],
                    "rater_b": reads.raters[pair.rater_b], "n": pair.n,
@@ -119,8 +118,9 @@ def agreement_rows(session) -> list[dict]:
         row = {"item": item, "rater_a": ALL, "rater_b": "", "n": alpha.answers}
         for level, interval in alpha.levels.items():
             _figure_cells(row, f"alpha_{level}", interval)
-        if prmse is not None:
-            _figure_cells(row, "prmse", prmse)
+        if fit.prmse is not None:
+            _figure_cells(row, "prmse", fit.prmse)
+        row["prmse_note"] = fit.reason and f"not estimable: {fit.reason}"
         rows.append(row)
     return rows
 
@@ -186,13 +186,15 @@ def agreement_dict(session) -> dict | None:
         "prmse": [
             {
                 "item": item.name,
-                "prmse": None if fit is None else _interval(fit.prmse),
-                "answers": None if fit is None else fit.answers,
-                "answers_read_twice": None if fit is None else fit.multiple,
+                "prmse": _interval(fit.prmse),
+                "reason": fit.reason or None,
+                "answers": fit.answers,
+                "answers_read_twice": fit.multiple,
             }
             for item, fit in zip(reads.items, reads.prmse)
         ],  # fmt: skip
-        "session_prmse": _interval(reads.session_prmse),
+        "session_prmse": _interval(reads.session_prmse.prmse),
+        "session_prmse_reason": reads.session_prmse.reason or None,
         "consensus": {
             "answers": reads.answers_read_twice,
             "sure": reads.answers_read_twice - reads.third_reads,
@@ -250,17 +252,12 @@ def agreement_markdown(data: dict | None) -> list[str]:
                      *pair_cells(p, names), note])  # fmt: skip
     header = ["item", "rater", "rater", "n", *names, "note"]
     lines.append(markdown._table(header, rows))
-    lines += ["", "Krippendorff's alpha over every read (answers read once left out):", ""]
-    levels = alpha_levels(ordered)
-    alpha_rows = [
-        [a["item"] or "the file", a["answers"],
-         *(interval_text(a["levels"].get(level)) for level in levels)]
-        for a in data["alpha"]
-    ]  # fmt: skip
-    lines.append(markdown._table(["item", "answers", *levels], alpha_rows))
-    if data["session_prmse"] is not None:
-        lines += ["", f"PRMSE of the model's scores (true-score evaluation): "
-                  f"{interval_text(data['session_prmse'])}."]  # fmt: skip
+    lines += ["", "Krippendorff's alpha over every read (answers read once left out; item all: "
+              "every answer of the session as one set of units) and PRMSE of the model's "
+              "cross-fitted scores (true-score evaluation):", ""]  # fmt: skip
+    lines.append(markdown._table(*alpha_table(data, ordered)))
+    lines += ["", f"PRMSE of the model's cross-fitted scores over the session: "
+              f"{prmse_text(data)}."]  # fmt: skip
     lines += ["", f"Consensus: {consensus['answers']:,} answers read twice or more; "
               f"{consensus['sure']:,} sure (p >= {consensus['sure_at']:.2f}), "
               f"{consensus['third_reads']:,} need a third read (consensus.csv, third_read_rank)."]  # fmt: skip
@@ -268,6 +265,33 @@ def agreement_markdown(data: dict | None) -> list[str]:
                    for r in data["reliability"] if r["reads"]]  # fmt: skip
     lines += ["", markdown._table(["rater", "reads", "reliability (95% interval)"], reliability)]
     return lines
+
+
+def alpha_table(data: dict, ordered: bool) -> tuple[list[str], list[list]]:
+    """(header, rows): each item's alpha at every level (then the session's, item all) and, on
+    ordered scales, its PRMSE or "not estimable (why)"."""
+    levels = alpha_levels(ordered)
+    fits = {p["item"]: p for p in data["prmse"]}
+    rows = []
+    for a in data["alpha"]:
+        row = [a["item"] or "the file", a["answers"],
+               *(interval_text(a["levels"].get(level)) for level in levels)]  # fmt: skip
+        if ordered:
+            fit = fits.get(a["item"])
+            if a["item"] == ALL or fit is None:
+                row.append(prmse_text(data))
+            else:
+                row.append(prmse_text({"session_prmse": fit["prmse"],
+                                       "session_prmse_reason": fit["reason"]}))  # fmt: skip
+        rows.append(row)
+    return ["item", "answers", *levels, *(["PRMSE"] if ordered else [])], rows
+
+
+def prmse_text(data: dict) -> str:
+    """The session's PRMSE with its interval, or "not estimable (why)"."""
+    if data["session_prmse"] is None:
+        return f"not estimable ({data.get('session_prmse_reason') or 'no figure'})"
+    return interval_text(data["session_prmse"])
 
 
 def interval_text(interval: dict | None, key: str = "estimate") -> str:

@@ -23,7 +23,8 @@ SEVERITY_DEFINITION = (
     "disagreements and injected errors above a kNN vote and the embedding classifier alone"
 )
 BOOTSTRAP_METHOD = (
-    "percentile bootstrap over responses; the model's predictions are held fixed (not refitted)"
+    "bootstrap over responses (kappa and QWK: the estimate +- t x the draws' SD, within [-1, 1]; "
+    "accuracy: Wilson's score interval); the model's predictions are held fixed (not refitted)"
 )
 CROSS_FIT_METHOD = (
     "K, p and the parameters chosen on the other folds' labels only; held-out labels masked "

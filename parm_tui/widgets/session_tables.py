@@ -18,7 +18,7 @@ from textual.widgets import DataTable
 
 from engine.core.text import safe_text
 from engine.outputs.declared import RATERS, TOO_FEW
-from engine.outputs.read_files import interval_text, pair_cells
+from engine.outputs.read_files import interval_text, pair_cells, prmse_text
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
@@ -284,9 +284,8 @@ def agreement_lines(agreement: dict) -> Text:
         text.append(" · " if n else "")
         text.append_text(name(alpha["item"] or "the file"))
         text.append(f" {interval_text(alpha['levels'][level])} ({level})")
-    if agreement["session_prmse"] is not None:
-        text.append("\nPRMSE of the model's scores: ", "bold")
-        text.append(interval_text(agreement["session_prmse"]))
+    text.append("\nPRMSE of the model's cross-fitted scores: ", "bold")
+    text.append(prmse_text(agreement))
     text.append("\nReliability (consensus): ", "bold")
     shown = [r for r in agreement["reliability"] if r["reads"]]
     for n, rater in enumerate(shown):

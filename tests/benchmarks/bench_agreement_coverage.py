@@ -10,7 +10,8 @@ answers; five nominal labels with 300 answers; a binary scale with accurate rate
 0.93, 0.9) and 300 answers, where agreement is near its ceiling. The population value of each
 figure is its estimate on 300,000 answers (its own error is a small fraction of the intervals'
 half-width). The figures: rater pair (0, 1)'s exact and adjacent agreement, kappa and QWK,
-alpha at each level, and PRMSE of a system score (true score + N(0, 0.7)).
+alpha at each level, and PRMSE of a system score (true score + N(0, 0.7)). PRMSE's coverage is
+over the sessions where it is estimable; the column "PRMSE estimable" gives their share.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from engine.audit.agreement import agreement  # noqa: E402
 from engine.audit.prmse import true_score_fit  # noqa: E402
 
 DESIGNS = {
+    "ordinal, 30 answers": (30, np.array([0.2, 0.3, 0.3, 0.2]), True, (0.9, 0.8, 0.7, 0.6)),
     "ordinal, 100 answers": (100, np.array([0.2, 0.3, 0.3, 0.2]), True, (0.9, 0.8, 0.7, 0.6)),
     "ordinal, 300 answers": (300, np.array([0.2, 0.3, 0.3, 0.2]), True, (0.9, 0.8, 0.7, 0.6)),
     "ordinal, 1,000 answers": (1000, np.array([0.2, 0.3, 0.3, 0.2]), True, (0.9, 0.8, 0.7, 0.6)),
@@ -50,6 +52,14 @@ def figures(reads, truth, rng, samples: int) -> dict:
     return found
 
 
+def _tally(found: dict, truth: dict, hits: dict, counts: dict) -> None:
+    for figure, interval in found.items():
+        if interval is None:  # PRMSE not estimable in this session
+            continue
+        counts[figure] += 1
+        hits[figure] += interval.low <= truth[figure] <= interval.high
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1000)
@@ -64,20 +74,27 @@ def main() -> None:
         population = figures(big, big_truth, rng, 0)
         population.pop("shared")
         truth = {k: v.estimate for k, v in population.items()}
-        hits = dict.fromkeys(truth, 0)
+        hits, counts = dict.fromkeys(truth, 0), dict.fromkeys(truth, 0)
         shared = []
         for _ in range(args.runs):
             reads, true_codes = simulated_reads(rng, n, accuracy, prior, ordered=ordered)
             found = figures(reads, true_codes, rng, args.samples)
             shared.append(found.pop("shared"))
-            for figure, interval in found.items():
-                hits[figure] += interval.low <= truth[figure] <= interval.high
-        rows[name] = ({k: v / args.runs for k, v in hits.items()}, truth, float(np.mean(shared)))
+            _tally(found, truth, hits, counts)
+        cover = {k: v / max(counts[k], 1) for k, v in hits.items()}
+        if "PRMSE" in counts:
+            cover["PRMSE estimable"] = counts["PRMSE"] / args.runs
+            truth["PRMSE estimable"] = float("nan")
+        rows[name] = (cover, truth, float(np.mean(shared)))
     names = list(dict.fromkeys(f for cover, _, _ in rows.values() for f in cover))
     print("| design | pair's shared answers | " + " | ".join(names) + " |")
     print("| --- | --- | " + " | ".join("---" for _ in names) + " |")
     for name, (cover, truth, shared) in rows.items():
-        cells = [f"{cover[f]:.3f} ({truth[f]:.2f})" if f in cover else "" for f in names]
+        cells = [
+            "" if f not in cover else f"{cover[f]:.3f}" if np.isnan(truth[f])
+            else f"{cover[f]:.3f} ({truth[f]:.2f})"
+            for f in names
+        ]  # fmt: skip
         print(f"| {name} | {shared:.0f} | " + " | ".join(cells) + " |")
     print(
         "\ncells: coverage (population value); Monte Carlo SE about "
