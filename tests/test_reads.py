@@ -61,7 +61,13 @@ def test_two_reads_by_second_score_column_are_the_same_as_two_score_columns():
     a, b = two.audited[0], many.audited[0]
     np.testing.assert_array_equal(a.second_scores, b.second_scores)
     np.testing.assert_array_equal(a.reads.score, b.reads.score)
-    assert a.raters is None and b.raters is None  # no rater column: the rater table stays off
+    # No rater column: each score column names its reads' rater, however the columns are named
+    # (so the rater table counts G1 and G2 as a long file of the same reads does).
+    assert a.reads.rater == b.reads.rater and set(a.reads.rater) == {"G1", "G2"}
+    assert a.raters == b.raters == ("G1",) * len(a)
+    assert a.second_raters == b.second_raters == ("G2",) * len(a)
+    one = split_items(wide, load_defaults().updated(score_column="G1")).audited[0]
+    assert one.raters is None and set(one.reads.rater) == {""}  # one column records no rater
 
 
 def test_rater_columns_name_each_reads_rater_and_a_rater_reading_twice_is_named():

@@ -16,6 +16,7 @@ import numpy as np
 from engine.audit.consensus_layout import TextEvidence
 from engine.audit.reads import ItemReads
 from engine.audit.text_evidence import reads_classifier
+from engine.input.reads import rater_name
 from engine.input.responses import Responses
 
 # The shipped evidence (tests/benchmarks/consensus_report.py SHIPPED, "lr-reads+nb10"): a
@@ -29,7 +30,7 @@ def read_raters(responses: Responses) -> tuple[str, ...]:
     if reads is None:
         return ()
     places = reads.rank()
-    return tuple(name or f"read {place + 1}" for name, place in zip(reads.rater, places))
+    return tuple(rater_name(name, place) for name, place in zip(reads.rater, places))
 
 
 def several_reads(responses: Responses) -> bool:
