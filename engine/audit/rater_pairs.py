@@ -8,12 +8,12 @@ each connected group of raters has mean 0), with a standard error clustered by a
 read three times gives three pairs that share reads), never below the homoscedastic one (a
 rater whose few pairs happen to agree exactly would otherwise weigh without limit).
 
-Combined with the model's figure b (engine.audit.rater_effects: X - E on every audited read) by
+Combined with the model's figure b (engine.audit.rater_effects: X - E on every read) by
 inverse variance, after moving c onto b's origin by the median over raters of b - c: the origin
-is arbitrary in both, and the median keeps a few raters' differences from setting it. The
-model's figure uses the audited reads and the pairs use every read, so the two share the
-audited reads of double-read answers; at a fifth of answers read twice the overlap is small and
-is ignored.
+is arbitrary in both, and the median keeps a few raters' differences from setting it. Both use
+every read, so a pair's two reads are in both figures: the combination's standard error adds
+their covariance, summed over the answers (`Influence`: each answer's part of c), or an answer
+read three times would count as more answers than it is.
 
 The reference (robust_members): among the candidate raters, the largest group whose leniencies
 agree with one of them within CONSISTENT standard errors (of the difference), ties going to the

@@ -92,7 +92,7 @@ def verdicts_section(session) -> list[str]:
     lines = ["", "### Verdicts", ""]
     for r in judged:
         lines.append(f"- **{md_text(r.rater, 80)}**: {md_text(rule_text(r.effects))}")
-    lines += ["", _expectation_note(raters), ""]
+    lines += ["", _expectation_note(raters), *_two_raters_note(raters, judged), ""]
     if ordered:
         header = ["rater", "infit (ZSTD)", "outfit (ZSTD)", "noise x ref.", "spread x ref.",
                   "middle share (expected)", "fair average", "observed average"]  # fmt: skip
@@ -109,6 +109,17 @@ def verdicts_section(session) -> list[str]:
                 for r in judged]  # fmt: skip
         lines += ["", markdown._table(["rater", "disagreement", "noise x ref."], rows)]
     return lines
+
+
+def _two_raters_note(raters, judged) -> list[str]:
+    """Two judged raters (Mohler's two graders) are their own reference: a verdict says who
+    scores higher, not which of them is off."""
+    if len(judged) != 2 or raters.anchored:
+        return []
+    return ["", "Two raters: the typical rater is their midpoint, so each one's leniency is half "
+            "their difference, and lenient beside harsh says which of them scores higher, not "
+            "which is off (a third read of some answers, or the lead's scores of some, says "
+            "that)."]  # fmt: skip
 
 
 def _expectation_note(raters) -> str:
