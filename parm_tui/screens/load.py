@@ -23,7 +23,6 @@ from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.reads import read_pair
 from engine.input.settings import BY_NAME, CHOSEN_KEYS, FILE_KEYS
-from engine.outputs.markdown import plural
 from engine.workspace import OpenedFile
 from parm_tui.recent import display_path, recent_files
 from parm_tui.screens.resume import offer_resume
@@ -109,7 +108,7 @@ def _raters_part(audited) -> list[str]:
         reads = responses.reads
         raters |= set(reads.rater if reads is not None else responses.raters or ())
     raters.discard("")
-    return [plural(len(raters), "rater")] if raters else []
+    return [f"{len(raters):,} rater{'' if len(raters) == 1 else 's'}"] if raters else []
 
 
 def responses_line(responses) -> Text:
