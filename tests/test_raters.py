@@ -266,7 +266,7 @@ def test_raters_csv_has_the_documented_columns(tmp_path):
 @pytest.mark.slow
 def test_the_sample_session_shows_its_planted_raters(tmp_path):
     """sample_data/sessions.csv through `parm audit` with the bundled model: the planted
-    lenient rater R4 is lenient, the noisy R6 has the most flags and is noisy, each with the
+    lenient rater R4 is lenient, the noisy R6 is noisy, the two with the most flags, each with the
     rule that says so (lenient first for R4), the others are fine, R7 is too few to judge."""
     out = tmp_path / "out"
     command = [
@@ -281,7 +281,9 @@ def test_the_sample_session_shows_its_planted_raters(tmp_path):
         rows = {row["rater"]: row for row in csv.DictReader(handle)}
     assert float(rows["R4"]["leniency_low"]) > 0
     shares = {name: float(row["flagged_share"]) for name, row in rows.items() if name != "R7"}
-    assert max(shares, key=shares.get) == "R6"
+    # Both planted raters change a third of their scores (R4 up, R6 anywhere): every read of
+    # theirs counted, they have the two highest shares (0.46 each, the others 0.25-0.35).
+    assert set(sorted(shares, key=shares.get)[-2:]) == {"R4", "R6"}
     assert rows["R7"]["note"] == "too few to judge"
     # Strongest verdict first: R4 raised a third of their scores, which is lenient first and
     # also less consistent than the others.
