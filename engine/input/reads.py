@@ -128,6 +128,15 @@ def records_raters(config: AuditConfig) -> bool:
             or config.rater_columns is not None)  # fmt: skip
 
 
+def rater_column_given(config: AuditConfig) -> bool:
+    """Whether the file has a column of who gave each score (a rater column, or a long file's):
+    the `rater` column of the tables of answers (predictions.csv, decisions.csv). Where a wide
+    file's score columns name their raters, every answer's audited read is the same column's,
+    and the rater table and the reads say who is who."""
+    return (config.reads == LONG or config.rater_column is not None
+            or config.rater_columns is not None)  # fmt: skip
+
+
 def rater_name(rater: str, place: int) -> str:
     """Who gave a read, as every output and screen names them: the file's name for the rater
     (a rater column's value, or the score column's name where a wide file has no rater column:

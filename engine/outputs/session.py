@@ -10,7 +10,7 @@ from pathlib import Path
 from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
 from engine.input.config import AuditConfig
-from engine.input.reads import records_raters, several_reads
+from engine.input.reads import rater_column_given, records_raters, several_reads
 from engine.outputs import declared, rater_files, read_files, session_report, tables
 from engine.outputs.names import (
     AGREEMENT_FILE,
@@ -89,7 +89,7 @@ def _with_who(session: SessionResult, result: AuditResult) -> tuple[list[str], l
     if session.by_item:
         extra_header.append("item")
         extra.append([responses.item] * len(responses))
-    if responses.raters is not None:
+    if responses.raters is not None and rater_column_given(result.config):
         extra_header.append("rater")
         extra.append(list(responses.raters))
     header = header[:2] + extra_header + header[2:]
@@ -148,13 +148,12 @@ def _decisions_rows(store: Decisions, session: SessionResult) -> tuple[list[str]
         header, own = tables.decisions_table(store, result)
         responses = result.responses
         position = {int(r): i for i, r in enumerate(responses.rows)}
-        who = (["item"] if session.by_item else []) + (
-            ["rater"] if responses.raters is not None else []
-        )
+        named = responses.raters is not None and rater_column_given(result.config)
+        who = (["item"] if session.by_item else []) + (["rater"] if named else [])
         for row in own:
             i = position[int(row[0])]
             extra = [responses.item] if session.by_item else []
-            if responses.raters is not None:
+            if named:
                 extra.append(responses.raters[i])
             rows.append([*row[:2], *extra, *row[2:]])
     rows.sort(key=lambda row: row[0])
