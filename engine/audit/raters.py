@@ -1,7 +1,8 @@
-"""Which raters need a word: for each rater, over every read they gave (the audited one or not,
+"""Which raters need a word: for each rater, over every read they gave (the audited one or not:
 engine.audit.rater_reads, so a wide file and the same reads in long form count the same
-raters), agreement with the model, the share of their scores flagged, their leniency (positive) or harshness (negative) in score points,
-each with a 95% interval, and their effects and verdict (engine.audit.rater_effects).
+raters), agreement with the model, the share of their scores flagged, their leniency
+(positive) or harshness (negative) in score points, each with a 95% interval, and their
+effects and verdict (engine.audit.rater_effects).
 
 Leniency compares a rater's scores with the expected score E_i = sum_c p_ic v_c (v_c the score's
 value in points, p_ic the probabilities from a model fitted without that rater's scores,
@@ -206,7 +207,7 @@ def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
                                       scores.ordered)  # fmt: skip
     anchored = any(e.anchored for e in effects.values())
     method = METHOD + (rater_expert.METHOD if anchored else "")
-    return RaterReport(rows, _pairs(scores.pairs, scores), unassigned, method=method, bias=cells,
+    return RaterReport(rows, _pairs(scores), unassigned, method=method, bias=cells,
                        rater_left_out=scores.rater_left_out, timed=_timed(scores),
                        expert=expert, anchored=anchored)  # fmt: skip
 
@@ -359,9 +360,10 @@ def _reread(scores: _Scores, mine: np.ndarray) -> int:
     return int(np.sum(count[answer.ravel()][mine] > 1))
 
 
-def _pairs(pairs: ReadPairs, scores: _Scores) -> list[RaterPair]:
+def _pairs(scores: _Scores) -> list[RaterPair]:
     """Each pair of raters once, over the answers both read (whichever read first: kappa and
     QWK do not change when the two raters swap places), most answers first."""
+    pairs = scores.pairs
     swap = pairs.a > pairs.b
     low = np.where(swap, pairs.b, pairs.a)
     high = np.where(swap, pairs.a, pairs.b)
