@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from engine.audit import duplicates, evidence, intervals, severity
 from engine.audit.rater_expectation import rater_left_out_proba
+from engine.audit.rater_reads import every_read
 from engine.audit.second_rater import second_rater
 from engine.audit.session_reads import read_evidence
 from engine.core.errors import ConfigError, EmbeddingError
@@ -142,11 +143,13 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
 
 
 def _rater_expectation(vectors, responses: Responses, reporter):
-    """Each score's probabilities without its rater's scores (None without raters)."""
+    """(R, C+1) each read's probabilities from a model without its rater's reads, one row per
+    read (engine.audit.rater_reads.every_read; None without raters)."""
     if responses.raters is None:
         return None
+    reads = every_read(responses)
     return rater_left_out_proba(
-        vectors, responses.scores, responses.n_classes, responses.raters, reporter
+        vectors[reads.answer], reads.code, responses.n_classes, reads.rater, reporter
     )
 
 

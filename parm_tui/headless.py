@@ -26,6 +26,7 @@ from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.column_guess import CHOSEN_KEYS
 from engine.input.config import build_config
+from engine.outputs.markdown import plural
 from engine.outputs.names import WARNINGS_FILE
 from engine.results.figures import run_figures
 from engine.results.lead import lead_text, run_lead, session_model_lead, small_note
@@ -407,7 +408,8 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         )
         say(
             console,
-            f"{len(session.raters.rows)} rater(s), farthest from the rest: {farthest or 'none'}",
+            f"{plural(len(session.raters.rows), 'rater')}, farthest from the rest: "
+            f"{farthest or 'none'}",
         )
         words = [f"{r.rater}: {r.verdict}" for r in judged if r.verdict != "fine"]
         say(console, "Raters who need a word: " + ("; ".join(words) or "none"))

@@ -74,7 +74,7 @@ async def test_the_item_and_rater_columns_are_guessed_and_each_item_audited(sess
         chosen = {s.id: s.value for s in app.get_screen("load").query(Select)}
         assert chosen["col-item"] == "item" and chosen["col-rater"] == "rater"
         validation = str(app.get_screen("load").query_one("#validation", Static).render())
-        assert "2 item(s), 130 responses" in validation and "4 rater(s)" in validation
+        assert "2 item(s), 130 responses" in validation and "4 raters" in validation
         session = await run_session_in_app(pilot)
         assert [r.responses.item for r in session.results] == list(dict.fromkeys(frame["item"]))
         assert {r.responses.labels for r in session.results} == {

@@ -52,7 +52,8 @@ async def test_second_rater_table_compares_raters_and_model(result):
     async with ParmApp().run_test(size=(80, 24)) as pilot:
         screen = await show_results(pilot, result)
         table = screen.query_one("#results-second-rater", Static).content
-        assert cells(table, 0) == ["rater 1 vs rater 2", "model vs rater 1", "model vs rater 2"]
+        # No rater column: the score columns name the two raters, as every output does.
+        assert cells(table, 0) == ["score vs score2", "model vs score", "model vs score2"]
         assert column(table, "kappa")[0] == f"{second.human_human['kappa']:.3f}"
         assert column(table, "QWK")[2] == f"{second.model_vs_second['qwk']:.3f}"
         assert column(table, "adjacent")[1] == f"{second.model_vs_first['adjacent']:.3f}"

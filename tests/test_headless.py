@@ -321,7 +321,7 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
     assert (
         "Item A: Selected K=" in result.output and "2 item(s) audited, 0 skipped" in result.output
     )
-    assert "rater(s), farthest from the rest:" in result.output
+    assert "raters, farthest from the rest:" in result.output
     # The cross-fitted figures lead, the in-sample ones beside them; the session model's line.
     pooled = next(line for line in result.output.splitlines() if line.startswith("Session (all"))
     assert re.match(

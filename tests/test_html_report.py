@@ -166,11 +166,19 @@ def test_a_shortfall_from_two_raters_says_who_disagrees(raters, model, says, mar
         "metrics": {"accuracy": 0.7, "kappa": 0.6, "qwk": model},
     }
 
+    from engine.input.reads import Reads
+
+    # 120 answers read by Ana and then Ben: the sentence names them (never "rater 1").
+    reads = Reads(np.repeat(np.arange(120), 2), ("Ana", "Ben") * 120, np.zeros(240, int),
+                  np.full(240, np.nan), np.arange(240), np.tile([True, False], 120))  # fmt: skip
+
     class Named:
-        responses = type("R", (), {"item": "volcano", "__len__": lambda s: 120})()
+        responses = type("R", (), {"item": "volcano", "__len__": lambda s: 120, "reads": reads})()
         flagged = np.zeros(120, bool)
 
     line = html_items._human_line(Named, report)
+    assert line["text"].startswith("volcano: Ana and Ben agree with QWK")
+    assert "the model's QWK against Ana is" in line["text"]
     assert (says in line["text"]) if says else "at odds" not in line["text"]
     assert [tag.rsplit(" ", 3)[0] for tag in line["below"]] == marked
     attention = html_items.attention(Named, report)

@@ -131,3 +131,21 @@ def test_the_third_read_view_lists_the_unsure_answers_least_sure_first():
     assert view.tolist() == [2, 4, 1]
     run.third_read_rank = None  # no answer read twice: nothing to list
     assert review_view(run, show_all=True, third_read=True).size == 0
+
+
+def test_a_raters_view_lists_every_answer_they_read_flagged_on_their_own_score():
+    """score2's reads are never the audited ones: the rater filter lists the answers score2
+    read, and its flagged view those where the model prefers another score than score2's,
+    as many as raters.csv counts."""
+    frame, vectors = session_frame()
+    frame["score2"] = frame["score"].sample(frac=1, random_state=3).to_numpy()
+    session = run_frame(frame, vectors, session_config(rater_column="rater",
+                                                       second_score_column="score2"))  # fmt: skip
+    review = session.review
+    assert "score2" in review.rater_names() and "r1" in review.rater_names()
+    assert len(review_view(review, show_all=True, rater="score2")) == len(frame)
+    flagged = review_view(review, rater="score2")
+    rows = {r.rater: r for r in session.raters.rows}
+    assert len(flagged) == rows["score2"].flagged
+    given = review.read_by("score2")
+    assert np.all(review.predicted[flagged] != given[flagged])

@@ -82,3 +82,22 @@ def test_a_session_with_raters_keeps_the_expectation_and_a_saved_result_restores
     np.testing.assert_array_equal(restored.rater_proba, result.rater_proba)
     without = run_frame(frame, vectors, session_config())
     assert without.results[0].rater_proba is None
+
+
+def test_every_read_has_its_expectation_and_one_saved_per_answer_falls_back(tmp_path):
+    """Two reads an answer (score and score2, raters r0-r3 and the column score2): one row of
+    probabilities per read, from a model without that read's rater; a result saved with one row
+    per answer (before every read counted) restores without it, so the raters fall back to the
+    fitted probabilities instead of mismatching reads and rows."""
+    frame, vectors = session_frame(items=(("A", 120, 3),), seed=3)
+    frame["score2"] = frame["score"].sample(frac=1, random_state=2).to_numpy()
+    session = run_frame(frame, vectors, session_config(rater_column="rater",
+                                                       second_score_column="score2"))  # fmt: skip
+    result = session.results[0]
+    reads = result.responses.reads
+    assert result.rater_proba.shape == (len(reads), result.responses.n_classes) == (240, 3)
+    np.testing.assert_allclose(result.rater_proba.sum(axis=1), 1.0)
+    assert {row.rater for row in session.raters.rows} == {"r0", "r1", "r2", "r3", "score2"}
+    result.rater_proba = result.rater_proba[reads.first]  # as saved before: one row an answer
+    atomic_write_files(result_files(result, tmp_path, "r"))
+    assert load_result(tmp_path, "r", result.responses).rater_proba is None

@@ -113,3 +113,29 @@ def test_report_md_shows_verdicts_fit_bias_and_drift_with_ids_escaped(written):
     rendered = MarkdownIt("commonmark").enable("table").render(text)
     assert "<img" not in rendered and "&lt;img" in rendered
     assert np.sum([line.startswith("- **") for line in text.splitlines()]) >= 9
+
+
+def test_two_graders_read_as_two_score_columns_have_their_rows_and_a_note_on_the_midpoint():
+    """Mohler's shape: score and score2, no rater column. Each column is a rater in raters.csv
+    (every read counted), and report.md says that with two raters leniency is half their
+    difference; every flagged read in rater_feedback.csv is its rater's score the model
+    would change."""
+    from helpers import run_frame, session_config, session_frame
+
+    from engine.outputs.rater_files import feedback_table, verdicts_section
+
+    frame, vectors = session_frame(items=(("A", 90, 3),), seed=7)
+    raised = np.minimum(frame["score"].astype(int) + (np.arange(len(frame)) % 2), 2)
+    frame["score2"] = raised.astype(str)  # score2 one step up on every other answer
+    session = run_frame(frame, vectors, session_config(second_score_column="score2"))
+    rows = {r.rater: r for r in session.raters.rows}
+    assert set(rows) == {"score", "score2"} and rows["score"].n == rows["score2"].n == 90
+    assert rows["score2"].leniency > 0 > rows["score"].leniency
+    text = "\n".join(verdicts_section(session))
+    assert "Two raters: the typical rater is their midpoint" in text
+    _, feedback = feedback_table(session)
+    result = session.results[0]
+    for rater, column in (("score", "score"), ("score2", "score2")):
+        given = frame.loc[result.responses.rows - 1, column].astype(int).to_numpy()
+        flagged = int(np.sum(np.asarray(result.responses.labels, int)[result.predicted] != given))
+        assert sum(row[0] == rater for row in feedback) == flagged == rows[rater].flagged

@@ -86,6 +86,33 @@ def test_combine_moves_pairs_onto_the_model_origin():
     assert value[3] == 4.0 and se[3] == 0.2
 
 
+def test_combine_counts_the_covariance_of_figures_from_the_same_reads():
+    """With cov(b, c) given, the combination's variance is u_b^2 se_b^2 + u_c^2 se_c^2 +
+    2 u_b u_c cov (u the normalised inverse-variance weights): at a correlation of 1 the
+    standard error is u_b se_b + u_c se_c, at 0 the independent 1 / sqrt(w_b + w_c); a
+    covariance beyond the two standard errors' product is cut to it."""
+    b, b_se = np.array([0.0, 1.0, 2.0]), np.array([0.2, 0.2, 0.2])
+    c, c_se = np.array([0.0, 1.0, 2.0]), np.array([0.1, 0.1, 0.1])
+    u_b, u_c = 0.2, 0.8  # weights 25 and 100
+    _, se = combine(b, b_se, c, c_se, covariance=np.array([0.02, 0.0, 5.0]))
+    assert se[0] == pytest.approx(u_b * 0.2 + u_c * 0.1)
+    assert se[1] == pytest.approx(1 / np.sqrt(125.0))
+    assert se[2] == pytest.approx(se[0])
+    assert combine(b, b_se, c, c_se)[1] == pytest.approx(se[1])  # no covariance: independent
+
+
+def test_each_answers_part_of_the_paired_figure_adds_up_to_its_clustered_variance():
+    """paired_leniency's influence: each answer's part of c - E[c]; summed in squares over the
+    answers (times G / (G - 1)) it is the clustered variance the standard error is from."""
+    rng = np.random.default_rng(5)
+    raters, co = double_reads(rng, np.array([0.3, 0.0, -0.2, 0.1]), 200, third=0.3)
+    c, se, _, moves = paired_leniency(co, raters, influence=True)
+    groups = moves.answers.size
+    clustered = np.sum(moves.by_answer**2, axis=0) * groups / (groups - 1)
+    # Heteroscedastic answers: the clustered variance is above the plain one for every rater.
+    np.testing.assert_allclose(se, np.sqrt(clustered), rtol=1e-12)
+
+
 def test_the_reference_is_the_largest_group_that_agrees():
     """Four neutral raters at 0 and four pushing up by different amounts: the neutral four are
     the reference (a median of all eight sits between the two groups)."""

@@ -136,33 +136,38 @@ def test_raters_with_too_few_scores_are_listed_but_not_judged():
 
 
 def test_rater_agreement_and_pairs_match_scikit_learn():
+    """Every read counts as its rater's score (the audited one and the second alike): each
+    rater's agreement with the model over all their reads, with their co-raters over every
+    answer they read with another, and each pair of raters once."""
     rng = np.random.default_rng(6)
     n = 240
     proba = rng.dirichlet([2, 2, 2], size=n)
     scores = rng.integers(0, 3, n)
     second = np.where(rng.random(n) < 0.5, rng.integers(0, 3, n), -1)
-    who = [f"r{i % 3}" for i in range(n)]
-    second_who = [f"r{(i + 1) % 3}" if second[i] >= 0 else "" for i in range(n)]
+    who = np.array([f"r{i % 3}" for i in range(n)])
+    second_who = np.array([f"r{(i + 1) % 3}" if second[i] >= 0 else "" for i in range(n)])
     result = fake_result("A", proba, scores, who, second, second_who)
     report = rater_report([result])
     predicted = proba.argmax(axis=1)
+    both = second >= 0
     for row in report.rows:
-        mine = np.array(who) == row.rater
-        assert row.exact == pytest.approx(np.mean(scores[mine] == predicted[mine]))
-        assert row.kappa == pytest.approx(
-            cohen_kappa_score(scores[mine], predicted[mine], labels=[0, 1, 2])
+        first, other = who == row.rater, second_who == row.rater
+        own = np.r_[scores[first], second[other]]
+        model = np.r_[predicted[first], predicted[other]]
+        assert row.n == own.size == first.sum() + other.sum()
+        assert row.exact == pytest.approx(np.mean(own == model))
+        assert row.kappa == pytest.approx(cohen_kappa_score(own, model, labels=[0, 1, 2]))
+        mine, theirs = (
+            np.r_[scores[first & both], second[other]],
+            np.r_[second[first & both], scores[other]],
         )
-        both = mine & (second >= 0)
-        assert row.second_n == both.sum()
-        assert row.second_kappa == pytest.approx(
-            cohen_kappa_score(scores[both], second[both], labels=[0, 1, 2])
-        )
+        assert row.second_n == mine.size
+        assert row.second_kappa == pytest.approx(cohen_kappa_score(mine, theirs, labels=[0, 1, 2]))
     # Each pair once, named in sorted order (r2 scored first and r0 second: the pair r0, r2).
     assert {(p.first, p.second) for p in report.pairs} == {("r0", "r1"), ("r1", "r2"), ("r0", "r2")}
     for pair in report.pairs:
-        one, other = np.array(who), np.array(second_who)
-        mine = ((one == pair.first) & (other == pair.second)) | (
-            (one == pair.second) & (other == pair.first)
+        mine = ((who == pair.first) & (second_who == pair.second)) | (
+            (who == pair.second) & (second_who == pair.first)
         )
         assert pair.n == mine.sum()
         assert pair.exact == pytest.approx(np.mean(scores[mine] == second[mine]))
@@ -261,7 +266,7 @@ def test_raters_csv_has_the_documented_columns(tmp_path):
 @pytest.mark.slow
 def test_the_sample_session_shows_its_planted_raters(tmp_path):
     """sample_data/sessions.csv through `parm audit` with the bundled model: the planted
-    lenient rater R4 is lenient, the noisy R6 has the most flags and is noisy, each with the
+    lenient rater R4 is lenient, the noisy R6 is noisy, the two with the most flags, each with the
     rule that says so (lenient first for R4), the others are fine, R7 is too few to judge."""
     out = tmp_path / "out"
     command = [
@@ -276,7 +281,9 @@ def test_the_sample_session_shows_its_planted_raters(tmp_path):
         rows = {row["rater"]: row for row in csv.DictReader(handle)}
     assert float(rows["R4"]["leniency_low"]) > 0
     shares = {name: float(row["flagged_share"]) for name, row in rows.items() if name != "R7"}
-    assert max(shares, key=shares.get) == "R6"
+    # Both planted raters change a third of their scores (R4 up, R6 anywhere): every read of
+    # theirs counted, they have the two highest shares (0.46 each, the others 0.25-0.35).
+    assert set(sorted(shares, key=shares.get)[-2:]) == {"R4", "R6"}
     assert rows["R7"]["note"] == "too few to judge"
     # Strongest verdict first: R4 raised a third of their scores, which is lenient first and
     # also less consistent than the others.

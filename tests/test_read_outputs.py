@@ -55,7 +55,7 @@ def files(session, names=None) -> dict[str, str]:
     return dict(session_contents(session, names))
 
 
-def test_reads_get_session_wide_raters_and_unnamed_reads_their_place(planted):
+def test_reads_get_session_wide_raters_and_score_columns_name_their_reads(planted):
     session, _, _ = planted
     items = [result.responses for result in session.results]
     raters = session_raters(items)
@@ -68,7 +68,8 @@ def test_reads_get_session_wide_raters_and_unnamed_reads_their_place(planted):
     frame, vectors = session_frame()
     frame["score2"] = frame["score"].sample(frac=1, random_state=1).to_numpy()
     one = run_frame(frame, vectors, session_config(second_score_column="score2"))
-    assert one.reads.raters == ("read 1", "read 2")
+    assert one.reads.raters == ("score", "score2")  # no rater column: the columns name them
+    assert {row.rater for row in one.raters.rows} == {"score", "score2"}
 
 
 def test_the_consensus_recovers_the_planted_truth_better_than_the_first_read(planted):

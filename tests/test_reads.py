@@ -61,7 +61,13 @@ def test_two_reads_by_second_score_column_are_the_same_as_two_score_columns():
     a, b = two.audited[0], many.audited[0]
     np.testing.assert_array_equal(a.second_scores, b.second_scores)
     np.testing.assert_array_equal(a.reads.score, b.reads.score)
-    assert a.raters is None and b.raters is None  # no rater column: the rater table stays off
+    # No rater column: each score column names its reads' rater, however the columns are named
+    # (so the rater table counts G1 and G2 as a long file of the same reads does).
+    assert a.reads.rater == b.reads.rater and set(a.reads.rater) == {"G1", "G2"}
+    assert a.raters == b.raters == ("G1",) * len(a)
+    assert a.second_raters == b.second_raters == ("G2",) * len(a)
+    one = split_items(wide, load_defaults().updated(score_column="G1")).audited[0]
+    assert one.raters is None and set(one.reads.rater) == {""}  # one column records no rater
 
 
 def test_rater_columns_name_each_reads_rater_and_a_rater_reading_twice_is_named():
@@ -130,3 +136,21 @@ def test_an_unreadable_other_read_counts_as_missing_with_a_warning():
 def test_settings_of_reads_that_disagree_are_refused(settings, message):
     with pytest.raises(ConfigError, match=message):
         load_defaults().updated(**settings)
+
+
+def test_a_rater_is_named_one_way_in_every_output():
+    """rater_name: the file's name, or a blank rater's place; who_read: one name where one
+    rater gave every read of a place (G1), else the place, never "rater 1"."""
+    from engine.input.reads import rater_name, read_pair, who_read
+
+    assert rater_name("G2", 1) == "G2" and rater_name("", 1) == "read 2"
+    assert who_read(["G1", "G1"], 0) == "G1"
+    assert who_read(["ana", "ben"], 0) == "first read"
+    assert who_read(["G2", ""], 1) == "second read"  # a blank rater is not G2
+    assert who_read([], 3) == "read 4"
+    wide = split_items(wide_frame(), WIDE).audited[0]
+    long = split_items(long_frame(wide_frame()), LONG).audited[0]
+    assert read_pair([wide.reads]) == read_pair([long.reads]) == ("G1", "G2")
+    two = split_items(wide_frame(), load_defaults().updated(score_column="G1",
+                                                            second_score_column="G2"))  # fmt: skip
+    assert read_pair([two.audited[0].reads]) == ("G1", "G2")

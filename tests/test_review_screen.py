@@ -175,7 +175,8 @@ async def test_the_detail_shows_scores_probabilities_second_rater_and_neighbours
         labels = review.responses.labels
         assert f"model {labels[review.predicted[i]]}" in header
         assert f"human {labels[review.responses.scores[i]]}" in header
-        assert "reads: 1st " in header and " · 2nd " in header  # no rater column: by order
+        # No rater column: each score column names its reads (as raters.csv and agreement.csv do).
+        assert "reads: score " in header and " · score2 " in header
         scores = text_of(screen, "#detail-scores")
         for p in review.proba[i]:
             assert f"{p:.3f}" in scores

@@ -178,9 +178,11 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
     co = getattr(scores, "co", None)
     co_n = np.zeros(names.size, dtype=int)
     if scores.ordered and co is not None and len(co):
-        # Leniency from co-raters' reads of the same answers, combined with the model's.
-        c, c_se, co_n = rater_pairs.paired_leniency(co, names)
-        raw.b, raw.b_se = rater_pairs.combine(raw.b, raw.b_se, c, c_se)
+        # Leniency from co-raters' reads of the same answers, combined with the model's (whose
+        # reads they share: their covariance counts in the combination's standard error).
+        c, c_se, co_n, moves = rater_pairs.paired_leniency(co, names, influence=True)
+        shared = _shared(scores, e_w, w, rater_of, names.size, moves)
+        raw.b, raw.b_se = rater_pairs.combine(raw.b, raw.b_se, c, c_se, shared)
     origin = _anchor(raw, scores, names, judged)
     drifts = [_drift(scores, d - a_w[item_of], w, rater_of == r) for r in range(names.size)]
     members = np.flatnonzero(judged)
@@ -200,6 +202,28 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
         cells = bias_cells(scores.value, scores.expected, e, scores.rater, item_of,
                            names_of_items, is_bias_listed)  # fmt: skip
     return effects, cells
+
+
+def _shared(scores, e, w, rater_of, count: int, moves) -> np.ndarray | None:
+    """(R,) the covariance of each rater's model figure b (the weighted mean of their residuals
+    e) with their paired figure, summed over the answers both are computed from: b moves by
+    w_i (e_i - mean) / sum w for each of the rater's reads. None without answers to match
+    (scores without their answers' cluster ids)."""
+    cluster = getattr(scores, "cluster", None)
+    if moves is None or cluster is None:
+        return None
+    index = {int(g): k for k, g in enumerate(moves.answers)}
+    shared = np.zeros(count)
+    for r in range(count):
+        mine = np.flatnonzero(rater_of == r)
+        if mine.size < 2:
+            continue
+        mean = np.average(e[mine], weights=w[mine])
+        own = w[mine] * (e[mine] - mean) / w[mine].sum()
+        rows = np.array([index.get(int(g), -1) for g in cluster[mine]])
+        hit = rows >= 0
+        shared[r] = float(np.sum(own[hit] * moves.by_answer[rows[hit], r]))
+    return shared
 
 
 def _anchor(raw: _Raw, scores, names: np.ndarray, judged: np.ndarray) -> float:

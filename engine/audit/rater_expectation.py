@@ -22,6 +22,11 @@ Among those, the classifier found as many planted effects as the best at the sam
 rate, and noisy raters on nominal labels far more often (1.00 against 0.61 and 0.81); it is also
 the cheapest (one logistic regression per fold).
 
+Every read is one row (engine.audit.rater_reads, engine.pipeline): a rater's reads are
+predicted by a model fitted on every read of the other folds' raters, so a grader whose reads
+are never the audited ones (a third score column) has their expectation like everyone else;
+with one read per answer this is one row per answer, as before.
+
 Probabilities are mixed with a uniform 0.001 so that a score no training answer had keeps a
 finite standardised residual.
 """

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.audit.rater_pairs import usable
+from engine.audit.rater_reads import every_read
 from engine.audit.scale import score_values
 
 # Expert-scored reads, pooled over raters, from which the expert is the reference for leniency.
@@ -161,21 +162,14 @@ def anchor(b, b_se, g, g_se):
 
 
 def session_reads(results, order) -> ExpertReads:
-    """Every item's reads of expert-scored answers (every read: Responses.reads; the first and
-    second score where a result has no reads), as one ExpertReads; order: the score_order."""
+    """Every item's reads of expert-scored answers (engine.audit.rater_reads: every read), as
+    one ExpertReads; order: the score_order."""
     parts = []
     for result in results:
         r = result.responses
         if r.expert is None or r.raters is None:
             continue
+        reads = every_read(r)
         values = score_values(r.labels, order)
-        if r.reads is not None:
-            answer, rater, code = r.reads.answer, r.reads.rater, r.reads.score
-        else:
-            second = np.flatnonzero(r.second_scores >= 0) if r.second_scores is not None else []
-            second_raters = r.second_raters or ("",) * len(r)
-            answer = np.r_[np.arange(len(r)), second].astype(np.int64)
-            rater = list(r.raters) + [second_raters[i] for i in second]
-            code = np.r_[r.scores, r.second_scores[second] if len(second) else []].astype(np.int64)
-        parts.append(expert_reads(answer, rater, code, values, r.expert))
+        parts.append(expert_reads(reads.answer, reads.rater, reads.code, values, r.expert))
     return join(parts)

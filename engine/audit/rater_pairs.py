@@ -8,12 +8,12 @@ each connected group of raters has mean 0), with a standard error clustered by a
 read three times gives three pairs that share reads), never below the homoscedastic one (a
 rater whose few pairs happen to agree exactly would otherwise weigh without limit).
 
-Combined with the model's figure b (engine.audit.rater_effects: X - E on every audited read) by
+Combined with the model's figure b (engine.audit.rater_effects: X - E on every read) by
 inverse variance, after moving c onto b's origin by the median over raters of b - c: the origin
-is arbitrary in both, and the median keeps a few raters' differences from setting it. The
-model's figure uses the audited reads and the pairs use every read, so the two share the
-audited reads of double-read answers; at a fifth of answers read twice the overlap is small and
-is ignored.
+is arbitrary in both, and the median keeps a few raters' differences from setting it. Both use
+every read, so a pair's two reads are in both figures: the combination's standard error adds
+their covariance, summed over the answers (`Influence`: each answer's part of c), or an answer
+read three times would count as more answers than it is.
 
 The reference (robust_members): among the candidate raters, the largest group whose leniencies
 agree with one of them within CONSISTENT standard errors (of the difference), ties going to the
@@ -82,14 +82,24 @@ def join(parts: list[CoReads]) -> CoReads:
                      for k in ("a", "b", "diff", "cluster")))  # fmt: skip
 
 
-def paired_leniency(co: CoReads, names: np.ndarray):
+@dataclass(frozen=True)
+class Influence:
+    """How much each answer moves each rater's paired figure: c - E[c] = sum over answers of
+    `by_answer[g]` (the cluster ids `answers`), for the covariance with the model's figure."""
+
+    answers: np.ndarray
+    by_answer: np.ndarray  # (answers, names)
+
+
+def paired_leniency(co: CoReads, names: np.ndarray, influence: bool = False):
     """(c, se, n) for each of `names`: the paired leniency (points, minimum-norm origin), its
-    clustered standard error, and the rater's pairs; c and se NaN below MIN_PAIRS pairs."""
+    clustered standard error, and the rater's pairs; c and se NaN below MIN_PAIRS pairs. With
+    `influence`, (c, se, n, Influence) (None without pairs)."""
     n = co.counts(names)
     c = np.full(names.size, np.nan)
     se = np.full(names.size, np.nan)
     if len(co) == 0:
-        return c, se, n
+        return (c, se, n, None) if influence else (c, se, n)
     everyone, ia = np.unique(np.r_[co.a, co.b], return_inverse=True)
     p = len(co)
     x = np.zeros((p, everyone.size))
@@ -110,12 +120,25 @@ def paired_leniency(co: CoReads, names: np.ndarray):
     for r, name in enumerate(names):
         if name in where and n[r] >= MIN_PAIRS:
             c[r], se[r] = fitted[where[name]], spread[where[name]]
-    return c, se, n
+    if not influence:
+        return c, se, n
+    moves = scores @ inverse.T  # (answers, everyone): each answer's part of fitted - E[fitted]
+    by_answer = np.zeros((groups.size, names.size))
+    for r, name in enumerate(names):
+        if name in where:
+            by_answer[:, r] = moves[:, where[name]]
+    return c, se, n, Influence(groups, by_answer)
 
 
-def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray):
+def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray,
+            covariance: np.ndarray | None = None):  # fmt: skip
     """The model's figure b and the paired c (moved onto b's origin: the median over raters with
-    both of b - c) by inverse variance: (figure, standard error); b alone where c is NaN."""
+    both of b - c) by inverse variance: (figure, standard error); b alone where c is NaN.
+
+    covariance: (R,) cov(b, c) where the two are computed from the same reads (the model's
+    figure counts every read, so a pair's two reads are in both): the combination's variance
+    is then w_b^2 se_b^2 + w_c^2 se_c^2 + 2 w_b w_c cov (normalised weights), not
+    1 / (1/se_b^2 + 1/se_c^2), which would count each answer read twice as two answers."""
     both = np.isfinite(c) & np.isfinite(b)
     if not both.any():
         return b.copy(), b_se.copy()
@@ -126,7 +149,12 @@ def combine(b: np.ndarray, b_se: np.ndarray, c: np.ndarray, c_se: np.ndarray):
     w_b = 1 / np.where(both, b_se, 1.0) ** 2
     w_c = np.where(both, 1 / np.where(both, c_se, 1.0) ** 2, 0.0)
     value = np.where(both, (w_b * b + w_c * np.nan_to_num(moved)) / (w_b + w_c), b)
-    return value, np.where(both, 1 / np.sqrt(w_b + w_c), b_se)
+    shared = np.zeros(b.size) if covariance is None else np.nan_to_num(covariance)
+    # A correlation outside [-1, 1] is the estimate's noise: bounded by the two variances.
+    shared = np.clip(shared, -b_se * np.nan_to_num(c_se), b_se * np.nan_to_num(c_se))
+    u_b, u_c = w_b / (w_b + w_c), w_c / (w_b + w_c)
+    variance = 1 / (w_b + w_c) + 2 * u_b * u_c * shared
+    return value, np.where(both, np.sqrt(np.maximum(variance, 0.0)), b_se)
 
 
 def usable(se: np.ndarray) -> np.ndarray:

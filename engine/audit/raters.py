@@ -1,6 +1,8 @@
-"""Which raters need a word: for each rater of the audited scores, agreement with the model, the
-share of their scores flagged, their leniency (positive) or harshness (negative) in score points,
-each with a 95% interval, and their effects and verdict (engine.audit.rater_effects).
+"""Which raters need a word: for each rater, over every read they gave (the audited one or not:
+engine.audit.rater_reads, so a wide file and the same reads in long form count the same
+raters), agreement with the model, the share of their scores flagged, their leniency
+(positive) or harshness (negative) in score points, each with a 95% interval, and their
+effects and verdict (engine.audit.rater_effects).
 
 Leniency compares a rater's scores with the expected score E_i = sum_c p_ic v_c (v_c the score's
 value in points, p_ic the probabilities from a model fitted without that rater's scores,
@@ -38,8 +40,10 @@ from engine.audit.rater_effects import RaterEffects, assess
 from engine.audit.rater_expert import ExpertFigures, ExpertReads
 from engine.audit.rater_fit import moments
 from engine.audit.rater_pairs import CoReads, co_reads, join
+from engine.audit.rater_reads import EveryRead, ReadPairs, every_read, read_pairs, read_proba
 from engine.audit.rater_verdicts import verdict_words
 from engine.audit.scale import pooled_labels, recode, score_values
+from engine.audit.severity import flags
 from engine.input.config import AuditConfig
 from engine.input.responses import Responses
 from engine.model.metrics import agreement
@@ -96,7 +100,7 @@ class RaterRow:
 
 @dataclass(frozen=True)
 class RaterPair:
-    """Agreement between the first and the second rater of the responses both scored."""
+    """Agreement between two raters over the answers both read."""
 
     first: str
     second: str
@@ -154,18 +158,16 @@ class ItemFit(Protocol):
 
 @dataclass
 class _Scores:
-    """All audited responses with a rater, pooled over items (one entry per response)."""
+    """Every read with a rater, pooled over items (one entry per read)."""
 
     item: np.ndarray  # item index
     rater: np.ndarray  # rater names
     value: np.ndarray  # the human score in points
     expected: np.ndarray  # the model's expected score in points
     human: np.ndarray  # codes on the pooled scale (for kappa)
-    model: np.ndarray
-    flagged: np.ndarray
-    second: np.ndarray  # pooled codes of the second score, -1 where none
-    second_rater: np.ndarray
-    position: np.ndarray  # the response's position in its item's result
+    model: np.ndarray  # the model's prediction of the read's answer, on the pooled scale
+    flagged: np.ndarray  # the model prefers another score than the read's
+    position: np.ndarray  # the read's answer's position in its item's result
     variance: np.ndarray  # W: the model's variance of the score (points^2)
     kurtosis: np.ndarray  # C: its fourth central moment
     middle: np.ndarray  # the model's P(a score strictly inside the item's scale)
@@ -184,6 +186,8 @@ class _Scores:
     rater_left_out: bool = True  # whether E came from models without the rater's scores
     co: CoReads = field(default_factory=CoReads)  # pairs of reads of one answer (every read)
     expert: ExpertReads = field(default_factory=ExpertReads)  # reads of expert-scored answers
+    pairs: ReadPairs = field(default_factory=ReadPairs)  # two raters' reads of one answer
+    cluster: np.ndarray | None = None  # each read's answer, numbered over the session (co's)
 
 
 def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
@@ -213,63 +217,59 @@ def _timed(scores: _Scores) -> bool:
 
 
 def _pool(results: Sequence[ItemFit]) -> tuple[_Scores, int]:
-    """Every item's scores with a rater, on the pooled scale, as one _Scores; and how many
-    scores have no rater."""
+    """Every item's reads with a rater, on the pooled scale, as one _Scores; and how many
+    reads have no rater."""
     order = results[0].config.score_order
     pooled = pooled_labels([result.responses.labels for result in results], order)
-    parts = [_item_scores(k, result, pooled, order) for k, result in enumerate(results)]
+    reads = [every_read(result.responses) for result in results]
+    parts = [_item_scores(k, result, reads[k], pooled, order) for k, result in enumerate(results)]
     joined = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
-    unassigned = sum(len(result.responses) for result in results) - joined["rater"].size
+    unassigned = sum(len(r) for r in reads) - joined["rater"].size
+    offsets = np.cumsum([0] + [len(result.responses) for result in results])
+    answers = np.concatenate([offsets[k] + r.answer for k, r in enumerate(reads)])
+    codes = np.concatenate([recode(result.responses.labels, pooled)[r.code]
+                            for result, r in zip(results, reads)])  # fmt: skip
+    raters = np.concatenate([r.rater for r in reads])
     pooled_scores = _Scores(
         **joined,
         scale=len(pooled),
         ordered=all(result.responses.ordered for result in results),
         item_names=tuple(str(result.responses.item) for result in results),
         rater_left_out=all(result.rater_proba is not None for result in results),
-        co=join(_item_pairs(results, order)),
+        co=join(_item_pairs(results, reads, order)),
         expert=rater_expert.session_reads(results, order),
+        pairs=read_pairs(answers, raters, codes),
+        cluster=answers[raters != ""],
     )
     return pooled_scores, unassigned
 
 
-def _item_pairs(results, order) -> list[CoReads]:
-    """Each item's pairs of reads of one answer (every read: Responses.reads; the first and
-    second score where a result has no reads), answers numbered over the session."""
+def _item_pairs(results, reads, order) -> list[CoReads]:
+    """Each item's pairs of reads of one answer (every read), answers numbered over the
+    session."""
     parts, base = [], 0
-    for result in results:
-        r = result.responses
-        values = score_values(r.labels, order)
-        if r.reads is not None:
-            parts.append(co_reads(r.reads.answer, r.reads.rater, values[r.reads.score], base))
-        elif r.second_scores is not None and r.raters is not None and r.second_raters:
-            n = len(r)
-            second = np.flatnonzero(r.second_scores >= 0)
-            answer = np.r_[np.arange(n), second]
-            rater = list(r.raters) + [r.second_raters[i] for i in second]
-            value = np.r_[values[r.scores], values[r.second_scores[second]]]
-            parts.append(co_reads(answer, rater, value, base))
-        base += len(r)
+    for result, r in zip(results, reads):
+        values = score_values(result.responses.labels, order)
+        parts.append(co_reads(r.answer, r.rater, values[r.code], base))
+        base += len(result.responses)
     return parts
 
 
-def _item_scores(k: int, result, pooled, order) -> dict[str, np.ndarray]:
-    """Item k's scores that have a rater: each _Scores array's part (in its fields' order)."""
+def _item_scores(k: int, result, reads: EveryRead, pooled, order) -> dict[str, np.ndarray]:
+    """Item k's reads that have a rater: each _Scores array's part (in its fields' order)."""
     responses = result.responses
     values = score_values(responses.labels, order)
     to_pooled = recode(responses.labels, pooled)
-    raters = np.array(responses.raters, dtype=object)
-    keep = raters != ""
-    proba = _expectation(result)
+    keep = reads.rater != ""
+    proba = read_proba(result, reads)
     m = moments(proba, values)
-    given = values[responses.scores]
-    codes = np.arange(len(responses))
-    times = responses.times if responses.times is not None else np.full(len(responses), np.nan)
-    second_raters = responses.second_raters or ("",) * len(responses)
+    given = values[reads.code]
+    predicted = np.asarray(result.predicted)[reads.answer]
     arrays = {
-        "item": np.full(len(responses), k),
-        "rater": raters,
+        "item": np.full(len(reads), k),
+        "rater": reads.rater,
         "value": given,
-        "position": codes,
+        "position": reads.answer,
         "expected": m.expected,
         "variance": m.variance,
         "kurtosis": m.kurtosis,
@@ -279,32 +279,15 @@ def _item_scores(k: int, result, pooled, order) -> dict[str, np.ndarray]:
         "high": m.high,
         "at_low": given == values.min(),
         "at_high": given == values.max(),
-        "own": proba[codes, responses.scores],
+        "own": proba[np.arange(len(reads)), reads.code],
         "square": np.sum(proba**2, axis=1),
         "cube": np.sum(proba**3, axis=1),
-        "time": np.asarray(times, dtype=float),
-        "human": to_pooled[responses.scores],
-        "model": to_pooled[result.predicted],
-        "flagged": np.asarray(result.flagged),
-        "second": _second_codes(responses, to_pooled),
-        "second_rater": np.array(second_raters, dtype=object),
+        "time": reads.time,
+        "human": to_pooled[reads.code],
+        "model": to_pooled[predicted],
+        "flagged": flags(predicted, reads.code),
     }
     return {key: array[keep] for key, array in arrays.items()}
-
-
-def _expectation(result) -> np.ndarray:
-    """The probabilities E and W come from: without the rater's own scores when the run made
-    them (engine.audit.rater_expectation), else the fitted PARM probabilities (results saved
-    before them, or made by hand in tests)."""
-    proba = result.rater_proba
-    return result.fitted.proba if proba is None else proba
-
-
-def _second_codes(responses, to_pooled: np.ndarray) -> np.ndarray:
-    if responses.second_scores is None:
-        return np.full(len(responses), -1)
-    second = responses.second_scores
-    return np.where(second >= 0, to_pooled[np.maximum(second, 0)], -1)
 
 
 def _assess(scores: _Scores):
@@ -334,18 +317,14 @@ def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
     judged = n >= MIN_RATER_SCORES
     effect = None if effects is None else effects.leniency
     spread = None if effects is None else effects.leniency_se
-    second = mine & (scores.second >= 0)
-    second_figures = (
-        agreement(scores.human[second], scores.second[second], scores.scale)
-        if second.any()
-        else None
-    )
+    own, others = scores.pairs.of(name)
+    second_figures = agreement(own, others, scores.scale) if own.size else None
     row = dict(
         rater=name, n=n, items=int(np.unique(scores.item[mine]).size),
         exact=figures["accuracy"], kappa=figures["kappa"], qwk=figures.get("qwk"),
         flagged=flagged, flagged_share=share, flagged_low=None, flagged_high=None,
         leniency=effect, leniency_low=None, leniency_high=None,
-        second_n=int(second.sum()),
+        second_n=_reread(scores, mine),
         second_exact=None if second_figures is None else second_figures["accuracy"],
         second_kappa=None if second_figures is None else second_figures["kappa"],
         judged=judged, distance=0.0, effects=effects,
@@ -374,31 +353,27 @@ def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
     )
 
 
+def _reread(scores: _Scores, mine: np.ndarray) -> int:
+    """How many of the rater's reads are of answers another rater read too."""
+    _, answer, count = np.unique(np.stack([scores.item, scores.position]), axis=1,
+                                 return_inverse=True, return_counts=True)  # fmt: skip
+    return int(np.sum(count[answer.ravel()][mine] > 1))
+
+
 def _pairs(scores: _Scores) -> list[RaterPair]:
-    """Each pair of raters once, over the responses one scored first and the other second (in
-    either role, when second raters are recorded), most responses first. Kappa and QWK do not
-    change when the two raters swap places, so R1 scoring first and R4 second counts with R4
-    first and R1 second."""
-    both = (scores.second >= 0) & (scores.second_rater != "")
-    first, second = scores.rater[both], scores.second_rater[both]
-    swap = first > second
-    low = np.where(swap, second, first)
-    high = np.where(swap, first, second)
-    a = np.where(swap, scores.second[both], scores.human[both])
-    b = np.where(swap, scores.human[both], scores.second[both])
-    pairs = []
+    """Each pair of raters once, over the answers both read (whichever read first: kappa and
+    QWK do not change when the two raters swap places), most answers first."""
+    pairs = scores.pairs
+    swap = pairs.a > pairs.b
+    low = np.where(swap, pairs.b, pairs.a)
+    high = np.where(swap, pairs.a, pairs.b)
+    a = np.where(swap, pairs.code_b, pairs.code_a)
+    b = np.where(swap, pairs.code_a, pairs.code_b)
+    found = []
     for one, other in sorted(set(zip(low, high))):
         mine = (low == one) & (high == other)
         figures = agreement(a[mine], b[mine], scores.scale, scores.ordered)
-        pairs.append(
-            RaterPair(
-                one,
-                other,
-                int(mine.sum()),
-                figures["accuracy"],
-                figures["kappa"],
-                figures.get("qwk"),
-            )  # fmt: skip
-        )
-    pairs.sort(key=lambda p: (-p.n, p.first, p.second))
-    return pairs
+        found.append(RaterPair(one, other, int(mine.sum()), figures["accuracy"],
+                               figures["kappa"], figures.get("qwk")))  # fmt: skip
+    found.sort(key=lambda p: (-p.n, p.first, p.second))
+    return found

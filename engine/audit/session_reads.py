@@ -2,9 +2,10 @@
 the arrays the agreement and consensus figures take (engine.audit.reads.ItemReads: rater
 indices shared across the session), and each item's text evidence for the consensus.
 
-The one place the conversion happens. A read whose rater the file does not record is named by
-its place among its answer's reads ("read 2"), as the review shows it, so two unnamed reads of
-one answer stay two raters.
+The one place the conversion happens. Raters are named by engine.input.reads.rater_name, as
+every output and screen names them: the file's name (a rater column's value, or a wide file's
+score column), or for a read whose rater cell is blank its place ("read 2"), so two unnamed
+reads of one answer stay two raters.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from engine.audit.consensus_layout import TextEvidence
 from engine.audit.reads import ItemReads
 from engine.audit.text_evidence import reads_classifier
+from engine.input.reads import rater_name
 from engine.input.responses import Responses
 
 # The shipped evidence (tests/benchmarks/consensus_report.py SHIPPED, "lr-reads+nb10"): a
@@ -24,12 +26,12 @@ NEIGHBOURS = 10
 
 
 def read_raters(responses: Responses) -> tuple[str, ...]:
-    """Each read's rater: its name, or its place ("read 2") where the file records none."""
+    """Each read's rater, named by rater_name."""
     reads = responses.reads
     if reads is None:
         return ()
     places = reads.rank()
-    return tuple(name or f"read {place + 1}" for name, place in zip(reads.rater, places))
+    return tuple(rater_name(name, place) for name, place in zip(reads.rater, places))
 
 
 def several_reads(responses: Responses) -> bool:

@@ -19,6 +19,7 @@ answer whose rows carry different texts, an answer with no text at all (long for
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,17 +99,80 @@ class ReadColumn:
 
 
 def read_columns(config: AuditConfig) -> list[ReadColumn]:
-    """The wide file's read columns, the audited read first."""
+    """The wide file's read columns, the audited read first. With several, a column without a
+    rater column names its reads' rater itself (the column G2 is the grader G2), however the
+    columns were named (`score_columns`, or `score_column` and `second_score_column`); a
+    file's one score column without a rater column records no rater."""
     if config.score_columns is not None:
         raters = config.rater_columns or [None] * len(config.score_columns)
-        return [
-            ReadColumn(score, rater, "" if rater is not None else score)
-            for score, rater in zip(config.score_columns, raters)
-        ]
-    columns = [ReadColumn(config.score_column, config.rater_column)]
-    if config.second_score_column is not None:
-        columns.append(ReadColumn(config.second_score_column, config.second_rater_column))
-    return columns
+        pairs = list(zip(config.score_columns, raters))
+    else:
+        pairs = [(config.score_column, config.rater_column)]
+        if config.second_score_column is not None:
+            pairs.append((config.second_score_column, config.second_rater_column))
+    several = len(pairs) > 1
+    return [ReadColumn(score, rater, score if rater is None and several else "")
+            for score, rater in pairs]  # fmt: skip
+
+
+def several_reads(config: AuditConfig) -> bool:
+    """Whether the settings name more than one read per answer (a long file, or several score
+    columns)."""
+    return config.reads == LONG or len(read_columns(config)) > 1
+
+
+def records_raters(config: AuditConfig) -> bool:
+    """Whether the settings' reads name their raters (a rater column, or several reads: a score
+    column without a rater column names its own): the rater table and its files."""
+    return (several_reads(config) or config.rater_column is not None
+            or config.rater_columns is not None)  # fmt: skip
+
+
+def rater_column_given(config: AuditConfig) -> bool:
+    """Whether the file has a column of who gave each score (a rater column, or a long file's):
+    the `rater` column of the tables of answers (predictions.csv, decisions.csv). Where a wide
+    file's score columns name their raters, every answer's audited read is the same column's,
+    and the rater table and the reads say who is who."""
+    return (config.reads == LONG or config.rater_column is not None
+            or config.rater_columns is not None)  # fmt: skip
+
+
+def rater_name(rater: str, place: int) -> str:
+    """Who gave a read, as every output and screen names them: the file's name for the rater
+    (a rater column's value, or the score column's name where a wide file has no rater column:
+    read_columns); a read whose rater the file leaves blank is named by its place among its
+    answer's reads ("read 2"), so two such reads of one answer stay two raters."""
+    return rater or f"read {place + 1}"
+
+
+ORDINALS = ("first", "second", "third")
+
+
+def read_pair(reads: Iterable[Reads | None]) -> tuple[str, str]:
+    """Who gave the audited reads and who the second reads of one item's reads (or a session's
+    items'), by who_read: the two raters the second-rater figures compare."""
+    reads = list(reads)
+    return who_read_place(reads, 0), who_read_place(reads, 1)
+
+
+def who_read_place(reads: Iterable[Reads | None], place: int) -> str:
+    """who_read over one or several items' reads (a session: one name when one rater gave
+    every item's `place`-th reads)."""
+    names = [name for found in reads if found is not None
+             for name, rank in zip(found.rater, found.rank()) if rank == place]  # fmt: skip
+    return who_read(names, place)
+
+
+def who_read(names, place: int) -> str:
+    """The rater of every answer's `place`-th read (0: the audited one) by name when one rater
+    gave them all (G1, score_grader2: what raters.csv calls them), else the place ("first
+    read", "second read"): many raters share that place. names: those reads' raters (blank:
+    not recorded)."""
+    names = list(names)
+    found = set(names)
+    if len(found) == 1 and all(names):
+        return found.pop()
+    return f"{ORDINALS[place]} read" if place < len(ORDINALS) else f"read {place + 1}"
 
 
 @dataclass(frozen=True)

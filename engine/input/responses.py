@@ -21,7 +21,15 @@ from engine.input.config import AuditConfig
 from engine.input.expert import expert_codes
 from engine.input.kept_reads import keep_reads
 from engine.input.labels import check_order, code_labels, is_numeric, order_notes
-from engine.input.reads import LONG, Reads, long_answers, read_columns, wide_reads
+from engine.input.reads import (
+    LONG,
+    Reads,
+    long_answers,
+    read_columns,
+    records_raters,
+    several_reads,
+    wide_reads,
+)
 from engine.input.table import describe_rows, missing_column, read_table
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
@@ -192,8 +200,7 @@ def responses_from_frame(
     warnings += _category_warnings(coded, labels, numbers[keep], config.score_column)
     id_list, id_notes = _ids(frame, config.id_column, keep, numbers, where)
     warnings += id_notes + _blank_warnings([text_list[i] for i in keep], numbers[keep])
-    several = config.reads == LONG or len(read_columns(config)) > 1
-    named = config.rater_column is not None or config.rater_columns is not None
+    several, named = several_reads(config), records_raters(config)
     return Responses(
         texts=[text_list[i] for i in keep],
         scores=coded,
@@ -206,8 +213,8 @@ def responses_from_frame(
         file_rows=file_rows,
         warnings=tuple(warnings),
         ordered=ordered,
-        raters=reads.raters_of(0, len(keep)) if named or config.reads == LONG else None,
-        second_raters=reads.raters_of(1, len(keep)) if several and named else None,
+        raters=reads.raters_of(0, len(keep)) if named else None,
+        second_raters=reads.raters_of(1, len(keep)) if several else None,
         times=reads.time[reads.first] if config.time_column is not None else None,
         reads=reads,
         expert=_expert(by_row, raw, config, keep, labels, numeric, where),

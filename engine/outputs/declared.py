@@ -76,10 +76,12 @@ RATERS = OutputTable(
     "raters.csv",
     "rater, the farthest from the rest first (raters with too few scores last)",
     (
-        Column("rater", "the rater's id, as the file has it", _attr("rater")),
+        Column("rater", "the rater's id, as the file has it (a rater column's value, or the "
+               "score column's name where a wide file has no rater column)", _attr("rater")),
         Column("verdict", "in plain words, strongest first: lenient, harsh, noisy, central "
                "tendency, drifting, or fine", _attr("verdict")),
-        Column("n", "scores the rater gave", _attr("n"), COUNT),
+        Column("n", "scores the rater gave: every read of theirs, the audited one or not",
+               _attr("n"), COUNT),
         Column("items", "items the rater scored", _attr("items"), COUNT),
         Column("exact", "the rater's scores against the model's predictions: exact agreement",
                _attr("exact"), FIGURE),
@@ -98,12 +100,12 @@ RATERS = OutputTable(
                POINTS, interval=("leniency_low", "leniency_high")),
         Column("leniency_low", "its 95% interval: low end", _attr("leniency_low"), POINTS),
         Column("leniency_high", "its 95% interval: high end", _attr("leniency_high"), POINTS),
-        Column("second_n", "the rater's scores that have a second read", _attr("second_n"),
-               COUNT),
-        Column("second_exact", "exact agreement with the second reads", _attr("second_exact"),
-               FIGURE),
-        Column("second_kappa", "Cohen's kappa with the second reads", _attr("second_kappa"),
-               FIGURE),
+        Column("second_n", "the rater's reads of answers another rater read too",
+               _attr("second_n"), COUNT),
+        Column("second_exact", "exact agreement with the other raters' reads of those answers "
+               "(each pair of reads)", _attr("second_exact"), FIGURE),
+        Column("second_kappa", "Cohen's kappa with the other raters' reads of those answers",
+               _attr("second_kappa"), FIGURE),
         Column("note", f"'{TOO_FEW}' for a rater not judged",
                lambda row, _: "" if row.judged else TOO_FEW),
         Column("rule", "the figures and the rule behind each verdict",
@@ -217,10 +219,11 @@ ITEMS = OutputTable(
                "unordered labels)", _attr("session_model_in_sample"), FIGURE,
                "session model in-sample", when="with session_model auto and 2+ items or reads"),
         Column("flagged", "responses the model would score otherwise", _attr("flagged"), COUNT),
-        Column("human_exact", "rater 1 against rater 2 on the double-read answers: exact "
-               "agreement", _attr("human_exact"), FIGURE, when="with a second score"),
-        Column("human_kappa", "rater 1 against rater 2: Cohen's kappa", _attr("human_kappa"),
-               FIGURE, "raters' kappa", when="with a second score"),
+        Column("human_exact", "each answer's audited read against its second read, on the "
+               "answers read twice: exact agreement (every pair of raters: agreement.csv)",
+               _attr("human_exact"), FIGURE, when="with a second score"),
+        Column("human_kappa", "the audited read against the second read: Cohen's kappa",
+               _attr("human_kappa"), FIGURE, "raters' kappa", when="with a second score"),
     ),
 )  # fmt: skip
 

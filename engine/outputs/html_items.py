@@ -12,6 +12,7 @@ import numpy as np
 
 from engine.core.metric_names import METRIC
 from engine.input.config import SINGLE_VECTOR
+from engine.input.reads import read_pair
 from engine.outputs import plots
 from engine.outputs.columns import fixed
 from engine.outputs.markdown import below_minimum
@@ -67,7 +68,7 @@ def item_view(
         "distribution": _distribution(result, which) if plotted else None,
         "agreement": _agreement(result, report),
         "cross_fit": _cross_fit(report),
-        "human": _human(report),
+        "human": _human(result, report),
         "confusion": plots.confusion_heatmap(
             responses.labels,
             report["confusion_matrix"]["counts"],
@@ -123,7 +124,9 @@ def _human_line(result: AuditResult, report: dict) -> dict | None:
     human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
     metric, label = _human_metric(human, model)
     gap = human[metric] - model[metric]
-    who = "Two raters" if result.responses.item is None else f"{result.responses.item}: two raters"
+    first, other = read_pair([result.responses.reads])
+    who = f"{first} and {other}"
+    who = who if result.responses.item is None else f"{result.responses.item}: {who}"
     verdict = (
         f"more than the field's limit of {DEGRADATION_THRESHOLD:.2f}"
         if gap > DEGRADATION_THRESHOLD
@@ -132,7 +135,7 @@ def _human_line(result: AuditResult, report: dict) -> dict | None:
     text = (
         f"{who} agree with {label} {human[metric]:.3f} on the "
         f"{second['rows_with_both_scores']:,} responses scored twice; the model's {label} "
-        f"against rater 1 is {model[metric]:.3f}, {abs(gap):.3f} "
+        f"against {first} is {model[metric]:.3f}, {abs(gap):.3f} "
         f"{'below' if gap > 0 else 'above'} the raters' ({verdict}). {_who_disagrees(human, model)}"
     )
     below = [f"raters' {b}" for b in human_below(human)]
@@ -261,14 +264,15 @@ def _cross_fit(report: dict) -> str:
     )
 
 
-def _human(report: dict) -> dict | None:
+def _human(result: AuditResult, report: dict) -> dict | None:
     second = report["second_rater"]
     if second is None:
         return None
+    first, other = read_pair([result.responses.reads])
     pairs = [
-        ("Rater 1 vs rater 2", second["rater1_vs_rater2"]),
-        ("Model vs rater 1", second["model_vs_rater1"]),
-        ("Model vs rater 2", second["model_vs_rater2"]),
+        (f"{first} vs {other}", second["rater1_vs_rater2"]),
+        (f"Model vs {first}", second["model_vs_rater1"]),
+        (f"Model vs {other}", second["model_vs_rater2"]),
     ]
     rows = []
     for key, label, metric in HUMAN_NAMES:

@@ -25,6 +25,7 @@ import numpy as np
 from engine.core.metric_names import METRIC
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
+from engine.input.reads import read_pair
 from engine.outputs import html_items, plots, session_report
 from engine.outputs.columns import fixed
 from engine.outputs.html_agreement import agreement_view
@@ -128,6 +129,7 @@ def summary(session: SessionResult, data: dict, items: list[dict]) -> dict:
         "agreement": [view["headline"] for view in ranked[:SHOWN]],
         "agreement_more": max(len(ranked) - SHOWN, 0),
         "human": human[:SHOWN],
+        "human_heading": "Against " + " and ".join(session_read_pair(session)),
         "human_more": max(len(human) - SHOWN, 0),
         "flagged": f"{flagged:,} of {session.n_responses:,} responses "
         f"({flagged / max(session.n_responses, 1):.1%}) are flagged for review: the model "
@@ -311,7 +313,13 @@ def overview(session: SessionResult) -> dict:
         "Kappa per item",
         extra=("cross-fitted kappa", crossed) if any(c is not None for c in crossed) else None,
     )
-    return {"rows": rows, "plot": plot}
+    first, other = session_read_pair(session)
+    return {"rows": rows, "plot": plot, "human_column": f"{first} vs {other} (exact, kappa)"}
+
+
+def session_read_pair(session: SessionResult) -> tuple[str, str]:
+    """Who gave the session's audited and second reads (engine.input.reads.read_pair)."""
+    return read_pair(result.responses.reads for result in session.results)
 
 
 def raters_view(session: SessionResult, raters: dict | None) -> dict | None:

@@ -23,6 +23,7 @@ import re
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
 from engine.input.config import SINGLE_VECTOR
+from engine.input.reads import read_pair
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS, report_dict
 from engine.results.item import AuditResult
 from engine.results.lead import lead_text
@@ -238,10 +239,11 @@ def _second_rater_section(result: AuditResult, data) -> str:
     second = data["second_rater"]
     if second is None:
         return ""
+    first, other = read_pair([result.responses.reads])
     columns = [
-        ("Rater 1 vs rater 2", second["rater1_vs_rater2"]),
-        ("Model vs rater 1", second["model_vs_rater1"]),
-        ("Model vs rater 2", second["model_vs_rater2"]),
+        (f"{first} vs {other}", second["rater1_vs_rater2"]),
+        (f"Model vs {first}", second["model_vs_rater1"]),
+        (f"Model vs {other}", second["model_vs_rater2"]),
     ]
     names = {
         "exact": "Exact agreement",
@@ -259,8 +261,9 @@ def _second_rater_section(result: AuditResult, data) -> str:
         "",
         _table(["Metric", *(name for name, _ in columns)], rows),
         "",
-        "Rater-vs-rater and model-vs-rater-2 figures use the "
-        f"{second['rows_with_both_scores']} responses with both scores; "
+        f"The figures of {md_text(first, 80)} against {md_text(other, 80)} and of the model "
+        f"against {md_text(other, 80)} use the {second['rows_with_both_scores']} responses with "
+        "both scores; "
         f"{second['raters_disagree']} of them have different scores "
         "(`raters_disagree` in predictions.csv).",
     ]

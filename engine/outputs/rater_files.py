@@ -10,6 +10,7 @@ goes through engine.outputs.write.csv_text (quoted, formulas guarded) like every
 
 from __future__ import annotations
 
+from engine.audit.rater_reads import every_read
 from engine.audit.rater_verdicts import RULES
 from engine.outputs import declared, markdown
 from engine.outputs.columns import FIGURE, csv_cell
@@ -25,17 +26,18 @@ def bias_table(session) -> tuple[list[str], list[list]]:
 
 
 def feedback_table(session) -> tuple[list[str], list[list]]:
-    """rater_feedback.csv: each rater's flagged scores (the model prefers another score), most
-    severe first, with the answer, the model's score and the neighbours that are the evidence;
-    raters in the rater table's order."""
+    """rater_feedback.csv: each rater's flagged reads (the model prefers another score), every
+    read counted as the rater table counts it (engine.audit.rater_reads), most severe first,
+    with the answer, the model's score and the neighbours that are the evidence; raters in the
+    rater table's order."""
     order = {row.rater: k for k, row in enumerate(session.raters.rows)}
     rows = []
     for result in session.results:
         responses = result.responses
         labels, scores = responses.labels, responses.scores
-        for i in range(len(responses)):
-            rater = responses.raters[i]
-            if not rater or not result.flagged[i]:
+        reads = every_read(responses)
+        for rater, i, code, row in zip(reads.rater, reads.answer, reads.code, reads.row):
+            if not rater or result.predicted[i] == code:
                 continue
             neighbours = result.evidence[i][:EVIDENCE_SHOWN]
             shown = "; ".join(
@@ -45,8 +47,8 @@ def feedback_table(session) -> tuple[list[str], list[list]]:
             nearest = responses.texts[neighbours[0].index] if neighbours else ""
             rows.append([
                 rater, responses.item if responses.item is not None else "",
-                int(responses.rows[i]), responses.ids[i], labels[scores[i]],
-                labels[result.predicted[i]], csv_cell(float(result.fitted.proba[i, scores[i]]), FIGURE),
+                int(row), responses.ids[i], labels[code],
+                labels[result.predicted[i]], csv_cell(float(result.fitted.proba[i, code]), FIGURE),
                 csv_cell(float(result.severity[i]), FIGURE), responses.texts[i], shown, nearest,
             ])  # fmt: skip
     rows.sort(key=lambda r: (order.get(r[0], len(order)), -float(r[7] or 0), r[2]))
@@ -90,7 +92,7 @@ def verdicts_section(session) -> list[str]:
     lines = ["", "### Verdicts", ""]
     for r in judged:
         lines.append(f"- **{md_text(r.rater, 80)}**: {md_text(rule_text(r.effects))}")
-    lines += ["", _expectation_note(raters), ""]
+    lines += ["", _expectation_note(raters), *_two_raters_note(raters, judged), ""]
     if ordered:
         header = ["rater", "infit (ZSTD)", "outfit (ZSTD)", "noise x ref.", "spread x ref.",
                   "middle share (expected)", "fair average", "observed average"]  # fmt: skip
@@ -107,6 +109,17 @@ def verdicts_section(session) -> list[str]:
                 for r in judged]  # fmt: skip
         lines += ["", markdown._table(["rater", "disagreement", "noise x ref."], rows)]
     return lines
+
+
+def _two_raters_note(raters, judged) -> list[str]:
+    """Two judged raters (Mohler's two graders) are their own reference: a verdict says who
+    scores higher, not which of them is off."""
+    if len(judged) != 2 or raters.anchored:
+        return []
+    return ["", "Two raters: the typical rater is their midpoint, so each one's leniency is half "
+            "their difference, and lenient beside harsh says which of them scores higher, not "
+            "which is off (a third read of some answers, or the lead's scores of some, says "
+            "that)."]  # fmt: skip
 
 
 def _expectation_note(raters) -> str:

@@ -14,18 +14,8 @@ from engine.audit.agreement import ALL, THRESHOLDS, TOO_FEW, figure_names
 from engine.audit.alpha import alpha_levels
 from engine.audit.consensus import SURE
 from engine.core.text import safe_text
-from engine.input.reads import LONG
 from engine.outputs import declared, markdown
 from engine.outputs.columns import missing
-
-
-def several_reads(config) -> bool:
-    """Whether settings name more than one read per answer (the files of this module)."""
-    return (
-        config.reads == LONG
-        or config.second_score_column is not None
-        or (config.score_columns is not None and len(config.score_columns) > 1)
-    )
 
 
 def _item_name(session, k: int) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
 from engine.input.config import AuditConfig
+from engine.input.reads import rater_column_given, records_raters, several_reads
 from engine.outputs import declared, rater_files, read_files, session_report, tables
 from engine.outputs.names import (
     AGREEMENT_FILE,
@@ -35,13 +36,13 @@ from engine.results.session import SessionResult
 def output_files(config: AuditConfig) -> tuple[str, ...]:
     """The files a session with these settings can write, in the order they are written: the
     four outputs, report.html and warnings.txt; items.csv and raters.csv (with
-    rater_item_bias.csv and rater_feedback.csv) when the settings name an item and a rater
-    column; consensus.csv and agreement.csv when they name several reads per answer; then
+    rater_item_bias.csv and rater_feedback.csv) when the settings name an item column and
+    raters (engine.input.reads.records_raters); consensus.csv and agreement.csv when they name several reads per answer; then
     decisions.csv and scores_reviewed.csv, which need the decision store and the input table."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
-    if config.rater_column is not None:
+    if records_raters(config):
         extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
-    if read_files.several_reads(config):
+    if several_reads(config):
         extra += (CONSENSUS_FILE, AGREEMENT_FILE)
     return OUTPUT_FILES + (HTML_FILE, WARNINGS_FILE) + extra + (DECISIONS_FILE, REVIEWED_FILE)
 
@@ -88,7 +89,7 @@ def _with_who(session: SessionResult, result: AuditResult) -> tuple[list[str], l
     if session.by_item:
         extra_header.append("item")
         extra.append([responses.item] * len(responses))
-    if responses.raters is not None:
+    if responses.raters is not None and rater_column_given(result.config):
         extra_header.append("rater")
         extra.append(list(responses.raters))
     header = header[:2] + extra_header + header[2:]
@@ -147,13 +148,12 @@ def _decisions_rows(store: Decisions, session: SessionResult) -> tuple[list[str]
         header, own = tables.decisions_table(store, result)
         responses = result.responses
         position = {int(r): i for i, r in enumerate(responses.rows)}
-        who = (["item"] if session.by_item else []) + (
-            ["rater"] if responses.raters is not None else []
-        )
+        named = responses.raters is not None and rater_column_given(result.config)
+        who = (["item"] if session.by_item else []) + (["rater"] if named else [])
         for row in own:
             i = position[int(row[0])]
             extra = [responses.item] if session.by_item else []
-            if responses.raters is not None:
+            if named:
                 extra.append(responses.raters[i])
             rows.append([*row[:2], *extra, *row[2:]])
     rows.sort(key=lambda row: row[0])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from engine.audit.rater_expert import MIN_EXPERT_READS
 from engine.core.run_warnings import summary_lines
+from engine.input.reads import read_pair
 from engine.outputs import declared, markdown, rater_files, read_files, review_summary
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.html_items import SHOWN, attention_order
@@ -75,7 +76,8 @@ def _overview_section(session: SessionResult) -> str:
         *_lead_lines(session),
     ]
     header = ["item", "n", "scores", "K", "p", "cross-fitted kappa", "in-sample kappa", "QWK"]
-    header += ["warning", "flagged", "rater 1 vs 2 (exact, kappa)"]
+    first, other = read_pair(result.responses.reads for result in session.results)
+    header += ["warning", "flagged", f"{first} vs {other} (exact, kappa)"]
     rows = []
     for s in session.overview:
         if s.skipped is not None:

@@ -62,8 +62,9 @@ class AuditResult:
     intervals: dict[str, Interval] = field(default_factory=dict)
     cross_fit: CrossFit | None = None
     run_id: str = field(default_factory=new_run_id)
-    # (N, C+1) each score's probabilities from models fitted without its rater's scores, for the
-    # rater table (engine.audit.rater_expectation); None without a rater column.
+    # (R, C+1) each read's probabilities from models fitted without its rater's reads, one row
+    # per read (engine.audit.rater_reads.every_read), for the rater table
+    # (engine.audit.rater_expectation); None without raters.
     rater_proba: np.ndarray | None = None
     # The text evidence for the consensus of answers read twice or more (engine.audit.
     # session_reads.read_evidence); None when no answer is read twice.

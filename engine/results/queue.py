@@ -33,15 +33,20 @@ def review_view(
     any); off_by_two: |model - human| >= 2 codes; search: case-insensitive text (or id) to look
     for; folded: texts already casefolded; subset: (N,) bool, list only these (a mask of
     `RerunChanges`) instead of the flagged ones (or all of them with show_all); item: only that
-    item's responses; rater: only the scores that rater gave; third_read: only the answers
+    item's responses; rater: only the answers that rater read (any read; flagged: the model
+    prefers another score than theirs); third_read: only the answers
     whose consensus needs a third read, in its order (least sure first) instead of severity's.
     """
     scores, model = review.responses.scores, review.predicted
     order = review.review_order()
+    # A rater's view: the answers they read, flagged where the model prefers another score than
+    # theirs (raters.csv's flagged), whichever read of the answer was theirs.
+    given = None if rater is None else review.read_by(rater)
+    flagged = model != scores if given is None else (given >= 0) & (model != given)
     if subset is not None:
         keep = np.asarray(subset, dtype=bool).copy()
     else:
-        keep = np.ones(len(scores), dtype=bool) if show_all else model != scores
+        keep = np.ones(len(scores), dtype=bool) if show_all else flagged
     if human is not None:
         keep &= scores == human
     if predicted is not None:
@@ -50,8 +55,8 @@ def review_view(
         keep &= np.abs(model.astype(int) - scores.astype(int)) >= 2
     if item is not None:
         keep &= np.array([name == item for name in review.items])
-    if rater is not None:
-        keep &= np.array([name == rater for name in review.responses.raters])
+    if given is not None:
+        keep &= given >= 0
     if search:
         needle = search.casefold()
         texts = folded if folded is not None else [t.casefold() for t in review.responses.texts]

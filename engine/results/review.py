@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.audit.evidence import Neighbour
+from engine.audit.rater_reads import every_read
 from engine.audit.scale import pool_responses
 from engine.audit.severity import flags, queue_order
 from engine.input.config import settings_digest
@@ -92,6 +93,22 @@ class ReviewSet:
             mine,
             tuple(responses.labels),
         )
+
+    def read_by(self, rater: str) -> np.ndarray:
+        """(N,) the code on the pooled scale of the rater's read of each answer (the audited one
+        or another: every read is its rater's score, as raters.csv counts them), -1 where the
+        rater did not read it."""
+        found = np.full(len(self.responses), -1, dtype=np.int64)
+        for k, result in enumerate(self.results):
+            reads = every_read(result.responses)
+            mine = reads.rater == rater
+            found[self.starts[k] + reads.answer[mine]] = self.codes[k][reads.code[mine]]
+        return found
+
+    def rater_names(self) -> list[str]:
+        """Everyone who gave a read in the file, sorted (the rater filter's choices)."""
+        names = {name for result in self.results for name in every_read(result.responses).rater}
+        return sorted(names - {""})
 
     def raters_of(self, i: int) -> tuple[str, ...]:
         """Who read response i's answer (the file's reads, then those typed in the review)."""

@@ -23,6 +23,7 @@ from engine.audit.consensus_layout import TextEvidence
 from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
+from engine.audit.rater_reads import every_read
 from engine.audit.second_rater import SecondRater
 from engine.core.errors import ConfigError, ResumeError
 from engine.embedding.vectors import EmbeddingFacts
@@ -274,13 +275,21 @@ def _rebuild(manifest: dict, arrays: dict, responses: Responses) -> AuditResult:
         intervals={m: Interval(**iv) for m, iv in manifest["intervals"].items()},
         cross_fit=_cross_fit(manifest["cross_fit"], arrays, n, c),
         run_id=str(manifest["run_id"]),
-        # Sessions saved before the rater-left-out expectation have none (the raters fall back
-        # to the fitted probabilities).
-        rater_proba=(
-            _array(arrays, "rater_proba", (n, c), np.float64) if "rater_proba" in arrays else None
-        ),
+        rater_proba=_rater_proba(arrays, responses, c),
         read_evidence=_read_evidence(arrays, n, c),
     )
+
+
+def _rater_proba(arrays: dict, responses, c: int) -> np.ndarray | None:
+    """One row per read (engine.audit.rater_reads). Sessions saved before the rater-left-out
+    expectation have none, and those saved before every read was counted one row per answer
+    of a file with more reads than answers: the raters fall back to the fitted probabilities."""
+    if "rater_proba" not in arrays:
+        return None
+    reads = len(every_read(responses))
+    if arrays["rater_proba"].shape[0] != reads:
+        return None
+    return _array(arrays, "rater_proba", (reads, c), np.float64)
 
 
 def _read_evidence_arrays(evidence: TextEvidence) -> dict[str, np.ndarray]:

@@ -21,6 +21,7 @@ from engine import workspace
 from engine.core.errors import ParmError
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
+from engine.input.reads import read_pair
 from engine.input.settings import BY_NAME, CHOSEN_KEYS, FILE_KEYS
 from engine.workspace import OpenedFile
 from parm_tui.recent import display_path, recent_files
@@ -86,7 +87,7 @@ def fit_widths(natural: list[int], room: int, minimum: int = MIN_COLUMN) -> list
 
 
 def counts_line(items) -> Text:
-    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater on 128', or for
+    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · G2 on 128 · 2 raters', or for
     a file of items '3 items, 600 responses (of 600 rows) · 1 item skipped · 7 raters'."""
     if not items.by_item:
         return responses_line(items.audited[0])
@@ -96,21 +97,32 @@ def counts_line(items) -> Text:
         parts[0] += f" (of {items.file_rows:,} rows)"
     if items.skipped:
         parts.append(f"{len(items.skipped)} item(s) skipped")
-    raters = {r for responses in items.audited for r in (responses.raters or ()) if r}
-    if raters:
-        parts.append(f"{len(raters):,} rater(s)")
+    parts += _raters_part(items.audited)
     return plain(" · ".join(parts))
 
 
+def _raters_part(audited) -> list[str]:
+    """'3 raters': everyone who gave a read, the audited one or not (as raters.csv counts)."""
+    raters = set()
+    for responses in audited:
+        reads = responses.reads
+        raters |= set(reads.rater if reads is not None else responses.raters or ())
+    raters.discard("")
+    return [f"{len(raters):,} rater{'' if len(raters) == 1 else 's'}"] if raters else []
+
+
 def responses_line(responses) -> Text:
-    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · 2nd rater on 128'."""
+    """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · G2 on 128 · 2 raters':
+    the second reads by who gave them (engine.input.reads.read_pair), and every rater."""
     counts = responses.score_counts
     parts = [f"{len(responses):,} responses"]
     if responses.file_rows != len(responses):
         parts[0] += f" (of {responses.file_rows:,} rows)"
     parts.append("scores " + ", ".join(f"{lab}: {n:,}" for lab, n in zip(responses.labels, counts)))
     if responses.second_scores is not None:
-        parts.append(f"2nd rater on {int((responses.second_scores >= 0).sum()):,}")
+        second = read_pair([responses.reads])[1]
+        parts.append(f"{second} on {int((responses.second_scores >= 0).sum()):,}")
+        parts += _raters_part([responses])
     if responses.skipped:
         parts.append(f"{len(responses.skipped):,} rows skipped")
     return plain(" · ".join(parts))

@@ -138,8 +138,7 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         return rank is not None and bool(np.any(rank > 0))
 
     def rater_names(self) -> list[str]:
-        raters = self.review.responses.raters
-        return sorted({r for r in raters if r}) if raters is not None else []
+        return self.review.rater_names()
 
     def is_rerun(self) -> bool:
         """A previous run of the file, or decisions made on another run than this one."""

@@ -11,16 +11,19 @@ from rich.table import Table
 from rich.text import Text
 
 from engine.input.config import SINGLE_VECTOR
+from engine.input.reads import read_pair
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
     from engine.results.item import AuditResult
 
 
+# The rows of the second-rater table: the figures and, by who gave the audited and the
+# second reads (engine.input.reads.read_pair), their labels.
 SECOND_RATER_ROWS = (
-    ("human_human", "rater 1 vs rater 2"),
-    ("model_vs_first", "model vs rater 1"),
-    ("model_vs_second", "model vs rater 2"),
+    ("human_human", "{first} vs {second}"),
+    ("model_vs_first", "model vs {first}"),
+    ("model_vs_second", "model vs {second}"),
 )
 AGREEMENT_COLUMNS = (
     ("exact", "exact"),
@@ -49,12 +52,14 @@ def second_rater_table(result: AuditResult) -> Table | Text:
     columns = [(key, header) for key, header in AGREEMENT_COLUMNS if key in second.model_vs_first]
     for _, header in columns:
         table.add_column(header, justify="right")
+    first, other = read_pair([result.responses.reads])
     for attribute, label in SECOND_RATER_ROWS:
         values = getattr(second, attribute)
         cells = ["—"] * len(columns)
         if values is not None:
             cells = [fmt(values.get(key)) for key, _ in columns]
-        table.add_row(label, *cells)
+        # Rater names come from the data: a Text, never markup.
+        table.add_row(Text(label.format(first=first, second=other)), *cells)
     return table
 
 

@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from engine.core.text import safe_text
+from engine.input.reads import rater_name
 from engine.results.review import ReviewSet
 from parm_tui.widgets.neighbours import NEIGHBOURS_LEGEND, NeighbourList
 from parm_tui.widgets.plain import plain
@@ -171,9 +172,6 @@ def response_header(
     return text
 
 
-ORDINALS = {1: "1st", 2: "2nd", 3: "3rd"}
-
-
 def reads_text(review: ReviewSet, i: int) -> Text | None:
     """Every read of the answer with its rater ("reads: G1 1 · G2 0 · G3 1"), those typed in the
     review marked "added", then the reads' consensus; None when it was read once or the file
@@ -191,8 +189,8 @@ def reads_text(review: ReviewSet, i: int) -> Text | None:
     for n, k in enumerate(mine):
         if n:
             text.append(" · ")
-        # Who read it, or its place (1st, 2nd, ...) where the file records no rater.
-        text.append_text(plain(reads.rater[k] or ORDINALS.get(n + 1, f"{n + 1}th"), style="dim"))
+        # Who read it, named as every output names them (engine.input.reads.rater_name).
+        text.append_text(plain(rater_name(reads.rater[k], n), style="dim"))
         text.append(f" {labels[reads.score[k]]}", style="bold")
     for rater, label in added:
         text.append(" · ")
