@@ -214,3 +214,18 @@ def test_shares_of_one_have_an_upper_bound_of_exactly_one():
         reads = ItemReads(answer, rater, np.arange(2 * n) % 3 % 2, n, 2, True)
         adjacent = agreement([reads], samples=0).pairs[0].figures["adjacent"]
         assert adjacent.estimate == 1.0 and adjacent.high == 1.0 and adjacent.low < 1.0
+
+
+def test_the_weighted_mean_leaves_out_infinite_figures_without_a_numpy_warning():
+    """An infinite figure is left out as a NaN is (it once overflowed the product and printed
+    numpy's RuntimeWarning in `parm audit`'s output on Mohler's file)."""
+    import warnings
+
+    from engine.audit.resample import weighted_mean
+
+    figures = np.array([[1.0, np.inf], [3.0, np.nan], [np.inf, 2.0]])
+    weights = np.array([[1.0, 1e10], [3.0, 2.0], [1e300, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mean = weighted_mean(figures, weights, axis=0)
+    np.testing.assert_allclose(mean, [(1.0 + 9.0) / 4.0, 2.0])

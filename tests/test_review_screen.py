@@ -79,6 +79,9 @@ async def test_change_asks_for_the_new_score_and_saves_it(review, store):
         assert human not in pilot.app.screen.choices
         await pilot.press(new)
         await pilot.pause()
+        assert store.all() == {}  # a key only chooses
+        await pilot.press("enter")
+        await pilot.pause()
         decision = store.get(int(review.responses.rows[i]))
         assert (decision.action, decision.new_score) == ("change", new)
         table = screen.query_one(ReviewTable)
@@ -424,7 +427,7 @@ async def test_r_adds_a_read_and_the_consensus_and_third_read_view_follow(tmp_pa
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(pilot.app.screen, ReadModal)
-        await pilot.press(label)  # the rater offered is the reviewer, "lead"
+        await pilot.press("enter", label, "enter")  # the rater offered is the reviewer, "lead"
         await wait_for(pilot, lambda: screen.review is not screen.run_review, "the recount")
         await pilot.pause()
         assert [(r.row, r.rater, r.score) for r in store.added_reads()] == [(row, "lead", label)]
@@ -455,4 +458,33 @@ async def test_r_adds_a_read_and_the_consensus_and_third_read_view_follow(tmp_pa
         await pilot.pause()
         assert store.added_reads() == []
         np.testing.assert_array_equal(screen.review.third_read_rank, review.third_read_rank)
+    store.close()
+
+
+async def test_a_read_typed_before_shows_on_the_first_response_at_once(tmp_path):
+    """After a resume or a re-run the screen opens on a store that holds typed reads: the first
+    response shows its typed read at once (the recount of the consensus follows), not only
+    after moving away and back."""
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config, wait_for
+
+    from engine import workspace
+
+    frame, vectors, _ = multi_read_frame()
+    review = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS)).review
+    store = open_store(tmp_path / "reads.csv", review.responses, tmp_path / "db.sqlite3",
+                       review.on_scale, reviewer="lead")  # fmt: skip
+    first = int(review.review_order()[0])
+    label = review.labels_of(first)[-1]
+    workspace.add_read(store, review, first, "lead", label)
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        assert screen.shown() == first
+        header = " ".join(text_of(screen, "#detail-header").split())
+        assert f"lead {label} (added)" in header
+        assert "counting" in header or screen.review is not screen.run_review
+        await wait_for(pilot, lambda: screen.review is not screen.run_review, "the recount")
+        await pilot.pause()
+        header = " ".join(text_of(screen, "#detail-header").split())
+        assert f"lead {label} (added)" in header and "counting" not in header
+        assert f"(p {screen.review.consensus_p[first]:.2f})" in header
     store.close()

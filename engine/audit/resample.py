@@ -88,6 +88,8 @@ def weighted_mean(figures: np.ndarray, weights: np.ndarray, axis: int = 0) -> np
     no weight remains)."""
     usable = np.isfinite(figures) & (weights > 0)
     total = np.sum(np.where(usable, weights, 0.0), axis=axis)
-    summed = np.sum(np.where(usable, weights * np.nan_to_num(figures), 0.0), axis=axis)
+    # Left-out figures are zeroed before the product: an infinite one (a figure whose bootstrap
+    # sample had no spread) would overflow it and print numpy's warning in the run's output.
+    summed = np.sum(np.where(usable, weights, 0.0) * np.where(usable, figures, 0.0), axis=axis)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(total > 0, summed / np.where(total > 0, total, 1.0), np.nan)

@@ -24,7 +24,7 @@ VIEW_THIRD = "third read"
 def view_options(rerun: bool, third_reads: bool = False) -> list[tuple[Text, str]]:
     options = [(Text("flagged"), VIEW_FLAGGED), (Text("whole queue"), VIEW_ALL)]
     if third_reads:
-        options.append((Text("needs a third read"), VIEW_THIRD))
+        options.append((Text("needs 3rd read"), VIEW_THIRD))  # whole in the 80-column row
     options += [(Text(view), view) for view in DECISION_VIEWS]
     if rerun:
         options += [(Text("unflagged"), VIEW_UNFLAGGED), (Text("new flags"), VIEW_NEW)]
