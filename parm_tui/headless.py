@@ -248,7 +248,10 @@ def _warnings(console, session, prepared, written: list[Path]) -> None:
     listed = [path for path in written if path.name == WARNINGS_FILE]
     if session.warnings and listed:
         n = len(session.warnings)
-        say(console, f"All {n} warning{'' if n == 1 else 's'}, one a line: {listed[0]}")
+        if n == 1:
+            say(console, f"The warning is also in {listed[0]}.")
+        else:
+            say(console, f"All {n:,} warnings, one a line: {listed[0]}")
 
 
 def _guessed(console, file, config, request: AuditRequest):

@@ -28,6 +28,7 @@ from helpers import ROOT
 
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS))
+import make_examples  # noqa: E402
 import make_reference  # noqa: E402
 
 REFERENCE = DOCS / "reference"
@@ -275,3 +276,39 @@ def test_the_examples_run(
         with pytest.raises(SystemExit) as leaving:
             main(example)
         assert leaving.value.code in (0, None), f"parm {text}"
+
+
+# --- the output the tutorial shows ---------------------------------------------------------
+# A figure the prose quotes from an example: a three-decimal figure or an "N of M" count.
+QUOTED = re.compile(r"\b\d\.\d{3}\b|\b\d[\d,]* of [\d,]+\b")
+
+
+def test_every_example_block_follows_its_command_and_its_prose_quotes_it():
+    """Each example block has a `parm audit` command above it, and every figure the paragraph
+    after it quotes is in it, so the prose goes stale with the block, and the check below
+    catches both."""
+    found = 0
+    for path in make_examples.pages():
+        text = path.read_text(encoding="utf-8")
+        for match in make_examples.BLOCK.finditer(text):
+            found += 1
+            assert make_examples.command_before(text, match.start())[0] == "audit"
+            paragraph = text[match.end() :].strip("\n").split("\n\n", 1)[0]
+            for figure in QUOTED.findall(paragraph):
+                assert figure in match["body"], (path.name, figure)
+    assert found >= 2
+
+
+@pytest.mark.slow
+def test_the_tutorials_shown_output_is_what_its_commands_print_now(
+    sample_embeddings, sessions_embeddings_file
+):
+    """The tutorial's audits run again (about 30 s; the fixtures fill the embedding cache
+    they read): what they print now is what the pages show (python docs/make_examples.py
+    writes it)."""
+    import difflib
+
+    for page, fresh in make_examples.fresh_runs(make_examples.pages()).items():
+        shown = page.read_text(encoding="utf-8")
+        diff = "\n".join(difflib.unified_diff(shown.splitlines(), fresh.splitlines(), lineterm=""))
+        assert fresh == shown, f"{page.name} is stale (python docs/make_examples.py):\n{diff}"
