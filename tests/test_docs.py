@@ -179,6 +179,28 @@ def test_every_link_between_the_pages_resolves():
     assert broken == []
 
 
+def test_the_readme_links_into_the_docs_a_clone_has_and_says_what_to_do_after_command_1():
+    """The front page: every link resolves in a clone (no ../shared/data, which a clone lacks),
+    anchors too; "what to do after command 1" follows the two commands, before the test
+    suite's paragraph; the trust section keeps one short table."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    prose = re.sub(r"```.*?```", "", readme, flags=re.S)
+    for target in LINK.findall(prose):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        assert "shared" not in file, target
+        linked = (ROOT / file).resolve()
+        assert linked.is_file() and linked.is_relative_to(ROOT), target
+        assert not anchor or anchor in anchors(linked), target
+    commands = [m.start() for m in re.finditer(r"^```bash\n", readme, flags=re.M)][:2]
+    after = readme.index("What to do after command 1")
+    assert commands[1] < after < readme.index("`.ci/run` installs")
+    trust = readme.split("## How far to trust it", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in trust.splitlines() if line.startswith("| ")]
+    assert 3 <= len(rows) <= 8 and sum(row.startswith("| --- ") for row in rows) == 1
+
+
 def test_every_page_is_in_the_navigation():
     yaml = pytest.importorskip("yaml")
 
