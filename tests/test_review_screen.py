@@ -352,6 +352,26 @@ async def test_the_review_screen_shows_another_windows_decision_and_says_so(tmp_
             assert "saved by another parm window" in messages
 
 
+async def test_a_write_for_another_file_in_the_same_database_is_not_news(tmp_path):
+    """The database holds the reviews of every file: another file's decision, written by
+    another parm, changes nothing here and says nothing."""
+    review = one_item_session(synthetic_result(120)).review
+    (tmp_path / "mine.csv").write_text("mine\n")
+    (tmp_path / "theirs.csv").write_text("theirs\n")
+    database = tmp_path / "decisions.sqlite3"
+    with (
+        open_store(tmp_path / "mine.csv", review.responses, database) as mine,
+        open_store(tmp_path / "theirs.csv", review.responses, database) as theirs,
+    ):
+        async with Host(review, mine).run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            responses = review.responses
+            theirs.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
+            pilot.app.screen.check_other_writers()
+            await pilot.pause()
+            assert mine.all() == {} and list(pilot.app._notifications) == []
+
+
 @pytest.mark.parametrize(
     ("size", "columns"),
     [

@@ -13,10 +13,16 @@ from textual.widgets import Label, Static
 
 def key_rows(screen) -> list[tuple[str, str]]:
     """(keys, what they do) for every key active on `screen` that says what it does: the
-    screen's own first, then the focused widget's, then the app's; keys of one action share a
-    row."""
-    rank = {screen: 0, screen.app: 2}
-    ordered = sorted(screen.active_bindings.values(), key=lambda a: rank.get(a.node, 1))
+    screen's own first (those its class declares), then the focused widget's and Textual's
+    (tab, copy), then the app's; keys of one action share a row."""
+    own = {b.action for b in type(screen).BINDINGS if isinstance(b, Binding)}
+
+    def rank(active) -> int:
+        if active.node is screen.app:
+            return 2
+        return 0 if active.node is screen and active.binding.action in own else 1
+
+    ordered = sorted(screen.active_bindings.values(), key=rank)
     rows: dict[str, tuple[list[str], str]] = {}
     for active in ordered:
         binding = active.binding

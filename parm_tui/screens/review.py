@@ -25,9 +25,10 @@ from parm_tui.screens.keys import KeysModal, key_rows
 from parm_tui.screens.review_keys import NO_STORE, ReviewKeys
 from parm_tui.screens.review_reads import ReviewReads
 from parm_tui.widgets.footer import ParmFooter
+from parm_tui.widgets.plain import plain
 from parm_tui.widgets.review_detail import LEGEND, ReviewDetail
 from parm_tui.widgets.review_filters import VIEW_ALL, ReviewFilters
-from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
+from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view, short_labels
 from parm_tui.widgets.toggles import MarkedCheckbox
 
 __all__ = ["NO_STORE", "ReviewScreen"]
@@ -176,11 +177,16 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         again and say so: the list never shows decisions the database no longer holds."""
         if self.store is None:
             return
+        before = (self.store.all(), self.store.added_reads(), self.store.conflicted_rows())
         try:
             changed = self.store.changed_elsewhere()
         except ParmError:
             return
-        if changed:
+        # The database holds every file's review: a write for another file is not news here.
+        if (
+            changed
+            and (self.store.all(), self.store.added_reads(), self.store.conflicted_rows()) != before
+        ):
             self.count_added_reads()
             self.refresh_view()
             self.notify(
@@ -411,7 +417,14 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         """Every key of the review, and what the detail pane's figures mean (said once, here,
         not under every answer)."""
         rows = key_rows(self)
-        self.app.push_screen(KeysModal("Review: keys, and what the figures mean", rows, LEGEND))
+        legend = LEGEND.copy()
+        labels = self.review.responses.labels
+        short = short_labels(labels)
+        if list(short) != list(labels):  # the list's shortened labels, spelled out
+            legend.append("\nscores in the list: ", style="bold dim")
+            pairs = [f"{s} = {label}" for s, label in zip(short, labels) if s != label]
+            legend.append_text(plain(", ".join(pairs), style="dim"))
+        self.app.push_screen(KeysModal("Review: keys, and what the figures mean", rows, legend))
 
     def action_to_list(self) -> None:
         """esc: back to the list from a filter; on the list itself it does nothing (F5 leads
