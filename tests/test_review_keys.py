@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import Host, one_item_session, synthetic_result, text_of
+from helpers import Host, one_item_session, synthetic_result, text_of, wait_for
 from textual.widgets import Select
 from textual.widgets._footer import FooterKey
 
@@ -38,6 +38,7 @@ def row_of(review, i) -> int:
 async def test_page_keys_move_on_a_list_of_one_page(review, store):
     async with Host(review, store).run_test(size=(100, 30)) as pilot:
         screen = pilot.app.screen
+        await pilot.pause()  # the footer's second row laid out: the list's height is final
         visible = screen.query_one(ReviewTable).size.height - 1
         await pilot.press("pagedown")
         assert position(screen) == visible - 1
@@ -177,13 +178,19 @@ async def test_every_key_of_the_review_is_named_in_the_footer_or_on_f1(review, s
 
     async with Host(review, store).run_test(size=size) as pilot:
         screen = pilot.app.screen
-        await pilot.pause()
+
+        def laid_out() -> bool:  # the footer recomposes once its bindings and size are known
+            bottom = screen.query_one(Footer).region
+            keys = list(screen.query(FooterKey))
+            whole = all(bottom.contains_region(key.region) for key in keys)
+            return whole and {"o", "f1"} <= {key.key for key in keys}
+
+        await wait_for(pilot, laid_out, "the footer")
         footer = list(screen.query(FooterKey))
         named = {key.key for key in footer}
         assert {"o", "c", "question_mark", "x", "u", "e", "r", "T", "n", "v", "slash"} <= named
         assert "f1" in named
-        bottom = screen.query_one(Footer).region
-        assert all(key.region.right <= size[0] and bottom.contains_region(key.region)
+        assert all(key.region.right <= size[0] and key.region.width >= len(key.description)
                    for key in footer)  # fmt: skip
         await pilot.press("f1")
         await pilot.pause()

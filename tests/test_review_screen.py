@@ -197,7 +197,7 @@ async def test_the_evidence_names_each_neighbour_and_says_what_weight_means(revi
             assert f"weight {nb['weight']:.2f}" in neighbours
         await pilot.press("f1")  # what the figures mean: once, on F1, not under every answer
         await pilot.pause()
-        said = " ".join(str(n.message) for n in pilot.app._notifications)
+        said = text_of(pilot.app.screen, "#keys-extra")
         assert "weight: how much the neighbour's score counts" in " ".join(said.split())
 
 
@@ -447,6 +447,13 @@ async def test_r_adds_a_read_and_the_consensus_and_third_read_view_follow(tmp_pa
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(pilot.app.screen, ReadModal)
+        # Each score the answer was read as is marked with who read it so.
+        result, j = review.locate(first)
+        reads = result.responses.reads
+        given = {(reads.rater[k], result.responses.labels[reads.score[k]])
+                 for k in np.flatnonzero(reads.answer == j)}  # fmt: skip
+        marks = pilot.app.screen.marks
+        assert all(rater in marks[label].split(", ") for rater, label in given)
         await pilot.press("enter", label, "enter")  # the rater offered is the reviewer, "lead"
         await wait_for(pilot, lambda: screen.review is not screen.run_review, "the recount")
         await pilot.pause()

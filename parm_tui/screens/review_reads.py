@@ -19,7 +19,7 @@ from engine.core.errors import ParmError
 from engine.results.added_reads import NO_READS
 from engine.results.review import ReviewSet
 from parm_tui.screens.error import ErrorRaised
-from parm_tui.widgets.review_detail import reads_text
+from parm_tui.widgets.review_detail import ORDINALS, reads_text
 from parm_tui.widgets.review_dialogs import ReadModal
 from parm_tui.widgets.review_filters import VIEW_THIRD, ReviewFilters
 from parm_tui.widgets.review_list import ReviewTable
@@ -40,9 +40,10 @@ def read_marks(review: ReviewSet, i: int) -> dict[str, str]:
     reads = result.responses.reads
     given: dict[str, list[str]] = {}
     if reads is not None:
-        for k in np.flatnonzero(reads.answer == j):
+        for n, k in enumerate(np.flatnonzero(reads.answer == j)):
             label = result.responses.labels[reads.score[k]]
-            given.setdefault(label, []).append(reads.rater[k] or "a rater")
+            # Who read it, or its place where the file records no rater (as the pane says).
+            given.setdefault(label, []).append(reads.rater[k] or ORDINALS.get(n + 1, f"{n + 1}th"))
     for rater, label in review.added_reads(i):
         given.setdefault(label, []).append(rater)
     return {label: ", ".join(raters) for label, raters in given.items()}
