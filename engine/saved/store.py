@@ -392,24 +392,27 @@ def restore_session(session: SavedSession, items: Items, config: AuditConfig) ->
 def save_review_row(session: SavedSession, row: int | None) -> SavedSession:
     """Remember the data row the review of this run shows (where to continue); returns the run
     as now saved. The other kept runs are left as they are."""
-    return _saved_again(replace(session, review_row=None if row is None else int(row)))
+    return _saved_again(session, review_row=None if row is None else int(row))
 
 
 def save_out_folder(session: SavedSession, folder: str | Path) -> SavedSession:
     """Remember the folder this run's outputs were written to (made absolute), where the next
     export of the run is offered; returns the run as now saved."""
-    return _saved_again(replace(session, out_folder=str(Path(folder).expanduser().absolute())))
+    return _saved_again(session, out_folder=str(Path(folder).expanduser().absolute()))
 
 
-def _saved_again(updated: SavedSession) -> SavedSession:
-    """Write one changed run into its file's session.json, the other kept runs as they are;
-    nothing is written when the run is no longer kept (a newer run replaced it)."""
+def _saved_again(session: SavedSession, **changes) -> SavedSession:
+    """The run with `changes` written into its file's session.json, over the run as saved there
+    (so a copy held since it was read loses nothing written after it), the other kept runs as
+    they are; nothing is written when the run is no longer kept (a newer run replaced it)."""
     try:
-        runs = _read_runs(updated.folder)
+        runs = _read_runs(session.folder)
     except ResumeError:
         runs = ()
-    if not any(run.run_id == updated.run_id for run in runs):
-        return updated  # no longer kept: nothing to remember it in
-    runs = tuple(updated if run.run_id == updated.run_id else run for run in runs)
-    _write({updated.folder / SESSION_FILE: _runs_text(runs)})
+    saved = next((run for run in runs if run.run_id == session.run_id), None)
+    if saved is None:
+        return replace(session, **changes)  # no longer kept: nothing to remember it in
+    updated = replace(saved, **changes)
+    runs = tuple(updated if run.run_id == session.run_id else run for run in runs)
+    _write({session.folder / SESSION_FILE: _runs_text(runs)})
     return updated
