@@ -29,6 +29,7 @@ from engine.workspace import OpenedFile
 from parm_tui.audit_worker import AuditWorker
 from parm_tui.recent import add_recent
 from parm_tui.screens.error import ErrorModal, ErrorRaised, describe_error
+from parm_tui.screens.keys import KeysModal, key_rows
 from parm_tui.screens.load import LoadScreen
 from parm_tui.screens.run import RunScreen
 from parm_tui.screens.settings import SettingsScreen
@@ -49,6 +50,7 @@ class ParmApp(AuditWorker, App):
     BINDINGS = [
         # q first: the footer shows a screen's keys, then these in order as far as they fit.
         Binding("q", "quit", "Quit"),
+        Binding("f1", "keys", "Keys"),
         Binding("f2", "show('load')", "Load"),
         Binding("ctrl+o", "show('load')", "Open file", show=False),
         Binding("f3", "show('settings')", "Settings"),
@@ -153,12 +155,21 @@ class ParmApp(AuditWorker, App):
             self.notify(f"The {name} screen is not available: {exc}", severity="error")
             return None
         if name == "export":
+            saved = state.saved_result()
             return Wanted(
-                state.result, state.store, None if state.file is None else state.file.frame
-            )
+                state.result, state.store, None if state.file is None else state.file.frame,
+                folder=None if saved is None else saved.out_folder,
+            )  # fmt: skip
         earlier = state.earlier_run()
         read_only = None if earlier is None else read_only_note(earlier)
         return Wanted(state.result.review, state.store, *state.review_context(), read_only)
+
+    def action_keys(self) -> None:
+        """Every key of the screen on show (the footer has room for some)."""
+        if isinstance(self.screen, KeysModal):
+            return
+        title = f"Keys: {self.screen.sub_title or self.title}"
+        self.push_screen(KeysModal(title, key_rows(self.screen)))
 
     async def action_show(self, name: str) -> None:
         """Switch to a main screen (not while a dialog is open; result screens need a result)."""
@@ -279,9 +290,21 @@ class ParmApp(AuditWorker, App):
         if row is None or saved is None or saved.review_row == row:
             return
         try:
-            self.state = self.state.review_row_saved(workspace.remember_review_row(saved, row))
+            self.state = self.state.saved_run_updated(workspace.remember_review_row(saved, row))
         except ResumeError:
             pass  # only where to continue is lost; every decision is already saved
+
+    def on_export_screen_written(self, message) -> None:
+        """An export was written: its folder is kept with the saved run (the next one's offer)."""
+        saved = self.state.saved_result()
+        if saved is None or saved.out_folder == str(message.folder):
+            return
+        try:
+            self.state = self.state.saved_run_updated(
+                workspace.remember_out_folder(saved, message.folder)
+            )
+        except (ResumeError, OSError):
+            pass  # only the offer is lost; the files are written
 
     async def run_async(self, **kwargs):
         """Run the app; on the way out, stop a running audit (see stop_audit_threads)."""

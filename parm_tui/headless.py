@@ -24,7 +24,7 @@ from engine.core.metric_names import METRIC
 from engine.core.progress import CLUSTER, STAGES
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
-from engine.input.column_guess import CHOSEN_KEYS
+from engine.input.column_guess import CHOSEN_KEYS, unused_columns
 from engine.input.config import build_config
 from engine.outputs.markdown import plural
 from engine.outputs.names import WARNINGS_FILE
@@ -199,6 +199,9 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
     file = workspace.open_file(request.file, runs=False)
     guessed = _guessed(told, file, config, request) if request.guess else None
     config = config if guessed is None else config.updated(**guessed.columns)
+    unused = unused_columns(file.frame.columns, config)
+    if unused:  # a column the user may have meant parm to read: said before the long run
+        say(told, f"Not used: {', '.join(unused)}.")
     prepared = workspace.prepare(file, config)
     # Warnings about the file (a fallback encoding, replaced characters, small items) come at
     # once, one line per kind, so a wrong file can be stopped before a long run.
@@ -223,11 +226,20 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
         say(told, f"Warning: {kept.problem}")
         problems.append(kept.problem)
     _write(session, request.out, request.force, written, store, file, problems)
+    _remember_out(told, kept.saved, request.out)
     _warnings(told, session, prepared, written, problems)
-    if guessed is not None:  # said again, where the run's last lines keep it in view
-        say(told, guessed.sentence())
     _summary(told, session, written)
     return 0
+
+
+def _remember_out(console, saved, out: Path) -> None:
+    """The folder written, kept with the saved run: the app's Export offers it next."""
+    if saved is None:
+        return
+    try:
+        workspace.remember_out_folder(saved, out)
+    except (ParmError, OSError) as exc:
+        say(console, f"Warning: the app's Export will not offer {out}: {exc}")
 
 
 def _warnings(console, session, prepared, written: list[Path], problems=()) -> None:
@@ -239,7 +251,10 @@ def _warnings(console, session, prepared, written: list[Path], problems=()) -> N
     listed = [path for path in written if path.name == WARNINGS_FILE]
     if (session.warnings or problems) and listed:
         n = len(session.warnings) + len(problems)
-        say(console, f"All {n} warning{'' if n == 1 else 's'}, one a line: {listed[0]}")
+        if n == 1:
+            say(console, f"The warning is also in {listed[0]}.")
+        else:
+            say(console, f"All {n:,} warnings, one a line: {listed[0]}")
 
 
 def _guessed(console, file, config, request: AuditRequest):
@@ -305,6 +320,7 @@ def _export(console, file, out, force, run_id, written) -> int:
     decisions = None if store is None else store.all()
     typed = 0 if store is None else len(store.added_reads())
     _write(session, out, force, written, store, file, problems)
+    _remember_out(console, saved, out)
     say(console, f"Exported run {session.run_id} of {file.path} (saved {saved.saved_at}), "
         f"nothing run again; {_decided(session, decisions)}")  # fmt: skip
     if typed:
@@ -346,8 +362,10 @@ def _decided(session, decisions) -> str:
     return f"{n} decision{'' if n == 1 else 's'}, {changed} score{'' if changed == 1 else 's'} changed."
 
 
-def _item_lead(result, overview) -> str:
-    """An item's figures, cross-fitted first (engine.results.lead), then the rest in-sample."""
+def _item_lead(result, overview, by_item: bool = True) -> str:
+    """An item's figures, cross-fitted first (engine.results.lead), then the rest in-sample; the
+    session model's on the item, in a session of items (in a file of one item it is the session
+    model's own line, said once below)."""
     best = result.selected
     crossed = {} if result.cross_fit is None else result.cross_fit.metrics
     leads = [lead_text(METRIC[m].word, crossed.get(m), best.metrics[m]) for m in ("kappa", "qwk")
@@ -356,7 +374,7 @@ def _item_lead(result, overview) -> str:
         f"{METRIC[m].word} {v:.3f}" for m, v in best.metrics.items() if m not in ("kappa", "qwk")
     ]
     text = "; ".join(leads) + ("; in-sample " + ", ".join(rest) if rest else "")
-    if overview.session_model is not None:
+    if by_item and overview.session_model is not None:
         label = "QWK" if result.responses.ordered else "kappa"
         text += "; session model " + lead_text(
             label, overview.session_model, overview.session_model_in_sample
@@ -380,7 +398,7 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         say(
             console,
             f"{item}Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-            f"{_item_lead(result, row)}{nominal}. {int(result.flagged.sum())} of "
+            f"{_item_lead(result, row, session.by_item)}{nominal}. {int(result.flagged.sum())} of "
             f"{len(result.responses)} responses flagged.",
         )
     if session.by_item:

@@ -207,7 +207,9 @@ class AppState:
     def session_declined(self, digest: str) -> AppState:
         return replace(self, declined=self.declined | {digest})
 
-    def review_row_saved(self, saved: SavedSession) -> AppState:
+    def saved_run_updated(self, saved: SavedSession) -> AppState:
+        """The saved run on show was written again (where its review stopped, where its outputs
+        went)."""
         runs = tuple(saved if run.run_id == saved.run_id else run for run in self.runs)
         return replace(self, saved=saved, runs=runs)
 

@@ -274,3 +274,18 @@ def test_every_figure_and_interval_is_in_range_and_contains_its_estimate(designs
     for alpha in result.alpha:
         for interval in alpha.levels.values():
             _in_range("alpha", interval)
+
+
+def test_the_weighted_mean_leaves_out_infinite_figures_without_a_numpy_warning():
+    """An infinite figure is left out as a NaN is (it once overflowed the product and printed
+    numpy's RuntimeWarning in `parm audit`'s output on Mohler's file)."""
+    import warnings
+
+    from engine.audit.resample import weighted_mean
+
+    figures = np.array([[1.0, np.inf], [3.0, np.nan], [np.inf, 2.0]])
+    weights = np.array([[1.0, 1e10], [3.0, 2.0], [1e300, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mean = weighted_mean(figures, weights, axis=0)
+    np.testing.assert_allclose(mean, [(1.0 + 9.0) / 4.0, 2.0])

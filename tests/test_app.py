@@ -47,7 +47,7 @@ async def test_load_run_review_decide_and_export(sample_copy, sample_embeddings_
         new = next(label for label in responses.labels if label != human)
         await pilot.press("c")
         await wait_for(pilot, lambda: isinstance(app.screen, ScoreModal), "the score dialog")
-        await pilot.press(new)
+        await pilot.press(new, "enter")  # the picker chooses, enter confirms
         await pilot.pause()
         assert app.state.store.get(row).new_score == new
         assert f"→{new}" in str(review.query_one(ReviewTable).get_cell(str(i), "decision"))

@@ -73,7 +73,7 @@ async def test_decisions_made_in_the_app_reach_parm_export(
             if action == "change":
                 await wait_for(pilot, lambda: isinstance(app.screen, ScoreModal), "the dialog")
                 new = next(label for label in responses.labels if label != human)
-                await pilot.press(new)
+                await pilot.press(new, "enter")
             await pilot.pause()
             decided.append((row, action, human, new))
         run_id = app.state.result.run_id

@@ -28,6 +28,7 @@ from helpers import ROOT
 
 DOCS = ROOT / "docs"
 sys.path.insert(0, str(DOCS))
+import make_examples  # noqa: E402
 import make_reference  # noqa: E402
 
 REFERENCE = DOCS / "reference"
@@ -178,6 +179,28 @@ def test_every_link_between_the_pages_resolves():
     assert broken == []
 
 
+def test_the_readme_links_into_the_docs_a_clone_has_and_says_what_to_do_after_command_1():
+    """The front page: every link resolves in a clone (no ../shared/data, which a clone lacks),
+    anchors too; "what to do after command 1" follows the two commands, before the test
+    suite's paragraph; the trust section keeps one short table."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    prose = re.sub(r"```.*?```", "", readme, flags=re.S)
+    for target in LINK.findall(prose):
+        if re.match(r"[a-z]+:", target):
+            continue
+        file, _, anchor = target.partition("#")
+        assert "shared" not in file, target
+        linked = (ROOT / file).resolve()
+        assert linked.is_file() and linked.is_relative_to(ROOT), target
+        assert not anchor or anchor in anchors(linked), target
+    commands = [m.start() for m in re.finditer(r"^```bash\n", readme, flags=re.M)][:2]
+    after = readme.index("What to do after command 1")
+    assert commands[1] < after < readme.index("`.ci/run` installs")
+    trust = readme.split("## How far to trust it", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in trust.splitlines() if line.startswith("| ")]
+    assert 3 <= len(rows) <= 8 and sum(row.startswith("| --- ") for row in rows) == 1
+
+
 def test_every_page_is_in_the_navigation():
     yaml = pytest.importorskip("yaml")
 
@@ -275,3 +298,39 @@ def test_the_examples_run(
         with pytest.raises(SystemExit) as leaving:
             main(example)
         assert leaving.value.code in (0, None), f"parm {text}"
+
+
+# --- the output the tutorial shows ---------------------------------------------------------
+# A figure the prose quotes from an example: a three-decimal figure or an "N of M" count.
+QUOTED = re.compile(r"\b\d\.\d{3}\b|\b\d[\d,]* of [\d,]+\b")
+
+
+def test_every_example_block_follows_its_command_and_its_prose_quotes_it():
+    """Each example block has a `parm audit` command above it, and every figure the paragraph
+    after it quotes is in it, so the prose goes stale with the block, and the check below
+    catches both."""
+    found = 0
+    for path in make_examples.pages():
+        text = path.read_text(encoding="utf-8")
+        for match in make_examples.BLOCK.finditer(text):
+            found += 1
+            assert make_examples.command_before(text, match.start())[0] == "audit"
+            paragraph = text[match.end() :].strip("\n").split("\n\n", 1)[0]
+            for figure in QUOTED.findall(paragraph):
+                assert figure in match["body"], (path.name, figure)
+    assert found >= 2
+
+
+@pytest.mark.slow
+def test_the_tutorials_shown_output_is_what_its_commands_print_now(
+    sample_embeddings, sessions_embeddings_file
+):
+    """The tutorial's audits run again (about 30 s; the fixtures fill the embedding cache
+    they read): what they print now is what the pages show (python docs/make_examples.py
+    writes it)."""
+    import difflib
+
+    for page, fresh in make_examples.fresh_runs(make_examples.pages()).items():
+        shown = page.read_text(encoding="utf-8")
+        diff = "\n".join(difflib.unified_diff(shown.splitlines(), fresh.splitlines(), lineterm=""))
+        assert fresh == shown, f"{page.name} is stale (python docs/make_examples.py):\n{diff}"

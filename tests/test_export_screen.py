@@ -234,5 +234,41 @@ async def test_a_colleagues_decisions_are_imported_into_the_open_review(result, 
             await pilot.pause()
             said = str(screen.query_one("#import-status", Static).render())
             assert "1 decision(s)" in said and "1 taken" in said
-            assert "(1 review decision)" in str(screen.query_one("#export-decisions").label)
+            assert "(1 decision)" in str(screen.query_one("#export-decisions").label)
         assert store.get(int(responses.rows[3])).reviewer == "ben"
+
+
+async def test_the_folder_offered_is_where_the_run_last_wrote(result, tmp_path):
+    """`parm audit --out` (or an earlier export) wrote the run's outputs there: Export offers
+    that folder, not ./parm-out, and says the folder once written to."""
+    from functools import partial
+
+    class Keeper(Host):  # told the folder, as ParmApp is (it keeps it with the saved run)
+        folders: list = []
+
+        def on_export_screen_written(self, message) -> None:
+            self.folders.append(message.folder)
+
+    written = tmp_path / "audit-out"
+    screen = partial(ExportScreen, folder=str(written))
+    async with Keeper(one_item_session(result), None, screen).run_test(size=(80, 24)) as pilot:
+        assert pilot.app.screen.query_one("#export-folder", Input).value == str(written)
+        await export_to(pilot, written)
+        assert pilot.app.folders == [written]
+
+
+async def test_the_decisions_line_is_whole_at_80_columns(result, source, database):
+    """The decisions.csv choice says its counts in a line that 80 columns show whole."""
+    from engine.saved.decisions import open_store
+
+    session = one_item_session(result)
+    store = open_store(source, session.review.responses, database)
+    responses = session.review.responses
+    for i in range(3):
+        store.record(int(responses.rows[i]), responses.ids[i], responses.texts[i], "keep")
+    async with export_host(result, store).run_test(size=(80, 24)) as pilot:
+        box = pilot.app.screen.query_one("#export-decisions", Checkbox)
+        label = str(box.label)
+        assert label == "decisions.csv (3 decisions)"
+        assert label in box.render_line(0).text
+    store.close()

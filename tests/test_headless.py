@@ -57,6 +57,8 @@ def test_audit_writes_all_outputs_and_a_summary(default_run):
     for name in ("predictions.csv", "tuning.csv", "report.json", "report.md"):
         assert (out / name).is_file(), name
     assert "Selected K=" in result.output and "flagged" in result.output
+    # A file of one item: the session model's figure is said once, on its own line.
+    assert result.output.lower().count("session model qwk") == 1
 
 
 def test_predictions_have_the_documented_columns_and_one_row_per_answer(default_run):
@@ -351,15 +353,18 @@ QUICK = ["--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0"]
 
 
 def test_parm_audit_guesses_the_columns_the_app_guesses_unless_told_not_to(tmp_path):
-    path, vectors = session_files(tmp_path)
+    path, vectors = session_files(tmp_path, school=["North", "South"] * 55)
     args = ["audit", str(path), "--embeddings", str(vectors), *QUICK, "--set",
             "similarity_top_k=[5,10]"]  # fmt: skip
     guessed = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "a")])
     assert guessed.exit_code == 0, guessed.output
+    said = " ".join(guessed.output.split())
     assert (
         "Guessed columns: id = none (row numbers identify the responses), second score = "
         "score2, item = item, rater = rater. (--no-guess turns guessing off.)"
-    ) in " ".join(guessed.output.split())
+    ) in said
+    # Each said once; the column parm leaves unread is named.
+    assert said.count("Guessed columns") == 1 and said.count("Not used: school.") == 1
     report = json.loads((tmp_path / "a" / "report.json").read_text())
     assert report["config"]["item_column"] == "item" and report["raters"] is not None
     plain = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "b"), "--no-guess",
@@ -380,8 +385,17 @@ def test_parm_export_writes_the_newest_saved_run_or_the_one_asked_for(tmp_path):
                                           "--out", str(out)])  # fmt: skip
         assert result.exit_code == 0, result.output
         runs.append(json.loads((out / "report.json").read_text())["run_id"])
+    from engine import workspace
+
+    # Each run keeps where it wrote: the folder the app's Export offers for it.
+    kept = workspace.open_file(path).runs
+    assert [run.out_folder for run in kept] == [
+        str(tmp_path / "audit-10"),
+        str(tmp_path / "audit-5"),
+    ]
     newest = CliRunner().invoke(app, ["export", str(path), "--out", str(tmp_path / "e1")])
     assert newest.exit_code == 0, newest.output
+    assert workspace.open_file(path).runs[0].out_folder == str(tmp_path / "e1")
     assert f"Exported run {runs[1]}" in newest.output and "nothing run again" in newest.output
     names = sorted(p.name for p in (tmp_path / "e1").iterdir())
     assert names == sorted(p.name for p in (tmp_path / "audit-10").iterdir())

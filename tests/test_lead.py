@@ -77,3 +77,13 @@ def test_lead_warnings_name_the_items_once_per_kind():
     assert small.startswith("4 of 6 item(s) ('q1', 'q3', 'q5' and 1 more) have fewer than 10")
     assert learnt.startswith("3 of 6 item(s) ('q1', 'q4', 'q5') show an in-sample kappa")
     assert lead_warnings([("q2", 200, 4, 0.70, 0.68)]) == []
+
+
+def test_a_file_without_items_is_named_as_the_file_not_as_an_empty_item():
+    small, learnt = lead_warnings([(None, 40, 5, 0.79, 0.24)])
+    assert small == (
+        "The file has fewer than 10 answers per score value it uses: the fit memorises them; "
+        "read its cross-fitted figures."
+    )
+    assert learnt.startswith("The file shows an in-sample kappa more than 0.05 above")
+    assert "('')" not in small + learnt

@@ -74,6 +74,16 @@ async def test_quitting_mid_review_and_reopening_resumes_where_it_stopped(
         again.screen.query_one("#export-folder", Input).value = str(out)
         await pilot.press("ctrl+s")
         await wait_for(pilot, lambda: (out / "decisions.csv").exists(), "the export")
+        # The folder is kept with the saved run: the next Export offers it.
+        await wait_for(pilot, lambda: again.state.saved.out_folder == str(out), "the folder kept")
+    third = ParmApp(path=sample_copy)
+    async with third.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(third.screen, ResumeModal), "the question")
+        await pilot.press("r")
+        await wait_for(pilot, lambda: third.state.result is not None, "the resumed run")
+        await pilot.press("f7")
+        await wait_for(pilot, lambda: isinstance(third.screen, ExportScreen), "the export")
+        assert third.screen.query_one("#export-folder", Input).value == str(out)
     with (out / "decisions.csv").open(newline="", encoding="utf-8") as handle:
         rows = {int(r["row"]): r for r in csv.DictReader(handle)}
     assert set(rows) == set(decided) | {row}

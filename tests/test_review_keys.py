@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import Host, one_item_session, synthetic_result, text_of
+from helpers import Host, one_item_session, synthetic_result, text_of, wait_for
 from textual.widgets import Select
 from textual.widgets._footer import FooterKey
 
@@ -38,6 +38,7 @@ def row_of(review, i) -> int:
 async def test_page_keys_move_on_a_list_of_one_page(review, store):
     async with Host(review, store).run_test(size=(100, 30)) as pilot:
         screen = pilot.app.screen
+        await pilot.pause()  # the footer's second row laid out: the list's height is final
         visible = screen.query_one(ReviewTable).size.height - 1
         await pilot.press("pagedown")
         assert position(screen) == visible - 1
@@ -163,3 +164,44 @@ async def test_the_views_by_decision(review, store, view, decided):
         screen.query_one("#filter-view", Select).value = "noted"
         await pilot.pause()
         assert [int(i) for i in screen.view] == [flagged[1]]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_every_key_of_the_review_is_named_in_the_footer_or_on_f1(review, store, size):
+    """The footer names the deciding keys, `r` (add a read) and `T` (third reads) whole at 80
+    and 120 columns (a second row where one is not enough); f1 lists every key with what it
+    does, and what the pane's figures mean."""
+    from textual.widgets import Footer
+
+    from parm_tui.screens.keys import KeysModal
+    from parm_tui.widgets.review_detail import LEGEND
+
+    async with Host(review, store).run_test(size=size) as pilot:
+        screen = pilot.app.screen
+
+        def laid_out() -> bool:  # the footer recomposes once its bindings and size are known
+            bottom = screen.query_one(Footer).region
+            keys = list(screen.query(FooterKey))
+            whole = all(bottom.contains_region(key.region) for key in keys)
+            return whole and {"o", "f1"} <= {key.key for key in keys}
+
+        await wait_for(pilot, laid_out, "the footer")
+        footer = list(screen.query(FooterKey))
+        named = {key.key for key in footer}
+        assert {"o", "c", "question_mark", "x", "u", "e", "r", "T", "n", "v", "slash"} <= named
+        assert "f1" in named
+        assert all(key.region.right <= size[0] and key.region.width >= len(key.description)
+                   for key in footer)  # fmt: skip
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, KeysModal)
+        listed = " ".join(text_of(pilot.app.screen, "#keys-list").split())
+        for binding in ReviewScreen.BINDINGS:
+            assert binding.description in listed
+        for move in ("Cursor down", "Page down", "Half page down"):  # the list's keys too
+            assert move in listed
+        extra = " ".join(text_of(pilot.app.screen, "#keys-extra").split())
+        assert " ".join(LEGEND.plain.split()) == extra
+        await pilot.press("escape")
+        await pilot.pause()
+        assert pilot.app.screen is screen and store.all() == {}

@@ -79,6 +79,9 @@ async def test_change_asks_for_the_new_score_and_saves_it(review, store):
         assert human not in pilot.app.screen.choices
         await pilot.press(new)
         await pilot.pause()
+        assert store.all() == {}  # a key only chooses
+        await pilot.press("enter")
+        await pilot.pause()
         decision = store.get(int(review.responses.rows[i]))
         assert (decision.action, decision.new_score) == ("change", new)
         table = screen.query_one(ReviewTable)
@@ -195,7 +198,7 @@ async def test_the_evidence_names_each_neighbour_and_says_what_weight_means(revi
             assert f"weight {nb['weight']:.2f}" in neighbours
         await pilot.press("f1")  # what the figures mean: once, on F1, not under every answer
         await pilot.pause()
-        said = " ".join(str(n.message) for n in pilot.app._notifications)
+        said = text_of(pilot.app.screen, "#keys-extra")
         assert "weight: how much the neighbour's score counts" in " ".join(said.split())
 
 
@@ -350,6 +353,26 @@ async def test_the_review_screen_shows_another_windows_decision_and_says_so(tmp_
             assert "saved by another parm window" in messages
 
 
+async def test_a_write_for_another_file_in_the_same_database_is_not_news(tmp_path):
+    """The database holds the reviews of every file: another file's decision, written by
+    another parm, changes nothing here and says nothing."""
+    review = one_item_session(synthetic_result(120)).review
+    (tmp_path / "mine.csv").write_text("mine\n")
+    (tmp_path / "theirs.csv").write_text("theirs\n")
+    database = tmp_path / "decisions.sqlite3"
+    with (
+        open_store(tmp_path / "mine.csv", review.responses, database) as mine,
+        open_store(tmp_path / "theirs.csv", review.responses, database) as theirs,
+    ):
+        async with Host(review, mine).run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            responses = review.responses
+            theirs.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
+            pilot.app.screen.check_other_writers()
+            await pilot.pause()
+            assert mine.all() == {} and list(pilot.app._notifications) == []
+
+
 @pytest.mark.parametrize(
     ("size", "columns"),
     [
@@ -425,7 +448,14 @@ async def test_r_adds_a_read_and_the_consensus_and_third_read_view_follow(tmp_pa
         await pilot.press("r")
         await pilot.pause()
         assert isinstance(pilot.app.screen, ReadModal)
-        await pilot.press(label)  # the rater offered is the reviewer, "lead"
+        # Each score the answer was read as is marked with who read it so.
+        result, j = review.locate(first)
+        reads = result.responses.reads
+        given = {(reads.rater[k], result.responses.labels[reads.score[k]])
+                 for k in np.flatnonzero(reads.answer == j)}  # fmt: skip
+        marks = pilot.app.screen.marks
+        assert all(rater in marks[label].split(", ") for rater, label in given)
+        await pilot.press("enter", label, "enter")  # the rater offered is the reviewer, "lead"
         await wait_for(pilot, lambda: screen.review is not screen.run_review, "the recount")
         await pilot.pause()
         assert [(r.row, r.rater, r.score) for r in store.added_reads()] == [(row, "lead", label)]
@@ -456,4 +486,33 @@ async def test_r_adds_a_read_and_the_consensus_and_third_read_view_follow(tmp_pa
         await pilot.pause()
         assert store.added_reads() == []
         np.testing.assert_array_equal(screen.review.third_read_rank, review.third_read_rank)
+    store.close()
+
+
+async def test_a_read_typed_before_shows_on_the_first_response_at_once(tmp_path):
+    """After a resume or a re-run the screen opens on a store that holds typed reads: the first
+    response shows its typed read at once (the recount of the consensus follows), not only
+    after moving away and back."""
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config, wait_for
+
+    from engine import workspace
+
+    frame, vectors, _ = multi_read_frame()
+    review = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS)).review
+    store = open_store(tmp_path / "reads.csv", review.responses, tmp_path / "db.sqlite3",
+                       review.on_scale, reviewer="lead")  # fmt: skip
+    first = int(review.review_order()[0])
+    label = review.labels_of(first)[-1]
+    workspace.add_read(store, review, first, "lead", label)
+    async with Host(review, store).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        assert screen.shown() == first
+        header = " ".join(text_of(screen, "#detail-header").split())
+        assert f"lead {label} (added)" in header
+        assert "counting" in header or screen.review is not screen.run_review
+        await wait_for(pilot, lambda: screen.review is not screen.run_review, "the recount")
+        await pilot.pause()
+        header = " ".join(text_of(screen, "#detail-header").split())
+        assert f"lead {label} (added)" in header and "counting" not in header
+        assert f"(p {screen.review.consensus_p[first]:.2f})" in header
     store.close()

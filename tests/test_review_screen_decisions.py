@@ -317,3 +317,43 @@ async def test_each_filter_has_a_key(read_thrice, tmp_path):
             await pilot.pause()
             select = screen.query_one(f"#filter-{which}", Select)
             assert select.expanded and select in screen.focused.ancestors_with_self, which
+
+
+def test_long_text_labels_are_shortened_to_prefixes_no_two_share():
+    from parm_tui.widgets.review_list import short_labels
+
+    nominal = ["contradictory", "correct", "irrelevant", "non_domain", "partially_correct"]
+    assert short_labels(nominal) == ["con", "cor", "irr", "non", "par"]
+    close = ["partially_correct_incomplete", "partially_correct_complete"]
+    assert short_labels(close) == ["pci", "pcc"]
+    for labels in (["0", "0.5", "4.75"], ["low", "high"]):  # short labels stay as they are
+        assert short_labels(labels) == labels
+
+
+async def test_long_text_labels_leave_the_answer_and_decision_in_view_at_80x24():
+    """SciEntsBank's labels (up to 28 letters) once took the whole list at 80 columns: the
+    list shows them shortened, f1 spells them out, the pane gives them whole."""
+    from helpers import run_frame, session_config, session_frame
+
+    frame, vectors = session_frame(seed=3)
+    names = ["contradictory", "correct", "partially_correct_incomplete", "irrelevant"]
+    levels = frame["score"].astype(int) + (np.arange(len(frame)) % 7 == 0)  # some scores off
+    frame["score"] = [names[min(int(v), 3)] for v in levels]
+    review = run_frame(frame, vectors, session_config()).review
+    assert review.flagged.any()
+    async with Host(review, None).run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = pilot.app.screen
+        table = screen.query_one(ReviewTable)
+        keys = [column.key.value for column in table.ordered_columns]
+        assert keys == ["row", "scores", "decision", "answer"] and table.answer_width >= 20
+        i = screen.current()
+        shown = str(table.get_cell(str(i), "scores")).rstrip("≠")
+        human, model = (review.responses.labels[c] for c in (review.responses.scores[i],
+                                                              review.predicted[i]))  # fmt: skip
+        assert shown == f"{human[:3]}→{model[:3]}"
+        assert f"human {human}" in text_of(screen, "#detail-header")
+        await pilot.press("f1")
+        await pilot.pause()
+        extra = " ".join(text_of(pilot.app.screen, "#keys-extra").split())
+        assert "par = partially_correct_incomplete" in extra

@@ -202,6 +202,27 @@ def test_the_review_row_is_remembered(result, tmp_path):
     assert find_session("d1", base=tmp_path).review_row == 17
 
 
+def test_the_folder_the_outputs_went_to_is_remembered_beside_the_review_row(
+    result, tmp_path, monkeypatch
+):
+    """Where `parm audit --out` (or an export) wrote: the folder the app's Export offers
+    next, made absolute; a run saved before this field existed reads as None."""
+    from engine.saved.store import save_out_folder
+
+    monkeypatch.chdir(tmp_path)
+    session = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
+    assert session.out_folder is None
+    save_out_folder(session, "audit-out")
+    save_review_row(session, 17)  # a copy read before the folder was kept loses nothing
+    kept = find_session("d1", base=tmp_path)
+    assert (kept.out_folder, kept.review_row) == (str(tmp_path / "audit-out"), 17)
+    path = session.folder / "session.json"
+    values = json.loads(path.read_text())
+    del values["runs"][0]["out_folder"]
+    path.write_text(json.dumps(values))
+    assert find_session("d1", base=tmp_path).out_folder is None
+
+
 @pytest.mark.parametrize(
     "content, expected",
     [

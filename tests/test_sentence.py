@@ -66,6 +66,23 @@ def test_a_re_run_with_some_new_answers_embeds_only_those(model):
     assert not facts.cached
 
 
+def test_the_progress_says_how_many_answers_came_from_the_cache(model):
+    """'357 of 357 new, 1,916 from the cache': the count embedded now is not all there is."""
+    from engine.core.progress import EMBEDDING, Reporter
+
+    said = []
+    embed_texts(answers(1916), reporter=Reporter(said.append))
+    assert said[-1].message == "1,916 of 1,916 distinct answers"
+    said.clear()
+    embed_texts(answers(1916) + answers(357, "late") + answers(10), reporter=Reporter(said.append))
+    embedding = [event for event in said if event.stage == EMBEDDING]
+    assert embedding[-1].message == "357 of 357 new, 1,916 from the cache"
+    assert (embedding[-1].done, embedding[-1].total) == (357, 357)
+    said.clear()
+    embed_texts(answers(20), reporter=Reporter(said.append))
+    assert said[-1].message == "all 20 from the cache"
+
+
 def test_lists_share_their_texts_and_each_says_whether_it_was_embedded(model):
     embed_texts(["cached one"])
     model.encoded.clear()

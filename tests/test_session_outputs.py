@@ -35,6 +35,28 @@ def test_outputs_carry_the_item_and_every_score_on_any_scale():
     assert tuning_header[0] == "item" and {r[0] for r in tuning_rows} == {"A", "B"}
 
 
+@pytest.mark.parametrize(
+    ("codes", "order", "expected"),
+    [
+        # Numbers: numeric order, not the order the items first used them (p_1, p_10, p_2 ...).
+        ({"A": ["10", "2", "1"], "B": ["0.5", "4", "0", "3"]}, None,
+         ["0", "0.5", "1", "2", "3", "4", "10"]),
+        # Ordered text labels: the stated scale's order.
+        ({"A": ["high", "low", "mid"], "B": ["top", "mid", "low", "high"]},
+         "low,mid,high,top", ["low", "mid", "high", "top"]),
+    ],
+)  # fmt: skip
+def test_the_probability_columns_are_in_score_order(codes, order, expected):
+    frame, vectors = session_frame()
+    levels = frame["score"].astype(int)
+    frame["score"] = [codes[item][level] for item, level in zip(frame["item"], levels)]
+    settings = {} if order is None else {"score_order": order.split(",")}
+    header, _ = prediction_table(run_frame(frame, vectors, session_config(**settings)))
+    assert [h for h in header if h.startswith("p_")] == [f"p_{label}" for label in expected]
+    first = header.index(f"p_{expected[0]}")
+    assert header[first : first + len(expected)] == [f"p_{label}" for label in expected]
+
+
 def test_report_puts_the_overview_first_and_every_item_after_it():
     frame, vectors = session_frame()
     session = run_frame(frame, vectors, session_config())

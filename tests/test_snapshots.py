@@ -201,15 +201,67 @@ def test_review_of_a_session(snap_compare, in_repo, session_result, tmp_path, si
     store.close()
 
 
-def test_results_of_a_session_read_twice_or_more_raters_tab(snap_compare, in_repo):
-    """The Raters tab of a session with answers read once, twice or three times: the rater
-    table, then every pair of raters with its figures, alpha and the consensus."""
+@pytest.fixture(scope="module")
+def multi_read_session():
+    """A session with answers read once, twice or three times by four raters."""
     from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
 
     frame, vectors, _ = multi_read_frame()
-    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
-    run_before = show(session, "results", "6")
+    return run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+
+
+def test_results_of_a_session_read_twice_or_more_raters_tab(
+    snap_compare, in_repo, multi_read_session
+):
+    """The Raters tab of a session with answers read once, twice or three times: the rater
+    table, then every pair of raters with its figures, alpha and the consensus."""
+    run_before = show(multi_read_session, "results", "6")
     assert snap_compare(ParmApp(), terminal_size=(120, 56), run_before=run_before)
+
+
+def test_the_third_read_view_at_80x24(snap_compare, in_repo, multi_read_session, tmp_path):
+    """`T`: the answers whose consensus needs a third read; the view's name whole in its
+    selector, the footer naming r and T."""
+    review = multi_read_session.review
+    source = tmp_path / "reads.csv"
+    source.write_text("placeholder\n")
+    store = open_store(source, review.responses, tmp_path / "d.sqlite3", review.on_scale)
+    run_before = show(multi_read_session, "review", "T", store=store)
+    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
+    store.close()
+
+
+# A Mohler-like scale: 0-5 in half points, with the quarter points two graders' means give.
+QUARTERS = ["0", "0.5", "1", "1.25", "1.5", "2", "2.5", "3", "3.25", "3.5", "3.75", "4", "4.25",
+            "4.5", "4.75", "5"]  # fmt: skip
+
+
+def test_the_score_picker_shows_every_score_at_80x24(snap_compare, in_repo):
+    """All 16 scores in view, the human score and the model's marked, the model's chosen."""
+    from parm_tui.widgets.review_dialogs import ScoreModal
+
+    async def run_before(pilot):
+        await pilot.app.push_screen(ScoreModal(468, QUARTERS, "4", "1"))
+        await settle(pilot)
+
+    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_the_read_dialog_takes_the_rater_first_at_80x24(snap_compare, in_repo):
+    """The rater field has the keys: a typed name replaced the one offered."""
+    from rich.text import Text
+
+    from parm_tui.widgets.review_dialogs import ReadModal
+
+    reads = Text("reads: 1st 4 · 2nd 5 · consensus 5 (p 1.00)")
+    dialog = ReadModal(468, QUARTERS, "root", ["lead"], reads, {"4": "1st", "5": "2nd"})
+
+    async def run_before(pilot):
+        await pilot.app.push_screen(dialog)
+        await pilot.press(*"lead")
+        await settle(pilot)
+
+    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
 
 
 def test_the_resume_question(snap_compare, in_repo, sample_session):

@@ -102,7 +102,7 @@ def test_a_rerun_is_compared_with_the_run_before_it_and_an_earlier_run_opens_rea
     reopened, _ = state.resumed(runs[1])
     assert reopened.earlier_run().run_id == first.run_id and reopened.previous_run() is None
     # Where its review stopped is kept in its own record.
-    moved = reopened.review_row_saved(changed(runs[1], review_row=4))
+    moved = reopened.saved_run_updated(changed(runs[1], review_row=4))
     assert [r.review_row for r in moved.runs] == [None, 4]
     reopened.store.close()
     state.store.close()

@@ -109,11 +109,19 @@ def windows(tokenizer, text: str, size: int) -> list[tuple[str, int]]:
         start = min(start, end)
 
 
-def encode_plan(model, plan: Plan, batch_size: int, reporter: Reporter) -> np.ndarray:
+def encode_plan(
+    model, plan: Plan, batch_size: int, reporter: Reporter, cached: int = 0
+) -> np.ndarray:
     """(len(plan.readings), d) float32 unit vectors: the plan's pieces encoded (longest first,
-    progress and cancel between batches), pooled per text."""
+    progress and cancel between batches), pooled per text. cached: the distinct answers of the
+    run found in the answer cache, said beside the count of those embedded now ("357 of 357
+    new, 1,916 from the cache")."""
     n = len(plan.readings)
-    unit = "responses" if len(plan.pieces) == n else "windows and responses"
+    unit = "distinct answers" if len(plan.pieces) == n else "windows of distinct answers"
+    if cached:
+        unit = ("new" if len(plan.pieces) == n else "windows of new answers") + (
+            f", {cached:,} from the cache"
+        )
     pieces = encode_sorted(model, plan.pieces, batch_size, reporter, unit)
     if len(plan.pieces) == n:
         return unit_rows(pieces)
@@ -123,7 +131,7 @@ def encode_plan(model, plan: Plan, batch_size: int, reporter: Reporter) -> np.nd
 
 
 def encode_sorted(
-    model, pieces: list[str], batch_size: int, reporter: Reporter, unit: str = "responses"
+    model, pieces: list[str], batch_size: int, reporter: Reporter, unit: str = "answers"
 ) -> np.ndarray:
     """(len(pieces), d) float32 vectors as the model gives them, in the order given. Longest
     first in batches of `batch_size`, so batches pad little (the order earlier versions used,

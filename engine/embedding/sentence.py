@@ -76,11 +76,15 @@ def embed_text_lists(
     try:
         arrays, readings = _from_cache(run, distinct, text_lists, position, reading.long_answers)
         missing = [k for k in range(len(distinct)) if arrays[k] is None]
-        made = _embed_missing(run, reading, [distinct[k] for k in missing], reporter)
+        cached = len(distinct) - len(missing)
+        made = _embed_missing(run, reading, [distinct[k] for k in missing], reporter, cached)
         for j, k in enumerate(missing):
             arrays[k], readings[k] = made.vectors[j], made.readings[j]
         if not missing:
-            reporter(EMBEDDING, len(distinct), len(distinct), "loaded from cache")
+            # The bar counts distinct answers (N/N): the words say where they came from.
+            reporter(
+                EMBEDDING, len(distinct), len(distinct), f"all {len(distinct):,} from the cache"
+            )
     finally:
         run.close()
     vectors = np.stack(arrays) if arrays else np.zeros((0, 0), dtype=np.float32)
@@ -114,15 +118,18 @@ class _Made:
     device: str | None = None
 
 
-def _embed_missing(run: RunCache, reading: Reading, texts: list[str], reporter) -> _Made:
-    """The texts the cache lacks, embedded (the model loaded once per process) and kept."""
+def _embed_missing(
+    run: RunCache, reading: Reading, texts: list[str], reporter, cached: int = 0
+) -> _Made:
+    """The texts the cache lacks, embedded (the model loaded once per process) and kept;
+    `cached`: how many the cache had (said in the progress)."""
     if not texts:
         return _Made([], [])
     model, loading = model_for(reading.model_name, reporter, reading.device)
     run.notes += list(getattr(model, "notes", None) or ())
     started = time.perf_counter()
     plan = plan_reading(model, texts, reading.long_answers)
-    encoded = encode_plan(model, plan, reading.batch_size, reporter)
+    encoded = encode_plan(model, plan, reading.batch_size, reporter, cached)
     seconds = time.perf_counter() - started
     run.keep(texts, list(encoded), plan.readings)
     device = str(getattr(model, "device", "cpu"))

@@ -109,6 +109,16 @@ def choose_columns(
     return ColumnChoice(chosen, guessed, reviewed, doubtful)
 
 
+def unused_columns(names, config: AuditConfig) -> list[str]:
+    """The file's columns (`names`, in file order) that no setting of `config` names: what a
+    run leaves unread (a score_avg column beside two graders' scores), said once."""
+    read: set[str] = set()
+    for key in COLUMN_KEYS:
+        column = getattr(config, key)
+        read |= set(column) if isinstance(column, tuple) else {column}
+    return [str(name) for name in names if str(name) not in read]
+
+
 # The settings naming several columns (every read's), each list starting with its single twin.
 LISTS = {"score_columns": "score_column", "rater_columns": "rater_column"}
 

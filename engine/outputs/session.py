@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from engine.audit.scale import pooled_labels
 from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
 from engine.input.config import AuditConfig
@@ -68,7 +69,7 @@ def prediction_table(session: SessionResult) -> tuple[list[str], list[list]]:
     if not _combined(session):
         return tables.prediction_table(session.results[0])
     parts = [_with_who(session, result) for result in session.results]
-    header = _union_header([h for h, _ in parts])
+    header = _in_score_order(_union_header([h for h, _ in parts]), session)
     rows = []
     for part_header, part_rows in parts:
         where = [part_header.index(name) if name in part_header else None for name in header]
@@ -113,6 +114,18 @@ def _union_header(headers: list[list[str]]) -> list[str]:
             before = header[position - 1] if position else None
             out.insert(out.index(before) + 1 if before in out else len(out), name)
     return out
+
+
+def _in_score_order(header: list[str], session: SessionResult) -> list[str]:
+    """The probability columns in the order of the session's pooled scale (0, 0.5, 1, ... 10 on
+    numbers; the stated score_order on text), not in the order the items first used them."""
+    labels = pooled_labels(
+        [r.responses.labels for r in session.results], session.config.score_order
+    )
+    ordered = [f"p_{label}" for label in labels if f"p_{label}" in header]
+    first = min(header.index(name) for name in ordered) if ordered else len(header)
+    rest = [name for name in header if name not in set(ordered)]
+    return rest[:first] + ordered + rest[first:]
 
 
 def tuning_table(session: SessionResult) -> tuple[list[str], list[list]]:

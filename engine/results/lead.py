@@ -105,26 +105,35 @@ def session_model_lead(figures: RunFigures, digits: int = 3) -> str | None:
     )
 
 
-def _named(items: Sequence[str], total: int) -> str:
+def _named(items: Sequence[str | None], total: int) -> str:
+    if items == [None]:  # a file of one item, no item column: no name to quote
+        return "The file"
     shown = ", ".join(f"'{item}'" for item in items[:SHOWN_ITEMS])
     more = f" and {len(items) - SHOWN_ITEMS} more" if len(items) > SHOWN_ITEMS else ""
     return f"{len(items)} of {total} item(s) ({shown}{more})"
 
 
-def lead_warnings(rows: Sequence[tuple[str, int, int, float | None, float | None]]) -> list[str]:
+def lead_warnings(
+    rows: Sequence[tuple[str | None, int, int, float | None, float | None]],
+) -> list[str]:
     """The headline's warnings over a run's items, at most one line per kind. rows: per item
-    (name, answers, score values used, in-sample kappa, cross-fitted kappa or None)."""
+    (name, None for a file without an item column; answers, score values used, in-sample kappa,
+    cross-fitted kappa or None)."""
     small = [name for name, n, used, _, _ in rows if too_small(n, used)]
     learnt = [name for name, _, _, inside, crossed in rows if memorised(inside, crossed)]
     notes = []
     if small:
+        one = small == [None]
         notes.append(
-            f"{_named(small, len(rows))} have fewer than {ANSWERS_PER_SCORE} answers per score "
-            "value they use: a per-item fit memorises them; read their cross-fitted figures."
+            f"{_named(small, len(rows))} {'has' if one else 'have'} fewer than "
+            f"{ANSWERS_PER_SCORE} answers per score value {'it uses' if one else 'they use'}: "
+            f"{'the' if one else 'a per-item'} fit memorises them; read "
+            f"{'its' if one else 'their'} cross-fitted figures."
         )
     if learnt:
         notes.append(
-            f"{_named(learnt, len(rows))} show an in-sample kappa more than {GAP:.2f} above the "
-            "cross-fitted one: lead with the cross-fitted figure."
+            f"{_named(learnt, len(rows))} {'shows' if learnt == [None] else 'show'} an "
+            f"in-sample kappa more than {GAP:.2f} above the cross-fitted one: lead with the "
+            "cross-fitted figure."
         )
     return notes

@@ -114,7 +114,7 @@ def single_item_session(result: AuditResult) -> SessionResult:
 def _lead_row(result: AuditResult) -> tuple:
     responses = result.responses
     crossed = None if result.cross_fit is None else result.cross_fit.metrics["kappa"]
-    name = "" if responses.item is None else str(responses.item)
+    name = None if responses.item is None else str(responses.item)
     used = int((responses.score_counts > 0).sum())
     return name, len(responses), used, result.metrics["kappa"], crossed
 

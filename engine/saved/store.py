@@ -15,6 +15,8 @@ The API (what the app and the command line use):
 - `restore_session(session, items, config) -> SessionResult`: a saved run as a result again,
   bound to the file's items read with `session.config()` (nothing is run again).
 - `save_review_row(session, row) -> SavedSession`: where the review of that run stopped.
+- `save_out_folder(session, folder) -> SavedSession`: the folder the run's outputs were last
+  written to (`parm audit --out`, an export), where the next export is offered.
 
 A `SavedSession` is one saved run: its run id, settings, date, one `SavedResult` per audited
 item (with the data rows it flagged, and those the run before it flagged), where its review
@@ -86,7 +88,8 @@ class SavedSession:
     form); saved_at: UTC ISO 8601; review_row: the data row its review last showed; figures:
     what the run is known by (None for a run an earlier parm saved); session_model: the session
     model's figures as engine.audit.session_figures.SessionModelFigures.to_dict writes them
-    (None where the run did not fit it), restored with the run."""
+    (None where the run did not fit it), restored with the run; out_folder: the absolute folder
+    its outputs were last written to (None: not yet, or a run an earlier parm saved)."""
 
     folder: Path
     file_digest: str
@@ -97,6 +100,7 @@ class SavedSession:
     review_row: int | None = None
     figures: RunFigures | None = None
     session_model: dict | None = None
+    out_folder: str | None = None
 
     def config(self) -> AuditConfig:
         """The saved settings, validated again (ResumeError when this parm refuses them)."""
@@ -200,7 +204,14 @@ def _session(folder: Path, file: dict, values: dict) -> SavedSession:
         review_row=None if review_row is None else int(review_row),
         figures=None if figures is None else RunFigures.from_dict(figures),
         session_model=_session_model(values.get("session_model")),
+        out_folder=_out_folder(values.get("out_folder")),
     )
+
+
+def _out_folder(value) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError("out_folder is not a string")
+    return value
 
 
 def _session_model(values) -> dict | None:
@@ -238,6 +249,7 @@ def _run_dict(run: SavedSession) -> dict:
         "review_row": run.review_row,
         "figures": None if run.figures is None else run.figures.to_dict(),
         "session_model": run.session_model,
+        "out_folder": run.out_folder,
     }
 
 
@@ -380,13 +392,27 @@ def restore_session(session: SavedSession, items: Items, config: AuditConfig) ->
 def save_review_row(session: SavedSession, row: int | None) -> SavedSession:
     """Remember the data row the review of this run shows (where to continue); returns the run
     as now saved. The other kept runs are left as they are."""
-    updated = replace(session, review_row=None if row is None else int(row))
+    return _saved_again(session, review_row=None if row is None else int(row))
+
+
+def save_out_folder(session: SavedSession, folder: str | Path) -> SavedSession:
+    """Remember the folder this run's outputs were written to (made absolute), where the next
+    export of the run is offered; returns the run as now saved."""
+    return _saved_again(session, out_folder=str(Path(folder).expanduser().absolute()))
+
+
+def _saved_again(session: SavedSession, **changes) -> SavedSession:
+    """The run with `changes` written into its file's session.json, over the run as saved there
+    (so a copy held since it was read loses nothing written after it), the other kept runs as
+    they are; nothing is written when the run is no longer kept (a newer run replaced it)."""
     try:
         runs = _read_runs(session.folder)
     except ResumeError:
         runs = ()
-    if not any(run.run_id == session.run_id for run in runs):
-        return updated  # no longer kept (a newer run replaced it): nothing to remember it in
+    saved = next((run for run in runs if run.run_id == session.run_id), None)
+    if saved is None:
+        return replace(session, **changes)  # no longer kept: nothing to remember it in
+    updated = replace(saved, **changes)
     runs = tuple(updated if run.run_id == session.run_id else run for run in runs)
     _write({session.folder / SESSION_FILE: _runs_text(runs)})
     return updated

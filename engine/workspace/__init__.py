@@ -16,6 +16,7 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     add_read(store, review, i, rater, score)      a read typed in the review, kept with it
     with_added_reads(review, added) -> ReviewSet  the consensus with the typed reads counted
     remember_review_row(saved, row)                where the review stopped, kept with the run
+    remember_out_folder(saved, folder)             where the run's outputs went: the next export's
     embed_to(path, out, config, ...)               parm embed: a file's vectors and sidecar
     cache_contents(config) / clear_cache()         parm cache: the embedding cache, emptied
 
@@ -33,6 +34,7 @@ from engine.workspace.export import (
     check_outputs,
     export,
     output_names,
+    remember_out_folder,
 )
 from engine.workspace.files import OpenedFile, open_file
 from engine.workspace.prepare import Prepared, choose_columns, prepare, restore, saved_run
@@ -66,6 +68,7 @@ __all__ = [
     "open_review",
     "output_names",
     "prepare",
+    "remember_out_folder",
     "remember_review_row",
     "preload",
     "restore",

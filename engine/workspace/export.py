@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from engine.input.config import AuditConfig
     from engine.results.decision import Decisions
     from engine.results.session import SessionResult
+    from engine.saved.store import SavedSession
 
 OutputChoice = OutputGroup
 OUTPUT_CHOICES = OUTPUT_GROUPS
@@ -87,3 +88,12 @@ def export(
         store=decisions,
         table=table,
     )
+
+
+def remember_out_folder(saved: SavedSession, folder: str | Path) -> SavedSession:
+    """Keep the folder this saved run's outputs were written to (`parm audit --out`, an
+    export): the folder the app's Export offers next. The run as now saved (ResumeError when
+    it cannot be written: only the offer is lost)."""
+    from engine.saved.store import save_out_folder
+
+    return save_out_folder(saved, folder)

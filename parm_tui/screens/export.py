@@ -10,6 +10,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
@@ -64,7 +65,8 @@ class ConfirmOverwrite(ModalScreen[bool]):
 
 
 class ExportScreen(Screen):
-    """Choose a folder and the outputs, then write them."""
+    """Choose a folder and the outputs, then write them. folder: where the run's outputs were
+    last written (`parm audit --out`, an earlier export), offered first; else ./parm-out."""
 
     SUB_TITLE = "Export"
 
@@ -73,9 +75,17 @@ class ExportScreen(Screen):
         Binding("ctrl+i", "import_decisions", "Import decisions", show=False),
     ]
 
-    def __init__(self, session: SessionResult, store=None, table=None) -> None:
+    class Written(Message):
+        """The outputs were written to `folder` (the app keeps it with the saved run)."""
+
+        def __init__(self, folder: Path) -> None:
+            super().__init__()
+            self.folder = folder
+
+    def __init__(self, session: SessionResult, store=None, table=None, folder=None) -> None:
         super().__init__()
         self.session = session
+        self.folder = folder or DEFAULT_FOLDER
         self.store = store
         # The input file as read: scores_reviewed.csv keeps every row and column of it.
         self.table = table
@@ -87,7 +97,7 @@ class ExportScreen(Screen):
         with VerticalScroll(id="export-form"):
             yield Static(self.summary(), classes="export-title")
             yield Label("Folder (created if missing; ~ allowed)")
-            yield Input(value=DEFAULT_FOLDER, id="export-folder")
+            yield Input(value=str(self.folder), id="export-folder")
             yield Static(id="export-where")
             for group in workspace.OUTPUT_CHOICES:
                 if self.offers(group.files):
@@ -143,11 +153,12 @@ class ExportScreen(Screen):
             self.query_one("#export-decisions", MarkedCheckbox).label = self.decisions_label()
 
     def decisions_label(self) -> str:
+        """'decisions.csv (9 decisions; 2 typed reads counted)': whole at 80 columns."""
         count = len(self.store.all())
-        label = f"decisions.csv ({count:,} review decision{'' if count == 1 else 's'}"
+        label = f"decisions.csv ({count:,} decision{'' if count == 1 else 's'}"
         typed = len(self.store.added_reads())
         if typed:  # they count in the consensus of every file that has it
-            label += f"; {typed:,} read{'' if typed == 1 else 's'} typed in the review counted"
+            label += f"; {typed:,} typed read{'' if typed == 1 else 's'} counted"
         return label + ")"
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -259,6 +270,8 @@ class ExportScreen(Screen):
             form = self.query_one("#export-form")
             self.set_timer(0.05, lambda: form.scroll_to_widget(status, animate=False))
             self.notify(f"Wrote {len(written)} file(s).")
+            if written:
+                self.post_message(self.Written(written[0].parent))
         elif event.state == WorkerState.ERROR:
             self.report_error(event.worker.error)
 

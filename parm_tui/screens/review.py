@@ -21,12 +21,14 @@ from textual.widgets import DataTable, Header, Input, Select, Static
 from engine.core.errors import ParmError
 from engine.results.queue import rerun_changes
 from engine.results.review import ReviewSet
+from parm_tui.screens.keys import KeysModal, key_rows
 from parm_tui.screens.review_keys import NO_STORE, ReviewKeys
 from parm_tui.screens.review_reads import ReviewReads
 from parm_tui.widgets.footer import ParmFooter
+from parm_tui.widgets.plain import plain
 from parm_tui.widgets.review_detail import LEGEND, ReviewDetail
 from parm_tui.widgets.review_filters import VIEW_ALL, ReviewFilters
-from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view
+from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view, short_labels
 from parm_tui.widgets.toggles import MarkedCheckbox
 
 __all__ = ["NO_STORE", "ReviewScreen"]
@@ -58,19 +60,20 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         Binding("u", "undo", "Undo"),
         Binding("e", "note", "Note"),
         Binding("x", "clear", "Clear"),
+        Binding("r", "add_read", "Add read"),
+        Binding("T", "third_reads", "Third reads"),
         Binding("n", "next", "Next"),
         Binding("v", "views", "View"),
         Binding("slash", "search", "Search"),
+        # Every key, the ones below too, and what the pane's figures mean.
+        Binding("f1", "legend", "Help"),
         # The filters, each a key of its own (shift, so no decision key is taken).
         Binding("I", "filter('item')", "Item", show=False),
         Binding("R", "filter('rater')", "Rater", show=False),
         Binding("H", "filter('human')", "Human score", show=False),
         Binding("M", "filter('model')", "Model score", show=False),
-        Binding("f1", "legend", "Legend", show=False),
         Binding("y", "copy", "Copy", show=False),
         Binding("a", "toggle_all", "All", show=False),
-        Binding("T", "third_reads", "Third reads", show=False),
-        Binding("r", "add_read", "Add read", show=False),
         Binding("escape", "to_list", "List", show=False),
         Binding("right_square_bracket", "scroll_detail(1)", "Detail ↓", show=False),
         Binding("left_square_bracket", "scroll_detail(-1)", "Detail ↑", show=False),
@@ -91,10 +94,11 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         self.store = store
         # Who the last read typed here was by: the rater offered for the next one.
         self.read_rater = ""
-        # The response whose new consensus the recount in progress will tell, and the typed
-        # reads last counted.
+        # The response whose new consensus the recount in progress will tell, the typed reads
+        # last sent to be counted, and those `review` counts.
         self.told: int | None = None
         self.counted_reads: list = []
+        self.review_counts: list = []
         self.previous_flagged_rows = previous_flagged_rows
         self.start_row = start_row
         self.read_only = read_only
@@ -172,11 +176,16 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         again and say so: the list never shows decisions the database no longer holds."""
         if self.store is None:
             return
+        before = (self.store.all(), self.store.added_reads(), self.store.conflicted_rows())
         try:
             changed = self.store.changed_elsewhere()
         except ParmError:
             return
-        if changed:
+        # The database holds every file's review: a write for another file is not news here.
+        if (
+            changed
+            and (self.store.all(), self.store.added_reads(), self.store.conflicted_rows()) != before
+        ):
             self.count_added_reads()
             self.refresh_view()
             self.notify(
@@ -338,7 +347,8 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
             return
         row = int(self.review.responses.rows[i])
         conflicts = [] if self.store is None else self.store.conflicts(row)
-        detail.show(self.review, i, self._decision(i), self.pending_notes.get(row), conflicts)
+        detail.show(self.review, i, self._decision(i), self.pending_notes.get(row), conflicts,
+                    self.uncounted_reads(row))  # fmt: skip
 
     # --- filters ------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -403,8 +413,17 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         select.expanded = True
 
     def action_legend(self) -> None:
-        """What the detail pane's figures mean, once (not under every answer)."""
-        self.notify(LEGEND.plain, title="What the figures mean", timeout=20)
+        """Every key of the review, and what the detail pane's figures mean (said once, here,
+        not under every answer)."""
+        rows = key_rows(self)
+        legend = LEGEND.copy()
+        labels = self.review.responses.labels
+        short = short_labels(labels)
+        if list(short) != list(labels):  # the list's shortened labels, spelled out
+            legend.append("\nscores in the list: ", style="bold dim")
+            pairs = [f"{s} = {label}" for s, label in zip(short, labels) if s != label]
+            legend.append_text(plain(", ".join(pairs), style="dim"))
+        self.app.push_screen(KeysModal("Review: keys, and what the figures mean", rows, legend))
 
     def action_to_list(self) -> None:
         """esc: back to the list from a filter; on the list itself it does nothing (F5 leads

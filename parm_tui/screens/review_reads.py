@@ -19,7 +19,7 @@ from engine.core.errors import ParmError
 from engine.results.added_reads import NO_READS
 from engine.results.review import ReviewSet
 from parm_tui.screens.error import ErrorRaised
-from parm_tui.widgets.review_detail import reads_text
+from parm_tui.widgets.review_detail import ORDINALS, reads_text
 from parm_tui.widgets.review_dialogs import ReadModal
 from parm_tui.widgets.review_filters import VIEW_THIRD, ReviewFilters
 from parm_tui.widgets.review_list import ReviewTable
@@ -32,6 +32,21 @@ class UndoRead:
 
     i: int
     read: object
+
+
+def read_marks(review: ReviewSet, i: int) -> dict[str, str]:
+    """Each score the answer was read as, with who read it so ("G1, G3"), for the read dialog."""
+    result, j = review.locate(i)
+    reads = result.responses.reads
+    given: dict[str, list[str]] = {}
+    if reads is not None:
+        for n, k in enumerate(np.flatnonzero(reads.answer == j)):
+            label = result.responses.labels[reads.score[k]]
+            # Who read it, or its place where the file records no rater (as the pane says).
+            given.setdefault(label, []).append(reads.rater[k] or ORDINALS.get(n + 1, f"{n + 1}th"))
+    for rater, label in review.added_reads(i):
+        given.setdefault(label, []).append(rater)
+    return {label: ", ".join(raters) for label, raters in given.items()}
 
 
 class ReviewReads:
@@ -54,6 +69,7 @@ class ReviewReads:
             self.read_rater or self.store.reviewer,
             list(dict.fromkeys(raters)),
             reads_text(self.review, i),
+            read_marks(self.review, i),
         )
         self.app.push_screen(
             modal, lambda chosen: chosen is not None and self._add_read(i, *chosen)
@@ -94,13 +110,24 @@ class ReviewReads:
         return words + (f", third read #{rank}." if rank else ", sure: off the third-read list.")
 
     class ReadsCounted(Message):
-        """The review set with the reads typed in the review counted (engine.results.
+        """The review set with the reads typed in the review (`added`) counted (engine.results.
         added_reads), or why it could not be."""
 
-        def __init__(self, review: ReviewSet | None, problem: str | None = None) -> None:
+        def __init__(self, review: ReviewSet | None, problem: str | None = None, added=()):
             super().__init__()
             self.review = review
             self.problem = problem
+            self.added = list(added)
+
+    def uncounted_reads(self, row: int) -> list[tuple[str, str]]:
+        """(rater, score) of the reads of data row `row` typed here that the review set on show
+        does not count yet: the pane shows them at once (after a resume or a re-run the recount
+        takes a moment), the consensus as being counted."""
+        if self.store is None:
+            return []
+        counted = set(self.review_counts)
+        return [(read.rater, read.score) for read in self.store.added_reads()
+                if read.row == row and read not in counted]  # fmt: skip
 
     def count_added_reads(self, told: int | None = None) -> None:
         """Count the consensus again with the reads typed here, off the UI thread (about a
@@ -121,7 +148,7 @@ class ReviewReads:
             self.post_message(self.ReadsCounted(None, str(exc)))
             return
         if not get_current_worker().is_cancelled:  # a later count replaces this one
-            self.post_message(self.ReadsCounted(review))
+            self.post_message(self.ReadsCounted(review, added=added))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A recount that failed other than with the engine's message: the error modal."""
@@ -133,6 +160,7 @@ class ReviewReads:
             self.notify(message.problem, severity="error", timeout=10)
             return
         self.review = message.review
+        self.review_counts = message.added
         self.query_one(ReviewTable).review = self.review
         if self.told is not None:
             self.notify(self.consensus_words(self.told), timeout=8)

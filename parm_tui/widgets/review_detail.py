@@ -134,9 +134,11 @@ def probability_lines(review: ReviewSet, i: int) -> Text:
 
 
 def response_header(
-    review: ReviewSet, i: int, decision, pending_note: str | None = None, conflicts=()
-) -> Text:
-    """Row, id, the scores (human, model, second rater) and the decision."""
+    review: ReviewSet, i: int, decision, pending_note: str | None = None, conflicts=(),
+    uncounted=(),
+) -> Text:  # fmt: skip
+    """Row, id, the scores (human, model, second rater, every read) and the decision;
+    `uncounted`: (rater, label) of reads typed here that `review` does not count yet."""
     responses = review.responses
     labels = responses.labels
     human, model = int(responses.scores[i]), int(review.predicted[i])
@@ -156,7 +158,7 @@ def response_header(
     text.append(labels[human], style="bold")
     text.append(" · model ")
     text.append(labels[model], style="bold yellow" if human != model else "bold")
-    reads = reads_text(review, i)
+    reads = reads_text(review, i, uncounted)
     if reads is not None:
         text.append("\n")
         text.append_text(reads)
@@ -172,17 +174,18 @@ def response_header(
     return text
 
 
-def reads_text(review: ReviewSet, i: int) -> Text | None:
+def reads_text(review: ReviewSet, i: int, uncounted=()) -> Text | None:
     """Every read of the answer with its rater ("reads: G1 1 · G2 0 · G3 1"), those typed in the
     review marked "added", then the reads' consensus; None when it was read once or the file
-    has no reads to show."""
+    has no reads to show. `uncounted`: (rater, label) of typed reads the review set does not
+    count yet (the recount is under way): shown at once, the consensus said to be counting."""
     result, j = review.locate(i)
     reads = result.responses.reads
     if reads is None:
         return None
     mine = np.flatnonzero(reads.answer == j)
     added = review.added_reads(i)
-    if mine.size + len(added) < 2:
+    if mine.size + len(added) + len(uncounted) < 2:
         return None
     labels = result.responses.labels
     text = Text("reads: ")
@@ -192,12 +195,15 @@ def reads_text(review: ReviewSet, i: int) -> Text | None:
         # Who read it, named as every output names them (engine.input.reads.rater_name).
         text.append_text(plain(rater_name(reads.rater[k], n), style="dim"))
         text.append(f" {labels[reads.score[k]]}", style="bold")
-    for rater, label in added:
+    for rater, label in [*added, *uncounted]:
         text.append(" · ")
         text.append_text(plain(rater, style="dim"))
         text.append(f" {label}", style="bold")
         text.append(" (added)", style="italic green")
-    text.append_text(consensus_text(review, i))
+    if uncounted:
+        text.append(" · consensus: counting…", style="dim")
+    else:
+        text.append_text(consensus_text(review, i))
     return text
 
 
@@ -260,11 +266,12 @@ class ReviewDetail(VerticalScroll):
         yield Static(id="detail-scores")
 
     def show(
-        self, review: ReviewSet, i: int, decision, pending_note: str | None = None, conflicts=()
-    ) -> None:
+        self, review: ReviewSet, i: int, decision, pending_note: str | None = None, conflicts=(),
+        uncounted=(),
+    ) -> None:  # fmt: skip
         moved = i != self.shown
         self.query_one("#detail-header", Static).update(
-            response_header(review, i, decision, pending_note, conflicts)
+            response_header(review, i, decision, pending_note, conflicts, uncounted)
         )
         if moved:
             self.query_one("#detail-text", Static).update(plain(review.responses.texts[i]))

@@ -12,6 +12,7 @@ from textual.widgets import Input, Select
 
 from engine.results.queue import DECISION_VIEWS, decision_view
 from parm_tui.widgets.plain import plain
+from parm_tui.widgets.review_list import short_labels
 from parm_tui.widgets.toggles import MarkedCheckbox
 
 # Which responses the list holds: the views by decision are engine.results.queue's
@@ -24,7 +25,7 @@ VIEW_THIRD = "third read"
 def view_options(rerun: bool, third_reads: bool = False) -> list[tuple[Text, str]]:
     options = [(Text("flagged"), VIEW_FLAGGED), (Text("whole queue"), VIEW_ALL)]
     if third_reads:
-        options.append((Text("needs a third read"), VIEW_THIRD))
+        options.append((Text("needs 3rd read"), VIEW_THIRD))  # whole in the 80-column row
     options += [(Text(view), view) for view in DECISION_VIEWS]
     if rerun:
         options += [(Text("unflagged"), VIEW_UNFLAGGED), (Text("new flags"), VIEW_NEW)]
@@ -50,8 +51,9 @@ class ReviewFilters(Vertical):
         self.raters = list(raters)
 
     def compose(self) -> ComposeResult:
-        human = [(Text(f"human {label}"), code) for code, label in enumerate(self.labels)]
-        model = [(Text(f"model {label}"), code) for code, label in enumerate(self.labels)]
+        shown = short_labels(self.labels)  # long text labels shortened, as the list shows them
+        human = [(Text(f"human {label}"), code) for code, label in enumerate(shown)]
+        model = [(Text(f"model {label}"), code) for code, label in enumerate(shown)]
         with Horizontal(classes="filter-row"):
             yield Input(placeholder="/ search answers or ids", id="review-search", compact=True)
             yield Select(human, prompt="human any", id="filter-human", compact=True)

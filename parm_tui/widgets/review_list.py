@@ -13,6 +13,8 @@ only move: the screen (parm_tui.screens.review_keys) moves across page edges.
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
@@ -34,7 +36,35 @@ FULL, MEDIUM, COMPACT = "full", "medium", "compact"
 CELL_PADDING = 2
 SCROLLBAR = 2
 
-__all__ = ["PAGE_SIZE", "ReviewTable", "review_view"]
+__all__ = ["PAGE_SIZE", "ReviewTable", "review_view", "short_labels"]
+
+
+# Text labels longer than this are shortened in the list and the score filters (a 28-letter
+# label twice took the whole list at 80 columns); the detail pane and f1 give them whole.
+LABEL_LIMIT = 6
+
+
+def short_labels(labels, limit: int = LABEL_LIMIT) -> list[str]:
+    """Each label as the list shows it: as it is when every label fits `limit` cells; else its
+    shortest prefix of three or more letters that no other label starts with ("correct" and
+    "contradictory": cor, con), else its words' initials (partially_correct_incomplete: pci),
+    else its first letters and an ellipsis."""
+    labels = [str(label) for label in labels]
+    if max((len(label) for label in labels), default=0) <= limit:
+        return labels
+    short = []
+    for label in labels:
+        others = [other for other in labels if other != label]
+        prefix = next((label[:n] for n in range(min(3, len(label)), len(label) + 1)
+                       if not any(o.startswith(label[:n]) for o in others)), label)  # fmt: skip
+        initials = "".join(word[0] for word in re.split(r"[\W_]+", label) if word)
+        if len(prefix) <= limit:
+            short.append(prefix)
+        elif len(initials) > 1 and initials not in short:
+            short.append(initials[:limit])
+        else:
+            short.append(label[: limit - 1] + "…")
+    return short
 
 
 def short_decision(decision) -> Text:
@@ -70,8 +100,8 @@ class ReviewTable(DataTable):
         self.review = review
         self.tier: str | None = None
         self.answer_width = ANSWER_MIN
-        labels = review.responses.labels
-        self.label_width = max(len(label) for label in labels)
+        self.labels = short_labels(review.responses.labels)
+        self.label_width = max(len(label) for label in self.labels)
         self.row_width = max(3, len(str(int(max(review.responses.rows, default=0)))))
 
     @property
@@ -123,7 +153,7 @@ class ReviewTable(DataTable):
     def cells(self, i: int, decision) -> list[Text]:
         review = self.review
         responses = review.responses
-        labels = responses.labels
+        labels = self.labels
         human, model = int(responses.scores[i]), int(review.predicted[i])
         flagged = "bold yellow" if model != human else ""
         cells = [Text(str(int(responses.rows[i])), justify="right")]
@@ -137,7 +167,7 @@ class ReviewTable(DataTable):
         else:
             cells.append(Text(labels[human], justify="center"))
             if review.raters_disagree is not None:
-                cells.append(second_rater_cell(review, i))
+                cells.append(second_rater_cell(review, i, labels))
             cells += [
                 Text(labels[model], justify="center", style=flagged),
                 Text(f"{float(review.severity[i]):.2f}", justify="right"),
@@ -178,12 +208,13 @@ class ReviewTable(DataTable):
         self.screen.go_to(-1)
 
 
-def second_rater_cell(review: ReviewSet, i: int) -> Text:
-    """The second rater's score; `≠` (magenta) when the two raters disagree."""
+def second_rater_cell(review: ReviewSet, i: int, labels) -> Text:
+    """The second rater's score (as `labels` show it); `≠` (magenta) when the two raters
+    disagree."""
     code = int(review.responses.second_scores[i])
     if code < 0:
         return Text("—", justify="center", style="dim")
-    label = review.responses.labels[code]
+    label = labels[code]
     if review.raters_disagree[i]:
         return Text(f"{label}≠", justify="center", style="bold magenta")
     return Text(label, justify="center")
