@@ -7,7 +7,8 @@ items, one read), ASAP-AES (long essays, 1-6, two raters and the resolved score)
 points, small items, two graders), Powergrading (binary, three graders). Shapes: `wide`, the
 sample as the file has it, columns guessed; `long`, one row per read (id, item, answer, rater,
 score), columns guessed; `named`, the wide sample with every column named, run as a process
-under -q without HOME; and a text column named as the score (`text_as_score`).
+under -q without a usable HOME; `export`, `parm export` of the wide run (the saved run written
+again); and a text column named as the score (`text_as_score`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import subprocess
 import sys
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -142,7 +144,7 @@ class Run:
 # modules count: a deprecation in parm's code is parm's to fix).
 HIDDEN = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
 OWN = (str(ROOT / "engine"), str(ROOT / "parm_tui"))
-# The variables a run with no HOME lacks (a service account, a container, cron).
+# What a run without a usable home folder lacks (a service account, a container, cron).
 HOME_VARIABLES = ("HOME", "MPLCONFIGDIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")
 
 
@@ -196,10 +198,13 @@ class Gauntlet:
         return path, frame
 
     def run(self, name: str, shape: str) -> Run:
+        """A run of `parm audit` (wide, long: in this process; named: a process), or `parm
+        export` of the wide run (export: nothing run again, the saved run written)."""
         key = (name, shape)
         if key not in self.runs:
-            if shape == "named":
+            if shape in ("named", "export"):
                 self.run(name, "wide")  # its answers in the embedding cache first: no model load
+            if shape == "named":
                 self.runs[key] = self._process(name)
             else:
                 self.runs[key] = self._in_process(name, shape)
@@ -208,14 +213,28 @@ class Gauntlet:
     def _in_process(self, name: str, shape: str) -> Run:
         path, frame = self.file(name, shape)
         out = self.root / name / f"out-{shape}"
-        with warnings.catch_warnings(record=True) as caught:
+        command = "export" if shape == "export" else "audit"
+        with self._own_data(), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            result = CliRunner().invoke(cli_app, ["audit", str(path), "--out", str(out)])
+            result = CliRunner().invoke(cli_app, [command, str(path), "--out", str(out)])
         printed = result.output
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             printed += f"\n{type(result.exception).__name__}: {result.exception}"
         return Run(self.kind(name), shape, frame, out, result.exit_code, printed,
                    shown_warnings=_shown(caught))  # fmt: skip
+
+    @contextmanager
+    def _own_data(self):
+        """The gauntlet's own data folder (saved runs, decisions), whichever test runs first."""
+        before = os.environ.get("PARM_DATA_DIR")
+        os.environ["PARM_DATA_DIR"] = str(self.root / "data")
+        try:
+            yield
+        finally:
+            if before is None:
+                os.environ.pop("PARM_DATA_DIR")
+            else:
+                os.environ["PARM_DATA_DIR"] = before
 
     def _process(self, name: str) -> Run:
         path, frame = self.file(name, "wide")
@@ -236,8 +255,12 @@ class Gauntlet:
         return self.process(["-c", TRIPWIRE, "audit", str(path), *flags, "--out", str(out)]), out
 
     def process(self, arguments: list[str]) -> subprocess.CompletedProcess:
-        """`python ARGUMENTS` with this session's cache and data folders, without HOME."""
+        """`python ARGUMENTS` with this session's cache and data folders and a HOME that cannot
+        be made (under a file: not even root can), as for a service account without one."""
         env = {k: v for k, v in os.environ.items() if k not in HOME_VARIABLES}
+        (self.root / "not-a-folder").touch()
+        env["HOME"] = str(self.root / "not-a-folder" / "home")
+        env["PARM_DATA_DIR"] = str(self.root / "data")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
         return subprocess.run(
             [sys.executable, *arguments], capture_output=True, text=True, env=env,

@@ -25,7 +25,8 @@ pytestmark = [
 
 KINDS = ("asap-sas", "scientsbank", "asap-aes", "mohler", "powergrading")
 READ_TWICE = tuple(k for k in KINDS if k != "scientsbank")  # SciEntsBank has one label a answer
-CASES = [(k, s) for k in KINDS for s in ("wide", "long", "named") if s != "long" or k in READ_TWICE]
+SHAPES = ("wide", "long", "named", "export")
+CASES = [(k, s) for k in KINDS for s in SHAPES if s != "long" or k in READ_TWICE]
 CASES_READ_TWICE = [(k, s) for k, s in CASES if k in READ_TWICE]
 
 
@@ -78,7 +79,7 @@ def test_no_python_warning_reaches_the_user(gauntlet, kind, shape):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_quiet_run_without_home_prints_nothing(gauntlet, kind):
+def test_a_quiet_run_without_a_usable_home_prints_nothing(gauntlet, kind):
     run = gauntlet.run(kind, "named")
     assert (run.code, run.printed) == (0, ""), run.printed[-3000:]
 

@@ -24,7 +24,7 @@ from invariants import (
 )
 from invariants.figures import SIGNED, UNIT, csv_breaches, json_breaches
 from invariants.reads import consensus_breaches, rater_breaches
-from invariants.text import prose_breaches
+from invariants.text import comparison_breaches, prose_breaches
 from typer.testing import CliRunner
 
 from parm_tui.cli import app as cli_app
@@ -110,6 +110,21 @@ def test_sentences_against_their_figures_are_found(sentence, check):
 )  # fmt: skip
 def test_sentences_that_agree_with_their_figures_pass(sentence):
     assert prose_breaches([sentence], "report.md", gap=0.05) == []
+
+
+def test_the_models_figure_set_against_the_raters_is_the_cross_fitted_one():
+    """Issue 43: "the model's QWK against rater 1 is 1.000, 0.904 above the raters'" on an item
+    whose cross-fitted QWK is -0.266."""
+    report = {"items": [{"item": "6.4", "uncertainty": {"cross_fit": {"metrics": {"qwk": -0.266}}}},
+                        {"item": "7", "uncertainty": {"cross_fit": {"metrics": {"qwk": 0.8}}}}]}  # fmt: skip
+    said = ("6.4: two raters agree with QWK 0.096 on the 30 responses scored twice; the model's QWK "
+            "against rater 1 is {}, {} above the raters' (within the field's limit of 0.10).")  # fmt: skip
+    found = comparison_breaches([said.format("1.000", "0.904")], "report.html", report)
+    assert [b.check for b in found] == ["the cross-fitted figure is compared"]
+    found = comparison_breaches([said.format("-0.266", "0.904")], "report.html", report)
+    assert [b.check for b in found] == ["stated gap is the figures' difference"]
+    assert comparison_breaches([said.format("-0.266", "0.362").replace("above", "below")],
+                               "report.html", report) == []  # fmt: skip
 
 
 def _consensus_file(tmp_path, rows):

@@ -20,6 +20,7 @@ property tests of random designs (test_invariants); never tuned to what parm wri
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from engine.results.lead import GAP
@@ -41,7 +42,13 @@ from invariants.reads import (
     shape_breaches,
     wide_reads,
 )
-from invariants.text import html_parts, markdown_parts, prose_breaches, table_breaches
+from invariants.text import (
+    comparison_breaches,
+    html_parts,
+    markdown_parts,
+    prose_breaches,
+    table_breaches,
+)
 
 __all__ = ["FAMILIES", "Breach", "FileReads", "describe", "figure_range", "long_reads",
            "of_family", "output_breaches", "reads_of", "shape_breaches", "wide_reads"]  # fmt: skip
@@ -50,7 +57,8 @@ __all__ = ["FAMILIES", "Breach", "FileReads", "describe", "figure_range", "long_
 FAMILIES = {
     "figures": ("in range", "finite", "interval holds its estimate", "probabilities sum to 1"),
     "sentences": ("comparison holds", "difference and its limit", "memorised figure marked",
-                  "stated gap is the figures' difference", "part within its whole"),
+                  "stated gap is the figures' difference", "part within its whole",
+                  "the cross-fitted figure is compared"),
     "consensus": ("consensus", "consensus = agreeing reads", "consensus within the reads",
                   "consensus reads kept"),
     "raters": ("every rater in raters.csv", "raters named as the file names them"),
@@ -78,8 +86,10 @@ def output_breaches(
     }
     if (folder / "warnings.txt").exists():
         texts["warnings.txt"] = ((folder / "warnings.txt").read_text("utf-8").splitlines(), [])
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     for name, (prose, tables) in texts.items():
         found += prose_breaches(prose, name, GAP)
+        found += comparison_breaches(prose, name, report)
         for table in tables:
             found += table_breaches(table)
     if reads is not None:

@@ -201,6 +201,42 @@ def _sentences_in_line(line: str, at: str, gap: float) -> list[Breach]:
     return found
 
 
+# "I0: two raters agree with QWK 0.556 on ...; the model's QWK against rater 1 is 0.892, 0.336
+# above the raters' (...)": the model's figure set against the raters' agreement.
+AGAINST = re.compile(
+    r"(?im)^(?:(?P<item>[^:;]+?): )?two raters agree with (?P<metric>QWK|kappa) "
+    r"(?P<raters>-?\d+\.\d+)[^;]*; the model's (?:QWK|kappa) against [^,]{1,80}? is "
+    r"(?P<model>-?\d+\.\d+), (?P<gap>\d+\.\d+) (?P<side>above|below)"
+)
+
+
+def comparison_breaches(lines: list[str], where: str, report: dict) -> list[Breach]:
+    """A sentence setting the model's figure against the raters' agreement states their
+    difference, and compares the item's cross-fitted figure where there is one (issue 43: the
+    figure shown first and compared is the cross-fitted one)."""
+    items = {str(item.get("item")): item for item in report.get("items") or ()}
+    found = []
+    for k, line in enumerate(lines):
+        at = f"{where} [{k}] {line[:90]!r}"
+        for match in AGAINST.finditer(line):
+            model, raters = float(match["model"]), float(match["raters"])
+            side = "above" if model > raters else "below"
+            if abs(abs(model - raters) - float(match["gap"])) > 0.0011 or (
+                model != raters and side != match["side"]
+            ):
+                found.append(Breach("stated gap is the figures' difference", at,
+                                    f"model {model}, raters {raters}: stated {match['gap']} {match['side']}"))  # fmt: skip
+            item = items.get((match["item"] or "").strip()) or (
+                next(iter(items.values())) if len(items) == 1 else None
+            )
+            crossed = ((item or {}).get("uncertainty") or {}).get("cross_fit") or {}
+            figure = (crossed.get("metrics") or {}).get(match["metric"].lower())
+            if figure is not None and abs(figure - model) > 0.0006:
+                found.append(Breach("the cross-fitted figure is compared", at,
+                                    f"the model's {match['metric']} {model} is not the cross-fitted {figure:.3f}"))  # fmt: skip
+    return found
+
+
 # Table columns that quote the file (answers, ids, items, raters, notes): not figures.
 QUOTED = {"text", "answer", "evidence", "nearest_answer", "id", "row", "item", "rater", "note",
           "warning", "scores", "human", "model", "file", "neighbours", "question", "reference"}  # fmt: skip
