@@ -92,6 +92,7 @@ ISSUE_SENTENCES = [
     ("kappa nan cross-fitted", "finite"),
     ("exact agreement 0.452 (0.50 to 0.62)", "interval holds its estimate"),
     ("exact agreement 120.0%", "in range"),
+    ("- Second rater (None): 31 responses scored twice", "no Python None in a sentence"),
 ]  # fmt: skip
 
 

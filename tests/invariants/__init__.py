@@ -58,7 +58,7 @@ FAMILIES = {
     "figures": ("in range", "finite", "interval holds its estimate", "probabilities sum to 1"),
     "sentences": ("comparison holds", "difference and its limit", "memorised figure marked",
                   "stated gap is the figures' difference", "part within its whole",
-                  "the cross-fitted figure is compared"),
+                  "the cross-fitted figure is compared", "no Python None in a sentence"),
     "consensus": ("consensus", "consensus = agreeing reads", "consensus within the reads",
                   "consensus reads kept"),
     "raters": ("every rater in raters.csv", "raters named as the file names them"),

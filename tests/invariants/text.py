@@ -118,6 +118,8 @@ AGREE_BELOW = re.compile(r"below (\d+\.\d+) \((?:QWK|kappa) (-?\d+\.\d+)\)")
 N_OF_M = re.compile(r"(?<![\w.,])(\d[\d,]*) of (\d[\d,]*)(?![\w.,]*\d)")
 PERCENT = re.compile(r"(?<![\w.])(-?\d+(?:\.\d+)?)%")
 NUMBERED_RATER = re.compile(r"(?i)\b(read|rater) \d+\b")
+# Python's None where a name or a figure belongs: "Second rater (None)", "column = None".
+PYTHON_NONE = re.compile(r"\(None\)|[=:] None\b")
 
 
 def _value(token: str, percent: str = "") -> float:
@@ -195,6 +197,8 @@ def _sentences_in_line(line: str, at: str, gap: float) -> list[Breach]:
     for limit, figure in AGREE_BELOW.findall(line):
         if not float(figure) < float(limit):
             found.append(Breach("comparison holds", at, f"{figure} said below {limit}"))
+    for shown in PYTHON_NONE.findall(line):
+        found.append(Breach("no Python None in a sentence", at, repr(shown)))
     for part, whole in N_OF_M.findall(line):
         if int(part.replace(",", "")) > int(whole.replace(",", "")):
             found.append(Breach("part within its whole", at, f"{part} of {whole}"))
