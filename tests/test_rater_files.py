@@ -14,6 +14,7 @@ from hostile import FORMULAS, HTML, MARKUP, check_csv_inert
 from markdown_it import MarkdownIt
 
 from engine.outputs.declared import BIAS, FEEDBACK, RATERS, WITH_EXPERT
+from engine.outputs.rater_files import verdicts_section
 from engine.outputs.session import output_files, write_session
 
 HOSTILE = {"r4": '=HYPERLINK("x")' + HTML[:20], "r6": "@r6 " + MARKUP[:12], "r1": "-r1|`#"}
@@ -139,3 +140,15 @@ def test_two_graders_read_as_two_score_columns_have_their_rows_and_a_note_on_the
         given = frame.loc[result.responses.rows - 1, column].astype(int).to_numpy()
         flagged = int(np.sum(np.asarray(result.responses.labels, int)[result.predicted] != given))
         assert sum(row[0] == rater for row in feedback) == flagged == rows[rater].flagged
+
+
+def test_a_fresh_run_with_an_item_of_one_rater_does_not_call_itself_a_saved_session():
+    """Issue 43: a fresh run said "this saved session predates the rater-left-out expectation"
+    because one item had a single rater (a long file whose other raters were lost)."""
+    frame, vectors = planted_session(seed=3, items=2, per_item=120)
+    frame.loc[frame["item"] == "I1", "rater"] = "r1"
+    session = audit_planted(frame, vectors)
+    assert not session.raters.rater_left_out
+    note = "\n".join(verdicts_section(session))
+    assert "saved session predates" not in note
+    assert "items scored by a single rater" in note

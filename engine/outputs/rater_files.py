@@ -126,8 +126,12 @@ def _expectation_note(raters) -> str:
     if raters.rater_left_out:
         return ("E and W for each rater's scores come from models fitted without that rater's "
                 "scores (cross-fitted by rater).")  # fmt: skip
-    return ("E and W come from the fitted model (this saved session predates the rater-left-out "
-            "expectation; run the audit again for it).")  # fmt: skip
+    # Not only old saved sessions: an item scored by a single rater has nobody else's scores to
+    # fit a model on (engine.audit.rater_expectation.rater_folds).
+    return ("E and W come from models fitted without each rater's scores, except in items "
+            "scored by a single rater (no other rater's scores to fit on) and in sessions saved "
+            "before that expectation (run the audit again for it), where they come from the "
+            "fitted model.")  # fmt: skip
 
 
 def _fit_cells(e) -> list[str]:
