@@ -16,10 +16,11 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine import workspace
 from engine.core.errors import ParmError
+from engine.input.reads import rater_name
 from engine.results.added_reads import NO_READS
 from engine.results.review import ReviewSet
 from parm_tui.screens.error import ErrorRaised
-from parm_tui.widgets.review_detail import ORDINALS, reads_text
+from parm_tui.widgets.review_detail import reads_text
 from parm_tui.widgets.review_dialogs import ReadModal
 from parm_tui.widgets.review_filters import VIEW_THIRD, ReviewFilters
 from parm_tui.widgets.review_list import ReviewTable
@@ -42,8 +43,8 @@ def read_marks(review: ReviewSet, i: int) -> dict[str, str]:
     if reads is not None:
         for n, k in enumerate(np.flatnonzero(reads.answer == j)):
             label = result.responses.labels[reads.score[k]]
-            # Who read it, or its place where the file records no rater (as the pane says).
-            given.setdefault(label, []).append(reads.rater[k] or ORDINALS.get(n + 1, f"{n + 1}th"))
+            # Who read it, named as the pane and every output name them.
+            given.setdefault(label, []).append(rater_name(reads.rater[k], n))
     for rater, label in review.added_reads(i):
         given.setdefault(label, []).append(rater)
     return {label: ", ".join(raters) for label, raters in given.items()}
