@@ -20,7 +20,6 @@ from rich.table import Column
 from engine import workspace
 from engine.core.crash_log import write_crash_log
 from engine.core.errors import Cancelled, DataError, OutputsExist, ParmError
-from engine.core.metric_names import METRIC
 from engine.core.progress import CLUSTER, STAGES
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
@@ -28,7 +27,7 @@ from engine.input.column_guess import CHOSEN_KEYS
 from engine.input.config import build_config
 from engine.outputs.names import WARNINGS_FILE
 from engine.results.figures import run_figures
-from engine.results.lead import lead_text, run_lead, session_model_lead, small_note
+from engine.results.lead import item_lead, run_lead, session_model_lead
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 # Every exit code with what it means, for the reference (docs/reference/exit-codes.md).
@@ -343,24 +342,6 @@ def _decided(session, decisions) -> str:
     return f"{n} decision{'' if n == 1 else 's'}, {changed} score{'' if changed == 1 else 's'} changed."
 
 
-def _item_lead(result, overview) -> str:
-    """An item's figures, cross-fitted first (engine.results.lead), then the rest in-sample."""
-    best = result.selected
-    crossed = {} if result.cross_fit is None else result.cross_fit.metrics
-    leads = [lead_text(METRIC[m].word, crossed.get(m), best.metrics[m]) for m in ("kappa", "qwk")
-             if m in best.metrics]  # fmt: skip
-    rest = [
-        f"{METRIC[m].word} {v:.3f}" for m, v in best.metrics.items() if m not in ("kappa", "qwk")
-    ]
-    text = "; ".join(leads) + ("; in-sample " + ", ".join(rest) if rest else "")
-    if overview.session_model is not None:
-        label = "QWK" if result.responses.ordered else "kappa"
-        text += "; session model " + lead_text(
-            label, overview.session_model, overview.session_model_in_sample
-        )
-    return text + (f" ⚠ {small_note(overview.n, overview.values_used)}" if overview.small else "")
-
-
 # More items than this and their figures are left to items.csv and the reports: a line each
 # would push the run's summary out of view.
 ITEM_LINES = 10
@@ -377,7 +358,7 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         say(
             console,
             f"{item}Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-            f"{_item_lead(result, row)}{nominal}. {int(result.flagged.sum())} of "
+            f"{'; '.join(item_lead(row))}{nominal}. {int(result.flagged.sum())} of "
             f"{len(result.responses)} responses flagged.",
         )
     if session.by_item:

@@ -4,10 +4,13 @@ value used) appear exactly where their rules say."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from engine.results.figures import ItemFigures, RunFigures
 from engine.results.lead import (
+    item_lead,
     lead_text,
     lead_warnings,
     memorised,
@@ -42,7 +45,7 @@ def test_an_item_is_too_small_under_ten_answers_per_score_value_used(answers, va
 def test_the_lead_text_puts_the_cross_fitted_figure_first_and_labels_both():
     text = lead_text("kappa", 0.061, 0.793)
     assert text.startswith("kappa 0.061 cross-fitted (in-sample 0.793")
-    assert "⚠ 0.73 above" in text
+    assert "⚠ 0.732 above (limit 0.05): memorised" in text
     assert lead_text("kappa", None, 0.5) == "kappa 0.500 in-sample (no cross-fitting)"
 
 
@@ -53,7 +56,7 @@ def test_a_runs_headline_leads_with_the_pooled_cross_fitted_figures():
     assert kappa.startswith("kappa 0.350 cross-fitted (in-sample 0.790 ⚠")
     assert qwk.startswith("QWK 0.830 cross-fitted (in-sample 0.860)")  # .03: no warning
     assert session_model_lead(figures).startswith("session model QWK 0.550 cross-fitted")
-    assert "⚠ 0.15 above" in session_model_lead(figures)
+    assert "⚠ 0.150 above (limit 0.05): memorised" in session_model_lead(figures)
     plain = RunFigures(28, 3, 0.79, 0.86, (item,))
     assert session_model_lead(plain) is None
     assert run_lead(plain)[0] == "kappa 0.790 in-sample (no cross-fitting)"
@@ -77,3 +80,45 @@ def test_lead_warnings_name_the_items_once_per_kind():
     assert small.startswith("4 of 6 item(s) ('q1', 'q3', 'q5' and 1 more) have fewer than 10")
     assert learnt.startswith("3 of 6 item(s) ('q1', 'q4', 'q5') show an in-sample kappa")
     assert lead_warnings([("q2", 200, 4, 0.70, 0.68)]) == []
+
+
+def test_an_items_headline_shows_no_in_sample_figure_where_the_item_is_too_small():
+    """Mohler item 6.4: 26 answers on 6 score values, in-sample kappa 1.000 (interval 1.000 to
+    1.000) beside a cross-fitted -0.266: the in-sample figure is not shown, the item is labelled
+    too small with the minimum it misses."""
+    from engine.results.overview import ItemSummary
+
+    tiny = ItemSummary("6.4", 26, {}, kappa=1.0, qwk=1.0, cross_fit_kappa=-0.266,
+                       cross_fit_qwk=-0.378, cross_fit_accuracy=0.385, values_used=6)  # fmt: skip
+    parts = item_lead(tiny)
+    assert parts[0] == "kappa -0.266 cross-fitted (in-sample: too small)"
+    assert parts[1] == "QWK -0.378 cross-fitted (in-sample: too small)"
+    assert parts[2] == "exact agreement 38.5% cross-fitted"
+    assert parts[-1] == ("⚠ too small to judge: 26 answers for 6 score values, under the 60 a "
+                         "fit needs (10 per value: 3 parameters each)")  # fmt: skip
+    assert not any("1.000" in part for part in parts)
+    assert tiny.warning == parts[-1].removeprefix("⚠ ")  # items.csv and report.json say the same
+    big = replace(tiny, n=600)
+    assert item_lead(big)[0] == ("kappa -0.266 cross-fitted (in-sample 1.000 ⚠ 1.266 above "
+                                 "(limit 0.05): memorised)")  # fmt: skip
+    assert big.warning == "in-sample 1.266 above cross-fitted (limit 0.05): memorised (kappa)"
+
+
+def test_a_rerun_is_compared_on_the_cross_fitted_figures_where_both_runs_have_them():
+    from engine.results.figures import figure_changes
+
+    before = ItemFigures("A", 28, 3, 0.90, 0.95, 5, 1.0, cross_kappa=0.30, cross_qwk=0.40)
+    now = ItemFigures("A", 28, 2, 0.99, 0.99, 10, 1.0, cross_kappa=0.25, cross_qwk=0.45)
+    changes = {c.name: c for c in figure_changes(now, before)}
+    assert changes["kappa"].how == "cross-fitted" and changes["kappa"].before == 0.30
+    assert changes["kappa"].comparison().change() == "0.300 → 0.250 (−0.050)"
+    assert changes["qwk"].comparison().change() == "0.400 → 0.450 (+0.050)"
+    old = replace(before, cross_kappa=None, cross_qwk=None)  # a run saved before them
+    changes = {c.name: c for c in figure_changes(now, old)}
+    assert changes["kappa"].how == "in-sample" and changes["kappa"].before == 0.90
+    runs = [RunFigures(28, 3, 0.9, 0.95, (item,), 0.3, 0.4) for item in (before, now)]
+    pooled = {c.name: c for c in figure_changes(runs[1], runs[0])}
+    assert pooled["kappa"].how == "cross-fitted" and pooled["top_k"].now == 10
+    assert ItemFigures.__dataclass_fields__["cross_kappa"].default is None
+    saved = RunFigures(28, 2, 0.9, 0.95, (now,), 0.3, 0.4).to_dict()
+    assert RunFigures.from_dict(saved).items[0] == now

@@ -15,6 +15,12 @@ that never saw it); the in-sample figure stands beside it, labelled "in-sample".
   `scores` column, and on Mohler it marks the items whose in-sample and cross-fitted kappas
   part most.
 
+Every comparison of the two is engine.results.compare's, decided on the figures as shown. An
+item too small for its scores shows no in-sample figure at all (on Mohler's items of 29 answers
+it is 1.000, with a bootstrap interval of 1.000 to 1.000, beside a cross-fitted -0.266): its
+cross-fitted figures and the label "too small" with the minimum instead. `item_lead` is every
+item's headline, in the CLI, the app and the reports.
+
 Only the standard library (it is read before numpy loads); a run's figures come in as anything
 with RunFigures' fields (engine.results.figures, which imports this module).
 """
@@ -22,7 +28,12 @@ with RunFigures' fields (engine.results.figures, which imports this module).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from engine.results.compare import EXCESS, Comparison, Limit, compare
+
+if TYPE_CHECKING:
+    from engine.results.overview import ItemSummary
 
 
 class RunFigures(Protocol):
@@ -43,16 +54,23 @@ CROSS_FITTED = "cross-fitted"
 SHOWN_ITEMS = 3
 
 
+# In-sample more than GAP above cross-fitted: the fit learnt the scores it is judged on.
+MEMORISED = Limit(GAP, EXCESS, "parm's limit on in-sample optimism", "memorised")
+
+
 def _known(value) -> bool:
     return value is not None and value == value  # NaN is not known
 
 
+def optimism(in_sample: float | None, cross_fitted: float | None, label: str = "kappa"):
+    """The in-sample figure against its cross-fitted twin, under MEMORISED."""
+    return compare(f"the in-sample {label}", in_sample, "the cross-fitted", cross_fitted, MEMORISED)
+
+
 def memorised(in_sample: float | None, cross_fitted: float | None) -> bool:
-    """Whether the in-sample figure exceeds its cross-fitted twin by more than GAP (to 1e-9, so
-    that .80 against .75 is not warned for the last bit of a float)."""
-    if not (_known(in_sample) and _known(cross_fitted)):
-        return False
-    return round(in_sample - cross_fitted, 9) > GAP
+    """Whether the in-sample figure exceeds its cross-fitted twin by more than GAP, as the
+    figures are shown (3 digits: .800 against .750 is not warned)."""
+    return optimism(in_sample, cross_fitted).within is False
 
 
 def too_small(answers: int, values_used: int) -> bool:
@@ -61,30 +79,40 @@ def too_small(answers: int, values_used: int) -> bool:
 
 
 def small_note(answers: int, values_used: int) -> str:
+    """'too small to judge: 29 answers for 5 score values, under the 50 a fit needs (10 per
+    value: 3 parameters each)'."""
     return (
-        f"too small: {answers} answers for {values_used} score values "
-        f"(fewer than {ANSWERS_PER_SCORE} per value)"
+        f"too small to judge: {answers} answers for {values_used} score values, under the "
+        f"{ANSWERS_PER_SCORE * values_used} a fit needs ({ANSWERS_PER_SCORE} per value: 3 "
+        "parameters each)"
     )
 
 
 def gap_note(in_sample: float, cross_fitted: float) -> str:
-    return f"in-sample {in_sample - cross_fitted:.2f} above cross-fitted: memorised"
+    """'in-sample 0.55 above cross-fitted (limit 0.05): memorised'."""
+    return "in-sample " + optimism(in_sample, cross_fitted).brief().replace(
+        " (", " cross-fitted (", 1
+    )
 
 
 def _fixed(value, digits: int) -> str:
     return "—" if not _known(value) else f"{value:.{digits}f}"
 
 
-def lead_text(label: str, cross_fitted, in_sample, digits: int = 3) -> str:
-    """'kappa 0.061 cross-fitted (in-sample 0.793 ⚠ 0.73 above: memorised)'; without a
-    cross-fitted figure, the in-sample one labelled as such."""
+def lead_text(label: str, cross_fitted, in_sample, digits: int = 3, small: bool = False) -> str:
+    """'kappa 0.061 cross-fitted (in-sample 0.793 ⚠ 0.732 above (limit 0.05): memorised)';
+    without a cross-fitted figure, the in-sample one labelled as such; small: an item too small
+    for its scores, whose in-sample figure is not shown."""
     if not _known(cross_fitted):
+        if small:
+            return f"{label}: no cross-fitted figure (in-sample: too small)"
         return f"{label} {_fixed(in_sample, digits)} {IN_SAMPLE} (no cross-fitting)"
-    text = f"{label} {_fixed(cross_fitted, digits)} {CROSS_FITTED} ({IN_SAMPLE} "
-    text += _fixed(in_sample, digits)
-    if memorised(in_sample, cross_fitted):
-        text += f" ⚠ {in_sample - cross_fitted:.2f} above: memorised"
-    return text + ")"
+    text = f"{label} {_fixed(cross_fitted, digits)} {CROSS_FITTED}"
+    if small:
+        return text + f" ({IN_SAMPLE}: too small)"
+    found: Comparison = optimism(in_sample, cross_fitted, label)
+    text += f" ({IN_SAMPLE} {_fixed(in_sample, digits)}"
+    return text + (f" ⚠ {found.brief()}" if found.brief() else "") + ")"
 
 
 def run_lead(figures: RunFigures, digits: int = 3) -> list[str]:
@@ -103,6 +131,26 @@ def session_model_lead(figures: RunFigures, digits: int = 3) -> str | None:
     return "session model " + lead_text(
         label, figures.session_model, figures.session_model_in_sample, digits
     )
+
+
+def item_lead(row: ItemSummary) -> list[str]:
+    """An item's headline, the same in the CLI, the app and the reports: kappa and QWK
+    cross-fitted first (in-sample beside them, or "too small"), exact agreement cross-fitted,
+    the session model's figure; a too-small item's last part is its label (after ⚠)."""
+    small = row.small
+    parts = [lead_text("kappa", row.cross_fit_kappa, row.kappa, small=small)]
+    if row.qwk is not None:
+        parts.append(lead_text("QWK", row.cross_fit_qwk, row.qwk, small=small))
+    if _known(row.cross_fit_accuracy):
+        parts.append(f"exact agreement {row.cross_fit_accuracy:.1%} {CROSS_FITTED}")
+    if row.session_model is not None or row.session_model_in_sample is not None:
+        label = "QWK" if row.qwk is not None else "kappa"
+        parts.append("session model " + lead_text(
+            label, row.session_model, row.session_model_in_sample
+        ))  # fmt: skip
+    if small:
+        parts.append("⚠ " + small_note(row.n, row.values_used))
+    return parts
 
 
 def _named(items: Sequence[str], total: int) -> str:
