@@ -38,7 +38,7 @@ def test_a_model_far_above_the_raters_is_not_called_within_a_limit_it_passed():
 def test_a_perfect_in_sample_figure_beside_a_poor_cross_fitted_one_is_memorised():
     found = compare("the in-sample kappa", 1.0, "the cross-fitted", -0.266, MEMORISED)
     assert found.within is False and found.gap() == "1.266 above"
-    assert found.brief() == "1.266 above (limit 0.05): memorised"
+    assert found.brief() == "1.266 above, more than 0.05: memorised"
     assert memorised(1.0, -0.266) and not memorised(0.80, 0.75) and memorised(0.80, 0.749)
 
 

@@ -45,7 +45,7 @@ def test_an_item_is_too_small_under_ten_answers_per_score_value_used(answers, va
 def test_the_lead_text_puts_the_cross_fitted_figure_first_and_labels_both():
     text = lead_text("kappa", 0.061, 0.793)
     assert text.startswith("kappa 0.061 cross-fitted (in-sample 0.793")
-    assert "⚠ 0.732 above (limit 0.05): memorised" in text
+    assert "⚠ 0.732 above, more than 0.05: memorised" in text
     assert lead_text("kappa", None, 0.5) == "kappa 0.500 in-sample (no cross-fitting)"
 
 
@@ -56,7 +56,7 @@ def test_a_runs_headline_leads_with_the_pooled_cross_fitted_figures():
     assert kappa.startswith("kappa 0.350 cross-fitted (in-sample 0.790 ⚠")
     assert qwk.startswith("QWK 0.830 cross-fitted (in-sample 0.860)")  # .03: no warning
     assert session_model_lead(figures).startswith("session model QWK 0.550 cross-fitted")
-    assert "⚠ 0.150 above (limit 0.05): memorised" in session_model_lead(figures)
+    assert "⚠ 0.150 above, more than 0.05: memorised" in session_model_lead(figures)
     plain = RunFigures(28, 3, 0.79, 0.86, (item,))
     assert session_model_lead(plain) is None
     assert run_lead(plain)[0] == "kappa 0.790 in-sample (no cross-fitting)"
@@ -99,9 +99,9 @@ def test_an_items_headline_shows_no_in_sample_figure_where_the_item_is_too_small
     assert not any("1.000" in part for part in parts)
     assert tiny.warning == parts[-1].removeprefix("⚠ ")  # items.csv and report.json say the same
     big = replace(tiny, n=600)
-    assert item_lead(big)[0] == ("kappa -0.266 cross-fitted (in-sample 1.000 ⚠ 1.266 above "
-                                 "(limit 0.05): memorised)")  # fmt: skip
-    assert big.warning == "in-sample 1.266 above cross-fitted (limit 0.05): memorised (kappa)"
+    assert item_lead(big)[0] == ("kappa -0.266 cross-fitted (in-sample 1.000 ⚠ 1.266 above, "
+                                 "more than 0.05: memorised)")  # fmt: skip
+    assert big.warning == "in-sample 1.266 above cross-fitted, more than 0.05: memorised (kappa)"
 
 
 def test_a_rerun_is_compared_on_the_cross_fitted_figures_where_both_runs_have_them():

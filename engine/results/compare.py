@@ -109,12 +109,12 @@ class Comparison:
         return _verdict(self)
 
     def brief(self) -> str:
-        """For a headline, only where the limit is passed: '0.554 above (limit 0.05):
+        """For a headline, only where the limit is passed: '0.554 above, more than 0.05:
         memorised'; '' where it is kept or cannot be judged."""
         if self.limit is None or self.within is not False:
             return ""
         said = _limit_text(self.limit, self.digits, self.unit).removeprefix(self.limit.name)
-        return f"{self.gap()} (limit{said.removeprefix(' of')}): {self.limit.beyond}"
+        return f"{self.gap()}, more than{said.removeprefix(' of')}: {self.limit.beyond}"
 
 
 def _rounded(value, digits: int, scale: float) -> float | None:

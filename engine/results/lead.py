@@ -89,9 +89,9 @@ def small_note(answers: int, values_used: int) -> str:
 
 
 def gap_note(in_sample: float, cross_fitted: float) -> str:
-    """'in-sample 0.55 above cross-fitted (limit 0.05): memorised'."""
+    """'in-sample 0.554 above cross-fitted, more than 0.05: memorised'."""
     return "in-sample " + optimism(in_sample, cross_fitted).brief().replace(
-        " (", " cross-fitted (", 1
+        ",", " cross-fitted,", 1
     )
 
 
@@ -100,7 +100,7 @@ def _fixed(value, digits: int) -> str:
 
 
 def lead_text(label: str, cross_fitted, in_sample, digits: int = 3, small: bool = False) -> str:
-    """'kappa 0.061 cross-fitted (in-sample 0.793 ⚠ 0.732 above (limit 0.05): memorised)';
+    """'kappa 0.061 cross-fitted (in-sample 0.793 ⚠ 0.732 above, more than 0.05: memorised)';
     without a cross-fitted figure, the in-sample one labelled as such; small: an item too small
     for its scores, whose in-sample figure is not shown."""
     if not _known(cross_fitted):
