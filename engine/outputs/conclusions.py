@@ -72,7 +72,7 @@ def conclusions(session: SessionResult, review: dict | None = None) -> Conclusio
     sure = _flags_point(session)
     items = attention_items(session)
     attention = _attention_point(session, items)
-    steps = _steps(session, raters, sure, items, review)
+    steps = _steps(session, raters, items, review)
     short = f"{_raters_short(session)} {_flags_short(session)}"
     return Conclusions(short, (raters, sure, attention), tuple(steps), tuple(items))
 
@@ -209,8 +209,8 @@ def model_comparison(session: SessionResult) -> Comparison | None:
 def _flags_point(session: SessionResult) -> Point:
     flagged, total = int(session.flagged.sum()), session.n_responses
     sentences = [
-        f"parm flags {flagged:,} of {total:,} scores ({flagged / max(total, 1):.1%}) as likely "
-        "wrong: the answers most like them were scored otherwise."
+        f"parm flags {flagged:,} of {total:,} scores ({flagged / max(total, 1):.1%}): for each, "
+        "its model prefers another score, from the scores of the answers most like it."
     ]
     model = model_comparison(session)
     if model is None:
@@ -364,7 +364,8 @@ def _attention_point(session: SessionResult, items: list) -> Point:
         )  # fmt: skip
     if not items:
         sentences.append("No item's figures call for attention by the rules above.")
-    return Point("Who and what needs attention", tuple(sentences), bool(raters or items))
+    # Only the scoring calls for the lead's action: a model at odds with agreeing raters is parm's.
+    return Point("Who and what needs attention", tuple(sentences), bool(raters or disputed_items))
 
 
 def needs_word(session: SessionResult) -> list:
@@ -380,7 +381,7 @@ def _listed(names: list[str], shown: int = 5) -> str:
 
 
 # -- what to do first ----------------------------------------------------------------------------
-def _steps(session, raters: Point, sure: Point, items, review) -> list[str]:
+def _steps(session, raters: Point, items, review) -> list[str]:
     steps = []
     if raters.concern:
         where = ", ".join(item for item, why, _ in items[:NAMED] if why == RATERS)
@@ -396,20 +397,27 @@ def _steps(session, raters: Point, sure: Point, items, review) -> list[str]:
         steps.append(f"Have a third rater read the {session.reads.third_reads:,} answers "
                      "consensus.csv ranks (third_read_rank 1 first): their reads disagree and "
                      "the consensus is unsure.")  # fmt: skip
-    steps.append(_review_step(session, sure, review))
+    steps.append(_review_step(session, review))
     return steps
 
 
-def _review_step(session, sure: Point, review: dict | None) -> str:
+def _review_step(session, review: dict | None) -> str:
+    """Review the flags: all of them where parm's model meets the minimum; as a reading list
+    where it does not but the flags pick out disputed scores; the top of the queue only where
+    neither holds."""
     flagged = int(session.flagged.sum())
     if not flagged:
         return "Nothing is flagged: spot-check a few scores of each item in the review."
+    model, check = model_comparison(session), flags_check(session)
     if review is not None and review.get("status") == "reviewed":
         left = review["counts"]["flagged"]["undecided"]
         head = f"Finish the review: {left:,} of {flagged:,} flagged scores are still undecided"
     else:
-        head = (f"Review the {flagged:,} flagged scores, most severe first (open the file in "
-                "parm: its review lists them)")  # fmt: skip
-    if sure.concern:
-        return head + "; read them as a reading list, since parm's model is weak on this file."
-    return head + "."
+        head = f"Review the {flagged:,} flagged scores, most severe first (open the file in parm)"
+    if model is not None and model.within:
+        return head + "."
+    if check is not None and check.within:
+        return (head + ", as a reading list: parm's model is under the field's minimum, though "
+                "another read disputes its flags more often than the other scores.")  # fmt: skip
+    return ("Read only the top of the review queue, as a reading list: parm's model is "
+            "under the field's minimum on this file, so its flags are not findings.")  # fmt: skip

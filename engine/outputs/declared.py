@@ -205,9 +205,10 @@ ITEMS = OutputTable(
         Column("cross_fit_qwk", "cross-fitted QWK (ordered scores)", _attr("cross_fit_qwk"),
                FIGURE, "cross-fit QWK", when="with cross_fit_folds >= 2"),
         Column("qwk", "in-sample QWK (ordered scores)", _attr("qwk"), FIGURE, "in-sample QWK"),
-        Column("warning", f"'in-sample ... above cross-fitted' when the in-sample kappa or QWK "
-               f"exceeds the cross-fitted one by more than {GAP:.2f}; 'too small' when the item "
-               f"has fewer than {ANSWERS_PER_SCORE} answers per score value it uses "
+        Column("warning", f"'too small to judge' when the item has fewer than "
+               f"{ANSWERS_PER_SCORE} answers per score value it uses (its in-sample figures are "
+               "memorised: the reports show none); else 'in-sample ... above cross-fitted' when "
+               f"the in-sample kappa or QWK exceeds the cross-fitted one by more than {GAP:.2f} "
                "(engine.results.lead)", _attr("warning")),
         Column("session_model", "the session model's cross-fitted QWK (kappa for unordered "
                "labels): one fit over every item and read, items and raters as random effects",

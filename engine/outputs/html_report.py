@@ -38,6 +38,7 @@ from engine.outputs.review_summary import NO_REVIEW
 from engine.outputs.session_markdown import blank_count
 from engine.results.figures import run_figures
 from engine.outputs.conclusions import conclusions
+from engine.results.compare import compare
 from engine.results.lead import ANSWERS_PER_SCORE, item_lead, run_lead, session_model_lead
 from engine.results.overview import is_small
 from engine.results.session import SessionResult
@@ -174,13 +175,24 @@ SMALL_RULE = (
 )
 
 
+def review_kappa(review: dict) -> str | None:
+    """'0.650 → 0.653 (+0.003)': the model's kappa against the original scores and against the
+    final ones (engine.results.compare); None where either is missing."""
+    agreement = review["agreement"]
+    before = agreement["model_vs_original"].get("kappa")
+    after = agreement["model_vs_final"].get("kappa")
+    if before is None or after is None:
+        return None
+    return compare("the model's kappa, final scores", after, "original", before).change()
+
+
 def _review_line(review: dict) -> str:
     if review["status"] == NO_REVIEW:
         return f"No review yet: {review['why']}."
     flagged, queue = review["counts"]["flagged"], review["counts"]["queue"]
     changed = review["scores_changed"]
-    kappa = review["agreement"]["kappa_change"]
-    shift = "" if kappa is None else f"; the model's kappa against the scores moved {kappa:+.3f}"
+    moved = review_kappa(review)
+    shift = "" if moved is None else f"; the model's kappa against the scores moved {moved}"
     return (
         f"The review changed {changed:,} score{'' if changed == 1 else 's'} "
         f"({review['decisions']:,} decision{'' if review['decisions'] == 1 else 's'}: "
@@ -276,8 +288,7 @@ def review_view(review: dict) -> dict:
         "agreement": [
             [METRIC[m].label, fixed(before[m]), fixed(after[m])] for m in before
         ],
-        "kappa_change": "n/a" if agreement["kappa_change"] is None
-        else f"{agreement['kappa_change']:+.3f}",
+        "kappa_change": review_kappa(review) or "n/a",
         "note": agreement["definition"],
         "items": [
             [i["item"], i["decided"], i["scores_changed"], fixed(i["kappa_original"]),
