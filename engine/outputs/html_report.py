@@ -192,7 +192,10 @@ def _review_line(review: dict) -> str:
     flagged, queue = review["counts"]["flagged"], review["counts"]["queue"]
     changed = review["scores_changed"]
     moved = review_kappa(review)
-    shift = "" if moved is None else f"; the model's kappa against the scores moved {moved}"
+    shift = "" if moved is None else (
+        f"; the model's kappa against the scores stayed at {moved.removesuffix(' (same)')}"
+        if moved.endswith("(same)") else f"; the model's kappa against the scores moved {moved}"
+    )  # fmt: skip
     return (
         f"The review changed {changed:,} score{'' if changed == 1 else 's'} "
         f"({review['decisions']:,} decision{'' if review['decisions'] == 1 else 's'}: "
