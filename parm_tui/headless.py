@@ -25,7 +25,6 @@ from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.column_guess import CHOSEN_KEYS
 from engine.input.config import build_config
-from engine.outputs.conclusions import conclusions
 from engine.outputs.names import WARNINGS_FILE
 from engine.results.figures import run_figures
 from engine.results.lead import item_lead, run_lead, session_model_lead
@@ -392,5 +391,7 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         words = [f"{r.rater}: {r.verdict}" for r in judged if r.verdict != "fine"]
         say(console, "Raters who need a word: " + ("; ".join(words) or "none"))
     # What the lead concludes, as report.html's first screen says it (what to do first: there).
+    from engine.outputs.conclusions import conclusions
+
     say(console, "In short: " + conclusions(session).short)
     say(console, "Wrote " + ", ".join(str(p) for p in written))

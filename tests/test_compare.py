@@ -30,7 +30,9 @@ def test_a_model_far_above_the_raters_is_not_called_within_a_limit_it_passed():
     assert "within" not in found.sentence
     short = compare("the model's QWK", 0.30, "the raters'", 0.523, DEGRADATION)
     assert short.within is False and short.difference == pytest.approx(-0.223)
-    assert short.sentence.endswith("(more than the field's limit on degradation of 0.10: falls short)")
+    assert short.sentence.endswith(
+        "(more than the field's limit on degradation of 0.10: falls short)"
+    )
     near = compare("the model's QWK", 0.45, "the raters'", 0.523, DEGRADATION)
     assert near.within and "(within the field's limit on degradation of 0.10)" in near.sentence
 
@@ -52,7 +54,10 @@ def test_the_verdict_is_taken_on_the_figures_as_shown():
 
 def test_a_minimum_says_above_or_below_it_and_a_change_has_no_verdict():
     low = minimum("the raters' QWK", 0.612, 0.70, "the field's minimum", beyond="uncertain")
-    assert low.sentence == "the raters' QWK is 0.612, 0.088 below the field's minimum of 0.700: uncertain"
+    assert (
+        low.sentence
+        == "the raters' QWK is 0.612, 0.088 below the field's minimum of 0.700: uncertain"
+    )
     assert low.tag() == "the raters' QWK 0.612 < 0.70"
     high = minimum("the raters' QWK", 0.70, 0.70, "the field's minimum")
     assert high.within and high.tag() == "" and "the same as the field's minimum" in high.sentence
@@ -72,7 +77,10 @@ def test_shares_are_written_as_percentages_with_the_difference_in_points():
         "points: they find disputes)"
     )
     weak = compare("flagged", 0.255, "others", 0.253, limit, digits=1, percent=True)
-    assert weak.within is False and "(not more than its 95% margin of 5.9 points: no better)" in weak.sentence
+    assert (
+        weak.within is False
+        and "(not more than its 95% margin of 5.9 points: no better)" in weak.sentence
+    )
 
 
 def test_a_limit_is_a_side_and_a_size_not_below_zero():
@@ -118,7 +126,7 @@ def test_the_flags_check_holds_its_level_where_flags_find_nothing_and_finds_a_re
     """Simulated second reads with known truth: where the flagged and the other scores are
     disputed equally often, the check says the flags pick out disputes in about 5% of files;
     where flagged scores are disputed 15 points more often, nearly always."""
-    from engine.outputs.conclusions import share_margin
+    from engine.outputs.flag_check import share_margin
 
     rng = np.random.default_rng(0)
 

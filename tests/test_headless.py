@@ -331,7 +331,9 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
     short = next(line for line in result.output.splitlines() if line.startswith("In short: "))
     assert short.startswith("In short: parm cannot say how consistent the raters are: no answer "
                             "is read twice. parm flags ")  # fmt: skip
-    assert short.removeprefix("In short: ") in " ".join((tmp_path / "out" / "report.md").read_text().split())
+    assert short.removeprefix("In short: ") in " ".join(
+        (tmp_path / "out" / "report.md").read_text().split()
+    )
     missing = CliRunner().invoke(app, [*args[:2], "--item-col", "question", "--out",
                                        str(tmp_path / "o2"), "--quiet"])  # fmt: skip
     assert missing.exit_code == 2 and "item column 'question' does not exist" in missing.output

@@ -8,7 +8,6 @@ from __future__ import annotations
 import html
 import re
 
-import numpy as np
 import pytest
 from helpers import audit_planted, one_item_session, planted_session, record, synthetic_result
 from hostile import FORMULAS, HTML, MARKDOWN, MARKUP, check_html_inert
@@ -235,7 +234,9 @@ def test_three_raters_are_each_named_in_the_first_screen():
         assert f"({below} of {len(pairs)} pairs of raters under its minimum)" in text
     names = session.reads.raters
     for p in pairs:
-        assert f"The QWK of {names[p.rater_a]} and {names[p.rater_b]} on the {p.n:,} answers" in text
+        assert (
+            f"The QWK of {names[p.rater_a]} and {names[p.rater_b]} on the {p.n:,} answers" in text
+        )
     assert "two raters" not in text.lower()
 
 

@@ -47,4 +47,6 @@ def test_the_items_warning_cell_marks_a_small_item_or_a_memorised_fit():
     assert str(warning_cell(replace(fine, n=59))) == "⚠ small"
     assert small.warning.startswith("too small to judge: 28 answers for 6 score values")
     memorised = replace(fine, kappa=0.9, cross_fit_kappa=0.1)
-    assert memorised.warning == "in-sample 0.800 above cross-fitted, more than 0.05: memorised (kappa)"
+    assert (
+        memorised.warning == "in-sample 0.800 above cross-fitted, more than 0.05: memorised (kappa)"
+    )

@@ -19,14 +19,12 @@ the run's. Plain strings; report.html escapes them, report.md escapes them with 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from engine.audit.agreement import ALL, THRESHOLDS
+from engine.outputs.flag_check import flags_check
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
-from engine.results.compare import MARGIN, SHORTFALL, Comparison, Limit, compare, minimum
+from engine.results.compare import SHORTFALL, Comparison, Limit, compare, minimum
 from engine.results.figures import run_figures
 from engine.results.lead import ANSWERS_PER_SCORE
 from engine.results.session import SessionResult
@@ -39,9 +37,6 @@ DEGRADATION = Limit(
     DEGRADATION_THRESHOLD, SHORTFALL, "the field's limit on degradation",
     "the model falls short of the raters",
 )  # fmt: skip
-# Fewer answers than this on either side and the flags' check against second reads is not made
-# (the same floor as a pair of raters' agreement, engine.audit.agreement.TOO_FEW).
-CHECKED = 20
 NAMED = 3  # items named in a sentence
 
 
@@ -230,57 +225,6 @@ def _flags_point(session: SessionResult) -> Point:
         )
     weak = (model is not None and not model.within) and not (check is not None and check.within)
     return Point("Scores that look wrong, and how sure parm is", tuple(sentences), weak)
-
-
-def disputed(session: SessionResult) -> tuple[np.ndarray, np.ndarray] | None:
-    """(flagged, disputed) over the answers read twice or more, in the session's order of
-    items and answers: whether parm flagged the audited score, and whether another read of
-    the answer gave another score. None where no answer is read twice."""
-    if session.reads is None:
-        return None
-    flags, disputes = [], []
-    for result, reads in zip(session.results, session.reads.items):
-        scores = np.asarray(result.responses.scores)
-        count = np.bincount(reads.answer, minlength=reads.n_answers)
-        other = np.zeros(reads.n_answers, dtype=bool)
-        np.logical_or.at(other, reads.answer, reads.score != scores[reads.answer])
-        twice = count >= 2
-        flags.append(np.asarray(result.flagged)[twice])
-        disputes.append(other[twice])
-    return np.concatenate(flags), np.concatenate(disputes)
-
-
-def flags_check(session: SessionResult) -> Comparison | None:
-    """The share of flagged scores another read disputes against the share of the others,
-    under the 95% margin of their difference (`share_margin`); None where either side has
-    fewer than CHECKED answers read twice."""
-    found = disputed(session)
-    if found is None:
-        return None
-    flags, disputes = found
-    n1, n2 = int(flags.sum()), int((~flags).sum())
-    if min(n1, n2) < CHECKED:
-        return None
-    p1, p2, margin = share_margin(flags, disputes)
-    limit = Limit(
-        round(100 * margin, 1), MARGIN, "its 95% margin",
-        beyond="on this file the flags do not pick out the scores raters dispute",
-        inside="the flags pick out the scores raters dispute",
-    )  # fmt: skip
-    return compare(
-        f"the share of the {n1:,} flagged scores read twice that another read disputes", p1,
-        f"that of the {n2:,} others,", p2, limit, digits=1, percent=True,
-    )  # fmt: skip
-
-
-def share_margin(flags: np.ndarray, disputes: np.ndarray) -> tuple[float, float, float]:
-    """(p1, p2, margin): the share of `disputes` among the flagged and among the others, and
-    the one-sided 95% margin of p1 - p2 (1.645 Wald standard errors: p1 exceeds p2 by more
-    than it with probability 5% where the two shares are the same)."""
-    first, rest = disputes[flags], disputes[~flags]
-    p1, p2 = float(first.mean()), float(rest.mean())
-    margin = 1.645 * math.sqrt(p1 * (1 - p1) / first.size + p2 * (1 - p2) / rest.size)
-    return p1, p2, margin
 
 
 # -- attention -----------------------------------------------------------------------------------

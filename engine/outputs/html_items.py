@@ -14,9 +14,9 @@ from engine.core.metric_names import METRIC
 from engine.input.config import SINGLE_VECTOR
 from engine.outputs import plots
 from engine.outputs.columns import fixed
+from engine.outputs.conclusions import degradation, model_against_first, raters_named
 from engine.outputs.markdown import below_minimum
 from engine.outputs.report import FIELD_THRESHOLDS
-from engine.outputs.conclusions import degradation, model_against_first, raters_named
 from engine.results.compare import minimum
 from engine.results.item import AuditResult
 from engine.results.lead import item_lead
@@ -111,7 +111,9 @@ def figures_below(result: AuditResult) -> list:
     if is_small(result):
         return []
     crossed = None if result.cross_fit is None else result.cross_fit.metrics
-    figures, how = (crossed, "cross-fitted ") if crossed is not None else (result.metrics, "in-sample ")
+    figures, how = (
+        (crossed, "cross-fitted ") if crossed is not None else (result.metrics, "in-sample ")
+    )
     found = [
         minimum(how + METRIC[m].word, figures.get(m), FIELD_THRESHOLDS[m], "the field's minimum")
         for m in FIELD_THRESHOLDS

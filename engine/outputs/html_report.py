@@ -30,15 +30,15 @@ from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.outputs import html_items, plots, session_report
 from engine.outputs.columns import fixed
+from engine.outputs.conclusions import conclusions
 from engine.outputs.html_agreement import agreement_view
 from engine.outputs.html_items import SHOWN
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
 from engine.outputs.session_markdown import blank_count
-from engine.results.figures import run_figures
-from engine.outputs.conclusions import conclusions
 from engine.results.compare import compare
+from engine.results.figures import run_figures
 from engine.results.lead import ANSWERS_PER_SCORE, item_lead, run_lead, session_model_lead
 from engine.results.overview import is_small
 from engine.results.session import SessionResult

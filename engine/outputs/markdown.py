@@ -252,7 +252,6 @@ THRESHOLDS_SENTENCE = (
 
 def _second_rater_section(result: AuditResult, data) -> str:
     from engine.outputs.conclusions import degradation, sentence
-
     from engine.outputs.html_items import human_columns
 
     second = data["second_rater"]

@@ -7,11 +7,11 @@ from __future__ import annotations
 from engine.audit.rater_expert import MIN_EXPERT_READS
 from engine.core.run_warnings import summary_lines
 from engine.outputs import declared, markdown, rater_files, read_files, review_summary
+from engine.outputs.conclusions import conclusions
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.html_items import SHOWN, attention_order
 from engine.outputs.report import report_dict
 from engine.results.figures import run_figures
-from engine.outputs.conclusions import conclusions
 from engine.results.lead import session_model_lead
 from engine.results.session import SessionResult
 

@@ -85,13 +85,20 @@ def interval_text(result: AuditResult, name: str) -> str:
 
 
 def metrics_summary(result: AuditResult) -> str:
-    """Plain-text summary for the clipboard."""
+    """Plain-text summary for the clipboard; an item too small for its scores says so instead
+    of its in-sample figures (engine.results.lead)."""
+    from engine.results.overview import is_small
+
     lines = [f"parm audit of {result.responses.source}", f"Selected: {selected_text(result)}"]
     crossed = {} if result.cross_fit is None else result.cross_fit.metrics
+    small = is_small(result)
     for name, value in result.metrics.items():
         line = f"{METRIC[name].screen}: "
         if name in crossed:  # the cross-fitted figure first (engine.results.lead)
             line += f"{fmt(crossed[name])} cross-fitted, "
+        if small:
+            lines.append(line + "in-sample: too small")
+            continue
         line += f"{fmt(value)} in-sample"
         if name in result.intervals:
             line += f" (95% CI {interval_text(result, name)})"
