@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import re
 
+import numpy as np
 import pytest
 from helpers import audit_planted, one_item_session, planted_session, record, synthetic_result
 from hostile import FORMULAS, HTML, MARKDOWN, MARKUP, check_html_inert
@@ -204,6 +205,33 @@ def test_the_first_screen_says_what_the_lead_concludes_before_any_model_figure(
     assert "in-sample" in fit and "fewer than 10 answers per score value" in fit
 
 
+def test_the_flags_check_counts_the_second_reads_that_dispute_each_flagged_score(
+    small_items_read_twice,
+):
+    """disputed() against the second score column read directly; the review step follows the
+    two checks' verdicts."""
+    from engine.outputs.conclusions import conclusions, model_comparison
+    from engine.outputs.flag_check import disputed, flags_check
+
+    session = small_items_read_twice
+    flags, disputes = disputed(session)
+    expected_flags, expected = [], []
+    for result in session.results:
+        second = result.responses.second_scores
+        twice = second >= 0
+        expected_flags.append(result.flagged[twice])
+        expected.append((second != result.responses.scores)[twice])
+    assert np.array_equal(flags, np.concatenate(expected_flags))
+    assert np.array_equal(disputes, np.concatenate(expected))
+    check, model = flags_check(session), model_comparison(session)
+    assert check.value == round(100 * disputes[flags].mean(), 1)
+    assert check.other_value == round(100 * disputes[~flags].mean(), 1)
+    step = conclusions(session).steps[-1]
+    assert model.within is False and check.within  # a weak model whose flags find disputes
+    assert step.endswith("as a reading list: parm's model is under the field's minimum, though "
+                         "another read disputes its flags more often than the other scores.")  # fmt: skip
+
+
 def test_items_too_small_show_no_in_sample_figure_and_compare_the_model_cross_fitted(
     small_items_read_twice,
 ):
@@ -223,15 +251,17 @@ def test_three_raters_are_each_named_in_the_first_screen():
     from engine.audit.agreement import ALL
     from engine.outputs.conclusions import conclusions
 
-    frame, vectors, _ = multi_read_frame()
+    frame, vectors, _ = multi_read_frame(raters={"Ana": 0.95, "Ben": 0.8, "Cleo": 0.6})
     session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
-    raters = conclusions(session).points[0]
+    found = conclusions(session)
+    raters = found.points[0]
     pairs = [p for p in session.reads.agreement.pairs if p.item == ALL and not p.too_few]
-    assert len(pairs) >= 3
+    assert len(pairs) == 3
     below = sum(p.figures["qwk"].estimate < 0.70 for p in pairs)
+    assert 0 < below < 3  # Cleo's pairs under the minimum, Ana and Ben's above it
     text = " ".join(raters.sentences)
-    if below:
-        assert f"({below} of {len(pairs)} pairs of raters under its minimum)" in text
+    assert f"({below} of 3 pairs of raters under its minimum)" in text
+    assert found.short.startswith(f"The raters agree less than the field requires ({below} of 3 ")
     names = session.reads.raters
     for p in pairs:
         assert (

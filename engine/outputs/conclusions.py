@@ -86,6 +86,9 @@ def _flags_short(session: SessionResult) -> str:
         return f"parm flags none of the {total:,} scores: its model prefers every score given."
     head = f"parm flags {flagged:,} of {total:,} scores ({flagged / max(total, 1):.1%})"
     model, check = model_comparison(session), flags_check(session)
+    if model is None and check is not None and check.within:
+        return (f"{head}; another read disputes them more often than the others "
+                f"({check.shown(check.value)} against {check.shown(check.other_value)}).")  # fmt: skip
     if model is None:
         return head + "; how sure it is cannot be said without cross-fitting."
     figure = f"{model.figure.split('(')[-1].rstrip(')')} {model.shown(model.value)}"
@@ -209,8 +212,8 @@ def _flags_point(session: SessionResult) -> Point:
     ]
     model = model_comparison(session)
     if model is None:
-        sentences.append("How sure it is cannot be said: the run was not cross-fitted "
-                         "(cross_fit_folds).")  # fmt: skip
+        sentences.append("parm's own agreement with the scores cannot be judged: the run was "
+                         "not cross-fitted (cross_fit_folds).")  # fmt: skip
     else:
         sentences.append(sentence(model.sentence))
     check = flags_check(session)
@@ -328,11 +331,11 @@ def _listed(names: list[str], shown: int = 5) -> str:
 def _steps(session, raters: Point, items, review) -> list[str]:
     steps = []
     if raters.concern:
-        where = ", ".join(item for item, why, _ in items[:NAMED] if why == RATERS)
-        steps.append(
-            "Go over the rubric with the raters" + (f", starting with items {where}" if where
-            else "") + ": where raters disagree, every score is uncertain, whoever gave it."
-        )  # fmt: skip
+        where = [item for item, why, _ in items[:NAMED] if why == RATERS]
+        start = "" if not where else (
+            f", starting with item{'s' if len(where) > 1 else ''} {', '.join(where)}")  # fmt: skip
+        steps.append(f"Go over the rubric with the raters{start}: where raters disagree, every "
+                     "score is uncertain, whoever gave it.")  # fmt: skip
     words = [r.rater for r in needs_word(session)]
     if words:
         steps.append(f"Talk to {', '.join(words[:NAMED])} about their verdicts (the Raters "
@@ -360,8 +363,10 @@ def _review_step(session, review: dict | None) -> str:
         head = f"Review the {flagged:,} flagged scores, most severe first (open the file in parm)"
     if model is not None and model.within:
         return head + "."
+    weak = ("the run was not cross-fitted, so how good parm's model is cannot be said"
+            if model is None else "parm's model is under the field's minimum")  # fmt: skip
     if check is not None and check.within:
-        return (head + ", as a reading list: parm's model is under the field's minimum, though "
-                "another read disputes its flags more often than the other scores.")  # fmt: skip
-    return ("Read only the top of the review queue, as a reading list: parm's model is "
-            "under the field's minimum on this file, so its flags are not findings.")  # fmt: skip
+        return (f"{head}, as a reading list: {weak}, though another read disputes its flags "
+                "more often than the other scores.")  # fmt: skip
+    return (f"Read only the top of the review queue, as a reading list: {weak} on this file, "
+            "so its flags are not findings.")  # fmt: skip
