@@ -66,6 +66,8 @@ def test_the_page_loads_nothing_and_runs_nothing():
     assert "<script" not in page.lower() and "<link" not in page and "@import" not in page
     assert "No review yet: no decision store was open" in page
     assert "Human-human agreement" in page and "limit on degradation of 0.10" in page
+    # The raters against the model's cross-fitted agreement with the first, never in-sample.
+    assert "The model&#39;s cross-fitted QWK against score is" in page
     assert "@media print" in page and "overflow-x: auto" in page
     text = check_html_inert(page)
     assert "How consistent the raters are" in text and "What to do first" in text
@@ -238,8 +240,10 @@ def test_items_too_small_show_no_in_sample_figure_and_compare_the_model_cross_fi
     page = html_report(small_items_read_twice, None)
     evidence = " ".join(_section(page, "evidence", "review").split())
     assert evidence.count("(in-sample: too small)") >= 6  # kappa and QWK of the items shown
-    assert "too small to judge: 30 answers for 4 score values, under the 40 a fit needs" in evidence
-    assert "the model's cross-fitted QWK against score is" in evidence
+    assert re.search(r"too small to judge: 30 answers, \d+ of them outside the most common "
+                     r"score, for 3 other score values, under the 30 a fit needs", evidence)  # fmt: skip
+    # Too small to judge the model: the raters are compared with the minimum only.
+    assert evidence.count("the model is not compared with them: the item is too small") == 5
     assert "model's QWK against rater 1" not in evidence
     items = " ".join(_section(page, "items", "agreement").split())
     assert items.count("too small") == 6  # the in-sample kappa of each item

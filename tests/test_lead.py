@@ -34,12 +34,21 @@ def test_memorised_only_when_in_sample_exceeds_cross_fitted_by_more_than_the_gap
 
 
 @pytest.mark.parametrize(
-    ("answers", "values", "small"),
-    [(28, 6, True), (59, 6, True), (60, 6, False), (200, 4, False), (19, 2, True),
-     (20, 2, False), (5, 1, False)],
+    ("counts", "small"),
+    [([5, 5, 6, 6, 6], True), ([10, 10, 10, 10, 19], False), ([12, 12, 12, 12, 12], False),
+     ([60, 60, 60, 20], False), ([1, 26], True), ([0, 2, 0, 27], True), ([10, 10], False),
+     ([9, 200], True), ([5], False), ([], False), ([1, 4, 9, 2, 12], True)],
 )  # fmt: skip
-def test_an_item_is_too_small_under_ten_answers_per_score_value_used(answers, values, small):
-    assert too_small(answers, values) is small
+def test_an_item_is_too_small_under_ten_answers_per_score_value_beyond_the_most_common(
+    counts, small
+):
+    """Mohler's 9.2 (26 fives and one 2) and 1.4 (27 fives, two 0s) are too small; so is every
+    item under ten answers per score value used, the rule's looser form; a large item with one
+    rare score is not (200 and 9: 9 answers for the one value beyond the most common)."""
+    assert too_small(counts) is small
+    used = [c for c in counts if c]
+    if len(used) >= 2 and sum(used) < 10 * len(used):  # the looser rule never marks more
+        assert too_small(counts)
 
 
 def test_the_lead_text_puts_the_cross_fitted_figure_first_and_labels_both():
@@ -74,12 +83,13 @@ def test_run_figures_saved_before_the_cross_fitted_headline_read_back_without_it
 
 
 def test_lead_warnings_name_the_items_once_per_kind():
-    rows = [("q1", 28, 6, 1.0, 0.06), ("q2", 200, 4, 0.70, 0.68), ("q3", 30, 5, 0.9, None),
-            ("q4", 40, 2, 0.5, 0.3), ("q5", 25, 4, 0.8, 0.7), ("q6", 26, 4, 0.8, 0.8)]  # fmt: skip
+    rows = [("q1", [5, 5, 6, 6, 6], 1.0, 0.06), ("q2", [50] * 4, 0.70, 0.68),
+            ("q3", [6] * 5, 0.9, None), ("q4", [20, 20], 0.5, 0.3), ("q5", [1, 24], 0.8, 0.7),
+            ("q6", [6, 6, 7, 7], 0.8, 0.8)]  # fmt: skip
     small, learnt = lead_warnings(rows)
     assert small.startswith("4 of 6 item(s) ('q1', 'q3', 'q5' and 1 more) have fewer than 10")
     assert learnt.startswith("3 of 6 item(s) ('q1', 'q4', 'q5') show an in-sample kappa")
-    assert lead_warnings([("q2", 200, 4, 0.70, 0.68)]) == []
+    assert lead_warnings([("q2", [50] * 4, 0.70, 0.68)]) == []
 
 
 def test_an_items_headline_shows_no_in_sample_figure_where_the_item_is_too_small():
@@ -88,17 +98,19 @@ def test_an_items_headline_shows_no_in_sample_figure_where_the_item_is_too_small
     too small with the minimum it misses."""
     from engine.results.overview import ItemSummary
 
-    tiny = ItemSummary("6.4", 26, {}, kappa=1.0, qwk=1.0, cross_fit_kappa=-0.266,
+    counts = {"0": 3, "1": 2, "2": 6, "3": 5, "4": 4, "5": 6}
+    tiny = ItemSummary("6.4", 26, counts, kappa=1.0, qwk=1.0, cross_fit_kappa=-0.266,
                        cross_fit_qwk=-0.378, cross_fit_accuracy=0.385, values_used=6)  # fmt: skip
     parts = item_lead(tiny)
     assert parts[0] == "kappa -0.266 cross-fitted (in-sample: too small)"
     assert parts[1] == "QWK -0.378 cross-fitted (in-sample: too small)"
     assert parts[2] == "exact agreement 38.5% cross-fitted"
-    assert parts[-1] == ("⚠ too small to judge: 26 answers for 6 score values, under the 60 a "
-                         "fit needs (10 per value: 3 parameters each)")  # fmt: skip
+    assert parts[-1] == ("⚠ too small to judge: 26 answers, 20 of them outside the most common "
+                         "score, for 5 other score values, under the 50 a fit needs (10 per "
+                         "value: 3 parameters each)")  # fmt: skip
     assert not any("1.000" in part for part in parts)
     assert tiny.warning == parts[-1].removeprefix("⚠ ")  # items.csv and report.json say the same
-    big = replace(tiny, n=600)
+    big = replace(tiny, n=600, score_counts={k: 100 for k in counts})
     assert item_lead(big)[0] == ("kappa -0.266 cross-fitted (in-sample 1.000 ⚠ 1.266 above, "
                                  "more than 0.05: memorised)")  # fmt: skip
     assert big.warning == "in-sample 1.266 above cross-fitted, more than 0.05: memorised (kappa)"

@@ -26,7 +26,7 @@ from engine.outputs.flag_check import flags_check
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.results.compare import SHORTFALL, Comparison, Limit, compare, minimum
 from engine.results.figures import run_figures
-from engine.results.lead import ANSWERS_PER_SCORE
+from engine.results.lead import SMALL_RULE
 from engine.results.session import SessionResult
 
 # The field's minimum for agreement (QWK 0.70), held to kappa where scores have no order.
@@ -222,9 +222,8 @@ def _flags_point(session: SessionResult) -> Point:
     small = sum(s.small for s in session.overview)
     if small:
         sentences.append(
-            f"{small} of {len(session.results)} item(s) have fewer than {ANSWERS_PER_SCORE} "
-            "answers per score value they use: parm's figures for each of them rest on a few "
-            "answers."
+            f"{small} of {len(session.results)} item(s) have {SMALL_RULE}: parm's figures for "
+            "each of them rest on a few answers."
         )
     weak = (model is not None and not model.within) and not (check is not None and check.within)
     return Point("Scores that look wrong, and how sure parm is", tuple(sentences), weak)

@@ -131,8 +131,10 @@ def _human_line(result: AuditResult, report: dict) -> dict | None:
         return None
     raters = raters_comparison(result)
     first, other = raters_named(result)
-    model = degradation(result)
-    if model is None:
+    model = None if is_small(result) else degradation(result)
+    if is_small(result):
+        said = "the model is not compared with them: the item is too small for its scores"
+    elif model is None:
         said = (f"the model is not compared with them: it was not cross-fitted, and in-sample "
                 f"it has seen {first}'s scores")  # fmt: skip
     else:
@@ -292,7 +294,7 @@ def _human(result: AuditResult, report: dict) -> dict | None:
             cells.append({"text": fixed(value), "below": metric is not None
                           and below_minimum(metric, value)})  # fmt: skip
         rows.append({"label": label, "cells": cells})
-    found = degradation(result) if second["rater1_vs_rater2"] else None
+    found = degradation(result) if second["rater1_vs_rater2"] and not is_small(result) else None
     return {
         "columns": [name for name, _ in pairs],
         "rows": rows,

@@ -39,7 +39,13 @@ from engine.outputs.review_summary import NO_REVIEW
 from engine.outputs.session_markdown import blank_count
 from engine.results.compare import compare
 from engine.results.figures import run_figures
-from engine.results.lead import ANSWERS_PER_SCORE, item_lead, run_lead, session_model_lead
+from engine.results.lead import (
+    ANSWERS_PER_SCORE,
+    SMALL_RULE,
+    item_lead,
+    run_lead,
+    session_model_lead,
+)
 from engine.results.overview import is_small
 from engine.results.session import SessionResult
 
@@ -156,22 +162,22 @@ def model_fit(session: SessionResult) -> dict:
     lines += [] if modelled is None or not session.by_item else [modelled]
     small = [s.item for s in session.overview if s.small]
     note = "" if not small else (
-        f"{len(small)} of {len(session.results)} item(s) have fewer than {ANSWERS_PER_SCORE} "
-        "answers per score value they use: their in-sample figures are not shown, and their "
-        "cross-fitted ones rest on a few answers."
+        f"{len(small)} of {len(session.results)} item(s) have {SMALL_RULE}: their in-sample "
+        "figures are not shown, and their cross-fitted ones rest on a few answers."
     )  # fmt: skip
     return {"lines": [line for line in lines if not line.startswith("⚠ ")], "small": note,
-            "rule": SMALL_RULE}  # fmt: skip
+            "rule": SMALL_REASON}  # fmt: skip
 
 
 # Why an item is too small (engine.results.lead), for the report's readers.
-SMALL_RULE = (
-    f"An item is too small to judge parm's fit when it has fewer than {ANSWERS_PER_SCORE} answers "
-    "per score value it uses: the per-item fit estimates three parameters for each score value "
-    f"beyond the first, so {ANSWERS_PER_SCORE} answers per value leave about three per "
-    "parameter, already under the ten per parameter logistic models are held to. Below that, "
-    "the in-sample figures are memorised (on such items they are often 1.000) and the "
-    "cross-fitted ones swing with a few answers."
+SMALL_REASON = (
+    f"An item is too small to judge parm's fit when it has {SMALL_RULE} (counting the answers "
+    "not given that score): the per-item fit estimates three parameters for each score value "
+    "beyond the first, and the answers of the rarer scores are what inform them, so "
+    f"{ANSWERS_PER_SCORE} answers per value leave about three per parameter, already under the "
+    "ten per parameter logistic models are held to. Below that, the in-sample figures are "
+    "memorised (on such items they are often 1.000) and the cross-fitted ones swing with a few "
+    "answers."
 )
 
 

@@ -136,7 +136,7 @@ def markdown_report(
         _summary_section(result, data),
         _settings_section(result, data),
         _agreement_section(result, data, small),
-        _second_rater_section(result, data),
+        _second_rater_section(result, data, small),
         _confusion_section(result, data),
         _review_section(result, top),
         decisions,
@@ -228,7 +228,7 @@ def _agreement_section(result: AuditResult, data, small: bool = False) -> str:
     notes = []
     if small:
         responses = result.responses
-        note = small_note(len(responses), int((responses.score_counts > 0).sum()))
+        note = small_note(responses.score_counts.tolist())
         notes.append(note[0].upper() + note[1:] + ".")
     if marked:
         judged = " (cross-fitted)" if crossed is not None else ""
@@ -250,7 +250,7 @@ THRESHOLDS_SENTENCE = (
 )
 
 
-def _second_rater_section(result: AuditResult, data) -> str:
+def _second_rater_section(result: AuditResult, data, small: bool = False) -> str:
     from engine.outputs.conclusions import degradation, sentence
     from engine.outputs.html_items import human_columns
 
@@ -279,7 +279,8 @@ def _second_rater_section(result: AuditResult, data) -> str:
         f"{second['raters_disagree']} of them have different scores "
         "(`raters_disagree` in predictions.csv).",
     ]
-    found = degradation(result) if second["rater1_vs_rater2"] else None
+    # An item too small for its scores is not judged by its model (engine.results.lead).
+    found = None if small or not second["rater1_vs_rater2"] else degradation(result)
     if found is not None:  # the cross-fitted model against the raters (engine.results.compare)
         text = md_text(sentence(found.sentence), 2000)
         out += ["", f"**{text}**" if found.within is False else text]

@@ -7,13 +7,16 @@ that never saw it); the in-sample figure stands beside it, labelled "in-sample".
   fit has learnt the scores it is judged on (on Mohler's items of ~28 answers the per-item
   kappa is 1.000 in-sample on 23 of 80 items, .06 cross-fitted at the median).
 - **too small**: an item with fewer than ANSWERS_PER_SCORE (10) answers per score value it
-  uses. The per-item fit estimates three parameters (beta_c, gamma_c, mu_c) per score value
-  beyond the first, so at 10 answers per value each parameter rests on about three answers,
-  already well under the ten events per parameter that logistic models are usually held to;
-  below it, scores used by two or three answers decide whole parameters and cross-fitting has
-  folds without them. The rule is cheap to state and to check by hand from items.csv's
-  `scores` column, and on Mohler it marks the items whose in-sample and cross-fitted kappas
-  part most.
+  uses beyond its most common one, counting the answers not given its most common score. The
+  per-item fit estimates three parameters (beta_c, gamma_c, mu_c) per score value beyond the
+  first, and what informs them is the answers of the rarer values: the events of the usual
+  rule of ten events per parameter (counted in the less frequent outcome), which 10 answers per
+  value already leave at about three. Below it, scores used by one to three answers decide
+  whole parameters, cross-fitting has folds without them, and the in-sample kappa is decided
+  by a handful of answers (Mohler's item 9.2: 26 answers scored 5 and one scored 2, in-sample
+  kappa 1.000, cross-fitted -0.038). It is never looser than "10 answers per score value
+  used" (n - most common < 10 (values - 1) whenever n < 10 values), is cheap to check by hand
+  from items.csv's `scores` column, and leaves large items with one rare score alone.
 
 Every comparison of the two is engine.results.compare's, decided on the figures as shown. An
 item too small for its scores shows no in-sample figure at all (on Mohler's items of 29 answers
@@ -49,6 +52,10 @@ class RunFigures(Protocol):
 
 GAP = 0.05
 ANSWERS_PER_SCORE = 10
+# The too-small rule in words, for every sentence that states it.
+SMALL_RULE = (
+    f"fewer than {ANSWERS_PER_SCORE} answers per score value used beyond the most common one"
+)
 IN_SAMPLE = "in-sample"
 CROSS_FITTED = "cross-fitted"
 SHOWN_ITEMS = 3
@@ -73,17 +80,28 @@ def memorised(in_sample: float | None, cross_fitted: float | None) -> bool:
     return optimism(in_sample, cross_fitted).within is False
 
 
-def too_small(answers: int, values_used: int) -> bool:
-    """Whether an item has fewer than ANSWERS_PER_SCORE answers per score value it uses."""
-    return values_used >= 2 and answers < ANSWERS_PER_SCORE * values_used
+def _counts(counts: Sequence[int]) -> tuple[int, int, int]:
+    """(answers, score values used, answers outside the most common score)."""
+    used = [int(c) for c in counts if c > 0]
+    answers = sum(used)
+    return answers, len(used), answers - (max(used) if used else 0)
 
 
-def small_note(answers: int, values_used: int) -> str:
-    """'too small to judge: 29 answers for 5 score values, under the 50 a fit needs (10 per
-    value: 3 parameters each)'."""
+def too_small(counts: Sequence[int]) -> bool:
+    """Whether an item (its answers per score value, zeros allowed) has fewer than
+    ANSWERS_PER_SCORE answers per score value it uses beyond its most common one."""
+    _, used, others = _counts(counts)
+    return used >= 2 and others < ANSWERS_PER_SCORE * (used - 1)
+
+
+def small_note(counts: Sequence[int]) -> str:
+    """'too small to judge: 29 answers, 12 of them outside the most common score, for 4 other
+    score values, under the 40 a fit needs (10 per value: 3 parameters each)'."""
+    answers, used, others = _counts(counts)
     return (
-        f"too small to judge: {answers} answers for {values_used} score values, under the "
-        f"{ANSWERS_PER_SCORE * values_used} a fit needs ({ANSWERS_PER_SCORE} per value: 3 "
+        f"too small to judge: {answers} answers, {others} of them outside the most common "
+        f"score, for {used - 1} other score value{'' if used == 2 else 's'}, under the "
+        f"{ANSWERS_PER_SCORE * (used - 1)} a fit needs ({ANSWERS_PER_SCORE} per value: 3 "
         "parameters each)"
     )
 
@@ -149,7 +167,7 @@ def item_lead(row: ItemSummary) -> list[str]:
             label, row.session_model, row.session_model_in_sample
         ))  # fmt: skip
     if small:
-        parts.append("⚠ " + small_note(row.n, row.values_used))
+        parts.append("⚠ " + small_note(list(row.score_counts.values())))
     return parts
 
 
@@ -159,16 +177,19 @@ def _named(items: Sequence[str], total: int) -> str:
     return f"{len(items)} of {total} item(s) ({shown}{more})"
 
 
-def lead_warnings(rows: Sequence[tuple[str, int, int, float | None, float | None]]) -> list[str]:
+def lead_warnings(
+    rows: Sequence[tuple[str, Sequence[int], float | None, float | None]],
+) -> list[str]:
     """The headline's warnings over a run's items, at most one line per kind. rows: per item
-    (name, answers, score values used, in-sample kappa, cross-fitted kappa or None)."""
-    small = [name for name, n, used, _, _ in rows if too_small(n, used)]
-    learnt = [name for name, _, _, inside, crossed in rows if memorised(inside, crossed)]
+    (name, answers per score value, in-sample kappa, cross-fitted kappa or None)."""
+    small = [name for name, counts, _, _ in rows if too_small(counts)]
+    learnt = [name for name, _, inside, crossed in rows if memorised(inside, crossed)]
     notes = []
     if small:
         notes.append(
             f"{_named(small, len(rows))} have fewer than {ANSWERS_PER_SCORE} answers per score "
-            "value they use: a per-item fit memorises them; read their cross-fitted figures."
+            "value they use beyond their most common one: a per-item fit memorises them; read "
+            "their cross-fitted figures."
         )
     if learnt:
         notes.append(

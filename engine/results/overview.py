@@ -40,8 +40,9 @@ class ItemSummary:
 
     @property
     def small(self) -> bool:
-        """Fewer than ten answers per score value used (engine.results.lead)."""
-        return self.skipped is None and too_small(self.n, self.values_used)
+        """Fewer than ten answers per score value used beyond the most common one
+        (engine.results.lead)."""
+        return self.skipped is None and too_small(list(self.score_counts.values()))
 
     @property
     def memorised(self) -> bool:
@@ -55,7 +56,7 @@ class ItemSummary:
         """What to say beside the item's figures: too small (its in-sample figures are not
         shown, so not called memorised either), else memorised; "" when neither."""
         if self.small:
-            return small_note(self.n, self.values_used)
+            return small_note(list(self.score_counts.values()))
         if memorised(self.kappa, self.cross_fit_kappa):
             return gap_note(self.kappa, self.cross_fit_kappa) + " (kappa)"
         if memorised(self.qwk, self.cross_fit_qwk):
@@ -65,8 +66,7 @@ class ItemSummary:
 
 def is_small(result: AuditResult) -> bool:
     """Whether an audited item is too small for its scores (ItemSummary.small)."""
-    responses = result.responses
-    return too_small(len(responses), int((responses.score_counts > 0).sum()))
+    return too_small(result.responses.score_counts.tolist())
 
 
 def item_overview(

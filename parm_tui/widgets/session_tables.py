@@ -19,6 +19,7 @@ from textual.widgets import DataTable
 from engine.core.text import safe_text
 from engine.outputs.declared import RATERS, TOO_FEW
 from engine.outputs.read_files import interval_text, pair_cells
+from engine.results.lead import SMALL_RULE
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class ItemsTable(SessionTable):
     columns: size, the cross-fitted kappa and QWK, the session model's cross-fitted figure
     where the run fitted it, flags, the two raters' kappa where answers were scored twice, a
     short note (⚠ memorised: in-sample more than .05 above cross-fitted; ⚠ small: fewer than
-    ten answers per score value; skipped), then the in-sample figures ("small" for a small
+    ten answers per score value beyond the most common one; skipped), then the in-sample figures ("small" for a small
     item, engine.results.lead) and the selected K and p. A skipped item's reason is under the
     table (`items_notes`), never in a figure's column."""
 
@@ -115,8 +116,8 @@ def items_notes(session: SessionResult) -> Text:
     """Under the Items tab: what its marks mean, and each skipped item with its reason."""
     text = Text(
         "x-fit: cross-fitted (each score predicted without it); in: in-sample. ⚠ memorised: "
-        "in-sample more than 0.05 above cross-fitted. ⚠ small: fewer than 10 answers per score "
-        "value used (3 parameters each), in-sample figures not shown.",
+        f"in-sample more than 0.05 above cross-fitted. ⚠ small: {SMALL_RULE} (3 parameters "
+        "each), in-sample figures not shown.",
         "dim",
     )
     for s in session.overview:
@@ -129,7 +130,7 @@ def items_notes(session: SessionResult) -> Text:
 
 
 def warning_cell(row) -> Text:
-    """'⚠ small' (fewer than ten answers per score value: its in-sample figures are not shown,
+    """'⚠ small' (engine.results.lead.too_small: its in-sample figures are not shown,
     so not called memorised either), '⚠ memorised' (in-sample more than .05 above
     cross-fitted), or nothing."""
     mark = "small" if row.small else "memorised" if row.memorised else ""
