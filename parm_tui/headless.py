@@ -20,7 +20,6 @@ from rich.table import Column
 from engine import workspace
 from engine.core.crash_log import write_crash_log
 from engine.core.errors import Cancelled, DataError, OutputsExist, ParmError
-from engine.core.metric_names import METRIC
 from engine.core.progress import CLUSTER, STAGES
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
@@ -29,7 +28,7 @@ from engine.input.config import build_config
 from engine.outputs.markdown import plural
 from engine.outputs.names import WARNINGS_FILE
 from engine.results.figures import run_figures
-from engine.results.lead import lead_text, run_lead, session_model_lead, small_note
+from engine.results.lead import item_lead, run_lead, session_model_lead
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 # Every exit code with what it means, for the reference (docs/reference/exit-codes.md).
@@ -362,26 +361,6 @@ def _decided(session, decisions) -> str:
     return f"{n} decision{'' if n == 1 else 's'}, {changed} score{'' if changed == 1 else 's'} changed."
 
 
-def _item_lead(result, overview, by_item: bool = True) -> str:
-    """An item's figures, cross-fitted first (engine.results.lead), then the rest in-sample; the
-    session model's on the item, in a session of items (in a file of one item it is the session
-    model's own line, said once below)."""
-    best = result.selected
-    crossed = {} if result.cross_fit is None else result.cross_fit.metrics
-    leads = [lead_text(METRIC[m].word, crossed.get(m), best.metrics[m]) for m in ("kappa", "qwk")
-             if m in best.metrics]  # fmt: skip
-    rest = [
-        f"{METRIC[m].word} {v:.3f}" for m, v in best.metrics.items() if m not in ("kappa", "qwk")
-    ]
-    text = "; ".join(leads) + ("; in-sample " + ", ".join(rest) if rest else "")
-    if by_item and overview.session_model is not None:
-        label = "QWK" if result.responses.ordered else "kappa"
-        text += "; session model " + lead_text(
-            label, overview.session_model, overview.session_model_in_sample
-        )
-    return text + (f" ⚠ {small_note(overview.n, overview.values_used)}" if overview.small else "")
-
-
 # More items than this and their figures are left to items.csv and the reports: a line each
 # would push the run's summary out of view.
 ITEM_LINES = 10
@@ -398,7 +377,7 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         say(
             console,
             f"{item}Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-            f"{_item_lead(result, row, session.by_item)}{nominal}. {int(result.flagged.sum())} of "
+            f"{'; '.join(item_lead(row, session_model=session.by_item))}{nominal}. {int(result.flagged.sum())} of "
             f"{len(result.responses)} responses flagged.",
         )
     if session.by_item:
@@ -431,4 +410,8 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         )
         words = [f"{r.rater}: {r.verdict}" for r in judged if r.verdict != "fine"]
         say(console, "Raters who need a word: " + ("; ".join(words) or "none"))
+    # What the lead concludes, as report.html's first screen says it (what to do first: there).
+    from engine.outputs.conclusions import conclusions
+
+    say(console, "In short: " + conclusions(session).short)
     say(console, "Wrote " + ", ".join(str(p) for p in written))

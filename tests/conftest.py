@@ -194,3 +194,25 @@ def in_process_cluster():
         n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0"
     ) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def small_items_read_twice():
+    """A session of six items of 30 answers on four scores (too small for a per-item fit: 40
+    needed), every answer read twice, each read wrong on 30% of answers; cross-fitted: the
+    many small items of a Mohler-like file, for the reports' first screen (3-4 s)."""
+    from helpers import run_frame, session_config, session_frame
+
+    frame, vectors = session_frame(items=tuple((f"Q{k}", 30, 4) for k in range(6)), seed=7)
+    rng = np.random.default_rng(8)
+    truth = frame["score"].astype(int).to_numpy()
+
+    def misread(share):
+        read = truth.copy()
+        moved = rng.random(len(read)) < share
+        read[moved] = rng.integers(0, 4, moved.sum())
+        return [str(v) for v in read]
+
+    frame["score"], frame["score2"] = misread(0.3), misread(0.3)
+    config = session_config(second_score_column="score2", cross_fit_folds=3)
+    return run_frame(frame, vectors, config)

@@ -90,7 +90,7 @@ def check_csv_inert(path) -> list[list[str]]:
 # What report.html may contain: the template's elements and the plots' SVG elements.
 HTML_TAGS = {
     "html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "div",
-    "nav", "a", "section", "p", "strong", "ul", "li", "span", "table", "thead", "tbody", "tr",
+    "nav", "a", "section", "p", "strong", "ul", "ol", "li", "span", "table", "thead", "tbody", "tr",
     "th", "td", "figure", "figcaption", "code",
     "svg", "g", "path", "defs", "clippath", "use", "text", "tspan", "rect", "circle", "ellipse",
     "line", "polyline", "polygon", "desc", "lineargradient", "radialgradient", "stop",

@@ -333,6 +333,13 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
     assert re.search(
         r"Item A: Selected K=\d+, p=1 by kappa: kappa \d\.\d{3} cross-fitted", result.output
     )
+    # What the lead concludes, the first sentences of report.html: no answer is read twice here.
+    short = next(line for line in result.output.splitlines() if line.startswith("In short: "))
+    assert short.startswith("In short: parm cannot say how consistent the raters are: no answer "
+                            "is read twice. parm flags ")  # fmt: skip
+    assert short.removeprefix("In short: ") in " ".join(
+        (tmp_path / "out" / "report.md").read_text().split()
+    )
     missing = CliRunner().invoke(app, [*args[:2], "--item-col", "question", "--out",
                                        str(tmp_path / "o2"), "--quiet"])  # fmt: skip
     assert missing.exit_code == 2 and "item column 'question' does not exist" in missing.output

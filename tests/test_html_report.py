@@ -65,10 +65,12 @@ def test_the_page_loads_nothing_and_runs_nothing():
     assert CONTENT_SECURITY_POLICY.startswith("default-src 'none'; style-src 'unsafe-inline';")
     assert "<script" not in page.lower() and "<link" not in page and "@import" not in page
     assert "No review yet: no decision store was open" in page
-    assert "Human-human agreement" in page and "Degradation" in page
+    assert "Human-human agreement" in page and "limit on degradation of 0.10" in page
+    # The raters against the model's cross-fitted agreement with the first, never in-sample.
+    assert "The model&#39;s cross-fitted QWK against score is" in page
     assert "@media print" in page and "overflow-x: auto" in page
     text = check_html_inert(page)
-    assert "How well the scores hold together." in text
+    assert "How consistent the raters are" in text and "What to do first" in text
 
 
 def test_hostile_names_answers_and_notes_are_text(hostile_session, decisions):
@@ -141,51 +143,135 @@ def test_the_top_of_the_queue_shows_the_decision_taken(hostile_session, decision
     assert page.count("<td>changed to ") == 1
 
 
-def _pair(qwk, exact=0.8):
-    return {"exact": exact, "adjacent": 0.97, "kappa": qwk - 0.05, "qwk": qwk}
-
-
 @pytest.mark.parametrize(
-    ("raters", "model", "says", "marked"),
+    ("raters", "model", "says"),
     [
-        (0.859, 0.69, "the model, not the scores, is at odds", ["model's QWK"]),
-        (0.690, 0.66, "The raters themselves agree below 0.70", ["raters' QWK", "model's QWK"]),
-        (0.90, 0.85, "", []),
+        (0.859, 0.69, "The raters agree well: the model, not the scores, is at odds here."),
+        (0.690, 0.66, "The raters themselves disagree here: the scores are uncertain"),
+        (0.90, 0.85, ""),
+        (0.096, 1.0, "The raters themselves disagree here"),  # the model far above: no shortfall
     ],
 )
-def test_a_shortfall_from_two_raters_says_who_disagrees(raters, model, says, marked):
-    from engine.outputs import html_items
+def test_a_shortfall_from_two_raters_says_who_disagrees(raters, model, says):
+    from engine.outputs.conclusions import DEGRADATION
+    from engine.outputs.html_items import _who_disagrees
+    from engine.results.compare import compare, minimum
 
-    report = {
-        "second_rater": {
-            "rater1_vs_rater2": _pair(raters),
-            "model_vs_rater1": _pair(model),
-            "model_vs_rater2": _pair(model),
-            "rows_with_both_scores": 120,
-        },
-        "metrics": {"accuracy": 0.7, "kappa": 0.6, "qwk": model},
-    }
+    agree = minimum("the raters' QWK", raters, 0.70, "the field's minimum")
+    short = compare("the model's cross-fitted QWK", model, "the raters'", raters, DEGRADATION)
+    line = _who_disagrees(agree, short)
+    assert line.startswith(says) if says else line == ""
+    assert short.within is (raters - model <= 0.10)
 
-    from engine.input.reads import Reads
 
-    # 120 answers read by Ana and then Ben: the sentence names them (never "rater 1").
-    reads = Reads(np.repeat(np.arange(120), 2), ("Ana", "Ben") * 120, np.zeros(240, int),
-                  np.full(240, np.nan), np.arange(240), np.tile([True, False], 120))  # fmt: skip
+# -- the first screen: what a lead concludes --------------------------------------------------------
+def _section(page: str, anchor: str, after: str) -> str:
+    """The text of the page from one section's anchor to another's (tags dropped)."""
+    check_html_inert(page)
+    part = page[page.index(f'id="{anchor}"') : page.index(f'id="{after}"')]
+    return html.unescape(re.sub(r"<[^>]+>", " ", part.split(">", 1)[1]))
 
-    class Named:
-        responses = type("R", (), {"item": "volcano", "__len__": lambda s: 120, "reads": reads})()
-        flagged = np.zeros(120, bool)
 
-    line = html_items._human_line(Named, report)
-    assert line["text"].startswith("volcano: Ana and Ben agree with QWK")
-    assert "the model's QWK against Ana is" in line["text"]
-    assert (says in line["text"]) if says else "at odds" not in line["text"]
-    assert [tag.rsplit(" ", 3)[0] for tag in line["below"]] == marked
-    attention = html_items.attention(Named, report)
-    if raters < 0.70:
-        assert "the raters agree with QWK 0.690 only" in attention
-    elif raters - model > 0.10:
-        assert "the model, not the scores, is at odds" in attention
+def test_the_first_screen_says_what_the_lead_concludes_before_any_model_figure(
+    small_items_read_twice,
+):
+    from engine.audit.agreement import ALL
+    from engine.results.figures import run_figures
+
+    session = small_items_read_twice
+    page = html_report(session, None)
+    summary = " ".join(_section(page, "summary", "evidence").split())
+    pair = next(p for p in session.reads.agreement.pairs if p.item == ALL)
+    qwk = pair.figures["qwk"].estimate
+    assert qwk < 0.70  # the raters' own agreement, under the field's minimum
+    flagged = int(session.flagged.sum())
+    cross_qwk = run_figures(session).cross_qwk
+    assert summary.startswith(
+        f"Summary The raters agree less than the field requires (QWK {qwk:.3f}, minimum "
+        f"0.70). parm flags {flagged} of 180 scores ({flagged / 180:.1%}), but its model is "
+        f"under the field's minimum (cross-fitted QWK {cross_qwk:.3f})"
+    )
+    headings = ["How consistent the raters are", "Scores that look wrong, and how sure parm is",
+                "Who and what needs attention", "What to do first", "Review so far."]  # fmt: skip
+    places = [summary.index(heading) for heading in headings]
+    assert places == sorted(places)
+    assert "6 of 6 item(s) have fewer than 10 answers per score value" in summary
+    assert "Go over the rubric with the raters, starting with items Q" in summary
+    # The model's own fit is further down: no in-sample figure, no memorised on the first screen.
+    for word in ("in-sample", "memorised", "1.000"):
+        assert word not in summary, word
+    order = [page.index(f'id="{a}"') for a in ("summary", "evidence", "items", "agreement",
+                                                "model-fit", "item-1", "method")]  # fmt: skip
+    assert order == sorted(order)
+    fit = " ".join(_section(page, "model-fit", "item-1").split())
+    assert "in-sample" in fit and "fewer than 10 answers per score value" in fit
+
+
+def test_the_flags_check_counts_the_second_reads_that_dispute_each_flagged_score(
+    small_items_read_twice,
+):
+    """disputed() against the second score column read directly; the review step follows the
+    two checks' verdicts."""
+    from engine.outputs.conclusions import conclusions, model_comparison
+    from engine.outputs.flag_check import disputed, flags_check
+
+    session = small_items_read_twice
+    flags, disputes = disputed(session)
+    expected_flags, expected = [], []
+    for result in session.results:
+        second = result.responses.second_scores
+        twice = second >= 0
+        expected_flags.append(result.flagged[twice])
+        expected.append((second != result.responses.scores)[twice])
+    assert np.array_equal(flags, np.concatenate(expected_flags))
+    assert np.array_equal(disputes, np.concatenate(expected))
+    check, model = flags_check(session), model_comparison(session)
+    assert check.value == round(100 * disputes[flags].mean(), 1)
+    assert check.other_value == round(100 * disputes[~flags].mean(), 1)
+    step = conclusions(session).steps[-1]
+    assert model.within is False and check.within  # a weak model whose flags find disputes
+    assert step.endswith("as a reading list: parm's model is under the field's minimum, though "
+                         "another read disputes its flags more often than the other scores.")  # fmt: skip
+
+
+def test_items_too_small_show_no_in_sample_figure_and_compare_the_model_cross_fitted(
+    small_items_read_twice,
+):
+    page = html_report(small_items_read_twice, None)
+    evidence = " ".join(_section(page, "evidence", "review").split())
+    assert evidence.count("(in-sample: too small)") >= 6  # kappa and QWK of the items shown
+    assert re.search(r"too small to judge: 30 answers, \d+ of them outside the most common "
+                     r"score, for 3 other score values, under the 30 a fit needs", evidence)  # fmt: skip
+    # Too small to judge the model: the raters are compared with the minimum only.
+    assert evidence.count("the model is not compared with them: the item is too small") == 5
+    assert "model's QWK against rater 1" not in evidence
+    items = " ".join(_section(page, "items", "agreement").split())
+    assert items.count("too small") == 6  # the in-sample kappa of each item
+
+
+def test_three_raters_are_each_named_in_the_first_screen():
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
+
+    from engine.audit.agreement import ALL
+    from engine.outputs.conclusions import conclusions
+
+    frame, vectors, _ = multi_read_frame(raters={"Ana": 0.95, "Ben": 0.8, "Cleo": 0.6})
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+    found = conclusions(session)
+    raters = found.points[0]
+    pairs = [p for p in session.reads.agreement.pairs if p.item == ALL and not p.too_few]
+    assert len(pairs) == 3
+    below = sum(p.figures["qwk"].estimate < 0.70 for p in pairs)
+    assert 0 < below < 3  # Cleo's pairs under the minimum, Ana and Ben's above it
+    text = " ".join(raters.sentences)
+    assert f"({below} of 3 pairs of raters under its minimum)" in text
+    assert found.short.startswith(f"The raters agree less than the field requires ({below} of 3 ")
+    names = session.reads.raters
+    for p in pairs:
+        assert (
+            f"The QWK of {names[p.rater_a]} and {names[p.rater_b]} on the {p.n:,} answers" in text
+        )
+    assert "two raters" not in text.lower()
 
 
 def test_report_md_of_many_items_lists_in_full_only_the_five_that_need_attention(many_items):

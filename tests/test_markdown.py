@@ -98,3 +98,28 @@ def test_each_pair_of_raters_once_with_n_and_too_few_below_twenty():
                     if line.startswith(f"| {p.first} | {p.second} | {p.n} |"))  # fmt: skip
         assert (TOO_FEW in line) == (p.n < MIN_PAIR)
     assert any(p.n >= MIN_PAIR for p in pairs)
+
+
+def test_report_md_opens_with_what_the_lead_concludes_in_report_htmls_order(
+    small_items_read_twice,
+):
+    from engine.outputs.conclusions import conclusions
+
+    session = small_items_read_twice
+    text = session_markdown(session)
+    found = conclusions(session, {"status": "none", "why": "x"})
+    assert text.startswith(f"# parm audit report\n\n## Summary\n\n**{md_text(found.short)}**")
+    order = [text.index(h) for h in ("## Summary", "**⚠ How consistent the raters are.**",
+                                      "Scores that look wrong", "Who and what needs attention",
+                                      "**What to do first:**", "## Items", "## Agreement between "
+                                      "raters", "## The model's own fit", "## Item Q")]  # fmt: skip
+    assert order == sorted(order)
+    first = text[: text.index("## Items")]
+    for word in ("in-sample", "memorised", "1.000"):
+        assert word not in first, word
+    assert "1. Go over the rubric with the raters" in first
+    fit = text[text.index("## The model's own fit") : text.index("## Item Q")]
+    assert "in-sample" in fit and "answers per score value" in fit
+    table = text[text.index("## Items") : text.index("## Agreement between raters")]
+    assert table.count("| too small |") == 6  # each item's in-sample kappa
+    assert rendered(first).count("<li>") == len(found.steps)

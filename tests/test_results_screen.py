@@ -209,8 +209,9 @@ async def test_a_rerun_shows_the_run_before_it_and_an_earlier_run_reopens_read_o
         second = await run_in_app(pilot, first)
         headline = " ".join(str(app.screen.query_one("#results-headline", Static).render()).split())
         before, now = first.results[0], second.results[0]
+        # Neither run was cross-fitted: kappa is compared in-sample, and says so.
         for name, a, b in (
-            ("kappa", f"{before.metrics['kappa']:.3f}", f"{now.metrics['kappa']:.3f}"),
+            ("kappa in-sample", f"{before.metrics['kappa']:.3f}", f"{now.metrics['kappa']:.3f}"),
             ("flagged", f"{int(before.flagged.sum())}", f"{int(now.flagged.sum())}"),
             ("K", f"{before.selected.top_k}", "20"),
             ("p", "1", "2"),
@@ -221,6 +222,10 @@ async def test_a_rerun_shows_the_run_before_it_and_an_earlier_run_reopens_read_o
         await pilot.press("5")  # one item, no raters: Runs is the fifth tab
         runs = app.screen.query_one("#results-runs", DataTable)
         assert runs.row_count == 2
+        # The runs list shows the cross-fitted figures, those a headline leads with: none here.
+        headers = [str(column.label) for column in runs.columns.values()]
+        assert headers[4:6] == ["κ x-fit", "QWK x-fit"]
+        assert str(runs.get_row_at(0)[4]) == "—"
         assert [str(runs.get_row_at(n)[-1]) for n in range(2)] == [second.run_id, first.run_id]
         await pilot.press("down", "enter")
         await pilot.pause()

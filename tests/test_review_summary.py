@@ -100,7 +100,13 @@ def test_the_markdown_section_is_labelled_and_renders_as_tables(session, decided
     )
     assert "| flagged |" in text and "| whole queue |" in text
     assert "model vs original scores" in text and "model vs final scores" in text
-    assert "Change in kappa the review made (final minus original): +" in text
+    # The change as engine.results.compare states it: before → after (difference of the two shown).
+    summary = review_summary(session, decided)
+    before = summary["agreement"]["model_vs_original"]["kappa"]
+    after = summary["agreement"]["model_vs_final"]["kappa"]
+    difference = f"{round(after, 3) - round(before, 3):+.3f}".replace("-", "−")
+    assert (f"The model's kappa, against the original scores then the final ones: {before:.3f} → "
+            f"{after:.3f} ({difference})") in text  # fmt: skip
     assert "pooled over the items, on one scale" in text
     tokens = MarkdownIt("commonmark").enable("table").parse(text)
     assert sum(t.type == "table_open" for t in tokens) == 5

@@ -61,7 +61,9 @@ def test_report_puts_the_overview_first_and_every_item_after_it():
     frame, vectors = session_frame()
     session = run_frame(frame, vectors, session_config())
     text = session_markdown(session)
-    assert text.startswith("# parm audit report\n\n## Items\n")
+    # What the lead concludes first (engine.outputs.conclusions), then the items overview.
+    assert text.startswith("# parm audit report\n\n## Summary\n")
+    assert text.index("## Summary") < text.index("\n## Items\n") < text.index("## Item A")
     for name in ("A", "B"):
         assert f"\n## Item {name}\n" in text
     assert text.index("## Items") < text.index("## Item A") and "\n### Data\n" in text

@@ -34,16 +34,21 @@ def test_each_verdict_is_written_with_the_figures_that_gave_it(raters):
     assert str(rater_rule(raters["r1"])) == "r1: fine, no rule holds"
 
 
-def test_the_items_warning_cell_marks_a_memorised_fit_and_a_small_item():
+def test_the_items_warning_cell_marks_a_small_item_or_a_memorised_fit():
     from engine.results.overview import ItemSummary
     from parm_tui.widgets.session_tables import warning_cell
 
-    small = ItemSummary("q", 28, {}, kappa=0.9, cross_fit_kappa=0.1, values_used=6)
-    assert str(warning_cell(small)) == "⚠ fit small"
-    fine = replace(small, n=200, kappa=0.62, cross_fit_kappa=0.58)
+    # Too small: its in-sample figures are not shown, so the note says small, not memorised.
+    counts = {"0": 3, "1": 5, "2": 5, "3": 5, "4": 5, "5": 5}
+    small = ItemSummary("q", 28, counts, kappa=0.9, cross_fit_kappa=0.1, values_used=6)
+    assert str(warning_cell(small)) == "⚠ small"
+    fine = replace(small, n=240, score_counts={k: 40 for k in counts}, kappa=0.62,
+                   cross_fit_kappa=0.58)  # fmt: skip
     assert str(warning_cell(fine)) == ""
-    assert str(warning_cell(replace(fine, qwk=0.9, cross_fit_qwk=0.8))) == "⚠ fit"
-    assert str(warning_cell(replace(fine, n=59))) == "⚠ small"
-    assert small.warning.startswith(
-        "in-sample 0.80 above cross-fitted: memorised (kappa); too small"
+    assert str(warning_cell(replace(fine, qwk=0.9, cross_fit_qwk=0.8))) == "⚠ memorised"
+    assert str(warning_cell(replace(fine, score_counts={"0": 9, "1": 200}))) == "⚠ small"
+    assert small.warning.startswith("too small to judge: 28 answers, 23 of them outside the")
+    memorised = replace(fine, kappa=0.9, cross_fit_kappa=0.1)
+    assert (
+        memorised.warning == "in-sample 0.800 above cross-fitted, more than 0.05: memorised (kappa)"
     )

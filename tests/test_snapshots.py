@@ -188,6 +188,33 @@ def test_results_of_a_session_items_and_raters(snap_compare, in_repo, session_re
     assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
 
 
+@pytest.fixture(scope="module")
+def skipped_item_session():
+    """Items of a Mohler-like file read twice, cross-fitted (with the session model), one of
+    them too small for its scores and one skipped (every answer has the same score)."""
+    from helpers import run_frame, session_config, session_frame
+
+    items = (("1.1", 29, 4), ("12.11", 90, 3), ("8.2", 25, 1))
+    frame, vectors = session_frame(items=items, seed=3)
+    rng = np.random.default_rng(4)
+    second = frame["score"].astype(int).to_numpy().copy()
+    moved = rng.random(second.size) < 0.2
+    second[moved] = np.maximum(second[moved] - 1, 0)
+    frame["score2"] = [str(v) for v in second]
+    config = session_config(second_score_column="score2", cross_fit_folds=3)
+    return run_frame(frame, vectors, config)
+
+
+def test_the_items_tab_keeps_its_figures_in_view_beside_a_skipped_item(
+    snap_compare, in_repo, skipped_item_session
+):
+    """At 80x24 the cross-fitted figures, flags and the raters' kappa are in view; the skipped
+    item's reason is under the table, not in a figure's column (it pushed them off screen)."""
+    assert skipped_item_session.items.skipped  # the file's third item is skipped
+    run_before = show(skipped_item_session, "results", "5")
+    assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
+
+
 @pytest.mark.parametrize("size", SIZES)
 def test_review_of_a_session(snap_compare, in_repo, session_result, tmp_path, size):
     review = session_result.review

@@ -149,6 +149,7 @@ HEADINGS = {
     "What the uncertainty figures mean", "Warnings", "Review decisions", "Agreement between raters",
     # The two score columns are two raters (named by the columns): the rater section.
     "Raters", "Verdicts",
+    "Summary",
 }  # fmt: skip
 
 

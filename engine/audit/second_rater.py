@@ -64,3 +64,20 @@ def second_rater(
         model_vs_second=_agreement(second[both], predicted[both], n_classes, ordered),
         disagree=both & (second != scores),
     )
+
+
+def cross_fitted_vs_first(
+    scores: np.ndarray,
+    second: np.ndarray | None,
+    cross_predicted: np.ndarray | None,
+    n_classes: int,
+    ordered: bool = True,
+) -> dict[str, float] | None:
+    """The cross-fitted model against rater 1 on the rows both raters scored: the figure the
+    raters' agreement with each other is set beside (a model fitted on rater 1's scores is only
+    judged on them where it never saw them). None without a second rater, cross-fitting or
+    rows with both scores."""
+    if second is None or cross_predicted is None:
+        return None
+    both = second >= 0
+    return _agreement(scores[both], np.asarray(cross_predicted)[both], n_classes, ordered)

@@ -11,7 +11,7 @@ from engine.audit.rater_pairs import MIN_PAIRS
 from engine.audit.rater_verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
 from engine.outputs import columns
 from engine.outputs.columns import COUNT, FIGURE, FLAG, POINTS, SHARE, Column, OutputTable
-from engine.results.lead import ANSWERS_PER_SCORE, GAP
+from engine.results.lead import GAP, SMALL_RULE
 
 # What the rater table says of a rater with too few scores to judge.
 TOO_FEW = "too few to judge"
@@ -207,9 +207,10 @@ ITEMS = OutputTable(
         Column("cross_fit_qwk", "cross-fitted QWK (ordered scores)", _attr("cross_fit_qwk"),
                FIGURE, "cross-fit QWK", when="with cross_fit_folds >= 2"),
         Column("qwk", "in-sample QWK (ordered scores)", _attr("qwk"), FIGURE, "in-sample QWK"),
-        Column("warning", f"'in-sample ... above cross-fitted' when the in-sample kappa or QWK "
-               f"exceeds the cross-fitted one by more than {GAP:.2f}; 'too small' when the item "
-               f"has fewer than {ANSWERS_PER_SCORE} answers per score value it uses "
+        Column("warning", f"'too small to judge' when the item has {SMALL_RULE} (its "
+               "in-sample figures are memorised: the reports show none); else 'in-sample ... "
+               "above cross-fitted' when "
+               f"the in-sample kappa or QWK exceeds the cross-fitted one by more than {GAP:.2f} "
                "(engine.results.lead)", _attr("warning")),
         Column("session_model", "the session model's cross-fitted QWK (kappa for unordered "
                "labels): one fit over every item and read, items and raters as random effects",

@@ -12,13 +12,15 @@ import numpy as np
 
 from engine.core.metric_names import METRIC
 from engine.input.config import SINGLE_VECTOR
-from engine.input.reads import read_pair
 from engine.outputs import plots
 from engine.outputs.columns import fixed
+from engine.outputs.conclusions import degradation, model_against_first, raters_named
 from engine.outputs.markdown import below_minimum
-from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
+from engine.outputs.report import FIELD_THRESHOLDS
+from engine.results.compare import minimum
 from engine.results.item import AuditResult
-from engine.results.lead import lead_text
+from engine.results.lead import item_lead
+from engine.results.overview import ItemSummary, is_small
 
 TOP = 20
 # The summary names at most this many items and raters, and only the items it names have plots
@@ -45,10 +47,12 @@ def item_view(
     result: AuditResult,
     report: dict,
     k: int,
+    row: ItemSummary,
     plotted: bool = True,
     decisions: dict | None = None,
 ) -> dict:
-    """Everything the page shows of one item. report: its part of report.json; plotted:
+    """Everything the page shows of one item. report: its part of report.json; row: its line
+    of the items overview (engine.results.overview); plotted:
     whether its plots are drawn (a long session draws those of the items it shows first);
     decisions: the review's, by data row (None: no store)."""
     responses = result.responses
@@ -61,12 +65,12 @@ def item_view(
         "name": name,
         "title": title,
         "n": len(responses),
-        "headline": _headline(result, report),
+        "headline": _headline(result, row),
         "human_line": _human_line(result, report),
         "attention": attention(result, report),
         "priority": priority(report),
         "distribution": _distribution(result, which) if plotted else None,
-        "agreement": _agreement(result, report),
+        "agreement": _agreement(report, row.small),
         "cross_fit": _cross_fit(report),
         "human": _human(result, report),
         "confusion": plots.confusion_heatmap(
@@ -88,111 +92,115 @@ def item_view(
     }
 
 
-def _headline(result: AuditResult, report: dict) -> dict:
-    """The summary's line for the item: kappa (and QWK) cross-fitted first, in-sample beside it
-    (engine.results.lead), the in-sample interval."""
-    metrics = report["metrics"]
-    interval = report["uncertainty"]["bootstrap"]["intervals"].get("kappa")
-    crossed = report["uncertainty"]["cross_fit"]
-    crossed = {} if crossed is None else crossed["metrics"]
-    parts = [lead_text("kappa", crossed.get("kappa"), metrics["kappa"])]
-    if interval is not None and interval.get("low") is not None:
-        parts.append(
-            f"in-sample 95% interval {fixed(interval['low'])} to {fixed(interval['high'])}"
-        )
-    if "qwk" in metrics:
-        parts.append(lead_text("QWK", crossed.get("qwk"), metrics["qwk"]))
-    parts.append(f"exact agreement {metrics['accuracy']:.1%}")
+def _headline(result: AuditResult, row: ItemSummary) -> dict:
+    """The evidence's line for the item: its headline (engine.results.lead.item_lead, as the
+    CLI and the app write it) and its cross-fitted figures under the field's minimum as tags;
+    a too-small item's label as its only tag."""
+    parts = item_lead(row)
+    small = [part.removeprefix("⚠ ") for part in parts if part.startswith("⚠ ")]
+    text = "; ".join(part for part in parts if not part.startswith("⚠ "))
     who = "" if result.responses.item is None else f"{result.responses.item}: "
-    return {"text": who + ", ".join(parts), "below": _below(metrics)}
+    tags = small or [c.tag() for c in figures_below(result)]
+    return {"text": who + text, "below": tags}
 
 
-def _below(metrics: dict) -> list[str]:
-    return [
-        f"{METRIC[m].label} {fixed(metrics[m])} < {FIELD_THRESHOLDS[m]:.2f}"
+def figures_below(result: AuditResult) -> list:
+    """The item's figures under the field's minimum (engine.results.compare.minimum): the
+    cross-fitted ones where cross-fitting ran, else the in-sample ones (labelled so); none for
+    an item too small for its scores."""
+    if is_small(result):
+        return []
+    crossed = None if result.cross_fit is None else result.cross_fit.metrics
+    figures, how = (
+        (crossed, "cross-fitted ") if crossed is not None else (result.metrics, "in-sample ")
+    )
+    found = [
+        minimum(how + METRIC[m].word, figures.get(m), FIELD_THRESHOLDS[m], "the field's minimum")
         for m in FIELD_THRESHOLDS
-        if below_minimum(m, metrics.get(m))
+        if figures.get(m) is not None
     ]
+    return [c for c in found if c.within is False]
 
 
 def _human_line(result: AuditResult, report: dict) -> dict | None:
-    """Two raters against each other and the model's shortfall from them, saying whether the
-    raters or the model disagree; `below`: the figures under the field's minimum."""
-    second = report["second_rater"]
-    if second is None or not second["rater1_vs_rater2"]:
+    """The two raters against each other and the model's cross-fitted agreement against the
+    first beside theirs, each with its rule; whether a shortfall is the raters' or the model's;
+    `below`: the raters' figures under the field's minimum, as tags."""
+    second = result.second_rater
+    if second is None or second.human_human is None:
         return None
-    human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
-    metric, label = _human_metric(human, model)
-    gap = human[metric] - model[metric]
-    first, other = read_pair([result.responses.reads])
-    who = f"{first} and {other}"
-    who = who if result.responses.item is None else f"{result.responses.item}: {who}"
-    verdict = (
-        f"more than the field's limit of {DEGRADATION_THRESHOLD:.2f}"
-        if gap > DEGRADATION_THRESHOLD
-        else f"within the field's limit of {DEGRADATION_THRESHOLD:.2f}"
-    )
-    text = (
-        f"{who} agree with {label} {human[metric]:.3f} on the "
-        f"{second['rows_with_both_scores']:,} responses scored twice; the model's {label} "
-        f"against {first} is {model[metric]:.3f}, {abs(gap):.3f} "
-        f"{'below' if gap > 0 else 'above'} the raters' ({verdict}). {_who_disagrees(human, model)}"
-    )
-    below = [f"raters' {b}" for b in human_below(human)]
-    below += [f"model's {b}" for b in human_below(model)]
-    return {"text": text.rstrip(), "below": below}
+    raters = raters_comparison(result)
+    first, other = raters_named(result)
+    model = None if is_small(result) else degradation(result)
+    if is_small(result):
+        said = "the model is not compared with them: the item is too small for its scores"
+    elif model is None:
+        said = (f"the model is not compared with them: it was not cross-fitted, and in-sample "
+                f"it has seen {first}'s scores")  # fmt: skip
+    else:
+        said = model.sentence
+    who = "" if result.responses.item is None else f"{result.responses.item}: "
+    text = f"{who}{raters.sentence}; {said}. {_who_disagrees(raters, model)}"
+    tags = [c.tag() for c in raters_below(result)]
+    return {"text": text.rstrip(), "below": tags}
 
 
-def human_below(figures: dict) -> list[str]:
-    """A pair's figures (exact, adjacent, kappa, qwk) under the field's minimum, as tags."""
-    return [
-        f"{METRIC[metric].word} {fixed(figures.get(key))} < {FIELD_THRESHOLDS[metric]:.2f}"
-        for key, _, metric in HUMAN_NAMES
-        if metric is not None and below_minimum(metric, figures.get(key))
-    ]
+def human_columns(result: AuditResult, second: dict) -> list[tuple[str, dict | None]]:
+    """The second-rater table's columns, named by the raters' columns: the raters against each
+    other, the model against the first cross-fitted (where cross-fitting ran), then in-sample
+    against each. second: the item's report.json `second_rater`."""
+    first, other = raters_named(result)
+    crossed = model_against_first(result)
+    pairs = [(f"{first} vs {other}", second["rater1_vs_rater2"])]
+    pairs += [] if crossed is None else [(f"model vs {first}, cross-fitted", crossed)]
+    return pairs + [(f"model vs {first}, in-sample", second["model_vs_rater1"]),
+                    (f"model vs {other}, in-sample", second["model_vs_rater2"])]  # fmt: skip
 
 
-def _human_metric(human: dict, model: dict) -> tuple[str, str]:
-    """QWK where both pairs have it (ordered scores), else kappa; and its label."""
-    if human.get("qwk") is not None and model.get("qwk") is not None:
-        return "qwk", "QWK"
-    return "kappa", "kappa"
+def raters_comparison(result: AuditResult):
+    """The item's two raters' QWK (kappa for unordered scores) against the field's minimum."""
+    second = result.second_rater
+    name = "qwk" if "qwk" in second.human_human else "kappa"
+    first, other = raters_named(result)
+    return minimum(
+        f"the {'QWK' if name == 'qwk' else 'kappa'} of {first} and {other} on the "
+        f"{second.rows_with_both:,} responses both scored",
+        second.human_human[name], RATERS_AGREE, "the field's minimum",
+    )  # fmt: skip
 
 
-def _who_disagrees(human: dict, model: dict) -> str:
+def raters_below(result: AuditResult) -> list:
+    """The two raters' exact, near agreement and QWK under the field's minimum."""
+    human = result.second_rater.human_human
+    found = [minimum(f"raters' {METRIC[metric].word}", human.get(key), FIELD_THRESHOLDS[metric],
+                     "the field's minimum") for key, _, metric in HUMAN_NAMES
+             if metric is not None and human.get(key) is not None]  # fmt: skip
+    return [c for c in found if c.within is False]
+
+
+def _who_disagrees(raters, model) -> str:
     """Whether a shortfall is the model's (the raters agree well) or the scores' (the raters
     themselves disagree), in a sentence; '' when the model keeps up with agreeing raters."""
-    metric, label = _human_metric(human, model)
-    raters, gap = human[metric], human[metric] - model[metric]
-    if raters < RATERS_AGREE:
-        return (
-            f"The raters themselves agree below {RATERS_AGREE:.2f} ({label} {raters:.3f}): the "
-            "scores are uncertain here, not only the model."
-        )
-    if gap > DEGRADATION_THRESHOLD:
-        return (
-            f"The raters agree well ({label} {raters:.3f}): the model, not the scores, is at "
-            "odds here."
-        )
+    if raters.within is False:
+        return "The raters themselves disagree here: the scores are uncertain, not only the model."
+    if model is not None and model.within is False:
+        return "The raters agree well: the model, not the scores, is at odds here."
     return ""
 
 
 def attention(result: AuditResult, report: dict) -> str:
-    """Why the item needs attention, or '' when nothing does; a shortfall from two raters says
-    whether the raters or the model disagree."""
-    reasons = _below(report["metrics"])
-    second = report["second_rater"]
-    if second is not None and second["rater1_vs_rater2"]:
-        human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
-        metric, label = _human_metric(human, model)
-        gap = human[metric] - model[metric]
-        if human[metric] < RATERS_AGREE:
-            reasons.append(f"the raters agree with {label} {human[metric]:.3f} only")
-        elif gap > DEGRADATION_THRESHOLD:
-            reasons.append(
-                f"the model's {label} is {gap:.2f} below the raters' {human[metric]:.3f}: "
-                "the model, not the scores, is at odds"
-            )
+    """Why the item needs attention, or '' when nothing does: its cross-fitted figures under the
+    field's minimum, its raters under it, its model short of its raters by more than the
+    degradation limit (an item too small for its scores is judged by its raters only)."""
+    reasons = [c.tag() for c in figures_below(result)]
+    if result.second_rater is not None and result.second_rater.human_human is not None:
+        raters = raters_comparison(result)
+        model = degradation(result)
+        if raters.within is False:
+            reasons.append(f"the raters agree with {raters.shown(raters.value)} only")
+        elif model is not None and model.within is False and not is_small(result):
+            reasons.append(f"the model is {model.gap()} the raters: the model, not the scores, "
+                           "is at odds")  # fmt: skip
     if not reasons:
         return ""
     name = result.responses.item
@@ -202,11 +210,14 @@ def attention(result: AuditResult, report: dict) -> str:
 
 
 def attention_order(results: list[AuditResult], reports: list[dict]) -> list[int]:
-    """The items' positions, the one that needs attention most first: those with a figure under
-    the field's minimum or a shortfall from two raters, then the rest, each by the lowest
-    cross-fitted kappa (else kappa); ties by position. reports: each one's report_dict."""
+    """The items' positions, the one that needs attention most first: those with a reason
+    (`attention`), then the rest; each group by the lowest cross-fitted kappa (else kappa), the
+    items too small for their scores after the others; ties by position."""
     needs = [bool(attention(result, report)) for result, report in zip(results, reports)]
-    return sorted(range(len(reports)), key=lambda k: (not needs[k], priority(reports[k]), k))
+    small = [is_small(result) for result in results]
+    return sorted(
+        range(len(reports)), key=lambda k: (not needs[k], small[k], priority(reports[k]), k)
+    )
 
 
 def priority(report: dict) -> float:
@@ -232,25 +243,26 @@ def _distribution(result: AuditResult, which: str) -> str:
     return plots.score_distribution(responses.labels, counts, f"Score distribution{which}")
 
 
-def _agreement(result: AuditResult, report: dict) -> list[dict]:
+def _agreement(report: dict, small: bool = False) -> list[dict]:
+    """The item's agreement table: each metric cross-fitted first, then in-sample with its
+    interval ("too small" for an item too small for its scores, engine.results.lead)."""
     intervals = report["uncertainty"]["bootstrap"]["intervals"]
     crossed = report["uncertainty"]["cross_fit"]
     rows = []
     for m, value in report["metrics"].items():
         iv = intervals.get(m)
         cross = None if crossed is None else crossed["metrics"].get(m)
-        rows.append(
-            {
-                "label": METRIC[m].label,
-                "value": fixed(value),
-                "interval": "" if iv is None or iv.get("low") is None
-                else f"{fixed(iv['low'])} to {fixed(iv['high'])}",
-                "cross_fit": "" if cross is None else fixed(cross),
-                "below": below_minimum(m, value),
-                "cross_below": below_minimum(m, cross),
-                "minimum": "" if m not in FIELD_THRESHOLDS else f"{FIELD_THRESHOLDS[m]:.2f}",
-            }
-        )  # fmt: skip
+        interval = "" if iv is None or iv.get("low") is None else (
+            f"{fixed(iv['low'])} to {fixed(iv['high'])}")  # fmt: skip
+        rows.append({
+            "label": METRIC[m].label,
+            "value": "too small" if small else fixed(value),
+            "interval": "" if small else interval,
+            "cross_fit": "" if cross is None else fixed(cross),
+            "below": not small and below_minimum(m, value),
+            "cross_below": below_minimum(m, cross),
+            "minimum": "" if m not in FIELD_THRESHOLDS else f"{FIELD_THRESHOLDS[m]:.2f}",
+        })  # fmt: skip
     return rows
 
 
@@ -265,15 +277,13 @@ def _cross_fit(report: dict) -> str:
 
 
 def _human(result: AuditResult, report: dict) -> dict | None:
+    """The two raters against each other beside the model against each (cross-fitted against
+    the first where cross-fitting ran), and the degradation as engine.results.compare states
+    it."""
     second = report["second_rater"]
     if second is None:
         return None
-    first, other = read_pair([result.responses.reads])
-    pairs = [
-        (f"{first} vs {other}", second["rater1_vs_rater2"]),
-        (f"Model vs {first}", second["model_vs_rater1"]),
-        (f"Model vs {other}", second["model_vs_rater2"]),
-    ]
+    pairs = human_columns(result, second)
     rows = []
     for key, label, metric in HUMAN_NAMES:
         if key not in second["model_vs_rater1"]:
@@ -284,26 +294,17 @@ def _human(result: AuditResult, report: dict) -> dict | None:
             cells.append({"text": fixed(value), "below": metric is not None
                           and below_minimum(metric, value)})  # fmt: skip
         rows.append({"label": label, "cells": cells})
-    human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
-    degradation = []
-    for key in ("kappa", "qwk"):
-        if human and human.get(key) is not None and model.get(key) is not None:
-            gap = human[key] - model[key]
-            degradation.append(
-                {
-                    "label": "QWK" if key == "qwk" else "kappa",
-                    "value": f"{gap:+.3f}",
-                    "below": gap > DEGRADATION_THRESHOLD,
-                }  # fmt: skip
-            )
+    found = degradation(result) if second["rater1_vs_rater2"] and not is_small(result) else None
     return {
         "columns": [name for name, _ in pairs],
         "rows": rows,
         "both": second["rows_with_both_scores"],
         "disagree": second["raters_disagree"],
         "column": second["column"],
-        "degradation": degradation,
-    }
+        "degradation": None if found is None else {
+            "text": found.sentence[0].upper() + found.sentence[1:] + ".",
+            "below": found.within is False},
+    }  # fmt: skip
 
 
 def _tuning(result: AuditResult, report: dict, which: str, plotted: bool = True) -> dict:

@@ -1,13 +1,16 @@
 """report.html: the audit as one self-contained page to read in a browser, print or send.
 
-It opens with a summary a director can read in a minute (how well the scores hold together and
-how that compares with two raters, the items and raters that need attention, what the review
-changed), then follows ETS's RSMTool reports: the data, and for every item the score
+It opens with what a lead concludes, in plain words a director can read in a minute
+(engine.outputs.conclusions: how consistent the raters are, how many scores look wrong and how
+sure parm is, which raters and items need attention, what to do first), then the evidence
+behind it (each item's headline and its raters, cross-fitted), then follows ETS's RSMTool
+reports: the data, and for every item the score
 distributions, agreement with 95% intervals and cross-fitted figures (the field's minimums
 highlighted), human-human agreement and the degradation from it, the confusion matrix, the
 tuning, the parameters with standard errors, the top of the review queue with its evidence and
 the near-duplicates scored differently; for a session the items and raters with their plots and
-verdicts; and the review's decisions.
+verdicts; the model's own fit (in-sample against cross-fitted, the session model, the items
+too small for their scores) in a section of its own; and the review's decisions.
 
 This module turns a session into the page's content (plain values: text and numbers, and plots
 as SVG from engine.outputs.plots); the layout is the Jinja2 template
@@ -28,14 +31,23 @@ from engine.core.text import safe_text
 from engine.input.reads import read_pair
 from engine.outputs import html_items, plots, session_report
 from engine.outputs.columns import fixed
+from engine.outputs.conclusions import conclusions
 from engine.outputs.html_agreement import agreement_view
 from engine.outputs.html_items import SHOWN
 from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
 from engine.outputs.session_markdown import blank_count
+from engine.results.compare import compare
 from engine.results.figures import run_figures
-from engine.results.lead import ANSWERS_PER_SCORE, run_lead, session_model_lead
+from engine.results.lead import (
+    ANSWERS_PER_SCORE,
+    SMALL_RULE,
+    item_lead,
+    run_lead,
+    session_model_lead,
+)
+from engine.results.overview import is_small
 from engine.results.session import SessionResult
 
 # No script, no remote or local load of anything: styles inline, plots inline SVG.
@@ -51,8 +63,9 @@ def html_report(session: SessionResult, decisions: dict | None) -> str:
     data = session_report.session_dict(session, decisions)
     reports = _item_reports(session, data)
     first = set(html_items.attention_order(session.results, reports)[:SHOWN])
+    rows = session.overview
     items = [
-        html_items.item_view(result, report, k, k in first, decisions)
+        html_items.item_view(result, report, k, rows[k], k in first, decisions)
         for k, (result, report) in enumerate(zip(session.results, reports))
     ]
     context = {
@@ -63,6 +76,7 @@ def html_report(session: SessionResult, decisions: dict | None) -> str:
         "created": data["created"],
         "version": data["parm_version"],
         "summary": summary(session, data, items),
+        "model_fit": model_fit(session),
         "data": data_section(session),
         "review": review_view(data["review"]),
         "overview": overview(session) if session.by_item else None,
@@ -117,52 +131,67 @@ def parameters_appendix(items: list[dict]) -> dict:
 
 # -- the director's summary ----------------------------------------------------------------------
 def summary(session: SessionResult, data: dict, items: list[dict]) -> dict:
-    """The first screen: agreement and the raters' own, what needs attention, the review."""
-    flagged = int(session.flagged.sum())
-    # The items that need attention most first, at most SHOWN of each list.
-    ranked = sorted(items, key=lambda view: (not view["attention"], view["priority"]))
-    attention = [view["attention"] for view in ranked if view["attention"]]
+    """The first screen: what the lead concludes (engine.outputs.conclusions), what to do
+    first, the review; then the evidence: the items' headlines and their raters, cross-fitted,
+    those that need attention most first."""
+    found = conclusions(session, data["review"])
+    order = html_items.attention_order(session.results, data["items"])
+    ranked = [items[k] for k in order]
     human = [view["human_line"] for view in ranked if view["human_line"]]
-    raters = _raters_attention(session)
     return {
-        "lead": _lead(session),
+        "short": found.short,
+        "points": [
+            {"heading": p.heading, "text": " ".join(p.sentences), "concern": p.concern}
+            for p in found.points
+        ],
+        "steps": list(found.steps),
         "agreement": [view["headline"] for view in ranked[:SHOWN]],
         "agreement_more": max(len(ranked) - SHOWN, 0),
         "human": human[:SHOWN],
         "human_heading": "Against " + " and ".join(session_read_pair(session)),
         "human_more": max(len(human) - SHOWN, 0),
-        "flagged": f"{flagged:,} of {session.n_responses:,} responses "
-        f"({flagged / max(session.n_responses, 1):.1%}) are flagged for review: the model "
-        "prefers another score for them.",
-        "items": attention[:SHOWN],
-        "items_more": max(len(attention) - SHOWN, 0),
-        "raters": raters[:SHOWN],
-        "raters_more": max(len(raters) - SHOWN, 0),
         "review": _review_line(data["review"]),
     }
 
 
-def _lead(session: SessionResult) -> dict:
-    """The session's figures, cross-fitted first (engine.results.lead), and how many items are
-    too small for their scores."""
+def model_fit(session: SessionResult) -> dict:
+    """The model's own fit: the session's figures cross-fitted against in-sample (the gap that
+    says memorised), the session model's, and the items too small for their scores, with the
+    rule behind "too small"."""
     figures = run_figures(session)
-    lines = run_lead(figures) if session.by_item else []
+    lines = run_lead(figures) if session.by_item else item_lead(session.overview[0])
     modelled = session_model_lead(figures)
-    lines += [] if modelled is None else [modelled]
-    small = sum(s.small for s in session.overview)
+    lines += [] if modelled is None or not session.by_item else [modelled]
+    small = [s.item for s in session.overview if s.small]
     note = "" if not small else (
-        f"{small} of {len(session.results)} item(s) have fewer than {ANSWERS_PER_SCORE} answers "
-        "per score value they use: their in-sample figures are memorised."
+        f"{len(small)} of {len(session.results)} item(s) have {SMALL_RULE}: their in-sample "
+        "figures are not shown, and their cross-fitted ones rest on a few answers."
     )  # fmt: skip
-    return {"lines": lines, "small": note}
+    return {"lines": [line for line in lines if not line.startswith("⚠ ")], "small": note,
+            "rule": SMALL_REASON}  # fmt: skip
 
 
-def _raters_attention(session: SessionResult) -> list[str]:
-    if session.raters is None:
-        return []
-    return [
-        f"{r.rater}: {r.verdict}" for r in session.raters.rows if r.judged and r.verdict != "fine"
-    ]
+# Why an item is too small (engine.results.lead), for the report's readers.
+SMALL_REASON = (
+    f"An item is too small to judge parm's fit when it has {SMALL_RULE} (counting the answers "
+    "not given that score): the per-item fit estimates three parameters for each score value "
+    "beyond the first, and the answers of the rarer scores are what inform them, so "
+    f"{ANSWERS_PER_SCORE} answers per value leave about three per parameter, already under the "
+    "ten per parameter logistic models are held to. Below that, the in-sample figures are "
+    "memorised (on such items they are often 1.000) and the cross-fitted ones swing with a few "
+    "answers."
+)
+
+
+def review_kappa(review: dict) -> str | None:
+    """'0.650 → 0.653 (+0.003)': the model's kappa against the original scores and against the
+    final ones (engine.results.compare); None where either is missing."""
+    agreement = review["agreement"]
+    before = agreement["model_vs_original"].get("kappa")
+    after = agreement["model_vs_final"].get("kappa")
+    if before is None or after is None:
+        return None
+    return compare("the model's kappa, final scores", after, "original", before).change()
 
 
 def _review_line(review: dict) -> str:
@@ -170,8 +199,11 @@ def _review_line(review: dict) -> str:
         return f"No review yet: {review['why']}."
     flagged, queue = review["counts"]["flagged"], review["counts"]["queue"]
     changed = review["scores_changed"]
-    kappa = review["agreement"]["kappa_change"]
-    shift = "" if kappa is None else f"; the model's kappa against the scores moved {kappa:+.3f}"
+    moved = review_kappa(review)
+    shift = "" if moved is None else (
+        f"; the model's kappa against the scores stayed at {moved.removesuffix(' (same)')}"
+        if moved.endswith("(same)") else f"; the model's kappa against the scores moved {moved}"
+    )  # fmt: skip
     return (
         f"The review changed {changed:,} score{'' if changed == 1 else 's'} "
         f"({review['decisions']:,} decision{'' if review['decisions'] == 1 else 's'}: "
@@ -267,8 +299,7 @@ def review_view(review: dict) -> dict:
         "agreement": [
             [METRIC[m].label, fixed(before[m]), fixed(after[m])] for m in before
         ],
-        "kappa_change": "n/a" if agreement["kappa_change"] is None
-        else f"{agreement['kappa_change']:+.3f}",
+        "kappa_change": review_kappa(review) or "n/a",
         "note": agreement["definition"],
         "items": [
             [i["item"], i["decided"], i["scores_changed"], fixed(i["kappa_original"]),
@@ -284,8 +315,9 @@ _COUNTS = ("responses", "decided", "keep", "change", "unsure", "undecided")
 
 # -- a session: items and raters -----------------------------------------------------------------
 def overview(session: SessionResult) -> dict:
-    """The items table and the items plot: kappa per item with its 95% interval and the
-    cross-fitted kappa."""
+    """The items table (the cross-fitted kappa and QWK first; "too small" for the in-sample
+    kappa of an item too small for its scores) and the items plot: kappa per item with its 95%
+    interval and the cross-fitted kappa."""
     rows = []
     anchors = {r.responses.item: f"item-{k + 1}" for k, r in enumerate(session.results)}
     for s in session.overview:
@@ -294,19 +326,22 @@ def overview(session: SessionResult) -> dict:
             continue
         human = "" if s.human_kappa is None else f"{s.human_exact:.3f}, {s.human_kappa:.3f}"
         human_below = below_minimum("accuracy", s.human_exact)
+        inside = [{"text": "too small", "below": False}] if s.small else [_cell(s.kappa)]
         cells = [
-            _cell(s.cross_fit_kappa), _cell(s.kappa), _cell(s.qwk, "qwk"),
+            _cell(s.cross_fit_kappa), _cell(s.cross_fit_qwk, "qwk"), *inside,
             {"text": f"{s.flagged:,}", "below": False}, {"text": human, "below": human_below},
         ]  # fmt: skip
         rows.append(
             {"item": s.item, "n": s.n, "skipped": None, "cells": cells, "anchor": anchors[s.item]}
         )
     audited = session.results
-    intervals = [r.intervals.get("kappa") for r in audited]
+    # An item too small for its scores has no in-sample dot: only its cross-fitted diamond.
+    small = [is_small(r) for r in audited]
+    intervals = [None if tiny else r.intervals.get("kappa") for r, tiny in zip(audited, small)]
     crossed = [None if r.cross_fit is None else r.cross_fit.metrics["kappa"] for r in audited]
     plot = plots.interval_dots(
         [r.responses.item for r in audited],
-        [r.metrics["kappa"] for r in audited],
+        [None if tiny else r.metrics["kappa"] for r, tiny in zip(audited, small)],
         [None if iv is None else iv.low for iv in intervals],
         [None if iv is None else iv.high for iv in intervals],
         "Cohen's kappa, model vs human (95% interval)",

@@ -23,10 +23,9 @@ import re
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
 from engine.input.config import SINGLE_VECTOR
-from engine.input.reads import read_pair
-from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS, report_dict
+from engine.outputs.report import FIELD_THRESHOLDS, report_dict
 from engine.results.item import AuditResult
-from engine.results.lead import lead_text
+from engine.results.lead import lead_text, small_note
 
 # Characters that act anywhere in a line: code spans, emphasis, links and images, strikethrough,
 # raw HTML and autolinks.
@@ -119,6 +118,8 @@ def markdown_report(
     decisions: str = "",
     brief: bool = False,
     data: dict | None = None,
+    summary: str = "",
+    small: bool = False,
 ) -> str:
     """A readable report for a rater-lead. depth: the title's heading level (a session of many
     items puts each item's report under its own second-level heading); decisions: the review's
@@ -126,14 +127,17 @@ def markdown_report(
     session (the figures' meanings come once, for the session) that is not among those needing
     attention most: BRIEF_TOP of its queue and near-duplicates, no parameters or warnings
     (report.json, report.html's appendix and warnings.txt have them); data: its report_dict,
-    when made already."""
+    when made already; summary: what the lead concludes (a file of one item: it comes first);
+    small: the item is too small for its scores (engine.results.lead): its in-sample figures say
+    so instead of their values."""
     data = report_dict(result) if data is None else data
     top = min(top, BRIEF_TOP) if brief else top
     sections = [
+        summary,
         _summary_section(result, data),
         _settings_section(result, data),
-        _agreement_section(result, data),
-        _second_rater_section(result, data),
+        _agreement_section(result, data, small),
+        _second_rater_section(result, data, small),
         _confusion_section(result, data),
         _review_section(result, top),
         decisions,
@@ -192,32 +196,44 @@ def _settings_section(result: AuditResult, data) -> str:
     )
 
 
-def _agreement_section(result: AuditResult, data) -> str:
+def _agreement_section(result: AuditResult, data, small: bool = False) -> str:
+    """Each metric cross-fitted first, then in-sample with its interval ("too small" for an item
+    too small for its scores); a figure under the field's minimum marked, the cross-fitted one
+    where there is one."""
     intervals = data["uncertainty"]["bootstrap"]["intervals"]
+    crossed = data["uncertainty"]["cross_fit"]
+    found = {} if crossed is None else crossed["metrics"]
     rows, marked = [], []
     for m, value in data["metrics"].items():
         iv = intervals.get(m)
-        ci = "" if iv is None else f"{_fmt(iv['low'])} to {_fmt(iv['high'])}"
+        ci = "" if iv is None or small else f"{_fmt(iv['low'])} to {_fmt(iv['high'])}"
+        judged = found.get(m) if crossed is not None else value
         note = ""
-        if below_minimum(m, value):
+        if not small and below_minimum(m, judged):
             note = Markup(f"**below {FIELD_THRESHOLDS[m]:.2f}**")
             marked.append(METRIC[m].label)
-        rows.append([METRIC[m].label, _fmt(value), ci, note])
+        inside = "too small" if small else _fmt(value)
+        rows.append([METRIC[m].label, *([_fmt(found.get(m))] if crossed else []), inside, ci, note])
     out = ["## Agreement between the model and the human scores", ""]
-    crossed = data["uncertainty"]["cross_fit"]
     if crossed is not None:  # the cross-fitted figures lead (engine.results.lead)
-        found, inside = crossed["metrics"], crossed["in_sample"]
-        leads = [lead_text(METRIC[m].word, found[m], inside[m]) for m in ("kappa", "qwk")
-                 if found.get(m) is not None]  # fmt: skip
+        inside = crossed["in_sample"]
+        leads = [lead_text(METRIC[m].word, found[m], inside[m], small=small)
+                 for m in ("kappa", "qwk") if found.get(m) is not None]  # fmt: skip
         out += [
             f"Cross-fitted ({plural(crossed['folds'], 'fold')}): " + "; ".join(leads)
             + f"; exact agreement {_fmt(found['accuracy'])}.",
             "",
         ]  # fmt: skip
-    out.append(_table(["Metric", "In-sample", "95% interval", "Note"], rows))
+    header = ["Metric", *(["Cross-fitted"] if crossed else []), "In-sample", "95% interval"]
+    out.append(_table([*header, "Note"], rows))
     notes = []
+    if small:
+        responses = result.responses
+        note = small_note(responses.score_counts.tolist())
+        notes.append(note[0].upper() + note[1:] + ".")
     if marked:
-        notes.append(f"Marked: {', '.join(marked)} below {THRESHOLDS_SENTENCE}.")
+        judged = " (cross-fitted)" if crossed is not None else ""
+        notes.append(f"Marked: {', '.join(marked)}{judged} below {THRESHOLDS_SENTENCE}.")
     if data["metrics_left_out"] is not None:
         notes.append(data["metrics_left_out"]["reason"] + ".")
     return "\n".join(out + (["", " ".join(notes)] if notes else []))
@@ -235,16 +251,15 @@ THRESHOLDS_SENTENCE = (
 )
 
 
-def _second_rater_section(result: AuditResult, data) -> str:
+def _second_rater_section(result: AuditResult, data, small: bool = False) -> str:
+    from engine.outputs.conclusions import degradation, raters_named, sentence
+    from engine.outputs.html_items import human_columns
+
     second = data["second_rater"]
     if second is None:
         return ""
-    first, other = read_pair([result.responses.reads])
-    columns = [
-        (f"{first} vs {other}", second["rater1_vs_rater2"]),
-        (f"Model vs {first}", second["model_vs_rater1"]),
-        (f"Model vs {other}", second["model_vs_rater2"]),
-    ]
+    columns = human_columns(result, second)
+    first, other = raters_named(result)
     names = {
         "exact": "Exact agreement",
         "adjacent": "Adjacent (within 1)",
@@ -267,13 +282,11 @@ def _second_rater_section(result: AuditResult, data) -> str:
         f"{second['raters_disagree']} of them have different scores "
         "(`raters_disagree` in predictions.csv).",
     ]
-    human, model = second["rater1_vs_rater2"], second["model_vs_rater1"]
-    if human and human.get("qwk") is not None and model.get("qwk") is not None:
-        if human["qwk"] - model["qwk"] > DEGRADATION_THRESHOLD:
-            out.append(
-                f"**The model's QWK is more than {DEGRADATION_THRESHOLD:.2f} below the raters' "
-                "agreement with each other.**"
-            )
+    # An item too small for its scores is not judged by its model (engine.results.lead).
+    found = None if small or not second["rater1_vs_rater2"] else degradation(result)
+    if found is not None:  # the cross-fitted model against the raters (engine.results.compare)
+        text = md_text(sentence(found.sentence), 2000)
+        out += ["", f"**{text}**" if found.within is False else text]
     return "\n".join(out)
 
 

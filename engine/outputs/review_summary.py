@@ -199,8 +199,8 @@ def review_markdown(summary: dict, depth: int = 2) -> str:
         "",
         _table(["Metric", "model vs original scores", "model vs final scores"], figures),
         "",
-        f"Change in kappa the review made (final minus original): "
-        f"{_signed(agreement['kappa_change'])}. {AGREEMENT_NOTE[AGREEMENT_NOTE.index('The') :]}",
+        f"The model's kappa, against the original scores then the final ones: "
+        f"{_moved(summary)}. {AGREEMENT_NOTE[AGREEMENT_NOTE.index('The') :]}",
     ]
     if "items" in summary:
         items = [
@@ -212,6 +212,13 @@ def review_markdown(summary: dict, depth: int = 2) -> str:
         header = ["item", "decided", "changed", "kappa (original)", "kappa (final)", "change"]
         lines.append(_table(header, items))
     return "\n".join(lines)
+
+
+def _moved(summary: dict) -> str:
+    """The review's change of kappa as engine.results.compare states it (report.html's too)."""
+    from engine.outputs.html_report import review_kappa
+
+    return review_kappa(summary) or "n/a"
 
 
 def _signed(value) -> str:

@@ -8,11 +8,12 @@ from engine.audit.rater_expert import MIN_EXPERT_READS
 from engine.core.run_warnings import summary_lines
 from engine.input.reads import read_pair
 from engine.outputs import declared, markdown, rater_files, read_files, review_summary
+from engine.outputs.conclusions import conclusions
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.html_items import SHOWN, attention_order
 from engine.outputs.report import report_dict
 from engine.results.figures import run_figures
-from engine.results.lead import ANSWERS_PER_SCORE, run_lead, session_model_lead
+from engine.results.lead import session_model_lead
 from engine.results.session import SessionResult
 
 # Fewer shared answers than this and a pair of raters' agreement is too unstable to show.
@@ -20,31 +21,38 @@ MIN_PAIR = 20
 
 
 def session_markdown(session: SessionResult, decisions: dict | None = None) -> str:
-    """report.md: one item's report (the review's decisions after its responses to review, the
-    raters after it), or the items overview, the review's decisions and the raters first, then
-    every item's report under its own heading."""
+    """report.md: what the lead concludes first (engine.outputs.conclusions), then one item's
+    report (the review's decisions after its responses to review, the raters after it), or the
+    items overview, the review's decisions, the raters, the model's own fit and every item's
+    report under its own heading."""
     raters = _raters_section(session) if session.raters is not None else ""
     # Answers read twice or more: the agreement between raters and the consensus.
     agreement = "\n".join(read_files.agreement_markdown(read_files.agreement_dict(session)))
     raters = "\n\n".join(part for part in (raters, agreement.strip()) if part)
-    review = review_summary.review_markdown(review_summary.review_summary(session, decisions))
+    summary = review_summary.review_summary(session, decisions)
+    review = review_summary.review_markdown(summary)
+    first = summary_section(session, summary)
     if not session.by_item:
-        text = markdown.markdown_report(session.results[0], decisions=review)
+        text = markdown.markdown_report(session.results[0], decisions=review, summary=first,
+                                        small=session.overview[0].small)  # fmt: skip
         modelled = session_model_lead(run_figures(session))
         if modelled is not None:  # one item read several times: the session model is the item
             text += f"\nThe {markdown.md_text(modelled, 2000)} (one fit over every read).\n"
         return text + ("\n" + raters + "\n" if raters else "")
-    parts = ["# parm audit report", _overview_section(session), review]
+    parts = ["# parm audit report", first, _overview_section(session), review]
     if raters:
         parts.append(raters)
+    parts.append(_model_fit_section(session))
     # The items that need attention most have a whole item's report; the others a brief one.
     reports = [report_dict(result) for result in session.results]
-    first = set(attention_order(session.results, reports)[:SHOWN])
+    first_items = set(attention_order(session.results, reports)[:SHOWN])
+    rows = session.overview
     for k, (result, data) in enumerate(zip(session.results, reports)):
         title = f"Item {markdown.md_text(result.responses.item, 80)}"
         section = markdown.markdown_report(
-            result, title=title, depth=2, brief=k not in first, data=data
-        )
+            result, title=title, depth=2, brief=k not in first_items, data=data,
+            small=rows[k].small,
+        )  # fmt: skip
         parts.append(section.rstrip())
     parts.append(markdown.MEANINGS_SECTION)
     if session.warnings:
@@ -52,6 +60,23 @@ def session_markdown(session: SessionResult, decisions: dict | None = None) -> s
         note = "One line per kind of warning; warnings.txt and report.json have every one."
         parts.append("## Warnings\n\n" + note + "\n\n" + "\n".join(lines))
     return "\n\n".join(parts) + "\n"
+
+
+def summary_section(session: SessionResult, review: dict) -> str:
+    """report.md's first section: the conclusions in short, each point, what to do first and
+    the review so far, as report.html's first screen says them."""
+    from engine.outputs.html_report import _review_line
+
+    found = conclusions(session, review)
+    lines = ["## Summary", "", f"**{markdown.md_text(found.short, 2000)}**", ""]
+    for point in found.points:
+        mark = "⚠ " if point.concern else ""
+        lines += [f"**{mark}{point.heading}.** " + markdown.md_text(" ".join(point.sentences),
+                                                                    4000), ""]  # fmt: skip
+    lines += ["**What to do first:**", ""]
+    lines += [f"{n}. {markdown.md_text(step, 2000)}" for n, step in enumerate(found.steps, 1)]
+    lines += ["", f"**Review so far.** {markdown.md_text(_review_line(review), 2000)}"]
+    return "\n".join(lines)
 
 
 def blank_count(session: SessionResult) -> int:
@@ -73,9 +98,9 @@ def _overview_section(session: SessionResult) -> str:
         "",
         f"Run: {markdown.md_text(session.run_id, 80)}",
         "",
-        *_lead_lines(session),
     ]
-    header = ["item", "n", "scores", "K", "p", "cross-fitted kappa", "in-sample kappa", "QWK"]
+    header = ["item", "n", "scores", "K", "p", "cross-fitted kappa", "cross-fitted QWK"]
+    header += ["in-sample kappa"]
     first, other = read_pair(result.responses.reads for result in session.results)
     header += ["warning", "flagged", f"{first} vs {other} (exact, kappa)"]
     rows = []
@@ -86,30 +111,30 @@ def _overview_section(session: SessionResult) -> str:
         scores = ", ".join(f"{k}: {v}" for k, v in s.score_counts.items())
         human = "" if s.human_kappa is None else f"{s.human_exact:.3f}, {s.human_kappa:.3f}"
         k = "dense" if s.top_k is None else s.top_k
-        figures = [markdown._fmt(v) for v in (s.cross_fit_kappa, s.kappa, s.qwk)]
+        figures = [markdown._fmt(v) for v in (s.cross_fit_kappa, s.cross_fit_qwk)]
+        figures.append("too small" if s.small else markdown._fmt(s.kappa))
         rows.append([s.item, s.n, scores, k, f"{s.power:.3g}"])
         rows[-1] += [*figures, s.warning, s.flagged, human]
     lines.append(markdown._table(header, rows))
     return "\n".join(lines)
 
 
-def _lead_lines(session: SessionResult) -> list[str]:
-    """The session's figures, cross-fitted first, the session model's, and the items too small
-    for their scores (engine.results.lead)."""
-    figures = run_figures(session)
-    lines = ["Pooled over the items: " + "; ".join(run_lead(figures)) + "."]
-    modelled = session_model_lead(figures)
-    if modelled is not None:
-        lines.append(f"The {modelled} (one fit over every item and read, items and raters as "
-                     "random effects).")  # fmt: skip
-    small = [s.item for s in session.overview if s.small]
-    if small:
-        lines.append(
-            f"⚠ {len(small)} of {len(session.results)} item(s) have fewer than "
-            f"{ANSWERS_PER_SCORE} answers per score value they use: a per-item fit memorises "
-            "them (their in-sample figures are not to be trusted)."
-        )
-    return [markdown.md_text(line, 2000) + "\n" for line in lines]
+def _model_fit_section(session: SessionResult) -> str:
+    """The model's own fit: the session's figures, cross-fitted against in-sample, the session
+    model's, and the items too small for their scores with the rule behind it (as report.html's
+    section of the same name)."""
+    from engine.outputs.html_report import model_fit
+
+    fit = model_fit(session)
+    lines = ["## The model's own fit", "",
+             "Cross-fitted figures predict every score with a model that never saw it and are "
+             "the ones to lead with; an in-sample figure more than 0.05 above its cross-fitted "
+             "twin is marked memorised.", ""]  # fmt: skip
+    lines += [f"- {markdown.md_item(line)}" for line in fit["lines"]]
+    if fit["small"]:
+        lines += ["", f"⚠ {markdown.md_text(fit['small'], 2000)}"]
+    lines += ["", markdown.md_text(fit["rule"], 2000)]
+    return "\n".join(lines)
 
 
 # The rater table's columns in report.md (engine.outputs.declared.RATERS).

@@ -19,9 +19,9 @@ from pathlib import Path
 
 from engine.core.errors import ExportError, OutputsExist
 from engine.core.files import reason, refuse_non_regular_targets
-from engine.outputs import markdown, session_report, tables
+from engine.outputs import session_report, tables
 from engine.outputs.names import DECISIONS_FILE, MANIFEST_FILE, OUTPUT_FILES
-from engine.outputs.review_summary import NO_REVIEW, NO_STORE, review_markdown
+from engine.outputs.session_markdown import session_markdown
 from engine.outputs.sets import FolderAppeared, dropped_files, write_set
 from engine.results.decision import Decisions
 from engine.results.item import AuditResult
@@ -157,13 +157,14 @@ def write_outputs(
             f"Unknown output file(s) {', '.join(unknown)}; choose from {OUTPUT_FILES}."
         )
     run_id = result.run_id
-    # One audit written on its own has no decision store: its reports say so, as a session's do.
-    no_review = {"status": NO_REVIEW, "why": NO_STORE}
+    # One audit written on its own has no decision store: its reports say so, as a session's do
+    # (a session's reports are made with no decisions: review_summary's NO_STORE).
     builders = {
         "predictions.csv": lambda: run_csv(tables.prediction_table(result), run_id),
         "tuning.csv": lambda: run_csv(tables.tuning_table(result), run_id),
         "report.json": lambda: json_text(session_report.session_dict(single_item_session(result))),
-        "report.md": lambda: markdown.markdown_report(result, decisions=review_markdown(no_review)),
+        # As a session of one item writes it: what the lead concludes first.
+        "report.md": lambda: session_markdown(single_item_session(result)),
     }
     contents = [(name, builders[name]()) for name in OUTPUT_FILES if name in names]
     contents += list((extra or {}).items())

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class ItemFigures:
     """One item's figures. item: None for a file audited as a whole; top_k: the selected K
-    (None: the dense graph); qwk: None for scores without an order."""
+    (None: the dense graph); qwk: None for scores without an order; cross_kappa, cross_qwk:
+    the cross-fitted twins (None without cross-fitting, and in runs saved before them)."""
 
     item: str | None
     responses: int
@@ -36,6 +37,8 @@ class ItemFigures:
     qwk: float | None
     top_k: int | None
     power: float
+    cross_kappa: float | None = None
+    cross_qwk: float | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class RunFigures:
                 qwk=_maybe_float(entry["qwk"]),
                 top_k=None if entry["top_k"] is None else int(entry["top_k"]),
                 power=float(entry["power"]),
+                cross_kappa=_maybe_float(entry.get("cross_kappa")),
+                cross_qwk=_maybe_float(entry.get("cross_qwk")),
             )
             for entry in values["items"]
         )
@@ -100,31 +105,56 @@ class RunFigures:
 @dataclass(frozen=True)
 class FigureChange:
     """One figure of a run beside the run before it. name: kappa, qwk, flagged, top_k or power;
-    difference: now - before (None where either is missing, or for K: the dense graph)."""
+    how: for kappa and QWK, "cross-fitted" where both runs have that figure (the one a headline
+    leads with), else "in-sample"; difference: now - before (None where either is missing, or
+    for K: the dense graph)."""
 
     name: str
     before: float | int | None
     now: float | int | None
     difference: float | int | None
+    how: str = ""
+
+    def comparison(self):
+        """kappa and QWK as engine.results.compare states them (no limit: a change)."""
+        from engine.results.compare import compare
+
+        label = f"{self.name} {self.how}".strip()
+        return compare(f"{label} now", self.now, "the run before", self.before)
+
+
+# Each agreement figure's cross-fitted twin, the one a re-run is judged by where both runs have it.
+CROSS_TWIN = {"kappa": "cross_kappa", "qwk": "cross_qwk"}
 
 
 def figure_changes(
     now: RunFigures | ItemFigures, before: RunFigures | ItemFigures
 ) -> tuple[FigureChange, ...]:
-    """Kappa, QWK and flagged of two runs (or of one item in two runs), and for one item its
-    selected K and p: what a re-run changed."""
+    """Kappa, QWK (cross-fitted where both runs have it) and flagged of two runs (or of one
+    item in two runs), and for one item its selected K and p: what a re-run changed."""
     names = ["kappa", "qwk", "flagged"]
     if isinstance(now, ItemFigures) and isinstance(before, ItemFigures):
         names += ["top_k", "power"]
     elif isinstance(now, RunFigures) and now.selected is not None and before.selected is not None:
-        now, before = now.items[0], before.items[0]
         names += ["top_k", "power"]
     found = []
     for name in names:
-        a, b = getattr(before, name), getattr(now, name)
+        how, field = "", name
+        if name in CROSS_TWIN:
+            crossed = CROSS_TWIN[name]
+            both = all(getattr(run, crossed, None) is not None for run in (now, before))
+            how, field = ("cross-fitted", crossed) if both else ("in-sample", name)
+        a, b = _value(before, field), _value(now, field)
         difference = None if a is None or b is None else b - a
-        found.append(FigureChange(name, a, b, difference))
+        found.append(FigureChange(name, a, b, difference, how))
     return tuple(found)
+
+
+def _value(figures: RunFigures | ItemFigures, name: str):
+    """A figure of a run or item; K and p of a run of one item are its item's."""
+    if isinstance(figures, RunFigures) and name in ("top_k", "power"):
+        return getattr(figures.items[0], name)
+    return getattr(figures, name)
 
 
 def _maybe_float(value) -> float | None:
@@ -134,6 +164,7 @@ def _maybe_float(value) -> float | None:
 def item_figures(result: AuditResult) -> ItemFigures:
     metrics = result.metrics
     qwk = metrics.get("qwk")  # absent for unordered text labels
+    crossed = {} if result.cross_fit is None else result.cross_fit.metrics
     return ItemFigures(
         item=result.responses.item,
         responses=len(result.responses),
@@ -142,6 +173,8 @@ def item_figures(result: AuditResult) -> ItemFigures:
         qwk=None if qwk is None else float(qwk),
         top_k=result.selected.top_k,
         power=float(result.selected.power),
+        cross_kappa=_maybe_float(crossed.get("kappa")),
+        cross_qwk=_maybe_float(crossed.get("qwk")),
     )
 
 

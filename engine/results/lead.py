@@ -7,13 +7,22 @@ that never saw it); the in-sample figure stands beside it, labelled "in-sample".
   fit has learnt the scores it is judged on (on Mohler's items of ~28 answers the per-item
   kappa is 1.000 in-sample on 23 of 80 items, .06 cross-fitted at the median).
 - **too small**: an item with fewer than ANSWERS_PER_SCORE (10) answers per score value it
-  uses. The per-item fit estimates three parameters (beta_c, gamma_c, mu_c) per score value
-  beyond the first, so at 10 answers per value each parameter rests on about three answers,
-  already well under the ten events per parameter that logistic models are usually held to;
-  below it, scores used by two or three answers decide whole parameters and cross-fitting has
-  folds without them. The rule is cheap to state and to check by hand from items.csv's
-  `scores` column, and on Mohler it marks the items whose in-sample and cross-fitted kappas
-  part most.
+  uses beyond its most common one, counting the answers not given its most common score. The
+  per-item fit estimates three parameters (beta_c, gamma_c, mu_c) per score value beyond the
+  first, and what informs them is the answers of the rarer values: the events of the usual
+  rule of ten events per parameter (counted in the less frequent outcome), which 10 answers per
+  value already leave at about three. Below it, scores used by one to three answers decide
+  whole parameters, cross-fitting has folds without them, and the in-sample kappa is decided
+  by a handful of answers (Mohler's item 9.2: 26 answers scored 5 and one scored 2, in-sample
+  kappa 1.000, cross-fitted -0.038). It is never looser than "10 answers per score value
+  used" (n - most common < 10 (values - 1) whenever n < 10 values), is cheap to check by hand
+  from items.csv's `scores` column, and leaves large items with one rare score alone.
+
+Every comparison of the two is engine.results.compare's, decided on the figures as shown. An
+item too small for its scores shows no in-sample figure at all (on Mohler's items of 29 answers
+it is 1.000, with a bootstrap interval of 1.000 to 1.000, beside a cross-fitted -0.266): its
+cross-fitted figures and the label "too small" with the minimum instead. `item_lead` is every
+item's headline, in the CLI, the app and the reports.
 
 Only the standard library (it is read before numpy loads); a run's figures come in as anything
 with RunFigures' fields (engine.results.figures, which imports this module).
@@ -22,7 +31,12 @@ with RunFigures' fields (engine.results.figures, which imports this module).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from engine.results.compare import EXCESS, Comparison, Limit, compare
+
+if TYPE_CHECKING:
+    from engine.results.overview import ItemSummary
 
 
 class RunFigures(Protocol):
@@ -38,53 +52,85 @@ class RunFigures(Protocol):
 
 GAP = 0.05
 ANSWERS_PER_SCORE = 10
+# The too-small rule in words, for every sentence that states it.
+SMALL_RULE = (
+    f"fewer than {ANSWERS_PER_SCORE} answers per score value used beyond the most common one"
+)
 IN_SAMPLE = "in-sample"
 CROSS_FITTED = "cross-fitted"
 SHOWN_ITEMS = 3
+
+
+# In-sample more than GAP above cross-fitted: the fit learnt the scores it is judged on.
+MEMORISED = Limit(GAP, EXCESS, "parm's limit on in-sample optimism", "memorised")
 
 
 def _known(value) -> bool:
     return value is not None and value == value  # NaN is not known
 
 
+def optimism(in_sample: float | None, cross_fitted: float | None, label: str = "kappa"):
+    """The in-sample figure against its cross-fitted twin, under MEMORISED."""
+    return compare(f"the in-sample {label}", in_sample, "the cross-fitted", cross_fitted, MEMORISED)
+
+
 def memorised(in_sample: float | None, cross_fitted: float | None) -> bool:
-    """Whether the in-sample figure exceeds its cross-fitted twin by more than GAP (to 1e-9, so
-    that .80 against .75 is not warned for the last bit of a float)."""
-    if not (_known(in_sample) and _known(cross_fitted)):
-        return False
-    return round(in_sample - cross_fitted, 9) > GAP
+    """Whether the in-sample figure exceeds its cross-fitted twin by more than GAP, as the
+    figures are shown (3 digits: .800 against .750 is not warned)."""
+    return optimism(in_sample, cross_fitted).within is False
 
 
-def too_small(answers: int, values_used: int) -> bool:
-    """Whether an item has fewer than ANSWERS_PER_SCORE answers per score value it uses."""
-    return values_used >= 2 and answers < ANSWERS_PER_SCORE * values_used
+def _counts(counts: Sequence[int]) -> tuple[int, int, int]:
+    """(answers, score values used, answers outside the most common score)."""
+    used = [int(c) for c in counts if c > 0]
+    answers = sum(used)
+    return answers, len(used), answers - (max(used) if used else 0)
 
 
-def small_note(answers: int, values_used: int) -> str:
+def too_small(counts: Sequence[int]) -> bool:
+    """Whether an item (its answers per score value, zeros allowed) has fewer than
+    ANSWERS_PER_SCORE answers per score value it uses beyond its most common one."""
+    _, used, others = _counts(counts)
+    return used >= 2 and others < ANSWERS_PER_SCORE * (used - 1)
+
+
+def small_note(counts: Sequence[int]) -> str:
+    """'too small to judge: 29 answers, 12 of them outside the most common score, for 4 other
+    score values, under the 40 a fit needs (10 per value: 3 parameters each)'."""
+    answers, used, others = _counts(counts)
     return (
-        f"too small: {answers} answers for {values_used} score values "
-        f"(fewer than {ANSWERS_PER_SCORE} per value)"
+        f"too small to judge: {answers} answers, {others} of them outside the most common "
+        f"score, for {used - 1} other score value{'' if used == 2 else 's'}, under the "
+        f"{ANSWERS_PER_SCORE * (used - 1)} a fit needs ({ANSWERS_PER_SCORE} per value: 3 "
+        "parameters each)"
     )
 
 
 def gap_note(in_sample: float, cross_fitted: float) -> str:
-    return f"in-sample {in_sample - cross_fitted:.2f} above cross-fitted: memorised"
+    """'in-sample 0.554 above cross-fitted, more than 0.05: memorised'."""
+    return "in-sample " + optimism(in_sample, cross_fitted).brief().replace(
+        ",", " cross-fitted,", 1
+    )
 
 
 def _fixed(value, digits: int) -> str:
     return "—" if not _known(value) else f"{value:.{digits}f}"
 
 
-def lead_text(label: str, cross_fitted, in_sample, digits: int = 3) -> str:
-    """'kappa 0.061 cross-fitted (in-sample 0.793 ⚠ 0.73 above: memorised)'; without a
-    cross-fitted figure, the in-sample one labelled as such."""
+def lead_text(label: str, cross_fitted, in_sample, digits: int = 3, small: bool = False) -> str:
+    """'kappa 0.061 cross-fitted (in-sample 0.793 ⚠ 0.732 above, more than 0.05: memorised)';
+    without a cross-fitted figure, the in-sample one labelled as such; small: an item too small
+    for its scores, whose in-sample figure is not shown."""
     if not _known(cross_fitted):
+        if small:
+            return f"{label}: no cross-fitted figure (in-sample: too small)"
         return f"{label} {_fixed(in_sample, digits)} {IN_SAMPLE} (no cross-fitting)"
-    text = f"{label} {_fixed(cross_fitted, digits)} {CROSS_FITTED} ({IN_SAMPLE} "
-    text += _fixed(in_sample, digits)
-    if memorised(in_sample, cross_fitted):
-        text += f" ⚠ {in_sample - cross_fitted:.2f} above: memorised"
-    return text + ")"
+    text = f"{label} {_fixed(cross_fitted, digits)} {CROSS_FITTED}"
+    if small:
+        return text + f" ({IN_SAMPLE}: too small)"
+    found: Comparison = optimism(in_sample, cross_fitted, label)
+    text += f" ({IN_SAMPLE} {_fixed(in_sample, digits)}"
+    return text + (f" ⚠ {found.brief()}" if found.brief() else "") + ")"
 
 
 def run_lead(figures: RunFigures, digits: int = 3) -> list[str]:
@@ -105,6 +151,27 @@ def session_model_lead(figures: RunFigures, digits: int = 3) -> str | None:
     )
 
 
+def item_lead(row: ItemSummary, session_model: bool = True) -> list[str]:
+    """An item's headline, the same in the CLI, the app and the reports: kappa and QWK
+    cross-fitted first (in-sample beside them, or "too small"), exact agreement cross-fitted,
+    the session model's figure (left out with `session_model` False: a file of one item says
+    it once, on its own line); a too-small item's last part is its label (after ⚠)."""
+    small = row.small
+    parts = [lead_text("kappa", row.cross_fit_kappa, row.kappa, small=small)]
+    if row.qwk is not None:
+        parts.append(lead_text("QWK", row.cross_fit_qwk, row.qwk, small=small))
+    if _known(row.cross_fit_accuracy):
+        parts.append(f"exact agreement {row.cross_fit_accuracy:.1%} {CROSS_FITTED}")
+    if session_model and (row.session_model is not None or row.session_model_in_sample is not None):
+        label = "QWK" if row.qwk is not None else "kappa"
+        parts.append("session model " + lead_text(
+            label, row.session_model, row.session_model_in_sample
+        ))  # fmt: skip
+    if small:
+        parts.append("⚠ " + small_note(list(row.score_counts.values())))
+    return parts
+
+
 def _named(items: Sequence[str | None], total: int) -> str:
     if items == [None]:  # a file of one item, no item column: no name to quote
         return "The file"
@@ -114,21 +181,20 @@ def _named(items: Sequence[str | None], total: int) -> str:
 
 
 def lead_warnings(
-    rows: Sequence[tuple[str | None, int, int, float | None, float | None]],
+    rows: Sequence[tuple[str | None, Sequence[int], float | None, float | None]],
 ) -> list[str]:
     """The headline's warnings over a run's items, at most one line per kind. rows: per item
-    (name, None for a file without an item column; answers, score values used, in-sample kappa,
-    cross-fitted kappa or None)."""
-    small = [name for name, n, used, _, _ in rows if too_small(n, used)]
-    learnt = [name for name, _, _, inside, crossed in rows if memorised(inside, crossed)]
+    (name, None for a file without an item column; answers per score value, in-sample kappa, cross-fitted kappa or None)."""
+    small = [name for name, counts, _, _ in rows if too_small(counts)]
+    learnt = [name for name, _, inside, crossed in rows if memorised(inside, crossed)]
     notes = []
     if small:
         one = small == [None]
         notes.append(
             f"{_named(small, len(rows))} {'has' if one else 'have'} fewer than "
-            f"{ANSWERS_PER_SCORE} answers per score value {'it uses' if one else 'they use'}: "
-            f"{'the' if one else 'a per-item'} fit memorises them; read "
-            f"{'its' if one else 'their'} cross-fitted figures."
+            f"{ANSWERS_PER_SCORE} answers per score value {'it uses' if one else 'they use'} "
+            f"beyond {'its' if one else 'their'} most common one: {'the' if one else 'a per-item'} "
+            f"fit memorises them; read {'its' if one else 'their'} cross-fitted figures."
         )
     if learnt:
         notes.append(

@@ -17,7 +17,8 @@ class ItemSummary:
     not apply (no cross-fitting, no second rater, no session model). kappa, qwk: in-sample;
     cross_fit_kappa, cross_fit_qwk: cross-fitted, the figures to lead with; session_model and
     session_model_in_sample: the session model's cross-fitted and in-sample QWK (kappa for
-    unordered labels); values_used: how many score values the item's answers have."""
+    unordered labels); cross_fit_accuracy: exact agreement, cross-fitted; values_used: how many
+    score values the item's answers have."""
 
     item: str
     n: int
@@ -28,6 +29,7 @@ class ItemSummary:
     qwk: float | None = None
     cross_fit_kappa: float | None = None
     cross_fit_qwk: float | None = None
+    cross_fit_accuracy: float | None = None
     session_model: float | None = None
     session_model_in_sample: float | None = None
     values_used: int = 0
@@ -38,8 +40,9 @@ class ItemSummary:
 
     @property
     def small(self) -> bool:
-        """Fewer than ten answers per score value used (engine.results.lead)."""
-        return self.skipped is None and too_small(self.n, self.values_used)
+        """Fewer than ten answers per score value used beyond the most common one
+        (engine.results.lead)."""
+        return self.skipped is None and too_small(list(self.score_counts.values()))
 
     @property
     def memorised(self) -> bool:
@@ -50,15 +53,20 @@ class ItemSummary:
 
     @property
     def warning(self) -> str:
-        """What to say beside the item's figures: memorised, too small; "" when neither."""
-        notes = []
-        if memorised(self.kappa, self.cross_fit_kappa):
-            notes.append(gap_note(self.kappa, self.cross_fit_kappa) + " (kappa)")
-        elif memorised(self.qwk, self.cross_fit_qwk):
-            notes.append(gap_note(self.qwk, self.cross_fit_qwk) + " (QWK)")
+        """What to say beside the item's figures: too small (its in-sample figures are not
+        shown, so not called memorised either), else memorised; "" when neither."""
         if self.small:
-            notes.append(small_note(self.n, self.values_used))
-        return "; ".join(notes)
+            return small_note(list(self.score_counts.values()))
+        if memorised(self.kappa, self.cross_fit_kappa):
+            return gap_note(self.kappa, self.cross_fit_kappa) + " (kappa)"
+        if memorised(self.qwk, self.cross_fit_qwk):
+            return gap_note(self.qwk, self.cross_fit_qwk) + " (QWK)"
+        return ""
+
+
+def is_small(result: AuditResult) -> bool:
+    """Whether an audited item is too small for its scores (ItemSummary.small)."""
+    return too_small(result.responses.score_counts.tolist())
 
 
 def item_overview(
@@ -89,6 +97,7 @@ def _summary(result: AuditResult, session_model: SessionModelFigures | None) -> 
         qwk=result.metrics.get("qwk"),  # None for unordered text labels
         cross_fit_kappa=crossed.get("kappa"),
         cross_fit_qwk=crossed.get("qwk"),
+        cross_fit_accuracy=crossed.get("accuracy"),
         session_model=None if modelled is None else modelled.cross_fitted,
         session_model_in_sample=None if modelled is None else modelled.in_sample,
         values_used=int((responses.score_counts > 0).sum()),

@@ -115,8 +115,7 @@ def _lead_row(result: AuditResult) -> tuple:
     responses = result.responses
     crossed = None if result.cross_fit is None else result.cross_fit.metrics["kappa"]
     name = None if responses.item is None else str(responses.item)
-    used = int((responses.score_counts > 0).sum())
-    return name, len(responses), used, result.metrics["kappa"], crossed
+    return name, responses.score_counts.tolist(), result.metrics["kappa"], crossed
 
 
 def _warnings(items: Items, results: list[AuditResult]) -> list[RunWarning]:

@@ -53,6 +53,7 @@ from parm_tui.widgets.session_tables import (
     PairsTable,
     RatersTable,
     agreement_lines,
+    items_notes,
     rater_rule,
 )
 from parm_tui.widgets.tuning_table import TuningTable
@@ -122,7 +123,8 @@ class ResultsScreen(Screen):
                 with VerticalScroll(id="summary-scroll"):
                     yield Static(self.headline(), id="results-headline")
                     with Horizontal(id="results-tables"):
-                        yield RichPanel(metrics_table(result), id="results-metrics")
+                        small = session.overview[self.item].small
+                        yield RichPanel(metrics_table(result, small), id="results-metrics")
                         yield RichPanel(confusion_table(result), id="results-confusion")
                     yield Static(uncertainty_note(result), id="results-uncertainty")
                     yield RichPanel(second_rater_table(result), id="results-second-rater")
@@ -143,6 +145,7 @@ class ResultsScreen(Screen):
                 with TabPane(self.tab_label("items"), id="items"), VerticalScroll():
                     yield Static(Text("enter: review the item", "dim"), classes="table-hint")
                     yield ItemsTable(id="results-items")
+                    yield Static(items_notes(session), id="items-notes")
             if session.raters is not None or session.reads is not None:
                 with TabPane(self.tab_label("raters"), id="raters"), VerticalScroll():
                     if session.raters is not None:
@@ -299,10 +302,8 @@ class ResultsScreen(Screen):
         text.append(selected_text(result))
         text.append(f"\n{flagged:,} of {len(result.responses):,} responses flagged for review")
         text.append(" (F6 opens the review)", "dim")
-        if not self.session.by_item:
-            text.append_text(lead_lines(self.figures))
-        else:
-            text.append_text(item_lead(self.session.overview[self.item]))
+        # The item's headline as the CLI and the reports write it (engine.results.lead).
+        text.append_text(item_lead(self.session.overview[self.item]))
         previous, before = self.previous_figures()
         if before is not None:
             earlier = before if not self.session.by_item else before.item(result.responses.item)

@@ -13,7 +13,8 @@ from textual.widgets import Static
 
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
-from engine.results.lead import lead_text, memorised, run_lead, session_model_lead, small_note
+from engine.results.lead import item_lead as engine_item_lead
+from engine.results.lead import memorised, run_lead, session_model_lead
 
 if TYPE_CHECKING:
     from engine.results.figures import RunFigures
@@ -65,20 +66,16 @@ def lead_lines(figures: RunFigures) -> Text:
 
 
 def item_lead(row: ItemSummary) -> Text:
-    """An item's kappa and QWK, cross-fitted first, the session model's figure, and the
-    small-item warning."""
+    """An item's headline (engine.results.lead.item_lead, as the CLI and the reports write
+    it), its warnings in bold yellow; a too-small item's label on a line of its own."""
     text = Text("\n")
-    _lead_line(text, lead_text("kappa", row.cross_fit_kappa, row.kappa))
-    if row.qwk is not None:
-        text.append(" · ")
-        _lead_line(text, lead_text("QWK", row.cross_fit_qwk, row.qwk))
-    if row.session_model is not None:
-        text.append(" · ")
-        label = "QWK" if row.qwk is not None else "kappa"
-        _lead_line(text, "session model " + lead_text(label, row.session_model,
-                                                      row.session_model_in_sample))  # fmt: skip
-    if row.small:
-        text.append("\n⚠ " + small_note(row.n, row.values_used), "bold yellow")
+    parts = engine_item_lead(row)
+    for n, part in enumerate(parts):
+        if part.startswith("⚠ "):
+            text.append("\n" + part, "bold yellow")
+            continue
+        text.append(" · " if n else "")
+        _lead_line(text, part)
     return text
 
 
@@ -88,13 +85,20 @@ def interval_text(result: AuditResult, name: str) -> str:
 
 
 def metrics_summary(result: AuditResult) -> str:
-    """Plain-text summary for the clipboard."""
+    """Plain-text summary for the clipboard; an item too small for its scores says so instead
+    of its in-sample figures (engine.results.lead)."""
+    from engine.results.overview import is_small
+
     lines = [f"parm audit of {result.responses.source}", f"Selected: {selected_text(result)}"]
     crossed = {} if result.cross_fit is None else result.cross_fit.metrics
+    small = is_small(result)
     for name, value in result.metrics.items():
         line = f"{METRIC[name].screen}: "
         if name in crossed:  # the cross-fitted figure first (engine.results.lead)
             line += f"{fmt(crossed[name])} cross-fitted, "
+        if small:
+            lines.append(line + "in-sample: too small")
+            continue
         line += f"{fmt(value)} in-sample"
         if name in result.intervals:
             line += f" (95% CI {interval_text(result, name)})"
@@ -113,9 +117,11 @@ def session_summary(session: SessionResult) -> str:
     return safe_text("\n\n".join(parts))
 
 
-def metrics_table(result: AuditResult) -> Table:
+def metrics_table(result: AuditResult, small: bool = False) -> Table:
     """Each metric cross-fitted first (where cross-fitting ran), then in-sample with its
-    bootstrap interval; ⚠ beside an in-sample figure more than .05 above its cross-fitted one."""
+    bootstrap interval; ⚠ beside an in-sample figure more than .05 above its cross-fitted one.
+    small: an item too small for its scores (engine.results.lead), whose in-sample figures and
+    intervals say "too small" instead."""
     table = Table(title="Agreement, model vs human", title_justify="left", box=box.SIMPLE_HEAD)
     table.add_column("metric")
     with_intervals = bool(result.intervals)
@@ -129,14 +135,14 @@ def metrics_table(result: AuditResult) -> Table:
     for name, value in result.metrics.items():
         style = "bold green" if name == metric else ""
         cells = [Text(METRIC[name].screen, style)]
-        inside = Text(fmt(value), style)
+        inside = Text(fmt(value), style) if not small else Text("too small", "bold yellow")
         if crossed is not None:
             cells.append(Text(fmt(crossed[name]) if name in crossed else "", style))
-            if name in ("kappa", "qwk") and memorised(value, crossed.get(name)):
+            if not small and name in ("kappa", "qwk") and memorised(value, crossed.get(name)):
                 inside = Text("⚠ " + fmt(value), "bold yellow")
         cells.append(inside)
         if with_intervals:
-            cells.append(Text(interval_text(result, name), "dim"))
+            cells.append(Text("" if small else interval_text(result, name), "dim"))
         table.add_row(*cells)
     return table
 

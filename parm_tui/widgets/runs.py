@@ -48,14 +48,20 @@ def _difference(name: str, value) -> str:
 def comparison_text(
     now: RunFigures | ItemFigures, before: RunFigures | ItemFigures, saved_at: str
 ) -> Text:
-    """'Previous run (2026-11-23 14:05 UTC): kappa 0.675 → 0.668 (−0.007) · ...'; a figure
-    that did not change is written once."""
+    """'Previous run (2026-11-23 14:05 UTC): kappa cross-fitted 0.675 → 0.668 (−0.007) · ...':
+    kappa and QWK cross-fitted where both runs have them (engine.results.figures), each change
+    as engine.results.compare states it; a figure that did not change is written once."""
     text = Text("Previous run ", style="bold")
     text.append(f"({saved_when(saved_at)}): ", style="dim")
     for n, change in enumerate(figure_changes(now, before)):
         if n:
             text.append(" · ")
-        text.append(f"{LABELS[change.name]} ")
+        label = f"{LABELS[change.name]} {change.how}".rstrip()
+        text.append(f"{label} ")
+        if change.name in ("kappa", "qwk"):
+            stated = change.comparison().change()
+            text.append(stated, style="dim" if stated.endswith("(same)") else "")
+            continue
         if change.before == change.now:
             text.append(f"{_figure(change.name, change.now)} (same)", style="dim")
             continue
@@ -81,8 +87,8 @@ class OpenRun(Message):
 
 
 class RunsTable(DataTable):
-    """The file's saved runs, newest first: when, its figures, and which is on show; enter
-    reopens one."""
+    """The file's saved runs, newest first: when, its cross-fitted kappa and QWK (those a
+    headline leads with), and which is on show; enter reopens one."""
 
     def __init__(self, **kwargs) -> None:
         kwargs.setdefault("cursor_type", "row")
@@ -95,7 +101,7 @@ class RunsTable(DataTable):
         comes last, so the figures stay in view at 80 columns."""
         self.clear(columns=True)
         self.runs = tuple(runs)
-        for header in ("", "saved (UTC)", "n", "flagged", "kappa", "QWK", "K", "p", "run"):
+        for header in ("", "saved (UTC)", "n", "flagged", "κ x-fit", "QWK x-fit", "K", "p", "run"):
             self.add_column(header, key=header or "mark")
         for run in self.runs:
             mark = Text("▶" if run.run_id == on_show else "", "bold")
@@ -112,9 +118,10 @@ class RunsTable(DataTable):
                     if selected is None
                     else (_figure("top_k", selected[0]), _figure("power", selected[1]))
                 )
+                # The cross-fitted figures, those a headline leads with ("—": not cross-fitted).
                 row += [
-                    f"{figures.responses:,}", f"{figures.flagged:,}", fmt(figures.kappa),
-                    fmt(figures.qwk), k, p,
+                    f"{figures.responses:,}", f"{figures.flagged:,}", fmt(figures.cross_kappa),
+                    fmt(figures.cross_qwk), k, p,
                 ]  # fmt: skip
             row.append(Text(run.run_id, "dim"))
             self.add_row(*row, key=run.run_id)

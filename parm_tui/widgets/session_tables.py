@@ -19,6 +19,7 @@ from textual.widgets import DataTable
 from engine.core.text import safe_text
 from engine.outputs.declared import RATERS, TOO_FEW
 from engine.outputs.read_files import interval_text, pair_cells, prmse_text
+from engine.results.lead import SMALL_RULE
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
@@ -71,45 +72,69 @@ class SessionTable(DataTable):
 
 
 class ItemsTable(SessionTable):
-    """One row per item: size, selected K and p, the cross-fitted kappa first and the in-sample
-    one beside it (⚠ where it is more than .05 above, or the item has fewer than ten answers per
-    score value), QWK, the session model's cross-fitted figure where the run fitted it, flags,
-    and the two raters' agreement where answers were scored twice; skipped items with their
-    reason."""
+    """One row per item, the figures that matter first so that they stay in view at 80
+    columns: size, the cross-fitted kappa and QWK, the session model's cross-fitted figure
+    where the run fitted it, flags, the two raters' kappa where answers were scored twice, a
+    short note (⚠ memorised: in-sample more than .05 above cross-fitted; ⚠ small: fewer than
+    ten answers per score value beyond the most common one; skipped), then the in-sample figures ("small" for a small
+    item, engine.results.lead) and the selected K and p. A skipped item's reason is under the
+    table (`items_notes`), never in a figure's column."""
 
     def show(self, session: SessionResult) -> None:
         self.clear(columns=True)
         modelled = session.session_model is not None
-        headers = ["item", "n", "K", "p", "x-fit κ", "in-sample κ", "QWK x-fit (in)", "⚠"]
-        headers += ["session x-fit"] if modelled else []
-        headers += ["flagged", "2 raters κ"]
+        headers = ["item", "n", "κ x-fit", "QWK x-fit", *(["session"] if modelled else [])]
+        headers += ["flagged", "raters κ", "note", "κ in", "QWK in", "K", "p"]
         for header in headers:
             self.add_column(header, key=header)
         for s in session.overview:
             if s.skipped is not None:
-                cells = [name(s.item), f"{s.n:,}", Text(f"skipped: {s.skipped}", "dim")]
-                self.add_target(cells + [""] * (len(headers) - 3), None, None)
+                cells = [name(s.item), Text(f"{s.n:,}", justify="right")]
+                cells += [""] * (headers.index("note") - 2) + [Text("skipped ↓", "dim")]
+                self.add_target(cells + [""] * (len(headers) - len(cells)), None, None)
                 continue
-            k = "dense" if s.top_k is None else str(s.top_k)
-            share = f"{s.flagged:,} ({s.flagged / max(s.n, 1):.0%})"
-            qwk = (
-                fmt(s.qwk) if s.cross_fit_qwk is None else f"{fmt(s.cross_fit_qwk)} ({fmt(s.qwk)})"
-            )
-            cells = [
-                name(s.item), f"{s.n:,}", k, f"{s.power:.3g}", fmt(s.cross_fit_kappa),
-                fmt(s.kappa), qwk, warning_cell(s),
-            ]  # fmt: skip
-            cells += [fmt(s.session_model)] if modelled else []
-            cells += [share, fmt(s.human_kappa)]
-            self.add_target([Text(str(c), justify="right") if 0 < n < 7 or n > 7 else c
-                             for n, c in enumerate(cells)], s.item, None)  # fmt: skip
+            self.add_target(item_cells(s, modelled), s.item, None)
+
+
+def _right(value: str) -> Text:
+    return Text(value, justify="right")
+
+
+def item_cells(s, modelled: bool) -> list:
+    """An audited item's row of the Items tab (ItemsTable's columns)."""
+    share = f"{s.flagged:,} ({s.flagged / max(s.n, 1):.0%})"
+    inside = (Text("small", "dim", justify="right"),) * 2 if s.small else (
+        _right(fmt(s.kappa)), _right(fmt(s.qwk)))  # fmt: skip
+    cells = [name(s.item), _right(f"{s.n:,}"), _right(fmt(s.cross_fit_kappa)),
+             _right(fmt(s.cross_fit_qwk))]  # fmt: skip
+    cells += [_right(fmt(s.session_model))] if modelled else []
+    cells += [_right(share), _right(fmt(s.human_kappa)), warning_cell(s), *inside]
+    return cells + [_right("dense" if s.top_k is None else str(s.top_k)), _right(f"{s.power:.3g}")]
+
+
+def items_notes(session: SessionResult) -> Text:
+    """Under the Items tab: what its marks mean, and each skipped item with its reason."""
+    text = Text(
+        "x-fit: cross-fitted (each score predicted without it); in: in-sample. ⚠ memorised: "
+        f"in-sample more than 0.05 above cross-fitted. ⚠ small: {SMALL_RULE} (3 parameters "
+        "each), in-sample figures not shown.",
+        "dim",
+    )
+    for s in session.overview:
+        if s.skipped is not None:
+            text.append("\nSkipped ", "bold")
+            text.append_text(name(s.item))
+            text.append(f" ({s.n:,} rows): ")
+            text.append(safe_text(s.skipped))
+    return text
 
 
 def warning_cell(row) -> Text:
-    """'⚠ fit' (in-sample more than .05 above cross-fitted), '⚠ small' (fewer than ten answers
-    per score value), both, or nothing."""
-    marks = [word for word, on in (("fit", row.memorised), ("small", row.small)) if on]
-    return Text("⚠ " + " ".join(marks), "bold yellow") if marks else Text("")
+    """'⚠ small' (engine.results.lead.too_small: its in-sample figures are not shown,
+    so not called memorised either), '⚠ memorised' (in-sample more than .05 above
+    cross-fitted), or nothing."""
+    mark = "small" if row.small else "memorised" if row.memorised else ""
+    return Text("⚠ " + mark, "bold yellow") if mark else Text("")
 
 
 def leniency_cell(r: RaterRow, wide: bool, raters=None) -> Text:
