@@ -273,16 +273,18 @@ async def test_the_raters_tab_lists_every_pair_of_raters_where_answers_are_read_
 
     from parm_tui.widgets.session_tables import PairsTable
 
-    result = synthetic_result(200)  # a second read of every answer, no rater column
+    result = synthetic_result(200)  # a second read of every answer, no rater column: the score
+    # columns name the two raters, who have the rater table (focused) above the pairs
     async with ParmApp().run_test(size=(160, 40)) as pilot:  # wide: with intervals
         screen = await show_results(pilot, result)
         await pilot.press(str(screen.tabs_shown().index("raters") + 1))
         await pilot.pause()
         table = screen.query_one(PairsTable)
         assert screen.query_one("#results-tabs", TabbedContent).active == "raters"
-        assert table.has_focus and table.row_count == 1
+        assert table.row_count == 1 and not table.has_focus
         row = [str(cell) for cell in table.get_row_at(0)]
-        assert row[1:4] == ["read 1", "read 2", "200"]
+        first, second = result.config.score_column, result.config.second_score_column
+        assert row[1:4] == [first, second, "200"]
         pair = screen.session.reads.agreement.pairs[0]
         assert row[4].startswith(f"{pair.figures['exact'].estimate:.3f} (")
         lines = str(screen.query_one("#agreement-lines", Static).content)
