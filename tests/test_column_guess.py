@@ -124,3 +124,26 @@ def test_a_doubtful_score_guess_names_its_candidates_and_parm_audit_stops(tmp_pa
     assert code == 2
     assert "Which column holds the scores?" in output and "--score-col COLUMN" in output
     assert not (tmp_path / "out").exists()
+
+
+def test_the_text_column_named_as_the_score_is_refused_by_name_not_as_a_missing_text_column():
+    """Issue 43: `--score-col EssayText` left no text column to guess, and the message was
+    "Setting 'text_column' = null is invalid"; it names the column and the score columns."""
+    import dataclasses
+
+    import pytest
+
+    from engine.core.errors import DataError
+
+    n = 60
+    frame = pd.DataFrame({
+        "Id": [str(i) for i in range(n)], "Score1": [str(i % 3) for i in range(n)],
+        "Score2": [str((i + 1) % 3) for i in range(n)],
+        "EssayText": [f"answer {i} about the experiment" for i in range(n)],
+    })  # fmt: skip
+    config = dataclasses.replace(load_defaults(), score_column="EssayText")
+    with pytest.raises(DataError) as refused:
+        choose_columns(frame, config, {"score_column"})
+    message = str(refused.value)
+    assert "column 'EssayText' cannot hold the scores" in message
+    assert "'Score1', 'Score2'" in message

@@ -22,7 +22,7 @@ from invariants import (
     reads_of,
     shape_breaches,
 )
-from invariants.figures import SIGNED, UNIT, csv_breaches, json_breaches
+from invariants.figures import PRMSE, SIGNED, UNIT, csv_breaches, json_breaches
 from invariants.reads import consensus_breaches, rater_breaches
 from invariants.text import comparison_breaches, prose_breaches
 from typer.testing import CliRunner
@@ -34,7 +34,7 @@ from parm_tui.cli import app as cli_app
 @pytest.mark.parametrize(
     "name, csv_file, bounds",
     [("kappa", True, SIGNED), ("cross_fit_qwk", True, SIGNED), ("alpha_ordinal_low", True, SIGNED),
-     ("prmse_high", True, SIGNED), ("exact", True, UNIT), ("flagged_share", True, UNIT),
+     ("prmse_high", True, PRMSE), ("exact", True, UNIT), ("flagged_share", True, UNIT),
      ("p_correct", True, UNIT), ("consensus_p", True, UNIT), ("p", True, UNIT), ("p", False, None),
      ("disagreement", True, None), ("leniency", True, None), ("nll", True, None),
      ("Exact agreement (accuracy)", False, UNIT), ("reliability (95% interval)", False, UNIT),

@@ -97,6 +97,11 @@ def choose_columns(
             guess = guesses[GUESS_KEYS[key]]
             chosen[key] = tuple(guess) if isinstance(guess, list) else guess
     _without_twice_read(chosen, config, given)
+    if chosen["text_column"] is None and "score_column" in given:
+        # The text column named as the score leaves none to guess: say that, not "no text".
+        from engine.input.score_check import check_named_score
+
+        check_named_score(frame, chosen["score_column"], chosen["item_column"], "The file")
     _reads_agree(chosen, given)
     for key in settings.FILE_KEYS:
         chosen[key] = getattr(config, key)

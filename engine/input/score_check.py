@@ -37,7 +37,7 @@ def check_score_columns(frame: pd.DataFrame, config: AuditConfig, where: str) ->
     for column in dict.fromkeys(columns):
         values = _values(frame, column)
         if values is not None:
-            _check_values(frame, column, values, config, where)
+            _check_values(frame, column, values, config.item_column, where)
     if config.on_bad_rows == "skip":
         values = _values(frame, columns[0])
         if values is not None:
@@ -55,13 +55,21 @@ def _values(frame: pd.DataFrame, column: str | None) -> pd.Series | None:
     return cells.astype(str).str.strip()
 
 
-def _check_values(frame: pd.DataFrame, column: str, values: pd.Series, config, where) -> None:
+def check_named_score(frame: pd.DataFrame, column: str, items: str | None, where: str) -> None:
+    """The values rule on one column named as the score: used where the columns are chosen,
+    since a text column named as the score leaves no text column to guess, and that would
+    otherwise be the message."""
+    values = _values(frame, column)
+    if values is not None:
+        _check_values(frame, column, values, items, where)
+
+
+def _check_values(frame: pd.DataFrame, column: str, values: pd.Series, items, where) -> None:
     present = values[values != ""]
     counts = present.value_counts(sort=False)
     numbers = sum(n for value, n in counts.items() if as_number(value) is not None)
     kind = "numbers" if numbers > 0.5 * len(present) else "text"
     many, within = len(counts), ""
-    items = config.item_column
     if kind == "numbers" and items in frame.columns and not isinstance(frame[items], pd.DataFrame):
         # Each item has its own scale (a file of essay sets scored 1-6, 0-24, 10-60): a rubric's
         # limit is an item's, as engine.input.responses applies it.

@@ -23,6 +23,7 @@ import re
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
 from engine.input.config import SINGLE_VECTOR
+from engine.input.reads import read_pair
 from engine.outputs.report import FIELD_THRESHOLDS, report_dict
 from engine.results.item import AuditResult
 from engine.results.lead import lead_text, small_note
@@ -168,8 +169,11 @@ def _summary_section(result: AuditResult, data) -> str:
         f"- Run: {md_text(data['run_id'])}",
     ]
     if result.second_rater is not None:
+        # Named as every output names the second reads' rater (engine.input.reads.read_pair):
+        # a long file has no second score column to name.
+        other = read_pair([result.responses.reads])[1]
         lines.append(
-            f"- Second rater ({md_text(result.config.second_score_column)}): "
+            f"- Second rater ({md_text(other)}): "
             f"{plural(result.second_rater.rows_with_both, 'response')} scored twice, "
             f"{int(result.second_rater.disagree.sum()):,} with different scores"
         )

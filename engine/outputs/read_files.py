@@ -278,10 +278,14 @@ def alpha_table(data: dict, ordered: bool) -> tuple[list[str], list[list]]:
 
 
 def prmse_text(data: dict) -> str:
-    """The session's PRMSE with its interval, or "not estimable (why)"."""
+    """The session's PRMSE with its interval, or "not estimable (why)"; below 0 with what that
+    means (PRMSE has no lower bound: 1 - MSE_T / V_T)."""
     if data["session_prmse"] is None:
         return f"not estimable ({data.get('session_prmse_reason') or 'no figure'})"
-    return interval_text(data["session_prmse"])
+    text = interval_text(data["session_prmse"])
+    if data["session_prmse"]["estimate"] < 0:
+        text += ": below 0, the model's scores are further from the true scores than the mean is"
+    return text
 
 
 def interval_text(interval: dict | None, key: str = "estimate") -> str:

