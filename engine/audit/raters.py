@@ -146,7 +146,7 @@ class ItemFit(Protocol):
     def predicted(self) -> np.ndarray: ...
 
     @property
-    def flagged(self) -> np.ndarray: ...
+    def model_differs(self) -> np.ndarray: ...
 
     @property
     def rater_proba(self) -> np.ndarray | None: ...
@@ -285,7 +285,7 @@ def _item_scores(k: int, result, pooled, order) -> dict[str, np.ndarray]:
         "time": np.asarray(times, dtype=float),
         "human": to_pooled[responses.scores],
         "model": to_pooled[result.predicted],
-        "flagged": np.asarray(result.flagged),
+        "flagged": np.asarray(result.model_differs),
         "second": _second_codes(responses, to_pooled),
         "second_rater": np.array(second_raters, dtype=object),
     }

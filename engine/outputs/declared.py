@@ -216,7 +216,19 @@ ITEMS = OutputTable(
         Column("session_model_in_sample", "the session model's in-sample QWK (kappa for "
                "unordered labels)", _attr("session_model_in_sample"), FIGURE,
                "session model in-sample", when="with session_model auto and 2+ items or reads"),
-        Column("flagged", "responses the model would score otherwise", _attr("flagged"), COUNT),
+        Column("flagged", "the likely wrong scores: as many answers from the top of the item's "
+               "queue as it has estimated wrong scores (or the top that reaches flag_precision)",
+               _attr("flagged"), COUNT),
+        Column("estimated_wrong", "how many of the item's scores another read would likely "
+               "change: from its answers read twice, else the sum of its severities",
+               _attr("estimated_wrong"), FIGURE, "est. wrong",
+               interval=("estimated_wrong_low", "estimated_wrong_high")),
+        Column("estimated_wrong_low", "its 95% interval: low end", _attr("estimated_wrong_low"),
+               FIGURE),
+        Column("estimated_wrong_high", "its 95% interval: high end",
+               _attr("estimated_wrong_high"), FIGURE),
+        Column("estimated_from", "what the estimate rests on: second reads or severities",
+               _attr("estimated_from")),
         Column("human_exact", "rater 1 against rater 2 on the double-read answers: exact "
                "agreement", _attr("human_exact"), FIGURE, when="with a second score"),
         Column("human_kappa", "rater 1 against rater 2: Cohen's kappa", _attr("human_kappa"),

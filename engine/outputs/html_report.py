@@ -34,7 +34,13 @@ from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.review_summary import NO_REVIEW
 from engine.outputs.session_markdown import blank_count
 from engine.results.figures import run_figures
-from engine.results.lead import ANSWERS_PER_SCORE, run_lead, session_model_lead
+from engine.results.lead import (
+    ANSWERS_PER_SCORE,
+    run_lead,
+    session_model_lead,
+    session_wrong,
+    wrong_phrase,
+)
 from engine.results.session import SessionResult
 
 # No script, no remote or local load of anything: styles inline, plots inline SVG.
@@ -130,8 +136,8 @@ def summary(session: SessionResult, data: dict, items: list[dict]) -> dict:
         "human": human[:SHOWN],
         "human_more": max(len(human) - SHOWN, 0),
         "flagged": f"{flagged:,} of {session.n_responses:,} responses "
-        f"({flagged / max(session.n_responses, 1):.1%}) are flagged for review: the model "
-        "prefers another score for them.",
+        f"({flagged / max(session.n_responses, 1):.1%}) are flagged for review as likely wrong: "
+        f"{wrong_phrase(session_wrong(session.results))}.",
         "items": attention[:SHOWN],
         "items_more": max(len(attention) - SHOWN, 0),
         "raters": raters[:SHOWN],

@@ -28,8 +28,8 @@ def review_view(
 ) -> np.ndarray:
     """Indices of the responses to list, in the review queue's order (most severe first).
 
-    show_all: every response (the whole queue), else only the flagged ones (the PARM fit
-    prefers another score), in the same order; human/predicted: score codes to keep (None =
+    show_all: every response (the whole queue), else only the flagged ones (the likely wrong
+    scores: engine.results.item.AuditResult.flagged), in the same order; human/predicted: score codes to keep (None =
     any); off_by_two: |model - human| >= 2 codes; search: case-insensitive text (or id) to look
     for; folded: texts already casefolded; subset: (N,) bool, list only these (a mask of
     `RerunChanges`) instead of the flagged ones (or all of them with show_all); item: only that
@@ -41,7 +41,7 @@ def review_view(
     if subset is not None:
         keep = np.asarray(subset, dtype=bool).copy()
     else:
-        keep = np.ones(len(scores), dtype=bool) if show_all else model != scores
+        keep = np.ones(len(scores), dtype=bool) if show_all else review.flagged.copy()
     if human is not None:
         keep &= scores == human
     if predicted is not None:

@@ -36,10 +36,11 @@ from severity_error_calibration import (  # noqa: E402
     flag_lines,
     held_out_calibration,
     reliability_svg,
+    shipped_map,
 )
 from severity_error_candidates import candidates  # noqa: E402
 from severity_error_pieces import GROUP_COUNTS, item_inputs, pieces  # noqa: E402
-from severity_error_report import CURRENT, KNN, OOF_LR, held_out, report, table, units  # noqa: E402  # noqa: E402
+from severity_error_report import CURRENT, KNN, OOF_LR, choose, held_out, report, table, units  # noqa: E402
 from severity_errors import GENERATORS  # noqa: E402
 from severity_metrics import Outcome  # noqa: E402
 
@@ -128,8 +129,19 @@ def main() -> None:
         grouped = units(outcomes)
         figures = table(grouped, list(outcomes[0].rankings))
         pool = [n for n in outcomes[0].rankings if n not in (KNN, OOF_LR)]
-        per_kind = held_out_calibration(real, held_out(figures, pool), CLASSES)
+        choices = held_out(figures, pool)
+        per_kind, features = held_out_calibration(real, choices, CLASSES)
         print("\n".join(calibration_lines(per_kind)))
+        print(
+            "\nMap features chosen without each kind: "
+            + "; ".join(f"{k}: {v}" for k, v in features.items())
+        )
+        everything = choose(figures, list(figures), pool)
+        pick, coef = shipped_map(real, everything, CLASSES)
+        print(
+            f"Chosen on every kind: {everything}; map fitted on every kind ({pick}): "
+            f"COEFFICIENTS = {np.array2string(coef, precision=6, separator=', ')}"
+        )
         print("\n".join(flag_lines(per_kind, PREDICTED)))
         reliability_svg(per_kind, Path(args.plot))
         print(f"\nReliability plot: {args.plot}")

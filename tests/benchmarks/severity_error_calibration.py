@@ -12,15 +12,28 @@ of the probabilities) against the true count, and a reliability plot (SVG).
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import numpy as np
 from severity_metrics import Outcome
 
 from engine.audit.calibration import fit_map, map_features, predict_map
+from engine.audit.flagging import flagged, wrong_estimate
 
 BINS = 10
+# The map's candidate features (columns of engine.audit.calibration.map_features): the
+# intercept and the raw severity's logit always; the item's mean logit; log(number of scores).
+FEATURE_SETS = {
+    "logit": (0, 1),
+    "+ item mean": (0, 1, 2),
+    "+ scores": (0, 1, 3),
+    "all": (0, 1, 2, 3),
+}
 RATIO = 1.5
+# The share of each item's answers whose second read a session is shown, for the estimate from
+# second reads.
+VISIBLE = 0.2
 
 
 def ece(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> float:
@@ -53,22 +66,55 @@ def _design(outcomes: list[Outcome], name: str, classes: dict) -> tuple:
     return np.vstack(x), np.concatenate(y), np.concatenate(w)
 
 
-def held_out_calibration(real: list[Outcome], choices: dict, classes: dict) -> dict:
+def fit_columns(x, y, w, columns) -> np.ndarray:
+    """The map fitted on some of its features; the others' coefficients 0."""
+    coef = np.zeros(x.shape[1])
+    coef[list(columns)] = fit_map(x[:, list(columns)], y, w)
+    return coef
+
+
+def inner_ece(real: list[Outcome], name: str, classes: dict, columns) -> float:
+    """Mean ECE over the given kinds, each scored by the map fitted on the others."""
+    kinds = list(dict.fromkeys(o.dataset for o in real))
+    found = []
+    for kind in kinds:
+        x, y, w = _design([o for o in real if o.dataset != kind], name, classes)
+        coef = fit_columns(x, y, w, columns)
+        mx, my, _ = _design([o for o in real if o.dataset == kind], name, classes)
+        found.append(ece(predict_map(coef, mx), my))
+    return float(np.mean(found))
+
+
+def held_out_calibration(real: list[Outcome], choices: dict, classes: dict) -> tuple[dict, dict]:
     """Per held-out kind: its items' calibrated probabilities and truth, by the map fitted on
-    the other kinds' real reads (of the candidate chosen without that kind)."""
-    out = {}
+    the other kinds' real reads (of the candidate chosen without that kind), with the features
+    (FEATURE_SETS) whose mean ECE, each of those kinds held out in turn, is lowest. Returns
+    that and {kind: the feature set chosen}."""
+    out, chosen = {}, {}
     for kind in dict.fromkeys(o.dataset for o in real):
         name = choices[kind]
         train = [o for o in real if o.dataset != kind]
+        if len({o.dataset for o in train}) > 2:
+            pick = min(FEATURE_SETS, key=lambda f: inner_ece(train, name, classes, FEATURE_SETS[f]))
+        else:
+            pick = "all"
+        chosen[kind] = pick
         x, y, w = _design(train, name, classes)
-        coef = fit_map(x, y, w)
+        coef = fit_columns(x, y, w, FEATURE_SETS[pick])
         mine = [o for o in real if o.dataset == kind]
         out[kind] = [
             (o.item, predict_map(coef, map_features(o.rankings[name], classes[(kind, o.item)])),
              o.positives)
             for o in mine
         ]  # fmt: skip
-    return out
+    return out, chosen
+
+
+def shipped_map(real: list[Outcome], name: str, classes: dict) -> tuple[str, np.ndarray]:
+    """The map parm ships: the feature set chosen over every kind, fitted on all of them."""
+    pick = min(FEATURE_SETS, key=lambda f: inner_ece(real, name, classes, FEATURE_SETS[f]))
+    x, y, w = _design(real, name, classes)
+    return pick, fit_columns(x, y, w, FEATURE_SETS[pick])
 
 
 def count_line(item_rows) -> tuple[int, int, float]:
@@ -127,20 +173,42 @@ def reliability_svg(per_kind: dict, path: Path) -> None:
     path.write_text("\n".join(parts))
 
 
+def _within(estimate: float, truth: int) -> bool:
+    return 1 / RATIO <= max(estimate, 0.5) / max(truth, 0.5) <= RATIO
+
+
 def flag_lines(per_kind: dict, predicted: dict) -> list[str]:
-    """Per item with real second reads: the wrong scores (reads differ), what parm flagged
-    before issue 44 (predicted != audited) and how many of those the second read agrees with,
-    and the estimate (sum of calibrated probabilities) with the top-ranked that many flagged."""
+    """Per item with real second reads: the wrong scores (reads differ); what parm flagged
+    before issue 44 (predicted != audited) and how many of those the second read agrees with;
+    the estimate from the held-out calibrated severities (engine.audit.flagging) and the list
+    flagged from it; and the estimate from VISIBLE of the answers' second reads, as a session
+    with some answers read twice gets it."""
     lines = ["", "## Flagged lists held out (real second reads)", ""]
     lines += ["| kind | item | answers | reads differ | before: flagged (2nd read agrees) | "
-              "estimate | flagged now (2nd read agrees) |", "|---" * 7 + "|"]  # fmt: skip
+              "estimate from severities (95%) | flagged now (2nd read agrees) | "
+              f"estimate from {VISIBLE:.0%} read twice (95%) |", "|---" * 8 + "|"]  # fmt: skip
+    tally = {"severities": [0, 0], "reads": [0, 0], "covered": [0, 0]}
     for kind, rows in per_kind.items():
         for item, p, y in rows:
             before, audited = predicted[(kind, item)]
             old = before != audited
-            old = f"{int(old.sum())} ({int((old & ~y).sum())})"
-            k = int(round(p.sum()))
-            top = np.argsort(-p, kind="stable")[:k]
-            lines.append(f"| {kind} | {item} | {p.size:,} | {int(y.sum())} | {old} | "
-                         f"{p.sum():.0f} | {k} ({int((~y[top]).sum())}) |")  # fmt: skip
+            estimate = wrong_estimate(p)
+            now = flagged(np.argsort(-p, kind="stable"), p, estimate)
+            rng = np.random.default_rng(zlib.crc32(f"{kind}/{item}".encode()))
+            shown = rng.random(p.size) < VISIBLE
+            reads = wrong_estimate(p, shown, y & shown)
+            truth = int(y.sum())
+            for key, e in (("severities", estimate), ("reads", reads)):
+                tally[key][0] += _within(e.count, truth)
+                tally[key][1] += 1
+            tally["covered"][0] += reads.low <= truth <= reads.high
+            tally["covered"][1] += 1
+            lines.append(f"| {kind} | {item} | {p.size:,} | {truth} | {int(old.sum())} "
+                         f"({int((old & ~y).sum())}) | {estimate.count:.0f} ({estimate.low:.0f}-"
+                         f"{estimate.high:.0f}) | {int(now.sum())} ({int((now & ~y).sum())}) | "
+                         f"{reads.count:.0f} ({reads.low:.0f}-{reads.high:.0f}) |")  # fmt: skip
+    lines += ["", f"Items whose estimate is within {RATIO}x of the truth: from the severities "
+              f"{tally['severities'][0]} of {tally['severities'][1]}; from {VISIBLE:.0%} read "
+              f"twice {tally['reads'][0]} of {tally['reads'][1]} (its 95% interval holds the "
+              f"truth on {tally['covered'][0]})."]  # fmt: skip
     return lines

@@ -10,6 +10,8 @@ one item's pieces (severity_error_pieces.py) and the audited scores, never of th
                           audited score)
   max current, groups<k>  the larger of the two severities
   logit mean ...          the severity whose logit is the mean of the two logits
+  logit w current + ...   a weighted mean of the two logits (w = 1/3, 2/3)
+  ... +kNN                the mean of three logits: current, groups<k> and the kNN vote
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 from severity_error_pieces import GROUP_COUNTS
 
 CLIP = 1e-6
+WEIGHTS = (1 / 3, 2 / 3)
 
 
 def one_minus(proba: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -27,6 +30,11 @@ def one_minus(proba: np.ndarray, scores: np.ndarray) -> np.ndarray:
 def _logit(p):
     p = np.clip(p, CLIP, 1 - CLIP)
     return np.log(p / (1 - p))
+
+
+def _blend(a, b, w):
+    """The probability whose logit is w logit(a) + (1 - w) logit(b)."""
+    return 1 / (1 + np.exp(-(w * _logit(a) + (1 - w) * _logit(b))))
 
 
 def random_folds(found, scores):
@@ -48,5 +56,10 @@ def candidates(found: dict, scores: np.ndarray, groups=GROUP_COUNTS) -> dict[str
         out[f"groups{k}"] = g
         out[f"mean current+groups{k}"] = (cur + g) / 2
         out[f"max current, groups{k}"] = np.maximum(cur, g)
-        out[f"logit mean current+groups{k}"] = 1 / (1 + np.exp(-(_logit(cur) + _logit(g)) / 2))
+        out[f"logit mean current+groups{k}"] = _blend(cur, g, 0.5)
+        for w in WEIGHTS:
+            out[f"logit {w:.2f} current + {1 - w:.2f} groups{k}"] = _blend(cur, g, w)
+        out[f"logit mean current+groups{k}+kNN"] = 1 / (
+            1 + np.exp(-(_logit(cur) + _logit(g) + _logit(found["peer/knn"])) / 3)
+        )
     return out
