@@ -135,12 +135,13 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
     )
     timings["severity"] = time.perf_counter() - mark
     if ranked is not None:
-        return calibrated(ranked, responses.n_classes), []
+        return calibrated(ranked, scores, responses.n_classes), []
     note = (
         "Too few responses per score to cross-fit the severity: it is 1 - p(human score) "
         "from the PARM fit instead."
     )
-    return calibrated(severity.severity(tuned.fitted.proba, scores), responses.n_classes), [note]
+    raw = severity.severity(tuned.fitted.proba, scores)
+    return calibrated(raw, scores, responses.n_classes), [note]
 
 
 def _rater_expectation(vectors, responses: Responses, reporter):

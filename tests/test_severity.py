@@ -278,7 +278,7 @@ def test_run_audit_severity_is_the_review_severity_of_its_own_fit(noisy_run):
     raw = audit.review_severity(
         vectors, responses.texts, result.tuning.features, responses.scores, 3, seed=0
     )
-    np.testing.assert_array_equal(result.severity, calibrated(raw, 3))
+    np.testing.assert_array_equal(result.severity, calibrated(raw, responses.scores, 3))
 
 
 def test_the_same_input_and_seed_give_the_same_severity_and_another_seed_other_folds(noisy_run):
@@ -313,7 +313,11 @@ def test_small_files_with_a_single_response_in_a_score_get_a_severity():
     )
     assert np.all((result.severity >= 0) & (result.severity <= 1))
     # No other response supports score 3: the most severe, and on its calibrated scale
-    assert result.severity[0] == pytest.approx(calibrated(np.array([1.0]), 4)[0])
+    raw = audit.review_severity(
+        vectors, result.responses.texts, result.tuning.features, scores, 4, seed=0
+    )
+    assert raw[0] == pytest.approx(1.0, abs=1e-5)
+    np.testing.assert_array_equal(result.severity, calibrated(raw, scores, 4))
     assert result.review_order()[0] == 0
     assert not any("Too few responses" in w for w in result.warnings)
 
@@ -327,7 +331,7 @@ def test_without_two_folds_severity_falls_back_to_the_parm_fit_and_says_so():
         embedded=Embedded.precomputed(vectors),
     )
     raw = audit.severity(result.fitted.proba, scores)
-    np.testing.assert_allclose(result.severity, calibrated(raw, 12))
+    np.testing.assert_allclose(result.severity, calibrated(raw, scores, 12))
     assert any("Too few responses per score" in w for w in result.warnings)
 
 

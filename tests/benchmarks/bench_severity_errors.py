@@ -80,7 +80,7 @@ def rankings(found: dict, scores: np.ndarray, groups) -> dict[str, np.ndarray]:
     return out
 
 
-CLASSES: dict[tuple[str, str], int] = {}
+CLASSES: dict[tuple[str, str], tuple] = {}
 PREDICTED: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
 
 
@@ -92,7 +92,7 @@ def audit(name: str, seeds: int, limit: int | None, groups) -> list[Outcome]:
     outcomes = []
     for number, item in enumerate(items):
         inputs = item_inputs(item)
-        CLASSES[(name, item.name)] = item.responses.n_classes
+        CLASSES[(name, item.name)] = (item.responses.n_classes, item.responses.scores)
         for task, seed, scores, positives in tasks(name, item, seeds):
             found = pieces(item, inputs, task, seed, scores, config, groups)
             if task == "real":

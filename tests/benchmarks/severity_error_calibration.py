@@ -56,7 +56,7 @@ def reliability(p: np.ndarray, y: np.ndarray, bins: int = BINS) -> list[tuple[fl
 
 
 def _design(outcomes: list[Outcome], name: str, classes: dict) -> tuple:
-    x = [map_features(o.rankings[name], classes[(o.dataset, o.item)]) for o in outcomes]
+    x = [map_features(o.rankings[name], *classes[(o.dataset, o.item)]) for o in outcomes]
     y = [o.positives for o in outcomes]
     w = []
     kinds = {o.dataset for o in outcomes}
@@ -103,7 +103,7 @@ def held_out_calibration(real: list[Outcome], choices: dict, classes: dict) -> t
         coef = fit_columns(x, y, w, FEATURE_SETS[pick])
         mine = [o for o in real if o.dataset == kind]
         out[kind] = [
-            (o.item, predict_map(coef, map_features(o.rankings[name], classes[(kind, o.item)])),
+            (o.item, predict_map(coef, map_features(o.rankings[name], *classes[(kind, o.item)])),
              o.positives)
             for o in mine
         ]  # fmt: skip
@@ -155,6 +155,10 @@ def reliability_svg(per_kind: dict, path: Path) -> None:
              'stroke-dasharray="4 3"/>',
              f'<text x="{pad}" y="{pad + size + 28}">calibrated severity (bin mean)</text>',
              f'<text x="8" y="{pad - 10}">share whose other read differs</text>']  # fmt: skip
+    for tick in (0.0, 0.5, 1.0):
+        at = pad + tick * size
+        parts.append(f'<text x="{at - 6:.0f}" y="{pad + size + 14}">{tick:g}</text>')
+        parts.append(f'<text x="{pad - 22}" y="{pad + size - tick * size + 4:.0f}">{tick:g}</text>')
     for k, (kind, rows) in enumerate(per_kind.items()):
         p = np.concatenate([r[1] for r in rows])
         y = np.concatenate([r[2] for r in rows])
@@ -188,8 +192,10 @@ def flag_lines(per_kind: dict, predicted: dict) -> list[str]:
               "estimate from severities (95%) | flagged now (2nd read agrees) | "
               f"estimate from {VISIBLE:.0%} read twice (95%) |", "|---" * 8 + "|"]  # fmt: skip
     tally = {"severities": [0, 0], "reads": [0, 0], "covered": [0, 0]}
+    logs: dict[str, list[float]] = {}
     for kind, rows in per_kind.items():
         for item, p, y in rows:
+            logs.setdefault(kind, []).append(np.log((p.sum() + 0.5) / (y.sum() + 0.5)))
             before, audited = predicted[(kind, item)]
             old = before != audited
             estimate = wrong_estimate(p)
@@ -211,4 +217,8 @@ def flag_lines(per_kind: dict, predicted: dict) -> list[str]:
               f"{tally['severities'][0]} of {tally['severities'][1]}; from {VISIBLE:.0%} read "
               f"twice {tally['reads'][0]} of {tally['reads'][1]} (its 95% interval holds the "
               f"truth on {tally['covered'][0]})."]  # fmt: skip
+    rms = [float(np.sqrt(np.mean(np.square(v)))) for v in logs.values()]
+    lines += ["", "Log of estimate / truth from the severities, root mean square per kind: "
+              + "; ".join(f"{k} {r:.2f}" for k, r in zip(logs, rms))
+              + f"; mean over kinds (flagging.CALIBRATION_SPREAD): {np.mean(rms):.3f}."]  # fmt: skip
     return lines
