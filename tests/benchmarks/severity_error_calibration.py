@@ -191,7 +191,7 @@ def flag_lines(per_kind: dict, predicted: dict) -> list[str]:
     lines += ["| kind | item | answers | reads differ | before: flagged (2nd read agrees) | "
               "estimate from severities (95%) | flagged now (2nd read agrees) | "
               f"estimate from {VISIBLE:.0%} read twice (95%) |", "|---" * 8 + "|"]  # fmt: skip
-    tally = {"severities": [0, 0], "reads": [0, 0], "covered": [0, 0]}
+    tally = {"severities": [0, 0], "reads": [0, 0], "covered": [0, 0], "sev covered": [0, 0]}
     logs: dict[str, list[float]] = {}
     for kind, rows in per_kind.items():
         for item, p, y in rows:
@@ -209,12 +209,14 @@ def flag_lines(per_kind: dict, predicted: dict) -> list[str]:
                 tally[key][1] += 1
             tally["covered"][0] += reads.low <= truth <= reads.high
             tally["covered"][1] += 1
+            tally["sev covered"][0] += estimate.low <= truth <= estimate.high
             lines.append(f"| {kind} | {item} | {p.size:,} | {truth} | {int(old.sum())} "
                          f"({int((old & ~y).sum())}) | {estimate.count:.0f} ({estimate.low:.0f}-"
                          f"{estimate.high:.0f}) | {int(now.sum())} ({int((now & ~y).sum())}) | "
                          f"{reads.count:.0f} ({reads.low:.0f}-{reads.high:.0f}) |")  # fmt: skip
     lines += ["", f"Items whose estimate is within {RATIO}x of the truth: from the severities "
-              f"{tally['severities'][0]} of {tally['severities'][1]}; from {VISIBLE:.0%} read "
+              f"{tally['severities'][0]} of {tally['severities'][1]} (its 95% interval holds the "
+              f"truth on {tally['sev covered'][0]}); from {VISIBLE:.0%} read "
               f"twice {tally['reads'][0]} of {tally['reads'][1]} (its 95% interval holds the "
               f"truth on {tally['covered'][0]})."]  # fmt: skip
     rms = [float(np.sqrt(np.mean(np.square(v)))) for v in logs.values()]
