@@ -287,9 +287,10 @@ PREDICTIONS = OutputTable(
     (
         ROW, ID, ITEM, RATER, TEXT, SCORE,
         Column("predicted", "the score PARM predicts"),
-        Column("severity", "the review queue's severity, 0 to 1: how much the evidence doubts "
-               "the human score", kind=FIGURE),
-        Column("flagged", "predicted differs from score", kind=FLAG),
+        Column("severity", "the review queue's severity, 0 to 1: the probability that another "
+               "read would give another score", kind=FIGURE),
+        Column("flagged", "likely wrong: among the top of its item's queue, as many as the "
+               "item's estimated wrong scores (or the top reaching flag_precision)", kind=FLAG),
         Column("evidence", "the neighbours that drove the prediction, 'row:score:weight;...'"),
         Column("score2", "the second read", when="with a second score"),
         Column("raters_disagree", "the two reads differ", kind=FLAG, when="with a second score"),

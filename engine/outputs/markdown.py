@@ -156,8 +156,8 @@ def _summary_section(result: AuditResult, data) -> str:
         f"- Blank answers: {data['input']['blank_answers']:,} (audited, all alike)",
         "- Scores: "
         + ", ".join(f"{md_text(k)}: {v}" for k, v in data["input"]["score_counts"].items()),
-        f"- Flagged for review: {plural(data['flagged'], 'response')}, the likely wrong scores "
-        f"({md_text(wrong_phrase(result.wrong_estimate))})",
+        f"- Flagged for review as likely wrong: {plural(data['flagged'], 'response')}; "
+        f"{md_text(wrong_phrase(result.wrong_estimate))}",
         # The run every file of the output set names (run_id in report.json and the CSVs).
         f"- Run: {md_text(data['run_id'])}",
     ]
