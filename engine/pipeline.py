@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 
 from engine.audit import duplicates, evidence, intervals, severity
+from engine.audit.calibration import calibrated
 from engine.audit.rater_expectation import rater_left_out_proba
 from engine.audit.rater_reads import every_read
 from engine.audit.second_rater import second_rater
@@ -125,8 +126,9 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
 
 
 def _severity(vectors, tuned: TuningResult, responses: Responses, config, reporter, timings):
-    """The review queue's severity (engine.audit.severity), and a note when it had to fall back
-    to 1 - p(human score) from the PARM fit because two folds were not possible."""
+    """The review queue's severity (engine.audit.severity) on the one scale of every item
+    (engine.audit.calibration), and a note when it had to fall back to 1 - p(human score) from
+    the PARM fit because two folds were not possible."""
     mark = time.perf_counter()
     scores = responses.scores
     ranked = severity.review_severity(
@@ -134,12 +136,13 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
     )
     timings["severity"] = time.perf_counter() - mark
     if ranked is not None:
-        return ranked, []
+        return calibrated(ranked, scores, responses.n_classes), []
     note = (
         "Too few responses per score to cross-fit the severity: it is 1 - p(human score) "
         "from the PARM fit instead."
     )
-    return severity.severity(tuned.fitted.proba, scores), [note]
+    raw = severity.severity(tuned.fitted.proba, scores)
+    return calibrated(raw, scores, responses.n_classes), [note]
 
 
 def _rater_expectation(vectors, responses: Responses, reporter):

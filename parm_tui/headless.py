@@ -28,7 +28,7 @@ from engine.input.config import build_config
 from engine.outputs.markdown import plural
 from engine.outputs.names import WARNINGS_FILE
 from engine.results.figures import run_figures
-from engine.results.lead import item_lead, run_lead, session_model_lead
+from engine.results.lead import item_lead, run_lead, session_model_lead, session_wrong, wrong_phrase
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 # Every exit code with what it means, for the reference (docs/reference/exit-codes.md).
@@ -377,8 +377,9 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         say(
             console,
             f"{item}Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-            f"{'; '.join(item_lead(row, session_model=session.by_item))}{nominal}. {int(result.flagged.sum())} of "
-            f"{len(result.responses)} responses flagged.",
+            f"{'; '.join(item_lead(row, session_model=session.by_item))}{nominal}. "
+            f"{int(result.flagged.sum())} of {len(result.responses)} responses flagged, "
+            f"{wrong_phrase(result.wrong_estimate)}.",
         )
     if session.by_item:
         if not shown:
@@ -386,8 +387,9 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         skipped = len(session.items.skipped)
         say(
             console,
-            f"{len(session.results)} item(s) audited, {skipped} skipped; {int(session.flagged.sum()):,} of "
-            f"{session.n_responses:,} responses flagged.",
+            f"{len(session.results)} item(s) audited, {skipped} skipped; "
+            f"{int(session.flagged.sum()):,} of {session.n_responses:,} responses flagged, "
+            f"{wrong_phrase(session_wrong(session.results))}.",
         )
     figures = run_figures(session)
     if session.by_item:

@@ -12,6 +12,7 @@ from engine.input.responses import load_responses
 from engine.pipeline import run_audit
 from engine.results.queue_notes import (
     AGAINST_EVIDENCE,
+    FLAGGED_WITH_EVIDENCE,
     LONE,
     READS_AGREE,
     evidence_score,
@@ -57,6 +58,10 @@ def test_each_note_is_given_when_and_only_when_its_case_holds():
     assert kinds(queue_notes(1, 1, False, 1, np.array([1, 1, 1]), LABELS)) == [READS_AGREE]
     assert kinds(queue_notes(1, 1, False, 1, np.array([1, 2]), LABELS)) == []
     assert kinds(queue_notes(1, 1, False, 1, np.array([1]), LABELS)) == []
+    # in the flagged list while the closest answers mostly carry its own score: said why
+    notes = queue_notes(2, 2, False, 2, None, LABELS, flagged=True)
+    assert kinds(notes) == [FLAGGED_WITH_EVIDENCE] and "mostly have 2 too" in notes[0][1]
+    assert kinds(queue_notes(2, 2, False, 3, None, LABELS, flagged=True)) == []
 
 
 def test_the_sample_runs_notes_match_their_cases(sample_config, sample_embeddings):
@@ -73,6 +78,9 @@ def test_the_sample_runs_notes_match_their_cases(sample_config, sample_embedding
         assert (LONE in found) == bool(lone[i])
         if AGAINST_EVIDENCE in found:
             assert sample_run.predicted[i] != scores[i]
+        said = FLAGGED_WITH_EVIDENCE in found
+        agrees = evidence_score(sample_run.evidence[i], scores) == scores[i]
+        assert said == bool(sample_run.flagged[i] and agrees)
 
 
 def test_answers_whose_reads_all_agree_go_last_in_the_queue_in_their_own_order():

@@ -42,7 +42,7 @@ def fake_result(
     return types.SimpleNamespace(
         responses=responses, fitted=types.SimpleNamespace(proba=proba), predicted=predicted,
         rater_proba=None,
-        flagged=predicted != np.asarray(scores),
+        model_differs=predicted != np.asarray(scores),
         config=types.SimpleNamespace(score_order=score_order),
     )  # fmt: skip
 

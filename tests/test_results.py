@@ -34,9 +34,10 @@ def test_the_review_set_lists_every_item_on_one_scale():
         assert review.labels_of(position) == result.responses.labels
         for neighbour in review.evidence[position]:  # evidence stays within the item
             assert review.items[neighbour.index] == review.items[position]
-    order = review.review_order()
-    flagged = review.flagged[order]
-    assert not np.any(flagged[1:] & ~flagged[:-1])  # flagged ones first
+    for k, result in enumerate(session.results):  # each item flags the top of its own queue
+        flagged = review.flagged[review.starts[k] : review.starts[k + 1]][result.review_order()]
+        assert not np.any(flagged[1:] & ~flagged[:-1])
+        assert flagged.sum() == round(result.wrong_estimate.count)
 
 
 def test_a_review_set_of_one_item_is_that_item():
@@ -72,7 +73,8 @@ def test_a_sessions_figures_pool_its_items_as_scikit_learn_does():
     scale = list(range(len(review.responses.labels)))
     qwk = cohen_kappa_score(human, model, labels=scale, weights="quadratic")
     assert figures.qwk == pytest.approx(qwk)
-    assert figures.flagged == int((human != model).sum()) and figures.responses == len(frame)
+    assert figures.flagged == int(review.flagged.sum()) and figures.responses == len(frame)
+    assert figures.flagged == sum(int(r.flagged.sum()) for r in session.results)
     assert [f.item for f in figures.items] == [r.responses.item for r in session.results]
     assert figures.selected is None
     for result, item in zip(session.results, figures.items):

@@ -35,15 +35,18 @@ def decided(session, tmp_path):
     unsure) and one keep on a response that is not flagged."""
     review = session.review
     responses = review.responses
-    flagged = np.flatnonzero(review.flagged)
+    # Changes go to the model's score, so on flagged answers where it differs from the human's.
+    differs = review.predicted != responses.scores
+    changed = np.flatnonzero(review.flagged & differs)[:2]
+    flagged = np.setdiff1d(np.flatnonzero(review.flagged), changed)
     calm = np.flatnonzero(~review.flagged)
     with open_store(
         tmp_path / "s.csv", responses, tmp_path / "d.sqlite3", review.on_scale
     ) as store:
-        for i in flagged[:2]:
+        for i in changed:
             record(store, responses, i, "change", responses.labels[review.predicted[i]])
-        record(store, responses, flagged[2], "keep")
-        record(store, responses, flagged[3], "unsure")
+        record(store, responses, flagged[0], "keep")
+        record(store, responses, flagged[1], "unsure")
         record(store, responses, calm[0], "keep")
         return store.all()
 

@@ -170,7 +170,13 @@ def test_a_session_keeps_the_settings_and_results_of_a_file(result, tmp_path):
 
 def test_a_new_run_is_the_newest_and_remembers_which_rows_the_last_one_flagged(result, tmp_path):
     first = save_session("d1", "answers.csv", one_item_session(result), base=tmp_path)
-    second_run = replace(result, run_id="second", predicted=result.responses.scores.copy())
+    # Every severity 0 and a lead asking for precision 1: no answer is flagged.
+    second_run = replace(
+        result,
+        run_id="second",
+        severity=np.zeros_like(result.severity),
+        config=result.config.updated(flag_precision=1.0),
+    )
     second = save_session("d1", "answers.csv", one_item_session(second_run), base=tmp_path)
     [entry] = find_session("d1", base=tmp_path).results
     assert entry.run_id == "second" and entry.flagged == 0

@@ -79,13 +79,17 @@ def read_positive(key, value) -> float:
     return float(value)
 
 
-def unit() -> Rule:
+def unit(nullable: bool = False) -> Rule:
+    accepted = "a number in (0, 1]" + (" or null" if nullable else "")
+
     def read(key, value):
+        if value is None and nullable:
+            return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-            raise fail(key, value, "expected a number in (0, 1]")
+            raise fail(key, value, "expected " + accepted)
         return float(value)
 
-    return Rule("number", "a number in (0, 1]", read)
+    return Rule("number", accepted, read, nullable=nullable)
 
 
 def text(nullable: bool = False) -> Rule:

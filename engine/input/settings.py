@@ -442,6 +442,19 @@ SETTINGS: tuple[Setting, ...] = (
         "cosine similarity above which two responses count as near-duplicates",
     ),
     Setting(
+        "flag_precision",
+        None,
+        rules.unit(nullable=True),
+        "float | None",
+        FORM,
+        "Flag precision",
+        "Empty: flag as many as the estimated wrong scores; else this precision.",
+        "`null`: each item flags as many answers, from the top of its queue, as it has "
+        "estimated wrong scores; a number: the longest top of the queue whose mean severity "
+        "(the probability that another read differs) reaches it",
+        later=True,
+    ),
+    Setting(
         "bootstrap_samples",
         200,
         rules.integer(minimum=0),

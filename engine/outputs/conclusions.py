@@ -27,7 +27,7 @@ from engine.outputs.flag_check import flags_check
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.results.compare import SHORTFALL, Comparison, Limit, compare, minimum
 from engine.results.figures import run_figures
-from engine.results.lead import SMALL_RULE
+from engine.results.lead import SMALL_RULE, session_wrong, wrong_phrase
 from engine.results.session import SessionResult
 
 # The field's minimum for agreement (QWK 0.70), held to kappa where scores have no order.
@@ -84,8 +84,9 @@ def _flags_short(session: SessionResult) -> str:
     """The flags and how sure parm is, in one sentence, from the two checks' verdicts."""
     flagged, total = int(session.flagged.sum()), session.n_responses
     if not flagged:
-        return f"parm flags none of the {total:,} scores: its model prefers every score given."
-    head = f"parm flags {flagged:,} of {total:,} scores ({flagged / max(total, 1):.1%})"
+        return f"parm flags none of the {total:,} scores: it estimates none of them wrong."
+    head = (f"parm flags {flagged:,} of {total:,} scores ({flagged / max(total, 1):.1%}) as likely "
+            f"wrong, {wrong_phrase(session_wrong(session.results))}")  # fmt: skip
     model, check = model_comparison(session), flags_check(session)
     if model is None and check is not None and check.within:
         return (f"{head}; another read disputes them more often than the others "
@@ -208,8 +209,10 @@ def model_comparison(session: SessionResult) -> Comparison | None:
 def _flags_point(session: SessionResult) -> Point:
     flagged, total = int(session.flagged.sum()), session.n_responses
     sentences = [
-        f"parm flags {flagged:,} of {total:,} scores ({flagged / max(total, 1):.1%}): for each, "
-        "its model prefers another score, from the scores of the answers most like it."
+        f"parm flags {flagged:,} of {total:,} scores ({flagged / max(total, 1):.1%}) as likely "
+        f"wrong, {wrong_phrase(session_wrong(session.results))}: each item's flags are the top "
+        "of its queue (the scores the answers most like them dispute most), as many as it has "
+        "estimated wrong scores."
     ]
     model = model_comparison(session)
     if model is None:

@@ -219,7 +219,19 @@ ITEMS = OutputTable(
         Column("session_model_in_sample", "the session model's in-sample QWK (kappa for "
                "unordered labels)", _attr("session_model_in_sample"), FIGURE,
                "session model in-sample", when="with session_model auto and 2+ items or reads"),
-        Column("flagged", "responses the model would score otherwise", _attr("flagged"), COUNT),
+        Column("flagged", "the likely wrong scores: as many answers from the top of the item's "
+               "queue as it has estimated wrong scores (or the top that reaches flag_precision)",
+               _attr("flagged"), COUNT),
+        Column("estimated_wrong", "how many of the item's scores another read would likely "
+               "change: from its answers read twice, else the sum of its severities",
+               _attr("estimated_wrong"), FIGURE, "est. wrong",
+               interval=("estimated_wrong_low", "estimated_wrong_high")),
+        Column("estimated_wrong_low", "its 95% interval: low end", _attr("estimated_wrong_low"),
+               FIGURE),
+        Column("estimated_wrong_high", "its 95% interval: high end",
+               _attr("estimated_wrong_high"), FIGURE),
+        Column("estimated_from", "what the estimate rests on: second reads or severities",
+               _attr("estimated_from")),
         Column("human_exact", "each answer's audited read against its second read, on the "
                "answers read twice: exact agreement (every pair of raters: agreement.csv)",
                _attr("human_exact"), FIGURE, when="with a second score"),
@@ -279,9 +291,10 @@ PREDICTIONS = OutputTable(
     (
         ROW, ID, ITEM, RATER, TEXT, SCORE,
         Column("predicted", "the score PARM predicts"),
-        Column("severity", "the review queue's severity, 0 to 1: how much the evidence doubts "
-               "the human score", kind=FIGURE),
-        Column("flagged", "predicted differs from score", kind=FLAG),
+        Column("severity", "the review queue's severity, 0 to 1: the probability that another "
+               "read would give another score", kind=FIGURE),
+        Column("flagged", "likely wrong: among the top of its item's queue, as many as the "
+               "item's estimated wrong scores (or the top reaching flag_precision)", kind=FLAG),
         Column("evidence", "the neighbours that drove the prediction, 'row:score:weight;...'"),
         Column("score2", "the second read", when="with a second score"),
         Column("raters_disagree", "the two reads differ", kind=FLAG, when="with a second score"),

@@ -26,7 +26,7 @@ from engine.input.config import SINGLE_VECTOR
 from engine.input.reads import read_pair
 from engine.outputs.report import FIELD_THRESHOLDS, report_dict
 from engine.results.item import AuditResult
-from engine.results.lead import lead_text, small_note
+from engine.results.lead import lead_text, small_note, wrong_phrase
 
 # Characters that act anywhere in a line: code spans, emphasis, links and images, strikethrough,
 # raw HTML and autolinks.
@@ -163,8 +163,8 @@ def _summary_section(result: AuditResult, data) -> str:
         f"- Blank answers: {data['input']['blank_answers']:,} (audited, all alike)",
         "- Scores: "
         + ", ".join(f"{md_text(k)}: {v}" for k, v in data["input"]["score_counts"].items()),
-        f"- Flagged for review: {plural(data['flagged'], 'response')} (model and human score "
-        "differ)",
+        f"- Flagged for review as likely wrong: {plural(data['flagged'], 'response')}; "
+        f"{md_text(wrong_phrase(result.wrong_estimate))}",
         # The run every file of the output set names (run_id in report.json and the CSVs).
         f"- Run: {md_text(data['run_id'])}",
     ]

@@ -15,12 +15,14 @@ from engine.model.metrics import ORDINAL_METRICS, confusion, metric_names
 from engine.results.item import AuditResult
 
 SEVERITY_DEFINITION = (
-    "1 - p(human score) from a model that never saw the response's score: a logistic model, "
-    "cross-fitted over 5 stratified folds, on the out-of-fold probabilities of a logistic "
-    "regression on the embeddings and the selected PARM graph's features (the neighbours' score "
-    "shares T_i(c)/S_i and log(1 + S_i)); between 0 and 1, highest first in the review queue. "
-    "Chosen by leave-one-prompt-out on eight ASAP-SAS prompts, where it ranked real rater "
-    "disagreements and injected errors above a kNN vote and the embedding classifier alone"
+    "the probability that another read would give the answer another score, on one scale "
+    "across items: 1 - p(human score) from models that never saw the response's score (two "
+    "logistic regressions, on the embeddings and on word and character n-grams, cross-fitted "
+    "over random folds and stacked with the PARM graph's features, and over folds of whole "
+    "groups of similar answers, so a wording scored the same wrong way throughout is not "
+    "learned), their logits averaged, then mapped to that probability by a calibration fitted "
+    "on real second reads (or relearned from the session's own answers read twice). Chosen by "
+    "leaving one kind of file out (docs/explanation/severity.md)"
 )
 BOOTSTRAP_METHOD = (
     "bootstrap over responses (kappa and QWK: the estimate +- t x the draws' SD, within [-1, 1]; "
@@ -135,6 +137,7 @@ def report_dict(result: AuditResult) -> dict:
         "severity": SEVERITY_DEFINITION,
         "evidence_format": EVIDENCE_FORMAT,
         "flagged": int(result.flagged.sum()),
+        "wrong_estimate": result.wrong_estimate.record(),
         "second_rater": _second_rater_dict(result),
         "near_duplicates": near_duplicate_rows(result),
         "configurations_tried": len(result.tuning.rows),

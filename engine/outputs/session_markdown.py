@@ -13,7 +13,11 @@ from engine.outputs.declared import TOO_FEW
 from engine.outputs.html_items import SHOWN, attention_order
 from engine.outputs.report import report_dict
 from engine.results.figures import run_figures
-from engine.results.lead import session_model_lead
+from engine.results.lead import (
+    session_model_lead,
+    session_wrong,
+    wrong_phrase,
+)
 from engine.results.session import SessionResult
 
 # Fewer shared answers than this and a pair of raters' agreement is too unstable to show.
@@ -93,8 +97,9 @@ def _overview_section(session: SessionResult) -> str:
         f"{markdown.plural(len(session.results), 'item')} audited, {len(items.skipped)} "
         f"skipped, {markdown.plural(session.n_responses, 'response')} "
         f"({blank_count(session):,} blank), "
-        f"{int(session.flagged.sum()):,} flagged for review. Each item was audited on its own "
-        "graph, tuning and parameters.",
+        f"{int(session.flagged.sum()):,} flagged for review as likely wrong "
+        f"({markdown.md_text(wrong_phrase(session_wrong(session.results)))}). Each item was "
+        "audited on its own graph, tuning and parameters.",
         "",
         f"Run: {markdown.md_text(session.run_id, 80)}",
         "",

@@ -80,7 +80,8 @@ def _item_dict(session: SessionResult, result) -> dict:
 def _overview_record(summary: ItemSummary) -> tuple[list[str], list]:
     keys = ["item", "n", "score_counts", "top_k", "power", "kappa", "qwk", "cross_fit_kappa"]
     keys += ["cross_fit_qwk", "session_model", "session_model_in_sample", "warning"]
-    keys += ["flagged", "human_exact", "human_kappa", "skipped"]
+    keys += ["flagged", "estimated_wrong", "estimated_wrong_low", "estimated_wrong_high"]
+    keys += ["estimated_from", "human_exact", "human_kappa", "skipped"]
     return keys, [report._clean(getattr(summary, key)) for key in keys]
 
 

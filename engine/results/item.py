@@ -13,6 +13,8 @@ from engine.audit import severity
 from engine.audit.consensus_layout import TextEvidence
 from engine.audit.duplicates import NearDuplicate
 from engine.audit.evidence import Neighbour
+from engine.audit.flagging import WrongEstimate, wrong_estimate
+from engine.audit.flagging import flagged as flag_mask
 from engine.audit.intervals import Interval
 from engine.audit.second_rater import SecondRater
 from engine.embedding.vectors import EmbeddingFacts
@@ -103,13 +105,40 @@ class AuditResult:
         return confusion(self.responses.scores, self.predicted, self.responses.n_classes)
 
     @property
-    def flagged(self) -> np.ndarray:
+    def model_differs(self) -> np.ndarray:
+        """(N,) where the PARM fit prefers another score (what "flagged" meant before issue 44;
+        the rater table still counts it)."""
         return severity.flags(self.predicted, self.responses.scores)
+
+    @property
+    def wrong_estimate(self) -> WrongEstimate:
+        """How many of the item's scores are likely wrong, with a 95% interval
+        (engine.audit.flagging): from its answers read twice where there are any, else from
+        the calibrated severities."""
+        reads, n = self.responses.reads, len(self.responses)
+        if reads is None:
+            return wrong_estimate(self.severity)
+        twice = reads.per_answer(n) >= 2
+        return wrong_estimate(self.severity, twice, twice & ~self.confirmed)
+
+    @property
+    def flagged(self) -> np.ndarray:
+        """(N,) the likely wrong scores: as many answers from the top of the queue as the item
+        has estimated wrong scores, or the top whose mean severity reaches `flag_precision`
+        (engine.audit.flagging). Kept until the severity is replaced."""
+        memo = self.__dict__.get("_flagged")
+        if memo is not None and memo[0] is self.severity:
+            return memo[1]
+        mask = flag_mask(
+            self.review_order(), self.severity, self.wrong_estimate, self.config.flag_precision
+        )
+        self.__dict__["_flagged"] = (self.severity, mask)
+        return mask
 
     def review_order(self) -> np.ndarray:
         """The review queue: most severe first (ties in input order), answers whose reads all
         agree last (engine.audit.severity.queue_order). Flagged or not does not change the
-        order; the flag says whether the PARM fit prefers another score."""
+        order: the flagged answers are the top of it."""
         return severity.queue_order(self.severity, self.confirmed)
 
     @property

@@ -38,6 +38,8 @@ from engine.results.compare import EXCESS, Comparison, Limit, compare
 if TYPE_CHECKING:
     from engine.results.overview import ItemSummary
 
+from engine.audit.flagging import WrongEstimate, combined
+
 
 class RunFigures(Protocol):
     """The fields of engine.results.figures.RunFigures the headline reads."""
@@ -203,3 +205,17 @@ def lead_warnings(
             "cross-fitted figure."
         )
     return notes
+
+
+def wrong_phrase(estimate: WrongEstimate) -> str:
+    """How a line beside the flagged count says the estimate of wrong scores: 'about 61 likely
+    wrong (95% 40-85, from the severities)'."""
+    return (
+        f"about {estimate.count:,.0f} likely wrong (95% {estimate.low:,.0f}-"
+        f"{estimate.high:,.0f}, from the {estimate.source})"
+    )
+
+
+def session_wrong(results) -> WrongEstimate:
+    """The session's estimate of wrong scores over its items' (engine.audit.flagging)."""
+    return combined([result.wrong_estimate for result in results])

@@ -34,6 +34,11 @@ class ItemSummary:
     session_model_in_sample: float | None = None
     values_used: int = 0
     flagged: int | None = None
+    # The estimated wrong scores (engine.audit.flagging.WrongEstimate) and its 95% interval.
+    estimated_wrong: float | None = None
+    estimated_wrong_low: float | None = None
+    estimated_wrong_high: float | None = None
+    estimated_from: str | None = None
     human_exact: float | None = None
     human_kappa: float | None = None
     skipped: str | None = None
@@ -87,6 +92,7 @@ def _summary(result: AuditResult, session_model: SessionModelFigures | None) -> 
     human = result.second_rater.human_human if result.second_rater is not None else None
     crossed = result.cross_fit.metrics if result.cross_fit is not None else {}
     modelled = None if session_model is None else session_model.item(responses.item)
+    wrong = result.wrong_estimate
     return ItemSummary(
         item=responses.item if responses.item is not None else "",
         n=len(responses),
@@ -102,6 +108,10 @@ def _summary(result: AuditResult, session_model: SessionModelFigures | None) -> 
         session_model_in_sample=None if modelled is None else modelled.in_sample,
         values_used=int((responses.score_counts > 0).sum()),
         flagged=int(result.flagged.sum()),
+        estimated_wrong=wrong.count,
+        estimated_wrong_low=wrong.low,
+        estimated_wrong_high=wrong.high,
+        estimated_from=wrong.source,
         human_exact=None if human is None else human["exact"],
         human_kappa=None if human is None else human["kappa"],
     )

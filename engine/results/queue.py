@@ -28,8 +28,8 @@ def review_view(
 ) -> np.ndarray:
     """Indices of the responses to list, in the review queue's order (most severe first).
 
-    show_all: every response (the whole queue), else only the flagged ones (the PARM fit
-    prefers another score), in the same order; human/predicted: score codes to keep (None =
+    show_all: every response (the whole queue), else only the flagged ones (the likely wrong
+    scores: engine.results.item.AuditResult.flagged), in the same order; human/predicted: score codes to keep (None =
     any); off_by_two: |model - human| >= 2 codes; search: case-insensitive text (or id) to look
     for; folded: texts already casefolded; subset: (N,) bool, list only these (a mask of
     `RerunChanges`) instead of the flagged ones (or all of them with show_all); item: only that
@@ -39,10 +39,11 @@ def review_view(
     """
     scores, model = review.responses.scores, review.predicted
     order = review.review_order()
-    # A rater's view: the answers they read, flagged where the model prefers another score than
-    # theirs (raters.csv's flagged), whichever read of the answer was theirs.
+    # The queue lists the likely wrong scores (the flags); a rater's view the answers they read,
+    # flagged where the model prefers another score than theirs (raters.csv's flagged),
+    # whichever read of the answer was theirs.
     given = None if rater is None else review.read_by(rater)
-    flagged = model != scores if given is None else (given >= 0) & (model != given)
+    flagged = review.flagged.copy() if given is None else (given >= 0) & (model != given)
     if subset is not None:
         keep = np.asarray(subset, dtype=bool).copy()
     else:

@@ -11,6 +11,10 @@ Three cases, each measured on Mohler's 80 questions (docs/explanation/queue-note
   answers mostly have (weighted by their edges). The fit weighs all K neighbours and the item's
   base rates; on a small item that can overrule the closest answers.
 - agreeing reads: every read of the answer gave the audited score; the second look was taken.
+- flagged though the evidence agrees (issue 44): the answer is in the flagged list while the
+  nearest answers mostly carry its own score. The severity also asks models that never saw
+  any answer like it (engine.audit.answer_groups), which is how a wording scored the same wrong
+  way throughout shows; the review says so rather than leave the flag unexplained.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from engine.audit.evidence import Neighbour
 LONE = "lone score"
 AGAINST_EVIDENCE = "suggestion against evidence"
 READS_AGREE = "reads agree"
+FLAGGED_WITH_EVIDENCE = "flagged though the evidence agrees"
 
 
 def lone_scores(scores: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -53,10 +58,22 @@ def queue_notes(
     evidence: int | None,
     reads: np.ndarray | None,
     labels: tuple[str, ...],
+    flagged: bool = False,
 ) -> list[tuple[str, str]]:
     """(kind, sentence) for one response: score, predicted and evidence are codes on `labels`;
-    reads: the codes of every read of the answer (None or one read: not read again)."""
+    reads: the codes of every read of the answer (None or one read: not read again); flagged:
+    whether it is in the flagged list."""
     notes = []
+    if flagged and evidence is not None and evidence == score:
+        notes.append(
+            (
+                FLAGGED_WITH_EVIDENCE,
+                f"Flagged though the nearest answers mostly have {labels[score]} too: models "
+                "that never saw an answer like it give it another score. A wording scored the "
+                "same way throughout looks like this; check whether it deserves "
+                f"{labels[score]}.",
+            )
+        )
     if lone:
         notes.append(
             (

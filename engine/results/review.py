@@ -15,7 +15,7 @@ import numpy as np
 from engine.audit.evidence import Neighbour
 from engine.audit.rater_reads import every_read
 from engine.audit.scale import pool_responses
-from engine.audit.severity import flags, queue_order
+from engine.audit.severity import queue_order
 from engine.input.config import settings_digest
 from engine.input.responses import Responses
 from engine.results.decision import RunContext
@@ -59,7 +59,8 @@ class ReviewSet:
 
     @property
     def flagged(self) -> np.ndarray:
-        return flags(self.predicted, self.responses.scores)
+        """(N,) each item's likely wrong scores (engine.results.item.AuditResult.flagged)."""
+        return np.concatenate([result.flagged for result in self.results])
 
     @property
     def by_item(self) -> bool:
@@ -92,6 +93,7 @@ class ReviewSet:
             evidence_score(result.evidence[j], scores),
             mine,
             tuple(responses.labels),
+            bool(result.flagged[j]),
         )
 
     def read_by(self, rater: str) -> np.ndarray:

@@ -152,7 +152,7 @@ def response_header(
     if responses.raters is not None and responses.raters[i]:
         text.append(" · rater ")
         text.append_text(plain(responses.raters[i], style="bold"))
-    if human != model:
+    if review.flagged[i]:  # likely wrong (engine.audit.flagging), not "the model differs"
         text.append(" · flagged", style="bold red")
     text.append("\nhuman ")
     text.append(labels[human], style="bold")
