@@ -177,6 +177,7 @@ def test_the_first_screen_says_what_the_lead_concludes_before_any_model_figure(
 ):
     from engine.audit.agreement import ALL
     from engine.results.figures import run_figures
+    from engine.results.lead import session_wrong, wrong_phrase
 
     session = small_items_read_twice
     page = html_report(session, None)
@@ -188,8 +189,9 @@ def test_the_first_screen_says_what_the_lead_concludes_before_any_model_figure(
     cross_qwk = run_figures(session).cross_qwk
     assert summary.startswith(
         f"Summary The raters agree less than the field requires (QWK {qwk:.3f}, minimum "
-        f"0.70). parm flags {flagged} of 180 scores ({flagged / 180:.1%}), but its model is "
-        f"under the field's minimum (cross-fitted QWK {cross_qwk:.3f})"
+        f"0.70). parm flags {flagged} of 180 scores ({flagged / 180:.1%}) as likely wrong, "
+        f"{wrong_phrase(session_wrong(session.results))}, but its model is under the field's "
+        f"minimum (cross-fitted QWK {cross_qwk:.3f})"
     )
     headings = ["How consistent the raters are", "Scores that look wrong, and how sure parm is",
                 "Who and what needs attention", "What to do first", "Review so far."]  # fmt: skip

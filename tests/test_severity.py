@@ -338,8 +338,10 @@ def test_without_two_folds_severity_falls_back_to_the_parm_fit_and_says_so():
 def test_severity_is_higher_for_deliberately_flipped_scores(flipped_run):
     result, is_flipped, _ = flipped_run
     # The synthetic texts ("answer 17") give the lexical model nothing to go on, so its
-    # probabilities pull every severity towards the middle: the order is what must hold.
-    assert result.severity[is_flipped].mean() > result.severity[~is_flipped].mean() + 0.4
+    # probabilities pull every severity towards the middle, and the severity is calibrated to
+    # the chance another read differs (engine.audit.calibration), which is rarely near 0 or 1:
+    # the order is what must hold, with a clear gap.
+    assert result.severity[is_flipped].mean() > result.severity[~is_flipped].mean() + 0.2
     assert roc_auc_score(is_flipped, result.severity) > 0.95
 
 
