@@ -22,7 +22,7 @@ from engine.input.expert import expert_codes
 from engine.input.kept_reads import keep_reads
 from engine.input.labels import check_order, code_labels, is_numeric, order_notes
 from engine.input.reads import LONG, Reads, long_answers, read_columns, wide_reads
-from engine.input.table import describe_rows, missing_column, read_table
+from engine.input.table import describe_rows, missing_column
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10
@@ -145,9 +145,11 @@ def every_text(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> li
 
 
 def load_responses(path: str | Path, config: AuditConfig) -> Responses:
-    """Read `path` and return the responses the config's column keys select."""
+    """Read `path` (a workbook's `sheet`) and return the responses the column keys select."""
+    from engine.input.workbook import read_file
+
     path = Path(path).expanduser()
-    return responses_from_frame(read_table(path), config, source=str(path))
+    return responses_from_frame(read_file(path, config.sheet), config, source=str(path))
 
 
 def responses_from_frame(
