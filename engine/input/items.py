@@ -15,6 +15,7 @@ from engine.core.run_warnings import RunWarning
 from engine.input.config import AuditConfig
 from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
 from engine.input.score_check import check_score_columns
+from engine.input.settings import COLUMN_KEYS
 from engine.input.table import describe_rows, missing_column
 from engine.input.times import parse_times
 from engine.input.workbook import placed, read_file
@@ -67,7 +68,9 @@ def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> I
         return _split_items(frame, config, source)
     except DataError as exc:
         if place is not None:
-            exc.args = (placed(str(exc), place), *exc.args[1:])
+            read = [getattr(config, key) for key in COLUMN_KEYS]
+            read = {c for value in read for c in (value if isinstance(value, tuple) else [value])}
+            exc.args = (placed(str(exc), place, read), *exc.args[1:])
         raise
 
 

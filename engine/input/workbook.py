@@ -31,11 +31,12 @@ from engine.input.table import read_table
 _OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an .xls (BIFF) workbook
 _ODS = b"mimetypeapplication/vnd.oasis.opendocument.spreadsheet"
 _PARQUET = b"PAR1"
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm", ".xlsb", ".xls", ".ods")
 # The first rows a sheet's guess reads (the chosen sheet is then read whole).
 GUESS_ROWS = HEADER_SCAN + 200
 # Mentions of data rows in a message: "row 5", "rows 3, 7 and 12" (engine.input.table
 # describe_rows writes them so).
-_ROWS = re.compile(r"\brows? (\d+(?:(?:, | and )\d+\b(?! more))*)")
+_ROWS = re.compile(r"\brows?(?:\(s\))? \(?(\d+(?:(?:, | and )\d+\b(?! more))*)")
 
 
 @dataclass(frozen=True)
@@ -75,13 +76,16 @@ class Sheets:
 
 
 def file_kind(path: Path) -> str:
-    """ "workbook", "parquet" or "text", from the file's first bytes (not its name)."""
+    """What the file is: "workbook", "parquet" or "text", from its first bytes (a zip archive:
+    by its members, or by its name when it is too damaged to show them)."""
     try:
         with open(path, "rb") as handle:
             start = handle.read(4096)
     except OSError:
         return "text"  # the CSV reader says what is wrong with it
-    if start.startswith(_OLE2) or (start.startswith(b"PK\x03\x04") and _zip_workbook(start)):
+    named = path.suffix.lower() in WORKBOOK_SUFFIXES
+    zipped = start.startswith(b"PK\x03\x04") and (named or _zip_workbook(start))
+    if start.startswith(_OLE2) or zipped:
         return "workbook"
     if start.startswith(_PARQUET):
         return "parquet"
@@ -264,9 +268,10 @@ def _notes(table: SheetTable, path: Path, sheet: str, names, candidates) -> list
     return notes
 
 
-def placed(message: str, place: SheetPlace) -> str:
+def placed(message: str, place: SheetPlace, read=()) -> str:
     """`message` (about data rows and columns by name) with where they are on the sheet:
-    "... (sheet 'Scores': data row 5 is row 8; column 'score' is column C)"."""
+    "... (sheet 'Scores': data row 5 is row 8; column 'score' is column C)". The columns are
+    those it quotes, and those of `read` (the columns a run reads) it names."""
     parts = []
     numbers = [int(n) for found in _ROWS.findall(message) for n in re.findall(r"\d+", found)]
     shown = [n for n in dict.fromkeys(numbers) if 1 <= n <= len(place.rows)][:8]
@@ -274,8 +279,9 @@ def placed(message: str, place: SheetPlace) -> str:
         parts.append(", ".join(f"data row {n} is row {int(place.rows[n - 1])}" for n in shown))
     else:
         parts.append(f"data rows are counted from the header on row {place.header_row}")
-    named = [f"'{name}' is column {letter}" for name, letter in place.letters.items()
-             if f"'{name}'" in message]  # fmt: skip
+    said = [name for name, letter in place.letters.items() if f"'{name}'" in message or (
+        name in read and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", message))]  # fmt: skip
+    named = [f"'{name}' is column {place.letters[name]}" for name in said]
     if named:
         parts.append("column " + ", ".join(named))
     return f"{message.rstrip()} (sheet '{safe_text(place.sheet, True)}': {'; '.join(parts)})"

@@ -205,7 +205,10 @@ def _string_cell(sheet, text: str, font=None):
 
 def _row(sheet, values, font=None) -> list:
     """A row of the about sheet: text as inert string cells, numbers as they are."""
-    return [v if isinstance(v, int) else _string_cell(sheet, inert(v), font) for v in values]
+    return [
+        v if isinstance(v, int) else _string_cell(sheet, inert(v), font) if v else None
+        for v in values
+    ]
 
 
 def _widths(header, rows, kinds) -> list[int]:
