@@ -119,7 +119,10 @@ def test_a_header_cell_merged_over_two_named_columns_joins_their_names(tmp_path)
 
 
 def test_a_merged_header_over_an_empty_column_names_one_column(tmp_path):
-    sheet = [["id", "answer", None, "score"], *[[f"S{i}", f"a {i}", None, i % 2] for i in range(12)]]
+    sheet = [
+        ["id", "answer", None, "score"],
+        *[[f"S{i}", f"a {i}", None, i % 2] for i in range(12)],
+    ]
     frame = read_file(write_xlsx(tmp_path / "w.xlsx", {"S": sheet}, {"S": ["B1:C1"]}))
     assert list(frame.columns) == ["id", "answer", "score"]
     assert frame.attrs["place"].letters == {"id": "A", "answer": "B", "score": "D"}

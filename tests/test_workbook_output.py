@@ -176,7 +176,9 @@ def test_flagged_rows_and_figures_under_the_reports_thresholds_are_shaded(writte
     workbook = book(out / WORKBOOK_FILE)
     predictions = workbook["predictions"]
     flagged = next(c.column_letter for c in predictions[1] if c.value == "flagged")
-    assert _rules(predictions) == {predictions.dimensions.replace("A1", "A2"): [f"${flagged}2=TRUE"]}
+    assert _rules(predictions) == {
+        predictions.dimensions.replace("A1", "A2"): [f"${flagged}2=TRUE"]
+    }
     items = _rules(workbook["items"])
     assert any(f"<{FIELD_THRESHOLDS['qwk']})" in f for fs in items.values() for f in fs)
     formulas = [f for fs in _rules(workbook["agreement"]).values() for f in fs]

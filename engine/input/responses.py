@@ -23,6 +23,7 @@ from engine.input.kept_reads import keep_reads
 from engine.input.labels import check_order, code_labels, is_numeric, order_notes
 from engine.input.reads import LONG, Reads, long_answers, read_columns, wide_reads
 from engine.input.table import describe_rows, missing_column
+from engine.input.table import read_table as read_table  # where the tests have read it
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10

@@ -371,8 +371,10 @@ class LoadScreen(Screen):
         problem)."""
         if new.file is None:
             return
-        if old.file is not None and old.file.path == new.file.path and (
-            old.file.sheet != new.file.sheet
+        if (
+            old.file is not None
+            and old.file.path == new.file.path
+            and (old.file.sheet != new.file.sheet)
         ):  # a saved run of another sheet of the workbook, resumed
             self.show_sheets(new.file)
             self.fill_preview(new.file.frame)
