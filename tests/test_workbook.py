@@ -99,7 +99,7 @@ def test_the_header_is_found_below_title_rows_and_empty_rows_are_left_out(tmp_pa
     assert place.header_row == 4
     assert place.rows.tolist() == [5, 6, 7, 8, 9, *range(12, 19)]
     notes = frame.attrs["warnings"]
-    assert any("header is on row 4" in n and "2 empty row(s)" in n for n in notes)
+    assert any("header is on row 4 and 2 empty row(s)" in n for n in notes)
 
 
 def test_metadata_lines_above_the_header_are_not_taken_for_it():

@@ -152,11 +152,11 @@ def test_the_about_sheet_says_what_each_sheet_and_column_is(written):
     rows = [[c.value for c in row] for row in book(out / WORKBOOK_FILE)["about"].iter_rows()]
     assert rows[0][0] == "parm results: session.csv"
     assert ["Run", session.run_id] == rows[2][:2]
-    start = next(i for i, row in enumerate(rows) if row[:3] == ["Sheet", "One row per", "Rows"])
+    start = next(i for i, row in enumerate(rows) if row[:3] == ["Sheet", "Rows", "One row per"])
     tables = {table.file: table for table in declared.TABLES}
     for file in [name for name in SHEETS if (out / name).exists()]:
         listed = next(row for row in rows[start:] if row[0] == sheet_name(file))
-        assert listed[1] == tables[file].row and listed[2] == len(read_csv(out / file)[1])
+        assert listed[2] == tables[file].row and listed[1] == len(read_csv(out / file)[1])
         header = read_csv(out / file)[0]
         meanings = {row[1]: row[2] for row in rows if row[0] == sheet_name(file) and row[2]
                     and row is not listed}  # fmt: skip

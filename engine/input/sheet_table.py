@@ -92,6 +92,25 @@ def number_text(value: float) -> str:
     return f"{value:.15g}"
 
 
+def _column_text(column: list) -> list[str]:
+    """A column's cells as text; in a column of dates and times, a date alone is the midnight
+    it is (calamine gives a date for a date-time cell that falls on midnight). A column of
+    whole numbers (scores, counts) is spelt at once."""
+    kinds = set(map(type, column))
+    if kinds == {str}:
+        return list(column)
+    if kinds == {float}:
+        values = np.array(column)
+        if np.all((values == np.floor(values)) & (np.abs(values) < 1e15)):
+            return values.astype(np.int64).astype(str).tolist()
+    if dt.datetime in kinds and dt.date in kinds:
+        column = [dt.datetime.combine(v, dt.time()) if type(v) is dt.date else v for v in column]
+        kinds.discard(dt.date)
+    if kinds == {dt.datetime}:
+        return [v.isoformat(sep=" ") for v in column]
+    return [v if type(v) is str else cell_text(v) for v in column]
+
+
 def _filled(value) -> bool:
     return not (value is None or (isinstance(value, str) and not value.strip()))
 
@@ -108,6 +127,8 @@ def _cut(grid: list[list]) -> list[list]:
         while j > width and not _filled(row[j - 1]):
             j -= 1
         width = max(width, j)
+    if all(len(row) == width for row in grid):  # calamine's rows are as wide as the sheet
+        return grid
     return [list(row[:width]) + [""] * (width - len(row)) for row in grid]
 
 
@@ -189,14 +210,11 @@ def sheet_table(grid: list[list], merges=None) -> SheetTable | None:
     first = header + 1 + two_rows
     _spread(grid, merges, first)
     body = grid[first:]
-    columns = [list(c) for c in zip(*body)] if body else [[] for _ in names]
-    texts = [[v if type(v) is str else cell_text(v) for v in column] for column in columns]
+    columns = [[row[j] for row in body] for j in range(len(names))]
+    texts = [_column_text(column) for column in columns]
     kept, renamed = _kept_columns(names, texts, continued)
     texts = [texts[j] for j in kept]
-    filled = np.zeros(len(body), dtype=bool)
-    for column in texts:
-        filled |= np.fromiter((v != "" and not v.isspace() for v in column), bool, len(column))
-    shown = np.flatnonzero(filled)
+    shown = np.flatnonzero(_filled_rows(texts, len(body)))
     if len(shown) < len(body):  # empty rows between the answers: layout, not answers
         texts = [[column[r] for r in shown] for column in texts]
     texts, replaced = _made_safe(texts)
@@ -210,6 +228,18 @@ def sheet_table(grid: list[list], merges=None) -> SheetTable | None:
         empty_rows=len(body) - len(shown),
         renamed=tuple(renamed),
     )
+
+
+def _filled_rows(columns: list[list[str]], rows: int) -> np.ndarray:
+    """(rows,) True where a row has a cell that is not blank; a column looks only at the rows
+    the columns before it left blank (the first, an id or the answer, usually fills them all)."""
+    filled = np.zeros(rows, dtype=bool)
+    for column in columns:
+        left = np.flatnonzero(~filled)
+        if not len(left):
+            break
+        filled[left] = [bool(column[r]) and not column[r].isspace() for r in left]
+    return filled
 
 
 def _kept_columns(names, texts, continued) -> tuple[list[int], list[str]]:

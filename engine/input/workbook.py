@@ -69,10 +69,7 @@ class Sheets:
         if len(self.candidates) < 2:
             return None
         shown = ", ".join(repr(name) for name in self.candidates)
-        return (
-            f"Which sheet holds the answers? Sheets {shown} each have a text and a score "
-            f"column; '{self.sheet}' is read until one is chosen (the sheet setting)."
-        )
+        return f"Which sheet holds the answers? Sheets {shown} each have a text and a score column."
 
 
 def file_kind(path: Path) -> str:
@@ -135,8 +132,9 @@ def _workbook(path: Path, sheet: str | None) -> Sheets:
         book = CalamineWorkbook.from_filelike(io.BytesIO(raw))
         with book:
             names = tuple(book.sheet_names)
-            chosen, candidates = _chosen_sheet(book, path, names, sheet)
-            table = _table(book, path, chosen)
+            loaded: dict = {}  # each sheet parsed once
+            chosen, candidates = _chosen_sheet(book, path, names, sheet, loaded)
+            table = _table(_sheet(book, chosen, loaded), path, chosen)
     except PasswordError:
         raise DataError(
             f"File {path} is a password-protected workbook; save a copy without the password "
@@ -151,7 +149,13 @@ def _workbook(path: Path, sheet: str | None) -> Sheets:
     return Sheets(frame, chosen, names, candidates)
 
 
-def _chosen_sheet(book, path: Path, names, sheet: str | None) -> tuple[str, tuple[str, ...]]:
+def _sheet(book, name: str, loaded: dict):
+    if name not in loaded:
+        loaded[name] = book.get_sheet_by_name(name)
+    return loaded[name]
+
+
+def _chosen_sheet(book, path: Path, names, sheet, loaded) -> tuple[str, tuple[str, ...]]:
     """(the sheet to read, the candidates when the guess is doubtful)."""
     if sheet is not None:
         if sheet not in names:
@@ -163,7 +167,9 @@ def _chosen_sheet(book, path: Path, names, sheet: str | None) -> tuple[str, tupl
     visible = [m.name for m in book.sheets_metadata if _readable(m)] or list(names)
     if not visible:
         raise DataError(f"File {path} is a workbook without sheets.")
-    qualified = [name for name in visible if _qualifies(book, name)]
+    if len(visible) == 1:
+        return visible[0], ()
+    qualified = [name for name in visible if _qualifies(_sheet(book, name, loaded))]
     if not qualified:
         return visible[0], ()
     return qualified[0], tuple(qualified) if len(qualified) > 1 else ()
@@ -173,13 +179,12 @@ def _readable(metadata) -> bool:
     return str(metadata.visible).endswith("Visible") and str(metadata.typ).endswith("WorkSheet")
 
 
-def _qualifies(book, name: str) -> bool:
+def _qualifies(sheet) -> bool:
     """Whether the sheet's first rows have a header, a text column and a score column, and
     it has at least MIN_RESPONSES rows."""
     from engine.input.guess import guess_columns
     from engine.input.responses import MIN_RESPONSES
 
-    sheet = book.get_sheet_by_name(name)
     table = sheet_table(sheet.to_python(skip_empty_area=False, nrows=GUESS_ROWS),
                         sheet.merged_cell_ranges)  # fmt: skip
     if table is None or len(table.names) < 2 or len(table.rows) < MIN_RESPONSES:
@@ -193,8 +198,7 @@ def _qualifies(book, name: str) -> bool:
     return bool(numbers < 0.5)
 
 
-def _table(book, path: Path, name: str) -> SheetTable:
-    sheet = book.get_sheet_by_name(name)
+def _table(sheet, path: Path, name: str) -> SheetTable:
     grid = sheet.to_python(skip_empty_area=False)
     where = f"File {path}, sheet '{safe_text(name, True)}'"
     if not any(cell_text(v).strip() for row in grid[:HEADER_SCAN] for v in row):
@@ -253,10 +257,16 @@ def _notes(table: SheetTable, path: Path, sheet: str, names, candidates) -> list
     if len(names) > 1 and not candidates:
         notes.append(f"File {path} has {len(names)} sheets ({_listed(names)}); "
                      f"'{safe_text(sheet, True)}' was read (the sheet setting chooses).")  # fmt: skip
-    if table.header_row > 1 or table.empty_rows:
+    if table.empty_rows:
         notes.append(
-            f"{where}: the header is on row {table.header_row}; data row n is the n-th row "
-            f"below it that is not empty ({table.empty_rows:,} empty row(s) left out)."
+            f"{where}: the header is on row {table.header_row} and {table.empty_rows:,} empty "
+            "row(s) between the answers are left out: data row n is the n-th row below the "
+            "header that is not empty."
+        )
+    elif table.header_row > 1:
+        notes.append(
+            f"{where}: the header is on row {table.header_row}: data row n is sheet row "
+            f"n + {table.header_row}."
         )
     if table.renamed:
         notes.append(f"{where}: column(s) without a name of their own: {', '.join(table.renamed)}.")

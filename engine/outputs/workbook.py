@@ -158,6 +158,7 @@ def write_sheet(sheet, header, rows, kinds, shading=()) -> None:
     for j, chars in enumerate(_widths(header, rows, kinds)):
         sheet.column_dimensions[column_letter(j)].width = chars
     sheet.freeze_panes = "A2"
+    _printed_across(sheet)
     bold = Font(bold=True)
     sheet.append([_string_cell(sheet, inert(name), font=bold) for name in header])
     templates = [_template(sheet, kind) for kind in kinds]
@@ -167,6 +168,15 @@ def write_sheet(sheet, header, rows, kinds, shading=()) -> None:
     sheet.auto_filter.ref = f"A1:{last}{len(rows) + 1}"
     for shade in shading:
         sheet.conditional_formatting.add(shade.range, shade.rule())
+
+
+def _printed_across(sheet) -> None:
+    """Printed (or saved as PDF) landscape, every column on the page's width, the header on
+    every page."""
+    sheet.page_setup.orientation = "landscape"
+    sheet.sheet_properties.pageSetUpPr.fitToPage = True
+    sheet.page_setup.fitToWidth, sheet.page_setup.fitToHeight = 1, 0
+    sheet.print_title_rows = "1:1"
 
 
 def _template(sheet, kind: str):
@@ -231,8 +241,10 @@ def _write_about(sheet, session, written) -> None:
     from openpyxl.styles import Font
 
     bold = Font(bold=True)
-    for j, chars in enumerate((18, 28, 10, 70)):
+    for j, chars in enumerate((18, 22, 80, 60)):
         sheet.column_dimensions[column_letter(j)].width = chars
+    _printed_across(sheet)
+    sheet.print_title_rows = None
     source = session.items.source or "input"
     config = session.config
     facts = [
@@ -245,13 +257,13 @@ def _write_about(sheet, session, written) -> None:
     for fact in facts:
         sheet.append(_row(sheet, fact))
     sheet.append([])
-    sheet.append(_row(sheet, ("Sheet", "One row per", "Rows", "Shaded"), bold))
+    sheet.append(_row(sheet, ("Sheet", "Rows", "One row per", "Shaded"), bold))
     for file, table, _, count, shading in written:
         what = table.row if table is not None else ""
         shaded = "; ".join(shade.meaning for shade in shading)
-        sheet.append(_row(sheet, (sheet_name(file), what, count, shaded)))
+        sheet.append(_row(sheet, (sheet_name(file), count, what, shaded)))
     if session.warnings:
-        sheet.append(_row(sheet, (WARNINGS, "warning of the run", len(session.warnings), "")))
+        sheet.append(_row(sheet, (WARNINGS, len(session.warnings), "warning of the run", "")))
     sheet.append([])
     sheet.append(_row(sheet, ("Sheet", "Column", "Meaning"), bold))
     for file, table, header, _, _ in written:

@@ -245,7 +245,9 @@ class LoadScreen(Screen):
         self.sheet_question = file.sheet_question()
         if self.sheet_question is not None:
             self.app.notify(
-                self.sheet_question + " Choose it under Sheet.", severity="warning", timeout=15
+                f"{self.sheet_question} '{file.sheet}' is shown; choose another under Sheet.",
+                severity="warning",
+                timeout=15,
             )
 
     # -- columns and validation -----------------------------------------------------------------
