@@ -68,8 +68,9 @@ def test_the_sample_as_a_workbook_audits_to_the_csvs_predictions(tmp_path, sampl
 
 @pytest.mark.slow
 def test_the_sample_as_a_workbook_audits_as_the_csv_with_the_bundled_model(tmp_path, sample_xlsx):
+    quick = ("--set", "bootstrap_samples=0", "--set", "cross_fit_folds=0", *FAST_CLI)
     for name, source in (("csv", SAMPLE_CSV), ("xlsx", sample_xlsx)):
-        code, output = cli(source, "--out", tmp_path / name, "-q")
+        code, output = cli(source, "--out", tmp_path / name, *quick)
         assert code == 0, output
     csv_rows = _without_run(tmp_path / "csv" / "predictions.csv")
     assert _without_run(tmp_path / "xlsx" / "predictions.csv") == csv_rows
