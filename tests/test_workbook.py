@@ -109,6 +109,24 @@ def test_metadata_lines_above_the_header_are_not_taken_for_it():
     assert table.names == HEADER and table.header_row == 4
 
 
+def test_column_names_that_are_numbers_are_names():
+    grid = [
+        ["Marks"],
+        ["id", "answer", 1.0, 2.0],
+        ["S1", "roots", 1.0, 2.0],
+        ["S2", "light", 0.0, 1.0],
+    ]
+    table = sheet_table(grid)
+    assert table.names == ["id", "answer", "1", "2"] and table.header_row == 2
+    assert table.columns[2] == ["1", "0"]
+
+
+def test_a_table_far_down_the_sheet_is_found(tmp_path):
+    sheet = [[None]] * 60 + [["Marks"], HEADER, *scored_rows(12)]
+    frame = read_file(write_xlsx(tmp_path / "far.xlsx", {"S": sheet}))
+    assert list(frame.columns) == HEADER and frame.attrs["place"].header_row == 62
+
+
 def test_a_header_cell_merged_over_two_named_columns_joins_their_names(tmp_path):
     sheet = [["id", "answer", "Score", None], [None, None, "R1", "R2"],
              *[[f"S{i}", f"answer {i}", i % 3, (i + 1) % 3] for i in range(12)]]  # fmt: skip
@@ -266,7 +284,7 @@ def test_a_bad_score_is_named_by_sheet_row_and_column_letter(tmp_path):
     [
         ([["id", "score", "id"], ["a", 1, "b"]], r"sheet 'S': the header on row 1 names column "
          r"'id' 2 times \(columns A, C\)"),
-        ([["just one title"], [1], [2]], r"sheet 'S': no header row in its first 50 rows"),
+        ([["just one title"], [1], [2]], r"sheet 'S': no header row in the first 50 rows"),
         ([[None], [None]], r"sheet 'S' is empty"),
     ],
     ids=["repeated column", "no header", "empty"],

@@ -2,9 +2,9 @@
 found below any title rows, merged header cells named, trailing and empty rows and columns left
 out, every cell as the text the sheet shows.
 
-The header is the first of the sheet's first HEADER_SCAN rows that has at least two cells, most
-of them text, and names at least three quarters of the columns the rows below it fill (a title,
-"Class 5B", or a block of "Teacher: Smith" lines above it does not). A header cell merged across
+The header is the first of the HEADER_SCAN rows from the sheet's first filled one that has at least two cells and
+names at least three quarters of the columns the rows below it fill (a title, "Class 5B", or a
+block of "Teacher: Smith" lines above it does not; names that are numbers, "1", "2", are names). A header cell merged across
 columns names its first column; when the row under it is text only and sits under such merged
 cells ("Score" over "R1", "R2"), it is a second header row and the names join ("Score R1").
 Merged cells below the header (an item written once over its block of answers) fill every cell
@@ -143,9 +143,9 @@ def _columns_of(row: list) -> set[int]:
 
 def find_header(grid: list[list], merges) -> int | None:
     """The 0-based index of the header row (module docstring), or None when there is none."""
-    for i in range(min(HEADER_SCAN, len(grid))):
-        cells = [v for v in grid[i] if _filled(v)]
-        if len(cells) < 2 or 2 * sum(isinstance(v, str) for v in cells) < len(cells):
+    start = next((i for i, row in enumerate(grid) if any(map(_filled, row))), 0)
+    for i in range(start, min(start + HEADER_SCAN, len(grid))):
+        if sum(_filled(v) for v in grid[i]) < 2:
             continue
         below = set().union(*(_columns_of(r) for r in grid[i + 1 : i + 1 + BELOW_SCAN]))
         if not below:

@@ -201,13 +201,14 @@ def _qualifies(sheet) -> bool:
 def _table(sheet, path: Path, name: str) -> SheetTable:
     grid = sheet.to_python(skip_empty_area=False)
     where = f"File {path}, sheet '{safe_text(name, True)}'"
-    if not any(cell_text(v).strip() for row in grid[:HEADER_SCAN] for v in row):
+    if not any(cell_text(v).strip() for row in grid for v in row):
         raise DataError(f"{where} is empty.")
     table = sheet_table(grid, sheet.merged_cell_ranges)
     if table is None:
         raise DataError(
-            f"{where}: no header row in its first {HEADER_SCAN} rows (a row of column names, "
-            "at least two, above the answers); add one, or choose another sheet."
+            f"{where}: no header row in the first {HEADER_SCAN} rows that hold anything (a row "
+            "of column names, at least two, above the answers); add one, or choose another "
+            "sheet."
         )
     if len(table.names) < 2:
         raise DataError(
