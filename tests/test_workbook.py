@@ -242,6 +242,17 @@ def test_two_qualifying_sheets_make_a_question_the_cli_asks_with_sheet(tmp_path)
     assert read_sheets(path, "Term 2").frame["id"].tolist()[0] == "S100"
 
 
+def test_a_hidden_sheet_is_not_guessed_but_can_be_named(tmp_path):
+    from openpyxl import load_workbook
+
+    path = two_sheets(tmp_path)
+    book = load_workbook(path)
+    book["Term 1"].sheet_state = "hidden"
+    book.save(path)
+    assert (read_sheets(path).sheet, read_sheets(path).candidates) == ("Term 2", ())
+    assert read_sheets(path, "Term 1").frame["id"].tolist()[0] == "S000"
+
+
 def test_a_sheet_that_does_not_exist_is_named_with_the_closest_one(tmp_path):
     with pytest.raises(DataError, match=r"no sheet 'term 2'\. Did you mean 'Term 2'\?.*'Notes'"):
         read_sheets(two_sheets(tmp_path), "term 2")

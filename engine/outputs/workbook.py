@@ -195,10 +195,9 @@ def _filled(template, value, kind: str):
     value = cell_value(value, kind)
     if value is None:
         return None
-    if isinstance(value, str):
-        template._value, template.data_type = value, "s"
-    else:
-        template.value = value
+    # Typed here, not by openpyxl's guess (which would also cost a third of the write).
+    kind = "s" if isinstance(value, str) else "b" if isinstance(value, bool) else "n"
+    template._value, template.data_type = value, kind
     return template
 
 
