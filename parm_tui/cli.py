@@ -18,7 +18,7 @@ APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM)
 
 \b
   parm                      open the app
-  parm FILE                 open the app with FILE (CSV or TSV) loaded
+  parm FILE                 open the app with FILE (CSV, TSV or workbook) loaded
   parm audit FILE           run the audit headless and write its outputs
   parm audit --help         every option of the headless run, with examples
   parm export FILE          write FILE's saved run again, with the review's decisions
@@ -43,6 +43,7 @@ Examples:
   parm audit graded.csv --score-cols G1,G2,G3 --item-col question_id
   parm audit reads.csv --reads long --id-col answer_id --rater-col rater --answers answers.csv
   parm audit answers.csv --embeddings answers.npy --config my-settings.json --force
+  parm audit marks.xlsx --sheet "Term 2" --format xlsx
 
 Settings (--set KEY=VALUE, --config): see docs/reference/settings.md (the docs site's
 Reference, Settings); VALUE is read as JSON, and as plain text when it is not JSON.
@@ -95,6 +96,23 @@ Embeddings = Annotated[
     Path | None,
     typer.Option("--embeddings", metavar="FILE.npy", help=".npy array, one row per input row."),
 ]
+TableFormat = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        metavar="csv|xlsx|both",
+        help="The tables as CSV files (default), in one workbook, results.xlsx (a sheet each; "
+        "decisions.csv stays), or both.",
+    ),
+]
+Sheet = Annotated[
+    str | None,
+    typer.Option(
+        "--sheet",
+        metavar="NAME",
+        help="A workbook's sheet (default: the one with a text and a score column).",
+    ),
+]
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")]
 AuditQuiet = Annotated[
     bool,
@@ -130,7 +148,10 @@ def column(flag: str, help_text: str):
 @app.command(epilog=AUDIT_EXAMPLES)
 def audit(
     file: Annotated[
-        Path, typer.Argument(metavar="FILE", help="CSV or TSV file of scored responses.")
+        Path,
+        typer.Argument(
+            metavar="FILE", help="CSV or TSV file, or workbook (.xlsx, .ods), of scored responses."
+        ),
     ],
     config: ConfigFile = None,
     text_col: Annotated[str | None, column("--text-col", "Text column.")] = None,
@@ -173,6 +194,7 @@ def audit(
             help="A long file's answers: a CSV or TSV of id and text, joined by id.",
         ),
     ] = None,
+    sheet: Sheet = None,
     score_order: Annotated[
         str | None,
         typer.Option(
@@ -224,6 +246,7 @@ def audit(
     ),
     force: Annotated[bool, typer.Option("--force", help="Replace existing outputs.")] = False,
     set_: Overrides = None,
+    table_format: TableFormat = "csv",
     quiet: AuditQuiet = False,
     no_guess: Annotated[
         bool,
@@ -237,7 +260,8 @@ def audit(
     """Run the PARM audit headless, keep the run for the app and `parm export`, and write what
     the app's Export writes: predictions.csv, tuning.csv, report.json, report.md, report.html,
     decisions.csv, scores_reviewed.csv (and items.csv with an item column; raters.csv,
-    rater_item_bias.csv and rater_feedback.csv with a rater column)."""
+    rater_item_bias.csv and rater_feedback.csv with a rater column); with --format xlsx the
+    tables in one workbook, results.xlsx, instead."""
     reads_named = None if score_cols is None else [c.strip() for c in score_cols.split(",")]
     columns = {
         "text_column": text_col,
@@ -249,6 +273,7 @@ def audit(
         "rater_columns": None if rater_cols is None else [c.strip() for c in rater_cols.split(",")],
         "reads": reads,
         "answers_file": None if answers is None else str(answers),
+        "sheet": sheet,
         "score_order": score_order,
         "item_column": item_col,
         "rater_column": rater_col,
@@ -261,15 +286,16 @@ def audit(
         "device": device,
     }
     request = AuditRequest(
-        file, config, columns, tuple(set_ or ()), embeddings, out, force, quiet, not no_guess
-    )
+        file, config, columns, tuple(set_ or ()), embeddings, out, force, quiet, not no_guess,
+        table_format,
+    )  # fmt: skip
     raise typer.Exit(run_headless(request))
 
 
 @app.command("export")
 def export(
     file: Annotated[
-        Path, typer.Argument(metavar="FILE", help="The CSV or TSV file whose saved run to export.")
+        Path, typer.Argument(metavar="FILE", help="The file whose saved run to export.")
     ],
     out: Annotated[Path, typer.Option("--out", metavar="FOLDER", help="Output folder.")] = Path(
         "parm-out"
@@ -281,16 +307,19 @@ def export(
             "--run", metavar="RUN_ID", help="An earlier saved run's id (default: the newest run)."
         ),
     ] = None,
+    table_format: TableFormat = "csv",
 ) -> None:
     """Write the saved run of FILE (by `parm audit` or the app) with the review's decisions, as
     the app's Export writes it, running and embedding nothing: scores_reviewed.csv has the
     corrected scores."""
-    raise typer.Exit(run_export(file, out, force, run))
+    raise typer.Exit(run_export(file, out, force, run, table_format))
 
 
 @app.command()
 def embed(
-    file: Annotated[Path, typer.Argument(metavar="FILE", help="CSV or TSV file of answers.")],
+    file: Annotated[
+        Path, typer.Argument(metavar="FILE", help="CSV or TSV file, or workbook, of answers.")
+    ],
     out: Annotated[
         Path | None,
         typer.Option(
@@ -302,6 +331,7 @@ def embed(
     text_col: Annotated[
         str | None, typer.Option("--text-col", metavar="COLUMN", help="Text column.")
     ] = None,
+    sheet: Sheet = None,
     model: Model = None,
     device: Device = None,
     batch_size: Annotated[
@@ -319,6 +349,7 @@ def embed(
     sidecar JSON (rows, model, text column, the file's SHA-256) that --embeddings checks."""
     columns = {
         "text_column": text_col,
+        "sheet": sheet,
         "embedding_model": model,
         "device": device,
         "embedding_batch_size": batch_size,
@@ -338,9 +369,7 @@ app.add_typer(review_app)
 
 @review_app.command("import", epilog=REVIEW_IMPORT_EXAMPLES)
 def review_import(
-    file: Annotated[
-        Path, typer.Argument(metavar="FILE", help="The CSV or TSV file whose review it is.")
-    ],
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The file whose review it is.")],
     decisions: Annotated[
         Path,
         typer.Argument(

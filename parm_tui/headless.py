@@ -119,6 +119,7 @@ class AuditRequest:
     force: bool = False
     quiet: bool = False
     guess: bool = True
+    table_format: str = "csv"
 
 
 def run_headless(request: AuditRequest) -> int:
@@ -126,10 +127,24 @@ def run_headless(request: AuditRequest) -> int:
     return guarded(lambda console, written: _run(console, request, written))
 
 
-def run_export(file, out, force, run_id=None) -> int:
+def run_export(file, out, force, run_id=None, table_format="csv") -> int:
     """`parm export`: write the saved run of `file` (its results and the review's decisions),
-    running and embedding nothing; returns the process exit code."""
-    return guarded(lambda console, written: _export(console, file, out, force, run_id, written))
+    running and embedding nothing, its tables as CSV files, a workbook or both; returns the
+    process exit code."""
+    return guarded(
+        lambda console, written: _export(
+            console, file, out, force, run_id, written, _format(table_format)
+        )
+    )
+
+
+def _format(table_format: str) -> str:
+    """The table format as given (csv, xlsx or both, any case), or a DataError naming them."""
+    chosen = table_format.strip().lower()
+    if chosen not in workspace.FORMATS:
+        shown = safe_text(table_format, one_line=True)
+        raise DataError(f"--format '{shown}': choose one of {', '.join(workspace.FORMATS)}.")
+    return chosen
 
 
 def run_review_import(file, decisions, config_path=None, overrides=()) -> int:
@@ -194,10 +209,12 @@ def _handle_sigterm(handler):
 def _run(console, request: AuditRequest, written: list[Path]) -> int:
     # --quiet: errors only; they are raised to `guarded`, which prints them on `console`.
     told = Console(stderr=True, quiet=True) if request.quiet else console
+    table_format = _format(request.table_format)
     config = build_config(request.config_path, list(request.overrides), request.columns)
-    file = workspace.open_file(request.file, runs=False)
+    file = _opened(request.file, config)
     guessed = _guessed(told, file, config, request) if request.guess else None
     config = config if guessed is None else config.updated(**guessed.columns)
+    config = config if file.sheet is None else config.updated(sheet=file.sheet)
     unused = unused_columns(file.frame.columns, config)
     if unused:  # a column the user may have meant parm to read: said before the long run
         say(told, f"Not used: {', '.join(unused)}.")
@@ -207,7 +224,8 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
     for line in summary_lines(prepared.notes):
         say(told, f"Warning: {line}")
     store, problems = _review(told, prepared)
-    _check_out(request.out, workspace.output_names(config, store is not None), request.force)
+    names = workspace.output_names(config, store is not None, table_format=table_format)
+    _check_out(request.out, names, request.force)
     # The model (if a cache miss needs it) starts loading now, in the background.
     workspace.preload(prepared, precomputed=request.embeddings is not None)
     progress = progress_bars(console, request.quiet)
@@ -224,7 +242,7 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
     if kept.problem is not None:
         say(told, f"Warning: {kept.problem}")
         problems.append(kept.problem)
-    _write(session, request.out, request.force, written, store, file, problems)
+    _write(session, request.out, request.force, written, store, file, problems, table_format)
     _remember_out(told, kept.saved, request.out)
     _warnings(told, session, prepared, written, problems)
     _summary(told, session, written)
@@ -239,6 +257,15 @@ def _remember_out(console, saved, out: Path) -> None:
         workspace.remember_out_folder(saved, out)
     except (ParmError, OSError) as exc:
         say(console, f"Warning: the app's Export will not offer {out}: {exc}")
+
+
+def _opened(path, config):
+    """The file, a workbook's sheet as the settings name it or as guessed; a doubtful guess of
+    the sheet stops with the question (a command cannot ask)."""
+    file = workspace.open_file(path, runs=False, sheet=config.sheet)
+    if file.sheet_question() is not None:
+        raise DataError(f"File {file.path}: {file.sheet_question()} Name it with --sheet NAME.")
+    return file
 
 
 def _warnings(console, session, prepared, written: list[Path], problems=()) -> None:
@@ -296,29 +323,31 @@ def _check_out(out, names, force) -> None:
         ) from None
 
 
-def _write(session, out, force, written, store, file, problems=()) -> None:
+def _write(session, out, force, written, store, file, problems=(), table_format="csv") -> None:
     try:
         workspace.export(
             session, out, decisions=store, table=file.frame, force=force,
-            on_switched=written.extend, warnings=problems,
+            on_switched=written.extend, warnings=problems, table_format=table_format,
         )  # fmt: skip
     finally:
         if store is not None:
             store.close()
 
 
-def _export(console, file, out, force, run_id, written) -> int:
+def _export(console, file, out, force, run_id, written, table_format="csv") -> int:
     file = workspace.open_file(file, runs=False)
     for warning in file.warnings:
         say(console, f"Warning: {warning}")
     # The newest run, or the one asked for (ResumeError naming the runs that are kept).
     saved = workspace.saved_run(file, run_id)
     prepared, session = workspace.restore(file, saved)
+    file = prepared.file  # a workbook: the sheet the run read
     store, problems = _review(console, prepared)
-    _check_out(out, workspace.output_names(prepared.config, store is not None), force)
+    names = workspace.output_names(prepared.config, store is not None, table_format=table_format)
+    _check_out(out, names, force)
     decisions = None if store is None else store.all()
     typed = 0 if store is None else len(store.added_reads())
-    _write(session, out, force, written, store, file, problems)
+    _write(session, out, force, written, store, file, problems, table_format)
     _remember_out(console, saved, out)
     say(console, f"Exported run {session.run_id} of {file.path} (saved {saved.saved_at}), "
         f"nothing run again; {_decided(session, decisions)}")  # fmt: skip
@@ -337,6 +366,7 @@ def _import(console, file, decisions, config_path, overrides) -> int:
         prepared, _ = workspace.restore(file, file.runs[0])
     else:
         config = build_config(config_path, list(overrides))
+        file = _opened(file.path, config)
         config = config.updated(**workspace.choose_columns(file, config).columns)
         prepared = workspace.prepare(file, config)
     store, _ = _review(console, prepared)

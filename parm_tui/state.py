@@ -197,7 +197,8 @@ class AppState:
         prepared, result = workspace.restore(self.file, saved)
         store, notes = self.store_for(prepared)
         columns = {key: getattr(prepared.config, key) for key in CHOSEN_KEYS}
-        loaded = replace(self, columns=columns, settings_problem=None)
+        # A workbook's run may have read another sheet than the one open: its file is the run's.
+        loaded = replace(self, file=prepared.file, columns=columns, settings_problem=None)
         new = replace(loaded.items_loaded(prepared, store), result=result, saved=saved)
         return new, notes
 

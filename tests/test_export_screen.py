@@ -170,7 +170,9 @@ async def test_every_file_parm_audit_writes_is_offered_and_chosen(result, tmp_pa
         host = TableHost(one_item_session(result), store, input_table(result))
         async with host.run_test(size=(80, 24)) as pilot:
             boxes = pilot.app.screen.query(Checkbox)
-            assert all(box.value for box in boxes)
+            # Every file parm audit writes; the workbook is offered, off until chosen.
+            assert all(box.value for box in boxes if box.id != "export-workbook")
+            assert not pilot.app.screen.query_one("#export-workbook", Checkbox).value
             assert "report.html" in str(pilot.app.screen.query_one("#export-report").label)
             await export_to(pilot, out)
             # The list of what was written fits at 80x24, in view, one name after another.
@@ -272,3 +274,17 @@ async def test_the_decisions_line_is_whole_at_80_columns(result, source, databas
         assert label == "decisions.csv (3 decisions)"
         assert label in box.render_line(0).text
     store.close()
+
+
+async def test_the_workbook_is_written_when_chosen(result, tmp_path):
+    out = tmp_path / "out"
+    async with export_host(result, None).run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        for key in ("predictions", "tuning", "report"):
+            screen.query_one(f"#export-{key}", Checkbox).value = False
+        screen.query_one("#export-workbook", Checkbox).value = True
+        await export_to(pilot, out)
+    assert sorted(p.name for p in out.iterdir()) == ["parm-manifest.json", "results.xlsx"]
+    from openpyxl import load_workbook
+
+    assert load_workbook(out / "results.xlsx").sheetnames[:3] == ["about", "predictions", "tuning"]

@@ -85,7 +85,9 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
             "col-question": Select.NULL,
             "col-reference": Select.NULL,
             "col-reads-shape": "wide",
+            "col-sheet": Select.NULL,  # not a workbook: hidden
         }
+        assert not app.screen.query_one("#choice-col-sheet").display
         assert app.state.responses is not None
         assert app.state.source_path == SAMPLE_CSV.resolve()
         assert app.state.config.second_score_column == "score2"
@@ -262,3 +264,27 @@ async def test_the_warnings_of_many_items_come_one_line_per_kind(tmp_path):
         text = " ".join(shown(pilot.app, "#validation").split())
         assert text.count("⚠") == 1  # six items' "Only 30 usable responses": one line
         assert f"⚠ 6 x {KINDS['small_item'].summary}: items" in text and "and 3 more" in text
+
+
+@pytest.mark.slow
+async def test_a_workbook_with_two_sheets_of_answers_asks_which_and_reads_the_one_chosen(tmp_path):
+    from workbooks import scored_rows, write_xlsx
+
+    header = ["id", "answer", "score"]
+    sheets = {"Term 1": [header, *scored_rows(20)], "Term 2": [header, *scored_rows(16, 100)]}
+    path = write_xlsx(tmp_path / "terms.xlsx", sheets)
+    async with ParmApp(path).run_test(size=(80, 24)) as pilot:
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        app = pilot.app
+        assert app.screen.query_one("#choice-col-sheet").display
+        assert "Which sheet holds the answers?" in shown(app, "#validation")
+        assert "Choose it under Sheet" in shown(app, "#validation")
+        assert app.state.file.sheet == "Term 1" and len(app.state.responses) == 20
+        app.screen.query_one("#col-sheet", Select).value = "Term 2"
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.state.file.sheet == "Term 2" and app.state.columns["sheet"] == "Term 2"
+        assert app.state.responses.ids[0] == "S100" and len(app.state.responses) == 16
+        assert "Which sheet" not in shown(app, "#validation")

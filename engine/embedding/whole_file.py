@@ -21,7 +21,7 @@ from engine.embedding.sentence import embed_texts
 from engine.embedding.sidecar import sidecar_path, sidecar_record
 from engine.input.config import AuditConfig
 from engine.input.responses import every_text
-from engine.input.table import read_table
+from engine.input.workbook import read_file
 
 
 def default_output(source: str | Path) -> Path:
@@ -53,7 +53,7 @@ def embed_file(
             "embedding_model",
         )
     source = Path(source).expanduser()
-    texts = every_text(read_table(source), config, str(source))
+    texts = every_text(read_file(source, config.sheet), config, str(source))
     vectors, facts = embed_texts(
         texts,
         config.embedding_model,

@@ -105,6 +105,9 @@ def choose_columns(
     _reads_agree(chosen, given)
     for key in settings.FILE_KEYS:
         chosen[key] = getattr(config, key)
+    place = frame.attrs.get("place")  # a workbook's: the sheet read (engine.input.workbook)
+    if place is not None and "sheet" not in given:
+        chosen["sheet"] = place.sheet
     if "reads" not in given and _looks_long(frame, chosen):
         chosen["reads"] = "long"
     guessed = tuple(key for key in CHOSEN_KEYS if chosen[key] != getattr(config, key))

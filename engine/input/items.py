@@ -15,8 +15,10 @@ from engine.core.run_warnings import RunWarning
 from engine.input.config import AuditConfig
 from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
 from engine.input.score_check import check_score_columns
-from engine.input.table import describe_rows, missing_column, read_table
+from engine.input.settings import COLUMN_KEYS
+from engine.input.table import describe_rows, missing_column
 from engine.input.times import parse_times
+from engine.input.workbook import placed, read_file
 
 
 @dataclass(frozen=True)
@@ -51,15 +53,28 @@ class Items:
 
 
 def load_items(path: str | Path, config: AuditConfig) -> Items:
-    """Read `path` and split it into the items the config's `item_column` names."""
+    """Read `path` (a workbook's `sheet`) and split it into the items `item_column` names."""
     path = Path(path).expanduser()
-    return split_items(read_table(path), config, source=str(path))
+    return split_items(read_file(path, config.sheet), config, source=str(path))
 
 
 def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> Items:
     """One `Responses` per item of an already-read table (the whole table without items); a
     long file's answers file (`answers_file`) is read once for all of them. A score column that
-    cannot hold scores stops it first (engine.input.score_check), whatever the items."""
+    cannot hold scores stops it first (engine.input.score_check), whatever the items. An error
+    about a workbook's rows and columns says where they are on its sheet."""
+    place = frame.attrs.get("place")
+    try:
+        return _split_items(frame, config, source)
+    except DataError as exc:
+        if place is not None:
+            read = [getattr(config, key) for key in COLUMN_KEYS]
+            read = {c for value in read for c in (value if isinstance(value, tuple) else [value])}
+            exc.args = (placed(str(exc), place, read), *exc.args[1:])
+        raise
+
+
+def _split_items(frame: pd.DataFrame, config: AuditConfig, source: str) -> Items:
     check_score_columns(frame, config, source or "input")
     answers = answers_table(config, source)
     if config.item_column is None:
@@ -109,7 +124,7 @@ def answers_table(config: AuditConfig, source: str = "") -> pd.DataFrame | None:
     if not path.is_absolute() and not path.exists() and source:
         beside = Path(source).expanduser().parent / path
         path = beside if beside.exists() else path
-    return read_table(path)
+    return read_file(path)
 
 
 def _item_column(frame: pd.DataFrame, name: str, where: str) -> pd.Series:

@@ -30,7 +30,8 @@ from engine.input.reads import (
     several_reads,
     wide_reads,
 )
-from engine.input.table import describe_rows, missing_column, read_table
+from engine.input.table import describe_rows, missing_column
+from engine.input.table import read_table as read_table  # where the tests have read it
 
 # Below 10 responses nothing is estimable (3C parameters, K neighbours each): refused.
 MIN_RESPONSES = 10
@@ -153,9 +154,11 @@ def every_text(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> li
 
 
 def load_responses(path: str | Path, config: AuditConfig) -> Responses:
-    """Read `path` and return the responses the config's column keys select."""
+    """Read `path` (a workbook's `sheet`) and return the responses the column keys select."""
+    from engine.input.workbook import read_file
+
     path = Path(path).expanduser()
-    return responses_from_frame(read_table(path), config, source=str(path))
+    return responses_from_frame(read_file(path, config.sheet), config, source=str(path))
 
 
 def responses_from_frame(

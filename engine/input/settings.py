@@ -285,6 +285,22 @@ SETTINGS: tuple[Setting, ...] = (
         later=True,
     ),
     Setting(
+        "sheet",
+        None,
+        rules.text(nullable=True),
+        "str | None",
+        FILE,
+        "Sheet",
+        "A workbook's sheet to read (empty: the one with answers and scores).",
+        "a workbook's sheet to read (Excel .xlsx, .xlsm, .xlsb, .xls; OpenDocument .ods); "
+        "`null`: the visible sheet with a text column, a score column and at least 10 rows "
+        "(asked when two or more have them: see [Excel workbooks](../how-to/excel.md)). A "
+        "CSV or TSV has no sheets: there it is not used (`--sheet NAME`)",
+        role="sheet",
+        guess="sheet",
+        later=True,
+    ),
+    Setting(
         "score_order",
         None,
         rules.score_order(),

@@ -6,7 +6,8 @@ output reference (`reference_markdown`) are all made from one declaration
 
 Kinds: how a value is written. In a CSV every number keeps six decimals (counts are integers);
 for people a figure shows three decimals, a share a percentage, points a signed number with two
-decimals, and a column with an interval shows it after the value.
+decimals, and a column with an interval shows it after the value. A label is a score as the
+file spells it (text in a CSV; a number in a workbook where it is one: engine.outputs.workbook).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 TEXT, COUNT, FIGURE, SHARE, POINTS, FLAG = "text", "count", "figure", "share", "points", "flag"
+LABEL = "label"
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from engine.audit.rater_pairs import MIN_PAIRS
 from engine.audit.rater_verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
 from engine.outputs import columns
-from engine.outputs.columns import COUNT, FIGURE, FLAG, POINTS, SHARE, Column, OutputTable
+from engine.outputs.columns import COUNT, FIGURE, FLAG, LABEL, POINTS, SHARE, Column, OutputTable
 from engine.results.lead import GAP, SMALL_RULE
 
 # What the rater table says of a rater with too few scores to judge.
@@ -267,8 +267,8 @@ FEEDBACK = OutputTable(
         Column("item", "the item"),
         Column("row", "the data row in the input file", kind=COUNT),
         Column("id", "the response's id"),
-        Column("score", "the rater's score"),
-        Column("model_score", "the score the model prefers"),
+        Column("score", "the rater's score", kind=LABEL),
+        Column("model_score", "the score the model prefers", kind=LABEL),
         Column("p_score", "the model's probability of the rater's score", kind=FIGURE),
         Column("severity", "the review queue's severity", kind=FIGURE),
         Column("answer", "the answer"),
@@ -283,20 +283,20 @@ ID = Column("id", "the response's id")
 ITEM = Column("item", "the item", when="with an item column")
 RATER = Column("rater", "who gave the score", when="with a rater column")
 TEXT = Column("text", "the answer")
-SCORE = Column("score", "the human score (original label)")
+SCORE = Column("score", "the human score (original label)", kind=LABEL)
 
 PREDICTIONS = OutputTable(
     "predictions.csv",
     "response, in input-row order",
     (
         ROW, ID, ITEM, RATER, TEXT, SCORE,
-        Column("predicted", "the score PARM predicts"),
+        Column("predicted", "the score PARM predicts", kind=LABEL),
         Column("severity", "the review queue's severity, 0 to 1: the probability that another "
                "read would give another score", kind=FIGURE),
         Column("flagged", "likely wrong: among the top of its item's queue, as many as the "
                "item's estimated wrong scores (or the top reaching flag_precision)", kind=FLAG),
         Column("evidence", "the neighbours that drove the prediction, 'row:score:weight;...'"),
-        Column("score2", "the second read", when="with a second score"),
+        Column("score2", "the second read", kind=LABEL, when="with a second score"),
         Column("raters_disagree", "the two reads differ", kind=FLAG, when="with a second score"),
     ),
     families=(
@@ -326,21 +326,21 @@ DECISIONS = OutputTable(
     "review decision (or answer with reads typed in the review), in input-row order",
     (
         ROW, ID, ITEM, RATER, TEXT, SCORE,
-        Column("predicted", "this run's predicted score"),
+        Column("predicted", "this run's predicted score", kind=LABEL),
         Column("severity", "this run's severity", kind=FIGURE),
         Column("action", "keep, change or unsure (empty: no decision, the row is for its "
                "typed reads)"),
-        Column("new_score", "the new score of a change"),
+        Column("new_score", "the new score of a change", kind=LABEL),
         Column("note", "the reviewer's note"),
         Column("decided_at", "when (UTC, ISO 8601)"),
         Column("reviewer", "who decided (the reviewer setting, by default the login name)"),
         Column("decided_run_id", "the run the decision was made on"),
         Column("decided_settings", "that run's settings digest"),
-        Column("decided_predicted", "the score predicted then"),
+        Column("decided_predicted", "the score predicted then", kind=LABEL),
         Column("decided_severity", "the severity then", kind=FIGURE),
         Column("conflicts", "other reviewers' imported decisions that differ, not yet settled"),
         Column("consensus", "the consensus score of an answer read twice or more (consensus.csv)",
-               when="with answers read twice or more"),
+               kind=LABEL, when="with answers read twice or more"),
         Column("consensus_p", "its probability", kind=FIGURE,
                when="with answers read twice or more"),
         Column("added_reads", "the reads typed in the review of the answer, as JSON: a list of "
@@ -354,14 +354,15 @@ REVIEWED = OutputTable(
     "row of the input file, in input order, with every column as read",
     (
         Column("final_score", "the review's new score where a decision changed it, else the "
-               "score as the file had it"),
+               "score as the file had it", kind=LABEL),
         Column("decision", "keep, change, unsure, or empty"),
         Column("note", "the reviewer's note"),
         Column("decided_at", "when"),
-        Column("predicted", "this run's predicted score (empty for rows not audited)"),
+        Column("predicted", "this run's predicted score (empty for rows not audited)",
+               kind=LABEL),
         Column("severity", "this run's severity", kind=FIGURE),
         Column("consensus", "the consensus score of an answer read twice or more (consensus.csv; "
-               "on the row of its audited read, else empty)"),
+               "on the row of its audited read, else empty)", kind=LABEL),
         Column("consensus_p", "its probability", kind=FIGURE),
     ),
     families=(Column("<input column>", "every column of the input file, as read, first"),),
@@ -379,14 +380,14 @@ CONSENSUS = OutputTable(
                _key("reads"), COUNT),
         Column("consensus", "the consensus score: the most probable true score from the reads "
                "weighted by each rater's reliability and from the text (empty for an answer "
-               "read once)", _key("consensus")),
+               "read once)", _key("consensus"), LABEL),
         Column("consensus_p", "its probability", _key("consensus_p"), FIGURE),
         Column("third_read_rank", "1 = read it a third time first; empty when the consensus is "
                "sure (p >= 0.95) or the answer was read once", _key("third_read_rank"), COUNT),
     ),
     families=(Column("score_<rater>", "each rater's read of the answer (empty where they did not "
                      "read it); raters who gave only reads typed in the review come after the "
-                     "file's"),),
+                     "file's", kind=LABEL),),
 )  # fmt: skip
 
 

@@ -25,6 +25,13 @@ FEEDBACK_FILE = "rater_feedback.csv"
 # agreement of every rater pair with alpha (engine.outputs.read_files).
 CONSENSUS_FILE = "consensus.csv"
 AGREEMENT_FILE = "agreement.csv"
+# Every table of the set in one workbook, a sheet each, with a first sheet saying what each
+# sheet is (engine.outputs.workbook): written when the table format asks for it.
+WORKBOOK_FILE = "results.xlsx"
+# How a set holds its tables: CSV files (the default), one workbook instead (decisions.csv stays
+# for `parm review import`), or both.
+CSV, XLSX, BOTH = "csv", "xlsx", "both"
+TABLE_FORMATS = (CSV, XLSX, BOTH)
 # Written last: the run, and every parm file of the folder with its size, SHA-256 and run.
 MANIFEST_FILE = "parm-manifest.json"
 # Every file a set can hold besides its manifest. A folder holding only these (and the
@@ -40,16 +47,19 @@ SET_FILES = OUTPUT_FILES + (
     AGREEMENT_FILE,
     DECISIONS_FILE,
     REVIEWED_FILE,
+    WORKBOOK_FILE,
 )
 
 
 @dataclass(frozen=True)
 class OutputGroup:
-    """One choice an export offers: a key, what it is in words, the files it writes."""
+    """One choice an export offers: a key, what it is in words, the files it writes, and
+    whether it is chosen until the user says otherwise."""
 
     key: str
     label: str
     files: tuple[str, ...]
+    default: bool = True
 
 
 # What an export offers, in the order the Export screen lists them; every file of SET_FILES is
@@ -76,5 +86,11 @@ OUTPUT_GROUPS = (
         "reads",
         "consensus.csv, agreement.csv (answers read twice or more)",
         (CONSENSUS_FILE, AGREEMENT_FILE),
+    ),
+    OutputGroup(
+        "workbook",
+        "results.xlsx (every table a sheet, for a spreadsheet)",
+        (WORKBOOK_FILE,),
+        default=False,
     ),
 )

@@ -12,11 +12,12 @@ from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
 from engine.input.config import AuditConfig
 from engine.input.reads import rater_column_given, records_raters, several_reads
-from engine.outputs import declared, rater_files, read_files, session_report, tables
+from engine.outputs import declared, rater_files, read_files, session_report, tables, workbook
 from engine.outputs.names import (
     AGREEMENT_FILE,
     BIAS_FILE,
     CONSENSUS_FILE,
+    CSV,
     DECISIONS_FILE,
     FEEDBACK_FILE,
     HTML_FILE,
@@ -25,6 +26,8 @@ from engine.outputs.names import (
     RATERS_FILE,
     REVIEWED_FILE,
     WARNINGS_FILE,
+    WORKBOOK_FILE,
+    XLSX,
 )
 from engine.outputs.reviewed import reviewed_table
 from engine.outputs.session_markdown import session_markdown
@@ -34,18 +37,25 @@ from engine.results.item import AuditResult
 from engine.results.session import SessionResult
 
 
-def output_files(config: AuditConfig) -> tuple[str, ...]:
+def output_files(config: AuditConfig, table_format: str = CSV) -> tuple[str, ...]:
     """The files a session with these settings can write, in the order they are written: the
     four outputs, report.html and warnings.txt; items.csv and raters.csv (with
     rater_item_bias.csv and rater_feedback.csv) when the settings name an item column and
     raters (engine.input.reads.records_raters); consensus.csv and agreement.csv when they name several reads per answer; then
-    decisions.csv and scores_reviewed.csv, which need the decision store and the input table."""
+    decisions.csv and scores_reviewed.csv, which need the decision store and the input table.
+    table_format (engine.outputs.names): "xlsx" puts the tables in results.xlsx instead
+    (decisions.csv stays), "both" writes the workbook after the CSVs."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
     if records_raters(config):
         extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
     if several_reads(config):
         extra += (CONSENSUS_FILE, AGREEMENT_FILE)
-    return OUTPUT_FILES + (HTML_FILE, WARNINGS_FILE) + extra + (DECISIONS_FILE, REVIEWED_FILE)
+    files = OUTPUT_FILES + (HTML_FILE, WARNINGS_FILE) + extra + (DECISIONS_FILE, REVIEWED_FILE)
+    if table_format == CSV:
+        return files
+    if table_format == XLSX:
+        files = tuple(n for n in files if n not in workbook.SHEETS or n == DECISIONS_FILE)
+    return files + (WORKBOOK_FILE,)
 
 
 def items_table(session: SessionResult) -> tuple[list[str], list[list]]:
@@ -182,31 +192,39 @@ def write_session(
     on_switched=None,
     store: Decisions | None = None,
     table=None,
+    table_format: str = CSV,
 ) -> list[Path]:
-    """Write the session's outputs (all of `output_files` that can be written by default, or
-    `names`) and the `extra` files ({name: text}) into out_dir as one output set
-    (engine.outputs.sets); returns the paths written, the manifest last. store: the file's
+    """Write the session's outputs (all of `output_files` that can be written by default, in
+    `table_format`, or `names`) and the `extra` files ({name: text}) into out_dir as one output
+    set (engine.outputs.sets); returns the paths written, the manifest last. store: the file's
     decision store (decisions.csv, the review in the reports); table: the input file as read
     (scores_reviewed.csv). on_switched: called with the paths the moment the set is in place."""
-    contents = session_contents(session, names, extra, store, table)
+    contents = session_contents(session, names, extra, store, table, table_format)
     # Every file the run can write (names None) is a whole set: nothing of another run stays.
     whole = names is None
     return write_files(out_dir, session.run_id, contents, overwrite, on_switched, whole)
 
 
 def session_contents(
-    session: SessionResult, names=None, extra=None, store: Decisions | None = None, table=None
-) -> list[tuple[str, str]]:
-    """The files of the session's output set as (name, text), in the order they are written:
-    the one place a set is put together (a new kind of output joins here). Without `names`,
-    every file of `output_files` whose inputs are there: decisions.csv needs the store,
-    scores_reviewed.csv the table, consensus.csv and agreement.csv an answer read twice (asked
-    for without one, they hold their header only)."""
-    known = output_files(session.config)
+    session: SessionResult,
+    names=None,
+    extra=None,
+    store: Decisions | None = None,
+    table=None,
+    table_format: str = CSV,
+) -> list[tuple[str, str | bytes]]:
+    """The files of the session's output set as (name, text or bytes), in the order they are
+    written: the one place a set is put together (a new kind of output joins here). Without
+    `names`, every file of `output_files` (in `table_format`) whose inputs are there:
+    decisions.csv needs the store, scores_reviewed.csv the table, consensus.csv and
+    agreement.csv an answer read twice (asked for without one, they hold their header only).
+    results.xlsx holds a sheet for each of those tables that the set could write."""
+    known = output_files(session.config, table_format="both")
     needs = {DECISIONS_FILE: store, REVIEWED_FILE: table}
+    reads = {CONSENSUS_FILE, AGREEMENT_FILE} if session.reads is None else set()
+    possible = [n for n in known if needs.get(n, True) is not None and n not in reads]
     if names is None:
-        reads = {CONSENSUS_FILE, AGREEMENT_FILE} if session.reads is None else set()
-        names = [n for n in known if needs.get(n, True) is not None and n not in reads]
+        names = [n for n in output_files(session.config, table_format) if n in possible]
     unknown = sorted(set(names) - set(known))
     if unknown:
         raise ExportError(f"Unknown output file(s) {', '.join(unknown)}; choose from {known}.")
@@ -215,24 +233,35 @@ def session_contents(
         raise ExportError(f"{', '.join(missing)} cannot be written without the review's data.")
     run_id = session.run_id
     decisions = None if store is None else store.all()
-    builders = {
-        "predictions.csv": lambda: run_csv(prediction_table(session), run_id),
-        "tuning.csv": lambda: run_csv(tuning_table(session), run_id),
+    tables = session_tables(session, store, table, decisions)
+    builders = {name: (lambda made=made: run_csv(made(), run_id)) for name, made in tables.items()}
+    sheets = {name: made for name, made in tables.items() if name in possible}
+    builders |= {
         "report.json": lambda: json_text(session_report.session_dict(session, decisions)),
         "report.md": lambda: session_markdown(session, decisions),
         HTML_FILE: lambda: html_report(session, decisions),
         WARNINGS_FILE: lambda: warnings_file(session),
-        ITEMS_FILE: lambda: run_csv(items_table(session), run_id),
-        RATERS_FILE: lambda: run_csv(raters_table(session), run_id),
-        BIAS_FILE: lambda: run_csv(rater_files.bias_table(session), run_id),
-        FEEDBACK_FILE: lambda: run_csv(rater_files.feedback_table(session), run_id),
-        CONSENSUS_FILE: lambda: run_csv(read_files.consensus_table(session), run_id),
-        AGREEMENT_FILE: lambda: run_csv(read_files.agreement_table(session), run_id),
-        DECISIONS_FILE: lambda: decisions_csv(store, session),
-        REVIEWED_FILE: lambda: run_csv(reviewed_table(session, table, decisions), run_id),
+        WORKBOOK_FILE: lambda: workbook.workbook_bytes(session, sheets),
     }
     chosen = [name for name in known if name in names]
     return [(name, builders[name]()) for name in chosen] + list((extra or {}).items())
+
+
+def session_tables(session: SessionResult, store, table, decisions) -> dict:
+    """{file name: a function giving its (header, rows)}: every table of a set, each written
+    as a CSV and as a sheet of results.xlsx from the same rows."""
+    return {
+        "predictions.csv": lambda: prediction_table(session),
+        "tuning.csv": lambda: tuning_table(session),
+        ITEMS_FILE: lambda: items_table(session),
+        RATERS_FILE: lambda: raters_table(session),
+        BIAS_FILE: lambda: rater_files.bias_table(session),
+        FEEDBACK_FILE: lambda: rater_files.feedback_table(session),
+        CONSENSUS_FILE: lambda: read_files.consensus_table(session),
+        AGREEMENT_FILE: lambda: read_files.agreement_table(session),
+        DECISIONS_FILE: lambda: decisions_table(store, session),
+        REVIEWED_FILE: lambda: reviewed_table(session, table, decisions),
+    }
 
 
 def decisions_csv(store: Decisions, session: SessionResult) -> str:

@@ -4,14 +4,14 @@
 neighbours) and every screen of the app (through parm_tui.state) drive these and nothing
 deeper; they hold no Textual or Rich, and their tests use neither.
 
-    open_file(path) -> OpenedFile                  read, digest, the file's saved runs
+    open_file(path, sheet=) -> OpenedFile          read (a workbook's sheet), digest, saved runs
     choose_columns(file, config, given) -> ColumnChoice   named columns as named, the rest guessed
     prepare(file, config) -> Prepared             the file's items under the settings
     open_review(prepared) -> Review               the review's decision store, and what to say
     run(prepared, ...) -> SessionResult           embed (or given vectors), audit every item
     keep(file, result) -> Kept                    the run kept as the file's newest saved run
     saved_run(file, run_id) / restore(file, saved) -> (Prepared, SessionResult)
-    export(result, out, ...) -> written paths      one output set, the chosen files
+    export(result, out, ...) -> written paths      one output set, the chosen files (FORMATS)
     import_review(store, decisions.csv) -> ImportReport
     add_read(store, review, i, rater, score)      a read typed in the review, kept with it
     with_added_reads(review, added) -> ReviewSet  the consensus with the typed reads counted
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from engine.workspace.embed import cache_contents, clear_cache, embed_to
 from engine.workspace.export import (
+    FORMATS,
     OUTPUT_CHOICES,
     OutputChoice,
     check_outputs,
@@ -49,6 +50,7 @@ from engine.workspace.review import (
 from engine.workspace.run import Kept, keep, preload, run
 
 __all__ = [
+    "FORMATS",
     "OUTPUT_CHOICES",
     "Kept",
     "OpenedFile",

@@ -9,7 +9,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from engine.outputs.names import DECISIONS_FILE, OUTPUT_GROUPS, REVIEWED_FILE, OutputGroup
+from engine.outputs.names import (
+    BOTH,
+    CSV,
+    DECISIONS_FILE,
+    OUTPUT_GROUPS,
+    REVIEWED_FILE,
+    TABLE_FORMATS,
+    OutputGroup,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -21,24 +29,30 @@ if TYPE_CHECKING:
 
 OutputChoice = OutputGroup
 OUTPUT_CHOICES = OUTPUT_GROUPS
+# How a set holds its tables (csv, xlsx, both): `parm audit --format` and `parm export --format`.
+FORMATS = TABLE_FORMATS
 
 
 def output_names(
-    config: AuditConfig, with_decisions: bool = True, with_table: bool = True
+    config: AuditConfig,
+    with_decisions: bool = True,
+    with_table: bool = True,
+    table_format: str = CSV,
 ) -> list[str]:
     """The files a run with these settings writes, in the order they are written: without a
-    decision store no decisions.csv, without the input table no scores_reviewed.csv."""
+    decision store no decisions.csv, without the input table no scores_reviewed.csv; its
+    tables as CSV files, in results.xlsx ("xlsx") or both (engine.outputs.names)."""
     from engine.outputs.session import output_files
 
     left_out = set() if with_decisions else {DECISIONS_FILE}
     left_out |= set() if with_table else {REVIEWED_FILE}
-    return [name for name in output_files(config) if name not in left_out]
+    return [name for name in output_files(config, table_format) if name not in left_out]
 
 
 def offered(config: AuditConfig) -> list[OutputGroup]:
     """The choices an export of a run with these settings offers (items.csv only with an item
     column, the rater files only with a rater column)."""
-    names = set(output_names(config))
+    names = set(output_names(config, table_format=BOTH))
     return [group for group in OUTPUT_GROUPS if set(group.files) <= names]
 
 
@@ -59,14 +73,16 @@ def export(
     force: bool = False,
     on_switched: Callable[[list[Path]], None] | None = None,
     warnings: Sequence[str] = (),
+    table_format: str = CSV,
 ) -> list[Path]:
     """Write the chosen files of `result` (all it can write by default) into `out` as one output
     set: reports with the review's `decisions`, scores_reviewed.csv from `table` (the input file
     as read); the reads typed in the review count in the consensus (engine.results.added_reads).
     on_switched: told the paths the moment the set is in place. warnings: the run's warnings
     found around it (a review that could not be opened, a run that could not be kept), kept
-    with the others in warnings.txt and the reports. ParmError subclasses name the file or
-    folder."""
+    with the others in warnings.txt and the reports. table_format: the tables as CSV files,
+    in results.xlsx, or both (engine.outputs.names; `names` lists the files otherwise).
+    ParmError subclasses name the file or folder."""
     from engine.core.run_warnings import RunWarning
     from engine.outputs.session import write_session
     from engine.results.added_reads import session_with_added
@@ -87,6 +103,7 @@ def export(
         on_switched=on_switched,
         store=decisions,
         table=table,
+        table_format=table_format,
     )
 
 

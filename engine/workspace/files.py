@@ -1,8 +1,10 @@
-"""Opening a scoring file: its table, the SHA-256 of its bytes (the key of its saved runs and of
-its review) and its saved runs, newest first."""
+"""Opening a scoring file: its table (a CSV/TSV, or a workbook's sheet), the SHA-256 of its bytes
+(the key of its saved runs and of its review, whichever sheet is read) and its saved runs,
+newest first."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,13 +18,34 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, eq=False)
 class OpenedFile:
     """A file as read: its path, the digest of its bytes (None when they could not be read
-    twice), its table, its saved runs (newest first) and why they could not be read (None)."""
+    twice), its table, its saved runs (newest first) and why they could not be read (None);
+    for a workbook, the sheet read, every sheet's name and, when the guess of the sheet is
+    doubtful, the sheets that could be the table (engine.input.workbook)."""
 
     path: Path
     digest: str | None
     frame: pd.DataFrame
     runs: tuple[SavedSession, ...] = ()
     runs_problem: str | None = None
+    sheet: str | None = None
+    sheets: tuple[str, ...] = ()
+    sheet_candidates: tuple[str, ...] = ()
+
+    def sheet_question(self) -> str | None:
+        """What to ask when two or more sheets could hold the answers, else None."""
+        from engine.input.workbook import Sheets
+
+        return Sheets(self.frame, self.sheet, self.sheets, self.sheet_candidates).question()
+
+    def on_sheet(self, sheet: str | None) -> OpenedFile:
+        """The same file with `sheet` read (itself when it is the sheet read, or not a
+        workbook)."""
+        if sheet is None or not self.sheets or sheet == self.sheet:
+            return self
+        from engine.input.workbook import read_sheets
+
+        read = read_sheets(self.path, sheet)
+        return dataclasses.replace(self, frame=read.frame, sheet=read.sheet, sheet_candidates=())
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -31,26 +54,28 @@ class OpenedFile:
 
     def with_runs(self, runs) -> OpenedFile:
         """The same file with its saved runs as they are now (after a run was kept)."""
-        return OpenedFile(self.path, self.digest, self.frame, tuple(runs), None)
+        return dataclasses.replace(self, runs=tuple(runs), runs_problem=None)
 
 
-def open_file(path: str | Path, runs: bool = True) -> OpenedFile:
-    """Read `path` (DataError naming what is wrong), take the digest of its bytes and, with
-    `runs`, its saved runs (a problem reading them is kept, not raised: the file still opens)."""
+def open_file(path: str | Path, runs: bool = True, sheet: str | None = None) -> OpenedFile:
+    """Read `path` (DataError naming what is wrong; a workbook's `sheet`, or the guessed one),
+    take the digest of its bytes and, with `runs`, its saved runs (a problem reading them is
+    kept, not raised: the file still opens)."""
     from engine.core.errors import DataError, ResumeError
     from engine.core.files import file_digest
-    from engine.input.table import read_table
+    from engine.input.workbook import read_sheets
     from engine.saved.store import list_runs
 
     path = Path(path).expanduser()
-    frame = read_table(path)
+    read = read_sheets(path, sheet)
     try:
         digest = file_digest(path)
     except OSError as exc:
         raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
+    file = OpenedFile(path, digest, read.frame, (), None, read.sheet, read.names, read.candidates)
     if not runs:
-        return OpenedFile(path, digest, frame)
+        return file
     try:
-        return OpenedFile(path, digest, frame, list_runs(digest))
+        return file.with_runs(list_runs(digest))
     except ResumeError as exc:
-        return OpenedFile(path, digest, frame, (), str(exc))
+        return dataclasses.replace(file, runs_problem=str(exc))

@@ -71,6 +71,7 @@ def _prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
     from engine.audit.scale import pool_responses
     from engine.input.items import split_items
 
+    file = file.on_sheet(config.sheet)  # a saved run's sheet, or one chosen since
     items = split_items(file.frame, config, source=str(file.path))
     responses, _, on_scale = pool_responses(items.audited, config.score_order)
     return Prepared(file, config, items, responses, on_scale if items.by_item else None)

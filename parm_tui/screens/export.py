@@ -102,7 +102,7 @@ class ExportScreen(Screen):
             for group in workspace.OUTPUT_CHOICES:
                 if self.offers(group.files):
                     yield MarkedCheckbox(
-                        group.label, value=True, id=f"export-{group.key}", compact=True
+                        group.label, value=group.default, id=f"export-{group.key}", compact=True
                     )
             yield Button("Write files (ctrl+s)", variant="primary", id="export-write")
             yield Static(id="export-status")
@@ -114,8 +114,10 @@ class ExportScreen(Screen):
         yield ParmFooter()
 
     def offers(self, files) -> bool:
-        """items.csv and the rater files only for a session with items and raters."""
-        return all(name in workspace.output_names(self.session.config) for name in files)
+        """items.csv and the rater files only for a session with items and raters; the
+        workbook (results.xlsx, off until chosen) for every session."""
+        names = workspace.output_names(self.session.config, table_format="both")
+        return all(name in names for name in files)
 
     def summary(self) -> Text:
         source = self.session.items.source

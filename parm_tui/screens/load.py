@@ -42,13 +42,16 @@ PREVIEW_FRAME = 2
 COLUMN_ROLES = {
     f"col-{BY_NAME[key].guess.replace('_', '-')}": (key, BY_NAME[key].label) for key in CHOSEN_KEYS
 }
+SHEET_WIDGET = "col-sheet"
 # How each is chosen: a column from the file, several columns typed "G1, G2, G3", one of the
-# setting's choices, or a path typed.
-COLUMN, COLUMNS, CHOICE, PATH = "column", "columns", "choice", "path"
+# setting's choices, a path typed, or one of a workbook's sheets (choosing one reads it).
+COLUMN, COLUMNS, CHOICE, PATH, SHEET = "column", "columns", "choice", "path", "sheet"
 
 
 def kind(key: str) -> str:
     rule = BY_NAME[key].rule.kind
+    if key == SHEET:
+        return SHEET
     if key in FILE_KEYS:
         return CHOICE if rule == "choice" else PATH
     return COLUMNS if rule == "columns" else COLUMN
@@ -60,6 +63,8 @@ def column_widget(widget_id: str, key: str):
     how = kind(key)
     if how == COLUMN:
         return Select([], id=widget_id, compact=True, prompt="(none)")
+    if how == SHEET:
+        return Select([], id=widget_id, compact=True, prompt="(not a workbook)")
     if how == CHOICE:
         choices = [(label, value) for value, label in BY_NAME[key].rule.choices]
         return Select(choices, id=widget_id, compact=True, allow_blank=False)
@@ -139,6 +144,7 @@ class LoadScreen(Screen):
         self.initial_path = initial_path
         self._filling = False
         self.score_question: str | None = None
+        self.sheet_question: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -149,7 +155,10 @@ class LoadScreen(Screen):
         yield VimOptionList(id="recent")
         with Horizontal(id="columns"):
             for widget_id, (key, label) in COLUMN_ROLES.items():
-                with Vertical(classes="column-choice"):
+                choice = Vertical(classes="column-choice", id=f"choice-{widget_id}")
+                # A workbook's sheet shows only for a workbook (show_sheets).
+                choice.display = widget_id != SHEET_WIDGET
+                with choice:
                     yield Label(label)
                     yield column_widget(widget_id, key)
         yield Static("", id="validation")
@@ -200,10 +209,11 @@ class LoadScreen(Screen):
         self.read_frame(path)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="read-table")
-    def read_frame(self, path: Path) -> OpenedFile:
-        """The file opened (engine.workspace.open_file): its table, the digest of its bytes and
-        its saved runs, newest first (or why they cannot be read)."""
-        return workspace.open_file(path)
+    def read_frame(self, path: Path, sheet: str | None = None) -> OpenedFile:
+        """The file opened (engine.workspace.open_file): its table (a workbook's `sheet`, or
+        the guessed one), the digest of its bytes and its saved runs, newest first (or why
+        they cannot be read)."""
+        return workspace.open_file(path, sheet=sheet)
 
     async def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "read-table":
@@ -220,6 +230,7 @@ class LoadScreen(Screen):
             for warning in file.warnings:
                 self.app.notify(warning, severity="warning", timeout=10)
             self.app.open_file(file)
+            self.show_sheets(file)
             self.show_frame(frame)
             self.app.choose_columns(self.chosen_columns())
             self.show_recent()
@@ -231,6 +242,25 @@ class LoadScreen(Screen):
                 message.update(plain(str(error)))
             else:
                 self.app.show_error(error)
+
+    def show_sheets(self, file: OpenedFile) -> None:
+        """A workbook's sheets under Sheet, the one read chosen; a doubtful guess is asked."""
+        select = self.query_one(f"#{SHEET_WIDGET}", Select)
+        self._filling = True
+        try:
+            select.set_options([(plain(name), name) for name in file.sheets])
+            select.value = file.sheet if file.sheet is not None else Select.NULL
+        finally:
+            self._filling = False
+        self.query_one(f"#choice-{SHEET_WIDGET}").display = bool(file.sheets)
+        self.fit_columns()
+        self.sheet_question = file.sheet_question()
+        if self.sheet_question is not None:
+            self.app.notify(
+                f"{self.sheet_question} '{file.sheet}' is shown; choose another under Sheet.",
+                severity="warning",
+                timeout=15,
+            )
 
     # -- columns and validation -----------------------------------------------------------------
     def show_frame(self, frame) -> None:
@@ -262,6 +292,8 @@ class LoadScreen(Screen):
             for widget_id, value in chosen.items():
                 key = COLUMN_ROLES[widget_id][0]
                 how = kind(key)
+                if how == SHEET:
+                    continue  # the sheet read: show_sheets
                 if how in (COLUMNS, PATH):
                     shown = ", ".join(value) if isinstance(value, tuple) else value or ""
                     self.query_one(f"#{widget_id}", Input).value = shown
@@ -302,8 +334,9 @@ class LoadScreen(Screen):
     def fit_columns(self) -> None:
         """As many column choices a row as the width gives each about 19 cells (4 at 80)."""
         grid = self.query_one("#columns")
-        per_row = max(4, min(len(COLUMN_ROLES), self.app.size.width // 19))
-        rows = -(-len(COLUMN_ROLES) // per_row)
+        shown = sum(1 for choice in grid.query(".column-choice") if choice.display)
+        per_row = max(4, min(shown, self.app.size.width // 19))
+        rows = -(-shown // per_row)
         grid.styles.grid_size_columns = per_row
         grid.styles.height = 2 * rows
 
@@ -312,11 +345,24 @@ class LoadScreen(Screen):
     @on(Input.Blurred, ".column-choice Input")
     def column_changed(self, event) -> None:
         if not self._filling and self.app.state.file is not None:
-            if getattr(event, "select", None) is not None and event.select.id == "col-score":
+            select = getattr(event, "select", None)
+            if select is not None and select.id == SHEET_WIDGET:
+                self.sheet_chosen(select.value)
+                return
+            if select is not None and select.id == "col-score":
                 self.score_question = None  # the user chose it
             chosen = self.chosen_columns()
             if chosen != self.app.state.columns:
                 self.app.choose_columns(chosen)
+
+    def sheet_chosen(self, value) -> None:
+        """Another sheet chosen: the file is read again on it (its columns guessed anew)."""
+        file = self.app.state.file
+        if value is Select.NULL or value == file.sheet:
+            return
+        self.sheet_question = None
+        self.query_one("#path-message", Static).update(plain(f"Reading sheet '{value}' …"))
+        self.read_frame(file.path, str(value))
 
     def chosen_columns(self) -> dict:
         """The settings the widgets choose: columns (None: none), several columns as a tuple,
@@ -339,6 +385,13 @@ class LoadScreen(Screen):
         problem)."""
         if new.file is None:
             return
+        if (
+            old.file is not None
+            and old.file.path == new.file.path
+            and (old.file.sheet != new.file.sheet)
+        ):  # a saved run of another sheet of the workbook, resumed
+            self.show_sheets(new.file)
+            self.fill_preview(new.file.frame)
         if new.columns is not None and new.columns != self.chosen_columns():
             ids = {role[0]: select_id for select_id, role in COLUMN_ROLES.items()}
             self.select_columns(None, {ids[key]: column for key, column in new.columns.items()})
@@ -348,8 +401,11 @@ class LoadScreen(Screen):
             box.update(plain(new.file_problem or ""))
             return
         lines = Text("✓ ", style="bold green") + counts_line(new.items)
-        if self.score_question is not None:
-            lines = plain("? " + self.score_question + " Choose it under Score.\n", "bold yellow")
+        asked = [(q, w) for q, w in ((self.sheet_question, "Sheet"),
+                                     (self.score_question, "Score")) if q is not None]  # fmt: skip
+        if asked:
+            question, where = asked[0]
+            lines = plain(f"? {question} Choose it under {where}.\n", "bold yellow")
             lines.append_text(counts_line(new.items))
         # One line per kind of warning (engine.core.run_warnings), not one per item.
         for line in summary_lines(new.items.notes):
