@@ -142,14 +142,16 @@ async def test_skipping_bad_rows_in_settings_revalidates_with_a_warning(tmp_path
 
 @pytest.mark.slow
 async def test_choosing_another_score_column_revalidates():
-    from engine.input.responses import read_table, responses_from_frame
+    from engine.input.items import split_items
+    from engine.input.responses import read_table
 
     async with ParmApp(SAMPLE_CSV).run_test(size=(80, 24)) as pilot:
         await pilot.app.workers.wait_for_complete()
         await pilot.pause()
         config = pilot.app.state.config.updated(score_column="id")
         with pytest.raises(DataError) as expected:
-            responses_from_frame(read_table(SAMPLE_CSV), config, source=str(SAMPLE_CSV.resolve()))
+            # the check both front ends meet first (engine.input.score_check, in split_items)
+            split_items(read_table(SAMPLE_CSV), config, source=str(SAMPLE_CSV.resolve()))
         pilot.app.screen.query_one("#col-score", Select).value = "id"
         await pilot.pause()
         assert pilot.app.state.responses is None
