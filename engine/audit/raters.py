@@ -63,6 +63,10 @@ METHOD = (
 )
 
 
+# The verdict of a rater with too few scores to judge (the rater table, every report).
+NOT_JUDGED = "too few to judge"
+
+
 @dataclass(frozen=True)
 class RaterRow:
     """One rater. Shares and agreement are over their n scores; leniency in score points.
@@ -94,8 +98,9 @@ class RaterRow:
 
     @property
     def verdict(self) -> str:
-        """'lenient, drifting', 'fine', or '' for a rater too few to judge."""
-        return "" if self.effects is None else verdict_words(self.effects.verdicts)
+        """'lenient, drifting', 'fine', or NOT_JUDGED for a rater too few to judge (every rater
+        has a verdict in every output)."""
+        return NOT_JUDGED if self.effects is None else verdict_words(self.effects.verdicts)
 
 
 @dataclass(frozen=True)

@@ -322,7 +322,7 @@ def needs_word(session: SessionResult) -> list:
     """The judged raters with a verdict other than fine, farthest from the rest first."""
     if session.raters is None:
         return []
-    return [r for r in session.raters.rows if r.judged and r.verdict not in ("", "fine")]
+    return [r for r in session.raters.rows if r.judged and r.verdict != "fine"]
 
 
 def _listed(names: list[str], shown: int = 5) -> str:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from engine.audit.rater_pairs import MIN_PAIRS
 from engine.audit.rater_verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
+from engine.audit.raters import NOT_JUDGED
 from engine.outputs import columns
 from engine.outputs.columns import COUNT, FIGURE, FLAG, LABEL, POINTS, SHARE, Column, OutputTable
 from engine.results.lead import GAP, SMALL_RULE
 
 # What the rater table says of a rater with too few scores to judge.
-TOO_FEW = "too few to judge"
+TOO_FEW = NOT_JUDGED
 
 
 def _effect(name: str):
@@ -79,7 +80,7 @@ RATERS = OutputTable(
         Column("rater", "the rater's id, as the file has it (a rater column's value, or the "
                "score column's name where a wide file has no rater column)", _attr("rater")),
         Column("verdict", "in plain words, strongest first: lenient, harsh, noisy, central "
-               "tendency, drifting, or fine", _attr("verdict")),
+               "tendency, drifting, or fine; too few to judge for a rater not judged", _attr("verdict")),
         Column("n", "scores the rater gave: every read of theirs, the audited one or not",
                _attr("n"), COUNT),
         Column("items", "items the rater scored", _attr("items"), COUNT),

@@ -276,7 +276,7 @@ class ResultsScreen(Screen):
         text.append(" (all items pooled; 5 lists them)", style="dim")
         text.append_text(lead_lines(figures))
         if session.raters is not None:
-            words = [r for r in session.raters.rows if r.verdict not in ("", "fine")]
+            words = [r for r in session.raters.rows if r.judged and r.verdict != "fine"]
             text.append("\nRaters who need a word: ", style="bold")
             if not words:
                 text.append("none", style="dim")

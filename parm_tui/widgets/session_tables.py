@@ -204,7 +204,7 @@ class RatersTable(SessionTable):
             if column == "rater":
                 cells.append(name(r.rater))
             elif column == "verdict":
-                cells.append(Text(r.verdict, "dim" if r.verdict == "fine" else "bold"))
+                cells.append(Text(r.verdict, "bold" if r.judged and r.verdict != "fine" else "dim"))
             elif column == "leniency":
                 cells.append(leniency_cell(r, wide, raters))
             else:
