@@ -108,3 +108,16 @@ def test_calibrated_severity_is_a_probability_and_keeps_the_items_order():
     p = calibrated(raw, np.array([0, 1, 1, 3]), 4)
     assert np.all((p > 0) & (p < 1))
     np.testing.assert_array_equal(np.argsort(p), np.argsort(raw))
+
+
+def test_every_answer_read_twice_gives_the_count_seen_not_an_interval():
+    """Mohler reads every answer twice: 1,010 of 2,246 differ is a count, not an estimate."""
+    from engine.results.lead import wrong_phrase
+
+    severity = np.full(10, 0.3)
+    differs = np.array([True, False] * 5)
+    found = flagging.wrong_estimate(severity, np.ones(10, bool), differs)
+    assert (found.count, found.low, found.high) == (5.0, 5.0, 5.0)
+    assert wrong_phrase(found) == "5 whose reads differ (every answer read twice)"
+    some = flagging.wrong_estimate(severity, np.arange(10) < 8, differs)
+    assert some.low < some.count < some.high and wrong_phrase(some).startswith("about ")

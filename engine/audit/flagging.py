@@ -59,6 +59,8 @@ def wrong_estimate(
     if read_twice is not None and differs is not None and read_twice.any():
         total = int(read_twice.sum())
         hits = int((differs & read_twice).sum())
+        if total == n:  # every answer read twice: the count is seen, not estimated
+            return WrongEstimate(float(hits), float(hits), float(hits), SECOND_READS)
         share = wilson_interval(hits, total)
         return WrongEstimate(n * share.estimate, n * share.low, n * share.high, SECOND_READS)
     count = float(severity.sum())

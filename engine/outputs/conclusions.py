@@ -6,8 +6,9 @@ the first section of report.md. Four points, then what to do first:
   read twice or more;
 - how many scores look wrong and how sure parm is: the flagged scores; parm's own cross-fitted
   agreement against the same minimum (a model under it is a reading list, not a judge); where
-  answers are read twice, whether another read disputes the flagged scores more often than the
-  others, by more than the 95% margin of the difference;
+  answers are read twice, whether another read disputes the scores parm's severity alone flags
+  (their own reads unseen: engine.outputs.flag_check) more often than the others, by more than
+  the 95% margin of the difference;
 - which raters and items need attention: the raters with a verdict, the items whose raters
   agree under the minimum, the items whose model falls short of their raters by more than the
   field's degradation limit (0.10; items too small for their scores are not judged so);
@@ -89,7 +90,8 @@ def _flags_short(session: SessionResult) -> str:
             f"wrong, {wrong_phrase(session_wrong(session.results))}")  # fmt: skip
     model, check = model_comparison(session), flags_check(session)
     if model is None and check is not None and check.within:
-        return (f"{head}; another read disputes them more often than the others "
+        return (f"{head}; another read disputes the scores its severity alone flags more often "
+                f"than the others "
                 f"({check.shown(check.value)} against {check.shown(check.other_value)}).")  # fmt: skip
     if model is None:
         return head + "; how sure it is cannot be said without cross-fitting."
@@ -98,8 +100,8 @@ def _flags_short(session: SessionResult) -> str:
         return f"{head}, and its model meets {MINIMUM} ({figure}): they are worth a review."
     weak = f"{head}, but its model is under {MINIMUM} ({figure})"
     if check is not None and check.within:
-        return (f"{weak}; still, another read disputes the flagged scores more often than the "
-                f"others ({check.shown(check.value)} against {check.shown(check.other_value)}).")  # fmt: skip
+        return (f"{weak}; still, another read disputes the scores its severity alone flags more "
+                f"often than the others ({check.shown(check.value)} against {check.shown(check.other_value)}).")  # fmt: skip
     return weak + ": read its flags as a reading list, not as verdicts."
 
 
@@ -369,7 +371,7 @@ def _review_step(session, review: dict | None) -> str:
     weak = ("the run was not cross-fitted, so how good parm's model is cannot be said"
             if model is None else "parm's model is under the field's minimum")  # fmt: skip
     if check is not None and check.within:
-        return (f"{head}, as a reading list: {weak}, though another read disputes its flags "
-                "more often than the other scores.")  # fmt: skip
+        return (f"{head}, as a reading list: {weak}, though another read disputes the "
+                "scores its severity alone flags more often than the other scores.")  # fmt: skip
     return (f"Read only the top of the review queue, as a reading list: {weak} on this file, "
             "so its flags are not findings.")  # fmt: skip

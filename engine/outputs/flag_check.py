@@ -1,8 +1,13 @@
 """Whether parm's flags pick out the scores raters dispute: on the answers read twice or more,
 the share of flagged scores that another read disputes against the share of the other scores,
 judged against the one-sided 95% margin of their difference (engine.results.compare, MARGIN).
-The second reads never entered the per-item fits that flag, so the check is out of sample; it
-answers "how sure is parm" on the file itself, where a lead can see it.
+It answers "how sure is parm" on the file itself, where a lead can see it.
+
+The flags checked are those the severity alone sets (each item's top of the severity order, as
+many as the item's estimated wrong scores): the review queue puts answers whose reads all agree
+last, so its own flags on a file read twice are the disputed answers by construction, and a
+check of them against the same reads would be circular. The severity never saw an answer's own
+reads (engine.audit.read_severity leaves them out), so this check is out of sample.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ import math
 
 import numpy as np
 
+from engine.audit.flagging import flagged
+from engine.audit.severity import queue_order
 from engine.results.compare import MARGIN, Comparison, Limit, compare
 from engine.results.session import SessionResult
 
@@ -32,9 +39,16 @@ def disputed(session: SessionResult) -> tuple[np.ndarray, np.ndarray] | None:
         other = np.zeros(reads.n_answers, dtype=bool)
         np.logical_or.at(other, reads.answer, reads.score != scores[reads.answer])
         twice = count >= 2
-        flags.append(np.asarray(result.flagged)[twice])
+        flags.append(severity_flags(result)[twice])
         disputes.append(other[twice])
     return np.concatenate(flags), np.concatenate(disputes)
+
+
+def severity_flags(result) -> np.ndarray:
+    """(N,) the item's flags as its severity alone would set them: the top of the severity
+    order (not the queue's, which puts agreeing reads last), as many as the item's flags."""
+    order = queue_order(result.severity)
+    return flagged(order, result.severity, result.wrong_estimate, result.config.flag_precision)
 
 
 def flags_check(session: SessionResult) -> Comparison | None:
@@ -55,7 +69,8 @@ def flags_check(session: SessionResult) -> Comparison | None:
         inside="the flags pick out the scores raters dispute",
     )  # fmt: skip
     return compare(
-        f"the share of the {n1:,} flagged scores read twice that another read disputes", p1,
+        f"the share of the {n1:,} scores read twice that parm's severity alone flags (their "
+        "reads unseen) that another read disputes", p1,
         f"that of the {n2:,} others,", p2, limit, digits=1, percent=True,
     )  # fmt: skip
 

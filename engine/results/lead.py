@@ -38,7 +38,7 @@ from engine.results.compare import EXCESS, Comparison, Limit, compare
 if TYPE_CHECKING:
     from engine.results.overview import ItemSummary
 
-from engine.audit.flagging import WrongEstimate, combined
+from engine.audit.flagging import SECOND_READS, WrongEstimate, combined
 
 
 class RunFigures(Protocol):
@@ -209,7 +209,10 @@ def lead_warnings(
 
 def wrong_phrase(estimate: WrongEstimate) -> str:
     """How a line beside the flagged count says the estimate of wrong scores: 'about 61 likely
-    wrong (95% 40-85, from the severities)'."""
+    wrong (95% 40-85, from the severities)'; where every answer was read twice the count is
+    seen, not estimated: '1,010 whose reads differ (every answer read twice)'."""
+    if estimate.low == estimate.high == estimate.count and estimate.source == SECOND_READS:
+        return f"{estimate.count:,.0f} whose reads differ (every answer read twice)"
     return (
         f"about {estimate.count:,.0f} likely wrong (95% {estimate.low:,.0f}-"
         f"{estimate.high:,.0f}, from the {estimate.source})"
