@@ -6,9 +6,10 @@ Two posteriors of one model: the *fit posterior* over each answer's whole scale 
 likelihood of the reads: the EM maximises it), and the *consensus posterior*, the same model
 conditioned on the truth lying within the answer's reads (consensus_layout: between the lowest
 and highest read, among the given labels), with the prior tempered so that it moves the
-log-odds between two scores of that range by at most `bound`: PRIOR_SHARE of one read of the
-session's typical rater. An answer whose reads agree has that score with probability 1; the
-prior weighs only between the scores the reads allow, and less than one read.
+log-odds between two scores of that range by at most `bound`: PRIOR_SHARE of the smallest
+margin a 2-1 majority of the session's typical raters has between two scores of the range. An
+answer whose reads agree has that score with probability 1; the prior weighs only between the
+scores the reads allow, and never as much as a 2-1 majority of typical raters.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from engine.audit.consensus_layout import Layout
 from engine.audit.rater_model import (
     RaterCounts,
     RaterParameters,
-    largest_error,
     log_likelihood,
+    read_given_truth,
     tied_raters,
 )
 
@@ -32,9 +33,10 @@ TOLERANCE = 1e-4
 MAX_WEIGHT = 4.0
 START_ACCURACY = 0.7
 BASE_PSEUDO = 0.5
-# The prior (base rates and text together) counts at most half a read of the session's typical
-# rater between two scores of an answer's range: less than the one-read margin of a 2-1
-# majority of such raters, so text never outvotes agreeing humans of equal reliability.
+# The prior (base rates and text together) moves the log-odds between two scores of an answer's
+# range by at most half the smallest margin of a 2-1 majority of the session's typical raters
+# there, so text never outvotes agreeing humans of equal reliability, with room to spare for
+# raters estimated a little apart.
 PRIOR_SHARE = 0.5
 
 
@@ -113,16 +115,36 @@ def log_base_rows(plan: Layout, base: np.ndarray) -> np.ndarray:
     return np.where(plan.valid, np.log(np.where(plan.valid, rows, 1.0)), 0.0)
 
 
-def prior_bounds(plan: Layout, rater: RaterParameters) -> np.ndarray:
-    """(A,) how far the prior may move the log-odds between two scores of each answer's range:
-    PRIOR_SHARE of the weight of one read of the typical rater on its item's scale, the least
-    log P(x | x) / P(x | c) over its codes x != c."""
+def majority_margins(n_classes: int, ordered: bool, typical: RaterParameters) -> np.ndarray:
+    """(K, K) [a, b]: the log-odds of a over b that reads a, a, b by three raters with the
+    typical rater's parameters give, log P(a|a)^2 P(b|a) / (P(a|b)^2 P(b|b)) (P(x | c) at [c, x]):
+    a 2-1 majority's margin (inf on the diagonal)."""
+    table = np.log(read_given_truth(n_classes, ordered, typical)[0])
+    right = np.diagonal(table)
+    margin = 2 * right[:, None] + table - 2 * table.T - right[None, :]
+    np.fill_diagonal(margin, np.inf)
+    return margin
+
+
+def prior_bounds(plan: Layout, rater: RaterParameters, share: float = PRIOR_SHARE) -> np.ndarray:
+    """(A,) how far the prior may move the log-odds between two scores of each answer's support:
+    `share` of the smallest margin of a 2-1 majority of typical raters between two scores of it
+    (majority_margins; 0 where that is not positive). It depends on the support only, not on
+    how many reads give each score, so a read within the support leaves it as it was."""
     typical = rater.pooled if rater.pooled is not None else rater
-    accuracy = float(typical.accuracy[0])
-    weight = {s: np.log(accuracy / ((1 - accuracy) * largest_error(typical.shares[:1], [s])[0]))
-              for s in set(plan.item_scales) if s[0] > 1}  # fmt: skip
-    bounds = np.array([PRIOR_SHARE * max(weight.get(s, 0.0), 0.0) for s in plan.item_scales])
-    return bounds[plan.item]
+    bounds = np.zeros(plan.support.shape[0])
+    for key in set(plan.item_scales):
+        rows = np.flatnonzero(np.isin(plan.item, [j for j, s in enumerate(plan.item_scales)
+                                                  if s == key]))  # fmt: skip
+        if key[0] < 2 or rows.size == 0:
+            continue
+        margin = majority_margins(key[0], key[1], typical)
+        inside = plan.support[rows, : key[0]]
+        pairs = inside[:, :, None] & inside[:, None, :]
+        smallest = np.min(np.where(pairs, margin[None], np.inf), axis=(1, 2))
+        # A support of one score has no pair: nothing for the prior to weigh.
+        bounds[rows] = share * np.clip(np.where(np.isfinite(smallest), smallest, 0.0), 0.0, None)
+    return bounds
 
 
 def tempered(plan: Layout, log_rho: np.ndarray, bound: np.ndarray) -> np.ndarray:
@@ -132,16 +154,18 @@ def tempered(plan: Layout, log_rho: np.ndarray, bound: np.ndarray) -> np.ndarray
     high, low = np.nanmax(inside, axis=1), np.nanmin(inside, axis=1)
     spread = high - low
     power = np.where(spread > bound, bound / np.where(spread > 0, spread, 1.0), 1.0)
-    return log_softmax(np.where(plan.support, power[:, None] * (log_rho - high[:, None]), -np.inf))
+    centred = np.where(plan.support, log_rho - high[:, None], 0.0)
+    return log_softmax(np.where(plan.support, power[:, None] * centred, -np.inf))
 
 
-def posteriors(plan: Layout, model: ConsensusModel, own: np.ndarray | None = None):
+def posteriors(plan: Layout, model: ConsensusModel, own=None, share: float = PRIOR_SHARE):
     """The consensus posterior (A, K), its prior (A, K) and the posterior from the reads and
-    base rates alone (A, K), all on each answer's support, under `model`."""
+    base rates alone (A, K), all on each answer's support, under `model` (own: read_terms, when
+    computed already; share: PRIOR_SHARE, or another for the benchmark)."""
     own = read_terms(plan, model.rater) if own is None else own
     log_base = log_base_rows(plan, model.base)
     log_rho = log_prior(log_base, features(plan, log_base, model.vote), model.weights, plan.valid)
-    bound = prior_bounds(plan, model.rater)
+    bound = prior_bounds(plan, model.rater, share)
     prior = tempered(plan, log_rho, bound)
     base = tempered(plan, log_prior(log_base, (), (), plan.valid), bound)
     restricted = np.where(plan.support, own, -np.inf)
