@@ -118,9 +118,7 @@ def _reliability(plan: Layout, model: ConsensusModel, own, level: float) -> Rate
     right, wrong = accuracy * worth + 0.5, (1 - accuracy) * worth + 0.5
     low = np.where(counts.total > 0, stats.beta.ppf(tail, right, wrong), 0.0)
     high = np.where(counts.total > 0, stats.beta.ppf(1 - tail, right, wrong), 1.0)
-    return RaterReliability(
-        accuracy, low, high, counts.total.astype(np.int64), model.rater.shares
-    )
+    return RaterReliability(accuracy, low, high, counts.total.astype(np.int64), model.rater.shares)
 
 
 def third_read_ranks(reads: np.ndarray, probability: np.ndarray, sure: float = SURE) -> np.ndarray:

@@ -77,7 +77,9 @@ class RaterParameters:
 
     @staticmethod
     def start(raters: int, accuracy: float, steps: int) -> RaterParameters:
-        return RaterParameters(np.full(raters, accuracy), np.tile(default_shares(steps), (raters, 1)))
+        return RaterParameters(
+            np.full(raters, accuracy), np.tile(default_shares(steps), (raters, 1))
+        )
 
     def extended(self, raters: int) -> RaterParameters:
         """The parameters of `raters` raters: these, then the typical rater's for new ones."""

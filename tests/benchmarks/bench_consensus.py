@@ -108,7 +108,9 @@ def _disagreement(session) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         given[reads.answer, reads.score] = True
         disagree.append(high > low)
         adjacent.append(reads.ordered & (high - low == 1) & (reads.reads_per_answer() == 2))
-        inside = (low <= gold) & (gold <= high) if reads.ordered else given[np.arange(gold.size), gold]
+        inside = (
+            (low <= gold) & (gold <= high) if reads.ordered else given[np.arange(gold.size), gold]
+        )
         within.append(inside)
     return tuple(np.concatenate(x) for x in (disagree, adjacent, within))
 

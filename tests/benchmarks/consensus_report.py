@@ -102,8 +102,10 @@ def _outside(rows) -> None:
                       f"{theirs - ours:+.3f}"])  # fmt: skip
     _table(["dataset", "reads", "chosen within", "accuracy", "chosen among both",
             "accuracy", "gain of going outside"], lines)  # fmt: skip
-    print(f"Going outside the reads, chosen held out: mean gain {np.mean(gains):+.4f}, "
-          f"smallest {min(gains):+.4f}, largest {max(gains):+.4f}\n")
+    print(
+        f"Going outside the reads, chosen held out: mean gain {np.mean(gains):+.4f}, "
+        f"smallest {min(gains):+.4f}, largest {max(gains):+.4f}\n"
+    )
 
 
 def _variants(rows) -> None:
@@ -129,9 +131,11 @@ def _calibration(rows) -> None:
     _table(["answers", *BIN_NAMES], lines)
     adjacent = np.sum([r[SHIPPED]["adjacent_sure"] for r in rows], axis=0)
     within = np.mean([r[SHIPPED]["truth_within_reads"] for r in rows])
-    print(f"Two reads one step apart: {adjacent[0]}, sure {adjacent[1]} "
-          f"({adjacent[1] / max(adjacent[0], 1):.3f}); gold within the reads' range: "
-          f"{within:.3f} of answers\n")
+    print(
+        f"Two reads one step apart: {adjacent[0]}, sure {adjacent[1]} "
+        f"({adjacent[1] / max(adjacent[0], 1):.3f}); gold within the reads' range: "
+        f"{within:.3f} of answers\n"
+    )
 
 
 def report(rows: list[dict]) -> None:
