@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+from scipy import sparse
 
 PSEUDO = 0.5
 # A rater's accuracy is shrunk towards the session's pooled accuracy by this many reads: a rater
@@ -307,13 +308,18 @@ def tied_raters(answer: np.ndarray, rater: np.ndarray, raters: int) -> np.ndarra
     share answers pins each accuracy, a bipartite set leaves one factor free between its two
     sides, and the fit would then pick it from the error model's shape alone (on two Mohler
     graders, 0.55 and 0.995 or 0.999 and 0.55, by how the posterior was restricted)."""
-    by_answer: dict[int, list[int]] = {}
-    for a, r in zip(answer.tolist(), rater.tolist()):
-        by_answer.setdefault(a, []).append(r)
+    if answer.size:
+        incidence = sparse.csr_matrix(
+            (np.ones(answer.size), (answer, rater)), shape=(int(answer.max()) + 1, raters)
+        )
+        shared = (incidence.T @ incidence).tocoo()  # raters x raters: answers read by both
+        pairs = zip(shared.row.tolist(), shared.col.tolist())
+    else:
+        pairs = iter(())
     near: list[set[int]] = [set() for _ in range(raters)]
-    for readers in by_answer.values():
-        for r in readers:
-            near[r].update(x for x in readers if x != r)
+    for r, x in pairs:
+        if r != x:
+            near[r].add(x)
     groups, colour = np.arange(raters), np.full(raters, -1)
     for root in range(raters):
         if colour[root] >= 0:

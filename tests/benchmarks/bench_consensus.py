@@ -156,8 +156,8 @@ def score_consensus(session, gold, evidence, variants: bool = False) -> dict:
     return found
 
 
-def run_session(dataset, items, graphs, reads, seed) -> dict:
-    session = simulate(items, reads, seed)
+def run_session(dataset, items, graphs, reads, seed, as_file: bool = False) -> dict:
+    session = simulate(items, reads, seed, as_file)
     gold = np.concatenate(session.gold)
     vectors = [item.vectors for item in items]
     row = {"dataset": dataset, "reads": reads, "seed": seed, "raters": int(session.accuracy.size)}
@@ -185,14 +185,17 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--reads", nargs="+", type=int, default=[2, 3])
     parser.add_argument("--limit", type=int, default=None, help="items per file (a quick look)")
+    parser.add_argument("--raters", choices=("drawn", "file"), default="drawn",
+                        help="drawn: accuracies 0.55-0.95; file: as good as the file's own "
+                        "human scores (consensus_data.simulate)")  # fmt: skip
     parser.add_argument("--report-only", action="store_true",
                         help="report the cached sessions of these datasets, compute none")  # fmt: skip
     args = parser.parse_args()
     print(f"load average {os.getloadavg()}", flush=True)
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = (
-        CACHE
-        / f"sessions-v{CACHE_VERSION}{'' if args.limit is None else f'-limit{args.limit}'}.jsonl"
+    path = CACHE / (
+        f"sessions-v{CACHE_VERSION}{'' if args.limit is None else f'-limit{args.limit}'}"
+        f"{'' if args.raters == 'drawn' else '-' + args.raters}.jsonl"
     )
     done = cached_rows(path)
     rows = []
@@ -204,7 +207,8 @@ def main() -> None:
             graphs = [nearest(item.vectors, max(NEIGHBOURS)) for item in items]
             for key in missing:
                 start = time.perf_counter()
-                done[key] = run_session(dataset, items, graphs, key[1], key[2])
+                done[key] = run_session(dataset, items, graphs, key[1], key[2],
+                                        args.raters == "file")  # fmt: skip
                 with path.open("a") as out:
                     out.write(json.dumps(done[key]) + "\n")
                 print(f"{dataset} reads={key[1]} seed={key[2]}: "

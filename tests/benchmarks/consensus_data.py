@@ -45,6 +45,9 @@ SOURCES = {
     "mohler": (["mohler/answers.csv"], "answer", "score_grader1", "question_id", True),
     "powergrading": (["powergrading/answers.csv"], "answer", "G1", "question_id", True),
 }  # fmt: skip
+# The file's second human score, for the design whose raters are as good as the file's.
+SECOND = {"asap-sas": "Score2", "asap-aes": "rater2_domain1", "mohler": "score_grader2",
+          "powergrading": "G2"}  # fmt: skip
 LEAN_UP = {-1: 0.2, 0: 0.5, 1: 0.8}
 # A random error's distance in steps is geometric: each step further NEAR_MISS times as likely.
 NEAR_MISS = 0.25
@@ -62,6 +65,7 @@ class Item:
     labels: list[str]
     values: np.ndarray | None
     vectors: np.ndarray
+    agreement: float | None = None
 
     @property
     def n_classes(self) -> int:
@@ -76,6 +80,12 @@ def load(dataset: str, limit: int | None = None) -> list[Item]:
         frame = pd.read_csv(DATA / file, dtype=str, keep_default_na=False)
         vectors = file_vectors(DATA / file, text)
         labels = frame[gold].str.strip().to_numpy()
+        agreement = None
+        if dataset in SECOND:
+            other = frame[SECOND[dataset]].str.strip()
+            both = (other != "") & (frame[gold].str.strip() != "")
+            first = pd.to_numeric(frame[gold][both]).to_numpy()
+            agreement = float(np.mean(first == pd.to_numeric(other[both]).to_numpy()))
         groups = [(Path(file).stem, np.arange(len(frame)))]
         if item_column is not None:
             keys = frame[item_column].to_numpy()
@@ -86,14 +96,14 @@ def load(dataset: str, limit: int | None = None) -> list[Item]:
                 continue
             codes = np.array([scale.index(v) for v in labels[rows]])
             values = np.array(scale, dtype=float) if ordered else None
-            items.append(Item(name, codes, scale, values, vectors[rows]))
+            items.append(Item(name, codes, scale, values, vectors[rows], agreement))
     return items
 
 
 @dataclass
 class Session:
-    """A simulated session: each item's reads and gold codes, the raters' true accuracies and
-    leans."""
+    """A simulated session: each item's reads and gold codes, the raters' drawn accuracies
+    (their true accuracy is the share of their reads equal to gold) and leans."""
 
     reads: list[ItemReads]
     gold: list[np.ndarray]
@@ -140,14 +150,23 @@ def blind_spots(rng, item: Item, lean: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return inside, reads
 
 
-def simulate(items: list[Item], reads: int, seed: int) -> Session:
-    """One session (module docstring) of `reads` reads per answer."""
+def simulate(items: list[Item], reads: int, seed: int, as_file: bool = False) -> Session:
+    """One session (module docstring) of `reads` reads per answer; as_file: raters as good as
+    the file's own (each rater's accuracy on an item is the square root of the file's exact
+    agreement between its two human scores, plus the rater's offset drawn from -0.2..0.2, kept
+    in 0.35..0.99; the drawn 0.55-0.95 where the file has one human score)."""
     rng = np.random.default_rng([seed, reads])
     raters = int(rng.integers(5, 9))
     accuracy = rng.uniform(0.55, 0.95, raters)
     lean = rng.choice([-1, 0, 1], raters)
+    offset = rng.uniform(-0.2, 0.2, raters)
+    drawn = accuracy
     found = []
     for item in items:
+        if as_file and item.agreement is not None:
+            accuracy = np.clip(np.sqrt(item.agreement) + offset, 0.35, 0.99)
+        else:
+            accuracy = drawn
         n = item.gold.size
         chosen = np.argsort(rng.random((n, raters)), axis=1)[:, :reads]
         answer = np.repeat(np.arange(n), reads)
@@ -158,4 +177,4 @@ def simulate(items: list[Item], reads: int, seed: int) -> Session:
         score = np.where(inside[rater, answer], spot[rater, answer], score)
         found.append(ItemReads(answer, rater, score, n, item.n_classes, ordered, item.values,
                                item.name))  # fmt: skip
-    return Session(found, [item.gold for item in items], accuracy, lean)
+    return Session(found, [item.gold for item in items], drawn, lean)
