@@ -1,6 +1,6 @@
 """Reads typed in the review (engine.results.added_reads, engine.saved.added_reads): the
-consensus recomputed with them equals engine.audit.consensus run on the reads with the row added
-and the run's text evidence; they are kept with the review's decisions across a reopen, undone
+consensus recomputed with them equals engine.audit.consensus run on the reads with the row added,
+the run's text evidence and the run's model, and no other answer moves; they are kept with the review's decisions across a reopen, undone
 and put back; what is refused; and the exports count them."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def test_the_recomputed_consensus_is_consensus_on_the_reads_with_the_row_added(p
     code = list(session.results[k].responses.labels).index(label)
     items[k] = items[k].with_reads([j], [raters.index(name)], [code])
     evidence = [result.read_evidence for result in session.results]
-    expected = consensus(items, evidence, len(raters))
+    expected = consensus(items, evidence, len(raters), model=session.reads.consensus.model)
     for found, wanted in zip(updated.reads.consensus.items, expected.items):
         np.testing.assert_array_equal(found.consensus, wanted.consensus)
         np.testing.assert_array_equal(found.third_read_rank, wanted.third_read_rank)
@@ -83,6 +83,10 @@ def test_the_recomputed_consensus_is_consensus_on_the_reads_with_the_row_added(p
     assert (
         updated.reads.consensus.items[k].reads[j] == session.reads.consensus.items[k].reads[j] + 1
     )
+    # Under the run's model only the answer read again changes.
+    others = np.arange(review.consensus_p.size) != i
+    np.testing.assert_array_equal(updated.consensus[others], review.consensus[others])
+    np.testing.assert_allclose(updated.consensus_p[others], review.consensus_p[others], atol=1e-12)
     assert updated.added_reads(i) == [(name, label)]
     assert name in updated.raters_of(i)
     # The run's review set is untouched, and counting no reads gives the run's figures back.
@@ -290,11 +294,11 @@ def posterior(review, i) -> np.ndarray:
 
 
 def test_a_new_raters_read_is_evidence_for_its_score_never_against_it(planted):
-    """A rater new to the session has one read: its accuracy and error shares are shrunk
-    towards the session's raters' (rater_model.PRIOR_READS, PRIOR_ERRORS), so the read raises
-    the probability of its score. Judged from that one read alone, a dissent gave the rater an
-    accuracy under chance and every error of theirs its size, and a typed 0 took an answer read
-    2 and 1 from 2 at p .58 to 2 at p 1.00."""
+    """A rater new to the session reads as the session's typical rater (the run's model), so
+    the read raises the probability of its score, whatever the score (one outside the reads'
+    range had probability 0 and now has some). Judged from that one read alone, a dissent once
+    gave the rater an accuracy under chance and every error of theirs its size, and a typed 0
+    took an answer read 2 and 1 from 2 at p .58 to 2 at p 1.00."""
     from engine.results.added_reads import review_with_added
 
     session, _ = planted

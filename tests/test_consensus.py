@@ -3,13 +3,30 @@ simulated with known true scores and rater accuracies."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from helpers import simulated_reads
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
-from engine.audit.consensus import SURE, TextEvidence, consensus, third_read_ranks
-from engine.audit.rater_model import RaterParameters, read_given_truth
+from engine.audit.consensus import (
+    SURE,
+    ConsensusModel,
+    TextEvidence,
+    consensus,
+    third_read_ranks,
+)
+from engine.audit.consensus_fit import MAX_WEIGHT
+from engine.audit.rater_model import (
+    RaterCounts,
+    RaterParameters,
+    decreasing,
+    read_given_truth,
+    tied_raters,
+)
 from engine.audit.reads import ItemReads
 
 PRIOR = np.array([0.2, 0.3, 0.3, 0.2])
@@ -35,15 +52,73 @@ def majority(reads: ItemReads) -> np.ndarray:
 
 
 def test_error_model_rows_are_probabilities_and_respect_the_ends():
-    rater = RaterParameters(np.array([0.7, 0.9]), np.array([[0.1, 0.5, 0.2, 0.1, 0.1]] * 2))
-    for size, ordered in ((2, True), (4, True), (9, True), (5, False)):
+    shares = np.array([[0.05, 0.1, 0.35, 0.3, 0.15, 0.05]] * 2)  # d = -3..-1, 1..3
+    rater = RaterParameters(np.array([0.7, 0.9]), shares)
+    for size, ordered in ((2, True), (4, True), (3, True), (5, False)):
         table = read_given_truth(size, ordered, rater)
         assert np.allclose(table.sum(axis=2), 1.0)
         assert np.allclose(np.diagonal(table, axis1=1, axis2=2), [[0.7], [0.9]])
     ordered = read_given_truth(4, True, rater)[0]
     # At the top score an error can only go down: one step down takes the -1 share's part of
-    # the feasible shares -2, -1, far.
-    assert ordered[3, 2] == pytest.approx(0.3 * 0.5 / (0.1 + 0.5 + 0.1))
+    # the shares of -3, -2, -1.
+    assert ordered[3, 2] == pytest.approx(0.3 * 0.35 / (0.05 + 0.1 + 0.35))
+    # At 1 of 0-3: d = -1, +1, +2 can happen.
+    assert ordered[1, 2] == pytest.approx(0.3 * 0.3 / (0.35 + 0.3 + 0.15))
+
+
+def test_isotonic_fit_is_sklearns():
+    from sklearn.isotonic import IsotonicRegression
+
+    rng = np.random.default_rng(0)
+    for size in (1, 2, 5, 12):
+        values, weights = rng.random(size), rng.random(size) + 0.1
+        wanted = IsotonicRegression(increasing=False).fit_transform(
+            np.arange(size), values, sample_weight=weights
+        )
+        assert np.allclose(decreasing(values, weights), wanted)
+
+
+def counts_of(rng, raters: int, steps: int) -> RaterCounts:
+    """Random expected counts, as an E-step could give (errors anywhere, at any distance)."""
+    total = rng.integers(1, 200, raters).astype(float)
+    right = total * rng.uniform(0.0, 1.0, raters)
+    kinds = rng.gamma(0.5, 5.0, (raters, 2 * steps))
+    exposure = kinds + rng.gamma(1.0, 5.0, (raters, 2 * steps))
+    return RaterCounts(right, total, kinds, exposure, right * 0.1)
+
+
+def test_errors_are_near_misses_and_no_read_counts_against_its_score():
+    """The M-step's shares never grow with the distance on either side of the truth, and every
+    rater (the typical one too) reads a score at least as often under it as under any other
+    truth, on every scale of the session (the accuracy floor), whatever the counts."""
+    rng = np.random.default_rng(1)
+    scales = [(2, True), (4, True), (11, True), (5, False)]
+    for _ in range(30):
+        found = counts_of(rng, 4, 10).parameters(scales)
+        for params in (found, found.pooled):
+            below, above = params.shares[:, :10][:, ::-1], params.shares[:, 10:]
+            assert np.all(np.diff(below, axis=1) <= 1e-12)
+            assert np.all(np.diff(above, axis=1) <= 1e-12)
+            for size, ordered in scales:
+                table = read_given_truth(size, ordered, params)
+                diagonal = np.diagonal(table, axis1=1, axis2=2)
+                assert np.all(diagonal[:, None, :] >= table - 1e-12)
+
+
+def test_raters_the_design_cannot_tell_apart_share_one_estimate():
+    # Two raters who read every answer together: one edge, no odd cycle.
+    assert tied_raters(np.array([0, 0, 1, 1]), np.array([0, 1, 0, 1]), 2).tolist() == [0, 0]
+    # A chain A-B, B-C is bipartite too; a triangle pins each rater; a rater with no shared
+    # answer stays alone.
+    chain = tied_raters(np.array([0, 0, 1, 1, 2]), np.array([0, 1, 1, 2, 3]), 4)
+    assert chain.tolist() == [0, 0, 0, 3]
+    triangle = tied_raters(np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 1, 2, 2, 0]), 3)
+    assert triangle.tolist() == [0, 1, 2]
+    # Two raters on every answer: one accuracy, whatever the error model's shape would pick.
+    rng = np.random.default_rng(3)
+    reads, _ = simulated_reads(rng, 300, np.array([0.9, 0.6]), PRIOR, (2,))
+    found = consensus([reads], None, 2).raters.accuracy
+    assert found[0] == pytest.approx(found[1])
 
 
 def test_consensus_beats_majority_and_ranks_raters_as_their_accuracy():
@@ -109,7 +184,9 @@ def test_text_evidence_helps_when_informative_and_is_ignored_when_not():
     plain = accuracy_of(consensus(items, None, ACCURACY.size), truths)
     useful = [TextEvidence((informative(t, 4, 0.7, rng),)) for t in truths]
     helped = consensus(items, useful, ACCURACY.size)
-    assert accuracy_of(helped, truths) > plain + 0.02
+    # The prior weighs at most half a 2-1 majority between the reads' scores: the text breaks
+    # ties and near ties of the reads (0.884 -> 0.895 here), it does not overrule them.
+    assert accuracy_of(helped, truths) > plain + 0.005
     assert helped.weights[0] > 0.3
     noise = [TextEvidence((rng.dirichlet(np.ones(4), t.size),)) for t in truths]
     ignored = consensus(items, noise, ACCURACY.size)
@@ -123,8 +200,9 @@ def test_neighbours_vote_with_their_own_reads_only():
     itself = TextEvidence((), np.arange(n)[:, None], np.ones((n, 1)))
     alone = consensus(items, None, ACCURACY.size)
     with_self = consensus(items, [itself], ACCURACY.size)
-    # An answer listed as its own neighbour is dropped: its reads do not vote twice.
-    assert np.allclose(with_self.items[0].proba, alone.items[0].proba, atol=1e-4)
+    # An answer listed as its own neighbour is dropped: its reads do not vote twice (the two
+    # fits differ by the EM's stopping rule: one more step of at most TOLERANCE).
+    assert np.allclose(with_self.items[0].proba, alone.items[0].proba, atol=5e-4)
     # Neighbours of the same true score help.
     same = np.array([rng.choice(np.flatnonzero(truths[0] == t), 5) for t in truths[0]])
     near = TextEvidence((), same, np.ones(same.shape))
@@ -148,3 +226,204 @@ def test_the_same_reads_give_the_same_consensus():
     for a, b in zip(one.items, two.items):
         assert np.array_equal(a.proba, b.proba)
         assert np.array_equal(a.third_read_rank, b.third_read_rank)
+
+
+# -- properties on random designs (no embedding: the consensus functions called directly) -----
+PROPERTIES = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def designs(draw):
+    """A small session: 1-2 items (ordered on half points 0..(K-1)/2 with K <= 11, or nominal
+    with K <= 5), 3-5 raters, 3-12 answers each read 0-4 times (distinct raters), scores
+    near a truth, and random text evidence (a peaked classifier, random neighbours) or none."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    raters = draw(st.integers(3, 5))
+    items, evidence = [], []
+    for j in range(draw(st.integers(1, 2))):
+        ordered = draw(st.booleans())
+        size = draw(st.integers(2, 11 if ordered else 5))
+        n = draw(st.integers(3, 12))
+        truth = rng.integers(0, size, n)
+        count = rng.integers(0, min(4, raters) + 1, n)
+        answer = np.repeat(np.arange(n), count)
+        rater = np.concatenate([rng.permutation(raters)[:c] for c in count]).astype(np.int64)
+        off = rng.choice([-1, 0, 0, 1], answer.size) if ordered else rng.integers(0, 2, answer.size)
+        score = np.clip(truth[answer] + off, 0, size - 1)
+        values = np.arange(size) * 0.5 if ordered else None
+        items.append(ItemReads(answer, rater, score, n, size, ordered, values, str(j)))
+        if draw(st.booleans()):
+            proba = rng.dirichlet(np.full(size, 0.3), n)
+            near = np.array([rng.permutation(n)[: min(3, n)] for _ in range(n)])
+            evidence.append(TextEvidence((proba,), near, rng.random(near.shape)))
+        else:
+            evidence.append(None)
+    return items, evidence, raters, rng
+
+
+def fixed_model(rng, items, evidence, raters) -> ConsensusModel:
+    """A model as a fit could give (random counts through the M-step), without the EM."""
+    steps = max([r.n_classes - 1 for r in items if r.ordered] + [1])
+    rater = counts_of(rng, raters, steps).parameters([(r.n_classes, r.ordered) for r in items])
+    width = max(r.n_classes for r in items)
+    base = np.zeros((len(items), width))
+    for j, r in enumerate(items):
+        base[j, : r.n_classes] = rng.dirichlet(np.ones(r.n_classes))
+    sources = (1 if any(e is not None for e in evidence) else 0) * 2
+    answers = sum(r.n_answers for r in items)
+    vote = rng.dirichlet(np.ones(width), answers) if sources else None
+    return ConsensusModel(rater, base, rng.uniform(0, 4, sources), vote, 0, True)
+
+
+def check_respects_the_reads(items, result) -> None:
+    for item, found in zip(items, result.items):
+        assert np.all((found.proba >= 0) & (found.proba <= 1))
+        assert np.allclose(found.proba.sum(axis=1), 1.0)
+        for u in range(item.n_answers):
+            given = item.score[item.answer == u]
+            if given.size == 0:
+                continue
+            inside = np.zeros(item.n_classes, dtype=bool)
+            if item.ordered:
+                inside[given.min() : given.max() + 1] = True
+            else:
+                inside[given] = True
+            assert np.all(found.proba[u, ~inside] == 0)
+            if given.size >= 2:
+                c, p = found.consensus[u], found.consensus_p[u]
+                assert inside[c] and p == found.proba[u, c] and 0 <= p <= 1
+                if np.all(given == given[0]):
+                    assert c == given[0] and p == 1.0
+
+
+@PROPERTIES
+@given(designs())
+def test_the_fitted_consensus_respects_the_reads(design):
+    """Unanimous reads are the consensus with p 1; every consensus is within its reads' range
+    (among the labels given, nominal); p is a probability, the rows sum to 1."""
+    items, evidence, raters, _ = design
+    check_respects_the_reads(items, consensus(items, evidence, raters))
+
+
+@PROPERTIES
+@given(designs(), st.data())
+def test_a_read_of_s_never_lowers_p_of_s_under_a_fixed_model(design, data):
+    """With the model held fixed (as for reads typed in the review), one more read of score s
+    by a rater who has not read the answer (a session rater or a new one) never lowers its
+    p(s), and no other answer moves."""
+    items, evidence, raters, rng = design
+    model = fixed_model(rng, items, evidence, raters)
+    before = consensus(items, evidence, raters, model=model)
+    check_respects_the_reads(items, before)
+    k = data.draw(st.integers(0, len(items) - 1))
+    item = items[k]
+    u = data.draw(st.integers(0, item.n_answers - 1))
+    s = data.draw(st.integers(0, item.n_classes - 1))
+    free = [r for r in range(raters + 1) if r not in item.rater[item.answer == u]]
+    r = data.draw(st.sampled_from(free))
+    more = list(items)
+    more[k] = item.with_reads([u], [r], [s])
+    after = consensus(more, evidence, raters + 1, model=model)
+    check_respects_the_reads(more, after)
+    assert after.items[k].proba[u, s] >= before.items[k].proba[u, s] - 1e-12
+    for j, (old, new) in enumerate(zip(before.items, after.items)):
+        keep = np.arange(old.proba.shape[0]) != (u if j == k else -1)
+        np.testing.assert_allclose(old.proba[keep], new.proba[keep], rtol=0, atol=1e-12)
+
+
+def half_points(seed: int, accuracy, n: int = 400, reads=(2,)):
+    """One item on half points 0-5 (11 codes) read by raters of `accuracy` (errors one step
+    either way), with its truth."""
+    rng = np.random.default_rng(seed)
+    prior = np.full(11, 1 / 11)
+    found, truth = simulated_reads(rng, n, np.asarray(accuracy), prior, reads,
+                                   values=np.arange(11) * 0.5)  # fmt: skip
+    return found, truth, rng
+
+
+def test_a_third_read_of_4_on_4_and_4_5_makes_4_more_likely():
+    """The issue's case: an answer read 4 and 4.5 by two raters, with text evidence for 4.5;
+    a third read of 4 raises p(4), under the run's model (a read typed in the review) and
+    after a full refit (the read in the file), and a half-point disagreement of equally
+    reliable raters is never sure."""
+    reads, truth, rng = half_points(8, [0.75] * 5)
+    u = 0
+    keep = reads.answer != u
+    two = reads.with_reads([u, u], [0, 1], [8, 9])
+    two = ItemReads(np.r_[reads.answer[keep], u, u], np.r_[reads.rater[keep], 0, 1],
+                    np.r_[reads.score[keep], 8, 9], reads.n_answers, 11, True, reads.values)  # fmt: skip
+    proba = informative(truth, 11, 0.6, rng)
+    proba[u] = np.full(11, 0.001)
+    proba[u, 9] = 0.99
+    evidence = [TextEvidence((proba,))]
+    before = consensus([two], evidence, 5)
+    p = before.items[0].proba[u]
+    assert before.items[0].consensus[u] == 9 and p[8] + p[9] == pytest.approx(1.0)
+    assert p[9] < SURE
+    three = two.with_reads([u], [2], [8])
+    held = consensus([three], evidence, 5, model=before.model).items[0]
+    refit = consensus([three], evidence, 5).items[0]
+    for after in (held, refit):
+        assert after.proba[u, 8] > p[8]
+        assert after.consensus[u] == 8
+    # No half-point disagreement of these equally reliable raters is sure.
+    counts = two.reads_per_answer()
+    pairs = [a for a in range(two.n_answers) if counts[a] == 2
+             and np.ptp(two.score[two.answer == a]) == 1]  # fmt: skip
+    assert len(pairs) > 20
+    assert np.all(before.items[0].consensus_p[pairs] < SURE)
+
+
+def majority_of_two(reads: ItemReads) -> dict[int, tuple[int, int]]:
+    """Answers read three times with two equal reads: answer -> (majority, minority)."""
+    found = {}
+    for a in np.flatnonzero(reads.reads_per_answer() == 3):
+        values, counts = np.unique(reads.score[reads.answer == a], return_counts=True)
+        if sorted(counts) == [1, 2]:
+            found[int(a)] = (int(values[np.argmax(counts)]), int(values[np.argmin(counts)]))
+    return found
+
+
+def test_text_never_overturns_a_two_to_one_majority_of_equally_reliable_raters():
+    """The text at its strongest (lambda at MAX_WEIGHT for the classifier and the neighbours)
+    and the classifier all for the minority's score (p .999) on every 2-1 answer. With every
+    rater the session's typical rater, the consensus is always the one the reads alone give
+    under the same base rates: the prior moves the log-odds by at most half the smallest 2-1
+    margin of such raters (consensus_fit.prior_bounds). With the raters as estimated (0.65-0.75,
+    simulated equal), the text decides only where the reads alone nearly tie."""
+    reads, truth, rng = half_points(9, [0.7] * 6, n=600, reads=(3,))
+    split = majority_of_two(reads)
+    assert len(split) > 100
+    proba = informative(truth, 11, 0.6, rng)
+    near = np.array([rng.choice(np.flatnonzero(truth == t), 5) for t in truth])
+    fitted = consensus([reads], [TextEvidence((proba,), near, np.ones(near.shape))], 6).model
+    for a, (_, minority) in split.items():
+        proba[a] = np.full(11, 1e-4)
+        proba[a, minority] = 0.999
+    evidence = [TextEvidence((proba,), near, np.ones(near.shape))]
+    typical = fitted.rater.pooled
+    equal = RaterParameters(np.repeat(typical.accuracy, 6), np.repeat(typical.shares, 6, 0),
+                            typical)  # fmt: skip
+    for rater, slack in ((equal, 0.0), (fitted.rater, 0.1)):
+        model = dataclasses.replace(fitted, rater=rater, weights=np.full(2, MAX_WEIGHT))
+        with_text = consensus([reads], evidence, 6, model=model).items[0]
+        alone = consensus([reads], None, 6, model=dataclasses.replace(model, vote=None)).items[0]
+        assert np.any(np.abs(with_text.proba - alone.proba) > 0.1)  # the text counts
+        for a in split:
+            if with_text.consensus[a] != alone.consensus[a]:
+                assert alone.consensus_p[a] < 0.5 + slack
+
+
+def test_a_much_more_reliable_rater_can_outweigh_two():
+    """Raters of very different reliability are weighed by it: where the minority read is the
+    best rater's, the consensus follows it on most such answers (their reads say so)."""
+    reads, truth, _ = half_points(10, [0.97, 0.55, 0.55, 0.55, 0.55], n=800, reads=(3,))
+    result = consensus([reads], None, 5)
+    best = [a for a, (_, minority) in majority_of_two(reads).items()
+            if reads.score[(reads.answer == a) & (reads.rater == 0)].tolist() == [minority]]  # fmt: skip
+    assert len(best) > 20
+    followed = np.mean([result.items[0].consensus[a] == reads.score[(reads.answer == a)
+                        & (reads.rater == 0)][0] for a in best])  # fmt: skip
+    assert followed > 0.5
+    assert np.mean(result.items[0].consensus[best] == truth[best]) > 0.5

@@ -4,7 +4,9 @@ Every answer of every item is one row of (A, K) arrays, K the session's largest 
 beyond an item's own scale are masked (probability 0). Reads are grouped by scale
 (rater_model.ScaleReads); the neighbour vote is one sparse (A, A) matrix of similarities
 within items; the per-answer sum of the reads' log-likelihoods is one sparse (A, R) product.
-So the cost of an EM step grows with the reads, not with the number of items.
+So the cost of an EM step grows with the reads, not with the number of items. Each answer's
+support is where its consensus may lie: between its lowest and highest read on an ordered
+scale, among the scores it was given on nominal labels (its whole scale when it has no read).
 """
 
 from __future__ import annotations
@@ -39,7 +41,9 @@ class Layout:
     """offsets (I+1,): item i's answers are rows offsets[i]:offsets[i+1]; item (A,): each
     row's item; valid (A, K): codes on the row's scale; scales: the reads by scale; reads_of
     (A, R) sparse 0/1: which reads are each answer's; sources: per classifier, log p (A, K)
-    (NaN rows: no evidence); similar (A, A) sparse neighbour weights and their row sums."""
+    (NaN rows: no evidence); similar (A, A) sparse neighbour weights and their row sums;
+    support (A, K): the codes each answer's consensus may take (module docstring); steps: the
+    longest ordered scale's steps (at least 1); item_scales: each item's (n_classes, ordered)."""
 
     offsets: np.ndarray
     item: np.ndarray
@@ -49,13 +53,16 @@ class Layout:
     sources: tuple[np.ndarray, ...]
     similar: sparse.csr_matrix | None
     similar_total: np.ndarray | None
+    support: np.ndarray
+    steps: int
+    item_scales: tuple[tuple[int, bool], ...]
 
     @property
     def width(self) -> int:
         return self.valid.shape[1]
 
 
-def _scales(items: list[ItemReads], offsets: np.ndarray) -> tuple[ScaleReads, ...]:
+def _scales(items: list[ItemReads], offsets: np.ndarray, steps: int) -> tuple[ScaleReads, ...]:
     read_offsets = np.cumsum([0] + [r.answer.size for r in items])
     found = {}
     for j, reads in enumerate(items):
@@ -67,8 +74,24 @@ def _scales(items: list[ItemReads], offsets: np.ndarray) -> tuple[ScaleReads, ..
         answer = np.concatenate([offsets[j] + items[j].answer for j in members])
         rater = np.concatenate([items[j].rater for j in members])
         score = np.concatenate([items[j].score for j in members])
-        scales.append(ScaleReads.of(size, ordered, positions, answer, rater, score))
+        scales.append(ScaleReads.of(size, ordered, positions, answer, rater, score, steps))
     return tuple(scales)
+
+
+def _support(scales: tuple[ScaleReads, ...], valid: np.ndarray) -> np.ndarray:
+    """(A, K) each answer's support (module docstring)."""
+    answers, width = valid.shape
+    given = np.zeros((answers, width), dtype=bool)
+    low, high = np.full(answers, width), np.full(answers, -1)
+    for scale in scales:
+        if scale.ordered:
+            np.minimum.at(low, scale.answer, scale.score)
+            np.maximum.at(high, scale.answer, scale.score)
+        else:
+            given[scale.answer, scale.score] = True
+    codes = np.arange(width)[None, :]
+    support = given | ((codes >= low[:, None]) & (codes <= high[:, None]))
+    return np.where(support.any(axis=1, keepdims=True), support, valid)
 
 
 def _sources(items, evidence, offsets, width) -> tuple[np.ndarray, ...]:
@@ -118,5 +141,9 @@ def layout(items: list[ItemReads], evidence: list[TextEvidence | None]) -> Layou
         (np.ones(total), (answers.astype(np.int64), np.arange(total))), shape=(offsets[-1], total)
     )
     similar, similar_total = _similar(evidence, offsets)
-    return Layout(offsets, item, valid, _scales(items, offsets), reads_of,
-                  _sources(items, evidence, offsets, width), similar, similar_total)  # fmt: skip
+    steps = max([r.n_classes - 1 for r in items if r.ordered] + [1])
+    scales = _scales(items, offsets, steps)
+    return Layout(offsets, item, valid, scales, reads_of,
+                  _sources(items, evidence, offsets, width), similar, similar_total,
+                  _support(scales, valid), steps,
+                  tuple((r.n_classes, r.ordered) for r in items))  # fmt: skip

@@ -379,10 +379,12 @@ CONSENSUS = OutputTable(
         Column("item", "the item", _key("item")),
         Column("reads", "how many reads the answer has (reads typed in the review included)",
                _key("reads"), COUNT),
-        Column("consensus", "the consensus score: the most probable true score from the reads "
-               "weighted by each rater's reliability and from the text (empty for an answer "
-               "read once)", _key("consensus"), LABEL),
-        Column("consensus_p", "its probability", _key("consensus_p"), FIGURE),
+        Column("consensus", "the consensus score: the most probable true score between the "
+               "lowest and highest read (among the labels given, on nominal labels; the reads' "
+               "score where they agree), from the reads weighted by each rater's reliability "
+               "and from the text (empty for an answer read once)", _key("consensus"), LABEL),
+        Column("consensus_p", "its probability among the scores the reads allow (1 where they "
+               "agree)", _key("consensus_p"), FIGURE),
         Column("third_read_rank", "1 = read it a third time first; empty when the consensus is "
                "sure (p >= 0.95) or the answer was read once", _key("third_read_rank"), COUNT),
     ),

@@ -4,7 +4,10 @@ rater-lead while reviewing, and the consensus recomputed with it.
 The run's reads stay as the file gave them; an added read joins its answer's reads (by a rater of
 the session, or a new one, named after the file's raters), and the consensus is the same
 engine.audit.consensus.consensus call over the run's reads plus the added ones, with the text
-evidence the run computed (each item's `read_evidence`: no classifier is fitted again). The
+evidence the run computed (each item's `read_evidence`: no classifier is fitted again) and under
+the run's fitted model (its raters, base rates and text weights; a new rater is the session's
+typical rater): so a read of score s never lowers its answer's p(s), and answers without an added
+read keep their consensus. A run on a file with the read in it fits the model again. The
 agreement between raters and PRMSE stay the run's: they describe the file's scoring. The added
 reads themselves are kept with the review's decisions (engine.saved.added_reads).
 """
@@ -76,7 +79,7 @@ def check_read(row: int, rater: str, score: str, labels, read_before: bool) -> N
 
 def added_audit(results, reads: ReadsAudit | None, added: Sequence[AddedRead]):
     """The run's ReadsAudit `reads` (of `results`, the session's items in order) with the added
-    reads joined and the consensus recomputed (module docstring); `reads` itself when nothing
+    reads joined and the consensus recomputed under the run's model (module docstring); `reads` itself when nothing
     is added. An added read whose rater already reads that answer in the run (the file has it
     now) is the file's read: it counts once. Reads added before are replaced, not added to."""
     if reads is not None and reads.run is not None:
@@ -110,7 +113,8 @@ def added_audit(results, reads: ReadsAudit | None, added: Sequence[AddedRead]):
              for item, more in zip(reads.items, extra)]  # fmt: skip
     masks = tuple(np.arange(new.answer.size) >= old.answer.size
                   for old, new in zip(reads.items, items))  # fmt: skip
-    found = consensus(items, [result.read_evidence for result in results], len(raters))
+    evidence = [result.read_evidence for result in results]
+    found = consensus(items, evidence, len(raters), model=reads.consensus.model)
     return dataclasses.replace(
         reads, raters=tuple(raters), items=tuple(items), consensus=found, added=masks, run=reads
     )
