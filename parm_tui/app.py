@@ -158,7 +158,9 @@ class ParmApp(AuditWorker, App):
             )
         earlier = state.earlier_run()
         read_only = None if earlier is None else read_only_note(earlier)
-        return Wanted(state.result.review, state.store, *state.review_context(), read_only)
+        lists = workspace.todays_lists(state.result, state.store)
+        return Wanted(state.result.review, state.store, *state.review_context(), read_only,
+                      backreads=workspace.backread_rows(lists))  # fmt: skip
 
     async def action_show(self, name: str) -> None:
         """Switch to a main screen (not while a dialog is open; result screens need a result)."""

@@ -25,6 +25,12 @@ FEEDBACK_FILE = "rater_feedback.csv"
 # agreement of every rater pair with alpha (engine.outputs.read_files).
 CONSENSUS_FILE = "consensus.csv"
 AGREEMENT_FILE = "agreement.csv"
+# With reads (answers read twice or more, or a rater column): the lead's lists of the run
+# (engine.actions), a scoring platform's assignments for today.
+BACKREADS_FILE = "backreads.csv"
+THIRD_READS_FILE = "third_reads.csv"
+STATUS_FILE = "rater_status.csv"
+ACTION_FILES = (BACKREADS_FILE, THIRD_READS_FILE, STATUS_FILE)
 # Written last: the run, and every parm file of the folder with its size, SHA-256 and run.
 MANIFEST_FILE = "parm-manifest.json"
 # Every file a set can hold besides its manifest. A folder holding only these (and the
@@ -38,6 +44,7 @@ SET_FILES = OUTPUT_FILES + (
     FEEDBACK_FILE,
     CONSENSUS_FILE,
     AGREEMENT_FILE,
+    *ACTION_FILES,
     DECISIONS_FILE,
     REVIEWED_FILE,
 )
@@ -76,5 +83,10 @@ OUTPUT_GROUPS = (
         "reads",
         "consensus.csv, agreement.csv (answers read twice or more)",
         (CONSENSUS_FILE, AGREEMENT_FILE),
+    ),
+    OutputGroup(
+        "actions",
+        "backreads.csv, third_reads.csv, rater_status.csv (today's lists)",
+        ACTION_FILES,
     ),
 )

@@ -1,18 +1,23 @@
 """The outputs of a scoring session (engine.results.session.SessionResult): for a file of one item and no
 raters, exactly the single audit's files; with items, the items overview (items.csv and the top of
 report.md), every item's detail after it, and an `item` column in predictions.csv and tuning.csv;
-with raters, the rater table (raters.csv and report.md) and a `rater` column."""
+with raters, the rater table (raters.csv and report.md) and a `rater` column; with reads (answers
+read twice or more, or raters), the lead's lists (engine.actions: backreads.csv, third_reads.csv,
+rater_status.csv, and a section of report.md and report.html)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from engine.actions.plan import Actions, has_reads, plan_actions
 from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
 from engine.input.config import AuditConfig
-from engine.outputs import declared, rater_files, read_files, session_report, tables
+from engine.outputs import action_files, declared, rater_files, read_files, session_report, tables
 from engine.outputs.names import (
+    ACTION_FILES,
     AGREEMENT_FILE,
+    BACKREADS_FILE,
     BIAS_FILE,
     CONSENSUS_FILE,
     DECISIONS_FILE,
@@ -22,6 +27,8 @@ from engine.outputs.names import (
     OUTPUT_FILES,
     RATERS_FILE,
     REVIEWED_FILE,
+    STATUS_FILE,
+    THIRD_READS_FILE,
     WARNINGS_FILE,
 )
 from engine.outputs.reviewed import reviewed_table
@@ -31,18 +38,23 @@ from engine.results.decision import Decisions
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult
 
+_NONE = Actions((), (), ())
+
 
 def output_files(config: AuditConfig) -> tuple[str, ...]:
     """The files a session with these settings can write, in the order they are written: the
     four outputs, report.html and warnings.txt; items.csv and raters.csv (with
     rater_item_bias.csv and rater_feedback.csv) when the settings name an item and a rater
-    column; consensus.csv and agreement.csv when they name several reads per answer; then
-    decisions.csv and scores_reviewed.csv, which need the decision store and the input table."""
+    column; consensus.csv and agreement.csv when they name several reads per answer; the lead's
+    lists with either; then decisions.csv and scores_reviewed.csv, which need the decision store
+    and the input table."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
     if config.rater_column is not None:
         extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
     if read_files.several_reads(config):
         extra += (CONSENSUS_FILE, AGREEMENT_FILE)
+    if config.rater_column is not None or read_files.several_reads(config):
+        extra += ACTION_FILES
     return OUTPUT_FILES + (HTML_FILE, WARNINGS_FILE) + extra + (DECISIONS_FILE, REVIEWED_FILE)
 
 
@@ -187,12 +199,15 @@ def session_contents(
     """The files of the session's output set as (name, text), in the order they are written:
     the one place a set is put together (a new kind of output joins here). Without `names`,
     every file of `output_files` whose inputs are there: decisions.csv needs the store,
-    scores_reviewed.csv the table, consensus.csv and agreement.csv an answer read twice (asked
-    for without one, they hold their header only)."""
+    scores_reviewed.csv the table, consensus.csv and agreement.csv an answer read twice, the
+    lead's lists reads (asked for without them, they hold their header only). The session counts
+    the reads typed in the review (engine.workspace.export): the lists take their kinds from the
+    store."""
     known = output_files(session.config)
     needs = {DECISIONS_FILE: store, REVIEWED_FILE: table}
     if names is None:
         reads = {CONSENSUS_FILE, AGREEMENT_FILE} if session.reads is None else set()
+        reads |= set() if has_reads(session) else set(ACTION_FILES)
         names = [n for n in known if needs.get(n, True) is not None and n not in reads]
     unknown = sorted(set(names) - set(known))
     if unknown:
@@ -202,12 +217,14 @@ def session_contents(
         raise ExportError(f"{', '.join(missing)} cannot be written without the review's data.")
     run_id = session.run_id
     decisions = None if store is None else store.all()
+    typed = [] if store is None else store.added_reads()
+    lists = plan_actions(session, typed) if has_reads(session) else None
     builders = {
         "predictions.csv": lambda: run_csv(prediction_table(session), run_id),
         "tuning.csv": lambda: run_csv(tuning_table(session), run_id),
         "report.json": lambda: json_text(session_report.session_dict(session, decisions)),
-        "report.md": lambda: session_markdown(session, decisions),
-        HTML_FILE: lambda: html_report(session, decisions),
+        "report.md": lambda: session_markdown(session, decisions, lists),
+        HTML_FILE: lambda: html_report(session, decisions, lists),
         WARNINGS_FILE: lambda: warnings_file(session),
         ITEMS_FILE: lambda: run_csv(items_table(session), run_id),
         RATERS_FILE: lambda: run_csv(raters_table(session), run_id),
@@ -215,6 +232,9 @@ def session_contents(
         FEEDBACK_FILE: lambda: run_csv(rater_files.feedback_table(session), run_id),
         CONSENSUS_FILE: lambda: run_csv(read_files.consensus_table(session), run_id),
         AGREEMENT_FILE: lambda: run_csv(read_files.agreement_table(session), run_id),
+        BACKREADS_FILE: lambda: run_csv(action_files.backreads_table(lists or _NONE), run_id),
+        THIRD_READS_FILE: lambda: run_csv(action_files.third_reads_table(lists or _NONE), run_id),
+        STATUS_FILE: lambda: run_csv(action_files.status_table(lists or _NONE), run_id),
         DECISIONS_FILE: lambda: decisions_csv(store, session),
         REVIEWED_FILE: lambda: run_csv(reviewed_table(session, table, decisions), run_id),
     }
@@ -235,8 +255,8 @@ def warnings_file(session: SessionResult) -> str:
     return header + warnings_text(session.warnings)
 
 
-def html_report(session: SessionResult, decisions: dict | None) -> str:
+def html_report(session: SessionResult, decisions: dict | None, lists=None) -> str:
     """report.html (engine.outputs.html_report; jinja2 and matplotlib load only here)."""
     from engine.outputs.html_report import html_report as render
 
-    return render(session, decisions)
+    return render(session, decisions, lists)

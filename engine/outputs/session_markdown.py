@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from engine.audit.rater_expert import MIN_EXPERT_READS
 from engine.core.run_warnings import summary_lines
-from engine.outputs import declared, markdown, rater_files, read_files, review_summary
+from engine.outputs import action_files, declared, markdown, rater_files, read_files, review_summary
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.html_items import SHOWN, attention_order
 from engine.outputs.report import report_dict
@@ -18,14 +18,16 @@ from engine.results.session import SessionResult
 MIN_PAIR = 20
 
 
-def session_markdown(session: SessionResult, decisions: dict | None = None) -> str:
+def session_markdown(session: SessionResult, decisions: dict | None = None, actions=None) -> str:
     """report.md: one item's report (the review's decisions after its responses to review, the
     raters after it), or the items overview, the review's decisions and the raters first, then
-    every item's report under its own heading."""
+    every item's report under its own heading. actions: the lead's lists (engine.actions), a
+    short section after the raters."""
     raters = _raters_section(session) if session.raters is not None else ""
     # Answers read twice or more: the agreement between raters and the consensus.
     agreement = "\n".join(read_files.agreement_markdown(read_files.agreement_dict(session)))
-    raters = "\n\n".join(part for part in (raters, agreement.strip()) if part)
+    lists = "" if actions is None else action_files.actions_markdown(actions).strip()
+    raters = "\n\n".join(part for part in (raters, agreement.strip(), lists) if part)
     review = review_summary.review_markdown(review_summary.review_summary(session, decisions))
     if not session.by_item:
         text = markdown.markdown_report(session.results[0], decisions=review)

@@ -13,6 +13,7 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine.core.text import safe_text
+from parm_tui.widgets.plain import plain
 
 
 class ScoreModal(ModalScreen[str | None]):
@@ -95,8 +96,10 @@ class ReadModal(ModalScreen[tuple[str, str] | None]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, row: int, labels, rater: str, raters=(), reads: Text | None = None) -> None:
+    def __init__(self, row: int, labels, rater: str, raters=(), reads: Text | None = None,
+                 title: str | None = None) -> None:  # fmt: skip
         super().__init__()
+        self.title_text = title or f"Add a read of row {row}"
         self.row = row
         self.choices = list(labels)
         self.rater = rater
@@ -105,7 +108,7 @@ class ReadModal(ModalScreen[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(f"Add a read of row {self.row}", style="bold"))
+            yield Label(plain(self.title_text, style="bold"))
             if self.reads is not None:
                 yield Static(self.reads)
             yield Label(Text("Rater (→ completes a session rater; shift+tab: here)", "dim"))
