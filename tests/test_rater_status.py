@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 from helpers import action_ledger
-from scipy.stats import binom
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.stats import binom
 
 from engine.actions.history import History
 from engine.actions.ledger import BACKREAD
