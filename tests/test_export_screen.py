@@ -236,3 +236,25 @@ async def test_a_colleagues_decisions_are_imported_into_the_open_review(result, 
             assert "1 decision(s)" in said and "1 taken" in said
             assert "(1 review decision)" in str(screen.query_one("#export-decisions").label)
         assert store.get(int(responses.rows[3])).reviewer == "ben"
+
+
+async def test_ctrl_t_writes_todays_lists_alone(tmp_path):
+    """One key: backreads.csv, third_reads.csv and rater_status.csv (and the manifest)."""
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
+
+    frame, vectors, _ = multi_read_frame(n=(40, 30))
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+    out = tmp_path / "lists"
+    async with Host(session, None, ExportScreen).run_test(size=(80, 24)) as pilot:
+        pilot.app.screen.query_one("#export-folder", Input).value = str(out)
+        await pilot.press("ctrl+t")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert sorted(p.name for p in out.iterdir()) == [
+            "backreads.csv", "parm-manifest.json", "rater_status.csv", "third_reads.csv"
+        ]  # fmt: skip
+        assert "Wrote 4 file(s)" in status(pilot)
+    async with export_host(synthetic_result(60, second=False), None).run_test() as pilot:
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert "no lists" in status(pilot)

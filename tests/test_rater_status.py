@@ -130,7 +130,7 @@ def test_an_item_everyone_scores_apart_watches_no_rater():
     assert {s.status for s in rater_status(ledger, RULES)} == {QUALIFIED}
 
 
-def test_verdicts_and_bias_cells_watch_and_the_most_severe_rule_wins():
+def test_verdicts_watch_and_the_most_severe_rule_wins():
     verdict = (Verdict("lenient", "leniency +0.40 points, +4.0 SE", 4 / 3),)
     ledger = validity([0] * 30)
     watched = only(action_ledger(ledger.item, ledger.answer, ledger.rater, ledger.score,
@@ -138,7 +138,7 @@ def test_verdicts_and_bias_cells_watch_and_the_most_severe_rule_wins():
     assert (watched.status, watched.figure) == (WATCH, 4 / 3) and "lenient" in watched.rule
     cell = only(action_ledger(ledger.item, ledger.answer, ledger.rater, ledger.score,
                               bias={("R01", "A"): -0.3}))  # fmt: skip
-    assert cell.status == WATCH and "0.30 points lower" in cell.rule
+    assert cell.status == QUALIFIED  # a bias cell is for the backreads, not a status rule
     bad = validity([0] * 12 + [1] * 18)
     both = only(action_ledger(bad.item, bad.answer, bad.rater, bad.score, expert=bad.expert,
                               verdicts={"R01": verdict}))  # fmt: skip
@@ -181,3 +181,17 @@ def test_every_raters_work_on_every_item_has_one_row_with_a_status_and_a_figure_
         assert s.figure is None or s.figure >= 0
         if "validity" in s.rule or "agreement" in s.rule:
             assert 0 <= s.figure <= 1
+
+
+def test_the_consensus_accuracy_clearly_below_the_target_retrains():
+    base = validity([0] * 5)  # too few validity reads to judge
+    for high, wanted in ((0.6, RETRAIN), (0.8, QUALIFIED), (float("nan"), QUALIFIED)):
+        found = only(action_ledger(base.item, base.answer, base.rater, base.score,
+                                   expert=base.expert, reliability=np.array([0.5]),
+                                   reliability_high=np.array([high])))  # fmt: skip
+        assert found.status == wanted
+    assert found.status == QUALIFIED and "fewer than 10" in found.rule
+    again = only(action_ledger(base.item, base.answer, base.rater, base.score,
+                               reliability=np.array([0.5]), reliability_high=np.array([0.6])),
+                 History(statuses={("R01", "A"): RETRAIN}))  # fmt: skip
+    assert again.status == STOP and "consensus's accuracy of the rater 50%" in again.rule

@@ -121,9 +121,15 @@ def pattern(ledger: Ledger, r: int, reads: np.ndarray) -> tuple[np.ndarray, str]
     return fits, ("; " + "; ".join(words)) if words else ""
 
 
+# What a read's risk is ranked among (engine.actions.ledger: CONSENSUS, SEVERITY).
+_AMONG = {
+    "consensus": "the reads of answers read twice or more (the consensus's p of a wrong score)",
+    "severity": "the answers read once (their severity)",
+}
+
+
 def _risk_words(ledger: Ledger, i: int) -> str:
-    source = ledger.evidence[i]
-    return f"risk: riskier than {ledger.risk[i]:.0%} of the reads judged by the {source}"
+    return f"risk: riskier than {ledger.risk[i]:.0%} of {_AMONG[ledger.evidence[i]]}"
 
 
 def _with_reviewers(ledger: Ledger, chosen, supervisors: tuple[str, ...]) -> list[Backread]:

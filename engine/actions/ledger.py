@@ -52,7 +52,8 @@ class Ledger:
     against the run's best score for the answer, the consensus else the model's; 0 on unordered
     labels). Per answer of the session (items' answers one after another, `offsets`):
     consensus_p (NaN where read once) and unsure (ranked for a third read). Per rater:
-    reliability (the consensus's accuracy, NaN unknown). verdicts: {rater: parm's verdicts};
+    reliability (the consensus's accuracy, NaN unknown) and reliability_high (its 95%
+    interval's upper end). verdicts: {rater: parm's verdicts};
     drift: {rater: +1 or -1, the sign of their drift}; bias: {(rater, item): the listed bias
     cell's bias in points}."""
 
@@ -73,6 +74,7 @@ class Ledger:
     consensus_p: np.ndarray
     unsure: np.ndarray
     reliability: np.ndarray
+    reliability_high: np.ndarray | None = None
     verdicts: dict = field(default_factory=dict)
     drift: dict = field(default_factory=dict)
     bias: dict = field(default_factory=dict)
@@ -123,16 +125,17 @@ def ledger_of(session, added: Sequence = ()) -> Ledger:
     columns = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
     by_answer = _consensus(session)
     wrong, evidence, direction = _risk(session, columns)
-    reliability = np.full(len(names), np.nan)
+    reliability, high = np.full(len(names), np.nan), np.full(len(names), np.nan)
     if session.reads is not None:
-        for name, (accuracy, _, _) in session.reads.reliability().items():
+        for name, (accuracy, _, top) in session.reads.reliability().items():
             if name in index:
-                reliability[index[name]] = accuracy
+                reliability[index[name]], high[index[name]] = accuracy, top
     verdicts, drift, bias = _rater_figures(session)
     return Ledger(
         items=tuple(facts), raters=tuple(names), **columns, wrong=wrong, evidence=evidence,
         risk=risk_percentiles(wrong, evidence), direction=direction,
         offsets=np.asarray(offsets, dtype=np.int64), **by_answer, reliability=reliability,
+        reliability_high=high,
         verdicts=verdicts, drift=drift, bias=bias, seed=int(session.config.seed),
     )  # fmt: skip
 

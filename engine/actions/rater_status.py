@@ -13,6 +13,11 @@ windows):
            agreement is still clearly below the item's target;
   retrain  validity exact: exact agreement with the expert clearly below the item's target
            (`exact_targets` by scale size, NAEP's);
+  retrain  reliability: where answers are read twice or more, the consensus's estimate of the
+           rater's accuracy (engine.audit.consensus: their reads against the estimated true
+           scores, over all their items) with the upper end of its 95% interval below the
+           target of their reads (the mean of their items' targets): validity against the
+           consensus where the lead has scored too few answers;
   retrain/stop  not requalified: retrained or stopped before, and the window's exact agreement
            has not reached the qualification target (`qualify_targets`) on enough reads;
   watch    agreement: the rater's exact agreement with the other reads of the answers they read
@@ -21,8 +26,11 @@ windows):
            raters' agreement on the item (pairs without the rater);
   watch    verdict: parm's verdict on the rater (lenient, harsh, noisy, central tendency,
            drifting: engine.audit.rater_verdicts), on each of their items;
-  watch    bias cell: the rater x item cell is listed (engine.audit.rater_bias);
   qualified  no rule fired.
+
+A listed rater x item bias cell is not a rule: on the benchmark's sessions (a bad and a
+consistently wrong rater among neutral ones) cells of neutral raters were listed often enough to
+put 1 in 8 of them on watch; the backreads still look at the cell's scores first.
 
 Validity is the expert's (the lead's own scores: the expert column), so falling below it retrains
 a rater; agreement with co-raters also measures the co-raters, so it only puts a rater on watch.
@@ -89,6 +97,9 @@ class Evidence:
     others: float = float("nan")
     pooled_validity: bool = False
     pooled_shared: bool = False
+    accuracy: float = float("nan")
+    accuracy_high: float = float("nan")
+    rater_target: float = 1.0
 
     def scope(self, validity: bool) -> str:
         pooled = self.pooled_validity if validity else self.pooled_shared
@@ -154,9 +165,11 @@ def _chosen(own: np.ndarray, pool: np.ndarray, wanted: np.ndarray, least: int, w
     return mine[-window:], False
 
 
-def evidence(ledger: Ledger, own, pool, co, rules: ActionRules, targets: Targets) -> Evidence:
+def evidence(ledger: Ledger, own, pool, co, rules: ActionRules, targets: Targets,
+             accuracy=(float("nan"), float("nan"))) -> Evidence:  # fmt: skip
     """The Evidence of one rater on one item from their reads of it (`own`) and of all their
-    items (`pool`), both in time order (module docstring)."""
+    items (`pool`), both in time order, and the consensus's (accuracy, its upper end) of the
+    rater (module docstring)."""
     others, agree, item_pairs, item_agreeing = co
     least, window = rules.status_minimum, rules.status_window
     valid, pooled_valid = _chosen(own, pool, ledger.expert >= 0, least, window)
@@ -181,6 +194,9 @@ def evidence(ledger: Ledger, own, pool, co, rules: ActionRules, targets: Targets
         others=float(agreeing_pairs / pairs) if pairs > 0 else float("nan"),
         pooled_validity=pooled_valid,
         pooled_shared=pooled_shared,
+        accuracy=float(accuracy[0]),
+        accuracy_high=float(accuracy[1]),
+        rater_target=_mean(targets.exact[ledger.item[pool]]),
     )
 
 
@@ -194,20 +210,22 @@ def rater_status(ledger: Ledger, rules: ActionRules, history: History | None = N
     history = history or History()
     co, targets = co_reads(ledger), Targets.of(ledger, rules)
     pools = {r: reads for r, _, reads in groups(ledger, by_item=False)}
+    high = ledger.reliability_high
+    high = np.full(len(ledger.raters), np.nan) if high is None else high
     found = []
     for r, k, reads in groups(ledger):
         rater, item = ledger.raters[r], ledger.items[k].name
-        seen = evidence(ledger, reads, pools[r], co, rules, targets)
+        accuracy = (ledger.reliability[r], high[r])
+        seen = evidence(ledger, reads, pools[r], co, rules, targets, accuracy)
         before = history.statuses.get((rater, item))
-        status, rule, figure = judge(seen, rules, before, ledger.verdicts.get(rater),
-                                     ledger.bias.get((rater, item)))  # fmt: skip
+        status, rule, figure = judge(seen, rules, before, ledger.verdicts.get(rater))
         found.append(RaterStatus(rater, item, status, rule, figure))
     return found
 
 
-def judge(seen: Evidence, rules: ActionRules, before=None, verdicts=None, bias=None):
+def judge(seen: Evidence, rules: ActionRules, before=None, verdicts=None):
     """(status, rule, figure) of one rater on one item: the first rule that fires."""
-    for rule in (_validity, _requalified, _agreement):
+    for rule in (_validity, _reliability, _requalified, _agreement):
         fired = rule(seen, rules, before)
         if fired is not None:
             return fired
@@ -215,9 +233,6 @@ def judge(seen: Evidence, rules: ActionRules, before=None, verdicts=None, bias=N
         first = verdicts[0]
         words = ", ".join(v.name for v in verdicts)
         return WATCH, f"parm's verdict: {words} ({first.because})", float(first.strength)
-    if bias is not None:
-        way = "higher" if bias > 0 else "lower"
-        return WATCH, f"bias cell: scores {abs(bias):.2f} points {way} than expected here", None
     return QUALIFIED, _nothing_fired(seen, rules), _share(seen)
 
 
@@ -234,6 +249,17 @@ def _validity(seen: Evidence, rules: ActionRules, before):
             return STOP, "still below after retraining: " + words, seen.exact / n
         return RETRAIN, words, seen.exact / n
     return None
+
+
+def _reliability(seen: Evidence, rules: ActionRules, before):
+    if not seen.accuracy_high < seen.rater_target:  # NaN (no consensus) never fires
+        return None
+    words = (f"the consensus's accuracy of the rater {seen.accuracy:.0%} (95% up to "
+             f"{seen.accuracy_high:.0%}, all their items), clearly below the "
+             f"{seen.rater_target:.0%} target")  # fmt: skip
+    if before == RETRAIN:
+        return STOP, "still below after retraining: " + words, seen.accuracy
+    return RETRAIN, words, seen.accuracy
 
 
 def _requalified(seen: Evidence, rules: ActionRules, before):

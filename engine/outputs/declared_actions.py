@@ -24,9 +24,10 @@ BACKREADS = OutputTable(
         Column("id", "the answer's id", _attr("id")),
         Column("item", "the item (empty for a file of one item)", _attr("item")),
         Column("score", "the rater's score (original label)", _attr("score")),
-        Column("why", "why it was chosen: its risk (riskier than x% of the reads judged by the "
-               "consensus, or by severity where the answer is read once) and the rater's own "
-               "figures it fits, or drawn at random", _attr("why")),
+        Column("why", "why it was chosen: its risk (riskier than x% of the reads of answers read "
+               "twice or more, by the consensus, or of the answers read once, by severity), the "
+               "rater's own figures it fits and a raised rate, or drawn at random",
+               _attr("why")),
         Column("sample", "`random` (a simple random sample of the rater's reads: the "
                "supervisor's agreement with them estimates the rater's without bias) or `risk`",
                _attr("sample")),

@@ -149,10 +149,11 @@ class ResultsScreen(Screen):
                 with TabPane(self.tab_label("raters"), id="raters"), VerticalScroll():
                     if session.raters is not None:
                         yield from self.compose_raters()
-                    if session.reads is not None:
-                        yield from self.compose_pairs()
+                    # Today's lists (engine.actions) before the pairs: what to do comes first.
                     yield Static(id="lists-line", classes="table-hint")
                     yield ThirdReadsTable(id="results-third-reads")
+                    if session.reads is not None:
+                        yield from self.compose_pairs()
             with TabPane(self.tab_label("runs"), id="runs"), VerticalScroll():
                 yield Static(self.runs_hint(), classes="table-hint")
                 yield RunsTable(id="results-runs")

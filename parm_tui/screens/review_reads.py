@@ -54,7 +54,7 @@ class ReviewReads:
         title = None
         if backread:
             given = ", ".join(f"{r} gave {s}" for r, s in self.backreads.get(row, ()))
-            title = f"Backread row {row} ({given}): the same score accepts, another fixes"
+            title = f"Backread of row {row} ({given}):\nthe same score accepts, another fixes"
         modal = ReadModal(
             row,
             self.review.labels_of(i),

@@ -26,6 +26,8 @@ def lists_line(lists) -> Text:
     text.append("; status " + (", ".join(statuses) or "none") + ".")
     text.append("\nExport screen: ctrl+t writes backreads.csv, third_reads.csv and "
                 "rater_status.csv.", "dim")  # fmt: skip
+    if lists.third_reads:
+        text.append("\nThird reads today, least sure first · enter: review the item", "dim")
     return text
 
 

@@ -297,12 +297,15 @@ def tally_third_reads(run, ledger, lists, team, truth, store, name) -> None:
 
 def tally_status(lists, team, store, name) -> None:
     role = {rater.name: rater.role for rater in team}
-    worst = {}
+    worst, other = {}, {}
     for s in lists.statuses:
         store[(name, role[s.rater], "rows")].append(s.status)
         worst[s.rater] = max(worst.get(s.rater, 0), s.severity)
+        if not s.rule.startswith("parm's verdict"):  # the rules apart from parm's verdicts
+            other[s.rater] = max(other.get(s.rater, 0), s.severity)
     for rater, severity in worst.items():
         store[(name, role[rater], "raters")].append(severity)
+        store[(name, role[rater], "raters but verdicts")].append(other.get(rater, 0))
 
 
 def run(args) -> dict:
@@ -394,10 +397,13 @@ def report(store, datasets) -> None:
             return f"{np.mean([r in statuses for r in rows]):.3f} of {len(rows)}" if rows else "n/a"
 
         neutral = store[(d, NEUTRAL, "raters")]
-        print(f"{d:12} bad {share(BAD, (RETRAIN, STOP))} · consistent "
-              f"{share(CONSISTENT, (RETRAIN, STOP))} · neutral rows "
+        bad = store[(d, BAD, "raters")]
+        print(f"{d:12} bad rows {share(BAD, (RETRAIN, STOP))}, raters {sum(s >= 2 for s in bad)}"
+              f"/{len(bad)} · consistent rows {share(CONSISTENT, (RETRAIN, STOP))}, not "
+              f"qualified {share(CONSISTENT, ('watch', RETRAIN, STOP))} · neutral rows "
               f"{share(NEUTRAL, ('watch', RETRAIN, STOP))} · neutral raters "
-              f"{np.mean([s > 0 for s in neutral]):.3f} of {len(neutral)}")  # fmt: skip
+              f"{np.mean([s > 0 for s in neutral]):.3f} of {len(neutral)} (without the "
+              f"verdict rule {np.mean([s > 0 for s in store[(d, NEUTRAL, 'raters but verdicts')]]):.3f})")  # fmt: skip
     if ("powergrading", "third", "needed") in store:
         s = lambda key: store[("powergrading", "third", key)][0]  # noqa: E731
         print(
