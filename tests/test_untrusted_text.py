@@ -147,6 +147,7 @@ HEADINGS = {
     "Confusion matrix (rows: human score, columns: model)", "Top 20 responses to review",
     "Consistency: near-duplicates with different scores", "Parameters",
     "What the uncertainty figures mean", "Warnings", "Review decisions", "Agreement between raters",
+    "Today's lists",
 }  # fmt: skip
 
 

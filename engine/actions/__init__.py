@@ -1,6 +1,6 @@
 """The lead's lists: what a rater-lead assigns after a run, as lists a scoring platform can take.
 
-- `status`: per rater and item, qualified, watch, retrain or stop, with the rule that fired and
+- `rater_status`: per rater and item, qualified, watch, retrain or stop, with the rule that fired and
   its figure (rater_status.csv): validity reads against the expert's score, agreement with the
   other raters of the same answers, parm's verdicts on the rater;
 - `backreads`: per active rater, a sample of their reads for a supervisor to read again

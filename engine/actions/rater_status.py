@@ -30,7 +30,7 @@ windows):
 
 A listed rater x item bias cell is not a rule: on the benchmark's sessions (a bad and a
 consistently wrong rater among neutral ones) cells of neutral raters were listed often enough to
-put 1 in 8 of them on watch; the backreads still look at the cell's scores first.
+put 1 in 6 of them on watch (the essays); the backreads still look at the cell's scores first.
 
 Validity is the expert's (the lead's own scores: the expert column), so falling below it retrains
 a rater; agreement with co-raters also measures the co-raters, so it only puts a rater on watch.
