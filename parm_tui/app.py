@@ -162,7 +162,9 @@ class ParmApp(AuditWorker, App):
             )  # fmt: skip
         earlier = state.earlier_run()
         read_only = None if earlier is None else read_only_note(earlier)
-        return Wanted(state.result.review, state.store, *state.review_context(), read_only)
+        lists = workspace.todays_lists(state.result, state.store)
+        return Wanted(state.result.review, state.store, *state.review_context(), read_only,
+                      backreads=workspace.backread_rows(lists))  # fmt: skip
 
     def action_keys(self) -> None:
         """Every key of the screen on show (the footer has room for some)."""

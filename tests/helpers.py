@@ -779,3 +779,40 @@ def read_design(seed: int, n: int, most_reads: int, scale: str, name: str = ""):
     score = np.where(rng.random(answer.size) < accuracy[rater], truth[answer], wrong % classes)
     values = label_points(labels) if ordered else None
     return ItemReads(answer, rater, score, n, classes, ordered, values, name), labels
+
+
+# -- the lead's lists (engine.actions) ------------------------------------------------------------
+def action_ledger(item, answer, rater, score, items=(("A", 4, True),), raters=None, **fields):
+    """A Ledger (engine.actions.ledger) straight from read arrays: items are (name, scores,
+    ordered), each with as many answers as its reads name; raters: the names (R01, R02, ...
+    by default); fields: any other column or figure (order, kind, expert, wrong, evidence,
+    direction, consensus_p, unsure, reliability, verdicts, drift, bias, seed)."""
+    from engine.actions.ledger import FILE_READ, SEVERITY, ItemFacts, Ledger, risk_percentiles
+
+    item, answer = np.asarray(item, np.int64), np.asarray(answer, np.int64)
+    rater, score = np.asarray(rater, np.int64), np.asarray(score, np.int64)
+    sizes = [int(answer[item == k].max(initial=-1)) + 1 for k in range(len(items))]
+    facts = tuple(
+        ItemFacts(name, tuple(str(c) for c in range(scores)), ordered,
+                  tuple(f"{name}{j}" for j in range(size)), np.arange(1, size + 1) + 1000 * k)
+        for k, ((name, scores, ordered), size) in enumerate(zip(items, sizes))
+    )  # fmt: skip
+    total = sum(sizes)
+    names = raters or tuple(f"R{m + 1:02d}" for m in range(int(rater.max(initial=-1)) + 1))
+    size = item.size
+    wrong = np.asarray(fields.pop("wrong", np.linspace(0, 1, size)), dtype=float)
+    evidence = np.asarray(fields.pop("evidence", [SEVERITY] * size), dtype=object)
+    values = {
+        "order": np.arange(size, dtype=float), "kind": np.array([FILE_READ] * size, dtype=object),
+        "expert": np.full(size, -1), "direction": np.zeros(size, np.int64),
+        "consensus_p": np.full(total, np.nan), "unsure": np.zeros(total, bool),
+        "reliability": np.full(len(names), np.nan),
+    }  # fmt: skip
+    values.update(fields)
+    for key in ("kind",):
+        values[key] = np.asarray(values[key], dtype=object)
+    return Ledger(
+        items=facts, raters=tuple(names), item=item, answer=answer, rater=rater, score=score,
+        wrong=wrong, evidence=evidence, risk=risk_percentiles(wrong, evidence),
+        offsets=np.r_[0, np.cumsum(sizes)].astype(np.int64), **values,
+    )  # fmt: skip

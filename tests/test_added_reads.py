@@ -254,7 +254,9 @@ def test_review_import_brings_in_a_colleagues_typed_reads(planted, store, tmp_pa
     review = session.review
     i, j = (int(k) for k in np.flatnonzero(review.third_read_rank > 0)[:2])
     read = workspace.add_read(store, review, i, "Third reader", review.labels_of(i)[0])
-    workspace.add_read(store, review, j, "Third reader", review.labels_of(j)[1])
+    backread = workspace.add_read(store, review, j, "Third reader", review.labels_of(j)[1],
+                                  "backread")  # fmt: skip
+    assert (read.kind, backread.kind) == ("resolution", "backread")
     rows, ids, texts = review.responses.rows, review.responses.ids, review.responses.texts
     store.record(int(rows[j]), ids[j], texts[j], "keep")
     out = tmp_path / "theirs"
@@ -263,7 +265,7 @@ def test_review_import_brings_in_a_colleagues_typed_reads(planted, store, tmp_pa
     assert [r["action"] for r in written] == ["", "keep"] or [r["action"] for r in written] == [
         "keep", ""]  # fmt: skip
     cell = next(r["added_reads"] for r in written if r["id"] == read.response_id)
-    assert '"rater": "Third reader"' in cell
+    assert '"rater": "Third reader"' in cell and '"kind": "resolution"' in cell
 
     def mine():
         return open_store(tmp_path / "mine.csv", review.responses, tmp_path / "mine.sqlite3",
@@ -273,7 +275,7 @@ def test_review_import_brings_in_a_colleagues_typed_reads(planted, store, tmp_pa
         report = workspace.import_review(here, out / DECISIONS_FILE)
         assert (report.taken, report.reads_taken, report.skipped) == (1, 2, [])
         assert "Reads typed in the review: 2 taken" in report.sentence()
-        assert here.added_reads() == store.added_reads()
+        assert here.added_reads() == store.added_reads()  # with their kinds
         assert here.get(int(rows[j])).action == "keep"
         again = workspace.import_review(here, out / DECISIONS_FILE)
         assert (again.already, again.reads_taken, again.reads_already) == (1, 0, 2)

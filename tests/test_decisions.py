@@ -186,7 +186,7 @@ def test_a_schema_1_database_is_migrated_and_new_decisions_record_their_run(sour
     conn = sqlite3.connect(database)
     version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     conn.close()
-    assert int(version[0]) == SCHEMA_VERSION == 4
+    assert int(version[0]) == SCHEMA_VERSION == 5
 
 
 def test_a_corrupt_database_gives_an_error_naming_it(source, database):
@@ -584,3 +584,26 @@ def test_a_database_held_past_the_wait_is_in_use_never_damaged(tmp_path, source,
         assert "is in use" in message and "not damaged" in message, message
         assert "cannot be read" not in message and "Move it aside" not in message
     assert "It was not recorded" in str(saving.value)
+
+
+def test_a_schema_4_database_keeps_its_typed_reads_as_resolutions(source, database):
+    """Schema 5 adds the kind of a read typed in the review; those typed before were the
+    review's third reads."""
+    responses = make_responses()
+    with open_store(source, responses, database) as store:
+        store.reads.add(int(responses.rows[0]), responses.ids[0], responses.texts[0], "Zoe", "1")
+    conn = sqlite3.connect(database)
+    conn.execute("ALTER TABLE added_reads DROP COLUMN kind")
+    conn.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    with open_store(source, responses, database) as store:
+        (read,) = store.added_reads()
+        assert (read.rater, read.score, read.kind) == ("Zoe", "1", "resolution")
+        store.reads.add(int(responses.rows[1]), responses.ids[1], responses.texts[1], "Zoe", "2",
+                        "backread")  # fmt: skip
+    with open_store(source, responses, database) as store:
+        assert [r.kind for r in store.added_reads()] == ["resolution", "backread"]
+        with pytest.raises(ReviewError, match="a typed read is one of"):
+            store.reads.add(int(responses.rows[2]), responses.ids[2], responses.texts[2], "Zoe",
+                            "0", "gossip")  # fmt: skip

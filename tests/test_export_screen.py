@@ -288,3 +288,25 @@ async def test_the_workbook_is_written_when_chosen(result, tmp_path):
     from openpyxl import load_workbook
 
     assert load_workbook(out / "results.xlsx").sheetnames[:3] == ["about", "predictions", "tuning"]
+
+
+async def test_ctrl_t_writes_todays_lists_alone(tmp_path):
+    """One key: backreads.csv, third_reads.csv and rater_status.csv (and the manifest)."""
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
+
+    frame, vectors, _ = multi_read_frame(n=(40, 30))
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+    out = tmp_path / "lists"
+    async with Host(session, None, ExportScreen).run_test(size=(80, 24)) as pilot:
+        pilot.app.screen.query_one("#export-folder", Input).value = str(out)
+        await pilot.press("ctrl+t")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        assert sorted(p.name for p in out.iterdir()) == [
+            "backreads.csv", "parm-manifest.json", "rater_status.csv", "third_reads.csv"
+        ]  # fmt: skip
+        assert "Wrote 4 file(s)" in status(pilot)
+    async with export_host(synthetic_result(60, second=False), None).run_test() as pilot:
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert "no lists" in status(pilot)

@@ -303,3 +303,38 @@ def test_a_sessions_summary_tab_lists_its_warnings_one_line_per_kind():
     n = len(session.warnings)
     assert f"All items: {n} warnings" in text
     assert text.count(KINDS["small_item"].summary) == 1 and "and 2 more" in text
+
+
+async def test_the_raters_tab_shows_each_raters_status_and_todays_third_reads():
+    """The status column (the rater's most severe status and its item), the line on today's
+    lists and the routed third reads, from the lists the outputs write (engine.actions)."""
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
+
+    from engine import workspace
+    from parm_tui.widgets.action_tables import ThirdReadsTable
+    from parm_tui.widgets.session_tables import RatersTable
+
+    frame, vectors, _ = multi_read_frame()
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+    lists = workspace.todays_lists(session)
+    worst = workspace.status_by_rater(lists)
+    async with ParmApp().run_test(size=(80, 24)) as pilot:
+        pilot.app.finish_run(session, None)
+        await pilot.app.action_show("results")
+        await pilot.pause()
+        screen = pilot.app.screen
+        await pilot.press(str(screen.tabs_shown().index("raters") + 1))
+        await pilot.pause()
+        table = screen.query_one(RatersTable)
+        column = table.rater_columns.index("status")
+        for n, row in enumerate(session.raters.rows):
+            status, item, _ = worst[row.rater]
+            shown = str(table.get_row_at(n)[column])
+            assert shown.startswith(status) and (status == "qualified" or item in shown)
+        line = str(screen.query_one("#lists-line", Static).content)
+        assert f"{len(lists.backreads):,} backreads" in line and "ctrl+t" in line
+        third = screen.query_one(ThirdReadsTable)
+        assert third.row_count == len(lists.third_reads) > 0
+        first = [str(cell) for cell in third.get_row_at(0)]
+        assert first[0] == lists.third_reads[0].id
+        assert (lists.third_reads[0].assigned_rater or "—") in first

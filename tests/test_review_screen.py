@@ -519,4 +519,59 @@ async def test_a_read_typed_before_shows_on_the_first_response_at_once(tmp_path)
         header = " ".join(text_of(screen, "#detail-header").split())
         assert f"lead {label} (added)" in header and "counting" not in header
         assert f"(p {screen.review.consensus_p[first]:.2f})" in header
+
+
+async def test_the_backread_view_lists_todays_backreads_and_a_read_there_is_a_backread(tmp_path):
+    """The view of today's backreads (engine.actions) lists the answers on the list; `r` there
+    asks for the supervisor's read and keeps it as a backread, saying whether it accepts or
+    fixes the rater's score."""
+    from helpers import (
+        MULTI_READ_SETTINGS,
+        PARM_CSS,
+        multi_read_frame,
+        run_frame,
+        session_config,
+        wait_for,
+    )
+    from textual.app import App
+
+    from engine import workspace
+    from parm_tui.screens.review import ReviewScreen
+    from parm_tui.widgets.review_dialogs import ReadModal
+    from parm_tui.widgets.review_filters import VIEW_BACKREADS, ReviewFilters
+
+    frame, vectors, _ = multi_read_frame()
+    session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
+    review = session.review
+    targets = workspace.backread_rows(workspace.todays_lists(session))
+    store = open_store(tmp_path / "reads.csv", review.responses, tmp_path / "db.sqlite3",
+                       review.on_scale, reviewer="lead")  # fmt: skip
+
+    class BackreadHost(App):
+        CSS_PATH = PARM_CSS
+
+        def on_mount(self) -> None:
+            self.push_screen(ReviewScreen(review, store, backreads=targets))
+
+    async with BackreadHost().run_test(size=(80, 24)) as pilot:
+        screen = pilot.app.screen
+        screen.query_one(ReviewFilters).set_view(VIEW_BACKREADS)
+        await pilot.pause()
+        listed = {int(review.responses.rows[i]) for i in screen.view}
+        assert listed == set(targets) and listed
+        i = int(screen.view[0])
+        row = int(review.responses.rows[i])
+        rater, given = targets[row][0]
+        screen.go_to(0)
+        await pilot.press("r")
+        await pilot.pause()
+        assert isinstance(pilot.app.screen, ReadModal)
+        assert f"Backread of row {row} ({rater} gave {given}" in pilot.app.screen.title_text
+        await pilot.press(given)  # the supervisor, "lead", gives the rater's score: accepted
+        await wait_for(pilot, lambda: store.added_reads(), "the backread")
+        await pilot.pause()
+        read = store.added_reads()[0]
+        assert (read.row, read.rater, read.score, read.kind) == (row, "lead", given, "backread")
+        said = " ".join(n.message for n in pilot.app._notifications)
+        assert f"accepts {rater}'s {given}" in said
     store.close()

@@ -150,6 +150,7 @@ HEADINGS = {
     # The two score columns are two raters (named by the columns): the rater section.
     "Raters", "Verdicts",
     "Summary",
+    "Today's lists",
 }  # fmt: skip
 
 

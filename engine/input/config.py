@@ -138,6 +138,7 @@ def config_from_dict(values: dict) -> AuditConfig:
     config = AuditConfig(**values, warnings=tuple(warnings))
     _check_candidates(config)
     _check_reads(config)
+    _check_actions(config)
     if config.second_rater_column is not None and config.second_score_column is None:
         raise ConfigError(
             f"Setting 'second_rater_column' = {json.dumps(config.second_rater_column)} needs "
@@ -189,6 +190,23 @@ def _check_reads(config: AuditConfig) -> None:
     elif config.answers_file is not None:
         raise refuse("answers_file", "is for a long file (reads \"long\"): a wide file has "
                      "its answers on its rows.")  # fmt: skip
+
+
+def _check_actions(config: AuditConfig) -> None:
+    """The lead's lists (engine.actions): a raised backread rate is not lower than the rate,
+    and the status rules' window holds at least the reads they need to judge."""
+    if config.backread_watch_rate < config.backread_rate:
+        raise ConfigError(
+            f"Setting 'backread_watch_rate' = {config.backread_watch_rate:g} is below "
+            f"'backread_rate' = {config.backread_rate:g}: the rate on watch is a raised one.",
+            "backread_watch_rate",
+        )
+    if config.status_window < config.status_minimum:
+        raise ConfigError(
+            f"Setting 'status_window' = {config.status_window} is below 'status_minimum' = "
+            f"{config.status_minimum}: no rater could ever be judged.",
+            "status_window",
+        )
 
 
 def _check_candidates(config: AuditConfig) -> None:

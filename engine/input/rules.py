@@ -232,3 +232,59 @@ def scheduler() -> Rule:
         return value.strip()
 
     return Rule("text", accepted.removeprefix("expected "), read, nullable=True)
+
+
+def shares_by_size() -> Rule:
+    """Shares in (0, 1] by the size of an item's scale: the first for a scale of two scores,
+    the next for three and so on, the last for every larger scale (a list, or one
+    comma-separated string as the form and `--set` give it)."""
+    accepted = (
+        "expected one to ten numbers in (0, 1], the first for a scale of 2 scores, the last "
+        "for every larger scale, e.g. [0.85, 0.8, 0.75]"
+    )
+
+    def read(key, value):
+        values = value.split(",") if isinstance(value, str) else value
+        values = list(values) if isinstance(values, tuple) else values
+        if not isinstance(values, list) or not 1 <= len(values) <= 10:
+            raise fail(key, value, accepted)
+        found = []
+        for v in values:
+            v = _number_text(v)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1:
+                raise fail(key, value, accepted)
+            found.append(float(v))
+        return tuple(found)
+
+    return Rule("shares", accepted.removeprefix("expected "), read)
+
+
+def _number_text(value):
+    """A number typed as text ('0.8') as the number; anything else as it is."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    return value
+
+
+def names() -> Rule:
+    """People's names, each once (or null: none), as a list or one comma-separated string."""
+    accepted = 'expected null or names, each once, e.g. ["Ann", "Bo"] or "Ann, Bo"'
+
+    def read(key, value):
+        if value is None:
+            return None
+        found = value.split(",") if isinstance(value, str) else value
+        found = list(found) if isinstance(found, tuple) else found
+        if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
+            raise fail(key, value, accepted)
+        found = [v.strip() for v in found]
+        if not found or "" in found or len(set(found)) < len(found):
+            raise fail(key, value, accepted)
+        if not all(is_safe(v) for v in found):
+            raise fail(key, value, "control characters are not allowed in names")
+        return tuple(found)
+
+    return Rule("text", accepted.removeprefix("expected "), read, nullable=True)

@@ -11,9 +11,10 @@ holds: docs/make_reference.py writes it, tests/test_docs.py checks it). A new se
 
 Sections: "form", the Settings form; "colbert", the form's late-interaction keys (shown for a
 late-interaction model); "advanced", the form's Advanced section (speed, memory, where a run
-happens, what is kept, who reviews); "columns", the file's columns (the Load screen, the CLI's
-column flags); "file", how the file holds its reads (the Load screen, the CLI's --reads and
---answers).
+happens, what is kept, who reviews); "actions", the rules of the lead's lists (backreads, third
+reads routed, rater status: engine.actions); "columns", the file's columns (the Load screen, the
+CLI's column flags); "file", how the file holds its reads (the Load screen, the CLI's --reads
+and --answers).
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ LONG_ANSWERS = ("truncate", "windows")
 # model (1.6 KB each with the database's own share); 0 keeps nothing.
 DEFAULT_CACHE_MB = 2048
 FORM, COLBERT, ADVANCED, COLUMNS, FILE = "form", "colbert", "advanced", "columns", "file"
-SECTIONS = (FORM, COLBERT, ADVANCED, COLUMNS, FILE)
+ACTIONS = "actions"
+SECTIONS = (FORM, COLBERT, ADVANCED, ACTIONS, COLUMNS, FILE)
 # One line of help each: at most HELP_WIDTH characters, so it fits at 80 columns.
 HELP_WIDTH = 72
 
@@ -579,6 +581,78 @@ SETTINGS: tuple[Setting, ...] = (
     ),
 )
 
+
+# The lead's lists (engine.actions): they change nothing the audit computes, only the lists made
+# from a run, so none is in the settings digest. The targets are NAEP's (docs/how-to/lead-actions.md).
+def _action(name, default, rule, kind, label, help_text, meaning) -> Setting:
+    return Setting(name, default, rule, kind, ACTIONS, label, help_text, meaning, digested=False)
+
+
+ACTION_SETTINGS: tuple[Setting, ...] = (
+    _action("backread_rate", 0.05, rules.unit(), "float", "Backread rate",
+            "Share of each rater's reads a supervisor re-reads (NAEP: at least 5%).",
+            "the share of each active rater's reads listed in backreads.csv for a supervisor "
+            "to read again (NAEP backreads at least 5% of each scorer's work)"),
+    _action("backread_minimum", 5, rules.integer(minimum=0), "int", "Backreads at least",
+            "Fewest backreads of a rater with reads (all of them when fewer).",
+            "the fewest backreads a rater with reads gets (all their reads when they have "
+            "fewer)"),
+    _action("backread_watch_rate", 0.10, rules.unit(), "float", "Backread rate on watch",
+            "The raised rate for a rater whose status is not qualified.",
+            "the backread rate of a rater whose status on some item is watch, retrain or stop "
+            "(at least `backread_rate`)"),
+    _action("backread_random_share", 0.5, rules.unit(), "float", "Backreads at random",
+            "Share of backreads drawn at random (an unbiased agreement estimate).",
+            "the share of each rater's backreads drawn at random from all their reads (a simple "
+            "random sample, so their agreement with the supervisor estimates the rater's "
+            "without bias); the rest are the riskiest reads"),
+    Setting("backread_supervisors", None, rules.names(), "tuple[str, ...] | None", ACTIONS,
+            "Supervisors", "Who backreads, in turn (backreads.csv's reviewer); empty: none.",
+            "the supervisors who backread, given backreads in turn (round-robin, never their "
+            "own reads); `null`: the reviewer column is left empty", digested=False,
+            placeholder="none: e.g. Ann, Bo"),
+    _action("third_read_gap", 2, rules.integer(), "int", "Third read at gap",
+            "Reads this many scores apart need a third read (ordered scales).",
+            "reads of one answer at least this many steps of the item's scale apart need a "
+            "third read (ordered scores; 2: non-adjacent, 1: any disagreement); on unordered "
+            "labels any disagreement does"),
+    _action("third_read_unsure", True, rules.boolean(), "bool", "Third read if unsure",
+            "An answer whose consensus is unsure needs a third read too.",
+            "an answer whose consensus is unsure (ranked for a third read, "
+            "`consensus.csv`) needs one too, even when its reads are close"),
+    _action("third_read_cap", 50, rules.integer(), "int", "Third reads a day",
+            "Most third reads one rater is given a day.",
+            "the most third reads one rater is assigned in a day (the rest go to the next "
+            "rater, or wait)"),
+    _action("exact_targets", [0.85, 0.80, 0.75, 0.75, 0.60], rules.shares_by_size(),
+            "tuple[float, ...]", "Exact targets",
+            "Exact agreement targets by scale size: 2, 3, 4, 5, 6+ scores.",
+            "the exact-agreement target of an item by the size of its scale (the first for 2 "
+            "scores, the last for every larger scale; NAEP's: 85% for 2-point items, 80% "
+            "3-point, 75% 4-5-point, 60% 6-point): a rater clearly below it on validity "
+            "reads is retrained, on reads shared with other raters watched"),
+    _action("qualify_targets", [0.90, 0.80, 0.70], rules.shares_by_size(),
+            "tuple[float, ...]", "Qualification",
+            "Exact agreement to requalify after retraining, by scale size.",
+            "the exact agreement on validity reads a retrained or stopped rater must reach "
+            "again to be qualified (NAEP's qualification: 90/80/70%; by scale size as "
+            "`exact_targets`)"),
+    _action("adjacent_target", 0.95, rules.unit(), "float", "Adjacent target",
+            "Exact-or-adjacent agreement on validity reads below which a rater stops.",
+            "exact-or-adjacent agreement with the expert (ordered scales of 3 scores or "
+            "more) a rater must not be clearly below, else stop (RSMTool's 0.95)"),
+    _action("status_minimum", 10, rules.integer(), "int", "Reads to judge",
+            "Fewest validity (or shared) reads before a status rule judges.",
+            "the fewest validity reads (or reads shared with another rater) of a rater on an "
+            "item before a status rule judges them"),
+    _action("status_window", 50, rules.integer(), "int", "Window of reads",
+            "Status rules read the last this-many validity (or shared) reads.",
+            "the status rules read a rater's last this-many validity reads (and reads shared "
+            "with another rater) of an item, by time where the file has one"),
+)  # fmt: skip
+
+SETTINGS = SETTINGS + ACTION_SETTINGS
+
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 # Every setting's default in the JSON form defaults.json has.
 DEFAULTS: dict = {setting.name: setting.default for setting in SETTINGS}
@@ -615,6 +689,8 @@ def reference_table() -> str:
 
 
 def _digest_note(setting: Setting) -> str:
+    if setting.section == ACTIONS:
+        return ". Not in the settings digest: it changes the lead's lists, not the audit"
     if not setting.digested:
         return ". Not in the settings digest: it changes nothing a run computes"
     if setting.later:

@@ -12,6 +12,7 @@ from engine.audit.rater_verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
 from engine.audit.raters import NOT_JUDGED
 from engine.outputs import columns
 from engine.outputs.columns import COUNT, FIGURE, FLAG, LABEL, POINTS, SHARE, Column, OutputTable
+from engine.outputs.declared_actions import ACTION_TABLES
 from engine.results.lead import GAP, SMALL_RULE
 
 # What the rater table says of a rater with too few scores to judge.
@@ -440,7 +441,7 @@ AGREEMENT = OutputTable(
 
 # Every CSV parm writes, in the order the reference lists them; each has a last `run_id`.
 TABLES = (PREDICTIONS, TUNING, ITEMS, RATERS, BIAS, FEEDBACK, DECISIONS, REVIEWED, CONSENSUS,
-          AGREEMENT)  # fmt: skip
+          AGREEMENT, *ACTION_TABLES)  # fmt: skip
 
 
 def reference_markdown() -> str:

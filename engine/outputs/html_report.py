@@ -30,6 +30,7 @@ from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.reads import read_pair
 from engine.outputs import html_items, plots, session_report
+from engine.outputs.action_files import actions_view
 from engine.outputs.columns import fixed
 from engine.outputs.conclusions import conclusions
 from engine.outputs.html_agreement import agreement_view
@@ -58,8 +59,9 @@ CONTENT_SECURITY_POLICY = (
 TEMPLATE = "report.html.j2"
 
 
-def html_report(session: SessionResult, decisions: dict | None) -> str:
-    """The page for a session and its review's decisions (by data row; None: no store)."""
+def html_report(session: SessionResult, decisions: dict | None, actions=None) -> str:
+    """The page for a session and its review's decisions (by data row; None: no store), with
+    the lead's lists (engine.actions.plan.Actions; None: none)."""
     data = session_report.session_dict(session, decisions)
     reports = _item_reports(session, data)
     first = set(html_items.attention_order(session.results, reports)[:SHOWN])
@@ -82,6 +84,7 @@ def html_report(session: SessionResult, decisions: dict | None) -> str:
         "overview": overview(session) if session.by_item else None,
         "raters": raters_view(session, data.get("raters")),
         "agreement": agreement_view(data.get("agreement")),
+        "actions": actions_view(actions),
         "items": items,
         "plotted": len(first),
         "parameters": parameters_appendix(items),

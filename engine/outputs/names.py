@@ -32,6 +32,12 @@ WORKBOOK_FILE = "results.xlsx"
 # for `parm review import`), or both.
 CSV, XLSX, BOTH = "csv", "xlsx", "both"
 TABLE_FORMATS = (CSV, XLSX, BOTH)
+# With reads (answers read twice or more, or a rater column): the lead's lists of the run
+# (engine.actions), a scoring platform's assignments for today.
+BACKREADS_FILE = "backreads.csv"
+THIRD_READS_FILE = "third_reads.csv"
+STATUS_FILE = "rater_status.csv"
+ACTION_FILES = (BACKREADS_FILE, THIRD_READS_FILE, STATUS_FILE)
 # Written last: the run, and every parm file of the folder with its size, SHA-256 and run.
 MANIFEST_FILE = "parm-manifest.json"
 # Every file a set can hold besides its manifest. A folder holding only these (and the
@@ -45,6 +51,7 @@ SET_FILES = OUTPUT_FILES + (
     FEEDBACK_FILE,
     CONSENSUS_FILE,
     AGREEMENT_FILE,
+    *ACTION_FILES,
     DECISIONS_FILE,
     REVIEWED_FILE,
     WORKBOOK_FILE,
@@ -86,6 +93,11 @@ OUTPUT_GROUPS = (
         "reads",
         "consensus.csv, agreement.csv (answers read twice or more)",
         (CONSENSUS_FILE, AGREEMENT_FILE),
+    ),
+    OutputGroup(
+        "actions",
+        "backreads.csv, third_reads.csv, rater_status.csv (today's lists)",
+        ACTION_FILES,
     ),
     OutputGroup(
         "workbook",

@@ -74,7 +74,7 @@ def typed_reads_by_row(added) -> dict[int, str]:
     for read in added:
         found.setdefault(int(read.row), []).append({
             "rater": safe_text(read.rater), "score": read.score, "added_at": read.added_at,
-            "reviewer": safe_text(read.reviewer),
+            "reviewer": safe_text(read.reviewer), "kind": read.kind,
         })  # fmt: skip
     return {row: json.dumps(reads, ensure_ascii=False) for row, reads in found.items()}
 

@@ -1,20 +1,33 @@
 """The outputs of a scoring session (engine.results.session.SessionResult): for a file of one item and no
 raters, exactly the single audit's files; with items, the items overview (items.csv and the top of
 report.md), every item's detail after it, and an `item` column in predictions.csv and tuning.csv;
-with raters, the rater table (raters.csv and report.md) and a `rater` column."""
+with raters, the rater table (raters.csv and report.md) and a `rater` column; with reads (answers
+read twice or more, or raters), the lead's lists (engine.actions: backreads.csv, third_reads.csv,
+rater_status.csv, and a section of report.md and report.html)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from engine.actions.plan import Actions, has_reads, plan_actions
 from engine.audit.scale import pooled_labels
 from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
 from engine.input.config import AuditConfig
 from engine.input.reads import rater_column_given, records_raters, several_reads
-from engine.outputs import declared, rater_files, read_files, session_report, tables, workbook
+from engine.outputs import (
+    action_files,
+    declared,
+    rater_files,
+    read_files,
+    session_report,
+    tables,
+    workbook,
+)
 from engine.outputs.names import (
+    ACTION_FILES,
     AGREEMENT_FILE,
+    BACKREADS_FILE,
     BIAS_FILE,
     CONSENSUS_FILE,
     CSV,
@@ -25,6 +38,8 @@ from engine.outputs.names import (
     OUTPUT_FILES,
     RATERS_FILE,
     REVIEWED_FILE,
+    STATUS_FILE,
+    THIRD_READS_FILE,
     WARNINGS_FILE,
     WORKBOOK_FILE,
     XLSX,
@@ -36,20 +51,25 @@ from engine.results.decision import Decisions
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult
 
+_NONE = Actions((), (), ())
+
 
 def output_files(config: AuditConfig, table_format: str = CSV) -> tuple[str, ...]:
     """The files a session with these settings can write, in the order they are written: the
     four outputs, report.html and warnings.txt; items.csv and raters.csv (with
     rater_item_bias.csv and rater_feedback.csv) when the settings name an item column and
-    raters (engine.input.reads.records_raters); consensus.csv and agreement.csv when they name several reads per answer; then
-    decisions.csv and scores_reviewed.csv, which need the decision store and the input table.
-    table_format (engine.outputs.names): "xlsx" puts the tables in results.xlsx instead
-    (decisions.csv stays), "both" writes the workbook after the CSVs."""
+    raters (engine.input.reads.records_raters); consensus.csv and agreement.csv when they name
+    several reads per answer; the lead's lists with either; then decisions.csv and
+    scores_reviewed.csv, which need the decision store and the input table. table_format
+    (engine.outputs.names): "xlsx" puts the tables in results.xlsx instead (decisions.csv
+    stays), "both" writes the workbook after the CSVs."""
     extra = (ITEMS_FILE,) if config.item_column is not None else ()
     if records_raters(config):
         extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
     if several_reads(config):
         extra += (CONSENSUS_FILE, AGREEMENT_FILE)
+    if records_raters(config) or several_reads(config):
+        extra += ACTION_FILES
     files = OUTPUT_FILES + (HTML_FILE, WARNINGS_FILE) + extra + (DECISIONS_FILE, REVIEWED_FILE)
     if table_format == CSV:
         return files
@@ -217,11 +237,14 @@ def session_contents(
     written: the one place a set is put together (a new kind of output joins here). Without
     `names`, every file of `output_files` (in `table_format`) whose inputs are there:
     decisions.csv needs the store, scores_reviewed.csv the table, consensus.csv and
-    agreement.csv an answer read twice (asked for without one, they hold their header only).
-    results.xlsx holds a sheet for each of those tables that the set could write."""
+    agreement.csv an answer read twice, the lead's lists reads (asked for without them, they
+    hold their header only). results.xlsx holds a sheet for each of those tables that the set
+    could write. The session counts the reads typed in the review (engine.workspace.export):
+    the lists take their kinds from the store."""
     known = output_files(session.config, table_format="both")
     needs = {DECISIONS_FILE: store, REVIEWED_FILE: table}
     reads = {CONSENSUS_FILE, AGREEMENT_FILE} if session.reads is None else set()
+    reads |= set() if has_reads(session) else set(ACTION_FILES)
     possible = [n for n in known if needs.get(n, True) is not None and n not in reads]
     if names is None:
         names = [n for n in output_files(session.config, table_format) if n in possible]
@@ -233,13 +256,15 @@ def session_contents(
         raise ExportError(f"{', '.join(missing)} cannot be written without the review's data.")
     run_id = session.run_id
     decisions = None if store is None else store.all()
-    tables = session_tables(session, store, table, decisions)
+    typed = [] if store is None else store.added_reads()
+    lists = plan_actions(session, typed) if has_reads(session) else None
+    tables = session_tables(session, store, table, decisions, lists)
     builders = {name: (lambda made=made: run_csv(made(), run_id)) for name, made in tables.items()}
     sheets = {name: made for name, made in tables.items() if name in possible}
     builders |= {
         "report.json": lambda: json_text(session_report.session_dict(session, decisions)),
-        "report.md": lambda: session_markdown(session, decisions),
-        HTML_FILE: lambda: html_report(session, decisions),
+        "report.md": lambda: session_markdown(session, decisions, lists),
+        HTML_FILE: lambda: html_report(session, decisions, lists),
         WARNINGS_FILE: lambda: warnings_file(session),
         WORKBOOK_FILE: lambda: workbook.workbook_bytes(session, sheets),
     }
@@ -247,9 +272,10 @@ def session_contents(
     return [(name, builders[name]()) for name in chosen] + list((extra or {}).items())
 
 
-def session_tables(session: SessionResult, store, table, decisions) -> dict:
+def session_tables(session: SessionResult, store, table, decisions, lists=None) -> dict:
     """{file name: a function giving its (header, rows)}: every table of a set, each written
-    as a CSV and as a sheet of results.xlsx from the same rows."""
+    as a CSV and as a sheet of results.xlsx from the same rows. lists: the lead's lists
+    (engine.actions), None without reads."""
     return {
         "predictions.csv": lambda: prediction_table(session),
         "tuning.csv": lambda: tuning_table(session),
@@ -259,6 +285,9 @@ def session_tables(session: SessionResult, store, table, decisions) -> dict:
         FEEDBACK_FILE: lambda: rater_files.feedback_table(session),
         CONSENSUS_FILE: lambda: read_files.consensus_table(session),
         AGREEMENT_FILE: lambda: read_files.agreement_table(session),
+        BACKREADS_FILE: lambda: action_files.backreads_table(lists or _NONE),
+        THIRD_READS_FILE: lambda: action_files.third_reads_table(lists or _NONE),
+        STATUS_FILE: lambda: action_files.status_table(lists or _NONE),
         DECISIONS_FILE: lambda: decisions_table(store, session),
         REVIEWED_FILE: lambda: reviewed_table(session, table, decisions),
     }
@@ -277,8 +306,8 @@ def warnings_file(session: SessionResult) -> str:
     return header + warnings_text(session.warnings)
 
 
-def html_report(session: SessionResult, decisions: dict | None) -> str:
+def html_report(session: SessionResult, decisions: dict | None, lists=None) -> str:
     """report.html (engine.outputs.html_report; jinja2 and matplotlib load only here)."""
     from engine.outputs.html_report import html_report as render
 
-    return render(session, decisions)
+    return render(session, decisions, lists)

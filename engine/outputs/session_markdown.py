@@ -7,7 +7,7 @@ from __future__ import annotations
 from engine.audit.rater_expert import MIN_EXPERT_READS
 from engine.core.run_warnings import summary_lines
 from engine.input.reads import read_pair
-from engine.outputs import declared, markdown, rater_files, read_files, review_summary
+from engine.outputs import action_files, declared, markdown, rater_files, read_files, review_summary
 from engine.outputs.conclusions import conclusions
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.html_items import SHOWN, attention_order
@@ -24,15 +24,17 @@ from engine.results.session import SessionResult
 MIN_PAIR = 20
 
 
-def session_markdown(session: SessionResult, decisions: dict | None = None) -> str:
+def session_markdown(session: SessionResult, decisions: dict | None = None, actions=None) -> str:
     """report.md: what the lead concludes first (engine.outputs.conclusions), then one item's
     report (the review's decisions after its responses to review, the raters after it), or the
     items overview, the review's decisions, the raters, the model's own fit and every item's
-    report under its own heading."""
+    report under its own heading. actions: the lead's lists (engine.actions), a short section
+    after the raters."""
     raters = _raters_section(session) if session.raters is not None else ""
     # Answers read twice or more: the agreement between raters and the consensus.
     agreement = "\n".join(read_files.agreement_markdown(read_files.agreement_dict(session)))
-    raters = "\n\n".join(part for part in (raters, agreement.strip()) if part)
+    lists = "" if actions is None else action_files.actions_markdown(actions).strip()
+    raters = "\n\n".join(part for part in (raters, agreement.strip(), lists) if part)
     summary = review_summary.review_summary(session, decisions)
     review = review_summary.review_markdown(summary)
     first = summary_section(session, summary)

@@ -29,6 +29,7 @@ from engine.outputs import declared, workbook_shading
 from engine.outputs.columns import COUNT, FIGURE, FLAG, LABEL, POINTS, SHARE, TEXT, OutputTable
 from engine.outputs.names import (
     AGREEMENT_FILE,
+    BACKREADS_FILE,
     BIAS_FILE,
     CONSENSUS_FILE,
     DECISIONS_FILE,
@@ -36,13 +37,16 @@ from engine.outputs.names import (
     ITEMS_FILE,
     RATERS_FILE,
     REVIEWED_FILE,
+    STATUS_FILE,
+    THIRD_READS_FILE,
 )
 from engine.outputs.write import guard_cell
 
 # The tables a workbook holds, in the order of its sheets (each sheet named as its file, less
 # .csv): what a lead reads first, first.
 SHEETS = ("predictions.csv", DECISIONS_FILE, REVIEWED_FILE, ITEMS_FILE, RATERS_FILE, BIAS_FILE,
-          FEEDBACK_FILE, CONSENSUS_FILE, AGREEMENT_FILE, "tuning.csv")  # fmt: skip
+          FEEDBACK_FILE, CONSENSUS_FILE, AGREEMENT_FILE, BACKREADS_FILE, THIRD_READS_FILE,
+          STATUS_FILE, "tuning.csv")  # fmt: skip
 ABOUT, WARNINGS = "about", "warnings"
 # Excel's limit on a cell's text; and the widths of a column, in characters.
 MAX_CELL = 32_767

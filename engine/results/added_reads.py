@@ -27,6 +27,12 @@ from engine.core.text import safe_text
 from engine.results.review import ReviewSet, consensus_arrays
 from engine.results.session import SessionResult
 
+# What a typed read is: a resolution of the answer's reads (a third read, the review's first use),
+# or a supervisor's backread of a rater's read (engine.actions.backreads). Both count in the
+# consensus; a backread is not the raters' work (engine.actions).
+RESOLUTION, BACKREAD = "resolution", "backread"
+KINDS = (RESOLUTION, BACKREAD)
+
 NO_READS = (
     "No answer of this run is read twice, so there is no consensus for a read to update; "
     "add the reads to the file and run it again."
@@ -37,7 +43,8 @@ NO_READS = (
 class AddedRead:
     """One read typed in the review. row: the 1-based data row of the answer (its audited
     read's, as decisions name it); response_id: its id; rater: who gave the read; score: the
-    label given, on the item's scale; added_at: UTC ISO 8601; reviewer: who typed it in."""
+    label given, on the item's scale; added_at: UTC ISO 8601; reviewer: who typed it in; kind:
+    RESOLUTION or BACKREAD (KINDS)."""
 
     row: int
     response_id: str
@@ -45,14 +52,17 @@ class AddedRead:
     score: str
     added_at: str
     reviewer: str = ""
+    kind: str = RESOLUTION
 
 
-def check_added(review: ReviewSet, i: int, rater: str, score: str) -> str:
+def check_added(review: ReviewSet, i: int, rater: str, score: str, kind: str = RESOLUTION) -> str:
     """The rater's name as it will be kept (made inert and trimmed); ReviewError when a read of
     response i by `rater` cannot be added: no consensus in this run, no rater, a score off the
-    item's scale, or a rater who already read the answer (the rules the file's reads follow,
-    engine.input.reads)."""
+    item's scale, a rater who already read the answer (the rules the file's reads follow,
+    engine.input.reads), or a kind not in KINDS."""
     row = int(review.responses.rows[i])
+    if kind not in KINDS:
+        raise ReviewError(f"Row {row}: a typed read is one of {', '.join(KINDS)}, not {kind!r}.")
     if review.reads is None:
         raise ReviewError(NO_READS)
     name = safe_text(str(rater)).strip()

@@ -1,6 +1,7 @@
 """The review queue of a `ReviewSet`: which responses to list, and in what order, under the app's
-filters; the views by decision (undecided, unsure, changed, kept, noted); and how a re-run moved
-the flags under the decisions already made."""
+filters; the views by decision (undecided, unsure, changed, kept, noted); the answers of a list
+made from the run (today's backreads, engine.actions); and how a re-run moved the flags under the
+decisions already made."""
 
 from __future__ import annotations
 
@@ -112,6 +113,13 @@ def decision_view(
         else:
             chosen[i] = decision.action == wanted
     return review.flagged & ~chosen if wanted is None else chosen
+
+
+def rows_view(review: ReviewSet, rows) -> np.ndarray:
+    """(N,) bool, the responses whose answers are at these data rows (review_view's `subset`):
+    a list made from the run, such as today's backreads (engine.workspace.backread_rows)."""
+    wanted = np.fromiter((int(row) for row in rows), dtype=np.int64)
+    return np.isin(np.asarray(review.responses.rows, dtype=np.int64), wanted)
 
 
 @dataclass(frozen=True)

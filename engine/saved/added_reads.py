@@ -1,6 +1,7 @@
 """The reads typed in a review (engine.results.added_reads), kept with its decisions.
 
-They live in the decision database beside the decisions (table added_reads, schema 4), under
+They live in the decision database beside the decisions (table added_reads, schema 4; their kind,
+resolution or backread, since schema 5), under
 the same review key, so they follow the file's bytes as decisions do, and each is committed
 before it is shown. An added read belongs to one answer (its data row, id and a hash of its
 text) and one rater; one whose row no longer holds that answer is reported as stale and never
@@ -10,7 +11,7 @@ counted for another answer.
 from __future__ import annotations
 
 from engine.core.errors import ReviewError
-from engine.results.added_reads import AddedRead, check_read
+from engine.results.added_reads import KINDS, RESOLUTION, AddedRead, check_read
 from engine.results.decision import text_hash
 from engine.saved.decision_db import now
 
@@ -30,11 +31,11 @@ class AddedReads:
         self._reads, self.stale = {}, []
         store = self._store
         query = (
-            "SELECT row, response_id, text_hash, rater, score, added_at, reviewer FROM "
+            "SELECT row, response_id, text_hash, rater, score, added_at, reviewer, kind FROM "
             "added_reads WHERE source=? ORDER BY row, added_at, rater"
         )
-        for row, rid, digest, rater, score, at, who in store._query(query, (store.key,)):
-            read = AddedRead(row, rid, rater, score, at, who or "")
+        for row, rid, digest, rater, score, at, who, kind in store._query(query, (store.key,)):
+            read = AddedRead(row, rid, rater, score, at, who or "", kind or RESOLUTION)
             i = store._index.get(row)
             if i is not None and store._matches(i, rid, digest):
                 self._reads[(row, rater)] = read
@@ -61,12 +62,14 @@ class AddedReads:
         check_read(read.row, read.rater, read.score, store.scale(i),
                    (read.row, read.rater) in self._reads)  # fmt: skip
 
-    def add(self, row: int, response_id: str, text: str, rater: str, score: str) -> AddedRead:
+    def add(self, row: int, response_id: str, text: str, rater: str, score: str,
+            kind: str = RESOLUTION) -> AddedRead:  # fmt: skip
         """Keep `rater`'s read `score` (a label of the item's scale) of the answer at data row
-        `row`, typed in now by this store's reviewer; ReviewError when the answer there is
-        another, the score is off its scale, or the rater already has a read of it here.
-        (engine.results.added_reads.check_added also checks the file's reads.)"""
-        read = AddedRead(int(row), response_id, rater, str(score), now(), self._store.reviewer)
+        `row`, of `kind`, typed in now by this store's reviewer; ReviewError when the answer
+        there is another, the score is off its scale, or the rater already has a read of it
+        here. (engine.results.added_reads.check_added also checks the file's reads.)"""
+        read = AddedRead(int(row), response_id, rater, str(score), now(), self._store.reviewer,
+                         kind)  # fmt: skip
         return self.restore(read, text)
 
     def restore(self, read: AddedRead, text: str | None = None) -> AddedRead:
@@ -75,11 +78,14 @@ class AddedReads:
         if text is None:
             text = store.responses.texts[store.position(read.row)]
         self._check(read, text)
+        if read.kind not in KINDS:
+            raise ReviewError(f"Row {read.row}: a typed read is one of {', '.join(KINDS)}, "
+                              f"not {read.kind!r}.")  # fmt: skip
         store._write((
             "INSERT INTO added_reads (source, row, response_id, text_hash, rater, score, "
-            "added_at, reviewer) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "added_at, reviewer, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (store.key, read.row, read.response_id, text_hash(text), read.rater, read.score,
-             read.added_at, read.reviewer),
+             read.added_at, read.reviewer, read.kind),
         ))  # fmt: skip
         self._reads[(read.row, read.rater)] = read
         return read

@@ -13,7 +13,7 @@ from pathlib import Path
 from engine.core.errors import ReviewError
 from engine.core.files import reason, storage_code
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DATABASE_NAME = "decisions.sqlite3"
 # Columns added after the first release, with their SQL types: (schema version, name, type).
 _ADDED_COLUMNS = (
@@ -24,6 +24,9 @@ _ADDED_COLUMNS = (
     (2, "severity", "REAL"),
     (3, "reviewer", "TEXT NOT NULL DEFAULT ''"),
 )
+# The same for the reads typed in the review: schema 5 keeps each one's kind (resolution or
+# backread); those typed before were the review's resolutions (third reads).
+_ADDED_READ_COLUMNS = ((5, "kind", "TEXT NOT NULL DEFAULT 'resolution'"),)
 # The column `source` names the review: a file's resolved path for reviews begun before schema
 # 3, "sha256:<digest of the file's bytes when it began>" since.
 
@@ -77,6 +80,7 @@ CREATE TABLE IF NOT EXISTS added_reads (
     score TEXT NOT NULL,
     added_at TEXT NOT NULL,
     reviewer TEXT NOT NULL DEFAULT '',
+    kind TEXT NOT NULL DEFAULT 'resolution',
     PRIMARY KEY (source, row, rater)
 )
 """
@@ -212,7 +216,7 @@ def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION. Version 0 (first release) had no meta table and no
     note column, version 1 no run columns, version 2 no reviewer, file digests or conflicts,
-    version 3 no reads typed in the review; -1
+    version 3 no reads typed in the review, version 4 no kind of typed read; -1
     is an empty database. Earlier decisions keep NULL (or "") in the columns added since (their
     run and reviewer are unknown) and their review keeps its key, the file's path."""
     version = _schema_version(conn, path)
@@ -235,6 +239,10 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
         for added_in, name, sql_type in _ADDED_COLUMNS:
             if version < added_in and name not in columns:
                 conn.execute(f"ALTER TABLE decisions ADD COLUMN {name} {sql_type}")
+        typed = {r[1] for r in conn.execute("PRAGMA table_info(added_reads)")}
+        for added_in, name, sql_type in _ADDED_READ_COLUMNS:
+            if version < added_in and name not in typed:
+                conn.execute(f"ALTER TABLE added_reads ADD COLUMN {name} {sql_type}")
         conn.execute(
             "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)",
             (str(SCHEMA_VERSION),),

@@ -30,7 +30,7 @@ from engine.core.errors import ReviewError
 from engine.core.files import open_regular, reason
 from engine.core.text import safe_text
 from engine.outputs.write import guard_cell
-from engine.results.added_reads import AddedRead
+from engine.results.added_reads import RESOLUTION, AddedRead
 from engine.results.decision import Decision, RunContext
 from engine.saved.decisions import DecisionStore
 
@@ -160,11 +160,12 @@ def _import_reads(store: DecisionStore, cells: dict, path: Path, report: ImportR
     try:
         reads = json.loads(_unguard(cells["added_reads"]))
         reads = [(safe_text(str(r["rater"])).strip(), str(r["score"]), safe_text(str(r["added_at"])),
-                  safe_text(str(r.get("reviewer", "")))) for r in reads]  # fmt: skip
+                  safe_text(str(r.get("reviewer", ""))), str(r.get("kind", RESOLUTION)))
+                 for r in reads]  # fmt: skip
     except (ValueError, TypeError, KeyError):
         raise _Skip(f"row {row}: its added_reads cell is not parm's list of reads") from None
     here = {read.rater: read for read in store.added_reads() if read.row == row}
-    for rater, score, added_at, reviewer in reads:
+    for rater, score, added_at, reviewer, kind in reads:
         if rater in here:
             if here[rater].score != score:
                 raise _Skip(f"row {row}: rater '{rater}' already has a read of this answer here "
@@ -172,7 +173,8 @@ def _import_reads(store: DecisionStore, cells: dict, path: Path, report: ImportR
             report.reads_already += 1
             continue
         try:
-            store.reads.restore(AddedRead(row, response_id, rater, score, added_at, reviewer), text)
+            read = AddedRead(row, response_id, rater, score, added_at, reviewer, kind)
+            store.reads.restore(read, text)
         except ReviewError as exc:
             raise _Skip(str(exc)) from None
         report.reads_taken += 1

@@ -13,7 +13,8 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     saved_run(file, run_id) / restore(file, saved) -> (Prepared, SessionResult)
     export(result, out, ...) -> written paths      one output set, the chosen files (FORMATS)
     import_review(store, decisions.csv) -> ImportReport
-    add_read(store, review, i, rater, score)      a read typed in the review, kept with it
+    add_read(store, review, i, rater, score, kind)  a read typed in the review, kept with it
+    todays_lists(result, store) -> Actions         the lead's lists: status, backreads, third reads
     with_added_reads(review, added) -> ReviewSet  the consensus with the typed reads counted
     remember_review_row(saved, row)                where the review stopped, kept with the run
     remember_out_folder(saved, folder)             where the run's outputs went: the next export's
@@ -27,6 +28,7 @@ every engine package.
 
 from __future__ import annotations
 
+from engine.workspace.actions import backread_rows, backread_words, status_by_rater, todays_lists
 from engine.workspace.embed import cache_contents, clear_cache, embed_to
 from engine.workspace.export import (
     FORMATS,
@@ -58,7 +60,11 @@ __all__ = [
     "Prepared",
     "Review",
     "add_read",
+    "backread_rows",
+    "backread_words",
     "cache_contents",
+    "status_by_rater",
+    "todays_lists",
     "check_outputs",
     "clear_cache",
     "choose_columns",

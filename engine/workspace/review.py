@@ -58,15 +58,17 @@ def import_review(store: DecisionStore, path: str | Path) -> ImportReport:
     return import_decisions(store, path)
 
 
-def add_read(store: DecisionStore, review: ReviewSet, i: int, rater: str, score: str) -> AddedRead:
-    """Keep `rater`'s read `score` of response i of `review`, typed in the review (ReviewError,
-    with the reason, when it cannot be: engine.results.added_reads.check_added)."""
+def add_read(store: DecisionStore, review: ReviewSet, i: int, rater: str, score: str,
+             kind: str = "resolution") -> AddedRead:  # fmt: skip
+    """Keep `rater`'s read `score` of response i of `review`, typed in the review, of `kind`:
+    "resolution" (a third read) or "backread" (a supervisor's; engine.results.added_reads.KINDS)
+    (ReviewError, with the reason, when it cannot be: engine.results.added_reads.check_added)."""
     from engine.results.added_reads import check_added
 
-    name = check_added(review, i, rater, score)
+    name = check_added(review, i, rater, score, kind)
     responses = review.responses
     return store.reads.add(int(responses.rows[i]), responses.ids[i], responses.texts[i], name,
-                           str(score))  # fmt: skip
+                           str(score), kind)  # fmt: skip
 
 
 def with_added_reads(review: ReviewSet, added: Sequence[AddedRead]) -> ReviewSet:

@@ -1,5 +1,6 @@
 """Export: write the chosen outputs into a folder. Existing files are never replaced without
-asking; every problem is shown as the engine's message, which names the file or folder."""
+asking; every problem is shown as the engine's message, which names the file or folder. ctrl+t
+writes today's lists alone (backreads.csv, third_reads.csv, rater_status.csv: engine.actions)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,7 @@ class ExportScreen(Screen):
 
     BINDINGS = [
         Binding("ctrl+s", "export", "Write files"),
+        Binding("ctrl+t", "export_lists", "Today's lists"),
         Binding("ctrl+i", "import_decisions", "Import decisions", show=False),
     ]
 
@@ -211,12 +213,22 @@ class ExportScreen(Screen):
     def import_file(self, path: Path):
         return workspace.import_review(self.store, path)
 
-    def action_export(self) -> None:
-        """Check first; ask before replacing files; then write in a worker thread."""
+    def action_export_lists(self) -> None:
+        """Today's lists alone, into the folder (one key: the lead's morning export)."""
+        lists = next((g.files for g in workspace.OUTPUT_CHOICES if g.key == "actions"), ())
+        if not self.offers(lists):
+            self.show_status(Text("This run has no lists: no rater column and no answer read "
+                                  "twice.", style="yellow"))  # fmt: skip
+            return
+        self.action_export(list(lists))
+
+    def action_export(self, names: list[str] | None = None) -> None:
+        """Check first; ask before replacing files; then write in a worker thread. names: these
+        files (default: the ones ticked)."""
         if self.export_worker is not None and self.export_worker.state == WorkerState.RUNNING:
             return
         folder = output_folder(self.query_one("#export-folder", Input).value)
-        names = self.chosen_names()
+        names = names or self.chosen_names()
         if not names:
             self.show_status(Text("Choose at least one output.", style="yellow"))
             return

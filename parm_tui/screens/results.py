@@ -19,11 +19,13 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Select, Static, TabbedContent, TabPane
 
+from engine import workspace
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.outputs.read_files import agreement_dict
 from engine.results.figures import run_figures
 from engine.results.session import SessionResult
+from parm_tui.widgets.action_tables import WIDE_THIRD, ThirdReadsTable, lists_line
 from parm_tui.widgets.checks import (
     consistency_heading,
     consistency_pairs,
@@ -150,6 +152,9 @@ class ResultsScreen(Screen):
                 with TabPane(self.tab_label("raters"), id="raters"), VerticalScroll():
                     if session.raters is not None:
                         yield from self.compose_raters()
+                    # Today's lists (engine.actions) before the pairs: what to do comes first.
+                    yield Static(id="lists-line", classes="table-hint")
+                    yield ThirdReadsTable(id="results-third-reads")
                     if session.reads is not None:
                         yield from self.compose_pairs()
             with TabPane(self.tab_label("runs"), id="runs"), VerticalScroll():
@@ -210,6 +215,8 @@ class ResultsScreen(Screen):
             self.show_raters()
         if self.session.reads is not None:
             self.show_pairs()
+        if self.session.raters is not None or self.session.reads is not None:
+            self.show_lists()
         state = self.app.state
         self.query_one(RunsTable).show(state.runs, self.session.run_id)
         self.query_one("#summary-scroll").focus()
@@ -226,9 +233,21 @@ class ResultsScreen(Screen):
         await self.recompose()
         self.on_mount()
 
+    def lists(self):
+        """Today's lists of the run on show, with the reads typed in its review."""
+        return workspace.todays_lists(self.session, self.app.state.store)
+
+    def show_lists(self) -> None:
+        lists = self.lists()
+        self.query_one("#lists-line", Static).update(lists_line(lists))
+        table = self.query_one(ThirdReadsTable)
+        wide = self.app.size.width >= WIDE_THIRD
+        table.display = table.show(lists, self.session.by_item, wide) > 0
+
     def show_raters(self) -> None:
         wide = self.app.size.width >= WIDE_RATERS
-        self.query_one(RatersTable).show(self.session, wide)
+        statuses = workspace.status_by_rater(self.lists())
+        self.query_one(RatersTable).show(self.session, wide, statuses)
         listed = self.query_one(BiasTable).show(self.session)
         bias = self.session.raters.bias
         if listed:
@@ -245,7 +264,12 @@ class ResultsScreen(Screen):
     def show_rule(self, row: int) -> None:
         rows = self.session.raters.rows
         if 0 <= row < len(rows):
-            self.query_one("#rater-rule", Static).update(rater_rule(rows[row]))
+            text = rater_rule(rows[row])
+            found = workspace.status_by_rater(self.lists()).get(rows[row].rater)
+            if found is not None:  # the most severe status and the rule that gave it
+                text.append(f"\nStatus {found[0]}" + (" on item " if found[1] else ""), "bold")
+                text.append_text(plain(f"{found[1]}: {found[2]}" if found[1] else f": {found[2]}"))
+            self.query_one("#rater-rule", Static).update(text)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if isinstance(event.data_table, RatersTable):
@@ -261,6 +285,8 @@ class ResultsScreen(Screen):
             self.show_raters()
         if self.session.reads is not None and self.is_mounted:
             self.show_pairs()
+        if (self.session.raters is not None or self.session.reads is not None) and self.is_mounted:
+            self.show_lists()
 
     # -- headlines ---------------------------------------------------------------------------
     def session_headline(self) -> Text:

@@ -86,8 +86,11 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         previous_flagged_rows=None,
         start_row=None,
         read_only: str | None = None,
+        backreads=None,
     ) -> None:
         super().__init__()
+        # {data row: (rater, score) to backread} today (engine.workspace.backread_rows).
+        self.backreads = dict(backreads or {})
         # The run's review set; `review` is it with the reads typed in the review counted.
         self.run_review = review
         self.review = review
@@ -125,6 +128,7 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
             items=self.item_names(),
             raters=self.rater_names(),
             third_reads=self.third_reads(),
+            backreads=self.backreads,
             id="review-filters",
         )
         with Horizontal(id="review-body"):

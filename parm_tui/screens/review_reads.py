@@ -2,7 +2,8 @@
 rater and score) and keeps it with the decisions (engine.workspace.add_read); the consensus is
 then counted again with every typed read on a worker thread (about a second at 100,000 reads,
 engine.workspace.with_added_reads) and the pane, the list and the third-read view follow. `u`
-takes a typed read away (ReviewKeys.action_undo hands it here).
+takes a typed read away (ReviewKeys.action_undo hands it here). In the view of today's backreads
+the read is a supervisor's backread: the same score as the rater's accepts it, another fixes it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from engine.results.review import ReviewSet
 from parm_tui.screens.error import ErrorRaised
 from parm_tui.widgets.review_detail import reads_text
 from parm_tui.widgets.review_dialogs import ReadModal
-from parm_tui.widgets.review_filters import VIEW_THIRD, ReviewFilters
+from parm_tui.widgets.review_filters import VIEW_BACKREADS, VIEW_THIRD, ReviewFilters
 from parm_tui.widgets.review_list import ReviewTable
 
 
@@ -64,27 +65,39 @@ class ReviewReads:
             self.notify(NO_READS, severity="warning", timeout=8)
             return
         raters = [*self.review.reads.raters, *self.store.reads.raters()]
+        row = int(self.review.responses.rows[i])
+        backread = self.query_one(ReviewFilters).view == VIEW_BACKREADS
+        title = None
+        if backread:
+            given = ", ".join(f"{r} gave {s}" for r, s in self.backreads.get(row, ()))
+            title = f"Backread of row {row} ({given}):\nthe same score accepts, another fixes"
         modal = ReadModal(
-            int(self.review.responses.rows[i]),
+            row,
             self.review.labels_of(i),
-            self.read_rater or self.store.reviewer,
+            self.store.reviewer if backread else self.read_rater or self.store.reviewer,
             list(dict.fromkeys(raters)),
             reads_text(self.review, i),
             read_marks(self.review, i),
+            title=title,
         )
+        kind = "backread" if backread else "resolution"
         self.app.push_screen(
-            modal, lambda chosen: chosen is not None and self._add_read(i, *chosen)
+            modal, lambda chosen: chosen is not None and self._add_read(i, *chosen, kind)
         )
 
-    def _add_read(self, i: int, rater: str, score: str) -> None:
+    def _add_read(self, i: int, rater: str, score: str, kind: str = "resolution") -> None:
         try:
-            read = workspace.add_read(self.store, self.review, i, rater, score)
+            read = workspace.add_read(self.store, self.review, i, rater, score, kind)
         except ParmError as exc:
             self.notify(str(exc), severity="error", timeout=10)
             return
-        self.read_rater = read.rater  # offered again next time
+        if kind == "backread":
+            targets = self.backreads.get(read.row, ())
+            self.notify(workspace.backread_words(targets, read.row, read.score), timeout=8)
+        else:
+            self.read_rater = read.rater  # offered again next time
         self.undo_stack.append(UndoRead(i, read))
-        self.count_added_reads(told=i)
+        self.count_added_reads(told=None if kind == "backread" else i)
 
     def _undo_read(self, last: UndoRead) -> None:
         read = last.read

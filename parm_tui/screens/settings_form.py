@@ -38,6 +38,8 @@ def shown(value) -> str:
     """A number as the form shows it ('' for None, no trailing '.0' noise)."""
     if value is None:
         return ""
+    if isinstance(value, (tuple, list)):  # names, or shares by scale size
+        return shown_list(value)
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)

@@ -16,6 +16,7 @@ from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
 from engine.core.text import safe_text
+from parm_tui.widgets.plain import plain
 
 # How a score is chosen in the review's dialogs: the list chooses, enter confirms.
 PICK_HINT = "type or ↑↓ chooses · enter confirms · esc cancels"
@@ -166,9 +167,17 @@ class ReadModal(ModalScreen[tuple[str, str] | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(
-        self, row: int, labels, rater: str, raters=(), reads: Text | None = None, marks=None
+        self,
+        row: int,
+        labels,
+        rater: str,
+        raters=(),
+        reads: Text | None = None,
+        marks=None,
+        title: str | None = None,
     ) -> None:
         super().__init__()
+        self.title_text = title or f"Add a read of row {row}"
         self.row = row
         self.choices = list(labels)
         self.rater = rater
@@ -178,7 +187,7 @@ class ReadModal(ModalScreen[tuple[str, str] | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(Text(f"Add a read of row {self.row}", style="bold"))
+            yield Label(plain(self.title_text, style="bold"))
             if self.reads is not None:
                 yield Static(self.reads)
             yield Label(Text("Rater (→ completes a session rater · enter: on to the score)", "dim"))

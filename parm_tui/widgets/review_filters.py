@@ -1,7 +1,8 @@
 """The filter row of the review screen: text search, human and model score, "off by 2 or
 more", and the view: which responses to list (flagged, the whole queue, the undecided, unsure,
-changed, kept or noted ones, the answers whose consensus needs a third read, and after a re-run
-the decided ones that lost their flag and the new flags nobody decided). It only collects choices; engine.results.queue does the filtering."""
+changed, kept or noted ones, the answers whose consensus needs a third read, today's backreads,
+and after a re-run the decided ones that lost their flag and the new flags nobody decided). It
+only collects choices; engine.results.queue does the filtering."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Select
 
-from engine.results.queue import DECISION_VIEWS, decision_view
+from engine.results.queue import DECISION_VIEWS, decision_view, rows_view
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.review_list import short_labels
 from parm_tui.widgets.toggles import MarkedCheckbox
@@ -20,12 +21,16 @@ from parm_tui.widgets.toggles import MarkedCheckbox
 VIEW_FLAGGED, VIEW_ALL, VIEW_UNFLAGGED, VIEW_NEW = "flagged", "all", "unflagged", "new"
 # Answers read twice or more whose consensus is unsure, least sure first (engine.audit.consensus).
 VIEW_THIRD = "third read"
+# The answers with a backread today (engine.actions.backreads); a read typed here is a backread.
+VIEW_BACKREADS = "backreads"
 
 
-def view_options(rerun: bool, third_reads: bool = False) -> list[tuple[Text, str]]:
+def view_options(rerun: bool, third_reads: bool = False, backreads: bool = False):
     options = [(Text("flagged"), VIEW_FLAGGED), (Text("whole queue"), VIEW_ALL)]
     if third_reads:
         options.append((Text("needs 3rd read"), VIEW_THIRD))  # whole in the 80-column row
+    if backreads:
+        options.append((Text("backreads today"), VIEW_BACKREADS))
     options += [(Text(view), view) for view in DECISION_VIEWS]
     if rerun:
         options += [(Text("unflagged"), VIEW_UNFLAGGED), (Text("new flags"), VIEW_NEW)]
@@ -36,16 +41,18 @@ class ReviewFilters(Vertical):
     """The filter widgets; `criteria(changes)` turns them into review_view's arguments.
     rerun: offer the two re-run views (engine.results.queue.RerunChanges); ordered: whether the
     scores have an order ("off by 2" means nothing for unordered text labels, so it is hidden);
-    third_reads: offer the third-read view (some answer's consensus is unsure)."""
+    third_reads: offer the third-read view (some answer's consensus is unsure); backreads: the
+    data rows of today's backreads (their view is offered when there are some)."""
 
     def __init__(
         self, labels, rerun: bool = False, ordered: bool = True, items=(), raters=(),
-        third_reads: bool = False, **kwargs,
+        third_reads: bool = False, backreads=frozenset(), **kwargs,
     ) -> None:  # fmt: skip
         super().__init__(**kwargs)
         self.labels = labels
         self.rerun = rerun
         self.third_reads = third_reads
+        self.backreads = frozenset(backreads)
         self.ordered = ordered
         self.items = list(items)  # offered only when there are several
         self.raters = list(raters)
@@ -64,7 +71,7 @@ class ReviewFilters(Vertical):
             off_by_two.display = self.ordered
             yield off_by_two
             yield Select(
-                view_options(self.rerun, self.third_reads),
+                view_options(self.rerun, self.third_reads, bool(self.backreads)),
                 value=VIEW_FLAGGED,
                 allow_blank=False,
                 id="filter-view",
@@ -111,7 +118,7 @@ class ReviewFilters(Vertical):
         self.third_reads = offered
         select = self.query_one("#filter-view", Select)
         view = select.value
-        select.set_options(view_options(self.rerun, offered))
+        select.set_options(view_options(self.rerun, offered, bool(self.backreads)))
         select.value = view if offered or view != VIEW_THIRD else VIEW_FLAGGED
 
     def choose(self, item: str | None = None, rater: str | None = None) -> None:
@@ -140,10 +147,12 @@ class ReviewFilters(Vertical):
             subset = changes.newly_flagged
         elif view in DECISION_VIEWS and review is not None:
             subset = decision_view(review, decisions or {}, view, conflicted)
+        elif view == VIEW_BACKREADS and review is not None:
+            subset = rows_view(review, self.backreads)
         return {
             "item": self._chosen("#filter-item"),
             "rater": self._chosen("#filter-rater"),
-            "show_all": view in (VIEW_ALL, VIEW_THIRD),
+            "show_all": view in (VIEW_ALL, VIEW_THIRD, VIEW_BACKREADS),
             "third_read": view == VIEW_THIRD,
             "human": human if isinstance(human, int) else None,
             "predicted": model if isinstance(model, int) else None,

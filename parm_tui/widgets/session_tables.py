@@ -157,6 +157,23 @@ def effect_cell(value, digits: int = 2, flagged: bool = False) -> Text:
     return text
 
 
+# The Raters tab's column of the rater's most severe status (engine.actions.rater_status).
+STATUS = "status"
+STATUS_STYLES = {"qualified": "dim", "watch": "bold yellow", "retrain": "bold red",
+                 "stop": "bold red reverse"}  # fmt: skip
+
+
+def status_cell(found) -> Text:
+    """'retrain (item Q3)' styled by how severe it is; '' for a rater with no status."""
+    if found is None:
+        return Text("")
+    status, item, _ = found
+    text = Text(status, STATUS_STYLES.get(status, ""))
+    if status != "qualified" and item:
+        text.append_text(name(f" ({item})"))
+    return text
+
+
 # Which verdict a rater table's column marks (its cell in bold yellow when the rater has it).
 MARKS = {"infit": "noisy", "spread": "central tendency", "drift": "drifting"}
 
@@ -175,29 +192,40 @@ class RatersTable(SessionTable):
     EXPERT_NARROW = ("expert_difference",)
     EXPERT_WIDE = ("expert_n", "expert_exact", "expert_difference")
 
-    def show(self, session: SessionResult, wide: bool) -> None:
+    def show(self, session: SessionResult, wide: bool, statuses=None) -> None:
+        """statuses: {rater: (status, item, rule)} (engine.workspace.status_by_rater): a status
+        column after the verdict; None: none."""
         self.clear(columns=True)
         self.rater_columns = self.WIDE if wide else self.NARROW
+        if statuses:
+            at = self.rater_columns.index("verdict") + 1
+            self.rater_columns = (*self.rater_columns[:at], STATUS, *self.rater_columns[at:])
         if session.raters.expert is not None:
             self.rater_columns += self.EXPERT_WIDE if wide else self.EXPERT_NARROW
         for column in self.rater_columns:
             self.add_column(self.heading(column, wide), key=column)
         for r in session.raters.rows:
-            self.add_target(self.cells(r, wide, session.raters), None, r.rater)
+            cells = self.cells(r, wide, session.raters)
+            if statuses:
+                cells[self.rater_columns.index(STATUS)] = status_cell(statuses.get(r.rater))
+            self.add_target(cells, None, r.rater)
         if session.raters.unassigned:
             note = Text(f"({session.raters.unassigned:,} scores with no rater)", "dim")
             self.add_target([note] + [""] * (len(self.columns) - 1), None, None)
 
     @staticmethod
     def heading(column: str, wide: bool) -> str:
+        if column == STATUS:
+            return "status"
         declared = RATERS.column(column)
         return declared.heading + (" (95%)" if wide and declared.interval else "")
 
     def cells(self, r: RaterRow, wide: bool, raters) -> list:
         columns = self.rater_columns
         if not r.judged:
-            blank = [""] * (len(columns) - 3)
-            return [name(r.rater), Text(TOO_FEW, "dim"), f"{r.n:,}", *blank]
+            cells = [name(r.rater), Text(TOO_FEW, "dim"), *[""] * (len(columns) - 2)]
+            cells[columns.index("n")] = f"{r.n:,}"
+            return cells
         names = verdict_names(r)
         cells = []
         for column in columns:
@@ -207,6 +235,8 @@ class RatersTable(SessionTable):
                 cells.append(Text(r.verdict, "bold" if r.judged and r.verdict != "fine" else "dim"))
             elif column == "leniency":
                 cells.append(leniency_cell(r, wide, raters))
+            elif column == STATUS:
+                cells.append("")  # filled by show from the lead's lists
             else:
                 text = Text(RATERS.cell(column, r, raters, with_interval=wide), justify="right")
                 if MARKS.get(column) in names:
