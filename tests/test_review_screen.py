@@ -567,7 +567,8 @@ async def test_the_backread_view_lists_todays_backreads_and_a_read_there_is_a_ba
         await pilot.pause()
         assert isinstance(pilot.app.screen, ReadModal)
         assert f"Backread of row {row} ({rater} gave {given}" in pilot.app.screen.title_text
-        await pilot.press(given)  # the supervisor, "lead", gives the rater's score: accepted
+        # the supervisor, "lead", offered as the rater: Enter, then the rater's score, Enter
+        await pilot.press("enter", given, "enter")
         await wait_for(pilot, lambda: store.added_reads(), "the backread")
         await pilot.pause()
         read = store.added_reads()[0]

@@ -78,7 +78,7 @@ def read_csv(path) -> tuple[list[str], list[list[str]]]:
 def test_a_sheet_per_table_of_the_set_after_the_about_sheet(written):
     out, paths, session = written
     tables = [name for name in SHEETS if (out / name).exists()]
-    assert len(tables) == 10  # every table: items, raters, reads and decisions included
+    assert len(tables) == 13  # every table: items, raters, reads, the lead's lists, decisions
     names = book(out / WORKBOOK_FILE).sheetnames
     expected = ["about", *map(sheet_name, tables)] + (["warnings"] if session.warnings else [])
     assert names == expected
