@@ -151,12 +151,13 @@ def test_run_audit_in_late_interaction_mode(late_interaction_run):
 def test_late_interaction_severity_uses_the_mean_pooled_token_vectors(
     late_interaction_run, colbert_minilm
 ):
+    from engine.audit.calibration import calibrated
     from engine.audit.severity import review_severity
 
     result = late_interaction_run[0]
     responses = result.responses
     tokens, _ = embed_tokens(responses.texts, str(colbert_minilm))  # cached by the run
-    expected = review_severity(
+    raw = review_severity(
         tokens.mean_pooled(),
         responses.texts,
         result.tuning.features,
@@ -164,6 +165,8 @@ def test_late_interaction_severity_uses_the_mean_pooled_token_vectors(
         responses.n_classes,
         0,
     )
+    # on the one scale of every item, as the pipeline puts it
+    expected = calibrated(raw, responses.scores, responses.n_classes)
     np.testing.assert_array_equal(result.severity, expected)
 
 

@@ -65,7 +65,8 @@ def test_report_top_list_is_the_review_screens_list_and_predictions_carry_the_se
     np.testing.assert_allclose(severity, sample_run.severity, atol=5e-7)
     assert np.all((severity >= 0) & (severity <= 1))
     data = json.loads(json_text(report_dict(sample_run)))
-    assert data["severity"].startswith("1 - p(human score) from a model that never saw")
+    assert data["severity"].startswith("the probability that another read would give")
+    assert "1 - p(human score) from models that never saw the response's score" in data["severity"]
 
 
 def test_report_json_holds_second_rater_uncertainty_and_near_duplicates(sample_run):

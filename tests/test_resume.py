@@ -99,7 +99,9 @@ async def test_a_rerun_after_resuming_counts_the_new_flags(sample_copy, sample_e
         review = await open_review(pilot)
         await pilot.press("o")
         # Other settings flag other responses.
-        app.apply_settings(app.state.config.updated(similarity_top_k=5))
+        # (on a file read twice throughout the count of flags is seen, so a precision asked
+        # for is what moves them)
+        app.apply_settings(app.state.config.updated(similarity_top_k=5, flag_precision=0.2))
         await app.start_audit()
         await wait_for(pilot, lambda: app.state.result is not first, "the second run")
         await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen), "the results")

@@ -390,7 +390,10 @@ async def test_a_finished_run_s_status_does_not_outlive_its_result(sample_embedd
         status = app.get_screen("run").query_one("#run-status", Static)
         assert str(status.content).startswith("Finished in")
         # Another score column closes the result: the screen no longer reports its run.
-        app.choose_columns({**app.state.columns, "score_column": "score2"})
+        # (the two reads swapped: score2 audited, score the second read)
+        swapped = {"score_column": "score2", "second_score_column": "score"}
+        app.choose_columns({**app.state.columns, **swapped})
+        assert app.state.prepared is not None, app.state.file_problem
         assert app.state.result is None
         await pilot.press("f2", "f4")
         await pilot.pause()

@@ -2,7 +2,7 @@
 reports' own rules and thresholds (imported from where they are declared, never copied), as
 conditional formats, so the shading follows the rows through a sort or a filter:
 
-- predictions: the flagged rows (the model would change the score);
+- predictions: the flagged rows (likely wrong: the top of their item's queue);
 - items: QWK under the field's minimum (engine.outputs.report.FIELD_THRESHOLDS, as report.md
   and report.html mark it);
 - agreement: exact, adjacent and QWK under RSMTool's thresholds (engine.audit.agreement
@@ -59,7 +59,7 @@ def shades(file: str, header: list[str], rows: int) -> list[Shade]:
     found: list[Shade] = []
     if file == "predictions.csv" and "flagged" in at:
         found.append(Shade(whole, f"${at['flagged']}2=TRUE", FLAGGED,
-                           "flagged rows: the model would change the score"))  # fmt: skip
+                           "flagged rows: likely wrong, the top of their item's queue"))  # fmt: skip
     elif file == ITEMS_FILE:
         limit = FIELD_THRESHOLDS["qwk"]
         for name in (n for n in ("qwk", "cross_fit_qwk") if n in at):
