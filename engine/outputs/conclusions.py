@@ -40,6 +40,9 @@ DEGRADATION = Limit(
     "the model falls short of the raters",
 )  # fmt: skip
 NAMED = 3  # items named in a sentence
+# Krippendorff (2004, Content Analysis, 241): alpha >= .800 to rely on, .667 the lowest for
+# tentative conclusions.
+ALPHA_LOWEST = 0.667
 
 
 @dataclass(frozen=True)
@@ -132,9 +135,35 @@ def pair_comparison(session: SessionResult, pair, prefix: str = "") -> Compariso
     )  # fmt: skip
 
 
+def reads_alpha(session: SessionResult) -> Comparison | None:
+    """Where no pair of raters shares enough answers, the reads still tell: Krippendorff's alpha
+    over the session's answers read twice or more (ordinal where the scores have an order)
+    against Krippendorff's lowest acceptable 0.667. None without such answers."""
+    if session.reads is None:
+        return None
+    pooled = [a for a in session.reads.agreement.alpha if a.item == ALL and a.answers > 0]
+    if not pooled:
+        return None
+    level = "ordinal" if "ordinal" in pooled[0].levels else "nominal"
+    figure = pooled[0].levels[level]
+    if figure.estimate is None or figure.estimate != figure.estimate:
+        return None
+    return minimum(
+        f"Krippendorff's {level} alpha of the reads of the {pooled[0].answers:,} answers read "
+        "twice or more", figure.estimate, ALPHA_LOWEST, "Krippendorff's lowest acceptable",
+    )  # fmt: skip
+
+
 def _raters_point(session: SessionResult) -> Point:
     pairs = session_pairs(session)
     heading = "How consistent the raters are"
+    alpha = reads_alpha(session) if not pairs else None
+    if alpha is not None:
+        agree = "as" if alpha.within else "less than"
+        return Point(heading, (
+            f"No pair of raters shares enough answers to compare the two; over every answer "
+            f"read twice or more the reads agree {agree} Krippendorff requires.",
+            sentence(alpha.sentence)), alpha.within is False)  # fmt: skip
     if not pairs:
         return Point(heading, (_no_pairs(session), "A second read of a sample of answers would "
                                "tell."), False)  # fmt: skip
@@ -163,6 +192,11 @@ def _no_pairs(session: SessionResult) -> str:
 def _raters_short(session: SessionResult) -> str:
     """'The raters agree less than the field requires (QWK 0.412, minimum 0.70).'"""
     pairs = session_pairs(session)
+    alpha = reads_alpha(session) if not pairs else None
+    if alpha is not None:
+        agree = "as" if alpha.within else "less than"
+        return (f"The reads agree {agree} Krippendorff requires (alpha {alpha.shown(alpha.value)} "
+                f"over the answers read twice or more, lowest acceptable {ALPHA_LOWEST:.3f}).")  # fmt: skip
     if not pairs:
         return _no_pairs(session)
     found = [pair_comparison(session, p) for p in pairs]
