@@ -71,7 +71,7 @@ def session_page(folder: Path) -> Path:
                             second_rater_column="rater2", bootstrap_samples=50)  # fmt: skip
     review = session.review
     responses = review.responses
-    order = [int(i) for i in review.review_order() if review.flagged[i]]
+    order = [int(i) for i in review.review_order()]  # the queue's top, flagged or not
     with open_store(folder / "s.csv", responses, folder / "d.sqlite3", review.on_scale) as store:
         record(store, responses, order[0], "change", responses.labels[review.predicted[order[0]]])
         record(store, responses, order[1], "keep")
@@ -134,7 +134,9 @@ def test_the_page_loads_cleanly_and_draws_every_plot(browser, tmp_path, kind):
     assert errors == []
     assert requests(browser) == [page.as_uri()]  # the page itself, and nothing else
     plots = browser.execute_script(PLOTS)
-    expected = 3 * (2 if kind == "session" else 1) + (2 if kind == "session" else 0)
+    # each item's three (scores, confusion, tuning), and the raters' panels: the session's
+    # named raters and their item bias, the single item's two reads as two raters
+    expected = 3 * (2 if kind == "session" else 1) + (2 if kind == "session" else 1)
     assert len(plots) == expected
     for plot in plots:
         assert plot["width"] > 100 and plot["height"] > 50, plot
