@@ -27,7 +27,7 @@ from parm_tui.screens.review_reads import ReviewReads
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.review_detail import LEGEND, ReviewDetail
-from parm_tui.widgets.review_filters import VIEW_ALL, ReviewFilters
+from parm_tui.widgets.review_filters import VIEW_ALL, VIEW_THIRD, ReviewFilters
 from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view, short_labels
 from parm_tui.widgets.toggles import MarkedCheckbox
 
@@ -369,8 +369,10 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
             self.query_one(ReviewTable).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        """A filter chosen: the list follows, and its keys work at once."""
-        self.refresh_view()
+        """A filter chosen: the list follows, and its keys work at once. The third-read list
+        opens at its top, the least sure consensus (other views stay on the answer shown)."""
+        third = event.select.id == "filter-view" and event.value == VIEW_THIRD
+        self.refresh_view(prefer=-1 if third else None)
         self.query_one(ReviewTable).focus()
 
     def on_checkbox_changed(self, event: MarkedCheckbox.Changed) -> None:
