@@ -194,4 +194,4 @@ def test_the_consensus_accuracy_clearly_below_the_target_retrains():
     again = only(action_ledger(base.item, base.answer, base.rater, base.score,
                                reliability=np.array([0.5]), reliability_high=np.array([0.6])),
                  History(statuses={("R01", "A"): RETRAIN}))  # fmt: skip
-    assert again.status == STOP and "consensus's accuracy of the rater 50%" in again.rule
+    assert again.status == STOP and "the rater's accuracy by the consensus: 50%" in again.rule

@@ -254,7 +254,7 @@ def _validity(seen: Evidence, rules: ActionRules, before):
 def _reliability(seen: Evidence, rules: ActionRules, before):
     if not seen.accuracy_high < seen.rater_target:  # NaN (no consensus) never fires
         return None
-    words = (f"the consensus's accuracy of the rater {seen.accuracy:.0%} (95% up to "
+    words = (f"the rater's accuracy by the consensus: {seen.accuracy:.0%} (95% up to "
              f"{seen.accuracy_high:.0%}, all their items), clearly below the "
              f"{seen.rater_target:.0%} target")  # fmt: skip
     if before == RETRAIN:
