@@ -11,6 +11,7 @@ from engine.audit.rater_pairs import MIN_PAIRS
 from engine.audit.rater_verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
 from engine.outputs import columns
 from engine.outputs.columns import COUNT, FIGURE, FLAG, LABEL, POINTS, SHARE, Column, OutputTable
+from engine.outputs.live_tables import LIVE_TABLES
 from engine.results.lead import GAP, SMALL_RULE
 
 # What the rater table says of a rater with too few scores to judge.
@@ -435,9 +436,10 @@ AGREEMENT = OutputTable(
     ),
 )  # fmt: skip
 
-# Every CSV parm writes, in the order the reference lists them; each has a last `run_id`.
+# Every CSV parm writes, in the order the reference lists them; each has a last `run_id` (a
+# live session's tables: engine.outputs.live_tables).
 TABLES = (PREDICTIONS, TUNING, ITEMS, RATERS, BIAS, FEEDBACK, DECISIONS, REVIEWED, CONSENSUS,
-          AGREEMENT)  # fmt: skip
+          AGREEMENT, *LIVE_TABLES)  # fmt: skip
 
 
 def reference_markdown() -> str:

@@ -277,3 +277,36 @@ def _floats(values):
     import numpy as np
 
     return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+
+def trend_panels(panels, label: str, title: str, columns: int = 3) -> str:
+    """Small multiples, one panel per item or rater: each series a line over the periods (a
+    live session's days), the panel's threshold a dashed line, its alert days red dots.
+    panels: (name, periods, {series: values (NaN: none)}, threshold or None, alert periods)."""
+    import numpy as np
+
+    rows = max(1, -(-len(panels) // columns))
+    colours = (HUMAN, MODEL, SECOND)
+    with _style("trend" + title):
+        figure = _figure(2.6 * columns, 0.4 + 1.9 * rows)
+        shared = None
+        for k, (name, periods, series, line, alerted) in enumerate(panels):
+            axes = figure.add_subplot(rows, columns, k + 1, sharey=shared)
+            shared = shared or axes
+            x = np.arange(len(periods))
+            for colour, (series_name, values) in zip(colours, series.items()):
+                axes.plot(x, _floats(values), "-o", color=colour, markersize=2.5,
+                          linewidth=1.2, label=series_name)  # fmt: skip
+            if line is not None:
+                axes.axhline(line, color=WARN, linestyle="--", linewidth=0.9)
+            marked = [i for i, p in enumerate(periods) if p in alerted]
+            first = _floats(next(iter(series.values()), []))
+            axes.plot(marked, [first[i] for i in marked], "o", color=WARN, markersize=6,
+                      fillstyle="none")  # fmt: skip
+            axes.set_title(short(name, 22), loc="left")
+            axes.set_xticks(x, [p[5:] for p in periods], fontsize=7, rotation=90)
+            axes.set_ylim(0, 1.02)
+            if k == 0:
+                axes.set_ylabel(label)
+                axes.legend(frameon=False, fontsize=7, loc="lower left")
+        return _svg(figure, title)

@@ -40,6 +40,8 @@ def shown(value) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:g}"
+    if isinstance(value, (list, tuple)):  # targets by scale size: "0.85, 0.8, 0.75"
+        return shown_list(value)
     return str(value)
 
 
