@@ -100,3 +100,22 @@ def write_monitor(result, out: str | Path, force: bool = False, on_switched=None
     replaceable = bool(earlier) and all(entry.run_id in ours for entry in earlier)
     return write_files(out, result.run_id, contents(result), force or replaceable,
                        on_switched, whole=True)  # fmt: skip
+
+
+def trends(result) -> dict[tuple[str, str], list[tuple[str, float | None, int]]]:
+    """Each item's and each rater's exact agreement by day: {("item" or "rater", name): [(day,
+    share or None, double reads)]}, every day of the session (the Monitor screen's
+    sparklines)."""
+    days = list(result.reads.days)
+    found = {(c.item, c.rater, c.period): c for c in result.cells}
+    out = {}
+    units = [("item", name, (name, "")) for name in result.reads.items]
+    units += [("rater", name, ("", name)) for name in result.reads.raters]
+    for what, name, (item, rater) in units:
+        series = []
+        for day in days:
+            cell = found.get((item, rater, day))
+            n = 0 if cell is None else cell.pairs
+            series.append((day, cell.exact / n if n else None, n))
+        out[(what, name)] = series
+    return out

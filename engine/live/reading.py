@@ -21,7 +21,7 @@ from engine.core.errors import DataError
 from engine.input.config import AuditConfig
 from engine.input.items import answers_table
 from engine.input.labels import label_text, number_label
-from engine.input.reads import LONG, long_answers, rater_name, wide_reads
+from engine.input.reads import LONG, RawReads, rater_name, wide_reads
 from engine.input.table import as_number, describe_rows
 from engine.input.times import KINDS, parse_times
 from engine.live.periods import read_periods
@@ -128,9 +128,7 @@ def _dating(config: AuditConfig, kind: str | None, day: tuple[str, str]) -> str:
 
 def _item_reads(out: FileReads, item, rows, config, answers, where, times, kind, fallback):
     if config.reads == LONG:
-        table, raw = long_answers(rows, config, answers, where)
-        ids = [str(v).strip() for v in table[config.id_column].astype(str)]
-        texts = table[config.text_column].astype(str).tolist()
+        ids, texts, raw = long_reads(rows, config, answers, where)
         by_row = rows  # one row per read: its time, kind and expert cells
         read_rows = np.arange(len(rows))
     else:
@@ -164,6 +162,50 @@ def _item_reads(out: FileReads, item, rows, config, answers, where, times, kind,
         out.kind.append(declared)
         out.row.append(int(raw.row[k]))
         out.answers.setdefault((item, ids[a]), (texts[a], expert[a]))
+
+
+def long_reads(rows: pd.DataFrame, config: AuditConfig, answers, where: str):
+    """A long item's answers and reads: (ids, each answer's text, RawReads with `position` the
+    answer of each row). Unlike an audit's reader, one rater may read one answer more than once
+    at different times (a validity paper shown again, a cumulative export of several days);
+    each answer's rows must carry one text (else DataError naming them), or the answers file
+    gives it (engine.input.reads.long_answers' rules, grouped rather than searched)."""
+    for role, column in (("id", config.id_column), ("text", config.text_column),
+                         ("score", config.score_column), ("rater", config.rater_column)):  # fmt: skip
+        if column is None:
+            raise DataError(f"{where}: a session of one row per read needs a {role} column "
+                            f"(--{role}-col COLUMN).")  # fmt: skip
+        if column not in rows.columns:
+            raise DataError(f"{where}: the {role} column '{column}' is not in the file.")
+    ids = rows[config.id_column].astype(str).str.strip()
+    order = list(dict.fromkeys(ids))
+    position = pd.Series(range(len(order)), index=order)[ids].to_numpy()
+    text = rows[config.text_column].astype(str)
+    present = text.str.strip() != ""
+    found = pd.DataFrame({"id": ids[present], "text": text[present]}).drop_duplicates()
+    twice = found[found["id"].duplicated(keep=False)]
+    if len(twice):
+        answer = twice["id"].iloc[0]
+        numbers = describe_rows((rows.index[ids == answer] + 1).tolist())
+        raise DataError(f"{where}: the rows of answer '{answer}' carry different texts (rows "
+                        f"{numbers}); each answer's reads must be of one text.")  # fmt: skip
+    texts = dict(zip(found["id"], found["text"]))
+    if answers is not None:
+        given = dict(zip(answers[config.id_column].astype(str).str.strip(),
+                         answers[config.text_column].astype(str)))  # fmt: skip
+        texts = {**given, **texts}
+    n = len(rows)
+    raw = RawReads(
+        position=np.asarray(position, dtype=np.int64),
+        label=rows[config.score_column].astype(str).tolist(),
+        rater=[v.strip() for v in rows[config.rater_column].astype(str)],
+        time=[""] * n,
+        row=rows.index.to_numpy(dtype=np.int64) + 1,
+        first=np.ones(n, dtype=bool),
+        column=np.zeros(n, dtype=np.int64),
+        column_names=(config.score_column,),
+    )
+    return order, [texts.get(answer, "") for answer in order], raw
 
 
 def _ids(rows, config: AuditConfig, texts: list[str]) -> list[str]:

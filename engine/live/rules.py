@@ -5,8 +5,8 @@ keeps the open ones).
 
 Every rule has a test, and an alert is raised only when the figure is past its threshold and
 the test's one-sided p is below `monitor_alert_p`: an exact binomial test of the day's exact
-agreement (or accuracy) against the target, or against the pooled rate of the unit's past days;
-a two-proportion z test of the afternoon against the morning; Welch's t (HC3, engine.audit.drift)
+agreement (or accuracy) against the target; a two-proportion z test of the day against the
+pooled past days, and of the afternoon against the morning; Welch's t (HC3, engine.audit.drift)
 of a rater's leniency on the day against their earlier days. Nothing is judged on fewer than
 `monitor_min_reads` double reads (validity reads) in the period, nor against a history of fewer
 than `monitor_history_periods` days that each had as many. The sentences come from
@@ -167,14 +167,16 @@ def item_history(cells: list[Cell], config: AuditConfig) -> Found:
 
 def _against_history(cell: Cell, past: list[Cell], yellow: float, red: float, config):
     shares = np.array([c.exact / c.pairs for c in past])
-    pooled = sum(c.exact for c in past) / sum(c.pairs for c in past)
+    hits, total = sum(c.exact for c in past), sum(c.pairs for c in past)
+    pooled = hits / total
     share = cell.exact / cell.pairs
     cuts = {
         "red": float(np.percentile(shares, red)),
         "yellow": float(np.percentile(shares, yellow)),
     }
     level = "red" if share < cuts["red"] else "yellow" if share < cuts["yellow"] else None
-    p = below(cell.exact, cell.pairs, pooled)
+    # The history's rate is itself estimated: the two-proportion test counts its uncertainty.
+    p = _two_proportion(hits, total, cell.exact, cell.pairs)
     if level is None or p >= config.monitor_alert_p:
         return None
     percentile = red if level == "red" else yellow

@@ -20,7 +20,7 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     embed_to(path, out, config, ...)               parm embed: a file's vectors and sidecar
     cache_contents(config) / clear_cache()         parm cache: the embedding cache, emptied
     monitor(session, files, config, out, since) -> Monitored   parm monitor: a live session
-    is_session(path), session_runs(session), changes_since(result, run_id)   the Monitor screen
+    is_session(path), monitor_trends(result), changes_since(result, run_id)   the Monitor screen
 
 The heavy modules (pandas, numpy, the pipeline, torch) load inside these calls, so a front end
 may import the workspace at its top and still start at once. Sits above engine.saved; may import
@@ -40,7 +40,14 @@ from engine.workspace.export import (
     remember_out_folder,
 )
 from engine.workspace.files import OpenedFile, open_file
-from engine.workspace.monitor import Monitored, changes_since, is_session, monitor, session_runs
+from engine.workspace.monitor import (
+    Monitored,
+    changes_since,
+    is_session,
+    monitor,
+    monitor_trends,
+    session_runs,
+)
 from engine.workspace.prepare import Prepared, choose_columns, prepare, restore, saved_run
 from engine.workspace.review import (
     Review,
@@ -73,6 +80,7 @@ __all__ = [
     "is_session",
     "keep",
     "monitor",
+    "monitor_trends",
     "open_file",
     "open_review",
     "output_names",

@@ -86,6 +86,13 @@ def monitor(
     return done
 
 
+def monitor_trends(result: MonitorResult) -> dict:
+    """Each item's and rater's exact agreement by day (engine.live.outputs.trends)."""
+    from engine.live.outputs import trends
+
+    return trends(result)
+
+
 def session_runs(session: str | Path) -> list[dict]:
     """The runs kept in a session, oldest first (their records: id, time, counts, alerts)."""
     from engine.live.store import open_store
@@ -104,4 +111,12 @@ def changes_since(result: MonitorResult, run_id: str | None):
         return changes_between(result.record, base, store)
 
 
-__all__ = ["Monitored", "is_session", "monitor", "session_files", "session_runs"]
+__all__ = [
+    "Monitored",
+    "changes_since",
+    "is_session",
+    "monitor",
+    "monitor_trends",
+    "session_files",
+    "session_runs",
+]
