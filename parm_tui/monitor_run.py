@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine import workspace
+from engine.core.errors import OutputsExist
 from engine.input.column_guess import CHOSEN_KEYS
 from engine.input.config import build_config
 from parm_tui.headless import guarded, say
@@ -44,12 +45,19 @@ def _monitor(console, request: MonitorRequest, written: list[Path]) -> int:
     config = build_config(request.config_path, list(request.overrides), request.columns)
     given = {key for key, value in request.columns.items() if key in CHOSEN_KEYS and value}
     given |= {item.partition("=")[0].strip() for item in request.overrides}
-    done = workspace.monitor(
-        request.session, list(request.files), config, request.out, request.since,
-        request.period, given, request.force,
-        on_wait=lambda: say(told, f"Another parm monitor run holds {request.session}; waiting."),
-        on_switched=written.extend,
-    )  # fmt: skip
+    try:
+        done = workspace.monitor(
+            request.session, list(request.files), config, request.out, request.since,
+            request.period, given, request.force,
+            on_wait=lambda: say(told, f"Another parm monitor run holds {request.session}; waiting."),
+            on_switched=written.extend,
+        )  # fmt: skip
+    except OutputsExist as exc:  # the engine's message names no flag: here it is --force
+        raise OutputsExist(
+            f"{exc.folder} already has {', '.join(exc.names)} of another run; choose another "
+            "folder with --out, or add --force to replace them. Nothing was added.",
+            exc.folder, exc.names,
+        ) from None  # fmt: skip
     for line in done.said:
         say(told, line)
     result = done.result

@@ -92,14 +92,27 @@ def contents(result) -> list[tuple[str, str]]:
 
 def write_monitor(result, out: str | Path, force: bool = False, on_switched=None) -> list[Path]:
     """The run's set written into `out` (see the module docstring); returns the paths."""
+    runs = [r["run_id"] for r in result.earlier] + [result.run_id]
+    replace = force or replaceable(out, runs)
+    return write_files(out, result.run_id, contents(result), replace, on_switched, whole=True)
+
+
+def replaceable(out: str | Path, runs: list[str]) -> bool:
+    """Whether `out` holds only a set of these runs (this session's earlier mornings)."""
     from engine.outputs.manifest import listed
 
     out = Path(out).expanduser()
-    ours = {r["run_id"] for r in result.earlier} | {result.run_id}
     earlier = listed(out) if out.is_dir() else []
-    replaceable = bool(earlier) and all(entry.run_id in ours for entry in earlier)
-    return write_files(out, result.run_id, contents(result), force or replaceable,
-                       on_switched, whole=True)  # fmt: skip
+    return bool(earlier) and all(entry.run_id in runs for entry in earlier)
+
+
+def check_out(out: str | Path, runs: list[str], force: bool = False) -> None:
+    """Before anything is added: OutputsExist when `out` holds files of these names that are not
+    this session's (`runs`) and `force` is off; ExportError when it cannot be written."""
+    from engine.outputs.names import MONITOR_FILES
+    from engine.outputs.write import check_writable
+
+    check_writable(Path(out).expanduser(), list(MONITOR_FILES), force or replaceable(out, runs))
 
 
 def trends(result) -> dict[tuple[str, str], list[tuple[str, float | None, int]]]:

@@ -122,7 +122,7 @@ class SessionStore:
     # -- runs ------------------------------------------------------------------------------------
     def runs(self) -> list[dict]:
         """Every run kept, oldest first, as recorded (engine.live.monitor.RunRecord's dict)."""
-        rows = self.query("SELECT record FROM runs ORDER BY at, run_id")
+        rows = self.query("SELECT record FROM runs ORDER BY rowid")
         return [json.loads(record) for (record,) in rows]
 
     def record_run(self, record: dict, cache: dict[str, tuple[str, str]]) -> None:

@@ -75,9 +75,12 @@ def monitor(
     """Add `paths` to the session in `session`, judge it and (with `out`) write the run's files
     (engine.live.outputs). record: keep the run (the app's look at a session keeps nothing)."""
     from engine.live.monitor import monitor_session
-    from engine.live.outputs import write_monitor
+    from engine.live.outputs import check_out, write_monitor
 
     files, said = session_files(paths, config, given, period)
+    if out is not None:  # before anything is added: a run that cannot write changes nothing
+        runs = [r["run_id"] for r in session_runs(session)] if is_session(session) else []
+        check_out(out, runs, force)
     result = monitor_session(session, files, config, since, record, on_wait=on_wait)
     said += [f"{Path(a.path).name}: {a.dating}" for a in result.added]
     done = Monitored(result, said)
