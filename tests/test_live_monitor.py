@@ -65,7 +65,9 @@ def test_monitor_csv_has_a_row_per_item_rater_and_period_with_the_run(followed):
     assert len(keys) == len(set(keys))
     periods = {r["period"] for r in rows}
     assert "2026-05-04" in periods and "2026-05-08 pm" in periods
-    whole = next(r for r in rows if r["item"] == "plants" and not r["rater"] and r["period"] == "2026-05-08")
+    whole = next(
+        r for r in rows if r["item"] == "plants" and not r["rater"] and r["period"] == "2026-05-08"
+    )
     assert float(whole["exact_low"]) <= float(whole["exact"]) <= float(whole["exact_high"])
     assert int(whole["double_reads"]) == 60
 
@@ -99,7 +101,10 @@ def test_a_damaged_session_is_an_error_with_exit_code_2(tmp_path):
 
 def test_an_out_folder_of_another_run_needs_force(tmp_path):
     out = tmp_path / "o"
-    assert parm_command("monitor", SAMPLE / "day1.csv", "--session", tmp_path / "a", "--out", out)[0] == 0
+    assert (
+        parm_command("monitor", SAMPLE / "day1.csv", "--session", tmp_path / "a", "--out", out)[0]
+        == 0
+    )
     code, output = parm_command("monitor", SAMPLE / "day1.csv", "--session", tmp_path / "b",
                                 "--out", out)  # fmt: skip
     assert code == 2 and "--force" in output
@@ -109,7 +114,9 @@ def test_an_out_folder_of_another_run_needs_force(tmp_path):
 
 
 def test_since_an_unknown_run_is_named(tmp_path):
-    parm_command("monitor", SAMPLE / "day1.csv", "--session", tmp_path / "s", "--out", tmp_path / "o")
+    parm_command(
+        "monitor", SAMPLE / "day1.csv", "--session", tmp_path / "s", "--out", tmp_path / "o"
+    )
     code, output = parm_command("monitor", "--session", tmp_path / "s", "--out", tmp_path / "o",
                                 "--since", "nope")  # fmt: skip
     assert code == 2 and "no such run" in output
@@ -146,7 +153,12 @@ def test_the_actions_hook_gets_the_reads_and_the_run_and_its_status_changes_are_
 
     first = monitor_session(tmp_path / "s", add(frames[0], 0), live_config(), actions=actions)
     second = monitor_session(tmp_path / "s", add(frames[1], 1), live_config(), actions=actions)
-    assert seen == [(len(frames[0]), first.run_id), (len(frames[0]) + len(frames[1]), second.run_id)]
+    assert seen == [
+        (len(frames[0]), first.run_id),
+        (len(frames[0]) + len(frames[1]), second.run_id),
+    ]
     status = [a for a in second.alerts if a.kind == "rater_status"]
-    assert [(a.rater, a.item) for a in status] == [("A", "q1")] and "qualified to watch" in status[0].message
+    assert [(a.rater, a.item) for a in status] == [("A", "q1")] and "qualified to watch" in status[
+        0
+    ].message
     assert second.actions.files == (("backreads.csv", "x\n"),)

@@ -53,7 +53,9 @@ def test_adding_a_file_twice_changes_nothing(tmp_path):
 
 @settings(max_examples=8, deadline=None)
 @given(st.permutations([0, 1, 2, 3]), st.lists(st.integers(0, 3), max_size=3))
-def test_any_order_and_overlap_of_the_same_files_gives_the_same_session(tmp_path_factory, order, extra):
+def test_any_order_and_overlap_of_the_same_files_gives_the_same_session(
+    tmp_path_factory, order, extra
+):
     """Day files and a cumulative export of all three (file 3), in any order, repeated."""
     files = [*DAYS, pd.concat(DAYS, ignore_index=True)]
     folder = tmp_path_factory.mktemp("s")

@@ -711,7 +711,7 @@ SETTINGS += (
     ),
     Setting(
         "monitor_drift_points",
-        0.2,
+        0.1,
         rules.positive(),
         "float",
         MONITOR,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -147,10 +147,11 @@ def session_cells(reads: SessionReads, cache: dict | None = None) -> tuple[list[
             digest = _digest(reads, pairs, k, block)
             found = cache.get(key)
             if found is not None and found[0] == digest:
-                computed = [Cell(**row) for row in json.loads(found[1])]
-            else:
-                computed = _item_period(reads, pairs, k, period, block)
-            kept[key] = (digest, json.dumps([asdict(c) for c in computed]))
+                cells += [Cell(**row) for row in json.loads(found[1])]
+                kept[key] = found
+                continue
+            computed = _item_period(reads, pairs, k, period, block)
+            kept[key] = (digest, json.dumps([vars(c) for c in computed]))
             cells += computed
     return cells + pooled(cells), kept
 
