@@ -123,9 +123,10 @@ def test_since_an_unknown_run_is_named(tmp_path):
 
 
 def test_hostile_names_are_inert_in_every_file(tmp_path):
-    frames = live_reads(days=4, answers_per_day=30, seed=4, drift=("B", 3, 0.8),
+    hostile = "B" + OSC52 + MARKUP[:9]
+    frames = live_reads(days=4, answers_per_day=30, seed=4, drift=(hostile, 3, 0.8),
                         items=("q1", "=cmd|' /C calc'!A0" + HTML[:20]),
-                        raters=("A", "B" + OSC52 + MARKUP[:9], "@C", "D"))  # fmt: skip
+                        raters=("A", hostile, "@C", "D"))  # fmt: skip
     paths = []
     for k, frame in enumerate(frames):
         paths.append(tmp_path / f"d{k}.csv")

@@ -42,8 +42,10 @@ def test_a_steady_session_raises_no_alert(tmp_path):
 
 
 def test_a_drifting_rater_is_alerted_from_the_day_they_drift(tmp_path):
-    frames = live_reads(days=6, answers_per_day=60, accuracy=0.95, seed=12,
-                        drift=("B", 4, 0.6))  # fmt: skip
+    """Eight raters: with fewer, a drifter is a large share of each co-rater's pairs, and their
+    co-raters' leniency against them moves too (the benchmark has twenty)."""
+    frames = live_reads(days=6, answers_per_day=80, accuracy=0.95, seed=12,
+                        raters=tuple("ABCDEFGH"), drift=("B", 4, 0.6))  # fmt: skip
     reads, history, now = judged(tmp_path, frames)
     drift_day = reads.days[4]
     drifts = [a for a in history if a.kind == "rater_drift"]

@@ -1,7 +1,7 @@
 """A live session's report.html: its first screen the open alerts (red first) and what changed
 since the run before, then the trends as small multiples (each item's exact agreement by day
 with its target, each rater's agreement with co-raters and validity accuracy by day, alert days
-marked), then the latest day's figures. Rendered from `templates/monitor.html.j2` with
+marked), then the latest day's figures. Rendered from engine/outputs/templates/monitor.html.j2 with
 autoescaping; plots are inline SVG (engine.outputs.plots); the page loads nothing."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def monitor_html(result, rows: list[dict]) -> str:
         parm_version = version("parm")
     except PackageNotFoundError:
         parm_version = "unknown"
-    folder = Path(__file__).parent / "templates"
+    folder = Path(__file__).parents[1] / "outputs" / "templates"
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder), autoescape=True, keep_trailing_newline=True
     )

@@ -143,8 +143,13 @@ def _codes(values, names) -> np.ndarray:
 
 
 def _scale(labels: np.ndarray, experts: np.ndarray, order) -> tuple[Scale, dict]:
-    values = [str(v) for v in labels] + [str(v) for v in experts if v]
-    coded, code, _ = code_labels(values, None, order)
+    # Each distinct label once (a session holds hundreds of thousands of reads), weighed by how
+    # often it is given when deciding whether the scores are numbers (engine.input.labels).
+    every = np.array([str(v) for v in labels] + [str(v) for v in experts if v], dtype=object)
+    distinct, counts = np.unique(every, return_counts=True) if every.size else (every, every)
+    numbers_given = sum(int(c) for v, c in zip(distinct, counts) if as_number(str(v)) is not None)
+    numeric_given = numbers_given > counts.sum() / 2 if every.size else None
+    coded, code, _ = code_labels([str(v) for v in distinct], numeric_given, order)
     numbers = [as_number(v) for v in coded]
     numeric = order is None and all(n is not None for n in numbers) and bool(numbers)
     points = np.array(numbers, dtype=float) if numeric else np.arange(len(coded), dtype=float)

@@ -303,21 +303,22 @@ def rater_drifts(reads: SessionReads, pairs: Pairs, config: AuditConfig) -> Foun
 
 def _drift_days(rater: str, u: np.ndarray, when: np.ndarray, config: AuditConfig) -> Found:
     alerts, judged = [], {}
-    days, counts = np.unique(when.astype(str), return_counts=True)
-    enough = set(days[counts >= config.monitor_min_reads].tolist())
+    # Days as integer codes: comparing strings of every read for every day costs seconds.
+    days, code, counts = np.unique(when.astype(str), return_inverse=True, return_counts=True)
+    enough = counts >= config.monitor_min_reads
     for k, day in enumerate(days):
-        earlier = [d for d in days[:k] if d in enough]
-        if day not in enough or len(earlier) < config.monitor_history_periods:
+        earlier = enough[:k]
+        if not enough[k] or earlier.sum() < config.monitor_history_periods:
             continue
-        use = np.isin(when, earlier) | (when == day)
-        drift = rater_drift(u[use], (when[use] == day).astype(float))
+        use = (code == k) | ((code < k) & enough[code])
+        drift = rater_drift(u[use], (code[use] == k).astype(float))
         if drift is None:
             continue
         judged[("rater_drift", "", rater)] = day
         if abs(drift.change) >= config.monitor_drift_points and drift.p < config.monitor_alert_p:
             way = "more lenient" if drift.change > 0 else "harsher"
-            n = int(np.sum(when == day))
-            today = float(np.mean(u[use][when[use] == day]))
+            n = int(counts[k])
+            today = float(np.mean(u[code == k]))
             said = compare(f"{_who('', rater)}: score minus co-rater's on {day}", today,
                            "their earlier days'", today - drift.change, None, 2).sentence  # fmt: skip
             message = f"{said} points: {way} (t = {drift.t:+.1f}, {sure(drift.p, n)} that day)."
