@@ -122,6 +122,45 @@ def choice(*options: tuple[object, str]) -> Rule:
     return Rule("choice", f"one of {shown}", read, tuple(options), nullable=None in values)
 
 
+def shares(count: int) -> Rule:
+    """`count` shares in [0, 1] (targets by scale size), as a list or one comma-separated
+    string (as a form's field gives it: "0.85, 0.8")."""
+    accepted = f"a list of {count} numbers in [0, 1]"
+
+    def read(key, value):
+        return tuple(_numbers(key, value, count, accepted, 0.0, 1.0))
+
+    return Rule("shares", accepted, read)
+
+
+def percentiles() -> Rule:
+    """Two percentiles, the first (yellow) at least the second (red), each in (0, 100)."""
+    accepted = "two percentiles in (0, 100), the first (yellow) at least the second (red)"
+
+    def read(key, value):
+        yellow, red = _numbers(key, value, 2, accepted, 0.0, 100.0)
+        if not (0 < red <= yellow < 100):
+            raise fail(key, value, "expected " + accepted)
+        return (yellow, red)
+
+    return Rule("shares", accepted, read)
+
+
+def _numbers(key, value, count: int, accepted: str, low: float, high: float) -> list[float]:
+    if isinstance(value, str):
+        parts = [p for p in value.strip().strip("[]()").replace(";", ",").split(",") if p.strip()]
+        try:
+            value = [float(p) for p in parts]
+        except ValueError:
+            raise fail(key, value, "expected " + accepted) from None
+    if not isinstance(value, (list, tuple)) or len(value) != count:
+        raise fail(key, value, "expected " + accepted)
+    for v in value:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
+            raise fail(key, value, "expected " + accepted)
+    return [float(v) for v in value]
+
+
 def column_list() -> Rule:
     """Column names, at least two and each once (or null), as a list or one comma-separated
     string (as `--score-cols G1,G2,G3` gives it)."""

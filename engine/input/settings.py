@@ -14,7 +14,8 @@ late-interaction model); "advanced", the form's Advanced section (speed, memory,
 happens, what is kept, who reviews); "actions", the rules of the lead's lists (backreads, third
 reads routed, rater status: engine.actions); "columns", the file's columns (the Load screen, the
 CLI's column flags); "file", how the file holds its reads (the Load screen, the CLI's --reads
-and --answers).
+and --answers); "monitor", the alert rules of a live session (`parm monitor`; the form's Monitor
+section).
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ LONG_ANSWERS = ("truncate", "windows")
 DEFAULT_CACHE_MB = 2048
 FORM, COLBERT, ADVANCED, COLUMNS, FILE = "form", "colbert", "advanced", "columns", "file"
 ACTIONS = "actions"
-SECTIONS = (FORM, COLBERT, ADVANCED, ACTIONS, COLUMNS, FILE)
+# The rules of a live scoring session's alerts (`parm monitor`, engine.live).
+MONITOR = "monitor"
+SECTIONS = (FORM, COLBERT, ADVANCED, ACTIONS, COLUMNS, FILE, MONITOR)
 # One line of help each: at most HELP_WIDTH characters, so it fits at 80 columns.
 HELP_WIDTH = 72
 
@@ -386,6 +389,20 @@ SETTINGS: tuple[Setting, ...] = (
         "The reference (model) answer, shown in the review.",
         later=True,
     ),
+    _column(
+        "kind_column",
+        None,
+        "Read kind (opt.)",
+        "read kind",
+        "kind",
+        "what each read is: `first`, `second`, `validity` (a pre-scored seed; also `seed`), "
+        "`backread` or `resolution` (also `third`); blank or no column: guessed (a read of an "
+        "answer with an expert score is a validity read, an answer's earliest read its first, "
+        "the others second). Agreement counts first and second reads, validity accuracy the "
+        "reads of expert-scored answers (see [Follow a scoring session](../how-to/live-session.md))",
+        "What each read is: first, second, validity (seed), backread, resolution.",
+        later=True,
+    ),
     Setting(
         "on_bad_rows",
         "error",
@@ -652,6 +669,134 @@ ACTION_SETTINGS: tuple[Setting, ...] = (
 )  # fmt: skip
 
 SETTINGS = SETTINGS + ACTION_SETTINGS
+
+# The alert rules of a live session (engine.live.rules reads them), with the sources of their
+# defaults in docs/explanation/monitor-alerts.md. None of them changes what an audit computes.
+SETTINGS += (
+    Setting(
+        "monitor_min_reads",
+        20,
+        rules.integer(),
+        "int",
+        MONITOR,
+        "Least reads judged",
+        "Reads (or pairs) a figure needs before an alert is judged on it.",
+        "the least double reads (or validity reads) a period's figure needs before any alert is "
+        "judged on it: fewer and it is shown, never alerted",
+        digested=False,
+    ),
+    Setting(
+        "monitor_alert_p",
+        0.01,
+        rules.unit(),
+        "float",
+        MONITOR,
+        "Alert p",
+        "An alert is raised when its test's p is below this (how sure it is).",
+        "an alert is raised only when its one-sided test (the figure against its threshold, "
+        "its history or the morning) gives p below this; the p is in the alert's sentence",
+        digested=False,
+    ),
+    Setting(
+        "monitor_exact_targets",
+        [0.85, 0.8, 0.75, 0.75, 0.6],
+        rules.shares(5),
+        "tuple[float, ...]",
+        MONITOR,
+        "Exact targets",
+        "Exact agreement targets for items of 2, 3, 4, 5 and 6+ score points.",
+        "the exact-agreement target of an item of 2, 3, 4, 5 and 6 or more score points "
+        "(NAEP's before 2009: 85%, 80%, 75%, 75%, 60%); an item, a rater and the session are "
+        "judged against the targets of the items read",
+        digested=False,
+    ),
+    Setting(
+        "monitor_adjacent_targets",
+        [1.0, 0.95, 0.95, 0.95, 0.9],
+        rules.shares(5),
+        "tuple[float, ...]",
+        MONITOR,
+        "Adjacent targets",
+        "Exact-or-adjacent targets for items of 2, 3, 4, 5 and 6+ score points.",
+        "the exact-or-adjacent agreement target of an item of 2, 3, 4, 5 and 6 or more score "
+        "points (ordered scores; 0.95 is RSMTool's threshold; 1 never alerts)",
+        digested=False,
+    ),
+    Setting(
+        "monitor_validity_targets",
+        [0.9, 0.8, 0.7],
+        rules.shares(3),
+        "tuple[float, ...]",
+        MONITOR,
+        "Validity targets",
+        "Exact accuracy on validity papers for items of 2, 3 and 4+ points.",
+        "the exact accuracy a rater keeps on validity (seed) papers of an item of 2, 3 and 4 or "
+        "more score points (NAEP's qualification: 90%, 80%, 70%), over their last "
+        "`monitor_validity_window` validity reads of the item",
+        digested=False,
+    ),
+    Setting(
+        "monitor_validity_window",
+        20,
+        rules.integer(),
+        "int",
+        MONITOR,
+        "Validity window",
+        "A rater's last N validity reads of an item are judged together.",
+        "how many of a rater's latest validity reads of an item the validity rule judges "
+        "together (Pearson ePEN and Janison judge a rolling window)",
+        digested=False,
+    ),
+    Setting(
+        "monitor_history_periods",
+        3,
+        rules.integer(),
+        "int",
+        MONITOR,
+        "History days",
+        "Past days an item needs before it is judged against its own history.",
+        "the past days (each with `monitor_min_reads` double reads) an item or a rater needs "
+        "before a day is judged against their own history",
+        digested=False,
+    ),
+    Setting(
+        "monitor_history_percentiles",
+        [20.0, 5.0],
+        rules.percentiles(),
+        "tuple[float, ...]",
+        MONITOR,
+        "History percentiles",
+        "Yellow and red: a day below these percentiles of the item's past days.",
+        "yellow and red: an item's day of exact agreement below these percentiles of its past "
+        "days (NAEP since 2010: the 20th and the 5th), and below their pooled rate by the test",
+        digested=False,
+    ),
+    Setting(
+        "monitor_within_day_drop",
+        0.05,
+        rules.unit(),
+        "float",
+        MONITOR,
+        "Within-day drop",
+        "The least fall of exact agreement from morning to afternoon alerted.",
+        "the least fall of an item's exact agreement from the morning to the afternoon (NAEP's "
+        "example: 90% to 82%) that is alerted, when the test is sure of it",
+        digested=False,
+    ),
+    Setting(
+        "monitor_drift_points",
+        0.1,
+        rules.positive(),
+        "float",
+        MONITOR,
+        "Drift points",
+        "The least change of a rater's leniency (points) called drift.",
+        "the least change, in score points, of a rater's leniency against their co-raters from "
+        "their own earlier days to the day judged that is alerted as drift, when the test is "
+        "sure of it",
+        digested=False,
+    ),
+)
 
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 # Every setting's default in the JSON form defaults.json has.

@@ -13,6 +13,7 @@ from engine.audit.raters import NOT_JUDGED
 from engine.outputs import columns
 from engine.outputs.columns import COUNT, FIGURE, FLAG, LABEL, POINTS, SHARE, Column, OutputTable
 from engine.outputs.declared_actions import ACTION_TABLES
+from engine.outputs.live_tables import LIVE_TABLES
 from engine.results.lead import GAP, SMALL_RULE
 
 # What the rater table says of a rater with too few scores to judge.
@@ -439,9 +440,10 @@ AGREEMENT = OutputTable(
     ),
 )  # fmt: skip
 
-# Every CSV parm writes, in the order the reference lists them; each has a last `run_id`.
+# Every CSV parm writes, in the order the reference lists them; each has a last `run_id` (a
+# live session's tables: engine.outputs.live_tables).
 TABLES = (PREDICTIONS, TUNING, ITEMS, RATERS, BIAS, FEEDBACK, DECISIONS, REVIEWED, CONSENSUS,
-          AGREEMENT, *ACTION_TABLES)  # fmt: skip
+          AGREEMENT, *ACTION_TABLES, *LIVE_TABLES)  # fmt: skip
 
 
 def reference_markdown() -> str:

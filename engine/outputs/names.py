@@ -38,6 +38,13 @@ BACKREADS_FILE = "backreads.csv"
 THIRD_READS_FILE = "third_reads.csv"
 STATUS_FILE = "rater_status.csv"
 ACTION_FILES = (BACKREADS_FILE, THIRD_READS_FILE, STATUS_FILE)
+# A live session's run (`parm monitor`, engine.live): one row per item, rater and period of the
+# agreement through time; the open alerts; what changed since the run before (Markdown). Its
+# report.html is HTML_FILE too.
+MONITOR_FILE = "monitor.csv"
+ALERTS_FILE = "alerts.csv"
+CHANGES_FILE = "changes.md"
+MONITOR_FILES = (MONITOR_FILE, ALERTS_FILE, CHANGES_FILE, HTML_FILE)
 # Written last: the run, and every parm file of the folder with its size, SHA-256 and run.
 MANIFEST_FILE = "parm-manifest.json"
 # Every file a set can hold besides its manifest. A folder holding only these (and the
@@ -55,6 +62,9 @@ SET_FILES = OUTPUT_FILES + (
     DECISIONS_FILE,
     REVIEWED_FILE,
     WORKBOOK_FILE,
+    MONITOR_FILE,
+    ALERTS_FILE,
+    CHANGES_FILE,
 )
 
 

@@ -277,3 +277,85 @@ def _floats(values):
     import numpy as np
 
     return np.array([np.nan if v is None else float(v) for v in values], dtype=float)
+
+
+# A live session's small multiples, drawn as SVG directly: 40 panels in milliseconds, where
+# matplotlib takes seconds (the monitor draws them every morning).
+PANEL_W, PANEL_H, PANEL_PAD = 210, 120, 34
+
+
+def trend_panels(panels, label: str, title: str, columns: int = 4) -> str:
+    """Small multiples, one panel per item or rater: each series a line over the periods (a
+    live session's days; a gap where a value is missing), the panel's threshold a dashed red
+    line, its alert days red circles, the scale 0 to 1. panels: (name, periods, {series:
+    values}, threshold or None, alert periods). Names are escaped text; the result goes
+    through inline_svg as every plot does."""
+    from xml.sax.saxutils import escape
+
+    rows = max(1, -(-len(panels) // columns))
+    width, height = columns * PANEL_W + 10, rows * PANEL_H + 26
+    parts = [f'<svg xmlns="{SVG_NS}" width="{width}pt" height="{height}pt" '
+             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="9">']  # fmt: skip
+    names = list(panels[0][2]) if panels else []
+    for k, name in enumerate(names):
+        colour = (HUMAN, MODEL, SECOND)[k % 3]
+        parts.append(f'<line x1="{12 + 110 * k}" y1="10" x2="{28 + 110 * k}" y2="10" '
+                     f'stroke="{colour}" stroke-width="2"/><text x="{32 + 110 * k}" y="13">'
+                     f"{escape(short(name, 18))}</text>")  # fmt: skip
+    parts.append(f'<text x="{width - 8}" y="13" text-anchor="end" fill="#5c5f66">'
+                 f"{escape(short(label, 30))}, 0 to 1</text>")  # fmt: skip
+    for k, panel in enumerate(panels):
+        left, top = 10 + (k % columns) * PANEL_W, 26 + (k // columns) * PANEL_H
+        parts += _panel(panel, left, top, escape)
+    parts.append("</svg>")
+    return inline_svg("".join(parts), title)
+
+
+def _panel(panel, left: float, top: float, escape) -> list[str]:
+    import numpy as np
+
+    name, periods, series, line, alerted = panel
+    w, h = PANEL_W - PANEL_PAD, PANEL_H - 44
+    x0, y0 = left + 24, top + 16
+    count = max(len(periods) - 1, 1)
+
+    def at(i, v):
+        return x0 + w * i / count, y0 + h * (1 - min(max(v, 0.0), 1.0))
+
+    out = [f'<text x="{left}" y="{top + 9}" font-weight="bold">{escape(short(name, 26))}</text>',
+           f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" stroke="#d5d8de"/>']  # fmt: skip
+    for v in (0.0, 0.5, 1.0):
+        y = at(0, v)[1]
+        out.append(f'<text x="{x0 - 3}" y="{y + 3}" text-anchor="end" fill="#5c5f66">{v:g}</text>')
+    if line is not None:
+        y = at(0, line)[1]
+        out.append(f'<line x1="{x0}" y1="{y:.1f}" x2="{x0 + w}" y2="{y:.1f}" stroke="{WARN}" '
+                   'stroke-dasharray="3 2" stroke-width="0.8"/>')  # fmt: skip
+    for k, values in enumerate(series.values()):
+        colour = (HUMAN, MODEL, SECOND)[k % 3]
+        values = _floats(values)
+        run: list[str] = []
+        for i, v in enumerate(list(values) + [np.nan]):
+            if np.isfinite(v):
+                run.append("{:.1f},{:.1f}".format(*at(i, v)))
+                continue
+            if len(run) > 1:
+                out.append(f'<polyline points="{" ".join(run)}" fill="none" stroke="{colour}" '
+                           'stroke-width="1.3"/>')  # fmt: skip
+            elif run:
+                x, y = run[0].split(",")
+                out.append(f'<circle cx="{x}" cy="{y}" r="1.5" fill="{colour}"/>')
+            run = []
+    first = _floats(next(iter(series.values()), []))
+    for i, period in enumerate(periods):
+        if period in alerted and np.isfinite(first[i]):
+            x, y = at(i, first[i])
+            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="4" fill="none" stroke="{WARN}" '
+                       'stroke-width="1.3"/>')  # fmt: skip
+    if periods:
+        out.append(
+            f'<text x="{x0}" y="{y0 + h + 11}" fill="#5c5f66">{escape(periods[0][5:])}</text>'
+        )
+        out.append(f'<text x="{x0 + w}" y="{y0 + h + 11}" text-anchor="end" fill="#5c5f66">'
+                   f"{escape(periods[-1][5:])}</text>")  # fmt: skip
+    return out

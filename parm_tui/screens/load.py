@@ -197,7 +197,11 @@ class LoadScreen(Screen):
         self.open_path(event.option.id)
 
     def open_path(self, text: str) -> None:
-        """Check the path, then read the table in a thread (big files take a moment)."""
+        """Check the path, then read the table in a thread (big files take a moment); a live
+        session's folder opens on the Monitor screen."""
+        if text.strip() and workspace.is_session(expand(text)):
+            self.app.call_later(self.app.open_session, expand(text).resolve())
+            return
         problem = path_problem(text)
         message = self.query_one("#path-message", Static)
         message.set_class(problem is not None, "error")

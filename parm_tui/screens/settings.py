@@ -29,6 +29,7 @@ from engine.input.settings import (
     COLBERT,
     DEFAULT_MODEL,
     FORM,
+    MONITOR,
     Setting,
     in_section,
 )
@@ -50,7 +51,8 @@ from parm_tui.widgets.settings_fields import (
 from parm_tui.widgets.toggles import MarkedSwitch
 
 # The settings the form shows, and those whose widget is one of their own (composed below).
-SHOWN = in_section(FORM) + in_section(COLBERT) + in_section(ADVANCED) + in_section(ACTIONS)
+SHOWN = (in_section(FORM) + in_section(COLBERT) + in_section(ADVANCED) + in_section(ACTIONS)
+         + in_section(MONITOR))  # fmt: skip
 OWN_WIDGETS = ("embedding_model", "similarity_power", "similarity_top_k", "score_order")
 # The settings of the plain kinds: one widget each, chosen by the kind of its rule.
 PLAIN = tuple(setting for setting in SHOWN if setting.name not in OWN_WIDGETS)
@@ -77,6 +79,8 @@ class SettingsScreen(Screen):
                 yield from self.compose_section(in_section(ADVANCED))
             with Collapsible(title="Lead's lists (backreads, third reads, status)", id="actions"):
                 yield from self.compose_section(in_section(ACTIONS))
+            with Collapsible(title="Monitor (a live session's alert rules)", id="monitor-rules"):
+                yield from self.compose_section(in_section(MONITOR))
         # Outside the scrolling form, so it is in view at 80x24.
         yield Static("", id="settings-status")
         with Horizontal(id="settings-file-row"):
