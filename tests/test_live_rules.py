@@ -119,10 +119,10 @@ def test_a_worse_figure_or_a_looser_p_never_drops_an_alert(better, worse, p):
 
 
 def test_targets_follow_the_scale_size():
-    targets = CONFIG.monitor_exact_targets
+    targets = CONFIG.exact_targets
     assert [rules.target(targets, n) for n in (1, 2, 3, 4, 5, 6, 9)] == [
         None, 0.85, 0.8, 0.75, 0.75, 0.6, 0.6]  # fmt: skip
-    assert rules.target(CONFIG.monitor_validity_targets, 5) == 0.7
+    assert rules.target(CONFIG.qualify_targets, 5) == 0.7
 
 
 def test_open_alerts_are_those_on_their_units_latest_judged_day():

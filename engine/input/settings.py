@@ -652,8 +652,9 @@ ACTION_SETTINGS: tuple[Setting, ...] = (
             "tuple[float, ...]", "Qualification",
             "Exact agreement to requalify after retraining, by scale size.",
             "the exact agreement on validity reads a retrained or stopped rater must reach "
-            "again to be qualified (NAEP's qualification: 90/80/70%; by scale size as "
-            "`exact_targets`)"),
+            "again to be qualified, and a live session's rater keeps over their last "
+            "`monitor_validity_window` validity reads of an item (NAEP's qualification: "
+            "90/80/70%; by scale size as `exact_targets`)"),
     _action("adjacent_target", 0.95, rules.unit(), "float", "Adjacent target",
             "Exact-or-adjacent agreement on validity reads below which a rater stops.",
             "exact-or-adjacent agreement with the expert (ordered scales of 3 scores or "
@@ -698,19 +699,6 @@ SETTINGS += (
         digested=False,
     ),
     Setting(
-        "monitor_exact_targets",
-        [0.85, 0.8, 0.75, 0.75, 0.6],
-        rules.shares(5),
-        "tuple[float, ...]",
-        MONITOR,
-        "Exact targets",
-        "Exact agreement targets for items of 2, 3, 4, 5 and 6+ score points.",
-        "the exact-agreement target of an item of 2, 3, 4, 5 and 6 or more score points "
-        "(NAEP's before 2009: 85%, 80%, 75%, 75%, 60%); an item, a rater and the session are "
-        "judged against the targets of the items read",
-        digested=False,
-    ),
-    Setting(
         "monitor_adjacent_targets",
         [1.0, 0.95, 0.95, 0.95, 0.9],
         rules.shares(5),
@@ -720,19 +708,6 @@ SETTINGS += (
         "Exact-or-adjacent targets for items of 2, 3, 4, 5 and 6+ score points.",
         "the exact-or-adjacent agreement target of an item of 2, 3, 4, 5 and 6 or more score "
         "points (ordered scores; 0.95 is RSMTool's threshold; 1 never alerts)",
-        digested=False,
-    ),
-    Setting(
-        "monitor_validity_targets",
-        [0.9, 0.8, 0.7],
-        rules.shares(3),
-        "tuple[float, ...]",
-        MONITOR,
-        "Validity targets",
-        "Exact accuracy on validity papers for items of 2, 3 and 4+ points.",
-        "the exact accuracy a rater keeps on validity (seed) papers of an item of 2, 3 and 4 or "
-        "more score points (NAEP's qualification: 90%, 80%, 70%), over their last "
-        "`monitor_validity_window` validity reads of the item",
         digested=False,
     ),
     Setting(

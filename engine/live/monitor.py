@@ -190,7 +190,7 @@ def run_record(result: MonitorResult, counts: tuple[int, int]) -> dict:
             items[cell.item] = {"day": cell.period, "exact": cell.exact / cell.pairs,
                                 "pairs": cell.pairs}  # fmt: skip
     for k, name in enumerate(result.reads.items):
-        goal = rules.target(result.config.monitor_exact_targets, result.reads.scales[k].size)
+        goal = rules.target(result.config.exact_targets, result.reads.scales[k].size)
         if name in items:
             items[name]["target"] = goal
     return {

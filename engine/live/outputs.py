@@ -63,7 +63,7 @@ def monitor_rows(result) -> list[dict]:
 def _targets(result) -> dict:
     """Each cell's exact target: its item's, or the items' weighted by double reads."""
     sizes = {n: s.size for n, s in zip(result.reads.items, result.reads.scales)}
-    targets = result.config.monitor_exact_targets
+    targets = result.config.exact_targets
     goal = {c.key: rules.target(targets, sizes[c.item]) for c in result.cells if c.item}
     sums: dict = {}
     for c in result.cells:

@@ -94,7 +94,7 @@ def item_targets(cells: list[Cell], reads: SessionReads, config: AuditConfig) ->
     sizes = {name: scale.size for name, scale in zip(reads.items, reads.scales)}
     alerts, judged = [], {}
     for (item, _), days in day_cells([c for c in cells if c.item], None, "").items():
-        exact = target(config.monitor_exact_targets, sizes[item])
+        exact = target(config.exact_targets, sizes[item])
         adjacent = target(config.monitor_adjacent_targets, sizes[item])
         for cell in days:
             if cell.pairs < config.monitor_min_reads or exact is None:
@@ -131,11 +131,11 @@ def session_target(cells: list[Cell], reads: SessionReads, config: AuditConfig) 
             by_day.setdefault(cell.period, []).append(cell)
     for day in sorted(by_day):
         parts = [c for c in by_day[day]
-                 if target(config.monitor_exact_targets, sizes[c.item]) is not None]  # fmt: skip
+                 if target(config.exact_targets, sizes[c.item]) is not None]  # fmt: skip
         n = sum(c.pairs for c in parts)
         if n < config.monitor_min_reads or len(reads.items) < 2:
             continue
-        goal = sum(c.pairs * target(config.monitor_exact_targets, sizes[c.item]) for c in parts) / n
+        goal = sum(c.pairs * target(config.exact_targets, sizes[c.item]) for c in parts) / n
         k = sum(c.exact for c in parts)
         judged[("session_target", "", "")] = day
         p = below(k, n, goal)
@@ -233,14 +233,14 @@ def rater_agreement(cells: list[Cell], reads: SessionReads, config: AuditConfig)
     parts: dict[tuple[str, str], list[Cell]] = {}
     for cell in cells:
         if cell.item and cell.rater and is_day(cell.period):
-            if target(config.monitor_exact_targets, sizes[cell.item]) is not None:
+            if target(config.exact_targets, sizes[cell.item]) is not None:
                 parts.setdefault((cell.rater, cell.period), []).append(cell)
     alerts, judged = [], {}
     for (rater, day), mine in sorted(parts.items(), key=lambda x: (x[0][1], x[0][0])):
         n = sum(c.pairs for c in mine)
         if n < config.monitor_min_reads:
             continue
-        goal = sum(c.pairs * target(config.monitor_exact_targets, sizes[c.item]) for c in mine) / n
+        goal = sum(c.pairs * target(config.exact_targets, sizes[c.item]) for c in mine) / n
         k = sum(c.exact for c in mine)
         judged[("rater_agreement", "", rater)] = day
         p = below(k, n, goal)
@@ -259,7 +259,7 @@ def rater_validity(reads: SessionReads, config: AuditConfig) -> Found:
     least = min(config.monitor_min_reads, config.monitor_validity_window)
     alerts, judged = [], {}
     for k, r in sorted(set(zip(reads.item[valid].tolist(), reads.rater[valid].tolist()))):
-        goal = target(config.monitor_validity_targets, reads.scales[k].size)
+        goal = target(config.qualify_targets, reads.scales[k].size)
         if goal is None:
             continue
         mine = valid[(reads.item[valid] == k) & (reads.rater[valid] == r)]

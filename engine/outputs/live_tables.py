@@ -45,7 +45,7 @@ MONITOR = OutputTable(
         *_figure("validity_exact", "exact accuracy against the expert scores (Wilson interval)",
                  SHARE),
         Column("exact_target", "the exact-agreement target of the item's scale size "
-               "(`monitor_exact_targets`; rows of every item: the targets weighted by double "
+               "(`exact_targets`; rows of every item: the targets weighted by double "
                "reads)", _key("exact_target"), SHARE),
     ),
 )  # fmt: skip
