@@ -47,6 +47,9 @@ class Changes:
     answers: int = 0
     files: list[str] = field(default_factory=list)
     conflicts: int = 0
+    # The run before's one-time notices (a verdict or status that changed): told once, then
+    # neither still open nor cleared.
+    told_before: int = 0
 
     def lines(self) -> list[str]:
         """The changes in plain sentences, one a line (the CLI prints them)."""
@@ -59,8 +62,10 @@ class Changes:
                    + (f" from {len(self.files)} file(s)" if self.files else "")
                    + (f"; {self.conflicts} conflict(s) kept (scores or texts that differ)"
                       if self.conflicts else "") + ".")  # fmt: skip
+        told = (f" ({self.told_before} change(s) of a verdict or status told by the run before "
+                "are not carried over)" if self.told_before else "")  # fmt: skip
         out.append(f"Alerts: {len(self.raised)} raised, {len(self.cleared)} cleared, "
-                   f"{len(self.still_open)} still open.")  # fmt: skip
+                   f"{len(self.still_open)} still open{told}.")  # fmt: skip
         out += [f"  raised: {a.message}" for a in self.raised]
         out += [f"  cleared: {_cleared(a)}" for a in self.cleared]
         out += [f"  Rater '{r}': {was} -> {now} (verdict from co-raters' reads)."
@@ -99,6 +104,7 @@ def changes_between(now: dict, before: dict | None, store=None) -> Changes:
                        reads=now["reads"], answers=now["answers"],
                        files=[f["path"] for f in now["files"]], conflicts=now["conflicts"])  # fmt: skip
     earlier = {Alert.from_dict(a).key: Alert.from_dict(a) for a in before["alerts"]}
+    told = sum(a.kind in EVENT_KINDS for a in earlier.values())
     earlier = {k: a for k, a in earlier.items() if a.kind not in EVENT_KINDS}
     keys = {a.key for a in current}
     raised = [a for a in current if a.key not in earlier or a.kind in EVENT_KINDS]
@@ -110,6 +116,7 @@ def changes_between(now: dict, before: dict | None, store=None) -> Changes:
         sorted(raised, key=order_key), sorted(cleared, key=order_key), sorted(still, key=order_key),
         _verdicts(now, before), _statuses(now, before), _crossings(now, before),
         now["reads"] - before["reads"], now["answers"] - before["answers"], files, conflicts,
+        told,
     )  # fmt: skip
 
 
