@@ -31,7 +31,7 @@ from engine.input.config import AuditConfig
 from engine.input.items import Items
 from engine.input.reads import LONG
 from engine.input.responses import Responses
-from engine.model.session_cross_fit import SessionOptions
+from engine.model.session.cross_fit import SessionOptions
 from engine.pipeline import check_selection_metric, embed_responses, run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, session_result

@@ -65,7 +65,7 @@ def test_importing_the_engine_loads_neither_matplotlib_nor_jinja2(engine_modules
 def test_the_report_template_is_package_data():
     from importlib.resources import files
 
-    template = files("engine.outputs") / "templates" / "report.html.j2"
+    template = files("engine.outputs.report") / "templates" / "report.html.j2"
     assert template.is_file()
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     assert 'engine = ["outputs/templates/*.j2", "outputs/report.schema.json"]' in pyproject

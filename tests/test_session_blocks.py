@@ -1,4 +1,4 @@
-"""The block-arrow algebra of the session model (engine/model/session_blocks.py) against dense
+"""The block-arrow algebra of the session model (engine/model/session/blocks.py) against dense
 linear algebra: solve, log det, and the random effects' posterior moments."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import pytest
 from session_sim import TRUTH, session_design, simulate
 
 from engine.model.pseudo_likelihood import class_weights
-from engine.model.session_blocks import BlockFactor, moments, split
-from engine.model.session_design import ITEM_KINDS, design, layout_for
-from engine.model.session_features import read_features
-from engine.model.session_model import objective
+from engine.model.session.blocks import BlockFactor, moments, split
+from engine.model.session.design import ITEM_KINDS, design, layout_for
+from engine.model.session.features import read_features
+from engine.model.session.fit import objective
 
 
 @pytest.fixture(scope="module", params=[("agreement", "mu"), ITEM_KINDS])

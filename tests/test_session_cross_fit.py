@@ -1,4 +1,4 @@
-"""Cross-fitting the session model (engine/model/session_cross_fit.py): no read predicted by a
+"""Cross-fitting the session model (engine/model/session/cross_fit.py): no read predicted by a
 model that saw any read of its answer, folds from the seed alone, the K grid and the decision
 rule."""
 
@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from session_sim import TRUTH, session_design, simulate
 
-from engine.model.session_cross_fit import (
+from engine.model.session.cross_fit import (
     SessionOptions,
     answer_folds,
     decide,
     distinct_top_k,
     session_cross_fit,
 )
-from engine.model.session_model import answer_marginals
+from engine.model.session.fit import answer_marginals
 
 OPTIONS = SessionOptions(top_k_values=(4, 8), folds=3)
 

@@ -1,4 +1,4 @@
-"""The session model's pseudo-likelihood (engine/model/session_design.py): gradient and Hessian
+"""The session model's pseudo-likelihood (engine/model/session/design.py): gradient and Hessian
 against finite differences, for every kind of item effect, raters and lambda."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from session_sim import TRUTH, session_design, simulate
 
 from engine.model.pseudo_likelihood import class_weights
-from engine.model.session_design import ITEM_KINDS, design, layout_for, log_pl, log_proba
-from engine.model.session_features import read_features
-from engine.model.session_model import _value, objective
+from engine.model.session.design import ITEM_KINDS, design, layout_for, log_pl, log_proba
+from engine.model.session.features import read_features
+from engine.model.session.fit import _value, objective
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""What parm reads from a session model (engine/model/session_summary.py): per item, per answer
+"""What parm reads from a session model (engine/model/session/summary.py): per item, per answer
 and per rater, the contract of `summarise_session`."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from helpers import noisy_clusters
 from session_sim import TRUTH, session_design, simulate
 
 from engine.graph.search import build_graph
-from engine.model.session_cross_fit import SessionOptions
-from engine.model.session_features import SessionItem
-from engine.model.session_summary import scale_groups, summarise_session
+from engine.model.session.cross_fit import SessionOptions
+from engine.model.session.features import SessionItem
+from engine.model.session.summary import scale_groups, summarise_session
 
 OPTIONS = SessionOptions(top_k_values=(4, 8), folds=3)
 

@@ -2,7 +2,7 @@
 
 `session_model_figures` builds the session model's data from a run's items (every read of every
 answer, coded on the session's pooled scale, raters numbered across items, each item's own
-neighbour graph), calls engine.model.session_summary.summarise_session once, and keeps what the
+neighbour graph), calls engine.model.session.summary.summarise_session once, and keeps what the
 outputs show: per item and pooled over the session, the QWK (kappa for unordered labels) of the
 audited reads against the model's in-sample and cross-fitted decisions. The cross-fitted figure
 is the one to lead with (docs/explanation/session-model.md).
@@ -109,7 +109,7 @@ def check_session_memory(responses: list[Responses], setting: str, folds: int, o
     """MemoryNeeded (engine.core.memory) when the session model these items call for would not
     fit in memory: checked from their sizes before anything is embedded or fitted. Returns the
     bytes of its largest array (an upper bound: every read's rater counted), 0 without it."""
-    from engine.model.session_design import Layout, check_fit_memory
+    from engine.model.session.design import Layout, check_fit_memory
 
     if not wanted(setting, responses, folds):
         return 0
@@ -131,7 +131,7 @@ def check_session_memory(responses: list[Responses], setting: str, folds: int, o
 def session_items(
     responses: list[Responses], graphs: list[NeighbourGraph], order=None, wide: bool = True
 ):
-    """The session model's items (engine.model.session_features.SessionItem): every read,
+    """The session model's items (engine.model.session.features.SessionItem): every read,
     coded on the session's pooled scale, raters numbered across the session; and that scale.
 
     wide: the file keeps one row per answer, a score column per read. There a read whose rater
@@ -139,7 +139,7 @@ def session_items(
     already does): one grader per column is how such files are made, and the model's rater
     terms need it (on Mohler, two graders, the cross-fitted QWK is .553 with the columns as
     raters, .411 without). In a long file an unrecorded rater stays unknown."""
-    from engine.model.session_features import SessionItem
+    from engine.model.session.features import SessionItem
 
     labels = pooled_labels([r.labels for r in responses], order)
     whole = file_scale(labels, order) if all(r.ordered for r in responses) else None
@@ -188,8 +188,8 @@ def session_model_figures(
     Deterministic for given inputs up to the fit's tolerance (docs/explanation/session-model.md).
     """
     from engine.model.metrics import agreement
-    from engine.model.session_cross_fit import SessionOptions, distinct_top_k
-    from engine.model.session_summary import scale_groups, summarise_session
+    from engine.model.session.cross_fit import SessionOptions, distinct_top_k
+    from engine.model.session.summary import scale_groups, summarise_session
 
     items, scale = session_items(responses, graphs, order, wide)
     options = SessionOptions(top_k_values=tuple(top_k_values), folds=folds, seed=seed)

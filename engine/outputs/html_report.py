@@ -108,7 +108,7 @@ def render(context: dict) -> str:
         )
 
     environment = Environment(
-        loader=PackageLoader("engine.outputs", "templates"),
+        loader=PackageLoader("engine.outputs.report", "templates"),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,

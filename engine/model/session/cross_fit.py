@@ -5,7 +5,7 @@ Folds are drawn over answers within each item (from the seed, the item's positio
 number of answers only, never from the scores), so every fold holds about 1/F of every item's
 answers, and all reads of a held-out answer are held out together. For each fold the whole
 procedure runs on the other answers' reads: features built from their reads only
-(engine.model.session_features' `kept`), K chosen, variances estimated, parameters fitted. The
+(engine.model.session.features' `kept`), K chosen, variances estimated, parameters fitted. The
 held-out answers' reads are then predicted from their training neighbours, their item's
 parameters and their rater's intercepts, with none of their own reads known: each read's
 marginal under the joint of its answer's (unknown) reads (SessionFit.predictive), not its
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.model.metrics import agreement, headline_metrics
-from engine.model.session_design import DEFAULT_ITEM_KINDS, layout_for
-from engine.model.session_features import SessionItem, item_top_k, read_features
-from engine.model.session_model import SessionFit, fit_session
+from engine.model.session.design import DEFAULT_ITEM_KINDS, layout_for
+from engine.model.session.features import SessionItem, item_top_k, read_features
+from engine.model.session.fit import SessionFit, fit_session
 
 SELECTIONS = ("laplace", "kappa")
 
@@ -48,7 +48,7 @@ class SessionOptions:
     fit, the K selection ("laplace": the restricted Laplace marginal pseudo-likelihood;
     "kappa": in-sample kappa of the audited reads), the decision rule's `balance` (`decide`),
     which random parts are allowed (and which kinds of item effect,
-    engine.model.session_design), and the cross-fitting folds and seed."""
+    engine.model.session.design), and the cross-fitting folds and seed."""
 
     top_k_values: tuple[int, ...] = (5, 10, 15, 20, 25, 30, 35, 40, 45, 50)
     power: float = 1.0

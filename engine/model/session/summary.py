@@ -1,7 +1,7 @@
 """What the rest of parm reads from a session model: per item, per answer and per rater.
 
 `summarise_session` is the one call: it groups a session's items by scale, fits each group
-(K chosen over the grid, engine.model.session_cross_fit.select_fit), cross-fits it, and returns
+(K chosen over the grid, engine.model.session.cross_fit.select_fit), cross-fits it, and returns
 a `SessionSummary`. `summarise_group` does the same for a fit already made.
 """
 
@@ -12,16 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.model.metrics import agreement, headline_metrics
-from engine.model.session_cross_fit import (
+from engine.model.session.cross_fit import (
     SessionCrossFit,
     SessionOptions,
     decide,
     select_fit,
     session_cross_fit,
 )
-from engine.model.session_features import SessionItem
-from engine.model.session_inference import Z95, SessionErrors, standard_errors
-from engine.model.session_model import SessionFit
+from engine.model.session.features import SessionItem
+from engine.model.session.fit import SessionFit
+from engine.model.session.inference import Z95, SessionErrors, standard_errors
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class RaterIntercepts:
     """The raters' intercepts rho_mc (c = 1..C, against score 0) in one scale group.
 
     estimate, se, low, high: (M, C), the 95% interval estimate +/- 1.96 se (`method`: the
-    sandwich over answers of engine.model.session_inference; the error of the prediction of
+    sandwich over answers of engine.model.session.inference; the error of the prediction of
     a random effect); reads: (M,) each rater's reads in the group; all NaN for a rater with no
     read there, and without rater effects (fewer than two raters), where estimate is 0.
     """

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.model.session_design import Design, Layout
+from engine.model.session.design import Design, Layout
 
 
 @dataclass

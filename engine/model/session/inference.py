@@ -22,7 +22,7 @@ fixed theta_0 and lambda the usual standard errors, for a rater's rho_m the erro
 prediction. Computed by blocks: only the core's (n_core, n_core) covariance is formed.
 
 The variance components get Wald intervals on log tau^2 from the Fisher information of the
-restricted Laplace marginal (engine.model.session_model), whose curvature is the model's own.
+restricted Laplace marginal (engine.model.session.fit), whose curvature is the model's own.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from engine.model.session_design import contribution_matrix
-from engine.model.session_model import SessionFit, precisions
+from engine.model.session.design import contribution_matrix
+from engine.model.session.fit import SessionFit, precisions
 
 ANSWER_SANDWICH = "sandwich over answers and their graph neighbours"
 Z95 = 1.959963984540054

@@ -1,4 +1,4 @@
-"""The session model's fit (engine/model/session_model.py): today's model when the session is one
+"""The session model's fit (engine/model/session/fit.py): today's model when the session is one
 item read once, a convergent Newton mode, variances estimated, and (slow) parameters and
 variances recovered from simulations with known truth."""
 
@@ -13,9 +13,9 @@ from session_sim import TRUTH, session_design, simulate
 
 from engine.graph.search import build_graph
 from engine.model.pseudo_likelihood import fit, proba
-from engine.model.session_features import SessionItem, read_features
-from engine.model.session_inference import variance_intervals
-from engine.model.session_model import VARIANCE_FLOOR, fit_session
+from engine.model.session.features import SessionItem, read_features
+from engine.model.session.fit import VARIANCE_FLOOR, fit_session
+from engine.model.session.inference import variance_intervals
 
 
 @pytest.mark.parametrize("class_weight", [None, "balanced"])
@@ -47,7 +47,7 @@ def simulated():
 
 
 def test_the_mode_is_a_stationary_point_of_the_penalised_objective(simulated):
-    from engine.model.session_model import objective
+    from engine.model.session.fit import objective
 
     fitted = fit_session(read_features(simulated, 8), class_weight=None)
     assert fitted.converged and fitted.mode.converged

@@ -1,7 +1,7 @@
 """The session model: one pseudo-likelihood over every read of every item, with items and raters
 as random effects, fitted by empirical Bayes (docs/explanation/session-model.md).
 
-Priors: each kind k of item effect (engine.model.session_design: the agreement shift a_g, the
+Priors: each kind k of item effect (engine.model.session.design: the agreement shift a_g, the
 intercept shifts nu_gc, ...) ~ N(0, tau_k^2), rho_mc ~ N(0, tau_rho^2), and a weak N(0, 1 / RIDGE)
 on the fixed theta_0, lambda and delta (it only keeps a category no kept read has, or a separated one,
 finite). For given variances the mode w^ maximises the penalised pseudo-likelihood
@@ -16,7 +16,7 @@ out as well (restricted, as REML),
 
 by Fisher scoring on log tau^2: the score is (sum u^2 + tr Var u_k) / (2 tau_k^2) - n_k / 2, the
 information 1/2 tr(Q_kl Q_lk) with Q = I - Var(u) Tau^-1 (the Gaussian-approximation identities,
-engine.model.session_blocks for Var(u)). A variance that falls to VARIANCE_FLOOR is held there
+engine.model.session.blocks for Var(u)). A variance that falls to VARIANCE_FLOOR is held there
 (its effects are then pooled).
 
 The model reduces by itself: one item -> no item effects; fewer than two known raters -> no
@@ -32,8 +32,8 @@ import numpy as np
 
 from engine.core.threads import one_blas_thread
 from engine.model.pseudo_likelihood import class_weights
-from engine.model.session_blocks import BlockFactor, BlockMatrix, assemble, moments, split
-from engine.model.session_design import (
+from engine.model.session.blocks import BlockFactor, BlockMatrix, assemble, moments, split
+from engine.model.session.design import (
     Design,
     Layout,
     design,
@@ -42,7 +42,7 @@ from engine.model.session_design import (
     log_pl,
     log_proba,
 )
-from engine.model.session_features import ReadFeatures
+from engine.model.session.features import ReadFeatures
 
 # Precision of the weak prior on theta_0 and lambda (features are O(1), estimates O(1-10)).
 RIDGE = 1e-4

@@ -1,6 +1,6 @@
 """The session model's parameters and its pseudo-likelihood: value, gradient and Hessian blocks.
 
-For read r of item g by rater m with features T~_r(c), S~_r, O_r(c) (engine.model.session_features),
+For read r of item g by rater m with features T~_r(c), S~_r, O_r(c) (engine.model.session.features),
 
     eta_rc = beta_c T~_r(c) + gamma_c S~_r + mu_c            the session's parameters theta_0
            + a_g T~_r(c) + nu_gc                             item g's random effects
@@ -20,7 +20,7 @@ columns are theta_0 (3C), its item's effects, its rater's C intercepts, lambda a
 Parameters (the global vector w): the items' effects (one block per item, when items are random
 effects), then the "core": theta_0, rho_m (C per rater, when raters are random effects), lambda (when
 some answer has two reads) and delta (with two or more raters). The Hessian of -L is block-arrow: one block per item,
-each item's cross block with the core, and the core block (engine.model.session_blocks).
+each item's cross block with the core, and the core block (engine.model.session.blocks).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import scipy.sparse as sp
 from engine.core.memory import array_bytes, check_memory
 from engine.core.memory import empty as checked_empty
 from engine.core.memory import zeros as checked_zeros
-from engine.model.session_features import ReadFeatures
+from engine.model.session.features import ReadFeatures
 
 # What to change when the session model's arrays would not fit (engine.core.memory).
 TOO_BIG = (
