@@ -1,5 +1,5 @@
 """Reads typed in the review (engine.results.added_reads, engine.saved.added_reads): the
-consensus recomputed with them equals engine.audit.consensus run on the reads with the row added
+consensus recomputed with them equals engine.audit.reads.consensus run on the reads with the row added
 and the run's text evidence; they are kept with the review's decisions across a reopen, undone
 and put back; what is refused; and the exports count them."""
 
@@ -13,7 +13,7 @@ import pytest
 from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
 
 from engine import workspace
-from engine.audit.consensus import consensus
+from engine.audit.reads.consensus import consensus
 from engine.core.errors import ReviewError
 from engine.outputs.names import CONSENSUS_FILE, DECISIONS_FILE, REVIEWED_FILE
 from engine.results.added_reads import AddedRead, session_with_added
@@ -291,7 +291,7 @@ def posterior(review, i) -> np.ndarray:
 
 def test_a_new_raters_read_is_evidence_for_its_score_never_against_it(planted):
     """A rater new to the session has one read: its accuracy and error shares are shrunk
-    towards the session's raters' (rater_model.PRIOR_READS, PRIOR_ERRORS), so the read raises
+    towards the session's raters' (error_model.PRIOR_READS, PRIOR_ERRORS), so the read raises
     the probability of its score. Judged from that one read alone, a dissent gave the rater an
     accuracy under chance and every error of theirs its size, and a typed 0 took an answer read
     2 and 1 from 2 at p .58 to 2 at p 1.00."""

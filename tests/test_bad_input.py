@@ -614,8 +614,8 @@ def test_a_session_model_too_big_for_the_machine_stops_before_embedding(
 
 
 def test_the_session_models_memory_estimate_bounds_what_its_fit_asks_for(monkeypatch):
-    from engine.audit.session_figures import check_session_memory
     from engine.core import memory
+    from engine.model.session.figures import check_session_memory
 
     frame, vectors = helpers.session_frame()
     config = helpers.session_config(rater_column="rater", cross_fit_folds=2)

@@ -175,7 +175,7 @@ def _section(page: str, anchor: str, after: str) -> str:
 def test_the_first_screen_says_what_the_lead_concludes_before_any_model_figure(
     small_items_read_twice,
 ):
-    from engine.audit.agreement import ALL
+    from engine.audit.reads.agreement import ALL
     from engine.results.figures import run_figures
     from engine.results.lead import session_wrong, wrong_phrase
 
@@ -254,7 +254,7 @@ def test_items_too_small_show_no_in_sample_figure_and_compare_the_model_cross_fi
 def test_three_raters_are_each_named_in_the_first_screen():
     from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
 
-    from engine.audit.agreement import ALL
+    from engine.audit.reads.agreement import ALL
     from engine.outputs.conclusions import conclusions
 
     frame, vectors, _ = multi_read_frame(raters={"Ana": 0.95, "Ben": 0.8, "Cleo": 0.6})

@@ -151,7 +151,7 @@ def test_run_audit_in_late_interaction_mode(late_interaction_run):
 def test_late_interaction_severity_uses_the_mean_pooled_token_vectors(
     late_interaction_run, colbert_minilm
 ):
-    from engine.audit.severity import review_severity
+    from engine.audit.queue.severity import review_severity
 
     result = late_interaction_run[0]
     responses = result.responses

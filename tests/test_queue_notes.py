@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from helpers import SAMPLE_CSV
 
-from engine.audit.evidence import Neighbour
+from engine.audit.queue.evidence import Neighbour
 from engine.embedding.vectors import Embedded
 from engine.input.responses import load_responses
 from engine.pipeline import run_audit
@@ -84,7 +84,7 @@ def test_the_sample_runs_notes_match_their_cases(sample_config, sample_embedding
 
 
 def test_answers_whose_reads_all_agree_go_last_in_the_queue_in_their_own_order():
-    from engine.audit.severity import queue_order
+    from engine.audit.queue.severity import queue_order
 
     severity = np.array([0.9, 0.8, 0.95, 0.1, 0.7])
     confirmed = np.array([True, False, True, False, False])

@@ -1,6 +1,6 @@
 """A session whose answers are read more than once, end to end: the reads as ItemReads with
-session-wide raters (engine.audit.session_reads), the figures computed once per run
-(engine.audit.reads_audit, SessionResult.reads) and kept through a saved session, and the files
+session-wide raters (engine.audit.reads.session_reads), the figures computed once per run
+(engine.audit.reads.reads_audit, SessionResult.reads) and kept through a saved session, and the files
 that show them (consensus.csv, agreement.csv, raters.csv's reliability, report.json's
 `agreement`, report.md and report.html), escaped where rater names come from the data."""
 
@@ -29,8 +29,8 @@ from helpers import (
 )
 from hostile import FORMULAS, HTML, MARKDOWN, OSC52, UNSAFE, check_csv_inert, check_html_inert
 
-from engine.audit.rater_expert import MIN_EXPERT_READS
-from engine.audit.session_reads import item_reads, read_raters, session_raters
+from engine.audit.raters.expert import MIN_EXPERT_READS
+from engine.audit.reads.session_reads import item_reads, read_raters, session_raters
 from engine.input.table import read_table
 from engine.outputs import declared, read_files, session_report
 from engine.outputs.names import AGREEMENT_FILE, CONSENSUS_FILE

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from helpers import one_item_session, synthetic_result
 
-from engine.audit.duplicates import NearDuplicate
-from engine.audit.evidence import Neighbour
+from engine.audit.queue.duplicates import NearDuplicate
+from engine.audit.queue.evidence import Neighbour
 from engine.core.errors import ResumeError
 from engine.core.files import atomic_write_files, file_digest
 from engine.input.items import Items

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.audit.agreement import ALL, THRESHOLDS
+from engine.audit.reads.agreement import ALL, THRESHOLDS
 from engine.input.reads import read_pair
 from engine.outputs.flag_check import flags_check
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
@@ -270,8 +270,8 @@ def degradation(result) -> Comparison | None:
 
 def model_against_first(result) -> dict | None:
     """The cross-fitted model's agreement with rater 1 on the answers both raters scored
-    (engine.audit.second_rater.cross_fitted_vs_first); None without cross-fitting."""
-    from engine.audit.second_rater import cross_fitted_vs_first
+    (engine.audit.queue.second_rater.cross_fitted_vs_first); None without cross-fitting."""
+    from engine.audit.queue.second_rater import cross_fitted_vs_first
 
     responses = result.responses
     if result.cross_fit is None:

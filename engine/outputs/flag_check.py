@@ -15,7 +15,7 @@ from engine.results.compare import MARGIN, Comparison, Limit, compare
 from engine.results.session import SessionResult
 
 # Fewer answers than this on either side and the check is not made (the same floor as a pair of
-# raters' agreement, engine.audit.agreement.TOO_FEW).
+# raters' agreement, engine.audit.reads.agreement.TOO_FEW).
 CHECKED = 20
 
 

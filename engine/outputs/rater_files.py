@@ -10,8 +10,8 @@ goes through engine.outputs.write.csv_text (quoted, formulas guarded) like every
 
 from __future__ import annotations
 
-from engine.audit.rater_reads import every_read
-from engine.audit.rater_verdicts import RULES
+from engine.audit.raters.every_read import every_read
+from engine.audit.raters.verdicts import RULES
 from engine.outputs import declared, markdown
 from engine.outputs.columns import FIGURE, csv_cell
 from engine.outputs.declared import rule_text
@@ -27,7 +27,7 @@ def bias_table(session) -> tuple[list[str], list[list]]:
 
 def feedback_table(session) -> tuple[list[str], list[list]]:
     """rater_feedback.csv: each rater's flagged reads (the model prefers another score), every
-    read counted as the rater table counts it (engine.audit.rater_reads), most severe first,
+    read counted as the rater table counts it (engine.audit.raters.every_read), most severe first,
     with the answer, the model's score and the neighbours that are the evidence; raters in the
     rater table's order."""
     order = {row.rater: k for k, row in enumerate(session.raters.rows)}
@@ -127,7 +127,7 @@ def _expectation_note(raters) -> str:
         return ("E and W for each rater's scores come from models fitted without that rater's "
                 "scores (cross-fitted by rater).")  # fmt: skip
     # Not only old saved sessions: an item scored by a single rater has nobody else's scores to
-    # fit a model on (engine.audit.rater_expectation.rater_folds).
+    # fit a model on (engine.audit.raters.expectation.rater_folds).
     return ("E and W come from models fitted without each rater's scores, except in items "
             "scored by a single rater (no other rater's scores to fit on) and in sessions saved "
             "before that expectation (run the audit again for it), where they come from the "

@@ -1,4 +1,4 @@
-"""A session whose answers are read twice or more in its outputs (engine.audit.reads_audit):
+"""A session whose answers are read twice or more in its outputs (engine.audit.reads.reads_audit):
 consensus.csv, agreement.csv, report.json's `agreement` section and report.md's agreement
 section. Rater names come from the data: CSV cells are guarded by engine.outputs.write, and
 report.md's table cells are escaped by engine.outputs.markdown._table.
@@ -10,9 +10,9 @@ import json
 
 import numpy as np
 
-from engine.audit.agreement import ALL, THRESHOLDS, TOO_FEW, figure_names
-from engine.audit.alpha import alpha_levels
-from engine.audit.consensus import SURE
+from engine.audit.reads.agreement import ALL, THRESHOLDS, TOO_FEW, figure_names
+from engine.audit.reads.alpha import alpha_levels
+from engine.audit.reads.consensus import SURE
 from engine.core.text import safe_text
 from engine.outputs import declared, markdown
 from engine.outputs.columns import missing

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.audit.scale import pooled_labels
 from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
 from engine.input.config import AuditConfig
 from engine.input.reads import rater_column_given, records_raters, several_reads
+from engine.input.scale import pooled_labels
 from engine.outputs import declared, rater_files, read_files, session_report, tables, workbook
 from engine.outputs.names import (
     AGREEMENT_FILE,

@@ -4,7 +4,7 @@ first, then every item's report under its own heading."""
 
 from __future__ import annotations
 
-from engine.audit.rater_expert import MIN_EXPERT_READS
+from engine.audit.raters.expert import MIN_EXPERT_READS
 from engine.core.run_warnings import summary_lines
 from engine.input.reads import read_pair
 from engine.outputs import declared, markdown, rater_files, read_files, review_summary
@@ -173,7 +173,7 @@ def expert_rows(raters) -> tuple[list[str], list[list]]:
 
 
 def expert_sentence(raters) -> str:
-    """Whether leniency is measured against the expert, and why (engine.audit.rater_expert)."""
+    """Whether leniency is measured against the expert, and why (engine.audit.raters.expert)."""
     reads = sum(f.n for f in raters.expert.values())
     counted = f"{reads:,} read(s) of answers the expert scored"
     if raters.anchored:

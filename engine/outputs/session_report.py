@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 
-from engine.audit.rater_expectation import METHOD as RATER_EXPECTATION
-from engine.audit.rater_expert import MIN_EXPERT_READS
+from engine.audit.raters.expectation import METHOD as RATER_EXPECTATION
+from engine.audit.raters.expert import MIN_EXPERT_READS
 from engine.outputs import rater_files, read_files, report, review_summary
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.session_markdown import MIN_PAIR, blank_count

@@ -5,9 +5,9 @@ conditional formats, so the shading follows the rows through a sort or a filter:
 - predictions: the flagged rows (the model would change the score);
 - items: QWK under the field's minimum (engine.outputs.report.FIELD_THRESHOLDS, as report.md
   and report.html mark it);
-- agreement: exact, adjacent and QWK under RSMTool's thresholds (engine.audit.agreement
+- agreement: exact, adjacent and QWK under RSMTool's thresholds (engine.audit.reads.agreement
   THRESHOLDS), not for a pair with too few shared answers (as the `below` column says);
-- raters: the judged raters with a verdict (engine.audit.rater_verdicts: not "fine");
+- raters: the judged raters with a verdict (engine.audit.raters.verdicts: not "fine");
 - rater_item_bias: the cells beyond the rule (`listed`);
 - consensus: the answers to read a third time (a third_read_rank);
 - tuning: the configuration chosen (green, not a warning).
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.audit.agreement import THRESHOLDS
-from engine.audit.agreement import TOO_FEW as SHARED_ANSWERS
-from engine.audit.rater_verdicts import FINE
+from engine.audit.raters.verdicts import FINE
+from engine.audit.reads.agreement import THRESHOLDS
+from engine.audit.reads.agreement import TOO_FEW as SHARED_ANSWERS
 from engine.input.sheet_table import column_letter
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.names import AGREEMENT_FILE, BIAS_FILE, CONSENSUS_FILE, ITEMS_FILE, RATERS_FILE

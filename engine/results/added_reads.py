@@ -3,7 +3,7 @@ rater-lead while reviewing, and the consensus recomputed with it.
 
 The run's reads stay as the file gave them; an added read joins its answer's reads (by a rater of
 the session, or a new one, named after the file's raters), and the consensus is the same
-engine.audit.consensus.consensus call over the run's reads plus the added ones, with the text
+engine.audit.reads.consensus.consensus call over the run's reads plus the added ones, with the text
 evidence the run computed (each item's `read_evidence`: no classifier is fitted again). The
 agreement between raters and PRMSE stay the run's: they describe the file's scoring. The added
 reads themselves are kept with the review's decisions (engine.saved.added_reads).
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit.consensus import consensus
-from engine.audit.reads_audit import ReadsAudit
+from engine.audit.reads.consensus import consensus
+from engine.audit.reads.reads_audit import ReadsAudit
 from engine.core.errors import ReviewError
 from engine.core.text import safe_text
 from engine.results.review import ReviewSet, consensus_arrays

@@ -59,7 +59,7 @@ def prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
     column that cannot hold scores (engine.input.score_check) and a run that would not fit in
     memory (the session model's arrays, engine.core.memory) stop here, before anything is
     embedded or loaded."""
-    from engine.audit.session_figures import check_session_memory
+    from engine.model.session.figures import check_session_memory
 
     prepared = _prepare(file, config)
     audited = prepared.items.audited
@@ -68,8 +68,8 @@ def prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
 
 
 def _prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
-    from engine.audit.scale import pool_responses
     from engine.input.items import split_items
+    from engine.input.scale import pool_responses
 
     file = file.on_sheet(config.sheet)  # a saved run's sheet, or one chosen since
     items = split_items(file.frame, config, source=str(file.path))

@@ -37,7 +37,7 @@ def decision_cell(decision) -> Text:
 def severity_text(value: float) -> Text:
     """The severity in words, and what its scale means: how strongly the evidence doubts the
     human score (1 - p(human score) from a model that never saw that score, stacked
-    classifier, engine.audit.severity; docs/explanation/severity.md says more)."""
+    classifier, engine.audit.queue.severity; docs/explanation/severity.md says more)."""
     text = Text("severity ")
     text.append(f"{value:.3f}", style="bold")
     text.append(f": {severity_words(value)}")
@@ -152,7 +152,7 @@ def response_header(
     if responses.raters is not None and responses.raters[i]:
         text.append(" · rater ")
         text.append_text(plain(responses.raters[i], style="bold"))
-    if review.flagged[i]:  # likely wrong (engine.audit.flagging), not "the model differs"
+    if review.flagged[i]:  # likely wrong (engine.audit.queue.flagging), not "the model differs"
         text.append(" · flagged", style="bold red")
     text.append("\nhuman ")
     text.append(labels[human], style="bold")

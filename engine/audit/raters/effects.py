@@ -7,11 +7,11 @@ outfit is 0.98 on ASAP short answers but 1.34 on Mohler's items of 30 answers), 
 compared with the typical rater: the median of the reference raters. The reference raters
 (_reference_members) are the judged raters (at least MIN_RATER_SCORES scores) less those a
 dragged reference cannot explain (central tendency or drifting against the median of all),
-then the largest group of them whose leniencies agree (engine.audit.rater_pairs), then,
+then the largest group of them whose leniencies agree (engine.audit.raters.pairs), then,
 until it settles, those of the group with no verdict (at least three at each step). A median of
 all raters is dragged when up to half of them push scores the same way, and calls the neutral
 ones harsh (issue 35). With enough validity papers (the lead's expert scores of some answers,
-engine.audit.rater_expert) leniency is measured against the expert instead, and the reference
+engine.audit.raters.expert) leniency is measured against the expert instead, and the reference
 raters are those it calls neither lenient nor harsh. A relative figure's standard error includes the reference's own: se^2 +
 (pi / 2m) x the reference raters' mean se^2 (the large-sample variance of a median of m).
 
@@ -20,20 +20,20 @@ raters are those it calls neither lenient nor harsh. A relative figure's standar
                same false alarms than with equal weights, as the answers the model cannot
                place add most of the noise), combined by inverse variance with the paired
                leniency from co-raters' reads of the same answers where the rater has at least
-               rater_pairs.MIN_PAIRS of them (engine.audit.rater_pairs)
+               rater_pairs.MIN_PAIRS of them (engine.audit.raters.pairs)
     noise      infit_r / median infit (infit and outfit around the main-effects expectation
                E_i + a_item + b_rater, as FACETS computes fit with the rater's severity in
                it, from the unweighted fit), tested on the log scale with the delta-method
                standard error of infit = sum r_i^2 / sum W_i: se^2 = sum (r_i^2 - infit W_i)^2 /
                (sum W_i)^2 (empirical, so it holds when the model's W is off);
-               unordered labels: the disagreement ratio in its place (engine.audit.rater_fit)
+               unordered labels: the disagreement ratio in its place (engine.audit.raters.fit)
     central    the middle categories' excess (observed share of scores strictly inside the
                item's scale minus the model's expected share) minus the reference's, with its
                binomial standard error sqrt(sum P(1 - P)) / n; the same for the item's lowest
                and its highest score (low_z, high_z: a harsh rater at a ceiling fills the
                middle but uses the lowest score more, a noisy rater both ends); and the slope
                of (X - E) on E within the rater minus the reference median slope (HC3)
-    drift      engine.audit.drift on u = d - a_item (the weighted fit's), weighted as leniency
+    drift      engine.audit.raters.drift on u = d - a_item (the weighted fit's), weighted as leniency
 """
 
 from __future__ import annotations
@@ -42,10 +42,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit import rater_expert, rater_fit, rater_pairs
-from engine.audit.drift import Drift, rater_drift
-from engine.audit.rater_bias import BiasCell, bias_cells
-from engine.audit.rater_verdicts import LENIENCY_Z, Verdict, is_bias_listed, verdicts
+from engine.audit.raters import expert as rater_expert
+from engine.audit.raters import fit as rater_fit
+from engine.audit.raters import pairs as rater_pairs
+from engine.audit.raters.bias import BiasCell, bias_cells
+from engine.audit.raters.drift import Drift, rater_drift
+from engine.audit.raters.verdicts import LENIENCY_Z, Verdict, is_bias_listed, verdicts
 
 # Verdicts a dragged reference cannot give: drift is measured within the rater, central
 # tendency by the use of the scale's middle and ends. Not noisy: on a scale whose scores sit at
@@ -87,7 +89,7 @@ class RaterEffects:
     # whether the rater is one of the reference raters the others are measured against
     co_reads: int = 0
     in_reference: bool = False
-    # Leniency is against the expert's scores (validity papers, engine.audit.rater_expert)
+    # Leniency is against the expert's scores (validity papers, engine.audit.raters.expert)
     # rather than the reference raters' median.
     anchored: bool = False
 
@@ -161,7 +163,7 @@ class _Raw:
 def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
     """Effects of every judged rater and the bias cells (see the module docstring).
 
-    scores: the pooled scores (engine.audit.raters._Scores); names: (R,) raters; rater_of: (N,)
+    scores: the pooled scores (engine.audit.raters.table._Scores); names: (R,) raters; rater_of: (N,)
     each score's rater index; judged: (R,) bool. Returns ({name: RaterEffects}, [BiasCell]);
     no effects when no rater is judged."""
     items, item_of = np.unique(scores.item, return_inverse=True)

@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from engine.audit.alpha import (
+from engine.audit.intervals import Interval
+from engine.audit.reads.alpha import (
     PooledScale,
     alpha_from_coincidences,
     alpha_levels,
@@ -39,8 +40,7 @@ from engine.audit.alpha import (
     pool_coincidences,
     pooled_scale,
 )
-from engine.audit.intervals import Interval
-from engine.audit.reads import ItemReads, read_pairs
+from engine.audit.reads.item_reads import ItemReads, read_pairs
 from engine.audit.resample import (
     answer_weights,
     bootstrap_interval,

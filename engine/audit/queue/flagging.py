@@ -6,7 +6,7 @@ the answers where the two raters disagree on a twentieth).
 
 The estimate of wrong scores (another read would give another score) comes from the item's
 answers read twice where there are any (the share whose reads differ, times the item's answers;
-Wilson's 95% interval), else from the calibrated severities (engine.audit.calibration): their
+Wilson's 95% interval), else from the calibrated severities (engine.audit.queue.calibration): their
 sum, with an interval that adds the Poisson-binomial spread to the calibration's own error
 (CALIBRATION_SPREAD, the spread of the held-out count ratios in the benchmark). The item's
 flagged list is that many answers from the top of its queue; with a precision asked for

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from engine.audit.reads import ItemReads, ReadPairs
-from engine.audit.scale import pooled_labels, score_values
+from engine.audit.reads.item_reads import ItemReads, ReadPairs
+from engine.input.scale import pooled_labels, score_values
 
 NOMINAL, ORDINAL, INTERVAL = "nominal", "ordinal", "interval"
 
@@ -98,7 +98,7 @@ def pooled_scale(
 ) -> PooledScale:
     """The items' codes on one scale: by value where every item's codes have values in points
     (so 2 of an item scored 0-2 is 2 of one scored 0-3), else by label (`labels`, each item's,
-    ordered by value as engine.audit.scale pools them), else by code."""
+    ordered by value as engine.input.scale pools them), else by code."""
     if labels is None or all(r.values is not None for r in items):
         keys = [tuple(float(v) for v in r.points) for r in items]
         pooled = sorted({k for item in keys for k in item})

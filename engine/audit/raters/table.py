@@ -1,19 +1,19 @@
 """Which raters need a word: for each rater, over every read they gave (the audited one or not:
-engine.audit.rater_reads, so a wide file and the same reads in long form count the same
+engine.audit.raters.every_read, so a wide file and the same reads in long form count the same
 raters), agreement with the model, the share of their scores flagged, their leniency
 (positive) or harshness (negative) in score points, each with a 95% interval, and their
-effects and verdict (engine.audit.rater_effects).
+effects and verdict (engine.audit.raters.effects).
 
 Leniency compares a rater's scores with the expected score E_i = sum_c p_ic v_c (v_c the score's
 value in points, p_ic the probabilities from a model fitted without that rater's scores,
-engine.audit.rater_expectation; the fitted PARM probabilities for results saved before it),
+engine.audit.raters.expectation; the fitted PARM probabilities for results saved before it),
 within items: the residuals d_i = v_{x_i} - E_i are decomposed as d_i = a_item + b_rater + e_i
 by least squares weighted by 1/sqrt(W_i) (alternating weighted means; see
-engine.audit.rater_effects.certainty_weights), so an item the model finds harder or easier is
+engine.audit.raters.effects.certainty_weights), so an item the model finds harder or easier is
 its own a_item and does not count against the raters who happened to score it. The b's are then
-centred on the median of the reference raters (engine.audit.rater_effects: the largest group of
+centred on the median of the reference raters (engine.audit.raters.effects: the largest group of
 judged raters whose leniencies agree, with no verdict), and combined with the paired leniency
-from co-raters' reads of the same answers (engine.audit.rater_pairs): the model is fitted to the raters' scores, so a lenient rater lifts
+from co-raters' reads of the same answers (engine.audit.raters.pairs): the model is fitted to the raters' scores, so a lenient rater lifts
 the model's expectations a little for the others, and centring on the mean would make every
 other rater look harsh; the median rater is the typical one. Its interval is b +/- t(0.975, n-1)
 sqrt(se_r^2 + se_ref^2), se_r the robust (sandwich) standard error of the rater's weighted mean
@@ -22,7 +22,7 @@ residual (s_r / sqrt(n) with equal weights), and se_ref the standard error of th
 other raters of the same items: a rater who scored an item alone cannot be compared on it.
 With an expert score column each rater's accuracy on the expert-scored answers is reported,
 and from rater_expert.MIN_EXPERT_READS of them leniency is against the expert
-(engine.audit.rater_expert). Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
+(engine.audit.raters.expert). Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
 and raters are ranked by their flagged share.
 """
 
@@ -34,18 +34,18 @@ from typing import Protocol
 
 import numpy as np
 
-from engine.audit import rater_expert
-from engine.audit.rater_bias import BiasCell
-from engine.audit.rater_effects import RaterEffects, assess
-from engine.audit.rater_expert import ExpertFigures, ExpertReads
-from engine.audit.rater_fit import moments
-from engine.audit.rater_pairs import CoReads, co_reads, join
-from engine.audit.rater_reads import EveryRead, ReadPairs, every_read, read_pairs, read_proba
-from engine.audit.rater_verdicts import verdict_words
-from engine.audit.scale import pooled_labels, recode, score_values
-from engine.audit.severity import flags
+from engine.audit.queue.severity import flags
+from engine.audit.raters import expert as rater_expert
+from engine.audit.raters.bias import BiasCell
+from engine.audit.raters.effects import RaterEffects, assess
+from engine.audit.raters.every_read import EveryRead, ReadPairs, every_read, read_pairs, read_proba
+from engine.audit.raters.expert import ExpertFigures, ExpertReads
+from engine.audit.raters.fit import moments
+from engine.audit.raters.pairs import CoReads, co_reads, join
+from engine.audit.raters.verdicts import verdict_words
 from engine.input.config import AuditConfig
 from engine.input.responses import Responses
+from engine.input.scale import pooled_labels, recode, score_values
 from engine.model.metrics import agreement
 from engine.model.pseudo_likelihood import FittedPARM
 
@@ -120,10 +120,10 @@ class RaterReport:
     rater_left_out: bool = True  # E from models without each rater's own scores
     timed: bool = False  # a time column was given (drift)
     # {rater: (accuracy, low, high)}: the consensus's reliability, where answers are read twice
-    # or more (engine.audit.reads_audit).
+    # or more (engine.audit.reads.reads_audit).
     reliability: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     # {rater: figures against the expert} of raters with an expert-scored read, None without an
-    # expert column (engine.audit.rater_expert); anchored: leniency is against the expert.
+    # expert column (engine.audit.raters.expert); anchored: leniency is against the expert.
     expert: dict[str, ExpertFigures] | None = None
     anchored: bool = False
 

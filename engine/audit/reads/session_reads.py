@@ -1,5 +1,5 @@
 """An item's reads as the input keeps them (engine.input.reads.Reads: rater names) turned into
-the arrays the agreement and consensus figures take (engine.audit.reads.ItemReads: rater
+the arrays the agreement and consensus figures take (engine.audit.reads.item_reads.ItemReads: rater
 indices shared across the session), and each item's text evidence for the consensus.
 
 The one place the conversion happens. Raters are named by engine.input.reads.rater_name, as
@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from engine.audit.consensus_layout import TextEvidence
-from engine.audit.reads import ItemReads
-from engine.audit.text_evidence import reads_classifier
+from engine.audit.reads.consensus_layout import TextEvidence
+from engine.audit.reads.item_reads import ItemReads
+from engine.audit.reads.text_evidence import reads_classifier
 from engine.input.reads import rater_name
 from engine.input.responses import Responses
 
@@ -76,7 +76,7 @@ def read_evidence(
     seed: int,
 ) -> TextEvidence | None:  # fmt: skip
     """The item's text evidence for the consensus, None when no answer is read twice: the
-    out-of-fold classifier on every read (engine.audit.text_evidence.reads_classifier) and the
+    out-of-fold classifier on every read (engine.audit.reads.text_evidence.reads_classifier) and the
     item's NEIGHBOURS nearest answers from its neighbour graph (similarities below 0 count 0)."""
     if not several_reads(responses):
         return None

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit.scale import file_scale, pooled_labels, recode
 from engine.core.progress import SESSION_MODEL, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.input.responses import Responses
+from engine.input.scale import file_scale, pooled_labels, recode
 
 METHOD = (
     "session model: one pseudo-likelihood over every read of every item, items and raters as "

@@ -2,7 +2,7 @@
 embedding, fitted on other answers' reads only (cross-fitted: an answer's own reads never reach
 the model that predicts it).
 
-The severity's embedding classifier (engine.audit.severity.classifier_proba) is one such model,
+The severity's embedding classifier (engine.audit.queue.severity.classifier_proba) is one such model,
 fitted on one score per answer; `reads_classifier` fits the same logistic regression on every
 read (one row per read, so an answer read by two raters who disagree teaches both scores).
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.audit.reads import ItemReads
+from engine.audit.reads.item_reads import ItemReads
 from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 
 FOLDS = 5
-# The severity's C for the embedding classifier (engine.audit.severity.EMBEDDING_C).
+# The severity's C for the embedding classifier (engine.audit.queue.severity.EMBEDDING_C).
 INVERSE_PENALTY = 10.0
 
 

@@ -4,7 +4,7 @@ For rater r's scores with a time t_i, the residual u_i = X_i - E_i - a_item (the
 the model's expectation, the item's effect removed as for leniency) is regressed on the time
 scaled to the rater's own span, s_i = (t_i - min t) / (max t - min t), by least squares:
 u_i = c + drift s_i + e_i, each score weighted as for leniency (1/sqrt(W_i), see
-engine.audit.rater_effects.certainty_weights). `drift` is the change in leniency from the
+engine.audit.raters.effects.certainty_weights). `drift` is the change in leniency from the
 rater's first score to their last, in score points. Its standard error is
 heteroscedasticity-robust (HC3), and the test is drift / se against Student's t with n - 2
 degrees of freedom (two-sided); under no drift it holds its level (tests/test_drift.py simulates
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import t as student_t
 
-from engine.audit.rater_fit import robust_slope, weighted_mean_se
+from engine.audit.raters.fit import robust_slope, weighted_mean_se
 
 MIN_DRIFT_SCORES = 20
 MIN_PERIOD_SCORES = 30

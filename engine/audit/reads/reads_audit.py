@@ -15,15 +15,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit.agreement import Agreement, agreement
-from engine.audit.consensus import SessionConsensus, consensus
-from engine.audit.consensus_layout import TextEvidence
-from engine.audit.prmse import TrueScoreFit, session_true_score
-from engine.audit.reads import ItemReads
-from engine.audit.session_reads import item_reads, session_raters, several_reads
+from engine.audit.reads.agreement import Agreement, agreement
+from engine.audit.reads.consensus import SessionConsensus, consensus
+from engine.audit.reads.consensus_layout import TextEvidence
+from engine.audit.reads.item_reads import ItemReads
+from engine.audit.reads.prmse import TrueScoreFit, session_true_score
+from engine.audit.reads.session_reads import item_reads, session_raters, several_reads
 from engine.input.responses import Responses
 
-# Bootstrap draws behind the agreement's and PRMSE's intervals (engine.audit.agreement).
+# Bootstrap draws behind the agreement's and PRMSE's intervals (engine.audit.reads.agreement).
 SAMPLES = 200
 
 

@@ -2,7 +2,7 @@
 from how they score the others?
 
 With d_i = X_i - E_i (score minus the model's expected score, in points) split by least squares
-into d_i = a_item + b_rater + e_i (engine.audit.raters.two_way), the main-effects expectation of
+into d_i = a_item + b_rater + e_i (engine.audit.raters.table.two_way), the main-effects expectation of
 a score is E_i + a_item + b_rater, and for each rater x item cell with at least MIN_CELL_SCORES
 scores:
 
@@ -17,7 +17,7 @@ table of R raters and I items a cell mean of e varies (1 - 1/I)(1 - 1/R) times a
 plain mean: the factor above; without it null t's have a standard deviation of about 0.8). A
 rater who scored a single item has no bias to show there (it is their leniency).
 
-A cell is listed when |t| >= BIAS_T and |bias| >= BIAS_POINTS (engine.audit.rater_verdicts
+A cell is listed when |t| >= BIAS_T and |bias| >= BIAS_POINTS (engine.audit.raters.verdicts
 holds the thresholds and tests/benchmarks/bench_raters.py shows how they were set). Under no
 interaction t is close to N(0, 1) (tests/test_rater_bias.py simulates it).
 """

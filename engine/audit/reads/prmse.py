@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.audit.intervals import Interval
-from engine.audit.reads import ItemReads
+from engine.audit.reads.item_reads import ItemReads
 from engine.audit.resample import answer_weights, bootstrap_interval, ratio_interval
 
 # Answers read twice below which V_T (so PRMSE) is not estimated. With two reads per answer

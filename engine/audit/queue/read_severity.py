@@ -5,7 +5,7 @@ In a session where some answers have two or more reads, each such answer is a la
 its reads disagree or they all agree with the audited score. A logistic regression, pooled over
 the session's items, learns P(another read differs) from three features of every answer:
 
-  logit of today's severity (engine.audit.severity);
+  logit of today's severity (engine.audit.queue.severity);
   the item's rate of disagreement among its answers read twice, shrunk towards the session's
       (ITEM_PRIOR answers' worth);
   the rate among the item's answers read twice that carry the same audited score, shrunk

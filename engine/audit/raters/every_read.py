@@ -18,7 +18,7 @@ from itertools import combinations
 
 import numpy as np
 
-from engine.audit.rater_expectation import smooth
+from engine.audit.raters.expectation import smooth
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def every_read(responses) -> EveryRead:
 
 def read_proba(result, reads: EveryRead) -> np.ndarray:
     """(R, C+1) the probabilities each read's expected score comes from: the rater-left-out
-    model's for that read (engine.audit.rater_expectation, one row per read), else its answer's
+    model's for that read (engine.audit.raters.expectation, one row per read), else its answer's
     fitted PARM probabilities (results saved before every read was counted, or made by hand),
     smoothed as that model's are: an in-sample fit is often sure to 1e-12 (Mohler's items of 30
     answers), and a score it calls impossible would weigh without limit in fit and bias."""

@@ -1,7 +1,7 @@
 """The severity on one scale across items (issue 44, point 3): the probability that another read
 of the answer would give another score.
 
-The raw severity (engine.audit.severity) ranks an item's answers, but its level follows how well
+The raw severity (engine.audit.queue.severity) ranks an item's answers, but its level follows how well
 the classifiers fit the item: a wide scale or a hard item reads as more severe everywhere, with
 no more disagreement. A fixed map puts it on one scale:
 
@@ -12,7 +12,7 @@ no more disagreement. A fixed map puts it on one scale:
 chooses which of them enter, the others' coefficients are 0), fitted by tests/benchmarks/bench_severity_errors.py on the
 real second reads of the shared data, every kind weighted equally; held out one kind at a time,
 its expected calibration error is in docs/explanation/severity.md. Where the session's own
-answers read twice teach it (engine.audit.read_severity), they relearn it.
+answers read twice teach it (engine.audit.queue.read_severity), they relearn it.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ Among those, the classifier found as many planted effects as the best at the sam
 rate, and noisy raters on nominal labels far more often (1.00 against 0.61 and 0.81); it is also
 the cheapest (one logistic regression per fold).
 
-Every read is one row (engine.audit.rater_reads, engine.pipeline): a rater's reads are
+Every read is one row (engine.audit.raters.every_read, engine.pipeline): a rater's reads are
 predicted by a model fitted on every read of the other folds' raters, so a grader whose reads
 are never the audited ones (a third score column) has their expectation like everyone else;
 with one read per answer this is one row per answer, as before.
@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.audit.severity import EMBEDDING_C
+from engine.audit.queue.severity import EMBEDDING_C
 from engine.core.progress import Reporter
 from engine.model.classifier import out_of_fold_proba
 

@@ -9,7 +9,7 @@ of x - expert, s the one pooled over raters (within raters, n - R degrees of fre
 own s_r from ten papers is often 0 (every paper agreed) and says little; the pooled s keeps the
 interval honest, the max keeps a noisy rater's wide.
 
-The anchor (`anchor`): every rater's model figure b (engine.audit.rater_effects, combined with
+The anchor (`anchor`): every rater's model figure b (engine.audit.raters.effects, combined with
 the co-raters' pairs) measures their leniency L_r from an origin o no one knows (the model is
 fitted to the raters), and g measures L_r from the expert. So b_r - g_r estimates the same o for
 every rater, lenient or not, and no rater has to be judged neutral: weighted least squares of
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.audit.rater_pairs import usable
-from engine.audit.rater_reads import every_read
-from engine.audit.scale import score_values
+from engine.audit.raters.every_read import every_read
+from engine.audit.raters.pairs import usable
+from engine.input.scale import score_values
 
 # Expert-scored reads, pooled over raters, from which the expert is the reference for leniency.
 MIN_EXPERT_READS = 50
@@ -162,7 +162,7 @@ def anchor(b, b_se, g, g_se):
 
 
 def session_reads(results, order) -> ExpertReads:
-    """Every item's reads of expert-scored answers (engine.audit.rater_reads: every read), as
+    """Every item's reads of expert-scored answers (engine.audit.raters.every_read: every read), as
     one ExpertReads; order: the score_order."""
     parts = []
     for result in results:

@@ -1,4 +1,4 @@
-"""Raters counted right in every shape (engine/audit/rater_reads.py, issue 43): every read is
+"""Raters counted right in every shape (engine/audit/raters/every_read.py, issue 43): every read is
 its rater's score, so a wide file of three score columns and the same reads in long form give
 the same raters.csv, agreement.csv and consensus.csv, every rater with their row, verdict and
 reads; a planted lenient rater whose reads are never the audited ones is found; and a leniency
@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 from helpers import ROOT, TALKING_CLI, cli
 
-from engine.audit.rater_reads import every_read, read_pairs
-from engine.audit.raters import rater_report
+from engine.audit.raters.every_read import every_read, read_pairs
+from engine.audit.raters.table import rater_report
 from engine.input.config import load_defaults
 from engine.input.items import split_items
 

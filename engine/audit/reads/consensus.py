@@ -5,7 +5,7 @@ The model (a Dawid-Skene model with a structured error model and a prior from th
 
     P(true score of u = c | reads, text)  proportional to  rho_u(c) prod_{reads of u} P(x | c, r)
 
-P(x | c, r) is the raters' error model (engine.audit.rater_model: accuracy a_r, error shares over
+P(x | c, r) is the raters' error model (engine.audit.reads.error_model: accuracy a_r, error shares over
 offsets, shared by every item of the session). The prior rho_u pools the item's base rates
 beta_i with the text evidence as a product of experts with the base rate divided out:
 
@@ -35,9 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from engine.audit.consensus_layout import Layout, TextEvidence, layout
-from engine.audit.rater_model import RaterCounts, RaterParameters, log_likelihood
-from engine.audit.reads import ItemReads
+from engine.audit.reads.consensus_layout import Layout, TextEvidence, layout
+from engine.audit.reads.error_model import RaterCounts, RaterParameters, log_likelihood
+from engine.audit.reads.item_reads import ItemReads
 
 # A consensus at least this probable needs no third read: where the posterior is calibrated
 # (tests/benchmarks/bench_consensus.py measures it), at most 1 in 20 of such answers is wrong,
@@ -74,7 +74,7 @@ class ItemConsensus:
 @dataclass(frozen=True)
 class RaterReliability:
     """Each rater's estimated accuracy (the probability a read of theirs is the true score) with
-    its Jeffreys interval on the effective reads (rater_model.RaterCounts.effective_reads: fewer
+    its Jeffreys interval on the effective reads (error_model.RaterCounts.effective_reads: fewer
     than the reads, since the true scores are estimated), their reads, and the shares of their
     errors by offset (-2, -1, +1, +2, far; from ordered items)."""
 

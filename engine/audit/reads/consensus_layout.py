@@ -2,7 +2,7 @@
 
 Every answer of every item is one row of (A, K) arrays, K the session's largest scale; codes
 beyond an item's own scale are masked (probability 0). Reads are grouped by scale
-(rater_model.ScaleReads); the neighbour vote is one sparse (A, A) matrix of similarities
+(error_model.ScaleReads); the neighbour vote is one sparse (A, A) matrix of similarities
 within items; the per-answer sum of the reads' log-likelihoods is one sparse (A, R) product.
 So the cost of an EM step grows with the reads, not with the number of items.
 """
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from engine.audit.rater_model import ScaleReads
-from engine.audit.reads import ItemReads
+from engine.audit.reads.error_model import ScaleReads
+from engine.audit.reads.item_reads import ItemReads
 
 # Classifier probabilities are floored so one fold's missing score is strong, not infinite,
 # evidence against it.

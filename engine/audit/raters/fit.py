@@ -4,7 +4,7 @@ standardised forms, the spread of the rater's scores against the spread the mode
 labels a disagreement ratio.
 
 For each scored answer i, p_i is the model's predictive distribution over the item's score
-values v_k (in points; engine.audit.rater_expectation gives it without the rater's own scores):
+values v_k (in points; engine.audit.raters.expectation gives it without the rater's own scores):
 
     E_i = sum_k v_k p_ik,  W_i = sum_k (v_k - E_i)^2 p_ik,  C_i = sum_k (v_k - E_i)^4 p_ik,
     z_i = (X_i - E_i) / sqrt(W_i),
@@ -23,7 +23,7 @@ of the rater's scores strictly inside their item's scale (neither its lowest nor
 score) against its expectation sum_i P_i(middle) / n, with z = (O - E) / sqrt(sum_i P_i(1 - P_i)).
 The slope of the residual X_i - E_i on E_i within the rater is negative for a central rater
 (under the model where it expects high scores, over where it expects low ones); the verdict
-(engine.audit.rater_verdicts) reads the middle, both ends and the slope.
+(engine.audit.raters.verdicts) reads the middle, both ends and the slope.
 
 Unordered labels have no points, so no E, W, infit, outfit, spread or fair average; their fit
 is disagreement = sum_i (1 - p_i(X_i)) / sum_i (1 - sum_k p_ik^2), the model's improbability of

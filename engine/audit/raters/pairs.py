@@ -8,7 +8,7 @@ each connected group of raters has mean 0), with a standard error clustered by a
 read three times gives three pairs that share reads), never below the homoscedastic one (a
 rater whose few pairs happen to agree exactly would otherwise weigh without limit).
 
-Combined with the model's figure b (engine.audit.rater_effects: X - E on every read) by
+Combined with the model's figure b (engine.audit.raters.effects: X - E on every read) by
 inverse variance, after moving c onto b's origin by the median over raters of b - c: the origin
 is arbitrary in both, and the median keeps a few raters' differences from setting it. Both use
 every read, so a pair's two reads are in both figures: the combination's standard error adds

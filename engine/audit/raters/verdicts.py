@@ -1,6 +1,6 @@
 """The plain-words verdicts on a rater and the rules that give them: one list, one place.
 
-Every rule compares the rater with the reference raters (see engine.audit.rater_effects) and
+Every rule compares the rater with the reference raters (see engine.audit.raters.effects) and
 needs both a size and a significance, so that a large rater with a trivial difference is not
 called out and a small one with a big but uncertain one is not either. A rater may get several
 verdicts ("lenient" and "drifting"), strongest first; one with none is "fine". The thresholds

@@ -1,5 +1,5 @@
 """Which scores to look at first: the review queue's raw severity, and what "the model prefers
-another score" means (`flags`, kept for the rater table; the flagged list is engine.audit.flagging).
+another score" means (`flags`, kept for the rater table; the flagged list is engine.audit.queue.flagging).
 
 The raw severity is 1 - p(human score) under models that never saw that response's score, from
 two kinds of cross-fitting, their logits averaged (`logit_mean`):
@@ -12,7 +12,7 @@ two kinds of cross-fitting, their logits averaged (`logit_mean`):
    features of the selected graph (T_i(c) / S_i and log(1 + S_i)): (C+1)(3C+5) parameters, 8
    with two scores, so 80 responses with two scores, 330 on a 0-2 scale; on a smaller item the
    mean of the two models' probabilities;
-2. over folds of whole groups of similar answers (engine.audit.answer_groups, GROUPS groups):
+2. over folds of whole groups of similar answers (engine.audit.queue.answer_groups, GROUPS groups):
    the mean of the same two classifiers, so an answer is predicted by models that never saw any
    answer like it. A rater who scores a whole wording the same wrong way teaches random folds
    (and the neighbours) the error; group folds do not (issue 44: on Powergrading's planted
@@ -22,7 +22,7 @@ tests/benchmarks/bench_severity_errors.py chose this by leaving one kind of file
 kind in the shared data, on random errors, real second reads and the errors raters make (a
 cluster of similar answers one step off, a rater who never gives the top score, one who
 drifts), against a kNN vote and out-of-fold logistic regression computed per item on the same
-embeddings; docs/explanation/severity.md gives the held-out tables. engine.audit.calibration
+embeddings; docs/explanation/severity.md gives the held-out tables. engine.audit.queue.calibration
 then puts the severity on one scale across items.
 """
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.audit.answer_groups import group_folds, similar_groups
+from engine.audit.queue.answer_groups import group_folds, similar_groups
 from engine.core.progress import CHECKS, Reporter
 from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 from engine.model.lexical import gram_features, lexical_features
@@ -56,7 +56,7 @@ LEXICAL_LANDMARKS = 500
 # twice per optimiser step, and half the bytes is a quarter less time on a 1,500-answer item.
 LEXICAL_DTYPE = np.float32
 LOG_FLOOR = 1e-6
-# Groups of similar answers for the group folds (engine.audit.answer_groups).
+# Groups of similar answers for the group folds (engine.audit.queue.answer_groups).
 GROUPS = 20
 CLASSIFIER_STEP = "severity: embedding classifier"
 LEXICAL_STEP = "severity: word and character classifier"
@@ -148,7 +148,7 @@ def random_fold_severity(embedded, lexical, features, scores, n_classes, parts, 
 
 def group_fold_severity(vectors, texts, words, scores, n_classes, seed, fallback, reporter):
     """1 - p(human score) of the mean of both classifiers cross-fitted over folds of whole
-    groups of similar answers (engine.audit.answer_groups); an answer whose score its fold's
+    groups of similar answers (engine.audit.queue.answer_groups); an answer whose score its fold's
     training rows lack keeps `fallback` (the random folds' mean): no model there could give
     it. None when the answers form fewer than two groups."""
     groups = similar_groups(vectors, GROUPS, seed)
