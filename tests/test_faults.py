@@ -102,7 +102,7 @@ def test_a_damaged_cache_is_reported_and_gives_the_uncached_result(
 ):
     import sqlite3
 
-    from engine.embedding.answer_cache import ANSWERS_FILE
+    from engine.embedding.cache.answers import ANSWERS_FILE
 
     monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
     args = [answers / "answers.csv", *TALKING, "--force", "--out"]

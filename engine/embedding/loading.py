@@ -122,7 +122,7 @@ def preload_for(items, config, precomputed: bool = False) -> None:
         return
 
     def check_then_load() -> None:
-        from engine.embedding.cached import RunCache
+        from engine.embedding.cache.run_cache import RunCache
 
         name = config.embedding_model
         run = RunCache(name, config.embedding_cache_mb)

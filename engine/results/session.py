@@ -12,7 +12,7 @@ import numpy as np
 from engine.audit.raters.table import RaterReport, rater_report
 from engine.audit.reads.reads_audit import ReadsAudit, audit_reads
 from engine.core.run_warnings import RunWarning
-from engine.embedding.cache import CACHE_NOTE
+from engine.embedding.cache.entries import CACHE_NOTE
 from engine.input.config import AuditConfig
 from engine.input.items import Items
 from engine.model.session.figures import SessionModelFigures

@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.core.places import cache_dir
 from engine.embedding.bundled import resolve_model
-from engine.embedding.cache import cache_key
+from engine.embedding.cache.entries import cache_key
 from engine.input.config import load_defaults
 from engine.input.responses import load_responses
 from engine.pipeline import run_audit

@@ -19,7 +19,7 @@ so a re-run within the hour writes nothing.
 
 The size is bounded (`embedding_cache_mb`): after a write, the least recently used entries are
 deleted until the cache is under nine tenths of the bound, and the freed pages returned to the
-file system. Entries of earlier parm versions (one .npz per list of texts, engine.embedding.cache)
+file system. Entries of earlier parm versions (one .npz per list of texts, engine.embedding.cache.entries)
 count towards the bound and go first.
 """
 
@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.core.files import reason, storage_code
-from engine.embedding.cache import legacy_entries
+from engine.embedding.cache.entries import legacy_entries
 
 # The database's file name carries the format: another format is another file.
 ANSWERS_FILE = "answers-1.sqlite"

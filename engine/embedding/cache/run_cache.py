@@ -1,6 +1,6 @@
 """What one embedding call finds in the cache and what it adds to it (`RunCache`): the answer
-cache (engine.embedding.answer_cache) first, then, for the texts it lacks, an entry of an
-earlier parm version for exactly the same list of texts (engine.embedding.cache; its vectors are
+cache (engine.embedding.cache.answers) first, then, for the texts it lacks, an entry of an
+earlier parm version for exactly the same list of texts (engine.embedding.cache.entries; its vectors are
 copied into the answer cache, so an upgrade re-embeds nothing). Every problem becomes one
 warning starting with CACHE_NOTE; none stops a run: a cache that cannot be used costs time.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.core.files import reason, storage_code
-from engine.embedding import cache
-from engine.embedding.answer_cache import (
+from engine.embedding.cache import entries as cache
+from engine.embedding.cache.answers import (
     AnswerCache,
     CacheUnavailable,
     Found,

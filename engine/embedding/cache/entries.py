@@ -195,7 +195,7 @@ def _discard(path) -> None:
 
 def legacy_entries(folder: Path) -> list[tuple[Path, int, float]]:
     """The entries in `folder` (path, bytes, modification time): sentence vectors of earlier
-    parm versions, one per list of texts, read while they last (engine.embedding.cached), and
+    parm versions, one per list of texts, read while they last (engine.embedding.cache.run_cache), and
     token vectors for late interaction."""
     found = []
     try:

@@ -1,6 +1,6 @@
 """What the embedding cache holds, and emptying it (`parm cache`, `parm cache clear`): the answer
-cache (engine.embedding.answer_cache) and the entries of earlier versions and of token vectors
-(engine.embedding.cache), in the folder engine.core.places.cache_dir gives."""
+cache (engine.embedding.cache.answers) and the entries of earlier versions and of token vectors
+(engine.embedding.cache.entries), in the folder engine.core.places.cache_dir gives."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from engine.core.errors import EmbeddingError
 from engine.core.files import reason, remove_stale_temporaries
-from engine.embedding.answer_cache import ANSWERS_FILE
-from engine.embedding.cache import cache_folder, legacy_entries
+from engine.embedding.cache.answers import ANSWERS_FILE
+from engine.embedding.cache.entries import cache_folder, legacy_entries
 
 
 @dataclass(frozen=True)
