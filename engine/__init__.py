@@ -21,10 +21,10 @@ from engine.core.kernels import pin_blas_kernels
 pin_blas_kernels()
 
 _EXPORTS = {
-    "AuditConfig": "engine.input.config",
-    "config_from_dict": "engine.input.config",
-    "load_config": "engine.input.config",
-    "load_defaults": "engine.input.config",
+    "AuditConfig": "engine.input.settings.config",
+    "config_from_dict": "engine.input.settings.config",
+    "load_config": "engine.input.settings.config",
+    "load_defaults": "engine.input.settings.config",
     "Responses": "engine.input.responses",
     "load_responses": "engine.input.responses",
     "Cancelled": "engine.core.errors",

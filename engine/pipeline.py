@@ -23,8 +23,8 @@ from engine.embedding.vectors import Embedded
 from engine.graph.late_interaction import late_interaction_graph, tuning_config
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
-from engine.input.config import SINGLE_VECTOR, AuditConfig, fit_top_k
 from engine.input.responses import Responses
+from engine.input.settings.config import SINGLE_VECTOR, AuditConfig, fit_top_k
 from engine.model.cross_fit import cross_fit
 from engine.model.features import ItemFeatures
 from engine.model.metrics import ORDINAL_METRICS

@@ -19,7 +19,7 @@ from typing import Protocol
 from engine.cluster.address import scheduler_address
 from engine.core.progress import Reporter
 from engine.core.workers import run_units
-from engine.input.config import AuditConfig
+from engine.input.settings.config import AuditConfig
 
 
 class Runner(Protocol):

@@ -26,10 +26,10 @@ from engine.audit.queue.read_severity import learned_severity
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.vectors import Embedded
-from engine.input.config import AuditConfig
 from engine.input.items import Items
-from engine.input.reads import LONG
 from engine.input.responses import Responses
+from engine.input.settings.config import AuditConfig
+from engine.input.several_reads import LONG
 from engine.model.session.cross_fit import SessionOptions
 from engine.model.session.figures import check_session_memory, session_model_figures, wanted
 from engine.pipeline import check_selection_metric, embed_responses, run_audit

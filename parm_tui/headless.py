@@ -24,7 +24,7 @@ from engine.core.progress import CLUSTER, STAGES
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.column_guess import CHOSEN_KEYS, unused_columns
-from engine.input.config import build_config
+from engine.input.settings.config import build_config
 from engine.outputs.markdown import plural
 from engine.outputs.names import WARNINGS_FILE
 from engine.results.figures import run_figures

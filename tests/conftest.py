@@ -20,8 +20,8 @@ from helpers import (
     flipped_audit,
 )
 
-from engine.input.config import load_defaults
 from engine.input.responses import load_responses
+from engine.input.settings.config import load_defaults
 from engine.saved.decisions import open_store
 
 # Fixtures that load the bundled model (to embed, or to copy it as a checkpoint).

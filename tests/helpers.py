@@ -25,9 +25,9 @@ from typer.testing import CliRunner
 import parm_tui.app
 from engine.core.errors import ConfigError
 from engine.embedding.vectors import Embedded, TokenEmbeddings
-from engine.input.config import config_from_dict, load_defaults
 from engine.input.items import split_items
 from engine.input.responses import Responses
+from engine.input.settings.config import config_from_dict, load_defaults
 from engine.pipeline import run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, single_item_session

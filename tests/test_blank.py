@@ -16,8 +16,8 @@ from engine.core.progress import Reporter
 from engine.embedding.blank import with_blank_tokens, with_blank_vectors
 from engine.embedding.vectors import Embedded, TokenEmbeddings
 from engine.graph.maxsim import pair_scores, symmetric_score
-from engine.input.config import load_defaults
 from engine.input.responses import Responses, blank_answers, load_responses
+from engine.input.settings.config import load_defaults
 from engine.pipeline import embed_responses, run_audit, with_blank_answers
 
 BLANKS = ["", " ", "\t", "  \n "]

@@ -82,7 +82,7 @@ def test_a_damaged_entry_of_an_earlier_version_is_not_used(cache_dir, monkeypatc
     from helpers import FakeEncoder, use_fake_model
 
     from engine.embedding.sentence import embed_texts
-    from engine.input.config import DEFAULT_MODEL
+    from engine.input.settings.config import DEFAULT_MODEL
 
     texts = [f"Plants need light {i}." for i in range(12)]
     model = use_fake_model(monkeypatch, FakeEncoder())

@@ -18,8 +18,8 @@ from helpers import ROOT, TALKING_CLI, cli
 
 from engine.audit.raters.every_read import every_read, read_pairs
 from engine.audit.raters.table import rater_report
-from engine.input.config import load_defaults
 from engine.input.items import split_items
+from engine.input.settings.config import load_defaults
 
 GRADERS = ("G1", "G2", "G3")
 COMPARED = ("raters.csv", "agreement.csv", "consensus.csv")
@@ -157,8 +157,8 @@ def _crossed_fake(rng, n: int):
     scores drawn from the model's own probabilities: no rater has an effect."""
     import types
 
-    from engine.input.reads import Reads
     from engine.input.responses import Responses
+    from engine.input.several_reads import Reads
 
     proba = rng.dirichlet([2, 2, 2], size=n)
     codes = np.array([[rng.choice(3, p=p) for _ in GRADERS] for p in proba])

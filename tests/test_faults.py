@@ -35,8 +35,8 @@ from helpers import (
 )
 
 from engine.core.errors import DataError, ResumeError, ReviewError
-from engine.input.config import config_from_dict
 from engine.input.responses import load_responses
+from engine.input.settings.config import config_from_dict
 from engine.outputs.manifest import read_set
 from engine.outputs.names import (
     DECISIONS_FILE,

@@ -18,7 +18,7 @@ from helpers import SAMPLE_CSV, clustered_embeddings, session_frame, write_rows
 from sklearn.metrics import accuracy_score, cohen_kappa_score, f1_score
 from typer.testing import CliRunner
 
-from engine.input.config import load_defaults
+from engine.input.settings.config import load_defaults
 from parm_tui.cli import app
 
 PREDICTION_COLUMNS = ["row", "id", "text", "score", "predicted"]

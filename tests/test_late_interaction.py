@@ -21,7 +21,7 @@ from engine.graph.late_interaction import (
     tuning_config,
 )
 from engine.graph.maxsim import symmetric_score
-from engine.input.config import config_from_dict
+from engine.input.settings.config import config_from_dict
 
 
 # -- the two-stage graph ---------------------------------------------------------------------------
@@ -125,8 +125,8 @@ def small_sample_csv(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def late_interaction_run(small_sample_csv, colbert_minilm):
-    from engine.input.config import load_defaults
     from engine.input.responses import load_responses
+    from engine.input.settings.config import load_defaults
     from engine.pipeline import run_audit
 
     config = load_defaults().updated(

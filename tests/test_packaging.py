@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.input.config import DEFAULTS, DEFAULTS_PATH, config_from_dict, load_defaults
+from engine.input.settings.config import DEFAULTS, DEFAULTS_PATH, config_from_dict, load_defaults
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -94,7 +94,7 @@ def test_answers_whose_reads_all_agree_go_last_in_the_queue_in_their_own_order()
 
 
 def test_an_answer_is_confirmed_when_read_twice_or_more_and_every_read_agrees():
-    from engine.input.reads import Reads
+    from engine.input.several_reads import Reads
 
     # answer 0: 1, 1 (confirmed); 1: read once; 2: 2, 2, 1 (a third read differs); 3: 0, 0, 0
     answer = np.array([0, 0, 1, 2, 2, 2, 3, 3, 3])

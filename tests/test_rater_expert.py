@@ -21,8 +21,8 @@ from engine.audit.raters.expert import (
     figures,
 )
 from engine.audit.raters.table import rater_report
-from engine.input.config import load_defaults
 from engine.input.items import split_items
+from engine.input.settings.config import load_defaults
 
 
 def test_accuracy_on_the_expert_scored_answers_by_hand():

@@ -113,7 +113,7 @@ def test_report_lists_near_duplicates_with_both_texts():
         source="dupes.csv",
     )
     config_changes = {"similarity_top_k": [5, 10], "bootstrap_samples": 0, "cross_fit_folds": 0}
-    from engine.input.config import load_defaults
+    from engine.input.settings.config import load_defaults
 
     result = run_audit(
         responses, load_defaults().updated(**config_changes), embedded=Embedded.precomputed(vectors)

@@ -13,8 +13,8 @@ from helpers import run_frame, session_config, session_frame
 
 from engine.core.errors import Cancelled
 from engine.core.progress import SESSION_MODEL, CancelToken
-from engine.input.config import config_from_dict
 from engine.input.items import split_items
+from engine.input.settings.config import config_from_dict
 from engine.model.session.figures import SessionModelFigures
 from engine.outputs.session import write_session
 from engine.outputs.session_report import session_dict
@@ -145,8 +145,8 @@ def test_a_saved_run_restores_the_session_models_figures(tmp_path):
 
 def test_a_wide_files_unrecorded_raters_are_its_columns_and_a_long_files_stay_unknown():
     from engine.graph.search import build_graph
-    from engine.input.reads import Reads
     from engine.input.responses import Responses
+    from engine.input.several_reads import Reads
     from engine.model.session.figures import session_items
 
     answer = np.array([0, 0, 1, 2, 2])

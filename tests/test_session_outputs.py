@@ -145,7 +145,7 @@ def test_report_json_has_one_shape_for_one_item_and_for_many(tmp_path):
 
 
 def test_the_schemas_settings_are_the_settings_table():
-    from engine.input.settings import SETTINGS
+    from engine.input.settings.declared import SETTINGS
     from engine.outputs.session_report import report_schema
 
     config = report_schema()["$defs"]["config"]

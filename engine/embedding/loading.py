@@ -16,7 +16,7 @@ import threading
 import time
 
 from engine.core.progress import MODEL, CancelToken, ProgressEvent, Reporter
-from engine.input.config import DEFAULT_MODEL, is_static_model
+from engine.input.settings.config import DEFAULT_MODEL, is_static_model
 
 MODEL_STAGE = MODEL
 # How often a run waiting for a load started elsewhere looks at its own cancel token.

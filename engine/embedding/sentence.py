@@ -15,7 +15,7 @@ from engine.embedding.cache.run_cache import RunCache
 from engine.embedding.loading import model_for
 from engine.embedding.reading import TRUNCATE, encode_plan, plan_reading
 from engine.embedding.vectors import EmbeddingFacts
-from engine.input.settings import DEFAULT_CACHE_MB, DEFAULT_MODEL
+from engine.input.settings.declared import DEFAULT_CACHE_MB, DEFAULT_MODEL
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.audit.reads.agreement import ALL, THRESHOLDS
-from engine.input.reads import read_pair
+from engine.input.several_reads import read_pair
 from engine.outputs.flag_check import flags_check
 from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.results.compare import SHORTFALL, Comparison, Limit, compare, minimum
@@ -283,7 +283,7 @@ def model_against_first(result) -> dict | None:
 
 def raters_named(result) -> tuple[str, str]:
     """The two raters of an item with a second score column, named as every output names them
-    (engine.input.reads.read_pair)."""
+    (engine.input.several_reads.read_pair)."""
     return read_pair([result.responses.reads])
 
 

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from engine.core.metric_names import METRIC
-from engine.input.config import SINGLE_VECTOR
+from engine.input.settings.config import SINGLE_VECTOR
 from engine.outputs import plots
 from engine.outputs.columns import fixed
 from engine.outputs.conclusions import degradation, model_against_first, raters_named

@@ -28,7 +28,7 @@ import numpy as np
 from engine.core.metric_names import METRIC
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
-from engine.input.reads import read_pair
+from engine.input.several_reads import read_pair
 from engine.outputs import html_items, plots, session_report
 from engine.outputs.columns import fixed
 from engine.outputs.conclusions import conclusions
@@ -353,7 +353,7 @@ def overview(session: SessionResult) -> dict:
 
 
 def session_read_pair(session: SessionResult) -> tuple[str, str]:
-    """Who gave the session's audited and second reads (engine.input.reads.read_pair)."""
+    """Who gave the session's audited and second reads (engine.input.several_reads.read_pair)."""
     return read_pair(result.responses.reads for result in session.results)
 
 

@@ -22,8 +22,8 @@ import re
 
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
-from engine.input.config import SINGLE_VECTOR
-from engine.input.reads import read_pair
+from engine.input.settings.config import SINGLE_VECTOR
+from engine.input.several_reads import read_pair
 from engine.outputs.report import FIELD_THRESHOLDS, report_dict
 from engine.results.item import AuditResult
 from engine.results.lead import lead_text, small_note, wrong_phrase
@@ -169,7 +169,7 @@ def _summary_section(result: AuditResult, data) -> str:
         f"- Run: {md_text(data['run_id'])}",
     ]
     if result.second_rater is not None:
-        # Named as every output names the second reads' rater (engine.input.reads.read_pair):
+        # Named as every output names the second reads' rater (engine.input.several_reads.read_pair):
         # a long file has no second score column to name.
         other = read_pair([result.responses.reads])[1]
         lines.append(

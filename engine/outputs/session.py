@@ -9,9 +9,9 @@ from pathlib import Path
 
 from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
-from engine.input.config import AuditConfig
-from engine.input.reads import rater_column_given, records_raters, several_reads
 from engine.input.scale import pooled_labels
+from engine.input.settings.config import AuditConfig
+from engine.input.several_reads import rater_column_given, records_raters, several_reads
 from engine.outputs import declared, rater_files, read_files, session_report, tables, workbook
 from engine.outputs.names import (
     AGREEMENT_FILE,
@@ -41,7 +41,7 @@ def output_files(config: AuditConfig, table_format: str = CSV) -> tuple[str, ...
     """The files a session with these settings can write, in the order they are written: the
     four outputs, report.html and warnings.txt; items.csv and raters.csv (with
     rater_item_bias.csv and rater_feedback.csv) when the settings name an item column and
-    raters (engine.input.reads.records_raters); consensus.csv and agreement.csv when they name several reads per answer; then
+    raters (engine.input.several_reads.records_raters); consensus.csv and agreement.csv when they name several reads per answer; then
     decisions.csv and scores_reviewed.csv, which need the decision store and the input table.
     table_format (engine.outputs.names): "xlsx" puts the tables in results.xlsx instead
     (decisions.csv stays), "both" writes the workbook after the CSVs."""

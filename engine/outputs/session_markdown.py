@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from engine.audit.raters.expert import MIN_EXPERT_READS
 from engine.core.run_warnings import summary_lines
-from engine.input.reads import read_pair
+from engine.input.several_reads import read_pair
 from engine.outputs import declared, markdown, rater_files, read_files, review_summary
 from engine.outputs.conclusions import conclusions
 from engine.outputs.declared import TOO_FEW

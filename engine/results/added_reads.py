@@ -48,7 +48,7 @@ def check_added(review: ReviewSet, i: int, rater: str, score: str) -> str:
     """The rater's name as it will be kept (made inert and trimmed); ReviewError when a read of
     response i by `rater` cannot be added: no consensus in this run, no rater, a score off the
     item's scale, or a rater who already read the answer (the rules the file's reads follow,
-    engine.input.reads)."""
+    engine.input.several_reads)."""
     row = int(review.responses.rows[i])
     if review.reads is None:
         raise ReviewError(NO_READS)

@@ -20,8 +20,8 @@ from engine.audit.reads.consensus_layout import TextEvidence
 from engine.embedding.vectors import EmbeddingFacts
 from engine.graph.late_interaction import LateInteractionFacts
 from engine.graph.neighbour_graph import NeighbourGraph
-from engine.input.config import AuditConfig
 from engine.input.responses import Responses
+from engine.input.settings.config import AuditConfig
 from engine.model.cross_fit import CrossFit
 from engine.model.metrics import confusion
 from engine.model.pseudo_likelihood import FittedPARM

@@ -15,9 +15,9 @@ import numpy as np
 from engine.audit.queue.evidence import Neighbour
 from engine.audit.queue.severity import queue_order
 from engine.audit.raters.every_read import every_read
-from engine.input.config import settings_digest
 from engine.input.responses import Responses
 from engine.input.scale import pool_responses
+from engine.input.settings.config import settings_digest
 from engine.results.decision import RunContext
 from engine.results.item import AuditResult
 from engine.results.queue_notes import evidence_score, lone_scores, queue_notes

@@ -13,8 +13,8 @@ from engine.audit.raters.table import RaterReport, rater_report
 from engine.audit.reads.reads_audit import ReadsAudit, audit_reads
 from engine.core.run_warnings import RunWarning
 from engine.embedding.cache.entries import CACHE_NOTE
-from engine.input.config import AuditConfig
 from engine.input.items import Items
+from engine.input.settings.config import AuditConfig
 from engine.model.session.figures import SessionModelFigures
 from engine.results.item import AuditResult
 from engine.results.lead import lead_warnings

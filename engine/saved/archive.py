@@ -28,8 +28,8 @@ from engine.audit.reads.consensus_layout import TextEvidence
 from engine.core.errors import ConfigError, ResumeError
 from engine.embedding.vectors import EmbeddingFacts
 from engine.graph.late_interaction import LateInteractionFacts
-from engine.input.config import config_from_dict
 from engine.input.responses import Responses
+from engine.input.settings.config import config_from_dict
 from engine.model.cross_fit import CrossFit, FoldFit
 from engine.model.pseudo_likelihood import FittedPARM
 from engine.model.tuning import TuningResult, TuningRow

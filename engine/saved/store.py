@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 from engine.core.errors import ConfigError, ParmError, ResumeError
 from engine.core.files import atomic_write_files
 from engine.core.places import data_dir
-from engine.input.config import AuditConfig, config_from_dict, settings_digest
+from engine.input.settings.config import AuditConfig, config_from_dict, settings_digest
 from engine.results.figures import RunFigures
 
 if TYPE_CHECKING:  # only for annotations: finding a session must not load numpy

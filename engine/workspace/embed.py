@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.core.progress import CancelToken
-    from engine.input.config import AuditConfig
+    from engine.input.settings.config import AuditConfig
 
 
 @dataclass(frozen=True)

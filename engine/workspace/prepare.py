@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 
     from engine.core.run_warnings import RunWarning
     from engine.input.column_guess import ColumnChoice
-    from engine.input.config import AuditConfig
     from engine.input.items import Items
     from engine.input.responses import Responses
+    from engine.input.settings.config import AuditConfig
     from engine.results.session import SessionResult
     from engine.saved.store import SavedSession
 

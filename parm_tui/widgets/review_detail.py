@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from engine.core.text import safe_text
-from engine.input.reads import rater_name
+from engine.input.several_reads import rater_name
 from engine.results.review import ReviewSet
 from parm_tui.widgets.neighbours import NEIGHBOURS_LEGEND, NeighbourList
 from parm_tui.widgets.plain import plain
@@ -192,7 +192,7 @@ def reads_text(review: ReviewSet, i: int, uncounted=()) -> Text | None:
     for n, k in enumerate(mine):
         if n:
             text.append(" · ")
-        # Who read it, named as every output names them (engine.input.reads.rater_name).
+        # Who read it, named as every output names them (engine.input.several_reads.rater_name).
         text.append_text(plain(rater_name(reads.rater[k], n), style="dim"))
         text.append(f" {labels[reads.score[k]]}", style="bold")
     for rater, label in [*added, *uncounted]:

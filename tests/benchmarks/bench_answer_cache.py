@@ -203,7 +203,7 @@ def essays(count: int) -> None:
 ITEMS_SNIPPET = """
 import os, sys, time, numpy as np
 from engine.core.progress import Reporter
-from engine.input.config import build_config
+from engine.input.settings.config import build_config
 from engine.input.items import split_items
 from engine.input.table import read_table
 from engine import session

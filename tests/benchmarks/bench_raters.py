@@ -71,8 +71,8 @@ from rater_sim import ORDERED, Design, build_session, load_dataset  # noqa: E402
 from engine.audit.raters import expectation  # noqa: E402
 from engine.audit.raters.effects import two_way  # noqa: E402
 from engine.audit.raters.table import rater_report  # noqa: E402
-from engine.input.config import config_from_dict  # noqa: E402
 from engine.input.items import split_items  # noqa: E402
+from engine.input.settings.config import config_from_dict  # noqa: E402
 from engine.model.classifier import out_of_fold_proba, stratified_folds  # noqa: E402
 from engine.model.cross_fit import masked_features  # noqa: E402
 from engine.model.pseudo_likelihood import fit, proba  # noqa: E402

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import machine_line  # noqa: E402
 from session_sim import TRUTH, session_design, simulate  # noqa: E402
 
-from engine.input.config import fit_top_k, load_defaults  # noqa: E402
+from engine.input.settings.config import fit_top_k, load_defaults  # noqa: E402
 from engine.model.cross_fit import cross_fit  # noqa: E402
 from engine.model.session.cross_fit import SessionOptions, select_fit  # noqa: E402
 from engine.model.session.features import read_features  # noqa: E402

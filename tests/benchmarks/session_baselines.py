@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from session_data import BenchItem
 
-from engine.input.config import fit_top_k, load_defaults
+from engine.input.settings.config import fit_top_k, load_defaults
 from engine.model.cross_fit import cross_fit, masked_features
 from engine.model.metrics import agreement
 from engine.model.pseudo_likelihood import fit, proba

@@ -31,7 +31,7 @@ from engine.audit.queue import severity
 from engine.audit.queue.answer_groups import group_folds, similar_groups
 from engine.core.progress import Reporter
 from engine.embedding.vectors import Embedded
-from engine.input.config import fit_top_k
+from engine.input.settings.config import fit_top_k
 from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 from engine.model.features import ItemFeatures
 from engine.model.lexical import gram_features, lexical_features

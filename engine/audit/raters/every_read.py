@@ -1,6 +1,6 @@
 """Every read of an item as the rater table counts it, whatever the file's shape.
 
-A rater is whoever gave a read: the audited one or any other (engine.input.reads: a wide file's
+A rater is whoever gave a read: the audited one or any other (engine.input.several_reads: a wide file's
 read columns, a long file's rows). Each read is one of its rater's scores, so a rater whose
 reads are never the audited ones (a third grader's column, or in a long file every rater but
 the one whose row comes first) has their row, reads and verdict like any other, and a wide

@@ -43,9 +43,9 @@ from engine.audit.raters.expert import ExpertFigures, ExpertReads
 from engine.audit.raters.fit import moments
 from engine.audit.raters.pairs import CoReads, co_reads, join
 from engine.audit.raters.verdicts import verdict_words
-from engine.input.config import AuditConfig
 from engine.input.responses import Responses
 from engine.input.scale import pooled_labels, recode, score_values
+from engine.input.settings.config import AuditConfig
 from engine.model.metrics import agreement
 from engine.model.pseudo_likelihood import FittedPARM
 

@@ -1,8 +1,8 @@
-"""An item's reads as the input keeps them (engine.input.reads.Reads: rater names) turned into
+"""An item's reads as the input keeps them (engine.input.several_reads.Reads: rater names) turned into
 the arrays the agreement and consensus figures take (engine.audit.reads.item_reads.ItemReads: rater
 indices shared across the session), and each item's text evidence for the consensus.
 
-The one place the conversion happens. Raters are named by engine.input.reads.rater_name, as
+The one place the conversion happens. Raters are named by engine.input.several_reads.rater_name, as
 every output and screen names them: the file's name (a rater column's value, or a wide file's
 score column), or for a read whose rater cell is blank its place ("read 2"), so two unnamed
 reads of one answer stay two raters.
@@ -17,8 +17,8 @@ import numpy as np
 from engine.audit.reads.consensus_layout import TextEvidence
 from engine.audit.reads.item_reads import ItemReads
 from engine.audit.reads.text_evidence import reads_classifier
-from engine.input.reads import rater_name
 from engine.input.responses import Responses
+from engine.input.several_reads import rater_name
 
 # The shipped evidence (tests/benchmarks/consensus_report.py SHIPPED, "lr-reads+nb10"): a
 # classifier fitted on every read of the other folds' answers and the vote of 10 neighbours.

@@ -1,8 +1,8 @@
 """Every setting, declared once: its name, default (as defaults.json writes it), the rule that
-checks and reads it (engine.input.rules), its type, where it shows, its label, one line of help
+checks and reads it (engine.input.settings.rules), its type, where it shows, its label, one line of help
 and what it means.
 
-From this table come: the validation and the settings' type (engine.input.config builds
+From this table come: the validation and the settings' type (engine.input.settings.config builds
 `AuditConfig` and `config_from_dict` from it), the defaults (defaults.json must equal
 `DEFAULTS`: tests/test_packaging.py), the Settings form and the Load screen's column choices
 (parm_tui), which settings name columns (`COLUMN_KEYS`), which are left out of the settings
@@ -22,8 +22,8 @@ import json
 from dataclasses import dataclass
 
 from engine.core.metric_names import METRIC_NAMES
-from engine.input import rules
-from engine.input.rules import Rule
+from engine.input.settings import rules
+from engine.input.settings.rules import Rule
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # How an answer longer than the model's input limit is read (`long_answers`,

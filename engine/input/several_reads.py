@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from engine.core.errors import DataError
-from engine.input.config import AuditConfig
+from engine.input.settings.config import AuditConfig
 from engine.input.table import SHOWN_ROWS, describe_rows, missing_column
 
 LONG, WIDE = "long", "wide"

@@ -1,5 +1,5 @@
-"""`AuditConfig`: every setting of the table (engine.input.settings), read and validated in one
-place: each setting by its rule (engine.input.rules), then the rules between settings.
+"""`AuditConfig`: every setting of the table (engine.input.settings.declared), read and validated in one
+place: each setting by its rule (engine.input.settings.rules), then the rules between settings.
 
 The messages about settings come from here and from the rules: each names the key, the value and
 what is accepted.
@@ -15,15 +15,15 @@ from pathlib import Path
 from engine.core.errors import ConfigError
 from engine.core.files import atomic_write_text, open_regular
 from engine.core.suggest import did_you_mean
-from engine.input.rules import PowerInterval
-from engine.input.settings import DEFAULT_MODEL, DEFAULTS, SETTINGS, digested
+from engine.input.settings.declared import DEFAULT_MODEL, DEFAULTS, SETTINGS, digested
+from engine.input.settings.rules import PowerInterval
 
 # The two similarity modes (`similarity_mode`), as report.json's similarity_mode names them.
 SINGLE_VECTOR = "single-vector"
 LATE_INTERACTION = "late-interaction"
 # The fast path: a static model distilled from the bundled one (engine.embedding.static).
 STATIC_MODEL = "static"
-DEFAULTS_PATH = Path(__file__).resolve().parents[2] / "defaults.json"
+DEFAULTS_PATH = Path(__file__).resolve().parents[3] / "defaults.json"
 # A settings file is a few hundred bytes; a bigger one is the wrong file, and is not read whole.
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -84,7 +84,7 @@ AuditConfig = make_dataclass(
     frozen=True,
 )
 AuditConfig.__module__ = __name__  # where pickle (worker processes, Dask) finds it
-AuditConfig.__doc__ = """Validated settings: one field per setting of engine.input.settings (in its
+AuditConfig.__doc__ = """Validated settings: one field per setting of engine.input.settings.declared (in its
 order, with its type and its default read by its rule), and the warnings validation gave.
 `similarity_top_k`/`similarity_power` are tuples when they are grids."""
 
@@ -320,7 +320,7 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
 
 def settings_digest(config: AuditConfig) -> str:
     """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
-    sorted; engine.input.settings.digested says which count), so runs with the same settings
+    sorted; engine.input.settings.declared.digested says which count), so runs with the same settings
     carry the same digest on any machine, and an upgrade keeps the digests of earlier runs."""
     values = {k: v for k, v in config.to_dict().items() if digested(k, v)}
     text = json.dumps(values, sort_keys=True, separators=(",", ":"))

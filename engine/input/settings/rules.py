@@ -1,7 +1,7 @@
 """How a setting's value is checked and read: one `Rule` per kind of value, each with the words
 for what it accepts and the function that reads a JSON value into the value a run uses (or
 raises a ConfigError naming the setting, the value and what is accepted). The settings table
-(engine.input.settings) gives every setting its rule; the Settings form picks its widget by the
+(engine.input.settings.declared) gives every setting its rule; the Settings form picks its widget by the
 rule's `kind`.
 """
 

@@ -1,4 +1,4 @@
-"""Several reads per answer (engine/input/reads.py, engine/input/kept_reads.py): a wide file
+"""Several reads per answer (engine/input/several_reads.py, engine/input/kept_reads.py): a wide file
 (score columns, with or without rater columns) and the same reads in a long file (one row per
 read) give the same answers and reads; the audited read is each answer's first; bad input is
 named with its rows: a rater reading an answer twice, an answer whose rows carry two texts, a
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from engine.core.errors import ConfigError, DataError
-from engine.input.config import load_defaults
 from engine.input.items import split_items
+from engine.input.settings.config import load_defaults
 
 
 def wide_frame(n=30, seed=0):
@@ -141,7 +141,7 @@ def test_settings_of_reads_that_disagree_are_refused(settings, message):
 def test_a_rater_is_named_one_way_in_every_output():
     """rater_name: the file's name, or a blank rater's place; who_read: one name where one
     rater gave every read of a place (G1), else the place, never "rater 1"."""
-    from engine.input.reads import rater_name, read_pair, who_read
+    from engine.input.several_reads import rater_name, read_pair, who_read
 
     assert rater_name("G2", 1) == "G2" and rater_name("", 1) == "read 2"
     assert who_read(["G1", "G1"], 0) == "G1"
