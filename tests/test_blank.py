@@ -152,8 +152,8 @@ def test_a_file_with_blanks_runs_end_to_end_and_the_reports_count_them(tmp_path)
 
 def test_a_session_report_counts_blanks_over_its_items(tmp_path):
     from engine.input.items import load_items
+    from engine.outputs.report.report_json import session_dict
     from engine.outputs.session import session_markdown
-    from engine.outputs.session_report import session_dict
     from engine.session import run_session
 
     rows, vectors = blank_file_rows()

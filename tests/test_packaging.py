@@ -57,8 +57,8 @@ def test_importing_the_engine_does_not_load_torch_or_sentence_transformers(engin
 
 
 def test_importing_the_engine_loads_neither_matplotlib_nor_jinja2(engine_modules):
-    """report.html's libraries load only when a report is written (engine.outputs.html_report,
-    engine.outputs.plots), so `parm --help` and the app's first screen stay fast."""
+    """report.html's libraries load only when a report is written (engine.outputs.report.report_html,
+    engine.outputs.report.plots), so `parm --help` and the app's first screen stay fast."""
     assert not engine_modules & {"matplotlib", "jinja2"}
 
 
@@ -68,5 +68,5 @@ def test_the_report_template_is_package_data():
     template = files("engine.outputs.report") / "templates" / "report.html.j2"
     assert template.is_file()
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'engine = ["outputs/templates/*.j2", "outputs/report.schema.json"]' in pyproject
+    assert 'engine = ["outputs/report/templates/*.j2", "outputs/report.schema.json"]' in pyproject
     assert (files("engine.outputs") / "report.schema.json").is_file()

@@ -13,8 +13,8 @@ from helpers import SAMPLE_CSV, clustered_embeddings
 
 from engine.embedding.vectors import Embedded
 from engine.input.responses import Responses, load_responses
-from engine.outputs.markdown import markdown_report as report_markdown
-from engine.outputs.report import report_dict
+from engine.outputs.report.item_content import report_dict
+from engine.outputs.report.markdown import markdown_report as report_markdown
 from engine.outputs.tables import prediction_table
 from engine.outputs.write import csv_text, json_text
 from engine.pipeline import run_audit

@@ -16,8 +16,8 @@ from engine.core.progress import SESSION_MODEL, CancelToken
 from engine.input.items import split_items
 from engine.input.settings.config import config_from_dict
 from engine.model.session.figures import SessionModelFigures
+from engine.outputs.report.report_json import session_dict
 from engine.outputs.session import write_session
-from engine.outputs.session_report import session_dict
 from engine.results.figures import run_figures
 from engine.saved.store import find_session, restore_session, save_session
 from engine.session import run_session

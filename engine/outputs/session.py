@@ -12,7 +12,7 @@ from engine.core.run_warnings import warnings_text
 from engine.input.scale import pooled_labels
 from engine.input.settings.config import AuditConfig
 from engine.input.several_reads import rater_column_given, records_raters, several_reads
-from engine.outputs import declared, rater_files, read_files, session_report, tables, workbook
+from engine.outputs import declared, tables, workbook
 from engine.outputs.names import (
     AGREEMENT_FILE,
     BIAS_FILE,
@@ -29,8 +29,9 @@ from engine.outputs.names import (
     WORKBOOK_FILE,
     XLSX,
 )
+from engine.outputs.report import rater_outputs, reads_outputs, report_json
+from engine.outputs.report.report_md import session_markdown
 from engine.outputs.reviewed import reviewed_table
-from engine.outputs.session_markdown import session_markdown
 from engine.outputs.write import json_text, run_csv, write_files
 from engine.results.decision import Decisions
 from engine.results.item import AuditResult
@@ -156,8 +157,8 @@ def decisions_table(store: Decisions, session: SessionResult) -> tuple[list[str]
     header, rows = _decisions_rows(store, session)
     if session.reads is None:
         return header, rows
-    consensus = read_files.consensus_by_row(session)
-    typed = read_files.typed_reads_by_row(store.added_reads())
+    consensus = reads_outputs.consensus_by_row(session)
+    typed = reads_outputs.typed_reads_by_row(store.added_reads())
     return [*header, "consensus", "consensus_p", "added_reads"], [
         [*row, *consensus.get(int(row[0]), ("", "")), typed.get(int(row[0]), "")] for row in rows
     ]
@@ -237,7 +238,7 @@ def session_contents(
     builders = {name: (lambda made=made: run_csv(made(), run_id)) for name, made in tables.items()}
     sheets = {name: made for name, made in tables.items() if name in possible}
     builders |= {
-        "report.json": lambda: json_text(session_report.session_dict(session, decisions)),
+        "report.json": lambda: json_text(report_json.session_dict(session, decisions)),
         "report.md": lambda: session_markdown(session, decisions),
         HTML_FILE: lambda: html_report(session, decisions),
         WARNINGS_FILE: lambda: warnings_file(session),
@@ -255,10 +256,10 @@ def session_tables(session: SessionResult, store, table, decisions) -> dict:
         "tuning.csv": lambda: tuning_table(session),
         ITEMS_FILE: lambda: items_table(session),
         RATERS_FILE: lambda: raters_table(session),
-        BIAS_FILE: lambda: rater_files.bias_table(session),
-        FEEDBACK_FILE: lambda: rater_files.feedback_table(session),
-        CONSENSUS_FILE: lambda: read_files.consensus_table(session),
-        AGREEMENT_FILE: lambda: read_files.agreement_table(session),
+        BIAS_FILE: lambda: rater_outputs.bias_table(session),
+        FEEDBACK_FILE: lambda: rater_outputs.feedback_table(session),
+        CONSENSUS_FILE: lambda: reads_outputs.consensus_table(session),
+        AGREEMENT_FILE: lambda: reads_outputs.agreement_table(session),
         DECISIONS_FILE: lambda: decisions_table(store, session),
         REVIEWED_FILE: lambda: reviewed_table(session, table, decisions),
     }
@@ -278,7 +279,7 @@ def warnings_file(session: SessionResult) -> str:
 
 
 def html_report(session: SessionResult, decisions: dict | None) -> str:
-    """report.html (engine.outputs.html_report; jinja2 and matplotlib load only here)."""
-    from engine.outputs.html_report import html_report as render
+    """report.html (engine.outputs.report.report_html; jinja2 and matplotlib load only here)."""
+    from engine.outputs.report.report_html import html_report as render
 
     return render(session, decisions)

@@ -18,7 +18,7 @@ from textual.widgets import DataTable
 
 from engine.core.text import safe_text
 from engine.outputs.declared import RATERS, TOO_FEW
-from engine.outputs.read_files import interval_text, pair_cells, prmse_text
+from engine.outputs.report.reads_outputs import interval_text, pair_cells, prmse_text
 from engine.results.lead import SMALL_RULE
 from parm_tui.widgets.metrics import fmt
 
@@ -267,7 +267,7 @@ class PairsTable(SessionTable):
     """Answers read twice or more: every pair of raters on each item and over the session (item
     'all'), n shared answers and each agreement figure with its 95% interval; ▼ marks a figure
     under RSMTool's threshold (in bold yellow), a pair with too few shared answers is dim.
-    Figures come from report.json's `agreement` (engine.outputs.read_files). enter reviews the
+    Figures come from report.json's `agreement` (engine.outputs.report.reads_outputs). enter reviews the
     pair's item. Intervals from WIDE_PAIRS columns on."""
 
     def show(self, agreement: dict, wide: bool = False) -> None:

@@ -1,4 +1,4 @@
-"""The rater effects in a session's outputs (engine/outputs/rater_files.py): raters.csv's new
+"""The rater effects in a session's outputs (engine/outputs/report/rater_outputs.py): raters.csv's new
 columns, rater_item_bias.csv, the per-rater feedback file (formula-safe with hostile rater ids
 and answers), report.json and report.md."""
 
@@ -14,7 +14,7 @@ from hostile import FORMULAS, HTML, MARKUP, check_csv_inert
 from markdown_it import MarkdownIt
 
 from engine.outputs.declared import BIAS, FEEDBACK, RATERS, WITH_EXPERT
-from engine.outputs.rater_files import verdicts_section
+from engine.outputs.report.rater_outputs import verdicts_section
 from engine.outputs.session import output_files, write_session
 
 HOSTILE = {"r4": '=HYPERLINK("x")' + HTML[:20], "r6": "@r6 " + MARKUP[:12], "r1": "-r1|`#"}
@@ -125,7 +125,7 @@ def test_two_graders_read_as_two_score_columns_have_their_rows_and_a_note_on_the
     would change."""
     from helpers import run_frame, session_config, session_frame
 
-    from engine.outputs.rater_files import feedback_table, verdicts_section
+    from engine.outputs.report.rater_outputs import feedback_table, verdicts_section
 
     frame, vectors = session_frame(items=(("A", 90, 3),), seed=7)
     raised = np.minimum(frame["score"].astype(int) + (np.arange(len(frame)) % 2), 2)

@@ -24,7 +24,7 @@ from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
 from engine.input.settings.config import SINGLE_VECTOR
 from engine.input.several_reads import read_pair
-from engine.outputs.report import FIELD_THRESHOLDS, report_dict
+from engine.outputs.report.item_content import FIELD_THRESHOLDS, report_dict
 from engine.results.item import AuditResult
 from engine.results.lead import lead_text, small_note, wrong_phrase
 
@@ -124,7 +124,7 @@ def markdown_report(
 ) -> str:
     """A readable report for a rater-lead. depth: the title's heading level (a session of many
     items puts each item's report under its own second-level heading); decisions: the review's
-    section (engine.outputs.review_summary), after the responses to review; brief: an item of a
+    section (engine.outputs.report.review_summary), after the responses to review; brief: an item of a
     session (the figures' meanings come once, for the session) that is not among those needing
     attention most: BRIEF_TOP of its queue and near-duplicates, no parameters or warnings
     (report.json, report.html's appendix and warnings.txt have them); data: its report_dict,
@@ -256,8 +256,8 @@ THRESHOLDS_SENTENCE = (
 
 
 def _second_rater_section(result: AuditResult, data, small: bool = False) -> str:
-    from engine.outputs.conclusions import degradation, raters_named, sentence
-    from engine.outputs.html_items import human_columns
+    from engine.outputs.report.conclusions import degradation, raters_named, sentence
+    from engine.outputs.report.html_items import human_columns
 
     second = data["second_rater"]
     if second is None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from engine.audit.raters.every_read import every_read
 from engine.audit.raters.verdicts import RULES
-from engine.outputs import declared, markdown
+from engine.outputs import declared
 from engine.outputs.columns import FIGURE, csv_cell
 from engine.outputs.declared import rule_text
-from engine.outputs.markdown import md_text
+from engine.outputs.report import markdown
+from engine.outputs.report.markdown import md_text
 
 EVIDENCE_SHOWN = 5
 
@@ -59,7 +60,7 @@ def effects_dict(effects) -> dict | None:
     """One rater's effects for report.json (the drift with its periods)."""
     if effects is None:
         return None
-    from engine.outputs.report import _clean
+    from engine.outputs.report.item_content import _clean
 
     out = {k: _clean(getattr(effects, k)) for k in effects.__dataclass_fields__
            if k not in ("drift", "verdicts")}  # fmt: skip
@@ -76,7 +77,7 @@ def effects_dict(effects) -> dict | None:
 
 
 def bias_dicts(session) -> list[dict]:
-    from engine.outputs.report import _clean
+    from engine.outputs.report.item_content import _clean
 
     return [{k: _clean(getattr(c, k)) for k in c.__dataclass_fields__} for c in session.raters.bias]
 

@@ -1,7 +1,7 @@
 """A session whose answers are read twice or more in its outputs (engine.audit.reads.reads_audit):
 consensus.csv, agreement.csv, report.json's `agreement` section and report.md's agreement
 section. Rater names come from the data: CSV cells are guarded by engine.outputs.write, and
-report.md's table cells are escaped by engine.outputs.markdown._table.
+report.md's table cells are escaped by engine.outputs.report.markdown._table.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from engine.audit.reads.agreement import ALL, THRESHOLDS, TOO_FEW, figure_names
 from engine.audit.reads.alpha import alpha_levels
 from engine.audit.reads.consensus import SURE
 from engine.core.text import safe_text
-from engine.outputs import declared, markdown
+from engine.outputs import declared
 from engine.outputs.columns import missing
+from engine.outputs.report import markdown
 
 
 def _item_name(session, k: int) -> str:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 from engine.audit.reads.agreement import ALL, THRESHOLDS
 from engine.input.several_reads import read_pair
-from engine.outputs.flag_check import flags_check
-from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
+from engine.outputs.report.flag_check import flags_check
+from engine.outputs.report.item_content import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.results.compare import SHORTFALL, Comparison, Limit, compare, minimum
 from engine.results.figures import run_figures
 from engine.results.lead import SMALL_RULE, session_wrong, wrong_phrase

@@ -1,6 +1,6 @@
 """report.json of a session: one item's report (with the rater table), or for many items the
 overview, the raters and every item's report; the review's decisions under `review`. Its own
-module, so report.html (engine.outputs.html_report) reads the same content without importing
+module, so report.html (engine.outputs.report.report_html) reads the same content without importing
 the writer (engine.outputs.session), which imports report.html's renderer."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from datetime import datetime, timezone
 
 from engine.audit.raters.expectation import METHOD as RATER_EXPECTATION
 from engine.audit.raters.expert import MIN_EXPERT_READS
-from engine.outputs import rater_files, read_files, report, review_summary
 from engine.outputs.declared import TOO_FEW
-from engine.outputs.session_markdown import MIN_PAIR, blank_count
+from engine.outputs.report import item_content as report
+from engine.outputs.report import rater_outputs, reads_outputs, review_summary
+from engine.outputs.report.report_md import MIN_PAIR, blank_count
 from engine.results.figures import run_figures
 from engine.results.lead import ANSWERS_PER_SCORE, GAP, memorised
 from engine.results.overview import ItemSummary
@@ -59,7 +60,7 @@ def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
         "items_overview": [dict(zip(*_overview_record(s))) for s in session.overview],
         "raters": None if session.raters is None else _raters_dict(session),
         # Answers read twice or more: rater pairs, alpha, PRMSE, consensus (null otherwise).
-        "agreement": read_files.agreement_dict(session),
+        "agreement": reads_outputs.agreement_dict(session),
         "flagged": int(session.flagged.sum()),
         "review": review_summary.review_summary(session, decisions),
         "timings_seconds": session.timings,
@@ -69,7 +70,7 @@ def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
 
 
 def _item_dict(session: SessionResult, result) -> dict:
-    """One item's report (engine.outputs.report), named by its item (null for a file without
+    """One item's report (engine.outputs.report.item_content), named by its item (null for a file without
     an item column)."""
     return {
         "item": result.responses.item if session.by_item else None,
@@ -114,7 +115,7 @@ def _raters_dict(session: SessionResult) -> dict:
     for r in raters.rows:
         row = {key: report._clean(getattr(r, key)) for key in r.__dataclass_fields__}
         row["verdict"] = r.verdict
-        row["effects"] = rater_files.effects_dict(r.effects)
+        row["effects"] = rater_outputs.effects_dict(r.effects)
         rows.append(row)
     pairs = [
         {
@@ -131,8 +132,8 @@ def _raters_dict(session: SessionResult) -> dict:
         "pairs": pairs,
         "expectation": RATER_EXPECTATION if raters.rater_left_out else "fitted model",
         "time_column": session.config.time_column,
-        "rules": dict(rater_files.RULES),
-        "bias_cells": rater_files.bias_dicts(session),
+        "rules": dict(rater_outputs.RULES),
+        "bias_cells": rater_outputs.bias_dicts(session),
         "expert": _expert_dict(session),
     }
 

@@ -1,7 +1,7 @@
 """report.html: the audit as one self-contained page to read in a browser, print or send.
 
 It opens with what a lead concludes, in plain words a director can read in a minute
-(engine.outputs.conclusions: how consistent the raters are, how many scores look wrong and how
+(engine.outputs.report.conclusions: how consistent the raters are, how many scores look wrong and how
 sure parm is, which raters and items need attention, what to do first), then the evidence
 behind it (each item's headline and its raters, cross-fitted), then follows ETS's RSMTool
 reports: the data, and for every item the score
@@ -13,7 +13,7 @@ verdicts; the model's own fit (in-sample against cross-fitted, the session model
 too small for their scores) in a section of its own; and the review's decisions.
 
 This module turns a session into the page's content (plain values: text and numbers, and plots
-as SVG from engine.outputs.plots); the layout is the Jinja2 template
+as SVG from engine.outputs.report.plots); the layout is the Jinja2 template
 `templates/report.html.j2`, rendered with autoescaping, so every value from the data is text.
 The page loads nothing (no script, font, style sheet or image from anywhere) and says so in its
 Content-Security-Policy. jinja2 and matplotlib are imported only here, when a report is written.
@@ -29,15 +29,15 @@ from engine.core.metric_names import METRIC
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.several_reads import read_pair
-from engine.outputs import html_items, plots, session_report
 from engine.outputs.columns import fixed
-from engine.outputs.conclusions import conclusions
-from engine.outputs.html_agreement import agreement_view
-from engine.outputs.html_items import SHOWN
-from engine.outputs.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
-from engine.outputs.report import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
-from engine.outputs.review_summary import NO_REVIEW
-from engine.outputs.session_markdown import blank_count
+from engine.outputs.report import html_items, plots, report_json
+from engine.outputs.report.conclusions import conclusions
+from engine.outputs.report.html_agreement import agreement_view
+from engine.outputs.report.html_items import SHOWN
+from engine.outputs.report.item_content import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
+from engine.outputs.report.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
+from engine.outputs.report.report_md import blank_count
+from engine.outputs.report.review_summary import NO_REVIEW
 from engine.results.compare import compare
 from engine.results.figures import run_figures
 from engine.results.lead import (
@@ -60,7 +60,7 @@ TEMPLATE = "report.html.j2"
 
 def html_report(session: SessionResult, decisions: dict | None) -> str:
     """The page for a session and its review's decisions (by data row; None: no store)."""
-    data = session_report.session_dict(session, decisions)
+    data = report_json.session_dict(session, decisions)
     reports = _item_reports(session, data)
     first = set(html_items.attention_order(session.results, reports)[:SHOWN])
     rows = session.overview
@@ -96,7 +96,7 @@ def html_report(session: SessionResult, decisions: dict | None) -> str:
 def render(context: dict) -> str:
     """The template with `context`: every value with its control characters replaced
     (engine.core.text.safe_text) and escaped (plots are marked safe after
-    engine.outputs.plots.inline_svg neutralised them)."""
+    engine.outputs.report.plots.inline_svg neutralised them)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
     from markupsafe import Markup
 
@@ -131,7 +131,7 @@ def parameters_appendix(items: list[dict]) -> dict:
 
 # -- the director's summary ----------------------------------------------------------------------
 def summary(session: SessionResult, data: dict, items: list[dict]) -> dict:
-    """The first screen: what the lead concludes (engine.outputs.conclusions), what to do
+    """The first screen: what the lead concludes (engine.outputs.report.conclusions), what to do
     first, the review; then the evidence: the items' headlines and their raters, cross-fitted,
     those that need attention most first."""
     found = conclusions(session, data["review"])
@@ -362,7 +362,7 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
     if raters is None:
         return None
     from engine.outputs.declared import RATERS, TOO_FEW, rule_text
-    from engine.outputs.session_markdown import (
+    from engine.outputs.report.report_md import (
         MIN_PAIR,
         RATER_COLUMNS,
         expert_rows,

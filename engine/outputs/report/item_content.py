@@ -1,5 +1,5 @@
 """The report's content, built from an `AuditResult`: everything report.json holds, as plain
-JSON-ready values. engine.outputs.markdown renders it for people; this module knows nothing of
+JSON-ready values. engine.outputs.report.markdown renders it for people; this module knows nothing of
 rendering."""
 
 from __future__ import annotations

@@ -7,11 +7,12 @@ from __future__ import annotations
 from engine.audit.raters.expert import MIN_EXPERT_READS
 from engine.core.run_warnings import summary_lines
 from engine.input.several_reads import read_pair
-from engine.outputs import declared, markdown, rater_files, read_files, review_summary
-from engine.outputs.conclusions import conclusions
+from engine.outputs import declared
 from engine.outputs.declared import TOO_FEW
-from engine.outputs.html_items import SHOWN, attention_order
-from engine.outputs.report import report_dict
+from engine.outputs.report import markdown, rater_outputs, reads_outputs, review_summary
+from engine.outputs.report.conclusions import conclusions
+from engine.outputs.report.html_items import SHOWN, attention_order
+from engine.outputs.report.item_content import report_dict
 from engine.results.figures import run_figures
 from engine.results.lead import (
     session_model_lead,
@@ -25,13 +26,13 @@ MIN_PAIR = 20
 
 
 def session_markdown(session: SessionResult, decisions: dict | None = None) -> str:
-    """report.md: what the lead concludes first (engine.outputs.conclusions), then one item's
+    """report.md: what the lead concludes first (engine.outputs.report.conclusions), then one item's
     report (the review's decisions after its responses to review, the raters after it), or the
     items overview, the review's decisions, the raters, the model's own fit and every item's
     report under its own heading."""
     raters = _raters_section(session) if session.raters is not None else ""
     # Answers read twice or more: the agreement between raters and the consensus.
-    agreement = "\n".join(read_files.agreement_markdown(read_files.agreement_dict(session)))
+    agreement = "\n".join(reads_outputs.agreement_markdown(reads_outputs.agreement_dict(session)))
     raters = "\n\n".join(part for part in (raters, agreement.strip()) if part)
     summary = review_summary.review_summary(session, decisions)
     review = review_summary.review_markdown(summary)
@@ -69,7 +70,7 @@ def session_markdown(session: SessionResult, decisions: dict | None = None) -> s
 def summary_section(session: SessionResult, review: dict) -> str:
     """report.md's first section: the conclusions in short, each point, what to do first and
     the review so far, as report.html's first screen says them."""
-    from engine.outputs.html_report import _review_line
+    from engine.outputs.report.report_html import _review_line
 
     found = conclusions(session, review)
     lines = ["## Summary", "", f"**{markdown.md_text(found.short, 2000)}**", ""]
@@ -128,7 +129,7 @@ def _model_fit_section(session: SessionResult) -> str:
     """The model's own fit: the session's figures, cross-fitted against in-sample, the session
     model's, and the items too small for their scores with the rule behind it (as report.html's
     section of the same name)."""
-    from engine.outputs.html_report import model_fit
+    from engine.outputs.report.report_html import model_fit
 
     fit = model_fit(session)
     lines = ["## The model's own fit", "",
@@ -207,7 +208,7 @@ def _raters_section(session: SessionResult) -> str:
         header, rows = expert_rows(raters)
         lines += ["", "### Against the expert (validity papers)", "", expert_sentence(raters)]
         lines += ["", markdown._table(header, rows)] if rows else []
-    lines += rater_files.verdicts_section(session)
+    lines += rater_outputs.verdicts_section(session)
     if raters.unassigned:
         unassigned = markdown.plural(raters.unassigned, "score")
         verb = "has" if raters.unassigned == 1 else "have"

@@ -8,7 +8,7 @@ every value is text or a number the template escapes (cell colours are made here
 from __future__ import annotations
 
 from engine.audit.reads.agreement import ALL, figure_names
-from engine.outputs.read_files import alpha_table, interval_text, pair_cells, prmse_text
+from engine.outputs.report.reads_outputs import alpha_table, interval_text, pair_cells, prmse_text
 
 
 def _colour(value: float | None) -> str:

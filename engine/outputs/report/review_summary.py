@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from engine.model.metrics import agreement
-from engine.outputs.report import _clean
+from engine.outputs.report.item_content import _clean
 from engine.results.decision import ACTIONS
 
 if TYPE_CHECKING:
@@ -157,7 +157,7 @@ def _items(session: SessionResult, decisions: dict[int, Decision]) -> list[dict]
 def review_markdown(summary: dict, depth: int = 2) -> str:
     """report.md's review section from `review_summary`."""
     from engine.core.metric_names import METRIC
-    from engine.outputs.markdown import _fmt, _table, plural
+    from engine.outputs.report.markdown import _fmt, _table, plural
 
     heading = "#" * depth + " Review decisions"
     if summary["status"] == NO_REVIEW:
@@ -216,7 +216,7 @@ def review_markdown(summary: dict, depth: int = 2) -> str:
 
 def _moved(summary: dict) -> str:
     """The review's change of kappa as engine.results.compare states it (report.html's too)."""
-    from engine.outputs.html_report import review_kappa
+    from engine.outputs.report.report_html import review_kappa
 
     return review_kappa(summary) or "n/a"
 

@@ -2,7 +2,7 @@
 summary, score distributions, agreement with intervals and cross-fitted figures, human-human
 agreement and the degradation from it, the confusion matrix, tuning, parameters, the top of the
 review queue with the evidence, and the near-duplicates scored differently. Plain values and
-SVG plots for the template (engine.outputs.html_report)."""
+SVG plots for the template (engine.outputs.report.report_html)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import numpy as np
 
 from engine.core.metric_names import METRIC
 from engine.input.settings.config import SINGLE_VECTOR
-from engine.outputs import plots
 from engine.outputs.columns import fixed
-from engine.outputs.conclusions import degradation, model_against_first, raters_named
-from engine.outputs.markdown import below_minimum
-from engine.outputs.report import FIELD_THRESHOLDS
+from engine.outputs.report import plots
+from engine.outputs.report.conclusions import degradation, model_against_first, raters_named
+from engine.outputs.report.item_content import FIELD_THRESHOLDS
+from engine.outputs.report.markdown import below_minimum
 from engine.results.compare import minimum
 from engine.results.item import AuditResult
 from engine.results.lead import item_lead
