@@ -581,7 +581,7 @@ def test_the_load_screens_call_stops_the_same_way(tmp_path):
 
 # -- memory, checked before an array sized by the data is made ------------------------------------
 def test_an_array_that_would_not_fit_is_refused_before_it_is_made(monkeypatch):
-    from engine.core import memory
+    from engine.core.machine import memory
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 2 * memory.GIB)
     assert memory.zeros((1000, 1000)).shape == (1000, 1000)  # 8 MB
@@ -601,7 +601,7 @@ def test_an_array_that_would_not_fit_is_refused_before_it_is_made(monkeypatch):
 def test_a_session_model_too_big_for_the_machine_stops_before_embedding(
     tmp_path, monkeypatch, nothing_embedded
 ):
-    from engine.core import memory
+    from engine.core.machine import memory
 
     path = many_items(tmp_path)
     monkeypatch.setattr(memory, "available_bytes", lambda: 4 * 1024**2)  # 4 MiB free
@@ -614,7 +614,7 @@ def test_a_session_model_too_big_for_the_machine_stops_before_embedding(
 
 
 def test_the_session_models_memory_estimate_bounds_what_its_fit_asks_for(monkeypatch):
-    from engine.core import memory
+    from engine.core.machine import memory
     from engine.model.session.figures import check_session_memory
 
     frame, vectors = helpers.session_frame()

@@ -57,7 +57,7 @@ def choose_columns(
 def prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
     """The file's items under `config` (ParmError subclasses name what is wrong): a score
     column that cannot hold scores (engine.input.score_check) and a run that would not fit in
-    memory (the session model's arrays, engine.core.memory) stop here, before anything is
+    memory (the session model's arrays, engine.core.machine.memory) stop here, before anything is
     embedded or loaded."""
     from engine.model.session.figures import check_session_memory
 

@@ -137,7 +137,7 @@ def robust_slope(
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     total = w.sum()
     # Sums, not BLAS dot products: a long dot product is split between BLAS threads, and its
-    # last bits would then depend on their number (engine.core.kernels).
+    # last bits would then depend on their number (engine.core.machine.kernels).
     xc = x - np.sum(w * x) / total
     yc = y - np.sum(w * y) / total
     sxx = float(np.sum(w * xc**2))

@@ -30,12 +30,12 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from engine.core.memory import array_bytes, check_memory
-from engine.core.memory import empty as checked_empty
-from engine.core.memory import zeros as checked_zeros
+from engine.core.machine.memory import array_bytes, check_memory
+from engine.core.machine.memory import empty as checked_empty
+from engine.core.machine.memory import zeros as checked_zeros
 from engine.model.session.features import ReadFeatures
 
-# What to change when the session model's arrays would not fit (engine.core.memory).
+# What to change when the session model's arrays would not fit (engine.core.machine.memory).
 TOO_BIG = (
     'Set session_model to "off" to audit the items one by one, or check the score column: a '
     "scale of hundreds of scores is seldom a rubric."
@@ -272,7 +272,7 @@ def fit_bytes(layout: Layout, n_reads: int, groups: int) -> int:
 
 
 def check_fit_memory(layout: Layout, n_reads: int, groups: int) -> int:
-    """MemoryNeeded (engine.core.memory) when a fit of `layout` on these reads would not fit;
+    """MemoryNeeded (engine.core.machine.memory) when a fit of `layout` on these reads would not fit;
     else the bytes of its largest array (`fit_bytes`)."""
     shape = (n_reads, layout.c, layout.local_size())
     needed = fit_bytes(layout, n_reads, groups)

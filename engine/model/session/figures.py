@@ -106,7 +106,7 @@ def wanted(setting: str, responses: list[Responses], folds: int) -> bool:
 
 
 def check_session_memory(responses: list[Responses], setting: str, folds: int, order=None) -> int:
-    """MemoryNeeded (engine.core.memory) when the session model these items call for would not
+    """MemoryNeeded (engine.core.machine.memory) when the session model these items call for would not
     fit in memory: checked from their sizes before anything is embedded or fitted. Returns the
     bytes of its largest array (an upper bound: every read's rater counted), 0 without it."""
     from engine.model.session.design import Layout, check_fit_memory

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.core.threads import one_blas_thread
+from engine.core.machine.threads import one_blas_thread
 from engine.model.pseudo_likelihood import class_weights
 from engine.model.session.blocks import BlockFactor, BlockMatrix, assemble, moments, split
 from engine.model.session.design import (
