@@ -176,3 +176,9 @@ def simulate(design: Design, truth: Truth, sweeps: int, seed: int):
     item_parameters, rho = draw_effects(truth, len(design.graphs), design.n_raters, rng)
     scores = gibbs(design, item_parameters, rho, truth, sweeps, seed + 1)
     return session_items(design, scores, truth.c + 1), item_parameters, rho
+
+
+def simulated_items(items, answers, raters, double, top_k, sweeps, seed) -> list[SessionItem]:
+    """A session drawn under TRUTH: its design from `seed`, its reads from `seed + 1`."""
+    plan = session_design(items, answers, raters, double, top_k, seed)
+    return simulate(plan, TRUTH, sweeps=sweeps, seed=seed + 1)[0]

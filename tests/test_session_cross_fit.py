@@ -8,7 +8,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from session_sim import TRUTH, session_design, simulate
+from session_sim import simulated_items
 
 from engine.model.session.cross_fit import (
     SessionOptions,
@@ -24,9 +24,7 @@ OPTIONS = SessionOptions(top_k_values=(4, 8), folds=3)
 
 @pytest.fixture(scope="module")
 def items():
-    plan = session_design(items=3, answers=30, raters=3, double=0.4, top_k=8, seed=41)
-    found, _, _ = simulate(plan, TRUTH, sweeps=30, seed=42)
-    return found
+    return simulated_items(items=3, answers=30, raters=3, double=0.4, top_k=8, sweeps=30, seed=41)
 
 
 def test_held_out_scores_never_reach_their_own_prediction(items):

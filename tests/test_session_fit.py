@@ -9,7 +9,7 @@ import dataclasses
 import numpy as np
 import pytest
 from helpers import noisy_clusters
-from session_sim import TRUTH, session_design, simulate
+from session_sim import TRUTH, session_design, simulate, simulated_items
 
 from engine.graph.search import build_graph
 from engine.model.pseudo_likelihood import fit, proba
@@ -41,9 +41,7 @@ def test_one_item_read_once_without_raters_is_todays_model(class_weight):
 
 @pytest.fixture(scope="module")
 def simulated():
-    plan = session_design(items=6, answers=60, raters=4, double=0.3, top_k=8, seed=11)
-    items, _, _ = simulate(plan, TRUTH, sweeps=40, seed=12)
-    return items
+    return simulated_items(items=6, answers=60, raters=4, double=0.3, top_k=8, sweeps=40, seed=11)
 
 
 def test_the_mode_is_a_stationary_point_of_the_penalised_objective(simulated):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from session_sim import TRUTH, session_design, simulate
+from session_sim import TRUTH, session_design, simulate, simulated_items
 
 from engine.model.session.design import contribution_matrix
 from engine.model.session.features import read_features
@@ -15,8 +15,7 @@ from engine.model.session.inference import standard_errors, variance_intervals
 
 @pytest.fixture(scope="module")
 def features():
-    plan = session_design(items=4, answers=40, raters=3, double=0.4, top_k=5, seed=31)
-    items, _, _ = simulate(plan, TRUTH, sweeps=30, seed=32)
+    items = simulated_items(items=4, answers=40, raters=3, double=0.4, top_k=5, sweeps=30, seed=31)
     return read_features(items, 5)
 
 
