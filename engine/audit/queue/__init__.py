@@ -7,5 +7,6 @@ and the flagged list sized to it (`flagging`), the evidence neighbours behind a 
 rater (`second_rater`).
 
 May import engine.audit's own modules (intervals, resample), engine.model, engine.graph,
-engine.embedding, engine.input and engine.core; never engine/audit/raters/ or engine/audit/reads/.
+engine.embedding, engine.input and engine.core; never engine/audit/raters/ or
+engine/audit/reads/.
 """
