@@ -25,9 +25,9 @@ from typer.testing import CliRunner
 import parm_tui.app
 from engine.core.errors import ConfigError
 from engine.embedding.vectors import Embedded, TokenEmbeddings
-from engine.input.config import config_from_dict, load_defaults
 from engine.input.items import split_items
 from engine.input.responses import Responses
+from engine.input.settings.config import config_from_dict, load_defaults
 from engine.pipeline import run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, single_item_session
@@ -687,7 +687,7 @@ def simulated_reads(
     rng.choice(reads) distinct raters (len(accuracy) raters); a rater gives the true code with
     probability accuracy[r], else a neighbouring code (ordered) or another code (nominal).
     `missing`: the share of answers that lose all but their first read."""
-    from engine.audit.reads import ItemReads
+    from engine.audit.reads.item_reads import ItemReads
 
     classes, raters = prior.size, accuracy.size
     truth = rng.choice(classes, n, p=prior)
@@ -762,8 +762,8 @@ def read_design(seed: int, n: int, most_reads: int, scale: str, name: str = ""):
     """(ItemReads, labels): n answers, each read by 1..most_reads of 4 raters; a rater of random
     accuracy gives the true score, else a near miss (ordered scales) or any other label; a
     random share of answers keeps one read. For property tests of every figure's range."""
-    from engine.audit.reads import ItemReads
-    from engine.audit.session_reads import label_points
+    from engine.audit.reads.item_reads import ItemReads
+    from engine.audit.reads.session_reads import label_points
 
     labels, ordered = READ_SCALES[scale]
     rng = np.random.default_rng(seed)

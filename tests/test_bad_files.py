@@ -18,7 +18,7 @@ from numpy.lib import format as npy_format
 
 from engine.core import files
 from engine.core.errors import ExportError
-from engine.embedding import cache
+from engine.embedding.cache import entries as cache
 
 N = 60
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX files and signals")

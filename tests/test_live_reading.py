@@ -9,7 +9,7 @@ import pytest
 from helpers import live_config, live_reads
 
 from engine.core.errors import DataError
-from engine.input.config import load_defaults
+from engine.input.settings.config import load_defaults
 from engine.live.reading import kind_of, read_file_reads
 
 DAY = ("2026-05-01", "--period")

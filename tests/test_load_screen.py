@@ -101,8 +101,8 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
 
 @pytest.mark.slow
 async def test_a_single_score_category_shows_the_engine_message(tmp_path):
-    from engine.input.config import load_defaults
     from engine.input.responses import read_table, responses_from_frame
+    from engine.input.settings.config import load_defaults
 
     path = write_csv(tmp_path / "one-score.csv", [1] * 12)
     with pytest.raises(DataError) as expected:

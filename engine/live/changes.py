@@ -77,7 +77,7 @@ class Changes:
 
     def markdown(self) -> str:
         """changes.md."""
-        from engine.outputs.markdown import md_text
+        from engine.outputs.report.markdown import md_text
 
         lines = [f"# What changed: run {md_text(self.run_id)}", ""]
         lines += [md_text(line) if not line.startswith("  ") else f"- {md_text(line.strip())}"

@@ -1,17 +1,17 @@
 """A live session's report.html: its first screen the open alerts (red first) and what changed
 since the run before, then the trends as small multiples (each item's exact agreement by day
 with its target, each rater's agreement with co-raters and validity accuracy by day, alert days
-marked), then the latest day's figures. Rendered from engine/outputs/templates/monitor.html.j2 with
-autoescaping; plots are inline SVG (engine.outputs.plots); the page loads nothing."""
+marked), then the latest day's figures. Rendered from engine/outputs/report/templates/monitor.html.j2 with
+autoescaping; plots are inline SVG (engine.outputs.report.plots); the page loads nothing."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from engine.live.periods import sort_key
-from engine.outputs import plots
-from engine.outputs.html_report import CONTENT_SECURITY_POLICY
 from engine.outputs.live_tables import MONITOR
+from engine.outputs.report import plots
+from engine.outputs.report.report_html import CONTENT_SECURITY_POLICY
 
 TEMPLATE = "monitor.html.j2"
 # Columns of the latest day's table.

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.input.config import AuditConfig
+from engine.input.settings.config import AuditConfig
 from engine.live import rules
 from engine.live.actions import ActionsResult, actions_for_run
 from engine.live.alerts import Alert, open_alerts, order_key

@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 
 from engine.core.errors import DataError
-from engine.input.config import AuditConfig
 from engine.input.items import answers_table
 from engine.input.labels import label_text, number_label
-from engine.input.reads import LONG, RawReads, rater_name, wide_reads
+from engine.input.settings.config import AuditConfig
+from engine.input.several_reads import LONG, RawReads, rater_name, wide_reads
 from engine.input.table import as_number, describe_rows
 from engine.input.times import KINDS, parse_times
 from engine.live.periods import read_periods
@@ -169,7 +169,7 @@ def long_reads(rows: pd.DataFrame, config: AuditConfig, answers, where: str):
     answer of each row). Unlike an audit's reader, one rater may read one answer more than once
     at different times (a validity paper shown again, a cumulative export of several days);
     each answer's rows must carry one text (else DataError naming them), or the answers file
-    gives it (engine.input.reads.long_answers' rules, grouped rather than searched)."""
+    gives it (engine.input.several_reads.long_answers' rules, grouped rather than searched)."""
     for role, column in (("id", config.id_column), ("text", config.text_column),
                          ("score", config.score_column), ("rater", config.rater_column)):  # fmt: skip
         if column is None:

@@ -1,12 +1,12 @@
 """The alert rules, one function each, every threshold a setting of the monitor section
-(engine.input.settings): each judges every day its figure allows, on what was known by that
+(engine.input.settings.declared): each judges every day its figure allows, on what was known by that
 day's end, and returns its alerts and the latest day it judged each unit (engine.live.alerts
 keeps the open ones).
 
 Every rule has a test, and an alert is raised only when the figure is past its threshold and
 the test's one-sided p is below `monitor_alert_p`: an exact binomial test of the day's exact
 agreement (or accuracy) against the target; a two-proportion z test of the day against the
-pooled past days, and of the afternoon against the morning; Welch's t (HC3, engine.audit.drift)
+pooled past days, and of the afternoon against the morning; Welch's t (HC3, engine.audit.raters.drift)
 of a rater's leniency on the day against their earlier days. Nothing is judged on fewer than
 `monitor_min_reads` double reads (validity reads) in the period, nor against a history of fewer
 than `monitor_history_periods` days that each had as many. The sentences come from
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from engine.audit.drift import rater_drift
-from engine.input.config import AuditConfig
+from engine.audit.raters.drift import rater_drift
+from engine.input.settings.config import AuditConfig
 from engine.live.alerts import Alert
 from engine.live.figures import Cell, Pairs
 from engine.live.reads import SessionReads
@@ -287,7 +287,7 @@ def rater_validity(reads: SessionReads, config: AuditConfig) -> Found:
 def rater_drifts(reads: SessionReads, pairs: Pairs, config: AuditConfig) -> Found:
     """A rater's leniency against co-raters (their score minus the co-rater's, in points, over
     every item) on a day against their own earlier days: the difference of the means, its HC3
-    standard error and t test (engine.audit.drift.rater_drift on a day indicator)."""
+    standard error and t test (engine.audit.raters.drift.rater_drift on a day indicator)."""
     a, b = pairs.first, pairs.second
     diff = reads.points[a] - reads.points[b]
     day = reads.day[b]

@@ -2,8 +2,8 @@
 changed between two runs is an alert.
 
 The monitor runs no audit (no embedding, no model): its verdicts come from the double reads,
-with the rules and thresholds of parm's rater table (engine.audit.rater_verdicts). Leniency is
-the paired leniency of engine.audit.rater_pairs (least squares over every double read, points,
+with the rules and thresholds of parm's rater table (engine.audit.raters.verdicts). Leniency is
+the paired leniency of engine.audit.raters.pairs (least squares over every double read, points,
 clustered standard errors) against the reference raters that function's `robust_members`
 chooses; noise is the rater's share of double reads that disagree against the reference raters'
 pooled share (the rule parm's table applies to unordered labels), its z on the log scale from
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.audit.rater_pairs import CoReads, paired_leniency, robust_members, usable
-from engine.audit.rater_verdicts import FINE, verdict_words, verdicts
+from engine.audit.raters.pairs import CoReads, paired_leniency, robust_members, usable
+from engine.audit.raters.verdicts import FINE, verdict_words, verdicts
 from engine.live.figures import Pairs
 from engine.live.reads import SessionReads
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 OUTPUT_FILES = ("predictions.csv", "tuning.csv", "report.json", "report.md")
-# The report to read in a browser, print or send (engine.outputs.html_report).
+# The report to read in a browser, print or send (engine.outputs.report.report_html).
 HTML_FILE = "report.html"
 # Every warning of the run, one a line with its kind (engine.core.run_warnings); the CLI and
 # the app show one line per kind and point here.
@@ -22,7 +22,7 @@ REVIEWED_FILE = "scores_reviewed.csv"
 BIAS_FILE = "rater_item_bias.csv"
 FEEDBACK_FILE = "rater_feedback.csv"
 # With answers read twice or more: each answer's consensus and third-read rank, and the
-# agreement of every rater pair with alpha (engine.outputs.read_files).
+# agreement of every rater pair with alpha (engine.outputs.report.reads_outputs).
 CONSENSUS_FILE = "consensus.csv"
 AGREEMENT_FILE = "agreement.csv"
 # Every table of the set in one workbook, a sheet each, with a first sheet saying what each

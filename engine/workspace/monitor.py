@@ -13,7 +13,7 @@ from engine.workspace.files import open_file
 from engine.workspace.prepare import choose_columns
 
 if TYPE_CHECKING:
-    from engine.input.config import AuditConfig
+    from engine.input.settings.config import AuditConfig
     from engine.live.monitor import FileInput, MonitorResult
 
 

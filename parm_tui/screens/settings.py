@@ -1,4 +1,4 @@
-"""Settings: every defaults.json key as a widget, validated live by engine.input.config, with the
+"""Settings: every defaults.json key as a widget, validated live by engine.input.settings.config, with the
 engine's message under the field it names and one line of help under the field with the focus;
 technical keys in an Advanced section, closed by default; save to and load from a JSON file.
 The fields' labels, help and layout are parm_tui.widgets.settings_fields'."""
@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Collapsible, Header, Input, Select, Static, Switch
 
 from engine.core.errors import ConfigError, ParmError
-from engine.input.config import (
+from engine.input.settings.config import (
     STATIC_MODEL,
     PowerInterval,
     config_from_dict,
@@ -22,7 +22,7 @@ from engine.input.config import (
     load_defaults,
     save_config,
 )
-from engine.input.settings import (
+from engine.input.settings.declared import (
     ACTIONS,
     ADVANCED,
     CHOSEN_KEYS,

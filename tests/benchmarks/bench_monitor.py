@@ -43,7 +43,7 @@ from rater_sim import DATA, SOURCES
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from engine import workspace  # noqa: E402
-from engine.input.config import load_defaults  # noqa: E402
+from engine.input.settings.config import load_defaults  # noqa: E402
 from engine.live.figures import double_reads, session_cells  # noqa: E402
 from engine.live.monitor import judge  # noqa: E402
 from engine.live.reading import read_file_reads  # noqa: E402
