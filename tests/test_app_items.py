@@ -296,10 +296,13 @@ async def test_the_raters_tab_shows_each_verdict_its_rule_and_the_bias_cells(pla
         screen = app.screen
         table = screen.query_one("#results-raters", DataTable)
         headers = [str(c.label) for c in table.ordered_columns]
-        assert headers == ["rater", "verdict", "n", "flagged", "leniency", "infit"]
+        # at 80 columns: the status (the lead's lists) beside the verdict, then the figures
+        assert headers == ["rater", "verdict", "status", "n", "flagged", "leniency", "infit"]
         rows = {str(table.get_row_at(n)[0]): table.get_row_at(n) for n in range(table.row_count)}
-        assert str(rows["r5"][1]) == "harsh, noisy" and str(rows["r5"][4]).endswith("▼")
-        assert str(rows["r4"][4]).endswith("▲") and not str(rows["r1"][4]).endswith(("▲", "▼"))
+        lean = headers.index("leniency")
+        assert str(rows["r5"][1]) == "harsh, noisy" and str(rows["r5"][lean]).endswith("▼")
+        assert str(rows["r4"][lean]).endswith("▲")
+        assert not str(rows["r1"][lean]).endswith(("▲", "▼"))
         rule = str(screen.query_one("#rater-rule", Static).render())
         first = session.raters.rows[0]
         assert rule.startswith(f"{first.rater}: {first.effects.verdicts[0].name} (")
