@@ -82,6 +82,7 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
             "col-second-rater": Select.NULL,
             "col-time": Select.NULL,
             "col-expert": Select.NULL,
+            "col-kind": Select.NULL,
             "col-question": Select.NULL,
             "col-reference": Select.NULL,
             "col-reads-shape": "wide",

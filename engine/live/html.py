@@ -6,8 +6,6 @@ autoescaping; plots are inline SVG (engine.outputs.report.plots); the page loads
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from engine.live.periods import sort_key
 from engine.outputs.live_tables import MONITOR
 from engine.outputs.report import plots
@@ -28,9 +26,11 @@ def monitor_html(result, rows: list[dict]) -> str:
         parm_version = version("parm")
     except PackageNotFoundError:
         parm_version = "unknown"
-    folder = Path(__file__).parents[1] / "outputs" / "templates"
+    # the report's own templates, package data (pyproject.toml), as report.html finds them
     environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(folder), autoescape=True, keep_trailing_newline=True
+        loader=jinja2.PackageLoader("engine.outputs.report", "templates"),
+        autoescape=True,
+        keep_trailing_newline=True,
     )
     days = [p for p in dict.fromkeys(r["period"] for r in rows) if " " not in p]
     context = {
