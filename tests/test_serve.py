@@ -343,3 +343,19 @@ def test_the_settings_give_the_caps(tmp_path):
     assert (defaults.serve_max_sessions, defaults.serve_idle_minutes) == (4, 30)
     with pytest.raises(Exception, match="serve_max_sessions"):
         build_config(None, ["serve_max_sessions=0"])
+
+
+def test_the_launched_command_opens_the_app_as_that_reviewer(monkeypatch, tmp_path):
+    import parm_tui.app as app_module
+
+    data = tmp_path / "a.csv"
+    data.write_text("text,score\nx,1\n", encoding="utf-8")
+    opened = []
+    monkeypatch.setattr(app_module, "run_app", lambda path, **kw: opened.append((path, kw)))
+    command = app_command(data, "123", None)
+    result = CliRunner().invoke(cli_app, command[3:])  # what `python -m parm_tui.launch` parses
+    assert result.exit_code == 0, result.output
+    path, options = opened[0]
+    assert path == data
+    app = app_module.ParmApp(path, None, None, options["overrides"])
+    assert app.startup_error is None and app.state.config.reviewer == "123"
