@@ -29,6 +29,7 @@ APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM)
   parm cache                where the embedding cache is and what it holds (clear: empty it)
   parm monitor FILE... --session DIR --out OUT
                             add a day's reads to a live session: its alerts, what changed
+  parm serve FILE           the app in a browser for each reviewer, behind a token
 
 \b
 Examples:
@@ -64,6 +65,17 @@ Alert rules: the monitor_* settings (--set monitor_alert_p=0.001, --config); see
 docs/explanation/monitor-alerts.md.
 """
 
+SERVE_EXAMPLES = """\b
+Examples:
+  parm serve sample_data/plant_growth.csv
+  parm serve answers.csv --port 8080 --set serve_max_sessions=8
+  parm serve scoring --token-file ~/.parm-token     # a live session's folder
+  PARM_SERVE_TOKEN=... parm serve answers.csv
+
+Beyond this machine: bind to 127.0.0.1 and put a reverse proxy with TLS in front
+(docs/how-to/serve.md).
+"""
+
 REVIEW_IMPORT_EXAMPLES = """\b
 Examples:
   parm review import answers.csv ../ben/parm-out/decisions.csv
@@ -77,7 +89,7 @@ app = typer.Typer(
     no_args_is_help=False,
     rich_markup_mode=None,
 )
-COMMANDS = ("audit", "export", "open", "embed", "review", "cache", "monitor")
+COMMANDS = ("audit", "export", "open", "embed", "review", "cache", "monitor", "serve")
 SCHEDULER_HELP = (
     'Run the items on this Dask scheduler ("tcp://HOST:8786"), or "local:N" for N worker '
     "processes here (needs pip install 'parm[dask]')."
@@ -523,6 +535,45 @@ def open_app(
     # --model is the embedding_model setting; a --set of the same key still wins.
     overrides = ([f"embedding_model={model}"] if model is not None else []) + (set_ or [])
     run_app(file, config_path=config, embeddings_path=embeddings, overrides=overrides)
+
+
+@app.command(epilog=SERVE_EXAMPLES)
+def serve(
+    target: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FILE-OR-SESSION", help="The file to review, or a live session's folder."
+        ),
+    ],
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", metavar="ADDRESS", help="Where to listen (default: this machine only)."
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, metavar="N", help="Port (0: any free one).")
+    ] = 8000,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            metavar="FILE",
+            help="Read the token from FILE (at least 16 characters) instead of $PARM_SERVE_TOKEN "
+            "or a new random one.",
+        ),
+    ] = None,
+    config: ConfigFile = None,
+    set_: Overrides = None,
+) -> None:
+    """Serve the app to browsers: each connection asks its reviewer's name and runs its own app
+    process on FILE-OR-SESSION with that reviewer (decisions.csv names them). Prints a link with
+    a random token once; every request without the token is refused (403). At most
+    serve_max_sessions apps at once; one idle for serve_idle_minutes is closed."""
+    from parm_tui.serve_run import ServeRequest, run_serve
+
+    request = ServeRequest(target, host, port, token_file, config, tuple(set_ or ()))
+    raise typer.Exit(run_serve(request))
 
 
 def main(argv: list[str] | None = None) -> None:

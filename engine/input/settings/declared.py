@@ -596,6 +596,30 @@ SETTINGS: tuple[Setting, ...] = (
         digested=False,
         placeholder="none: your login name",
     ),
+    Setting(
+        "serve_max_sessions",
+        4,
+        rules.integer(),
+        "int",
+        ADVANCED,
+        "Browser sessions at most",
+        "`parm serve`: app processes open at once; the next browser is refused.",
+        "the most app processes `parm serve` keeps open at once (one per browser connection); "
+        "the next connection is refused with a message until one closes",
+        digested=False,
+    ),
+    Setting(
+        "serve_idle_minutes",
+        30,
+        rules.integer(),
+        "int",
+        ADVANCED,
+        "Idle minutes (browser)",
+        "`parm serve`: a browser's app closes after this long without input.",
+        "minutes without a key, click or resize after which `parm serve` closes a browser "
+        "connection's app (its decisions are already saved); the page offers to start again",
+        digested=False,
+    ),
 )
 
 
