@@ -7,7 +7,7 @@ A page under docs/ holds a generated block between two markers,
     <!-- END generated: NAME -->
 
 and this script replaces what lies between them with GENERATORS[NAME]() (the CLI from the
-Typer app's click tree, the settings from engine.input.settings, the output columns from
+Typer app's click tree, the settings from engine.input.settings.declared, the output columns from
 engine.outputs.declared, the app's keys from the BINDINGS of its screens and widgets, the exit
 codes and error kinds from parm_tui.headless and engine.core.errors). The text around the
 markers is written by hand.
@@ -181,7 +181,7 @@ def errors_reference() -> str:
 
 
 def settings_reference() -> str:
-    from engine.input import settings
+    from engine.input.settings import declared as settings
 
     return settings.reference_table()
 

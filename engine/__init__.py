@@ -7,7 +7,7 @@ input -> embedding -> graph -> model -> audit -> results -> outputs, with
 packages below it.
 
 Importing it first asks OpenBLAS for one set of kernels on every x86-64 machine
-(`engine.core.kernels`), so results do not depend on the CPU. The names below are loaded on first use, so importing a light module such as
+(`engine.core.machine.kernels`), so results do not depend on the CPU. The names below are loaded on first use, so importing a light module such as
 `engine.core.places` does not load numpy, pandas or the pipeline.
 """
 
@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import importlib
 
-from engine.core.kernels import pin_blas_kernels
+from engine.core.machine.kernels import pin_blas_kernels
 
 # Before any module of the engine loads numpy: the same BLAS kernels on every machine.
 pin_blas_kernels()
 
 _EXPORTS = {
-    "AuditConfig": "engine.input.config",
-    "config_from_dict": "engine.input.config",
-    "load_config": "engine.input.config",
-    "load_defaults": "engine.input.config",
+    "AuditConfig": "engine.input.settings.config",
+    "config_from_dict": "engine.input.settings.config",
+    "load_config": "engine.input.settings.config",
+    "load_defaults": "engine.input.settings.config",
     "Responses": "engine.input.responses",
     "load_responses": "engine.input.responses",
     "Cancelled": "engine.core.errors",

@@ -7,12 +7,13 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from engine.audit import duplicates, evidence, intervals, severity
-from engine.audit.calibration import calibrated
-from engine.audit.rater_expectation import rater_left_out_proba
-from engine.audit.rater_reads import every_read
-from engine.audit.second_rater import second_rater
-from engine.audit.session_reads import read_evidence
+from engine.audit import intervals
+from engine.audit.queue import duplicates, evidence, severity
+from engine.audit.queue.calibration import calibrated
+from engine.audit.queue.second_rater import second_rater
+from engine.audit.raters.every_read import every_read
+from engine.audit.raters.expectation import rater_left_out_proba
+from engine.audit.reads.session_reads import read_evidence
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
 from engine.embedding.blank import with_blanks
@@ -22,8 +23,8 @@ from engine.embedding.vectors import Embedded
 from engine.graph.late_interaction import late_interaction_graph, tuning_config
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
-from engine.input.config import SINGLE_VECTOR, AuditConfig, fit_top_k
 from engine.input.responses import Responses
+from engine.input.settings.config import SINGLE_VECTOR, AuditConfig, fit_top_k
 from engine.model.cross_fit import cross_fit
 from engine.model.features import ItemFeatures
 from engine.model.metrics import ORDINAL_METRICS
@@ -126,8 +127,8 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
 
 
 def _severity(vectors, tuned: TuningResult, responses: Responses, config, reporter, timings):
-    """The review queue's severity (engine.audit.severity) on the one scale of every item
-    (engine.audit.calibration), and a note when it had to fall back to 1 - p(human score) from
+    """The review queue's severity (engine.audit.queue.severity) on the one scale of every item
+    (engine.audit.queue.calibration), and a note when it had to fall back to 1 - p(human score) from
     the PARM fit because two folds were not possible."""
     mark = time.perf_counter()
     scores = responses.scores
@@ -147,7 +148,7 @@ def _severity(vectors, tuned: TuningResult, responses: Responses, config, report
 
 def _rater_expectation(vectors, responses: Responses, reporter):
     """(R, C+1) each read's probabilities from a model without its rater's reads, one row per
-    read (engine.audit.rater_reads.every_read; None without raters)."""
+    read (engine.audit.raters.every_read.every_read; None without raters)."""
     if responses.raters is None:
         return None
     reads = every_read(responses)

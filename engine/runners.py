@@ -4,7 +4,7 @@ gives their results in the items' order; they differ in where the work happens a
 embeds the answers and how the timings add up.
 
     here       this process, one item after another (`jobs` 1)
-    processes  `jobs` worker processes on this machine (engine.core.workers)
+    processes  `jobs` worker processes on this machine (engine.core.machine.workers)
     dask       a Dask cluster (the `scheduler` setting or DASK_SCHEDULER_ADDRESS,
                engine.cluster): its workers embed their own items, so the parent never
                loads a model
@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine.cluster.address import scheduler_address
+from engine.core.machine.workers import run_units
 from engine.core.progress import Reporter
-from engine.core.workers import run_units
-from engine.input.config import AuditConfig
+from engine.input.settings.config import AuditConfig
 
 
 class Runner(Protocol):

@@ -2,9 +2,9 @@
 items (questions); each item is audited on its own by `engine.pipeline.run_audit` (its own
 graph, tuning and parameters: answers to different questions are never neighbours), in turn or
 on worker processes; where answers were read twice, every item's severity is then relearned
-from what those reads teach (engine.audit.read_severity, pooled over the items), the session
+from what those reads teach (engine.audit.queue.read_severity, pooled over the items), the session
 model is fitted once over every item's reads where the settings call for it
-(engine.audit.session_figures), and the raters are compared across items.
+(engine.model.session.figures), and the raters are compared across items.
 
 Each item is a unit of plain, picklable inputs (`ItemTask`, run by `audit_item`), run where
 the settings say (engine.runners: this process, worker processes, a Dask cluster). Running
@@ -22,16 +22,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit.read_severity import learned_severity
-from engine.audit.session_figures import check_session_memory, session_model_figures, wanted
+from engine.audit.queue.read_severity import learned_severity
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.vectors import Embedded
-from engine.input.config import AuditConfig
 from engine.input.items import Items
-from engine.input.reads import LONG
 from engine.input.responses import Responses
-from engine.model.session_cross_fit import SessionOptions
+from engine.input.settings.config import AuditConfig
+from engine.input.several_reads import LONG
+from engine.model.session.cross_fit import SessionOptions
+from engine.model.session.figures import check_session_memory, session_model_figures, wanted
 from engine.pipeline import check_selection_metric, embed_responses, run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, session_result
@@ -118,7 +118,7 @@ def run_session(
 
 def learn_from_reads(results: list[AuditResult]) -> None:
     """Each item's severity from what the session's answers read twice teach about
-    disagreement (engine.audit.read_severity), pooled over the items so the queue's severities
+    disagreement (engine.audit.queue.read_severity), pooled over the items so the queue's severities
     are on one scale; unchanged where too few answers were read twice (single-read sessions)."""
     read, differs = [], []
     for result in results:
@@ -134,7 +134,7 @@ def learn_from_reads(results: list[AuditResult]) -> None:
 
 
 def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Reporter):
-    """The session model's figures over every item's reads (engine.audit.session_figures), or
+    """The session model's figures over every item's reads (engine.model.session.figures), or
     None where the settings or the file do not call for it."""
     responses = [result.responses for result in results]
     if not wanted(config.session_model, responses, config.cross_fit_folds):

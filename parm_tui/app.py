@@ -24,7 +24,7 @@ from engine.core.crash_log import write_crash_log
 from engine.core.errors import ConfigError, ParmError, ResumeError
 from engine.core.signals import wait_for_switch
 from engine.core.text import safe_text
-from engine.input.config import build_config, load_defaults
+from engine.input.settings.config import build_config, load_defaults
 from engine.workspace import OpenedFile
 from parm_tui.audit_worker import AuditWorker
 from parm_tui.recent import add_recent
@@ -58,6 +58,7 @@ class ParmApp(AuditWorker, App):
         Binding("f5", "show('results')", "Results"),
         Binding("f6", "show('review')", "Review"),
         Binding("f7", "show('export')", "Export"),
+        Binding("f8", "show('monitor')", "Monitor", show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
     ]
     state: var[AppState] = var(None, init=False)
@@ -165,6 +166,19 @@ class ParmApp(AuditWorker, App):
         lists = workspace.todays_lists(state.result, state.store)
         return Wanted(state.result.review, state.store, *state.review_context(), read_only,
                       backreads=workspace.backread_rows(lists))  # fmt: skip
+
+    async def open_session(self, folder: Path) -> None:
+        """A live session's folder: its Monitor screen (parm_tui.screens.monitor), built anew."""
+        from parm_tui.screens.monitor import MonitorScreen
+
+        if self.is_screen_installed("monitor"):
+            old = self.get_screen("monitor")
+            if old in self.screen_stack:
+                await self.switch_screen("load")
+            self.uninstall_screen("monitor")
+            await old.remove()
+        self.install_screen(MonitorScreen(folder), "monitor")
+        await self.switch_screen("monitor")
 
     def action_keys(self) -> None:
         """Every key of the screen on show (the footer has room for some)."""

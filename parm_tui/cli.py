@@ -12,6 +12,7 @@ import typer
 from parm_tui.cache_run import run_cache_clear, run_cache_show
 from parm_tui.embed_run import run_embed
 from parm_tui.headless import AuditRequest, run_export, run_headless, run_review_import
+from parm_tui.monitor_run import MonitorRequest, run_monitor
 
 # Click keeps a paragraph that starts with \b as written (no rewrapping): the examples.
 APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM).
@@ -26,6 +27,9 @@ APP_HELP = """Audit the reliability of human scoring of free-text answers (PARM)
   parm review import FILE DECISIONS.csv
                             bring a colleague's review decisions into FILE's review
   parm cache                where the embedding cache is and what it holds (clear: empty it)
+  parm monitor FILE... --session DIR --out OUT
+                            add a day's reads to a live session: its alerts, what changed
+  parm serve FILE           the app in a browser for each reviewer, behind a token
 
 \b
 Examples:
@@ -49,6 +53,29 @@ Settings (--set KEY=VALUE, --config): see docs/reference/settings.md (the docs s
 Reference, Settings); VALUE is read as JSON, and as plain text when it is not JSON.
 """
 
+MONITOR_EXAMPLES = """\b
+Examples:
+  parm monitor day1.csv --session scoring --out today
+  parm monitor day2.csv --session scoring --out today --since last
+  parm monitor --session scoring --out today --since last      # the session as it stands
+  parm monitor export.xlsx --session scoring --out today --kind-col read_type
+  parm monitor day3.csv --session scoring --out today --period 2026-05-06
+
+Alert rules: the monitor_* settings (--set monitor_alert_p=0.001, --config); see
+docs/explanation/monitor-alerts.md.
+"""
+
+SERVE_EXAMPLES = """\b
+Examples:
+  parm serve sample_data/plant_growth.csv
+  parm serve answers.csv --port 8080 --set serve_max_sessions=8
+  parm serve scoring --token-file ~/.parm-token     # a live session's folder
+  PARM_SERVE_TOKEN=... parm serve answers.csv
+
+Beyond this machine: bind to 127.0.0.1 and put a reverse proxy with TLS in front
+(docs/how-to/serve.md).
+"""
+
 REVIEW_IMPORT_EXAMPLES = """\b
 Examples:
   parm review import answers.csv ../ben/parm-out/decisions.csv
@@ -62,7 +89,7 @@ app = typer.Typer(
     no_args_is_help=False,
     rich_markup_mode=None,
 )
-COMMANDS = ("audit", "export", "open", "embed", "review", "cache")
+COMMANDS = ("audit", "export", "open", "embed", "review", "cache", "monitor", "serve")
 SCHEDULER_HELP = (
     'Run the items on this Dask scheduler ("tcp://HOST:8786"), or "local:N" for N worker '
     "processes here (needs pip install 'parm[dask]')."
@@ -292,6 +319,84 @@ def audit(
     raise typer.Exit(run_headless(request))
 
 
+@app.command(epilog=MONITOR_EXAMPLES)
+def monitor(
+    files: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            metavar="FILE...",
+            help="Files of reads to add (CSV, TSV or workbook; a day's or a cumulative export; "
+            "none: the session as it stands).",
+        ),
+    ] = None,
+    session: Annotated[
+        Path,
+        typer.Option("--session", metavar="DIR", help="The session's folder (made on first use)."),
+    ] = ...,
+    out: Annotated[
+        Path, typer.Option("--out", metavar="DIR", help="Where the run's files go.")
+    ] = Path("parm-monitor"),
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            metavar="last|RUN_ID",
+            help="List what changed since the last run (or that run): alerts raised, cleared, "
+            "still open; raters and items that changed; reads added.",
+        ),
+    ] = None,
+    period: Annotated[
+        str | None,
+        typer.Option(
+            "--period",
+            metavar="YYYY-MM-DD",
+            help="The day of reads the file does not date (default: the file's modification date).",
+        ),
+    ] = None,
+    config: ConfigFile = None,
+    text_col: Annotated[str | None, column("--text-col", "Text column.")] = None,
+    score_col: Annotated[str | None, column("--score-col", "Score column.")] = None,
+    id_col: Annotated[str | None, column("--id-col", "Id column (the answer).")] = None,
+    item_col: Annotated[str | None, column("--item-col", "Item column.")] = None,
+    rater_col: Annotated[str | None, column("--rater-col", "Rater column.")] = None,
+    time_col: Annotated[
+        str | None, column("--time-col", "When each read was given (ISO date and time).")
+    ] = None,
+    expert_col: Annotated[
+        str | None, column("--expert-col", "The lead's scores of validity papers.")
+    ] = None,
+    kind_col: Annotated[
+        str | None,
+        column("--kind-col", "What each read is: first, second, validity, backread, resolution."),
+    ] = None,
+    reads: Annotated[
+        str | None,
+        typer.Option("--reads", metavar="wide|long", help="One row per read (long) or answer."),
+    ] = None,
+    sheet: Sheet = None,
+    set_: Overrides = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace files in --out that this session did not write."),
+    ] = False,
+    quiet: AuditQuiet = False,
+) -> None:
+    """Add each FILE's reads to the live session in --session and write what a lead acts on
+    into --out: monitor.csv (agreement per item, rater and day), alerts.csv (the open alerts),
+    changes.md (what changed since the last run) and report.html. Adding a file twice, or an
+    export that repeats earlier reads, changes nothing."""
+    columns = {
+        "text_column": text_col, "score_column": score_col, "id_column": id_col,
+        "item_column": item_col, "rater_column": rater_col, "time_column": time_col,
+        "expert_column": expert_col, "kind_column": kind_col, "reads": reads, "sheet": sheet,
+    }  # fmt: skip
+    request = MonitorRequest(
+        tuple(files or ()), session, out, since, period, config, columns, tuple(set_ or ()),
+        force, quiet,
+    )  # fmt: skip
+    raise typer.Exit(run_monitor(request))
+
+
 @app.command("export")
 def export(
     file: Annotated[
@@ -430,6 +535,45 @@ def open_app(
     # --model is the embedding_model setting; a --set of the same key still wins.
     overrides = ([f"embedding_model={model}"] if model is not None else []) + (set_ or [])
     run_app(file, config_path=config, embeddings_path=embeddings, overrides=overrides)
+
+
+@app.command(epilog=SERVE_EXAMPLES)
+def serve(
+    target: Annotated[
+        Path,
+        typer.Argument(
+            metavar="FILE-OR-SESSION", help="The file to review, or a live session's folder."
+        ),
+    ],
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host", metavar="ADDRESS", help="Where to listen (default: this machine only)."
+        ),
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, metavar="N", help="Port (0: any free one).")
+    ] = 8000,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            metavar="FILE",
+            help="Read the token from FILE (at least 16 characters) instead of $PARM_SERVE_TOKEN "
+            "or a new random one.",
+        ),
+    ] = None,
+    config: ConfigFile = None,
+    set_: Overrides = None,
+) -> None:
+    """Serve the app to browsers: each connection asks its reviewer's name and runs its own app
+    process on FILE-OR-SESSION with that reviewer (decisions.csv names them). Prints a link with
+    a random token once; every request without the token is refused (403). At most
+    serve_max_sessions apps at once; one idle for serve_idle_minutes is closed."""
+    from parm_tui.serve_run import ServeRequest, run_serve
+
+    request = ServeRequest(target, host, port, token_file, config, tuple(set_ or ()))
+    raise typer.Exit(run_serve(request))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,8 +22,8 @@ from engine.input.column_guess import CHOSEN_KEYS
 from engine.workspace import OpenedFile, Prepared
 
 if TYPE_CHECKING:  # the app's first screen must not load numpy and pandas
-    from engine.input.config import AuditConfig
     from engine.input.responses import Responses
+    from engine.input.settings.config import AuditConfig
     from engine.results.session import SessionResult
     from engine.saved.decisions import DecisionStore
     from engine.saved.store import SavedSession

@@ -20,8 +20,8 @@ from helpers import (
     flipped_audit,
 )
 
-from engine.input.config import load_defaults
 from engine.input.responses import load_responses
+from engine.input.settings.config import load_defaults
 from engine.saved.decisions import open_store
 
 # Fixtures that load the bundled model (to embed, or to copy it as a checkpoint).
@@ -60,14 +60,14 @@ def isolated_dirs(tmp_path_factory):
 
 @pytest.fixture(scope="session", autouse=True)
 def reports_follow_their_schema():
-    """Every report.json content any test makes (engine.outputs.session_report.session_dict,
+    """Every report.json content any test makes (engine.outputs.report.report_json.session_dict,
     the one place it is made) is checked against the schema shipped in the package."""
     import jsonschema
 
-    from engine.outputs import session_report
+    from engine.outputs.report import report_json
 
-    schema = session_report.report_schema()
-    made = session_report.session_dict
+    schema = report_json.report_schema()
+    made = report_json.session_dict
 
     def checked(*args, **kwargs):
         data = made(*args, **kwargs)
@@ -75,9 +75,9 @@ def reports_follow_their_schema():
         jsonschema.validate(json.loads(json.dumps(data, default=str)), schema)
         return data
 
-    session_report.session_dict = checked
+    report_json.session_dict = checked
     yield
-    session_report.session_dict = made
+    report_json.session_dict = made
 
 
 @pytest.fixture(autouse=True)

@@ -25,9 +25,9 @@ from typer.testing import CliRunner
 import parm_tui.app
 from engine.core.errors import ConfigError
 from engine.embedding.vectors import Embedded, TokenEmbeddings
-from engine.input.config import config_from_dict, load_defaults
 from engine.input.items import split_items
 from engine.input.responses import Responses
+from engine.input.settings.config import config_from_dict, load_defaults
 from engine.pipeline import run_audit
 from engine.results.item import AuditResult
 from engine.results.session import SessionResult, single_item_session
@@ -687,7 +687,7 @@ def simulated_reads(
     rng.choice(reads) distinct raters (len(accuracy) raters); a rater gives the true code with
     probability accuracy[r], else a neighbouring code (ordered) or another code (nominal).
     `missing`: the share of answers that lose all but their first read."""
-    from engine.audit.reads import ItemReads
+    from engine.audit.reads.item_reads import ItemReads
 
     classes, raters = prior.size, accuracy.size
     truth = rng.choice(classes, n, p=prior)
@@ -762,8 +762,8 @@ def read_design(seed: int, n: int, most_reads: int, scale: str, name: str = ""):
     """(ItemReads, labels): n answers, each read by 1..most_reads of 4 raters; a rater of random
     accuracy gives the true score, else a near miss (ordered scales) or any other label; a
     random share of answers keeps one read. For property tests of every figure's range."""
-    from engine.audit.reads import ItemReads
-    from engine.audit.session_reads import label_points
+    from engine.audit.reads.item_reads import ItemReads
+    from engine.audit.reads.session_reads import label_points
 
     labels, ordered = READ_SCALES[scale]
     rng = np.random.default_rng(seed)
@@ -815,4 +815,64 @@ def action_ledger(item, answer, rater, score, items=(("A", 4, True),), raters=No
         items=facts, raters=tuple(names), item=item, answer=answer, rater=rater, score=score,
         wrong=wrong, evidence=evidence, risk=risk_percentiles(wrong, evidence),
         offsets=np.r_[0, np.cumsum(sizes)].astype(np.int64), **values,
+    )  # fmt: skip
+
+
+def live_reads(
+    days: int = 5,
+    items=("q1", "q2"),
+    raters=("A", "B", "C", "D"),
+    answers_per_day: int = 30,
+    accuracy: float = 0.9,
+    seed: int = 0,
+    drift: tuple[str, int, float] | None = None,
+    fall: tuple[str, int, float] | None = None,
+    seeds_per_rater: int = 0,
+    points: int = 3,
+) -> list[pd.DataFrame]:
+    """A simulated live session, one long frame per day (id, item, answer, rater, score, time,
+    expert): each day each item's answers are read twice, half in the morning, half in the
+    afternoon; a rater reads the true score with `accuracy`, else a neighbour. drift: (rater,
+    from day, share of reads one point too high); fall: (item, from day, accuracy that
+    afternoon on); seeds_per_rater: validity papers each rater reads a day (expert scored)."""
+    rng = np.random.default_rng(seed)
+    top = points - 1
+
+    def read(true, rater, day, item, pm):
+        good = accuracy
+        if fall is not None and item == fall[0] and (day > fall[1] or (day == fall[1] and pm)):
+            good = fall[2]
+        score = true if rng.random() < good else int(np.clip(true + rng.choice((-1, 1)), 0, top))
+        if drift is not None and rater == drift[0] and day >= drift[1] and score < top:
+            score += int(rng.random() < drift[2])
+        return score
+
+    frames, number = [], 0
+    for day in range(days):
+        date = f"2026-05-{day + 4:02d}"
+        rows = []
+        for item in items:
+            for j in range(answers_per_day):
+                number += 1
+                true, pm = int(rng.integers(0, points)), j >= answers_per_day // 2
+                hour = 14 if pm else 9
+                for k, rater in enumerate(rng.choice(raters, 2, replace=False)):
+                    rows.append((f"{item}-{number}", item, f"answer {number} of {item}", rater,
+                                 read(true, rater, day, item, pm),
+                                 f"{date}T{hour + k:02d}:{j % 60:02d}", ""))  # fmt: skip
+            for rater in raters[: len(raters)] if seeds_per_rater else ():
+                for s in rng.choice(20, seeds_per_rater, replace=False):
+                    true = int(s % points)
+                    rows.append((f"{item}-seed{s}", item, f"seed {s} of {item}", rater,
+                                 read(true, rater, day, item, False), f"{date}T08:{s:02d}", true))  # fmt: skip
+        columns = ["id", "item", "answer", "rater", "score", "time", "expert"]
+        frames.append(pd.DataFrame(rows, columns=columns).astype(str))
+    return frames
+
+
+def live_config(**changes):
+    """The settings a live frame of `live_reads` is read with (long, every column named)."""
+    return load_defaults().updated(
+        reads="long", id_column="id", item_column="item", rater_column="rater",
+        time_column="time", expert_column="expert", text_column="answer", **changes,
     )  # fmt: skip

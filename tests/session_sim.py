@@ -1,11 +1,11 @@
 """Simulating sessions from the session model with known parameters, for tests and benchmarks
-that check estimates and intervals against the truth (engine/model/session_model.py).
+that check estimates and intervals against the truth (engine/model/session/fit.py).
 
 Each item's answers are random unit vectors in a few clusters; parm's own top-K graph is built
 over them. Reads are drawn by Gibbs sampling from the model's full conditionals
 P(x_r = c | rest) ~ exp(beta_gc T~_r(c) + gamma_gc S~_r + mu_gc + rho_mc + lambda O_r(c)
 + delta U~_r(c)),
-the features as engine.model.session_features defines them. Answers of one colour of a greedy
+the features as engine.model.session.features defines them. Answers of one colour of a greedy
 colouring of the item graphs share no edge, so all their reads of one slot (first read, second
 read) are drawn together from their exact conditionals.
 """
@@ -19,7 +19,7 @@ import scipy.sparse as sp
 from potts import colour_classes
 
 from engine.graph.search import build_graph
-from engine.model.session_features import SessionItem
+from engine.model.session.features import SessionItem
 
 
 @dataclass(frozen=True)
@@ -176,3 +176,9 @@ def simulate(design: Design, truth: Truth, sweeps: int, seed: int):
     item_parameters, rho = draw_effects(truth, len(design.graphs), design.n_raters, rng)
     scores = gibbs(design, item_parameters, rho, truth, sweeps, seed + 1)
     return session_items(design, scores, truth.c + 1), item_parameters, rho
+
+
+def simulated_items(items, answers, raters, double, top_k, sweeps, seed) -> list[SessionItem]:
+    """A session drawn under TRUTH: its design from `seed`, its reads from `seed + 1`."""
+    plan = session_design(items, answers, raters, double, top_k, seed)
+    return simulate(plan, TRUTH, sweeps=sweeps, seed=seed + 1)[0]

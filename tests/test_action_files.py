@@ -1,4 +1,4 @@
-"""engine.outputs.action_files: a run with reads writes backreads.csv, third_reads.csv and
+"""engine.outputs.report.action_outputs: a run with reads writes backreads.csv, third_reads.csv and
 rater_status.csv with their declared columns and run_id, the same from the same run every time;
 a run without reads writes none; report.md and report.html carry the short section; names from
 the data stay inert; the app's export of today's lists (one key) writes the three files."""

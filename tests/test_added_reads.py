@@ -1,5 +1,5 @@
 """Reads typed in the review (engine.results.added_reads, engine.saved.added_reads): the
-consensus recomputed with them equals engine.audit.consensus run on the reads with the row added,
+consensus recomputed with them equals engine.audit.reads.consensus run on the reads with the row added,
 the run's text evidence and the run's model, and no other answer moves; they are kept with the review's decisions across a reopen, undone
 and put back; what is refused; and the exports count them."""
 
@@ -13,7 +13,7 @@ import pytest
 from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
 
 from engine import workspace
-from engine.audit.consensus import consensus
+from engine.audit.reads.consensus import consensus
 from engine.core.errors import ReviewError
 from engine.outputs.names import CONSENSUS_FILE, DECISIONS_FILE, REVIEWED_FILE
 from engine.results.added_reads import AddedRead, session_with_added

@@ -1,4 +1,4 @@
-"""The agreement of a multi-read session (engine/audit/agreement.py, alpha.py, resample.py):
+"""The agreement of a multi-read session (engine/audit/reads/agreement.py, alpha.py, resample.py):
 Krippendorff's alpha against the `krippendorff` package, the pair figures against
 scikit-learn, the session's pooling, the marks, and the intervals' coverage in simulation."""
 
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
-from engine.audit.agreement import ALL, TOO_FEW, agreement
-from engine.audit.reads import ItemReads
+from engine.audit.reads.agreement import ALL, TOO_FEW, agreement
+from engine.audit.reads.item_reads import ItemReads
 
 PRIOR4 = np.array([0.2, 0.3, 0.3, 0.2])
 

@@ -1,4 +1,4 @@
-"""The answer cache (engine.embedding.answer_cache): one entry per text, verified before use; a
+"""The answer cache (engine.embedding.cache.answers): one entry per text, verified before use; a
 damaged entry or database is never used; a full disk, a folder that cannot be written and two
 processes writing at once cost at most the cache, never the run; the size stays bounded, least
 recently used first."""
@@ -14,8 +14,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.embedding import answer_cache
-from engine.embedding.answer_cache import (
+from engine.embedding.cache import answers as answer_cache
+from engine.embedding.cache.answers import (
     ANSWERS_FILE,
     CacheUnavailable,
     answer_key,
@@ -202,7 +202,7 @@ def test_a_cache_file_written_by_a_killed_process_is_read(tmp_path):
     code = (
         "import os, sys, numpy as np\n"
         "from pathlib import Path\n"
-        "from engine.embedding.answer_cache import open_answer_cache, answer_key\n"
+        "from engine.embedding.cache.answers import open_answer_cache, answer_key\n"
         "store = open_answer_cache(Path(sys.argv[1]))\n"
         "v = np.ones(8, np.float32)\n"
         "store.keep([(answer_key('model@1', 'kept'), 'whole', v)], 1 << 30)\n"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score, roc_auc_score
 
-from engine.audit.answer_groups import group_folds, similar_groups
+from engine.audit.queue.answer_groups import group_folds, similar_groups
 from engine.model.classifier import out_of_fold_proba, stratified_folds
 
 

@@ -26,7 +26,7 @@ from engine.actions.backreads import (
 from engine.actions.ledger import BACKREAD
 from engine.actions.rater_status import RaterStatus
 from engine.actions.rules import ActionRules
-from engine.audit.rater_verdicts import Verdict
+from engine.audit.raters.verdicts import Verdict
 from engine.audit.resample import wilson_interval
 
 RULES = ActionRules()

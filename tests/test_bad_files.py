@@ -18,7 +18,7 @@ from numpy.lib import format as npy_format
 
 from engine.core import files
 from engine.core.errors import ExportError
-from engine.embedding import cache
+from engine.embedding.cache import entries as cache
 
 N = 60
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="needs POSIX files and signals")
@@ -36,13 +36,14 @@ def good(tmp_path_factory):
 
 @pytest.fixture
 def no_hang():
-    """A test that would block on a pipe fails after 60 s instead of hanging the suite."""
+    """A test that would block on a pipe fails after 10 s instead of hanging the suite (the
+    alarm interrupting a blocked open must fail the test, never let it pass late)."""
 
     def give_up(signum, frame):
         raise TimeoutError("blocked: parm opened a file that never ends")
 
     previous = signal.signal(signal.SIGALRM, give_up)
-    signal.alarm(60)
+    signal.alarm(10)
     yield
     signal.alarm(0)
     signal.signal(signal.SIGALRM, previous)

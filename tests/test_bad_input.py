@@ -18,8 +18,8 @@ from helpers import FAST_CLI, TALKING_CLI, cli, clustered_embeddings, unfaulted_
 from engine.core import files
 from engine.core.errors import ExportError
 from engine.embedding.vectors import Embedded
-from engine.input.config import config_from_dict
 from engine.input.responses import Responses
+from engine.input.settings.config import config_from_dict
 from engine.outputs import write as export
 from engine.pipeline import run_audit
 
@@ -535,8 +535,8 @@ def test_skip_never_leaves_out_most_of_a_file(tmp_path, good, nothing_embedded):
 def test_numbers_are_counted_in_each_item_which_has_its_own_scale():
     """Essay sets in one file (scored 0-40 and 50-90): 82 values in the file, 41 in an item."""
     from engine.core.errors import DataError
-    from engine.input.config import AuditConfig
     from engine.input.score_check import check_score_columns
+    from engine.input.settings.config import AuditConfig
 
     scores = [str(v) for v in range(41)] * 5 + [str(v) for v in range(50, 91)] * 5
     frame = pd.DataFrame({"set": ["A"] * 205 + ["B"] * 205, "essay": ["e"] * 410, "score": scores})
@@ -551,8 +551,8 @@ def test_numbers_are_counted_in_each_item_which_has_its_own_scale():
 @pytest.mark.parametrize(("bad", "stops"), [(30, False), (31, True)])
 def test_skip_leaves_out_at_most_half_of_a_file(bad, stops):
     from engine.core.errors import DataError
-    from engine.input.config import AuditConfig
     from engine.input.score_check import MAX_SKIPPED_SHARE, check_score_columns
+    from engine.input.settings.config import AuditConfig
 
     assert MAX_SKIPPED_SHARE == 0.5
     scores = [""] * bad + ["1", "2"] * 30
@@ -581,7 +581,7 @@ def test_the_load_screens_call_stops_the_same_way(tmp_path):
 
 # -- memory, checked before an array sized by the data is made ------------------------------------
 def test_an_array_that_would_not_fit_is_refused_before_it_is_made(monkeypatch):
-    from engine.core import memory
+    from engine.core.machine import memory
 
     monkeypatch.setattr(memory, "available_bytes", lambda: 2 * memory.GIB)
     assert memory.zeros((1000, 1000)).shape == (1000, 1000)  # 8 MB
@@ -601,7 +601,7 @@ def test_an_array_that_would_not_fit_is_refused_before_it_is_made(monkeypatch):
 def test_a_session_model_too_big_for_the_machine_stops_before_embedding(
     tmp_path, monkeypatch, nothing_embedded
 ):
-    from engine.core import memory
+    from engine.core.machine import memory
 
     path = many_items(tmp_path)
     monkeypatch.setattr(memory, "available_bytes", lambda: 4 * 1024**2)  # 4 MiB free
@@ -614,8 +614,8 @@ def test_a_session_model_too_big_for_the_machine_stops_before_embedding(
 
 
 def test_the_session_models_memory_estimate_bounds_what_its_fit_asks_for(monkeypatch):
-    from engine.audit.session_figures import check_session_memory
-    from engine.core import memory
+    from engine.core.machine import memory
+    from engine.model.session.figures import check_session_memory
 
     frame, vectors = helpers.session_frame()
     config = helpers.session_config(rater_column="rater", cross_fit_folds=2)
@@ -664,8 +664,8 @@ def test_mohlers_answers_named_as_the_score_stop_at_once(tmp_path, nothing_embed
 @pytest.mark.parametrize("name", REAL_COLUMNS)
 def test_every_real_score_column_passes_and_a_column_named_by_mistake_stops(name):
     from engine.core.errors import DataError
-    from engine.input.config import AuditConfig
     from engine.input.score_check import check_score_columns
+    from engine.input.settings.config import AuditConfig
     from engine.input.table import read_table
 
     frame = read_table(DATA / name)

@@ -16,8 +16,8 @@ from engine.core.progress import Reporter
 from engine.embedding.blank import with_blank_tokens, with_blank_vectors
 from engine.embedding.vectors import Embedded, TokenEmbeddings
 from engine.graph.maxsim import pair_scores, symmetric_score
-from engine.input.config import load_defaults
 from engine.input.responses import Responses, blank_answers, load_responses
+from engine.input.settings.config import load_defaults
 from engine.pipeline import embed_responses, run_audit, with_blank_answers
 
 BLANKS = ["", " ", "\t", "  \n "]
@@ -152,8 +152,8 @@ def test_a_file_with_blanks_runs_end_to_end_and_the_reports_count_them(tmp_path)
 
 def test_a_session_report_counts_blanks_over_its_items(tmp_path):
     from engine.input.items import load_items
+    from engine.outputs.report.report_json import session_dict
     from engine.outputs.session import session_markdown
-    from engine.outputs.session_report import session_dict
     from engine.session import run_session
 
     rows, vectors = blank_file_rows()

@@ -1,4 +1,4 @@
-"""The embedding cache (engine.embedding.cache): an entry is verified (SHA-256, shape, dtype,
+"""The embedding cache (engine.embedding.cache.entries): an entry is verified (SHA-256, shape, dtype,
 finite values) before use, a damaged one is removed, reported in one line and recomputed, and a
 cache folder that cannot be used is said once, with where to point PARM_CACHE_DIR."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from helpers import damage
 
-from engine.embedding import cache
+from engine.embedding.cache import entries as cache
 
 
 @pytest.fixture
@@ -77,12 +77,12 @@ def test_an_entry_of_another_format_is_damaged(cache_dir):
 
 @pytest.mark.parametrize("how", ["zeroed", "random", "short"])
 def test_a_damaged_entry_of_an_earlier_version_is_not_used(cache_dir, monkeypatch, how):
-    """Sentence vectors of earlier versions are still read (engine.embedding.cached); a damaged
+    """Sentence vectors of earlier versions are still read (engine.embedding.cache.run_cache); a damaged
     one is removed with one warning and the answers embedded."""
     from helpers import FakeEncoder, use_fake_model
 
     from engine.embedding.sentence import embed_texts
-    from engine.input.config import DEFAULT_MODEL
+    from engine.input.settings.config import DEFAULT_MODEL
 
     texts = [f"Plants need light {i}." for i in range(12)]
     model = use_fake_model(monkeypatch, FakeEncoder())

@@ -1,5 +1,5 @@
 """`parm cache` and `parm cache clear` (parm_tui.cache_run over
-engine.embedding.cache_contents): where the cache is, what it holds, its bound; emptying it
+engine.embedding.cache.contents): where the cache is, what it holds, its bound; emptying it
 while leaving nothing else in the folder touched."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from helpers import parm_command
 
-from engine.embedding import cache
-from engine.embedding.answer_cache import ANSWERS_FILE, answer_key, open_answer_cache
-from engine.embedding.cache_contents import cache_contents, clear_cache
+from engine.embedding.cache import entries as cache
+from engine.embedding.cache.answers import ANSWERS_FILE, answer_key, open_answer_cache
+from engine.embedding.cache.contents import cache_contents, clear_cache
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from helpers import (
 )
 from textual.widgets import Static, TabbedContent
 
-from engine.audit.duplicates import NearDuplicate
+from engine.audit.queue.duplicates import NearDuplicate
 from parm_tui.app import ParmApp
 
 

@@ -29,8 +29,8 @@ from helpers import (
 
 from engine.cluster.address import ENVIRONMENT, local_workers, scheduler_address
 from engine.core.errors import Cancelled, ClusterError, ConfigError
+from engine.core.machine.workers import run_units
 from engine.core.progress import CancelToken, Reporter
-from engine.core.workers import run_units
 from engine.session import audit_item
 
 distributed = pytest.importorskip("distributed")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from engine.input.column_guess import CHOSEN_KEYS, choose_columns
-from engine.input.config import load_defaults
+from engine.input.settings.config import load_defaults
 
 
 def frame(*columns):

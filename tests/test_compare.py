@@ -126,7 +126,7 @@ def test_the_flags_check_holds_its_level_where_flags_find_nothing_and_finds_a_re
     """Simulated second reads with known truth: where the flagged and the other scores are
     disputed equally often, the check says the flags pick out disputes in about 5% of files;
     where flagged scores are disputed 15 points more often, nearly always."""
-    from engine.outputs.flag_check import share_margin
+    from engine.outputs.report.flag_check import share_margin
 
     rng = np.random.default_rng(0)
 

@@ -1,8 +1,8 @@
-"""engine.outputs.conclusions: the summary's sentences say what their figures say."""
+"""engine.outputs.report.conclusions: the summary's sentences say what their figures say."""
 
 from __future__ import annotations
 
-from engine.audit.agreement import ALL
+from engine.audit.reads.agreement import ALL
 
 
 def test_without_a_pair_of_raters_to_compare_the_reads_alpha_speaks(
@@ -11,7 +11,7 @@ def test_without_a_pair_of_raters_to_compare_the_reads_alpha_speaks(
     """Many raters who each share few answers (the session sample's seven) leave no pair to
     judge, yet the answers read twice tell how consistent the reads are: the summary gives
     Krippendorff's alpha of the session against 0.667, not "parm cannot say"."""
-    from engine.outputs import conclusions as module
+    from engine.outputs.report import conclusions as module
 
     session = small_items_read_twice
     monkeypatch.setattr(module, "session_pairs", lambda s: [])
@@ -28,7 +28,7 @@ def test_without_a_pair_of_raters_to_compare_the_reads_alpha_speaks(
 
 
 def test_without_second_reads_parm_says_it_cannot_tell(small_items_read_twice, monkeypatch):
-    from engine.outputs import conclusions as module
+    from engine.outputs.report import conclusions as module
 
     monkeypatch.setattr(module, "session_pairs", lambda s: [])
     monkeypatch.setattr(module, "reads_alpha", lambda s: None)

@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 from engine.core.errors import ConfigError
-from engine.input.config import (
+from engine.input.settings.config import (
     DEFAULTS,
     DEFAULTS_PATH,
     PowerInterval,
@@ -235,7 +235,7 @@ def test_a_second_rater_column_needs_a_second_score_column():
 
 
 def test_item_rater_and_jobs_settings_round_trip_through_a_file(tmp_path):
-    from engine.input.config import save_config
+    from engine.input.settings.config import save_config
 
     config = config_from_dict({"item_column": "question", "rater_column": "marker", "jobs": 2})
     save_config(config, tmp_path / "settings.json")
@@ -274,7 +274,7 @@ def test_the_device_is_auto_cpu_or_cuda():
 def test_how_many_runs_are_kept_changes_no_settings_digest():
     """saved_runs says what is kept of a run, not how it runs: the digest that decisions and
     saved runs record stays the same, and stays what earlier parm versions wrote."""
-    from engine.input.config import settings_digest
+    from engine.input.settings.config import settings_digest
 
     base = config_from_dict({})
     assert base.saved_runs == 10
@@ -285,7 +285,7 @@ def test_how_many_runs_are_kept_changes_no_settings_digest():
 def test_where_a_run_happens_changes_no_settings_digest():
     """A cluster's results equal one process's, so the scheduler, its timeout and the device do
     not change the digest that decisions and saved runs record."""
-    from engine.input.config import settings_digest
+    from engine.input.settings.config import settings_digest
 
     base = config_from_dict({})
     moved = base.updated(scheduler="local:2", scheduler_timeout=3.0, device="cpu")

@@ -1,4 +1,4 @@
-"""The consensus (engine/audit/consensus.py, rater_model.py, consensus_layout.py) on sessions
+"""The consensus (engine/audit/reads/consensus.py, rater_model.py, consensus_layout.py) on sessions
 simulated with known true scores and rater accuracies."""
 
 from __future__ import annotations
@@ -12,22 +12,22 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from engine.audit.consensus import (
+from engine.audit.reads.consensus import (
     SURE,
     ConsensusModel,
     TextEvidence,
     consensus,
     third_read_ranks,
 )
-from engine.audit.consensus_fit import MAX_WEIGHT
-from engine.audit.rater_model import (
+from engine.audit.reads.consensus_fit import MAX_WEIGHT
+from engine.audit.reads.error_model import (
     RaterCounts,
     RaterParameters,
     decreasing,
     read_given_truth,
     tied_raters,
 )
-from engine.audit.reads import ItemReads
+from engine.audit.reads.item_reads import ItemReads
 
 PRIOR = np.array([0.2, 0.3, 0.3, 0.2])
 ACCURACY = np.array([0.95, 0.85, 0.75, 0.65, 0.55, 0.9])

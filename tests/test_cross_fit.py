@@ -10,7 +10,7 @@ from helpers import cross_fit_on, noisy_clusters
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
 from engine.graph.search import build_graph
-from engine.input.config import load_defaults
+from engine.input.settings.config import load_defaults
 from engine.model.cross_fit import fold_assignment
 
 # -- standard errors: coverage on simulated Potts scores ------------------------------------------

@@ -454,7 +454,7 @@ def test_the_review_offers_the_files_whole_scale_up_to_the_items_highest_score()
     file's scale (0 to 5) up to 5; an item scored 0-2 in a file of 0-3 items is not offered 3."""
     from dataclasses import replace
 
-    from engine.audit.scale import file_scale, pool_responses
+    from engine.input.scale import file_scale, pool_responses
 
     assert file_scale(("1", "3", "4", "5")) == ("1", "2", "3", "4", "5")
     assert file_scale(("0", "0.5", "5")) == tuple(str(v / 2).removesuffix(".0") for v in range(11))

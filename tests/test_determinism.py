@@ -1,6 +1,6 @@
 """The same results on any machine: the neighbour graph's similarities are exact on every BLAS
 path (numpy or torch, one BLAS thread or two), parm asks OpenBLAS for one set of kernels before
-numpy loads (engine.core.kernels), and the sample session audited on every path parm can take (1
+numpy loads (engine.core.machine.kernels), and the sample session audited on every path parm can take (1
 or 2 BLAS threads, the torch or numpy product, numpy's and torch's SIMD paths of an AVX2-only
 CPU, worker processes) gives identical discrete results (predicted scores, flags, evidence, the
 selected K and p, the queue's order, the raters' verdicts) and numbers within one unit of their
@@ -25,7 +25,7 @@ from helpers import (
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import engine.graph.similarity as similarity
-from engine.core import kernels
+from engine.core.machine import kernels
 from engine.graph.search import build_graph
 
 

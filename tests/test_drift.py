@@ -1,4 +1,4 @@
-"""Drift (engine/audit/drift.py): the trend test holds its level under no drift, finds a planted
+"""Drift (engine/audit/raters/drift.py): the trend test holds its level under no drift, finds a planted
 one, measures the change over the span in points, and splits the periods by time."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.audit.drift import MIN_DRIFT_SCORES, MIN_PERIOD_SCORES, periods, rater_drift
+from engine.audit.raters.drift import MIN_DRIFT_SCORES, MIN_PERIOD_SCORES, periods, rater_drift
 
 
 def test_the_trend_test_holds_its_level_under_no_drift():

@@ -1,4 +1,4 @@
-"""Near-duplicates scored differently (engine/audit/duplicates.py): each pair once, most similar first."""
+"""Near-duplicates scored differently (engine/audit/queue/duplicates.py): each pair once, most similar first."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from helpers import clustered_embeddings, small_config, synthetic_responses
 
-from engine.audit.duplicates import near_duplicates
+from engine.audit.queue.duplicates import near_duplicates
 from engine.embedding.vectors import Embedded
 from engine.pipeline import run_audit
 

@@ -1,11 +1,11 @@
-"""Evidence (engine/audit/evidence.py): the neighbours that drove each prediction are the strongest
+"""Evidence (engine/audit/queue/evidence.py): the neighbours that drove each prediction are the strongest
 edges of the fitted graph, and predictions.csv lists them as row:score:weight."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.audit.evidence import EVIDENCE_COUNT
+from engine.audit.queue.evidence import EVIDENCE_COUNT
 
 
 def test_evidence_is_the_strongest_edges_of_the_fitted_graph(flipped_run):

@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from engine.core.errors import DataError
-from engine.input.config import load_defaults
 from engine.input.guess import guess_columns
 from engine.input.items import split_items
-from tests.test_reads import long_frame, wide_frame
+from engine.input.settings.config import load_defaults
+from tests.test_several_reads import long_frame, wide_frame
 
 WIDE = load_defaults().updated(
     score_column="G1", score_columns=["G1", "G2", "G3"], expert_column="expert_score"

@@ -35,8 +35,8 @@ from helpers import (
 )
 
 from engine.core.errors import DataError, ResumeError, ReviewError
-from engine.input.config import config_from_dict
 from engine.input.responses import load_responses
+from engine.input.settings.config import config_from_dict
 from engine.outputs.manifest import read_set
 from engine.outputs.names import (
     DECISIONS_FILE,
@@ -102,7 +102,7 @@ def test_a_damaged_cache_is_reported_and_gives_the_uncached_result(
 ):
     import sqlite3
 
-    from engine.embedding.answer_cache import ANSWERS_FILE
+    from engine.embedding.cache.answers import ANSWERS_FILE
 
     monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
     args = [answers / "answers.csv", *TALKING, "--force", "--out"]

@@ -11,8 +11,8 @@ import pytest
 from scipy.stats import binomtest
 from sklearn.linear_model import LogisticRegression
 
-from engine.audit import flagging
-from engine.audit.calibration import calibrated, fit_map, map_features, predict_map
+from engine.audit.queue import flagging
+from engine.audit.queue.calibration import calibrated, fit_map, map_features, predict_map
 
 
 def test_the_estimate_from_second_reads_is_the_share_that_differ_with_wilson_interval():

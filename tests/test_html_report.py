@@ -1,4 +1,4 @@
-"""report.html (engine/outputs/html_report.py, html_items.py and templates/report.html.j2): one
+"""report.html (engine/outputs/report/report_html.py, html_items.py and templates/report.html.j2): one
 self-contained page with the director's summary, the RSMTool-style sections and the plots; every
 value from the data inert (autoescaped, no element, attribute, handler or URL from it); no
 script and nothing loaded, as its Content-Security-Policy says."""
@@ -13,8 +13,8 @@ import pytest
 from helpers import audit_planted, one_item_session, planted_session, record, synthetic_result
 from hostile import FORMULAS, HTML, MARKDOWN, MARKUP, check_html_inert
 
-from engine.outputs.html_report import CONTENT_SECURITY_POLICY, html_report
-from engine.outputs.session_report import session_dict
+from engine.outputs.report.report_html import CONTENT_SECURITY_POLICY, html_report
+from engine.outputs.report.report_json import session_dict
 from engine.saved.decisions import open_store
 
 HOSTILE_ITEMS = {"I0": HTML, "I1": MARKDOWN[:40]}
@@ -106,7 +106,7 @@ def many_items():
 
 
 def test_many_items_give_five_in_the_summary_and_plots_only_for_them(many_items):
-    from engine.outputs.html_report import SHOWN
+    from engine.outputs.report.report_html import SHOWN
 
     page = html_report(many_items, None)
     summary = page[page.index('id="summary"') : page.index('id="review"')]
@@ -153,8 +153,8 @@ def test_the_top_of_the_queue_shows_the_decision_taken(hostile_session, decision
     ],
 )
 def test_a_shortfall_from_two_raters_says_who_disagrees(raters, model, says):
-    from engine.outputs.conclusions import DEGRADATION
-    from engine.outputs.html_items import _who_disagrees
+    from engine.outputs.report.conclusions import DEGRADATION
+    from engine.outputs.report.html_items import _who_disagrees
     from engine.results.compare import compare, minimum
 
     agree = minimum("the raters' QWK", raters, 0.70, "the field's minimum")
@@ -175,7 +175,7 @@ def _section(page: str, anchor: str, after: str) -> str:
 def test_the_first_screen_says_what_the_lead_concludes_before_any_model_figure(
     small_items_read_twice,
 ):
-    from engine.audit.agreement import ALL
+    from engine.audit.reads.agreement import ALL
     from engine.results.figures import run_figures
     from engine.results.lead import session_wrong, wrong_phrase
 
@@ -215,9 +215,9 @@ def test_the_flags_check_counts_the_second_reads_that_dispute_each_flagged_score
     """disputed() against the second score column read directly, over the flags the severity
     alone sets (the queue's own flags put agreeing reads last: checked against the same reads
     they would be right by construction); the review step follows the two checks' verdicts."""
-    from engine.audit.flagging import flagged
-    from engine.outputs.conclusions import conclusions, model_comparison
-    from engine.outputs.flag_check import disputed, flags_check
+    from engine.audit.queue.flagging import flagged
+    from engine.outputs.report.conclusions import conclusions, model_comparison
+    from engine.outputs.report.flag_check import disputed, flags_check
 
     session = small_items_read_twice
     flags, disputes = disputed(session)
@@ -262,8 +262,8 @@ def test_items_too_small_show_no_in_sample_figure_and_compare_the_model_cross_fi
 def test_three_raters_are_each_named_in_the_first_screen():
     from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
 
-    from engine.audit.agreement import ALL
-    from engine.outputs.conclusions import conclusions
+    from engine.audit.reads.agreement import ALL
+    from engine.outputs.report.conclusions import conclusions
 
     frame, vectors, _ = multi_read_frame(raters={"Ana": 0.95, "Ben": 0.8, "Cleo": 0.6})
     session = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
@@ -285,9 +285,9 @@ def test_three_raters_are_each_named_in_the_first_screen():
 
 
 def test_report_md_of_many_items_lists_in_full_only_the_five_that_need_attention(many_items):
-    from engine.outputs.html_items import SHOWN, attention_order
-    from engine.outputs.markdown import BRIEF_TOP
-    from engine.outputs.session_markdown import session_markdown
+    from engine.outputs.report.html_items import SHOWN, attention_order
+    from engine.outputs.report.markdown import BRIEF_TOP
+    from engine.outputs.report.report_md import session_markdown
 
     text = session_markdown(many_items, None)
     assert text.count("## What the uncertainty figures mean") == 1  # said once, at the end

@@ -1,4 +1,4 @@
-"""One item's reads (engine/audit/reads.py): checked on construction, and every pair of reads
+"""One item's reads (engine/audit/reads/item_reads.py): checked on construction, and every pair of reads
 that share an answer."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from engine.audit.reads import ItemReads, read_counts, read_pairs
+from engine.audit.reads.item_reads import ItemReads, read_counts, read_pairs
 from engine.core.errors import DataError
 
 

@@ -21,7 +21,7 @@ from engine.graph.late_interaction import (
     tuning_config,
 )
 from engine.graph.maxsim import symmetric_score
-from engine.input.config import config_from_dict
+from engine.input.settings.config import config_from_dict
 
 
 # -- the two-stage graph ---------------------------------------------------------------------------
@@ -125,8 +125,8 @@ def small_sample_csv(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def late_interaction_run(small_sample_csv, colbert_minilm):
-    from engine.input.config import load_defaults
     from engine.input.responses import load_responses
+    from engine.input.settings.config import load_defaults
     from engine.pipeline import run_audit
 
     config = load_defaults().updated(
@@ -151,8 +151,8 @@ def test_run_audit_in_late_interaction_mode(late_interaction_run):
 def test_late_interaction_severity_uses_the_mean_pooled_token_vectors(
     late_interaction_run, colbert_minilm
 ):
-    from engine.audit.calibration import calibrated
-    from engine.audit.severity import review_severity
+    from engine.audit.queue.calibration import calibrated
+    from engine.audit.queue.severity import review_severity
 
     result = late_interaction_run[0]
     responses = result.responses

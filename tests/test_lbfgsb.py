@@ -82,8 +82,8 @@ def test_a_session_of_small_items_has_the_same_results_either_way(monkeypatch, t
     are identical with the driven loop and with scipy's minimize."""
     import pandas as pd
 
-    from engine.input.config import load_defaults
     from engine.input.items import split_items
+    from engine.input.settings.config import load_defaults
     from engine.session import run_session
 
     rng = np.random.default_rng(3)

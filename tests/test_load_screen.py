@@ -82,6 +82,7 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
             "col-second-rater": Select.NULL,
             "col-time": Select.NULL,
             "col-expert": Select.NULL,
+            "col-kind": Select.NULL,
             "col-question": Select.NULL,
             "col-reference": Select.NULL,
             "col-reads-shape": "wide",
@@ -101,8 +102,8 @@ async def test_sample_file_prefills_the_columns_and_shows_counts():
 
 @pytest.mark.slow
 async def test_a_single_score_category_shows_the_engine_message(tmp_path):
-    from engine.input.config import load_defaults
     from engine.input.responses import read_table, responses_from_frame
+    from engine.input.settings.config import load_defaults
 
     path = write_csv(tmp_path / "one-score.csv", [1] * 12)
     with pytest.raises(DataError) as expected:

@@ -145,7 +145,7 @@ def _items(config, n_items=3, per_item=12, words="answer"):
 
 
 def test_a_session_of_many_items_loads_the_model_once(loads):
-    from engine.input.config import load_defaults
+    from engine.input.settings.config import load_defaults
     from engine.session import run_session
 
     calls, _ = loads
@@ -162,7 +162,7 @@ def test_a_session_of_many_items_loads_the_model_once(loads):
 
 def test_preload_for_loads_only_when_the_cache_lacks_answers(loads):
     from engine.embedding.sentence import embed_texts
-    from engine.input.config import load_defaults
+    from engine.input.settings.config import load_defaults
 
     calls, _ = loads
     config = load_defaults().updated(item_column="item", embedding_model="static")

@@ -1,4 +1,4 @@
-"""report.md's text (engine/outputs/markdown.py and session_markdown.py): untrusted text inert with
+"""report.md's text (engine/outputs/report/markdown.py and session_markdown.py): untrusted text inert with
 no escape noise where nothing would act, the threshold sentence only when something is marked,
 singular and plural, and each pair of raters once."""
 
@@ -8,7 +8,8 @@ import pytest
 from helpers import FAST_SETTINGS, audit_planted, planted_session, synthetic_result
 from markdown_it import MarkdownIt
 
-from engine.outputs.markdown import (
+from engine.outputs.report.item_content import FIELD_THRESHOLDS
+from engine.outputs.report.markdown import (
     below_minimum,
     markdown_report,
     md_cell,
@@ -16,8 +17,7 @@ from engine.outputs.markdown import (
     md_text,
     plural,
 )
-from engine.outputs.report import FIELD_THRESHOLDS
-from engine.outputs.session_markdown import MIN_PAIR, TOO_FEW, session_markdown
+from engine.outputs.report.report_md import MIN_PAIR, TOO_FEW, session_markdown
 
 
 def rendered(markdown: str) -> str:
@@ -103,7 +103,7 @@ def test_each_pair_of_raters_once_with_n_and_too_few_below_twenty():
 def test_report_md_opens_with_what_the_lead_concludes_in_report_htmls_order(
     small_items_read_twice,
 ):
-    from engine.outputs.conclusions import conclusions
+    from engine.outputs.report.conclusions import conclusions
 
     session = small_items_read_twice
     text = session_markdown(session)

@@ -148,7 +148,7 @@ def test_better_is_strict_and_lowest_wins_for_nll(metric, a, b, expected):
 def test_second_rater_table_matches_scikit_learn():
     """Rater against rater on the rows both scored, the model against each; score 3 of the
     five is used by nobody, so the figures must not depend on it."""
-    from engine.audit.second_rater import second_rater
+    from engine.audit.queue.second_rater import second_rater
 
     rng = np.random.default_rng(9)
     first = rng.choice([0, 1, 2, 4], size=160)

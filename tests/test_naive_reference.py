@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from helpers import clustered_embeddings, tune_on
 
 from engine.graph.search import build_graph
-from engine.input.config import config_from_dict
+from engine.input.settings.config import config_from_dict
 from engine.model.standard_errors import sandwich_se
 
 N = 150

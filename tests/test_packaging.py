@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.input.config import DEFAULTS, DEFAULTS_PATH, config_from_dict, load_defaults
+from engine.input.settings.config import DEFAULTS, DEFAULTS_PATH, config_from_dict, load_defaults
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,16 +57,16 @@ def test_importing_the_engine_does_not_load_torch_or_sentence_transformers(engin
 
 
 def test_importing_the_engine_loads_neither_matplotlib_nor_jinja2(engine_modules):
-    """report.html's libraries load only when a report is written (engine.outputs.html_report,
-    engine.outputs.plots), so `parm --help` and the app's first screen stay fast."""
+    """report.html's libraries load only when a report is written (engine.outputs.report.report_html,
+    engine.outputs.report.plots), so `parm --help` and the app's first screen stay fast."""
     assert not engine_modules & {"matplotlib", "jinja2"}
 
 
 def test_the_report_template_is_package_data():
     from importlib.resources import files
 
-    template = files("engine.outputs") / "templates" / "report.html.j2"
+    template = files("engine.outputs.report") / "templates" / "report.html.j2"
     assert template.is_file()
     pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    assert 'engine = ["outputs/templates/*.j2", "outputs/report.schema.json"]' in pyproject
+    assert 'engine = ["outputs/report/templates/*.j2", "outputs/report.schema.json"]' in pyproject
     assert (files("engine.outputs") / "report.schema.json").is_file()

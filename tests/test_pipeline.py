@@ -9,7 +9,7 @@ from helpers import clustered_embeddings, random_tokens, small_config, synthetic
 import engine.pipeline
 from engine.core.errors import EmbeddingError
 from engine.embedding.vectors import Embedded, EmbeddingFacts
-from engine.outputs.report import report_dict
+from engine.outputs.report.item_content import report_dict
 from engine.pipeline import run_audit
 
 

@@ -1,4 +1,4 @@
-"""PRMSE (engine/audit/prmse.py) against a direct implementation of RSMTool's formulas on a wide
+"""PRMSE (engine/audit/reads/prmse.py) against a direct implementation of RSMTool's formulas on a wide
 table of human scores (one column per read, NaN where missing); where it is not estimable and
 why; its Fieller interval (engine/audit/resample.py ratio_interval) against the inequality it
 solves; and, on random designs, PRMSE <= 1 with a bounded interval that contains it."""
@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from engine.audit.prmse import (
+from engine.audit.reads.item_reads import ItemReads
+from engine.audit.reads.prmse import (
     FOLLOWS_READS,
     MIN_READ_TWICE,
     NO_SYSTEM,
@@ -20,7 +21,6 @@ from engine.audit.prmse import (
     session_true_score,
     true_score_fit,
 )
-from engine.audit.reads import ItemReads
 from engine.audit.resample import ratio_interval
 
 

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.core.errors import ParmError
-from engine.input.config import DEFAULTS, AuditConfig, config_from_dict, fit_top_k
 from engine.input.guess import guess_columns
 from engine.input.responses import load_responses, read_table, responses_from_frame
+from engine.input.settings.config import DEFAULTS, AuditConfig, config_from_dict, fit_top_k
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 LOADER = config_from_dict({"on_bad_rows": "skip", "second_score_column": "score2"})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from helpers import SAMPLE_CSV
 
-from engine.audit.evidence import Neighbour
+from engine.audit.queue.evidence import Neighbour
 from engine.embedding.vectors import Embedded
 from engine.input.responses import load_responses
 from engine.pipeline import run_audit
@@ -84,7 +84,7 @@ def test_the_sample_runs_notes_match_their_cases(sample_config, sample_embedding
 
 
 def test_answers_whose_reads_all_agree_go_last_in_the_queue_in_their_own_order():
-    from engine.audit.severity import queue_order
+    from engine.audit.queue.severity import queue_order
 
     severity = np.array([0.9, 0.8, 0.95, 0.1, 0.7])
     confirmed = np.array([True, False, True, False, False])
@@ -94,7 +94,7 @@ def test_answers_whose_reads_all_agree_go_last_in_the_queue_in_their_own_order()
 
 
 def test_an_answer_is_confirmed_when_read_twice_or_more_and_every_read_agrees():
-    from engine.input.reads import Reads
+    from engine.input.several_reads import Reads
 
     # answer 0: 1, 1 (confirmed); 1: read once; 2: 2, 2, 1 (a third read differs); 3: 0, 0, 0
     answer = np.array([0, 0, 1, 2, 2, 2, 3, 3, 3])

@@ -1,4 +1,4 @@
-"""Rater x item bias cells (engine/audit/rater_bias.py): Obs - Exp by hand, t statistics of null
+"""Rater x item bias cells (engine/audit/raters/bias.py): Obs - Exp by hand, t statistics of null
 cells close to N(0, 1), a planted cell found, and cells with too few scores left out."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.audit.rater_bias import MIN_CELL_SCORES, bias_cells
-from engine.audit.rater_effects import two_way
-from engine.audit.rater_verdicts import is_bias_listed
+from engine.audit.raters.bias import MIN_CELL_SCORES, bias_cells
+from engine.audit.raters.effects import two_way
+from engine.audit.raters.verdicts import is_bias_listed
 
 
 def cells_of(value, expected, rater, item, names=("A", "B", "C")):

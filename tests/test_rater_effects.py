@@ -1,4 +1,4 @@
-"""Rater effects and verdicts (engine/audit/rater_effects.py, rater_verdicts.py): a small
+"""Rater effects and verdicts (engine/audit/raters/effects.py, verdicts.py): a small
 simulated session with planted lenient, harsh, noisy, central-tendency and drifting raters and a
 biased rater x item cell (the fast version of tests/benchmarks/bench_raters.py), the reference
 raters, unordered labels, and the rules by hand."""
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from helpers import PLANTED_ROLES, audit_planted, planted_session
 
-from engine.audit.drift import Drift
-from engine.audit.rater_effects import reference
-from engine.audit.rater_verdicts import FINE, verdict_words, verdicts
+from engine.audit.raters.drift import Drift
+from engine.audit.raters.effects import reference
+from engine.audit.raters.verdicts import FINE, verdict_words, verdicts
 
 
 @pytest.fixture(scope="module")

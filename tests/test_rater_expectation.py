@@ -1,4 +1,4 @@
-"""The expectation without the rater's own scores (engine/audit/rater_expectation.py): whole
+"""The expectation without the rater's own scores (engine/audit/raters/expectation.py): whole
 raters per fold, a rater's expected scores untouched by anything that rater scored, kept in a
 saved session."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from helpers import run_frame, session_config, session_frame
 
-from engine.audit.rater_expectation import rater_folds, rater_left_out_proba, smooth
+from engine.audit.raters.expectation import rater_folds, rater_left_out_proba, smooth
 from engine.core.files import atomic_write_files
 from engine.model.classifier import stratified_folds
 from engine.saved.archive import load_result, result_files

@@ -1,4 +1,4 @@
-"""Validity papers as the raters' anchor (engine/audit/rater_expert.py): each rater's accuracy on
+"""Validity papers as the raters' anchor (engine/audit/raters/expert.py): each rater's accuracy on
 the expert-scored answers by hand, the anchor's least squares against known leniencies, and a
 session split in half (three raters lenient by one point on 45% of their scores, three neutral)
 where leniency alone cannot say which half is neutral and the expert's scores on a tenth of the
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.audit.rater_expert import (
+from engine.audit.raters.expert import (
     MIN_EXPERT_READS,
     ExpertReads,
     anchor,
@@ -20,9 +20,9 @@ from engine.audit.rater_expert import (
     expert_reads,
     figures,
 )
-from engine.audit.raters import rater_report
-from engine.input.config import load_defaults
+from engine.audit.raters.table import rater_report
 from engine.input.items import split_items
+from engine.input.settings.config import load_defaults
 
 
 def test_accuracy_on_the_expert_scored_answers_by_hand():
@@ -79,7 +79,7 @@ class _Fitted:
 
 @dataclass(frozen=True)
 class _Fit:
-    """What the rater table reads of an item (engine.audit.raters.ItemFit), with a model whose
+    """What the rater table reads of an item (engine.audit.raters.table.ItemFit), with a model whose
     expectation follows the raters: every score's distribution centred on the truth plus half
     the lenient raters' mean shift (a model fitted on everyone leans their way)."""
 

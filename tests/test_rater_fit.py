@@ -1,4 +1,4 @@
-"""Rater fit (engine/audit/rater_fit.py): infit and outfit against hand computations and against
+"""Rater fit (engine/audit/raters/fit.py): infit and outfit against hand computations and against
 scores drawn from the model (expectation 1), Wilson-Hilferty standardisation, the spread and
 middle-category figures, the HC3 slope, and the disagreement ratio for unordered labels."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.audit.rater_fit import (
+from engine.audit.raters.fit import (
     disagreement,
     infit_se,
     mean_squares,

@@ -1,5 +1,5 @@
-"""Leniency from co-raters and the robust reference (engine/audit/rater_pairs.py, and its use in
-engine/audit/rater_effects.py): simulations with known truth."""
+"""Leniency from co-raters and the robust reference (engine/audit/raters/pairs.py, and its use in
+engine/audit/raters/effects.py): simulations with known truth."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.audit.rater_pairs import (
+from engine.audit.raters.pairs import (
     CoReads,
     co_reads,
     combine,

@@ -18,7 +18,7 @@ from engine.actions.history import History
 from engine.actions.ledger import BACKREAD
 from engine.actions.rater_status import rater_status
 from engine.actions.rules import QUALIFIED, RETRAIN, STATUSES, STOP, WATCH, ActionRules, upper
-from engine.audit.rater_verdicts import Verdict
+from engine.audit.raters.verdicts import Verdict
 
 RULES = ActionRules()
 

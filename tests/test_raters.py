@@ -1,4 +1,4 @@
-"""Which raters need a word (engine/audit/raters.py): leniency within items with intervals that
+"""Which raters need a word (engine/audit/raters/table.py): leniency within items with intervals that
 cover, flagged shares, agreement, rater pairs, and raters.csv."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from helpers import run_frame, session_config, session_frame
 from scipy.stats import binomtest
 from sklearn.metrics import cohen_kappa_score
 
-from engine.audit.rater_effects import certainty_weights
-from engine.audit.raters import MIN_RATER_SCORES, _assess, _pool, rater_report, wilson
+from engine.audit.raters.effects import certainty_weights
+from engine.audit.raters.table import MIN_RATER_SCORES, _assess, _pool, rater_report, wilson
 from engine.input.responses import Responses
 from engine.outputs.declared import RATERS, WITH_EXPERT
 from engine.outputs.session import raters_table, write_session
@@ -218,7 +218,7 @@ def test_leniency_is_in_score_points_of_the_labels():
 def test_stated_score_order_puts_items_with_some_labels_on_one_scale():
     """Item A uses low, high; item B low, medium, high: with score_order, 'high' is two points
     above 'low' on both, and the pooled scale follows the order, not each item's positions."""
-    from engine.audit.scale import pooled_labels, score_values
+    from engine.input.scale import pooled_labels, score_values
 
     order = ("low", "medium", "high")
     assert pooled_labels([("low", "high"), ("low", "medium", "high")], order) == order

@@ -1,6 +1,6 @@
 """A session whose answers are read more than once, end to end: the reads as ItemReads with
-session-wide raters (engine.audit.session_reads), the figures computed once per run
-(engine.audit.reads_audit, SessionResult.reads) and kept through a saved session, and the files
+session-wide raters (engine.audit.reads.session_reads), the figures computed once per run
+(engine.audit.reads.reads_audit, SessionResult.reads) and kept through a saved session, and the files
 that show them (consensus.csv, agreement.csv, raters.csv's reliability, report.json's
 `agreement`, report.md and report.html), escaped where rater names come from the data."""
 
@@ -29,11 +29,12 @@ from helpers import (
 )
 from hostile import FORMULAS, HTML, MARKDOWN, OSC52, UNSAFE, check_csv_inert, check_html_inert
 
-from engine.audit.rater_expert import MIN_EXPERT_READS
-from engine.audit.session_reads import item_reads, read_raters, session_raters
+from engine.audit.raters.expert import MIN_EXPERT_READS
+from engine.audit.reads.session_reads import item_reads, read_raters, session_raters
 from engine.input.table import read_table
-from engine.outputs import declared, read_files, session_report
+from engine.outputs import declared
 from engine.outputs.names import AGREEMENT_FILE, CONSENSUS_FILE
+from engine.outputs.report import reads_outputs, report_json
 from engine.outputs.session import session_contents
 from engine.results.session import session_result
 from engine.saved.archive import load_result, result_files
@@ -169,8 +170,8 @@ def test_raters_csv_gains_the_reliability_with_its_interval(planted):
 
 def test_report_json_md_and_html_carry_the_agreement(planted):
     session, _, _ = planted
-    data = session_report.session_dict(session)
-    jsonschema.validate(json.loads(json.dumps(data)), session_report.report_schema())
+    data = report_json.session_dict(session)
+    jsonschema.validate(json.loads(json.dumps(data)), report_json.report_schema())
     agreement = data["agreement"]
     assert agreement["raters"] == list(MULTI_READ_RATERS)
     assert agreement["consensus"]["third_reads"] == session.reads.third_reads
@@ -188,7 +189,7 @@ def test_a_file_read_once_writes_nothing_new():
     assert session.reads is None and session.raters.reliability == {}
     written = files(session)
     assert CONSENSUS_FILE not in written and AGREEMENT_FILE not in written
-    assert session_report.session_dict(session)["agreement"] is None
+    assert report_json.session_dict(session)["agreement"] is None
     assert "Agreement between raters" not in written["report.md"]
     assert 'id="agreement"' not in written["report.html"]
     assert "reliability" not in table(written["raters.csv"])[1] or all(
@@ -210,7 +211,7 @@ def test_a_saved_session_restores_the_same_figures(planted, tmp_path):
         assert np.array_equal(one.consensus, other.consensus)
         assert np.array_equal(one.third_read_rank, other.third_read_rank)
         np.testing.assert_allclose(one.consensus_p, other.consensus_p, rtol=0, atol=1e-12)
-    assert read_files.agreement_rows(session) == read_files.agreement_rows(
+    assert reads_outputs.agreement_rows(session) == reads_outputs.agreement_rows(
         type(session)(session.items, restored, session.config, reads=again)
     )
 
@@ -288,7 +289,7 @@ def test_a_long_file_of_the_same_reads_gives_the_same_consensus(planted):
     for one, other in zip(session.reads.consensus.items, again.reads.consensus.items):
         assert np.array_equal(one.consensus, other.consensus)
         np.testing.assert_allclose(one.consensus_p, other.consensus_p, rtol=0, atol=1e-9)
-    assert read_files.agreement_rows(session) == read_files.agreement_rows(again)
+    assert reads_outputs.agreement_rows(session) == reads_outputs.agreement_rows(again)
 
 
 def test_decisions_csv_carries_the_consensus_of_a_decided_answer(planted):
@@ -361,6 +362,6 @@ def test_many_small_half_point_items_give_no_warning_and_every_figure_in_range()
     data = json.loads(written["report.json"])["agreement"]
     assert data["session_prmse"] is not None and data["session_prmse_reason"] is None
     text = "PRMSE of the model's cross-fitted scores over the session: "
-    assert text + read_files.prmse_text(data) in written["report.md"]
+    assert text + reads_outputs.prmse_text(data) in written["report.md"]
     for page in ("report.md", "report.html"):  # each item's PRMSE, or why it has none
         assert written[page].count("not estimable (12 answers read twice, 20 needed)") == 10

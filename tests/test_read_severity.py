@@ -1,4 +1,4 @@
-"""engine.audit.read_severity: what the answers read twice teach the queue about the others.
+"""engine.audit.queue.read_severity: what the answers read twice teach the queue about the others.
 A simulation where disagreement depends on the item and the audited score (the signal must
 raise AUROC on the answers read once), no answer ranked with its own reads, and single-read
 sessions keeping today's severity exactly."""
@@ -9,7 +9,7 @@ import numpy as np
 from helpers import run_frame, session_config, session_frame
 from sklearn.metrics import roc_auc_score
 
-from engine.audit.read_severity import MIN_EACH, features, learned_severity
+from engine.audit.queue.read_severity import MIN_EACH, features, learned_severity
 from engine.embedding.vectors import Embedded
 from engine.input.items import split_items
 from engine.pipeline import run_audit

@@ -13,8 +13,8 @@ from helpers import SAMPLE_CSV, clustered_embeddings
 
 from engine.embedding.vectors import Embedded
 from engine.input.responses import Responses, load_responses
-from engine.outputs.markdown import markdown_report as report_markdown
-from engine.outputs.report import report_dict
+from engine.outputs.report.item_content import report_dict
+from engine.outputs.report.markdown import markdown_report as report_markdown
 from engine.outputs.tables import prediction_table
 from engine.outputs.write import csv_text, json_text
 from engine.pipeline import run_audit
@@ -114,7 +114,7 @@ def test_report_lists_near_duplicates_with_both_texts():
         source="dupes.csv",
     )
     config_changes = {"similarity_top_k": [5, 10], "bootstrap_samples": 0, "cross_fit_folds": 0}
-    from engine.input.config import load_defaults
+    from engine.input.settings.config import load_defaults
 
     result = run_audit(
         responses, load_defaults().updated(**config_changes), embedded=Embedded.precomputed(vectors)

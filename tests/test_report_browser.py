@@ -21,7 +21,7 @@ import pytest
 from helpers import audit_planted, one_item_session, planted_session, record, synthetic_result
 from hostile import HTML, MARKUP
 
-from engine.outputs.html_report import html_report
+from engine.outputs.report.report_html import html_report
 from engine.saved.decisions import open_store
 
 pytestmark = pytest.mark.slow

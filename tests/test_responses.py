@@ -7,7 +7,6 @@ import numpy as np
 import pytest
 
 from engine.core.errors import DataError
-from engine.input.config import config_from_dict
 from engine.input.responses import (
     MAX_CATEGORIES,
     MIN_RESPONSES,
@@ -15,6 +14,7 @@ from engine.input.responses import (
     load_responses,
     read_table,
 )
+from engine.input.settings.config import config_from_dict
 
 HEADER = ["id", "answer", "score"]
 
@@ -283,8 +283,8 @@ def test_scores_are_int_codes(tmp_path):
 
 
 def test_responses_differ_when_the_second_score_column_changes(tmp_path):
-    from engine.input.config import config_from_dict
     from engine.input.responses import load_responses
+    from engine.input.settings.config import config_from_dict
 
     path = tmp_path / "two.csv"
     rows = ["id,answer,score,score2,score3"]

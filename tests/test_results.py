@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from helpers import run_frame, session_config, session_frame, synthetic_result
 
-from engine.input.config import settings_digest
+from engine.input.settings.config import settings_digest
 from engine.results.figures import RunFigures, run_figures
 from engine.results.review import review_set
 

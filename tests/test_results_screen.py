@@ -9,7 +9,7 @@ from textual.widgets import Static, TabbedContent
 
 from engine.embedding.vectors import Embedded
 from engine.model.metrics import confusion
-from engine.outputs.report import parameters
+from engine.outputs.report.item_content import parameters
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.widgets.metrics import metrics_summary

@@ -69,7 +69,9 @@ async def test_a_key_only_chooses_and_enter_confirms():
 
 
 @pytest.mark.parametrize(("keys", "label"), [("4.5", "4.5"), ("1.25", "1.25"), ("3.7", "3.75")])
-async def test_typed_characters_spell_a_score(keys, label):
+async def test_typed_characters_spell_a_score(keys, label, monkeypatch):
+    # a loaded machine may take more than the type-ahead second between two keys
+    monkeypatch.setattr(ScaleList, "TYPE_AHEAD_SECONDS", 60.0)
     app = Dialog(ScoreModal(1, QUARTERS, "0", None))
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press(*keys)

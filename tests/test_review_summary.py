@@ -1,4 +1,4 @@
-"""The review's decisions in the reports (engine/outputs/review_summary.py): counts of the flagged
+"""The review's decisions in the reports (engine/outputs/report/review_summary.py): counts of the flagged
 and of the whole queue, by score, the changes, and the model's agreement with the final scores
 beside its agreement with the original ones, checked against scikit-learn."""
 
@@ -10,7 +10,7 @@ from helpers import record, run_frame, session_config, session_frame
 from markdown_it import MarkdownIt
 from sklearn.metrics import cohen_kappa_score
 
-from engine.outputs.review_summary import (
+from engine.outputs.report.review_summary import (
     NO_DECISIONS,
     NO_REVIEW,
     NO_STORE,

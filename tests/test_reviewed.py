@@ -10,7 +10,7 @@ import pandas as pd
 from helpers import FAST_SETTINGS, record, run_frame, session_frame
 from hostile import check_csv_inert
 
-from engine.input.config import config_from_dict
+from engine.input.settings.config import config_from_dict
 from engine.outputs.reviewed import REVIEW_COLUMNS, reviewed_table
 from engine.outputs.write import run_csv
 from engine.saved.decisions import open_store

@@ -4,7 +4,7 @@ setting, else DASK_SCHEDULER_ADDRESS); only a cluster's units embed their own an
 
 from __future__ import annotations
 
-from engine.input.config import load_defaults
+from engine.input.settings.config import load_defaults
 from engine.runners import RUNNERS, Dask, Here, Processes, runner_for
 
 

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 from helpers import one_item_session, synthetic_result
 
-from engine.audit.duplicates import NearDuplicate
-from engine.audit.evidence import Neighbour
+from engine.audit.queue.duplicates import NearDuplicate
+from engine.audit.queue.evidence import Neighbour
 from engine.core.errors import ResumeError
 from engine.core.files import atomic_write_files, file_digest
 from engine.input.items import Items
-from engine.outputs.markdown import markdown_report
-from engine.outputs.report import report_dict
+from engine.outputs.report.item_content import report_dict
+from engine.outputs.report.markdown import markdown_report
 from engine.outputs.tables import prediction_table, tuning_table
 from engine.results.item import AuditResult
 from engine.results.session import session_result

@@ -1,4 +1,4 @@
-"""Agreement with a second rater (engine/audit/second_rater.py), as scikit-learn computes it, and
+"""Agreement with a second rater (engine/audit/queue/second_rater.py), as scikit-learn computes it, and
 how it reaches the audit result."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from helpers import FLIPPED_CLASSES, FLIPPED_N, small_config
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
-from engine.audit.second_rater import second_rater
+from engine.audit.queue.second_rater import second_rater
 from engine.embedding.vectors import Embedded
 from engine.pipeline import run_audit
 

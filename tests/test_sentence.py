@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from helpers import FakeEncoder, use_fake_model
 
-from engine.embedding import cache
-from engine.embedding.answer_cache import ANSWERS_FILE
+from engine.embedding.cache import entries as cache
+from engine.embedding.cache.answers import ANSWERS_FILE
 from engine.embedding.sentence import Reading, embed_text_lists, embed_texts
 from engine.embedding.vectors import unit_rows
 
@@ -166,7 +166,7 @@ def test_a_cache_folder_that_cannot_be_written_costs_only_the_cache(tmp_path, mo
 def test_a_full_disk_is_named_and_the_run_goes_on(model, cache_dir, monkeypatch):
     import sqlite3
 
-    from engine.embedding import answer_cache
+    from engine.embedding.cache import answers as answer_cache
 
     def full(self, entries, limit_bytes):
         error = sqlite3.OperationalError("database or disk is full")

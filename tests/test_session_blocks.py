@@ -1,23 +1,22 @@
-"""The block-arrow algebra of the session model (engine/model/session_blocks.py) against dense
+"""The block-arrow algebra of the session model (engine/model/session/blocks.py) against dense
 linear algebra: solve, log det, and the random effects' posterior moments."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from session_sim import TRUTH, session_design, simulate
+from session_sim import simulated_items
 
 from engine.model.pseudo_likelihood import class_weights
-from engine.model.session_blocks import BlockFactor, moments, split
-from engine.model.session_design import ITEM_KINDS, design, layout_for
-from engine.model.session_features import read_features
-from engine.model.session_model import objective
+from engine.model.session.blocks import BlockFactor, moments, split
+from engine.model.session.design import ITEM_KINDS, design, layout_for
+from engine.model.session.features import read_features
+from engine.model.session.fit import objective
 
 
 @pytest.fixture(scope="module", params=[("agreement", "mu"), ITEM_KINDS])
 def system(request):
-    plan = session_design(items=4, answers=20, raters=3, double=0.4, top_k=5, seed=5)
-    items, _, _ = simulate(plan, TRUTH, sweeps=20, seed=6)
+    items = simulated_items(items=4, answers=20, raters=3, double=0.4, top_k=5, sweeps=20, seed=5)
     features = read_features(items, 5)
     layout = layout_for(features, item_kinds=request.param)
     d = design(features, layout)

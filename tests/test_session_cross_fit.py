@@ -1,4 +1,4 @@
-"""Cross-fitting the session model (engine/model/session_cross_fit.py): no read predicted by a
+"""Cross-fitting the session model (engine/model/session/cross_fit.py): no read predicted by a
 model that saw any read of its answer, folds from the seed alone, the K grid and the decision
 rule."""
 
@@ -8,25 +8,23 @@ import dataclasses
 
 import numpy as np
 import pytest
-from session_sim import TRUTH, session_design, simulate
+from session_sim import simulated_items
 
-from engine.model.session_cross_fit import (
+from engine.model.session.cross_fit import (
     SessionOptions,
     answer_folds,
     decide,
     distinct_top_k,
     session_cross_fit,
 )
-from engine.model.session_model import answer_marginals
+from engine.model.session.fit import answer_marginals
 
 OPTIONS = SessionOptions(top_k_values=(4, 8), folds=3)
 
 
 @pytest.fixture(scope="module")
 def items():
-    plan = session_design(items=3, answers=30, raters=3, double=0.4, top_k=8, seed=41)
-    found, _, _ = simulate(plan, TRUTH, sweeps=30, seed=42)
-    return found
+    return simulated_items(items=3, answers=30, raters=3, double=0.4, top_k=8, sweeps=30, seed=41)
 
 
 def test_held_out_scores_never_reach_their_own_prediction(items):

@@ -1,4 +1,4 @@
-"""The session model's pseudo-likelihood (engine/model/session_design.py): gradient and Hessian
+"""The session model's pseudo-likelihood (engine/model/session/design.py): gradient and Hessian
 against finite differences, for every kind of item effect, raters and lambda."""
 
 from __future__ import annotations
@@ -7,18 +7,17 @@ import dataclasses
 
 import numpy as np
 import pytest
-from session_sim import TRUTH, session_design, simulate
+from session_sim import simulated_items
 
 from engine.model.pseudo_likelihood import class_weights
-from engine.model.session_design import ITEM_KINDS, design, layout_for, log_pl, log_proba
-from engine.model.session_features import read_features
-from engine.model.session_model import _value, objective
+from engine.model.session.design import ITEM_KINDS, design, layout_for, log_pl, log_proba
+from engine.model.session.features import read_features
+from engine.model.session.fit import _value, objective
 
 
 @pytest.fixture(scope="module")
 def small_session():
-    plan = session_design(items=3, answers=25, raters=3, double=0.4, top_k=5, seed=1)
-    items, _, _ = simulate(plan, TRUTH, sweeps=20, seed=2)
+    items = simulated_items(items=3, answers=25, raters=3, double=0.4, top_k=5, sweeps=20, seed=1)
     return read_features(items, 5)
 
 
@@ -83,8 +82,7 @@ def test_probabilities_are_a_softmax_of_the_stated_predictor(small_session):
 def test_parts_the_data_cannot_carry_are_left_out():
     """One item: no item effects; one rater: no rater effects; no answer read twice: no lambda;
     what is left is today's 3C parameters."""
-    plan = session_design(items=1, answers=30, raters=2, double=0.0, top_k=5, seed=3)
-    items, _, _ = simulate(plan, TRUTH, sweeps=10, seed=4)
+    items = simulated_items(items=1, answers=30, raters=2, double=0.0, top_k=5, sweeps=10, seed=3)
     items[0] = dataclasses.replace(items[0], rater=np.zeros_like(items[0].rater))
     layout = layout_for(read_features(items, 5))
     assert layout.components == ()

@@ -1,4 +1,4 @@
-"""The session model's read features (engine/model/session_features.py): neighbours counted once
+"""The session model's read features (engine/model/session/features.py): neighbours counted once
 with their reads averaged, the answer's own other reads, only kept reads, per-item scaling."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from helpers import noisy_clusters
 
 from engine.graph.search import build_graph
-from engine.model.session_features import SessionItem, read_features
+from engine.model.session.features import SessionItem, read_features
 
 
 def _item(answers=12, seed=0, double=(), scores=None, raters=None, top_k=4):
@@ -103,7 +103,7 @@ def _same_features(a, b) -> None:
 def test_graphs_kept_between_fits_give_the_same_features(monkeypatch, kept_graphs):
     """A fit and every cross-fitting fold ask for the same graphs: kept on the item (or, past
     the bound, built again), each fold's features are exactly those of a fresh item."""
-    import engine.model.session_features as module
+    import engine.model.session.features as module
 
     monkeypatch.setattr(module, "GRAPHS_KEPT", kept_graphs)
     item = _item(answers=20, double=[2, 5, 7], top_k=6)

@@ -1,4 +1,4 @@
-"""engine.audit.session_figures: the session model fitted once in a run (setting
+"""engine.model.session.figures: the session model fitted once in a run (setting
 `session_model`), its figures in items.csv, report.json and saved runs, deterministic, and a run
 that can be cancelled while it fits."""
 
@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from helpers import run_frame, session_config, session_frame
 
-from engine.audit.session_figures import SessionModelFigures
 from engine.core.errors import Cancelled
 from engine.core.progress import SESSION_MODEL, CancelToken
-from engine.input.config import config_from_dict
 from engine.input.items import split_items
+from engine.input.settings.config import config_from_dict
+from engine.model.session.figures import SessionModelFigures
+from engine.outputs.report.report_json import session_dict
 from engine.outputs.session import write_session
-from engine.outputs.session_report import session_dict
 from engine.results.figures import run_figures
 from engine.saved.store import find_session, restore_session, save_session
 from engine.session import run_session
@@ -144,10 +144,10 @@ def test_a_saved_run_restores_the_session_models_figures(tmp_path):
 
 
 def test_a_wide_files_unrecorded_raters_are_its_columns_and_a_long_files_stay_unknown():
-    from engine.audit.session_figures import session_items
     from engine.graph.search import build_graph
-    from engine.input.reads import Reads
     from engine.input.responses import Responses
+    from engine.input.several_reads import Reads
+    from engine.model.session.figures import session_items
 
     answer = np.array([0, 0, 1, 2, 2])
     reads = Reads(answer, ("", "", "", "ann", ""), np.array([0, 1, 1, 0, 0]), np.full(5, np.nan),

@@ -1,22 +1,21 @@
-"""Standard errors of the session model (engine/model/session_inference.py): the sandwich over
+"""Standard errors of the session model (engine/model/session/inference.py): the sandwich over
 answers by blocks against the dense formula, and its intervals for the variances."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from session_sim import TRUTH, session_design, simulate
+from session_sim import TRUTH, session_design, simulate, simulated_items
 
-from engine.model.session_design import contribution_matrix
-from engine.model.session_features import read_features
-from engine.model.session_inference import standard_errors, variance_intervals
-from engine.model.session_model import fit_session, objective, precisions
+from engine.model.session.design import contribution_matrix
+from engine.model.session.features import read_features
+from engine.model.session.fit import fit_session, objective, precisions
+from engine.model.session.inference import standard_errors, variance_intervals
 
 
 @pytest.fixture(scope="module")
 def features():
-    plan = session_design(items=4, answers=40, raters=3, double=0.4, top_k=5, seed=31)
-    items, _, _ = simulate(plan, TRUTH, sweeps=30, seed=32)
+    items = simulated_items(items=4, answers=40, raters=3, double=0.4, top_k=5, sweeps=30, seed=31)
     return read_features(items, 5)
 
 

@@ -11,13 +11,13 @@ import pytest
 from helpers import run_frame, session_config, session_frame
 
 from engine.outputs.declared import ITEMS
+from engine.outputs.report.report_json import session_dict
 from engine.outputs.session import (
     prediction_table,
     session_markdown,
     tuning_table,
     write_session,
 )
-from engine.outputs.session_report import session_dict
 
 
 def test_outputs_carry_the_item_and_every_score_on_any_scale():
@@ -61,7 +61,7 @@ def test_report_puts_the_overview_first_and_every_item_after_it():
     frame, vectors = session_frame()
     session = run_frame(frame, vectors, session_config())
     text = session_markdown(session)
-    # What the lead concludes first (engine.outputs.conclusions), then the items overview.
+    # What the lead concludes first (engine.outputs.report.conclusions), then the items overview.
     assert text.startswith("# parm audit report\n\n## Summary\n")
     assert text.index("## Summary") < text.index("\n## Items\n") < text.index("## Item A")
     for name in ("A", "B"):
@@ -127,7 +127,7 @@ def test_decisions_of_a_session_name_the_item_and_the_rater(tmp_path):
 def test_report_json_has_one_shape_for_one_item_and_for_many(tmp_path):
     """A file without an item column is a session of one item: the same keys at the top, its
     report under items[0] with a null item; a file of items has one entry per item."""
-    from engine.outputs.session_report import SCHEMA_VERSION
+    from engine.outputs.report.report_json import SCHEMA_VERSION
 
     frame, vectors = session_frame()
     many = session_dict(run_frame(frame, vectors, session_config()))
@@ -145,8 +145,8 @@ def test_report_json_has_one_shape_for_one_item_and_for_many(tmp_path):
 
 
 def test_the_schemas_settings_are_the_settings_table():
-    from engine.input.settings import SETTINGS
-    from engine.outputs.session_report import report_schema
+    from engine.input.settings.declared import SETTINGS
+    from engine.outputs.report.report_json import report_schema
 
     config = report_schema()["$defs"]["config"]
     assert config["required"] == [s.name for s in SETTINGS] == list(config["properties"])

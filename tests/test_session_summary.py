@@ -1,4 +1,4 @@
-"""What parm reads from a session model (engine/model/session_summary.py): per item, per answer
+"""What parm reads from a session model (engine/model/session/summary.py): per item, per answer
 and per rater, the contract of `summarise_session`."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import dataclasses
 import numpy as np
 import pytest
 from helpers import noisy_clusters
-from session_sim import TRUTH, session_design, simulate
+from session_sim import simulated_items
 
 from engine.graph.search import build_graph
-from engine.model.session_cross_fit import SessionOptions
-from engine.model.session_features import SessionItem
-from engine.model.session_summary import scale_groups, summarise_session
+from engine.model.session.cross_fit import SessionOptions
+from engine.model.session.features import SessionItem
+from engine.model.session.summary import scale_groups, summarise_session
 
 OPTIONS = SessionOptions(top_k_values=(4, 8), folds=3)
 
@@ -22,8 +22,7 @@ OPTIONS = SessionOptions(top_k_values=(4, 8), folds=3)
 def session():
     """Three simulated items on a 4-point scale (raters 0-2) and one 3-point item read once
     by rater 1 (its own scale group)."""
-    plan = session_design(items=3, answers=30, raters=3, double=0.4, top_k=8, seed=51)
-    items, _, _ = simulate(plan, TRUTH, sweeps=30, seed=52)
+    items = simulated_items(items=3, answers=30, raters=3, double=0.4, top_k=8, sweeps=30, seed=51)
     vectors, scores = noisy_clusters(25, seed=53)
     other = SessionItem(
         np.arange(25), np.ones(25, int), scores, 3, build_graph(vectors, 8), name="other"

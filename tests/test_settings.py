@@ -1,4 +1,4 @@
-"""engine.input.settings: every setting is declared once, and everything made from the table
+"""engine.input.settings.declared: every setting is declared once, and everything made from the table
 agrees with it: defaults.json, AuditConfig's fields and defaults, the column settings, the
 settings digest, the Settings form (every setting not a column has its field), the Load
 screen's column choices and the settings reference page (docs/reference/settings.md)."""
@@ -11,9 +11,16 @@ import re
 import pytest
 from helpers import ROOT
 
-from engine.input import settings
-from engine.input.config import AuditConfig, config_from_dict, settings_digest
-from engine.input.settings import COLUMN_KEYS, COLUMNS, DEFAULTS, HELP_WIDTH, SECTIONS, SETTINGS
+from engine.input.settings import declared as settings
+from engine.input.settings.config import AuditConfig, config_from_dict, settings_digest
+from engine.input.settings.declared import (
+    COLUMN_KEYS,
+    COLUMNS,
+    DEFAULTS,
+    HELP_WIDTH,
+    SECTIONS,
+    SETTINGS,
+)
 
 
 def test_defaults_json_is_the_tables_defaults():

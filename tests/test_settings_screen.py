@@ -8,7 +8,7 @@ import pytest
 from helpers import engine_message
 from textual.widgets import Input, Select, Static, Switch
 
-from engine.input.config import config_from_dict, load_config, load_defaults
+from engine.input.settings.config import config_from_dict, load_config, load_defaults
 from parm_tui.app import ParmApp
 from parm_tui.widgets.path_input import PathInput
 

@@ -22,10 +22,10 @@ from sklearn.model_selection import cross_val_predict
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from engine.audit import severity as audit
-from engine.audit.answer_groups import group_folds, similar_groups
-from engine.audit.calibration import calibrated
-from engine.audit.severity import severity
+from engine.audit.queue import severity as audit
+from engine.audit.queue.answer_groups import group_folds, similar_groups
+from engine.audit.queue.calibration import calibrated
+from engine.audit.queue.severity import severity
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
 from engine.embedding.vectors import Embedded
@@ -339,7 +339,7 @@ def test_severity_is_higher_for_deliberately_flipped_scores(flipped_run):
     result, is_flipped, _ = flipped_run
     # The synthetic texts ("answer 17") give the lexical model nothing to go on, so its
     # probabilities pull every severity towards the middle, and the severity is calibrated to
-    # the chance another read differs (engine.audit.calibration), which is rarely near 0 or 1:
+    # the chance another read differs (engine.audit.queue.calibration), which is rarely near 0 or 1:
     # the order is what must hold, with a clear gap.
     assert result.severity[is_flipped].mean() > result.severity[~is_flipped].mean() + 0.2
     assert roc_auc_score(is_flipped, result.severity) > 0.95

@@ -10,7 +10,7 @@ from helpers import noisy_clusters, tune_on
 from potts import TRUE_BETA, TRUE_GAMMA, TRUE_MU, features, gibbs_sample
 
 from engine.graph.search import build_graph
-from engine.input.config import load_defaults
+from engine.input.settings.config import load_defaults
 from engine.model.pseudo_likelihood import fit, pack, proba
 from engine.model.standard_errors import (
     NEIGHBOUR_SANDWICH,

@@ -151,7 +151,7 @@ def test_half_made_folders_of_dead_processes_are_removed(models):
 
 
 def test_embed_texts_with_the_static_model_is_cached_under_its_own_key(models):
-    from engine.embedding import cache
+    from engine.embedding.cache import entries
     from engine.embedding.sentence import embed_texts
 
     texts = ["the leaf makes food", "roots take water from the soil"]
@@ -160,7 +160,7 @@ def test_embed_texts_with_the_static_model_is_cached_under_its_own_key(models):
     again, info2 = embed_texts(texts, "Static")
     assert info2.cached
     np.testing.assert_array_equal(vectors, again)
-    assert cache.cache_key("static", texts) != cache.cache_key(
+    assert entries.cache_key("static", texts) != entries.cache_key(
         "sentence-transformers/all-MiniLM-L6-v2", texts
     )
 

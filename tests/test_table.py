@@ -50,6 +50,7 @@ def test_a_response_id_column_is_not_taken_for_the_text():
         "question": None,
         "reference": None,
         "expert": None,
+        "kind": None,
     }
 
 

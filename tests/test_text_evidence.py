@@ -1,4 +1,4 @@
-"""The consensus's classifiers (engine/audit/text_evidence.py): out-of-fold, so an answer's own
+"""The consensus's classifiers (engine/audit/reads/text_evidence.py): out-of-fold, so an answer's own
 reads never reach the model that predicts it."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from helpers import clustered_embeddings
 
-from engine.audit.reads import ItemReads
-from engine.audit.text_evidence import (
+from engine.audit.reads.item_reads import ItemReads
+from engine.audit.reads.text_evidence import (
     answer_folds,
     first_read_classifier,
     first_reads,

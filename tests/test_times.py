@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from engine.core.errors import ConfigError, DataError
-from engine.input.config import config_from_dict
 from engine.input.items import split_items
+from engine.input.settings.config import config_from_dict
 from engine.input.times import parse_times
 
 ROWS = np.arange(1, 10)

@@ -14,7 +14,7 @@ from engine.core.errors import Cancelled
 from engine.core.metric_names import METRIC_NAMES as METRICS
 from engine.core.progress import CancelToken, Reporter
 from engine.graph.search import build_graph
-from engine.input.config import config_from_dict
+from engine.input.settings.config import config_from_dict
 from engine.model.metrics import evaluate
 from engine.model.pseudo_likelihood import fit
 from engine.model.standard_errors import NEIGHBOUR_SANDWICH

@@ -17,7 +17,7 @@ from engine.core.errors import ConfigError, EmbeddingError, ExportError
 from engine.embedding import whole_file
 from engine.embedding.sidecar import FORMAT, check_sidecar, read_sidecar, sidecar_path
 from engine.embedding.vectors import EmbeddingFacts
-from engine.input.config import load_defaults
+from engine.input.settings.config import load_defaults
 
 DIM = 8
 

@@ -23,8 +23,8 @@ from workbooks import (
 
 from engine import workspace
 from engine.core.errors import DataError
-from engine.input.config import config_from_dict
 from engine.input.items import load_items
+from engine.input.settings.config import config_from_dict
 from engine.input.sheet_table import column_letter, number_text, sheet_table
 from engine.input.table import read_table
 from engine.input.times import parse_times

@@ -15,11 +15,11 @@ import pytest
 from helpers import FAST_CLI, cli, run_frame, session_config, session_frame
 from hostile import FORMULA_START, NUMBER, UNSAFE, write_hostile
 
-from engine.audit.agreement import THRESHOLDS
+from engine.audit.reads.agreement import THRESHOLDS
 from engine.outputs import declared
 from engine.outputs.columns import COUNT, FIGURE, FLAG, LABEL, POINTS, SHARE
 from engine.outputs.names import WORKBOOK_FILE
-from engine.outputs.report import FIELD_THRESHOLDS
+from engine.outputs.report.item_content import FIELD_THRESHOLDS
 from engine.outputs.session import write_session
 from engine.outputs.workbook import (
     MAX_CELL,

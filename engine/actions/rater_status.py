@@ -14,7 +14,7 @@ windows):
   retrain  validity exact: exact agreement with the expert clearly below the item's target
            (`exact_targets` by scale size, NAEP's);
   retrain  reliability: where answers are read twice or more, the consensus's estimate of the
-           rater's accuracy (engine.audit.consensus: their reads against the estimated true
+           rater's accuracy (engine.audit.reads.consensus: their reads against the estimated true
            scores, over all their items) with the upper end of its 95% interval below the
            target of their reads (the mean of their items' targets): validity against the
            consensus where the lead has scored too few answers;
@@ -25,7 +25,7 @@ windows):
            share of agreeing co-reads) is clearly below both the item's target and the other
            raters' agreement on the item (pairs without the rater);
   watch    verdict: parm's verdict on the rater (lenient, harsh, noisy, central tendency,
-           drifting: engine.audit.rater_verdicts), on each of their items;
+           drifting: engine.audit.raters.verdicts), on each of their items;
   qualified  no rule fired.
 
 A listed rater x item bias cell is not a rule: on the benchmark's sessions (a bad and a

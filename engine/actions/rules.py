@@ -1,4 +1,4 @@
-"""The rules of the lead's lists, read once from the settings (engine.input.settings, section
+"""The rules of the lead's lists, read once from the settings (engine.input.settings.declared, section
 "actions"), and the one test every status rule makes: a share is clearly below a target when
 the upper end of its exact (Clopper-Pearson) 95% interval is. The exact interval, not Wilson's:
 with few reads Wilson's upper end falls below the truth in up to 5% of windows (a rater exactly

@@ -4,12 +4,12 @@
 An answer needs another read when its reads (the raters' work: the file's, and resolutions typed
 in the review) are `third_read_gap` or more steps of an ordered scale apart, or disagree on
 unordered labels, or (with `third_read_unsure`) when its consensus is unsure (ranked for a third
-read by engine.audit.consensus). One that has had its resolution (a resolution or a backread
+read by engine.audit.reads.consensus). One that has had its resolution (a resolution or a backread
 typed in the review) is not asked again; one assigned on an earlier day and still open keeps its
 rater (the live session's history).
 
 The least sure consensus goes first. Each is assigned to the most reliable eligible rater (the
-consensus's accuracy of the rater, engine.audit.consensus) who has fewer than `third_read_cap`
+consensus's accuracy of the rater, engine.audit.reads.consensus) who has fewer than `third_read_cap`
 third reads today: eligible are the raters qualified on the item (engine.actions.rater_status) who
 have not read the answer. The backup is the next eligible rater with room. An answer with no
 eligible rater (every qualified rater of the item read it: Powergrading's three graders read

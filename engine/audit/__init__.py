@@ -1,10 +1,12 @@
-"""Audit: what a rater-lead acts on. Severity and flags (the review queue's order), the evidence
-neighbours, agreement with a second rater, near-duplicates scored differently, bootstrap
-intervals, the rater table, score labels pooled across items, and the rater-lead's decisions
-(SQLite). Sessions with several reads per answer (`reads.ItemReads`): the agreement of rater
-pairs and Krippendorff's alpha with bootstrap intervals (`agreement`, `alpha`, `resample`),
-PRMSE (`prmse`), and the consensus with its third-read queue and the raters' reliability
-(`consensus`, `consensus_fit`, `consensus_layout`, `rater_model`, `text_evidence`). The types a run produces, and the review queue over them, are engine.results.
+"""Audit: what a rater-lead acts on, in three packages. `queue`: the review queue's order and one
+item's checks (severity, calibration, the flagged list, evidence neighbours, near-duplicates,
+the second rater). `raters`: the rater table and each rater's effects (leniency, fit, drift,
+bias, against the expert) with their verdicts. `reads`: several reads per answer (agreement,
+Krippendorff's alpha, PRMSE, the consensus and the raters' error model behind it). Here: the
+intervals every figure carries (`intervals`) and the bootstrap over answers and Wilson
+intervals they come from (`resample`). The types a run produces, and the review queue over
+them, are engine.results.
 
-May import engine.model, engine.graph, engine.embedding, engine.input and engine.core.
+May import engine.model, engine.graph, engine.embedding, engine.input and engine.core; the queue
+imports neither raters nor reads, and reads imports neither queue nor raters.
 """

@@ -36,7 +36,7 @@ def bootstrap_agreement(
     ordered: bool = True,
 ) -> dict[str, Interval]:
     """95% intervals for accuracy, kappa and (ordered scores) QWK, as the agreement between
-    raters has them (engine.audit.agreement): accuracy, a share of independent responses, with
+    raters has them (engine.audit.reads.agreement): accuracy, a share of independent responses, with
     Wilson's score interval; kappa and QWK the estimate +- t_{n-1} x the standard deviation of
     `samples` bootstrap draws, kept within [-1, 1] (resample.bootstrap_interval). Each interval
     contains its estimate, which a percentile interval of a skewed statistic need not.

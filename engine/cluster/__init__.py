@@ -6,5 +6,5 @@ dies (`run`), and what runs on each worker (`worker`).
 
 Imports only engine.core; Dask (distributed) is imported only when a run has a scheduler, so
 parm without the extra is unchanged. A unit is the same `function(task, progress, cancel)` of
-plain, picklable inputs that engine.core.workers runs on local processes.
+plain, picklable inputs that engine.core.machine.workers runs on local processes.
 """

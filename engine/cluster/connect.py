@@ -41,7 +41,7 @@ class ClusterFacts:
     threads: int
     dashboard: str | None
     local: bool
-    # Set when workers compute with other BLAS kernels than this machine (engine.core.kernels).
+    # Set when workers compute with other BLAS kernels than this machine (engine.core.machine.kernels).
     other_kernels: str | None = None
 
     def describe(self) -> str:

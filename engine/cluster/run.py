@@ -1,4 +1,4 @@
-"""Running a session's units on a Dask cluster: `run_on_cluster` is engine.core.workers.run_units
+"""Running a session's units on a Dask cluster: `run_on_cluster` is engine.core.machine.workers.run_units
 for a cluster, with the same contract (results in task order, every unit's progress forwarded,
 cancel stops every unit, a unit's error stops the run and is raised here).
 

@@ -39,7 +39,7 @@ def blas_kernels() -> list[str]:
     """This machine's BLAS kernel sets, numpy's loaded (the parent compares its workers')."""
     import numpy  # noqa: F401 - threadpoolctl lists only the libraries loaded
 
-    from engine.core.kernels import blas_kernels as loaded
+    from engine.core.machine.kernels import blas_kernels as loaded
 
     return loaded()
 

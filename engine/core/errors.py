@@ -46,6 +46,12 @@ class ResumeError(ParmError):
     """A saved session (settings and results kept for an input file) cannot be read or written."""
 
 
+class SessionError(ParmError):
+    """A live session (`parm monitor --session DIR`) cannot be used: its database is damaged,
+    in use past the wait, not a parm session or written by a newer parm. Never rebuilt: the
+    message says what to do."""
+
+
 class ClusterError(ParmError):
     """The Dask cluster cannot be reached or used, or could not run an item (the message names
     the scheduler's address, the worker or the item)."""

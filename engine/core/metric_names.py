@@ -1,7 +1,7 @@
 """The agreement metrics parm reports, named once: how settings and outputs call each, the labels
 reports and front ends show, which value is better, and which need ordered scores.
 
-The settings (engine.input.config: selection_metric), the metrics themselves (engine.model.metrics),
+The settings (engine.input.settings.config: selection_metric), the metrics themselves (engine.model.metrics),
 the report (engine.outputs) and both front ends read this list. It sits in engine.core because
 the settings name the metrics before the model stage computes them.
 """

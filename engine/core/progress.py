@@ -70,7 +70,7 @@ class CancelToken:
     """A thread-safe flag; `check()` raises `Cancelled` once `cancel()` was called.
 
     event: the flag itself; by default a threading.Event, or a multiprocessing Event shared
-    with worker processes (engine.core.workers).
+    with worker processes (engine.core.machine.workers).
     """
 
     def __init__(self, event=None) -> None:

@@ -11,7 +11,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from engine.input.config import DEFAULT_MODEL
+from engine.input.settings.config import DEFAULT_MODEL
 
 BUNDLED_NAMES = {DEFAULT_MODEL.lower(), "all-minilm-l6-v2"}
 

@@ -16,7 +16,7 @@ import threading
 import time
 
 from engine.core.progress import MODEL, CancelToken, ProgressEvent, Reporter
-from engine.input.config import DEFAULT_MODEL, is_static_model
+from engine.input.settings.config import DEFAULT_MODEL, is_static_model
 
 MODEL_STAGE = MODEL
 # How often a run waiting for a load started elsewhere looks at its own cancel token.
@@ -122,7 +122,7 @@ def preload_for(items, config, precomputed: bool = False) -> None:
         return
 
     def check_then_load() -> None:
-        from engine.embedding.cached import RunCache
+        from engine.embedding.cache.run_cache import RunCache
 
         name = config.embedding_model
         run = RunCache(name, config.embedding_cache_mb)

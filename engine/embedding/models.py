@@ -20,7 +20,7 @@ from engine.embedding.bundled import (
     resolve_model,
 )
 from engine.embedding.static import static_identity
-from engine.input.config import DEFAULT_MODEL, is_static_model
+from engine.input.settings.config import DEFAULT_MODEL, is_static_model
 
 
 def model_identity(name: str) -> str:

@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.core.progress import EMBEDDING, Reporter
 from engine.embedding.vectors import unit_rows
-from engine.input.settings import LONG_ANSWERS
+from engine.input.settings.declared import LONG_ANSWERS
 
 TRUNCATE, WINDOWS = LONG_ANSWERS
 # How a vector read its text, as the answer cache keeps it: the whole text (any setting gives

@@ -1,6 +1,6 @@
 """Sentence embeddings: one unit vector per response, from a sentence-transformers model (the
 bundled all-MiniLM-L6-v2 by default), each distinct text embedded once and kept in the answer
-cache (engine.embedding.cached), read as the `long_answers` setting says
+cache (engine.embedding.cache.run_cache), read as the `long_answers` setting says
 (engine.embedding.reading)."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.core.progress import EMBEDDING, Reporter
-from engine.embedding.cached import RunCache
+from engine.embedding.cache.run_cache import RunCache
 from engine.embedding.loading import model_for
 from engine.embedding.reading import TRUNCATE, encode_plan, plan_reading
 from engine.embedding.vectors import EmbeddingFacts
-from engine.input.settings import DEFAULT_CACHE_MB, DEFAULT_MODEL
+from engine.input.settings.declared import DEFAULT_CACHE_MB, DEFAULT_MODEL
 
 
 @dataclass(frozen=True)

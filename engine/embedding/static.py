@@ -31,7 +31,7 @@ from engine.core.errors import EmbeddingError
 from engine.core.places import models_dir
 from engine.core.progress import DISTILLING, Reporter
 from engine.embedding.bundled import bundled_identity, package_version, quiet_loaders, resolve_model
-from engine.input.config import DEFAULT_MODEL
+from engine.input.settings.config import DEFAULT_MODEL
 
 # model2vec's defaults, written out because they are part of the model's identity: 256 PCA
 # dimensions, SIF weighting 1e-4, float16 storage, mean pooling of the token outputs.

@@ -22,8 +22,8 @@ import numpy as np
 
 from engine.core.errors import EmbeddingError
 from engine.core.progress import EMBEDDING, Reporter
-from engine.embedding import cache
 from engine.embedding.bundled import resolve_model
+from engine.embedding.cache import entries as cache
 from engine.embedding.models import count_truncated, load_sentence_model
 from engine.embedding.vectors import EmbeddingFacts, TokenEmbeddings, unit_rows
 

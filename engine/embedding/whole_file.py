@@ -19,8 +19,8 @@ from engine.embedding.bundled import package_version
 from engine.embedding.models import model_identity
 from engine.embedding.sentence import embed_texts
 from engine.embedding.sidecar import sidecar_path, sidecar_record
-from engine.input.config import AuditConfig
 from engine.input.responses import every_text
+from engine.input.settings.config import AuditConfig
 from engine.input.workbook import read_file
 
 

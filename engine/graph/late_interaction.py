@@ -1,7 +1,7 @@
 """The late-interaction (ColBERT) graph: candidate retrieval, then MaxSim on the candidates.
 
 An `embedding_model` whose name contains colbert, lateon or late-interaction selects this mode
-(`engine.input.config.similarity_mode`). The graph is built in two stages, as in the paper:
+(`engine.input.settings.config.similarity_mode`). The graph is built in two stages, as in the paper:
 
 1. Coarse retrieval. Each response's token vectors are mean-pooled and L2-normalised, and
    `engine.graph.search.build_graph` picks its K_c = `colbert_top_k` nearest candidates by cosine
@@ -30,7 +30,7 @@ from engine.embedding.vectors import TokenEmbeddings
 from engine.graph.maxsim import pair_scores
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
-from engine.input.config import LATE_INTERACTION, AuditConfig, replace
+from engine.input.settings.config import LATE_INTERACTION, AuditConfig, replace
 
 MODE = LATE_INTERACTION
 

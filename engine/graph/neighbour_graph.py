@@ -17,7 +17,7 @@ import scipy.sparse as sp
 
 from engine.core.progress import Reporter
 from engine.graph.similarity import Similarities, blocks
-from engine.input.config import SINGLE_VECTOR
+from engine.input.settings.config import SINGLE_VECTOR
 
 # Rough throughput of the dense path on two cores, for its cost estimate: float32 products,
 # and the float64 transform (normalise, clip, power) plus feature sums per similarity.

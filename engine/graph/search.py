@@ -7,8 +7,8 @@ import contextlib
 
 import numpy as np
 
+from engine.core.machine.threads import one_blas_thread
 from engine.core.progress import NEIGHBOURS, Reporter
-from engine.core.threads import one_blas_thread
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.similarity import MAX_BLOCK_ELEMENTS, Similarities
 from engine.graph.tiles import (
@@ -21,7 +21,7 @@ from engine.graph.tiles import (
 
 # Tiles are square: at most MAX_BLOCK_ELEMENTS similarities (4096 x 4096, 64 MB).
 MAX_TILE_SIDE = int(MAX_BLOCK_ELEMENTS**0.5)
-# Below this many multiply-adds (N^2 d) the product runs on one BLAS thread (engine.core.threads).
+# Below this many multiply-adds (N^2 d) the product runs on one BLAS thread (engine.core.machine.threads).
 SMALL_PRODUCT = 2e8
 
 

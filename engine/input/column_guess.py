@@ -8,14 +8,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.input import settings
+from engine.input.settings import declared as settings
 
 if TYPE_CHECKING:  # the app's first screen must not load pandas
     import pandas as pd
 
-    from engine.input.config import AuditConfig
+    from engine.input.settings.config import AuditConfig
 
-# The settings that name a file's columns (engine.input.settings declares them), with the key
+# The settings that name a file's columns (engine.input.settings.declared declares them), with the key
 # of engine.input.table.guess_columns and the word a sentence uses for each.
 COLUMN_KEYS = settings.COLUMN_KEYS
 GUESS_KEYS = {key: settings.BY_NAME[key].guess for key in COLUMN_KEYS}

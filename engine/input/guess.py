@@ -49,6 +49,8 @@ TIME_NAMES = ("time", "timestamp", "datetime", "date", "scoredat", "markedat", "
 EXPERT_NAMES = ("expertscore", "expert", "validity", "validityscore", "gold", "goldscore")
 
 
+# What each read is (first, second, validity, backread, resolution): a live session's reads.
+KIND_NAMES = ("kind", "readkind", "readtype", "kindofread", "readrole", "scoringkind")
 # The question and the reference answer of each item (shown beside the answers in the review).
 QUESTION_NAMES = ("question", "questiontext", "prompttext", "stem", "questionstem")
 REFERENCE_NAMES = ("referenceanswer", "reference", "modelanswer", "referencetext",
@@ -90,6 +92,7 @@ def guess_columns(frame: pd.DataFrame) -> dict:
     raters = _named_columns(columns, RATER_NAMES)
     times = _named_columns(columns, TIME_NAMES)
     experts = _named_columns(columns, EXPERT_NAMES)
+    kinds = _named_columns(columns, KIND_NAMES)
     question, reference, text, others = _text_and_others(frame)
     ordered, doubtful = _score_candidates(frame, [c for c in others if c != text])
     score = ordered[0] if ordered else None
@@ -117,6 +120,7 @@ def guess_columns(frame: pd.DataFrame) -> dict:
         "second_rater": second_raters[0] if second and second_raters else None,
         "time": times[0] if times and first_raters else None,
         "expert": experts[0] if experts else None,
+        "kind": kinds[0] if kinds else None,
         "question": question,
         "reference": reference,
     }
@@ -135,7 +139,8 @@ def _text_and_others(frame: pd.DataFrame) -> tuple:
     its name says "response_id" or its values are numbers (EssaySet)."""
     columns = list(frame.columns)
     named = (_id_columns(columns) + _item_columns(columns) + _named_columns(columns, RATER_NAMES)
-             + _named_columns(columns, TIME_NAMES) + _named_columns(columns, EXPERT_NAMES))  # fmt: skip
+             + _named_columns(columns, TIME_NAMES) + _named_columns(columns, EXPERT_NAMES)
+             + _named_columns(columns, KIND_NAMES))  # fmt: skip
     question = next((c for c in _named_columns(columns, QUESTION_NAMES) if c not in named), None)
     reference = next((c for c in _named_columns(columns, REFERENCE_NAMES) if c not in named), None)
     taken = named + [c for c in (question, reference) if c]

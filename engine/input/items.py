@@ -12,10 +12,10 @@ import pandas as pd
 
 from engine.core.errors import DataError
 from engine.core.run_warnings import RunWarning
-from engine.input.config import AuditConfig
 from engine.input.responses import ItemTooSmall, Responses, responses_from_frame
 from engine.input.score_check import check_score_columns
-from engine.input.settings import COLUMN_KEYS
+from engine.input.settings.config import AuditConfig
+from engine.input.settings.declared import COLUMN_KEYS
 from engine.input.table import describe_rows, missing_column
 from engine.input.times import parse_times
 from engine.input.workbook import placed, read_file

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.core.errors import DataError
-from engine.input.config import AuditConfig
 from engine.input.labels import label_text
-from engine.input.reads import LONG, RawReads, Reads
+from engine.input.settings.config import AuditConfig
+from engine.input.several_reads import LONG, RawReads, Reads
 from engine.input.table import describe_rows
 from engine.input.times import parse_times
 

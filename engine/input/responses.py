@@ -17,11 +17,11 @@ import pandas as pd
 
 from engine.core.errors import DataError
 from engine.core.suggest import did_you_mean
-from engine.input.config import AuditConfig
 from engine.input.expert import expert_codes
 from engine.input.kept_reads import keep_reads
 from engine.input.labels import check_order, code_labels, is_numeric, order_notes
-from engine.input.reads import (
+from engine.input.settings.config import AuditConfig
+from engine.input.several_reads import (
     LONG,
     Reads,
     long_answers,
@@ -79,7 +79,7 @@ class Responses:
     raters: tuple[str, ...] | None = None
     second_raters: tuple[str, ...] | None = None
     times: np.ndarray | None = field(default=None, compare=False)
-    # Every read of every answer, the audited one first (engine.input.reads).
+    # Every read of every answer, the audited one first (engine.input.several_reads).
     reads: Reads | None = field(default=None, compare=False)
     # (N,) the lead's (expert's) score code of each answer, -1 where none; None without an
     # expert column (engine.input.expert).
@@ -166,7 +166,7 @@ def responses_from_frame(
 ) -> Responses:
     """Select, validate and code the columns of an already-read table (one item's rows).
 
-    Every read is gathered (engine.input.reads: wide or long); an answer whose audited read
+    Every read is gathered (engine.input.several_reads: wide or long); an answer whose audited read
     (its first) is missing or unreadable stops the load (on_bad_rows "error") or is left out
     with a warning ("skip"), and so is a long file's read without a usable score; blank answers
     are kept (and counted in a warning); kept answers keep their original 1-based data-row

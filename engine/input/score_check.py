@@ -19,10 +19,10 @@ from __future__ import annotations
 import pandas as pd
 
 from engine.core.errors import DataError
-from engine.input.config import AuditConfig
 from engine.input.guess import MAX_SCORE_SHARE, MAX_SCORE_VALUES, SHARE_ROWS, score_candidates
 from engine.input.labels import is_numeric
-from engine.input.reads import read_columns
+from engine.input.settings.config import AuditConfig
+from engine.input.several_reads import read_columns
 from engine.input.table import as_number
 
 # Under on_bad_rows "skip", the largest share of a file's rows that may be left out for want of

@@ -1,5 +1,5 @@
 """The time column (`time_column`): when, or in which order, each score was given, as one number
-per row for the raters' drift (engine.audit.drift).
+per row for the raters' drift (engine.audit.raters.drift).
 
 A column is read as one of three kinds, decided over all its non-blank values: numbers (an order
 or a time in any unit: `1`, `2.5`, `1e3`), ISO 8601 dates and times (`2026-05-01`,

@@ -75,6 +75,8 @@ class Sheets:
 def file_kind(path: Path) -> str:
     """What the file is: "workbook", "parquet" or "text", from its first bytes (a zip archive:
     by its members, or by its name when it is too damaged to show them)."""
+    if not path.is_file():  # a pipe or a device would block or never end: the CSV reader,
+        return "text"  # which opens without blocking, says what it is
     try:
         with open(path, "rb") as handle:
             start = handle.read(4096)

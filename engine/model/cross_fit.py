@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.core.progress import CHECKS, Reporter
-from engine.input.config import AuditConfig
+from engine.input.settings.config import AuditConfig
 from engine.model.features import ItemFeatures
 from engine.model.joint_fits import fit_many
 from engine.model.metrics import agreement, better, evaluate, headline_metrics

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.core.threads import one_blas_thread
+from engine.core.machine.threads import one_blas_thread
 from engine.model.lbfgsb import minimize_bounded_many
 from engine.model.pseudo_likelihood import (
     BOUND,

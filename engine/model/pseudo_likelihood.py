@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.core.threads import one_blas_thread
+from engine.core.machine.threads import one_blas_thread
 from engine.model.lbfgsb import minimize_bounded
 
 BOUND = 1000.0

@@ -14,7 +14,7 @@ from scipy.optimize import minimize_scalar
 from engine.core.metric_names import METRIC
 from engine.core.progress import TUNING, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph, dense_warning
-from engine.input.config import AuditConfig, PowerInterval
+from engine.input.settings.config import AuditConfig, PowerInterval
 from engine.model.features import ItemFeatures
 from engine.model.metrics import better, evaluate
 from engine.model.pseudo_likelihood import FittedPARM, fit

@@ -7,12 +7,13 @@ lists every column a file can have. A new column is one entry here plus its comp
 
 from __future__ import annotations
 
-from engine.audit.rater_pairs import MIN_PAIRS
-from engine.audit.rater_verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
-from engine.audit.raters import NOT_JUDGED
+from engine.audit.raters.pairs import MIN_PAIRS
+from engine.audit.raters.table import NOT_JUDGED
+from engine.audit.raters.verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
 from engine.outputs import columns
 from engine.outputs.columns import COUNT, FIGURE, FLAG, LABEL, POINTS, SHARE, Column, OutputTable
 from engine.outputs.declared_actions import ACTION_TABLES
+from engine.outputs.live_tables import LIVE_TABLES
 from engine.results.lead import GAP, SMALL_RULE
 
 # What the rater table says of a rater with too few scores to judge.
@@ -20,7 +21,7 @@ TOO_FEW = NOT_JUDGED
 
 
 def _effect(name: str):
-    """A rater's effect (engine.audit.rater_effects), None where none was measured."""
+    """A rater's effect (engine.audit.raters.effects), None where none was measured."""
     return lambda row, _: None if row.effects is None else getattr(row.effects, name)
 
 
@@ -56,7 +57,7 @@ def _reliability(part: int):
 
 
 def _expert(name: str):
-    """The rater's figure against the expert (engine.audit.rater_expert); None without one."""
+    """The rater's figure against the expert (engine.audit.raters.expert); None without one."""
 
     def get(row, raters):
         found = None if raters is None or raters.expert is None else raters.expert.get(row.rater)
@@ -163,7 +164,7 @@ RATERS = OutputTable(
                "(rater_item_bias.csv)",
                lambda row, raters: len(raters.listed_bias(row.rater)), COUNT, "bias cells"),
         Column("reliability", "the consensus's estimate of the chance that a read of the "
-               "rater's is the true score (engine.audit.consensus)", _reliability(0), SHARE,
+               "rater's is the true score (engine.audit.reads.consensus)", _reliability(0), SHARE,
                interval=("reliability_low", "reliability_high"),
                when="with answers read twice or more"),
         Column("reliability_low", "its Jeffreys 95% interval: low end", _reliability(1), SHARE,
@@ -370,7 +371,7 @@ REVIEWED = OutputTable(
     families=(Column("<input column>", "every column of the input file, as read, first"),),
 )  # fmt: skip
 
-# Files whose answers are read twice or more (engine.audit.reads_audit).
+# Files whose answers are read twice or more (engine.audit.reads.reads_audit).
 READS_WHEN = "with answers read twice or more"
 CONSENSUS = OutputTable(
     "consensus.csv",
@@ -439,9 +440,10 @@ AGREEMENT = OutputTable(
     ),
 )  # fmt: skip
 
-# Every CSV parm writes, in the order the reference lists them; each has a last `run_id`.
+# Every CSV parm writes, in the order the reference lists them; each has a last `run_id` (a
+# live session's tables: engine.outputs.live_tables).
 TABLES = (PREDICTIONS, TUNING, ITEMS, RATERS, BIAS, FEEDBACK, DECISIONS, REVIEWED, CONSENSUS,
-          AGREEMENT, *ACTION_TABLES)  # fmt: skip
+          AGREEMENT, *ACTION_TABLES, *LIVE_TABLES)  # fmt: skip
 
 
 def reference_markdown() -> str:

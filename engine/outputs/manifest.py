@@ -60,7 +60,7 @@ def file_entry(name: str, raw: bytes, run_id: str) -> SetFile:
 def manifest_bytes(run_id: str, entries: list[SetFile]) -> bytes:
     """The manifest of a set of run `run_id` listing `entries` (its own files and the ones
     earlier exports left), as written."""
-    from engine.outputs.report import _version
+    from engine.outputs.report.item_content import _version
 
     document = {
         "parm_manifest": MANIFEST_VERSION,

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 OUTPUT_FILES = ("predictions.csv", "tuning.csv", "report.json", "report.md")
-# The report to read in a browser, print or send (engine.outputs.html_report).
+# The report to read in a browser, print or send (engine.outputs.report.report_html).
 HTML_FILE = "report.html"
 # Every warning of the run, one a line with its kind (engine.core.run_warnings); the CLI and
 # the app show one line per kind and point here.
@@ -22,7 +22,7 @@ REVIEWED_FILE = "scores_reviewed.csv"
 BIAS_FILE = "rater_item_bias.csv"
 FEEDBACK_FILE = "rater_feedback.csv"
 # With answers read twice or more: each answer's consensus and third-read rank, and the
-# agreement of every rater pair with alpha (engine.outputs.read_files).
+# agreement of every rater pair with alpha (engine.outputs.report.reads_outputs).
 CONSENSUS_FILE = "consensus.csv"
 AGREEMENT_FILE = "agreement.csv"
 # Every table of the set in one workbook, a sheet each, with a first sheet saying what each
@@ -38,6 +38,13 @@ BACKREADS_FILE = "backreads.csv"
 THIRD_READS_FILE = "third_reads.csv"
 STATUS_FILE = "rater_status.csv"
 ACTION_FILES = (BACKREADS_FILE, THIRD_READS_FILE, STATUS_FILE)
+# A live session's run (`parm monitor`, engine.live): one row per item, rater and period of the
+# agreement through time; the open alerts; what changed since the run before (Markdown). Its
+# report.html is HTML_FILE too.
+MONITOR_FILE = "monitor.csv"
+ALERTS_FILE = "alerts.csv"
+CHANGES_FILE = "changes.md"
+MONITOR_FILES = (MONITOR_FILE, ALERTS_FILE, CHANGES_FILE, HTML_FILE)
 # Written last: the run, and every parm file of the folder with its size, SHA-256 and run.
 MANIFEST_FILE = "parm-manifest.json"
 # Every file a set can hold besides its manifest. A folder holding only these (and the
@@ -55,6 +62,9 @@ SET_FILES = OUTPUT_FILES + (
     DECISIONS_FILE,
     REVIEWED_FILE,
     WORKBOOK_FILE,
+    MONITOR_FILE,
+    ALERTS_FILE,
+    CHANGES_FILE,
 )
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from engine.core.text import safe_text
 from engine.outputs import declared
-from engine.outputs.read_files import consensus_by_row
+from engine.outputs.report.reads_outputs import consensus_by_row
 from engine.outputs.write import RUN_COLUMN
 
 if TYPE_CHECKING:

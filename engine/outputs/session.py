@@ -10,20 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.actions.plan import Actions, has_reads, plan_actions
-from engine.audit.scale import pooled_labels
 from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
-from engine.input.config import AuditConfig
-from engine.input.reads import rater_column_given, records_raters, several_reads
-from engine.outputs import (
-    action_files,
-    declared,
-    rater_files,
-    read_files,
-    session_report,
-    tables,
-    workbook,
-)
+from engine.input.scale import pooled_labels
+from engine.input.settings.config import AuditConfig
+from engine.input.several_reads import rater_column_given, records_raters, several_reads
+from engine.outputs import declared, tables, workbook
 from engine.outputs.names import (
     ACTION_FILES,
     AGREEMENT_FILE,
@@ -44,8 +36,9 @@ from engine.outputs.names import (
     WORKBOOK_FILE,
     XLSX,
 )
+from engine.outputs.report import action_outputs, rater_outputs, reads_outputs, report_json
+from engine.outputs.report.report_md import session_markdown
 from engine.outputs.reviewed import reviewed_table
-from engine.outputs.session_markdown import session_markdown
 from engine.outputs.write import json_text, run_csv, write_files
 from engine.results.decision import Decisions
 from engine.results.item import AuditResult
@@ -58,7 +51,7 @@ def output_files(config: AuditConfig, table_format: str = CSV) -> tuple[str, ...
     """The files a session with these settings can write, in the order they are written: the
     four outputs, report.html and warnings.txt; items.csv and raters.csv (with
     rater_item_bias.csv and rater_feedback.csv) when the settings name an item column and
-    raters (engine.input.reads.records_raters); consensus.csv and agreement.csv when they name
+    raters (engine.input.several_reads.records_raters); consensus.csv and agreement.csv when they name
     several reads per answer; the lead's lists with either; then decisions.csv and
     scores_reviewed.csv, which need the decision store and the input table. table_format
     (engine.outputs.names): "xlsx" puts the tables in results.xlsx instead (decisions.csv
@@ -176,8 +169,8 @@ def decisions_table(store: Decisions, session: SessionResult) -> tuple[list[str]
     header, rows = _decisions_rows(store, session)
     if session.reads is None:
         return header, rows
-    consensus = read_files.consensus_by_row(session)
-    typed = read_files.typed_reads_by_row(store.added_reads())
+    consensus = reads_outputs.consensus_by_row(session)
+    typed = reads_outputs.typed_reads_by_row(store.added_reads())
     return [*header, "consensus", "consensus_p", "added_reads"], [
         [*row, *consensus.get(int(row[0]), ("", "")), typed.get(int(row[0]), "")] for row in rows
     ]
@@ -262,7 +255,7 @@ def session_contents(
     builders = {name: (lambda made=made: run_csv(made(), run_id)) for name, made in tables.items()}
     sheets = {name: made for name, made in tables.items() if name in possible}
     builders |= {
-        "report.json": lambda: json_text(session_report.session_dict(session, decisions)),
+        "report.json": lambda: json_text(report_json.session_dict(session, decisions)),
         "report.md": lambda: session_markdown(session, decisions, lists),
         HTML_FILE: lambda: html_report(session, decisions, lists),
         WARNINGS_FILE: lambda: warnings_file(session),
@@ -281,13 +274,13 @@ def session_tables(session: SessionResult, store, table, decisions, lists=None) 
         "tuning.csv": lambda: tuning_table(session),
         ITEMS_FILE: lambda: items_table(session),
         RATERS_FILE: lambda: raters_table(session),
-        BIAS_FILE: lambda: rater_files.bias_table(session),
-        FEEDBACK_FILE: lambda: rater_files.feedback_table(session),
-        CONSENSUS_FILE: lambda: read_files.consensus_table(session),
-        AGREEMENT_FILE: lambda: read_files.agreement_table(session),
-        BACKREADS_FILE: lambda: action_files.backreads_table(lists or _NONE),
-        THIRD_READS_FILE: lambda: action_files.third_reads_table(lists or _NONE),
-        STATUS_FILE: lambda: action_files.status_table(lists or _NONE),
+        BIAS_FILE: lambda: rater_outputs.bias_table(session),
+        FEEDBACK_FILE: lambda: rater_outputs.feedback_table(session),
+        CONSENSUS_FILE: lambda: reads_outputs.consensus_table(session),
+        AGREEMENT_FILE: lambda: reads_outputs.agreement_table(session),
+        BACKREADS_FILE: lambda: action_outputs.backreads_table(lists or _NONE),
+        THIRD_READS_FILE: lambda: action_outputs.third_reads_table(lists or _NONE),
+        STATUS_FILE: lambda: action_outputs.status_table(lists or _NONE),
         DECISIONS_FILE: lambda: decisions_table(store, session),
         REVIEWED_FILE: lambda: reviewed_table(session, table, decisions),
     }
@@ -307,7 +300,7 @@ def warnings_file(session: SessionResult) -> str:
 
 
 def html_report(session: SessionResult, decisions: dict | None, lists=None) -> str:
-    """report.html (engine.outputs.html_report; jinja2 and matplotlib load only here)."""
-    from engine.outputs.html_report import html_report as render
+    """report.html (engine.outputs.report.report_html; jinja2 and matplotlib load only here)."""
+    from engine.outputs.report.report_html import html_report as render
 
     return render(session, decisions, lists)

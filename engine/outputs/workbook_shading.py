@@ -3,11 +3,11 @@ reports' own rules and thresholds (imported from where they are declared, never 
 conditional formats, so the shading follows the rows through a sort or a filter:
 
 - predictions: the flagged rows (likely wrong: the top of their item's queue);
-- items: QWK under the field's minimum (engine.outputs.report.FIELD_THRESHOLDS, as report.md
+- items: QWK under the field's minimum (engine.outputs.report.item_content.FIELD_THRESHOLDS, as report.md
   and report.html mark it);
-- agreement: exact, adjacent and QWK under RSMTool's thresholds (engine.audit.agreement
+- agreement: exact, adjacent and QWK under RSMTool's thresholds (engine.audit.reads.agreement
   THRESHOLDS), not for a pair with too few shared answers (as the `below` column says);
-- raters: the judged raters with a verdict (engine.audit.rater_verdicts: not "fine");
+- raters: the judged raters with a verdict (engine.audit.raters.verdicts: not "fine");
 - rater_item_bias: the cells beyond the rule (`listed`);
 - consensus: the answers to read a third time (a third_read_rank);
 - tuning: the configuration chosen (green, not a warning).
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.audit.agreement import THRESHOLDS
-from engine.audit.agreement import TOO_FEW as SHARED_ANSWERS
-from engine.audit.rater_verdicts import FINE
+from engine.audit.raters.verdicts import FINE
+from engine.audit.reads.agreement import THRESHOLDS
+from engine.audit.reads.agreement import TOO_FEW as SHARED_ANSWERS
 from engine.input.sheet_table import column_letter
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.names import AGREEMENT_FILE, BIAS_FILE, CONSENSUS_FILE, ITEMS_FILE, RATERS_FILE
-from engine.outputs.report import FIELD_THRESHOLDS
+from engine.outputs.report.item_content import FIELD_THRESHOLDS
 
 FLAGGED, BELOW, CHOSEN = "FCE4D6", "F4B183", "E2EFDA"  # light orange, orange, light green
 

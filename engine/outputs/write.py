@@ -19,9 +19,10 @@ from pathlib import Path
 
 from engine.core.errors import ExportError, OutputsExist
 from engine.core.files import reason, refuse_non_regular_targets
-from engine.outputs import session_report, tables
+from engine.outputs import tables
 from engine.outputs.names import DECISIONS_FILE, MANIFEST_FILE, OUTPUT_FILES
-from engine.outputs.session_markdown import session_markdown
+from engine.outputs.report import report_json
+from engine.outputs.report.report_md import session_markdown
 from engine.outputs.sets import FolderAppeared, dropped_files, write_set
 from engine.results.decision import Decisions
 from engine.results.item import AuditResult
@@ -162,7 +163,7 @@ def write_outputs(
     builders = {
         "predictions.csv": lambda: run_csv(tables.prediction_table(result), run_id),
         "tuning.csv": lambda: run_csv(tables.tuning_table(result), run_id),
-        "report.json": lambda: json_text(session_report.session_dict(single_item_session(result))),
+        "report.json": lambda: json_text(report_json.session_dict(single_item_session(result))),
         # As a session of one item writes it: what the lead concludes first.
         "report.md": lambda: session_markdown(single_item_session(result)),
     }

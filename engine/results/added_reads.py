@@ -3,7 +3,7 @@ rater-lead while reviewing, and the consensus recomputed with it.
 
 The run's reads stay as the file gave them; an added read joins its answer's reads (by a rater of
 the session, or a new one, named after the file's raters), and the consensus is the same
-engine.audit.consensus.consensus call over the run's reads plus the added ones, with the text
+engine.audit.reads.consensus.consensus call over the run's reads plus the added ones, with the text
 evidence the run computed (each item's `read_evidence`: no classifier is fitted again) and under
 the run's fitted model (its raters, base rates and text weights; a new rater is the session's
 typical rater): so a read of score s never lowers its answer's p(s), and answers without an added
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit.consensus import consensus
-from engine.audit.reads_audit import ReadsAudit
+from engine.audit.reads.consensus import consensus
+from engine.audit.reads.reads_audit import ReadsAudit
 from engine.core.errors import ReviewError
 from engine.core.text import safe_text
 from engine.results.review import ReviewSet, consensus_arrays
@@ -59,7 +59,7 @@ def check_added(review: ReviewSet, i: int, rater: str, score: str, kind: str = R
     """The rater's name as it will be kept (made inert and trimmed); ReviewError when a read of
     response i by `rater` cannot be added: no consensus in this run, no rater, a score off the
     item's scale, a rater who already read the answer (the rules the file's reads follow,
-    engine.input.reads), or a kind not in KINDS."""
+    engine.input.several_reads), or a kind not in KINDS."""
     row = int(review.responses.rows[i])
     if kind not in KINDS:
         raise ReviewError(f"Row {row}: a typed read is one of {', '.join(KINDS)}, not {kind!r}.")

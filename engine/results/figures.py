@@ -219,7 +219,7 @@ def _pooled_cross_fit(session: SessionResult):
     None when an item was not cross-fitted."""
     import numpy as np
 
-    from engine.audit.scale import recode
+    from engine.input.scale import recode
 
     labels = session.review.responses.labels
     parts = []

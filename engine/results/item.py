@@ -9,19 +9,19 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from engine.audit import severity
-from engine.audit.consensus_layout import TextEvidence
-from engine.audit.duplicates import NearDuplicate
-from engine.audit.evidence import Neighbour
-from engine.audit.flagging import WrongEstimate, wrong_estimate
-from engine.audit.flagging import flagged as flag_mask
 from engine.audit.intervals import Interval
-from engine.audit.second_rater import SecondRater
+from engine.audit.queue import severity
+from engine.audit.queue.duplicates import NearDuplicate
+from engine.audit.queue.evidence import Neighbour
+from engine.audit.queue.flagging import WrongEstimate, wrong_estimate
+from engine.audit.queue.flagging import flagged as flag_mask
+from engine.audit.queue.second_rater import SecondRater
+from engine.audit.reads.consensus_layout import TextEvidence
 from engine.embedding.vectors import EmbeddingFacts
 from engine.graph.late_interaction import LateInteractionFacts
 from engine.graph.neighbour_graph import NeighbourGraph
-from engine.input.config import AuditConfig
 from engine.input.responses import Responses
+from engine.input.settings.config import AuditConfig
 from engine.model.cross_fit import CrossFit
 from engine.model.metrics import confusion
 from engine.model.pseudo_likelihood import FittedPARM
@@ -65,8 +65,8 @@ class AuditResult:
     cross_fit: CrossFit | None = None
     run_id: str = field(default_factory=new_run_id)
     # (R, C+1) each read's probabilities from models fitted without its rater's reads, one row
-    # per read (engine.audit.rater_reads.every_read), for the rater table
-    # (engine.audit.rater_expectation); None without raters.
+    # per read (engine.audit.raters.every_read.every_read), for the rater table
+    # (engine.audit.raters.expectation); None without raters.
     rater_proba: np.ndarray | None = None
     # The text evidence for the consensus of answers read twice or more (engine.audit.
     # session_reads.read_evidence); None when no answer is read twice.
@@ -113,7 +113,7 @@ class AuditResult:
     @property
     def wrong_estimate(self) -> WrongEstimate:
         """How many of the item's scores are likely wrong, with a 95% interval
-        (engine.audit.flagging): from its answers read twice where there are any, else from
+        (engine.audit.queue.flagging): from its answers read twice where there are any, else from
         the calibrated severities."""
         reads, n = self.responses.reads, len(self.responses)
         if reads is None:
@@ -125,7 +125,7 @@ class AuditResult:
     def flagged(self) -> np.ndarray:
         """(N,) the likely wrong scores: as many answers from the top of the queue as the item
         has estimated wrong scores, or the top whose mean severity reaches `flag_precision`
-        (engine.audit.flagging). Kept until the severity is replaced."""
+        (engine.audit.queue.flagging). Kept until the severity is replaced."""
         memo = self.__dict__.get("_flagged")
         if memo is not None and memo[0] is self.severity:
             return memo[1]
@@ -137,7 +137,7 @@ class AuditResult:
 
     def review_order(self) -> np.ndarray:
         """The review queue: most severe first (ties in input order), answers whose reads all
-        agree last (engine.audit.severity.queue_order). Flagged or not does not change the
+        agree last (engine.audit.queue.severity.queue_order). Flagged or not does not change the
         order: the flagged answers are the top of it."""
         return severity.queue_order(self.severity, self.confirmed)
 

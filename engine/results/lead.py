@@ -38,7 +38,7 @@ from engine.results.compare import EXCESS, Comparison, Limit, compare
 if TYPE_CHECKING:
     from engine.results.overview import ItemSummary
 
-from engine.audit.flagging import SECOND_READS, WrongEstimate, combined
+from engine.audit.queue.flagging import SECOND_READS, WrongEstimate, combined
 
 
 class RunFigures(Protocol):
@@ -220,5 +220,5 @@ def wrong_phrase(estimate: WrongEstimate) -> str:
 
 
 def session_wrong(results) -> WrongEstimate:
-    """The session's estimate of wrong scores over its items' (engine.audit.flagging)."""
+    """The session's estimate of wrong scores over its items' (engine.audit.queue.flagging)."""
     return combined([result.wrong_estimate for result in results])

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.audit.session_figures import SessionModelFigures
 from engine.input.items import SkippedItem
+from engine.model.session.figures import SessionModelFigures
 from engine.results.item import AuditResult
 from engine.results.lead import gap_note, memorised, small_note, too_small
 
@@ -34,7 +34,7 @@ class ItemSummary:
     session_model_in_sample: float | None = None
     values_used: int = 0
     flagged: int | None = None
-    # The estimated wrong scores (engine.audit.flagging.WrongEstimate) and its 95% interval.
+    # The estimated wrong scores (engine.audit.queue.flagging.WrongEstimate) and its 95% interval.
     estimated_wrong: float | None = None
     estimated_wrong_low: float | None = None
     estimated_wrong_high: float | None = None

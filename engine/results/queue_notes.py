@@ -13,7 +13,7 @@ Three cases, each measured on Mohler's 80 questions (docs/explanation/queue-note
 - agreeing reads: every read of the answer gave the audited score; the second look was taken.
 - flagged though the evidence agrees (issue 44): the answer is in the flagged list while the
   nearest answers mostly carry its own score. The severity also asks models that never saw
-  any answer like it (engine.audit.answer_groups), which is how a wording scored the same wrong
+  any answer like it (engine.audit.queue.answer_groups), which is how a wording scored the same wrong
   way throughout shows; the review says so rather than leave the flag unexplained.
 """
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.audit.evidence import Neighbour
+from engine.audit.queue.evidence import Neighbour
 
 LONE = "lone score"
 AGAINST_EVIDENCE = "suggestion against evidence"

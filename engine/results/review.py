@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.audit.evidence import Neighbour
-from engine.audit.rater_reads import every_read
-from engine.audit.scale import pool_responses
-from engine.audit.severity import queue_order
-from engine.input.config import settings_digest
+from engine.audit.queue.evidence import Neighbour
+from engine.audit.queue.severity import queue_order
+from engine.audit.raters.every_read import every_read
 from engine.input.responses import Responses
+from engine.input.scale import pool_responses
+from engine.input.settings.config import settings_digest
 from engine.results.decision import RunContext
 from engine.results.item import AuditResult
 from engine.results.queue_notes import evidence_score, lone_scores, queue_notes
@@ -45,13 +45,13 @@ class ReviewSet:
     on_scale: np.ndarray
     starts: np.ndarray
     run_id: str
-    # Answers read twice or more (engine.audit.reads_audit): the consensus on the pooled scale
+    # Answers read twice or more (engine.audit.reads.reads_audit): the consensus on the pooled scale
     # (-1: read once), its probability (NaN there) and the third-read rank (1 = read first, 0:
     # none needed); None where no answer is read twice.
     consensus: np.ndarray | None = None
     consensus_p: np.ndarray | None = None
     third_read_rank: np.ndarray | None = None
-    # The session's reads (engine.audit.reads_audit.ReadsAudit; None: every answer read once),
+    # The session's reads (engine.audit.reads.reads_audit.ReadsAudit; None: every answer read once),
     # with any read typed in the review (engine.results.added_reads), and each item's codes on
     # the pooled scale.
     reads: object = None
@@ -68,7 +68,7 @@ class ReviewSet:
 
     def review_order(self) -> np.ndarray:
         """The queue over all items by severity (1 - p(human score), comparable across items),
-        answers whose reads all agree last (engine.audit.severity.queue_order)."""
+        answers whose reads all agree last (engine.audit.queue.severity.queue_order)."""
         confirmed = np.concatenate([result.confirmed for result in self.results])
         return queue_order(self.severity, confirmed)
 
@@ -153,7 +153,7 @@ def review_set(
 ) -> ReviewSet:
     """The review queue over the items' results (in their order); `order` is the stated
     score_order, so items that use only some of its labels pool in its order; reads: the
-    session's engine.audit.reads_audit.ReadsAudit (None: every answer read once)."""
+    session's engine.audit.reads.reads_audit.ReadsAudit (None: every answer read once)."""
     responses, codes, on_scale = pool_responses([result.responses for result in results], order)
     starts = np.concatenate([[0], np.cumsum([len(r.responses) for r in results])]).astype(int)
     proba = np.zeros(on_scale.shape)

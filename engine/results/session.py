@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.audit.raters import RaterReport, rater_report
-from engine.audit.reads_audit import ReadsAudit, audit_reads
-from engine.audit.session_figures import SessionModelFigures
+from engine.audit.raters.table import RaterReport, rater_report
+from engine.audit.reads.reads_audit import ReadsAudit, audit_reads
 from engine.core.run_warnings import RunWarning
-from engine.embedding.cache import CACHE_NOTE
-from engine.input.config import AuditConfig
+from engine.embedding.cache.entries import CACHE_NOTE
 from engine.input.items import Items
+from engine.input.settings.config import AuditConfig
+from engine.model.session.figures import SessionModelFigures
 from engine.results.item import AuditResult
 from engine.results.lead import lead_warnings
 from engine.results.overview import ItemSummary, item_overview
@@ -80,7 +80,7 @@ def session_result(
 ) -> SessionResult:
     """A session from its items' results (a run's, or results restored from a saved session)
     and the session model's figures where it was fitted: the rater table, the warnings and the
-    figures of several reads (engine.audit.reads_audit, from the reads and each result's text
+    figures of several reads (engine.audit.reads.reads_audit, from the reads and each result's text
     evidence, so a restored session gets the run's figures) are worked out from them."""
     raters = rater_report(results)
     reads = audit_reads(

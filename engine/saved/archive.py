@@ -19,17 +19,17 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.audit.consensus_layout import TextEvidence
-from engine.audit.duplicates import NearDuplicate
-from engine.audit.evidence import Neighbour
 from engine.audit.intervals import Interval
-from engine.audit.rater_reads import every_read
-from engine.audit.second_rater import SecondRater
+from engine.audit.queue.duplicates import NearDuplicate
+from engine.audit.queue.evidence import Neighbour
+from engine.audit.queue.second_rater import SecondRater
+from engine.audit.raters.every_read import every_read
+from engine.audit.reads.consensus_layout import TextEvidence
 from engine.core.errors import ConfigError, ResumeError
 from engine.embedding.vectors import EmbeddingFacts
 from engine.graph.late_interaction import LateInteractionFacts
-from engine.input.config import config_from_dict
 from engine.input.responses import Responses
+from engine.input.settings.config import config_from_dict
 from engine.model.cross_fit import CrossFit, FoldFit
 from engine.model.pseudo_likelihood import FittedPARM
 from engine.model.tuning import TuningResult, TuningRow
@@ -281,7 +281,7 @@ def _rebuild(manifest: dict, arrays: dict, responses: Responses) -> AuditResult:
 
 
 def _rater_proba(arrays: dict, responses, c: int) -> np.ndarray | None:
-    """One row per read (engine.audit.rater_reads). Sessions saved before the rater-left-out
+    """One row per read (engine.audit.raters.every_read). Sessions saved before the rater-left-out
     expectation have none, and those saved before every read was counted one row per answer
     of a file with more reads than answers: the raters fall back to the fitted probabilities."""
     if "rater_proba" not in arrays:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 from engine.core.errors import ConfigError, ParmError, ResumeError
 from engine.core.files import atomic_write_files
 from engine.core.places import data_dir
-from engine.input.config import AuditConfig, config_from_dict, settings_digest
+from engine.input.settings.config import AuditConfig, config_from_dict, settings_digest
 from engine.results.figures import RunFigures
 
 if TYPE_CHECKING:  # only for annotations: finding a session must not load numpy
@@ -87,7 +87,7 @@ class SavedSession:
     """One saved run of an input file. settings: the settings the run was started with (JSON
     form); saved_at: UTC ISO 8601; review_row: the data row its review last showed; figures:
     what the run is known by (None for a run an earlier parm saved); session_model: the session
-    model's figures as engine.audit.session_figures.SessionModelFigures.to_dict writes them
+    model's figures as engine.model.session.figures.SessionModelFigures.to_dict writes them
     (None where the run did not fit it), restored with the run; out_folder: the absolute folder
     its outputs were last written to (None: not yet, or a run an earlier parm saved)."""
 
@@ -371,7 +371,7 @@ def restore_session(session: SavedSession, items: Items, config: AuditConfig) ->
     """The saved run as a SessionResult of the file's items as they are now (read with the
     session's settings, `config`), with nothing run again: every item's result bound to its
     responses, in the file's order of items. Raises ResumeError when it cannot be used."""
-    from engine.audit.session_figures import SessionModelFigures
+    from engine.model.session.figures import SessionModelFigures
     from engine.results.session import session_result
 
     by_item = {responses.item: responses for responses in items.audited}

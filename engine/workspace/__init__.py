@@ -20,6 +20,8 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     remember_out_folder(saved, folder)             where the run's outputs went: the next export's
     embed_to(path, out, config, ...)               parm embed: a file's vectors and sidecar
     cache_contents(config) / clear_cache()         parm cache: the embedding cache, emptied
+    monitor(session, files, config, out, since) -> Monitored   parm monitor: a live session
+    is_session(path), monitor_trends(result), changes_since(result, run_id)   the Monitor screen
 
 The heavy modules (pandas, numpy, the pipeline, torch) load inside these calls, so a front end
 may import the workspace at its top and still start at once. Sits above engine.saved; may import
@@ -40,6 +42,14 @@ from engine.workspace.export import (
     remember_out_folder,
 )
 from engine.workspace.files import OpenedFile, open_file
+from engine.workspace.monitor import (
+    Monitored,
+    changes_since,
+    is_session,
+    monitor,
+    monitor_trends,
+    session_runs,
+)
 from engine.workspace.prepare import Prepared, choose_columns, prepare, restore, saved_run
 from engine.workspace.review import (
     Review,
@@ -55,6 +65,7 @@ __all__ = [
     "FORMATS",
     "OUTPUT_CHOICES",
     "Kept",
+    "Monitored",
     "OpenedFile",
     "OutputChoice",
     "Prepared",
@@ -65,13 +76,17 @@ __all__ = [
     "cache_contents",
     "status_by_rater",
     "todays_lists",
+    "changes_since",
     "check_outputs",
     "clear_cache",
     "choose_columns",
     "embed_to",
     "export",
     "import_review",
+    "is_session",
     "keep",
+    "monitor",
+    "monitor_trends",
     "open_file",
     "open_review",
     "output_names",
@@ -82,5 +97,6 @@ __all__ = [
     "restore",
     "run",
     "saved_run",
+    "session_runs",
     "with_added_reads",
 ]

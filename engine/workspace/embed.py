@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from engine.core.progress import CancelToken
-    from engine.input.config import AuditConfig
+    from engine.input.settings.config import AuditConfig
 
 
 @dataclass(frozen=True)
@@ -50,14 +50,14 @@ def embed_to(
 
 def cache_contents(config: AuditConfig):
     """`parm cache`: the embedding cache's folder and what it holds
-    (engine.embedding.cache_contents.CacheContents), and its bound in MB from the settings."""
-    from engine.embedding.cache_contents import cache_contents as held
+    (engine.embedding.cache.contents.CacheContents), and its bound in MB from the settings."""
+    from engine.embedding.cache.contents import cache_contents as held
 
     return held(), config.embedding_cache_mb
 
 
 def clear_cache():
     """`parm cache clear`: every answer's vectors go; what was held before."""
-    from engine.embedding.cache_contents import clear_cache as clear
+    from engine.embedding.cache.contents import clear_cache as clear
 
     return clear()

@@ -22,7 +22,7 @@ from engine.outputs.names import (
 if TYPE_CHECKING:
     import pandas as pd
 
-    from engine.input.config import AuditConfig
+    from engine.input.settings.config import AuditConfig
     from engine.results.decision import Decisions
     from engine.results.session import SessionResult
     from engine.saved.store import SavedSession

@@ -14,9 +14,9 @@ if TYPE_CHECKING:
 
     from engine.core.run_warnings import RunWarning
     from engine.input.column_guess import ColumnChoice
-    from engine.input.config import AuditConfig
     from engine.input.items import Items
     from engine.input.responses import Responses
+    from engine.input.settings.config import AuditConfig
     from engine.results.session import SessionResult
     from engine.saved.store import SavedSession
 
@@ -57,9 +57,9 @@ def choose_columns(
 def prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
     """The file's items under `config` (ParmError subclasses name what is wrong): a score
     column that cannot hold scores (engine.input.score_check) and a run that would not fit in
-    memory (the session model's arrays, engine.core.memory) stop here, before anything is
+    memory (the session model's arrays, engine.core.machine.memory) stop here, before anything is
     embedded or loaded."""
-    from engine.audit.session_figures import check_session_memory
+    from engine.model.session.figures import check_session_memory
 
     prepared = _prepare(file, config)
     audited = prepared.items.audited
@@ -68,8 +68,8 @@ def prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
 
 
 def _prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
-    from engine.audit.scale import pool_responses
     from engine.input.items import split_items
+    from engine.input.scale import pool_responses
 
     file = file.on_sheet(config.sheet)  # a saved run's sheet, or one chosen since
     items = split_items(file.frame, config, source=str(file.path))

@@ -21,8 +21,8 @@ from engine import workspace
 from engine.core.errors import ParmError
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
-from engine.input.reads import read_pair
-from engine.input.settings import BY_NAME, CHOSEN_KEYS, FILE_KEYS
+from engine.input.settings.declared import BY_NAME, CHOSEN_KEYS, FILE_KEYS
+from engine.input.several_reads import read_pair
 from engine.workspace import OpenedFile
 from parm_tui.recent import display_path, recent_files
 from parm_tui.screens.resume import offer_resume
@@ -38,7 +38,7 @@ MIN_COLUMN = 6
 # Cells the table takes beyond its columns' widths and padding: its vertical scrollbar.
 PREVIEW_FRAME = 2
 # Widget id -> (setting, label shown above it): one per column setting and per setting of the
-# file's shape (engine.input.settings), in the table's order.
+# file's shape (engine.input.settings.declared), in the table's order.
 COLUMN_ROLES = {
     f"col-{BY_NAME[key].guess.replace('_', '-')}": (key, BY_NAME[key].label) for key in CHOSEN_KEYS
 }
@@ -118,7 +118,7 @@ def _raters_part(audited) -> list[str]:
 
 def responses_line(responses) -> Text:
     """'640 responses (of 640 rows) · score 0: 212, 1: 301, 2: 127 · G2 on 128 · 2 raters':
-    the second reads by who gave them (engine.input.reads.read_pair), and every rater."""
+    the second reads by who gave them (engine.input.several_reads.read_pair), and every rater."""
     counts = responses.score_counts
     parts = [f"{len(responses):,} responses"]
     if responses.file_rows != len(responses):
@@ -197,7 +197,11 @@ class LoadScreen(Screen):
         self.open_path(event.option.id)
 
     def open_path(self, text: str) -> None:
-        """Check the path, then read the table in a thread (big files take a moment)."""
+        """Check the path, then read the table in a thread (big files take a moment); a live
+        session's folder opens on the Monitor screen."""
+        if text.strip() and workspace.is_session(expand(text)):
+            self.app.call_later(self.app.open_session, expand(text).resolve())
+            return
         problem = path_problem(text)
         message = self.query_one("#path-message", Static)
         message.set_class(problem is not None, "error")

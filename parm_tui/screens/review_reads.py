@@ -17,7 +17,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine import workspace
 from engine.core.errors import ParmError
-from engine.input.reads import rater_name
+from engine.input.several_reads import rater_name
 from engine.results.added_reads import NO_READS
 from engine.results.review import ReviewSet
 from parm_tui.screens.error import ErrorRaised

@@ -1,4 +1,4 @@
-"""Settings: every defaults.json key as a widget, validated live by engine.input.config, with the
+"""Settings: every defaults.json key as a widget, validated live by engine.input.settings.config, with the
 engine's message under the field it names and one line of help under the field with the focus;
 technical keys in an Advanced section, closed by default; save to and load from a JSON file.
 The fields' labels, help and layout are parm_tui.widgets.settings_fields'."""
@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Collapsible, Header, Input, Select, Static, Switch
 
 from engine.core.errors import ConfigError, ParmError
-from engine.input.config import (
+from engine.input.settings.config import (
     STATIC_MODEL,
     PowerInterval,
     config_from_dict,
@@ -22,13 +22,14 @@ from engine.input.config import (
     load_defaults,
     save_config,
 )
-from engine.input.settings import (
+from engine.input.settings.declared import (
     ACTIONS,
     ADVANCED,
     CHOSEN_KEYS,
     COLBERT,
     DEFAULT_MODEL,
     FORM,
+    MONITOR,
     Setting,
     in_section,
 )
@@ -50,7 +51,8 @@ from parm_tui.widgets.settings_fields import (
 from parm_tui.widgets.toggles import MarkedSwitch
 
 # The settings the form shows, and those whose widget is one of their own (composed below).
-SHOWN = in_section(FORM) + in_section(COLBERT) + in_section(ADVANCED) + in_section(ACTIONS)
+SHOWN = (in_section(FORM) + in_section(COLBERT) + in_section(ADVANCED) + in_section(ACTIONS)
+         + in_section(MONITOR))  # fmt: skip
 OWN_WIDGETS = ("embedding_model", "similarity_power", "similarity_top_k", "score_order")
 # The settings of the plain kinds: one widget each, chosen by the kind of its rule.
 PLAIN = tuple(setting for setting in SHOWN if setting.name not in OWN_WIDGETS)
@@ -77,6 +79,8 @@ class SettingsScreen(Screen):
                 yield from self.compose_section(in_section(ADVANCED))
             with Collapsible(title="Lead's lists (backreads, third reads, status)", id="actions"):
                 yield from self.compose_section(in_section(ACTIONS))
+            with Collapsible(title="Monitor (a live session's alert rules)", id="monitor-rules"):
+                yield from self.compose_section(in_section(MONITOR))
         # Outside the scrolling form, so it is in view at 80x24.
         yield Static("", id="settings-status")
         with Horizontal(id="settings-file-row"):

@@ -42,6 +42,8 @@ def shown(value) -> str:
         return shown_list(value)
     if isinstance(value, float):
         return f"{value:g}"
+    if isinstance(value, (list, tuple)):  # targets by scale size: "0.85, 0.8, 0.75"
+        return shown_list(value)
     return str(value)
 
 

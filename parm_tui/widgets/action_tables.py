@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from engine.outputs.action_files import summary
+from engine.outputs.report.action_outputs import summary
 from parm_tui.widgets.session_tables import SessionTable, name
 
 # From this width the third reads show the backup rater and the reads in full.

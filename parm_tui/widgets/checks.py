@@ -10,8 +10,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from engine.input.config import SINGLE_VECTOR
-from engine.input.reads import read_pair
+from engine.input.settings.config import SINGLE_VECTOR
+from engine.input.several_reads import read_pair
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 # The rows of the second-rater table: the figures and, by who gave the audited and the
-# second reads (engine.input.reads.read_pair), their labels.
+# second reads (engine.input.several_reads.read_pair), their labels.
 SECOND_RATER_ROWS = (
     ("human_human", "{first} vs {second}"),
     ("model_vs_first", "model vs {first}"),

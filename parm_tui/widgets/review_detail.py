@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from engine.core.text import safe_text
-from engine.input.reads import rater_name
+from engine.input.several_reads import rater_name
 from engine.results.review import ReviewSet
 from parm_tui.widgets.neighbours import NEIGHBOURS_LEGEND, NeighbourList
 from parm_tui.widgets.plain import plain
@@ -37,7 +37,7 @@ def decision_cell(decision) -> Text:
 def severity_text(value: float) -> Text:
     """The severity in words, and what its scale means: how strongly the evidence doubts the
     human score (1 - p(human score) from a model that never saw that score, stacked
-    classifier, engine.audit.severity; docs/explanation/severity.md says more)."""
+    classifier, engine.audit.queue.severity; docs/explanation/severity.md says more)."""
     text = Text("severity ")
     text.append(f"{value:.3f}", style="bold")
     text.append(f": {severity_words(value)}")
@@ -152,7 +152,7 @@ def response_header(
     if responses.raters is not None and responses.raters[i]:
         text.append(" · rater ")
         text.append_text(plain(responses.raters[i], style="bold"))
-    if review.flagged[i]:  # likely wrong (engine.audit.flagging), not "the model differs"
+    if review.flagged[i]:  # likely wrong (engine.audit.queue.flagging), not "the model differs"
         text.append(" · flagged", style="bold red")
     text.append("\nhuman ")
     text.append(labels[human], style="bold")
@@ -192,7 +192,7 @@ def reads_text(review: ReviewSet, i: int, uncounted=()) -> Text | None:
     for n, k in enumerate(mine):
         if n:
             text.append(" · ")
-        # Who read it, named as every output names them (engine.input.reads.rater_name).
+        # Who read it, named as every output names them (engine.input.several_reads.rater_name).
         text.append_text(plain(rater_name(reads.rater[k], n), style="dim"))
         text.append(f" {labels[reads.score[k]]}", style="bold")
     for rater, label in [*added, *uncounted]:

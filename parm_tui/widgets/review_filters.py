@@ -19,7 +19,7 @@ from parm_tui.widgets.toggles import MarkedCheckbox
 # Which responses the list holds: the views by decision are engine.results.queue's
 # DECISION_VIEWS; the re-run views appear only after a re-run.
 VIEW_FLAGGED, VIEW_ALL, VIEW_UNFLAGGED, VIEW_NEW = "flagged", "all", "unflagged", "new"
-# Answers read twice or more whose consensus is unsure, least sure first (engine.audit.consensus).
+# Answers read twice or more whose consensus is unsure, least sure first (engine.audit.reads.consensus).
 VIEW_THIRD = "third read"
 # The answers with a backread today (engine.actions.backreads); a read typed here is a backread.
 VIEW_BACKREADS = "backreads"

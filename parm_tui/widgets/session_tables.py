@@ -4,7 +4,7 @@ fit the width), the rater x item bias cells beyond the rule, and where answers a
 more the agreement of every pair of raters. `enter` on a row opens the
 review on that item, rater or cell (an `OpenReview` message the app acts on).
 
-Figures are read from the session (engine.results.overview, engine.audit.raters and its
+Figures are read from the session (engine.results.overview, engine.audit.raters.table and its
 effects and verdicts), never computed here; item and rater names go into Text objects only.
 """
 
@@ -18,12 +18,12 @@ from textual.widgets import DataTable
 
 from engine.core.text import safe_text
 from engine.outputs.declared import RATERS, TOO_FEW
-from engine.outputs.read_files import interval_text, pair_cells, prmse_text
+from engine.outputs.report.reads_outputs import interval_text, pair_cells, prmse_text
 from engine.results.lead import SMALL_RULE
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
-    from engine.audit.raters import RaterRow
+    from engine.audit.raters.table import RaterRow
     from engine.results.session import SessionResult
 
 
@@ -139,7 +139,7 @@ def warning_cell(row) -> Text:
 
 def leniency_cell(r: RaterRow, wide: bool, raters=None) -> Text:
     """The leniency in points (with its interval when wide); ▲ or ▼ when the verdict says
-    lenient or harsh (the verdict's rule, engine.audit.rater_verdicts, not the interval)."""
+    lenient or harsh (the verdict's rule, engine.audit.raters.verdicts, not the interval)."""
     if r.leniency is None:  # unordered text labels: no score points to differ by
         return Text("— (no order)", "dim")
     text = Text(RATERS.cell("leniency", r, raters, with_interval=wide))
@@ -297,7 +297,7 @@ class PairsTable(SessionTable):
     """Answers read twice or more: every pair of raters on each item and over the session (item
     'all'), n shared answers and each agreement figure with its 95% interval; ▼ marks a figure
     under RSMTool's threshold (in bold yellow), a pair with too few shared answers is dim.
-    Figures come from report.json's `agreement` (engine.outputs.read_files). enter reviews the
+    Figures come from report.json's `agreement` (engine.outputs.report.reads_outputs). enter reviews the
     pair's item. Intervals from WIDE_PAIRS columns on."""
 
     def show(self, agreement: dict, wide: bool = False) -> None:

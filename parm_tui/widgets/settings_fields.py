@@ -2,7 +2,7 @@
 and widgets; its help, shown while the box has the focus: `show_help`, `.field-box.-focused` in
 parm.tcss; and the engine's message about it), a choice's dropdown, and the modes of the power
 and the top-K. Labels, help, sections and choices are the settings table's
-(engine.input.settings)."""
+(engine.input.settings.declared)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, Static
 
-from engine.input.settings import BY_NAME, Setting
+from engine.input.settings.declared import BY_NAME, Setting
 
 POWER_MODES = [("fixed", "fixed"), ("list (grid)", "list"), ("interval (Brent)", "interval")]
 TOP_K_MODES = [("off: dense graph", "off"), ("fixed", "fixed"), ("list (grid)", "list")]

@@ -55,8 +55,8 @@ from engine.actions.ledger import ledger_of  # noqa: E402
 from engine.actions.plan import plan_actions  # noqa: E402
 from engine.actions.rules import QUALIFIED, RETRAIN, STOP, ActionRules  # noqa: E402
 from engine.core.text import safe_text  # noqa: E402
-from engine.input.config import config_from_dict  # noqa: E402
 from engine.input.items import split_items  # noqa: E402
+from engine.input.settings.config import config_from_dict  # noqa: E402
 from engine.results.added_reads import AddedRead, added_audit  # noqa: E402
 from engine.session import run_session  # noqa: E402
 

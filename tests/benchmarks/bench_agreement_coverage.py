@@ -1,4 +1,4 @@
-"""Coverage of the agreement figures' 95% intervals (engine.audit.agreement, engine.audit.prmse)
+"""Coverage of the agreement figures' 95% intervals (engine.audit.reads.agreement, engine.audit.reads.prmse)
 in simulated sessions with known population values.
 
     python tests/benchmarks/bench_agreement_coverage.py                 # 1,000 sessions a design
@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers import simulated_reads  # noqa: E402
 
-from engine.audit.agreement import agreement  # noqa: E402
-from engine.audit.prmse import true_score_fit  # noqa: E402
+from engine.audit.reads.agreement import agreement  # noqa: E402
+from engine.audit.reads.prmse import true_score_fit  # noqa: E402
 
 DESIGNS = {
     "ordinal, 30 answers": (30, np.array([0.2, 0.3, 0.3, 0.2]), True, (0.9, 0.8, 0.7, 0.6)),

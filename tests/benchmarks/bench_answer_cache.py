@@ -23,7 +23,7 @@ per item's list of texts before, one per distinct answer now (random vectors: th
 needed). Best and median of 5, in a subprocess per tree.
 --store N: N vectors of 384 float32 written, read back with their checksums verified and marked
 used, in one SQLite database, one file per answer (256 folders, no fsync) and one pack file
-with an index: the measurement behind engine.embedding.answer_cache's design.
+with an index: the measurement behind engine.embedding.cache.answers's design.
 """
 
 from __future__ import annotations
@@ -203,7 +203,7 @@ def essays(count: int) -> None:
 ITEMS_SNIPPET = """
 import os, sys, time, numpy as np
 from engine.core.progress import Reporter
-from engine.input.config import build_config
+from engine.input.settings.config import build_config
 from engine.input.items import split_items
 from engine.input.table import read_table
 from engine import session
@@ -216,7 +216,7 @@ def unit(n):
     v = rng.normal(size=(n, 384)).astype(np.float32)
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 try:  # this tree has the answer cache: every distinct answer kept once
-    from engine.embedding.cached import RunCache
+    from engine.embedding.cache.run_cache import RunCache
     texts = list(dict.fromkeys(t for r in items.audited for t in r.texts))
     run = RunCache(config.embedding_model, 2048)
     run.keep(texts, list(unit(len(texts))), ["whole"] * len(texts))
@@ -273,7 +273,7 @@ def _sha(data: bytes) -> bytes:
 
 
 def _sqlite(folder: Path, keys, vectors):
-    from engine.embedding.answer_cache import open_answer_cache
+    from engine.embedding.cache.answers import open_answer_cache
 
     cache = open_answer_cache(folder)
     entries = [(key, "whole", vector) for key, vector in zip(keys, vectors)]

@@ -27,9 +27,9 @@ import numpy as np
 
 from engine.core.places import cache_dir
 from engine.embedding.bundled import resolve_model
-from engine.embedding.cache import cache_key
-from engine.input.config import load_defaults
+from engine.embedding.cache.entries import cache_key
 from engine.input.responses import load_responses
+from engine.input.settings.config import load_defaults
 from engine.pipeline import run_audit
 
 K_GRID = list(range(5, 55, 5))

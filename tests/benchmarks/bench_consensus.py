@@ -1,4 +1,4 @@
-"""The consensus (engine.audit.consensus) against majority vote, Dawid-Skene and CROWDLAB on
+"""The consensus (engine.audit.reads.consensus) against majority vote, Dawid-Skene and CROWDLAB on
 simulated sessions over real answers of every kind of shared data (consensus_data.py), 2 and 3
 reads per answer, 10 seeds; the candidates for the shipped evidence chosen by leaving one
 dataset out.
@@ -35,10 +35,10 @@ from consensus_data import SOURCES, load, simulate  # noqa: E402
 from consensus_peers import peers  # noqa: E402
 from consensus_report import SHIPPED, report  # noqa: E402
 
-from engine.audit.consensus import SURE, TextEvidence, consensus  # noqa: E402
-from engine.audit.consensus_fit import fit_posterior, posteriors, read_terms  # noqa: E402
-from engine.audit.consensus_layout import layout  # noqa: E402
-from engine.audit.text_evidence import reads_classifier  # noqa: E402
+from engine.audit.reads.consensus import SURE, TextEvidence, consensus  # noqa: E402
+from engine.audit.reads.consensus_fit import fit_posterior, posteriors, read_terms  # noqa: E402
+from engine.audit.reads.consensus_layout import layout  # noqa: E402
+from engine.audit.reads.text_evidence import reads_classifier  # noqa: E402
 
 CACHE = Path(os.environ.get("PARM_BENCH_CACHE", "/tmp/parm-bench-consensus"))
 CACHE_VERSION = 3

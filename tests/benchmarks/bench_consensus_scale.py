@@ -1,5 +1,5 @@
-"""What the multi-read figures cost at scale: the consensus (engine.audit.consensus) and the
-agreement with its bootstrap (engine.audit.agreement) on a synthetic session of 100,000 reads
+"""What the multi-read figures cost at scale: the consensus (engine.audit.reads.consensus) and the
+agreement with its bootstrap (engine.audit.reads.agreement) on a synthetic session of 100,000 reads
 over 40,000 answers (20 items of 2,000 answers on a 0-3 scale, 8 raters, a quarter of the
 answers read once, the rest two or three times), with text evidence as the pipeline would hand
 it (one out-of-fold classifier's probabilities, 10 neighbours per answer).
@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers import simulated_reads  # noqa: E402
 
-from engine.audit.agreement import agreement  # noqa: E402
-from engine.audit.consensus import TextEvidence, consensus  # noqa: E402
+from engine.audit.reads.agreement import agreement  # noqa: E402
+from engine.audit.reads.consensus import TextEvidence, consensus  # noqa: E402
 
 PRIOR = np.array([0.2, 0.3, 0.3, 0.2])
 

@@ -64,8 +64,9 @@ def main() -> None:
 
     import torch
 
-    from engine.embedding.sentence import embed_texts, load_sentence_model
-    from engine.input.config import DEFAULT_MODEL
+    from engine.embedding.models import load_sentence_model
+    from engine.embedding.sentence import embed_texts
+    from engine.input.settings.config import DEFAULT_MODEL
 
     texts, source = load_texts(args.texts, args.column, args.n)
     started = time.perf_counter()

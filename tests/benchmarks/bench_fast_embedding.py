@@ -92,7 +92,7 @@ DATASETS = {
 
 
 def settings(dataset: Dataset, model: str):
-    from engine.input.config import build_config
+    from engine.input.settings.config import build_config
 
     columns = {
         "text_column": dataset.text,

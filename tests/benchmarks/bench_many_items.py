@@ -94,9 +94,9 @@ def parts(items: int, answers: int) -> str:
 
     from engine.audit.intervals import bootstrap_agreement
     from engine.graph.search import build_graph
-    from engine.model.session_cross_fit import SessionOptions
-    from engine.model.session_features import SessionItem
-    from engine.model.session_summary import summarise_session
+    from engine.model.session.cross_fit import SessionOptions
+    from engine.model.session.features import SessionItem
+    from engine.model.session.summary import summarise_session
 
     rows, vectors = synthetic_session(items, answers)
     scores = np.array([row[3] for row in rows]).reshape(items, answers)

@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from engine.input.config import load_defaults
 from engine.input.responses import load_responses
+from engine.input.settings.config import load_defaults
 from engine.pipeline import run_audit
 
 VARIANTS = {

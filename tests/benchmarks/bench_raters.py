@@ -68,11 +68,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mfrm import fit_mfrm, leniency_z, session_reads  # noqa: E402
 from rater_sim import ORDERED, Design, build_session, load_dataset  # noqa: E402
 
-from engine.audit import rater_expectation as expectation  # noqa: E402
-from engine.audit.rater_effects import two_way  # noqa: E402
-from engine.audit.raters import rater_report  # noqa: E402
-from engine.input.config import config_from_dict  # noqa: E402
+from engine.audit.raters import expectation  # noqa: E402
+from engine.audit.raters.effects import two_way  # noqa: E402
+from engine.audit.raters.table import rater_report  # noqa: E402
 from engine.input.items import split_items  # noqa: E402
+from engine.input.settings.config import config_from_dict  # noqa: E402
 from engine.model.classifier import out_of_fold_proba, stratified_folds  # noqa: E402
 from engine.model.cross_fit import masked_features  # noqa: E402
 from engine.model.pseudo_likelihood import fit, proba  # noqa: E402
@@ -128,7 +128,7 @@ def alternatives(results, embeddings) -> dict[str, list]:
 
 def dump(results, session, name: str, store: dict) -> None:
     """Keep the pooled scores behind a report (for re-checking thresholds with --dump)."""
-    from engine.audit.raters import _pool
+    from engine.audit.raters.table import _pool
 
     roles = {
         "roles": session.roles,
@@ -295,7 +295,7 @@ def residual_sd(rng, dataset: str, items, design: Design) -> float:
     """The neutral raters' residual sd in points: sd of e in X - E = a_item + b_rater + e over an
     unplanted session of the dataset (its own random stream), the unit of standardized effects."""
     session = build_session(rng, dataset, items, plant=False, design=design)
-    from engine.audit.raters import _pool
+    from engine.audit.raters.table import _pool
 
     scores = _pool(audit(session, -1)[2].results)[0]
     _, item_of = np.unique(scores.item, return_inverse=True)

@@ -72,8 +72,8 @@ def run_cli(table: Path, array: Path, out: Path, settings: dict[str, str]) -> di
 def in_process(emb: np.ndarray, scores: np.ndarray, settings: dict) -> dict:
     """run_audit with a progress callback: stage timings and the largest gap between events."""
     from engine.embedding.vectors import Embedded
-    from engine.input.config import load_defaults
     from engine.input.responses import Responses
+    from engine.input.settings.config import load_defaults
     from engine.pipeline import run_audit
 
     n = len(scores)

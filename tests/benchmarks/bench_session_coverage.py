@@ -5,7 +5,7 @@ nu_gc) and the raters' intercepts rho_m from their priors (tests/session_sim.py'
 every read by Gibbs sampling on parm's own top-K graphs over clustered vectors (the graphs and
 who reads what are fixed across replications), and fits the session model unweighted with K
 as simulated. Intervals: estimate +/- 1.96 SE for the fixed theta_0, lambda and delta, by the sandwich
-over answers (engine.model.session_inference) and, for comparison, by the model's own curvature
+over answers (engine.model.session.inference) and, for comparison, by the model's own curvature
 (H + P)^-1; Wald intervals on log tau^2 for the variances of the random effects. A coverage
 is within Monte Carlo error of 95% when it is within 1.96 sqrt(.95 .05 / replications).
 
@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import machine_line, options  # noqa: E402
 from session_sim import TRUTH, session_design, simulate  # noqa: E402
 
-from engine.model.session_features import read_features  # noqa: E402
-from engine.model.session_inference import Z95, standard_errors  # noqa: E402
-from engine.model.session_model import fit_session  # noqa: E402
+from engine.model.session.features import read_features  # noqa: E402
+from engine.model.session.fit import fit_session  # noqa: E402
+from engine.model.session.inference import Z95, standard_errors  # noqa: E402
 
 
 def replicate(plan, seed: int, sweeps: int):

@@ -2,14 +2,14 @@
 on every kind of shared data, in one run (issue 35, point 2).
 
 Every figure is cross-fitted: each answer's audited read (the first score column) is predicted
-by a model that never saw any read of that answer (engine.model.session_cross_fit for the
+by a model that never saw any read of that answer (engine.model.session.cross_fit for the
 session model; session_baselines.py for the two others). Per dataset the table gives QWK (kappa
 for SciEntsBank's nominal labels) over all the dataset's answers where its items share one scale
 ("pooled"), and the mean and median over items (the goal's figure where items have different
 scales: ASAP-SAS, the essays).
 
 The session model is fitted unweighted (K by the restricted Laplace marginal pseudo-likelihood);
-its decision rule's `balance` (engine.model.session_cross_fit.decide: 0 the plain argmax, 1 what
+its decision rule's `balance` (engine.model.session.cross_fit.decide: 0 the plain argmax, 1 what
 balanced class weights do) is chosen from BALANCES leaving one dataset out: for each dataset, the
 value with the best mean margin over the better of today's fits on the other datasets, and its
 figure on the held-out one is reported. Beside it, chosen the same way: the session model of the
@@ -39,7 +39,7 @@ from session_baselines import per_item_probabilities, pooled_probabilities  # no
 from session_data import BY_NAME, SPECS, load_session, scale_groups  # noqa: E402
 
 from engine.model.metrics import agreement  # noqa: E402
-from engine.model.session_cross_fit import (  # noqa: E402
+from engine.model.session.cross_fit import (  # noqa: E402
     SessionOptions,
     decide,
     session_cross_fit,

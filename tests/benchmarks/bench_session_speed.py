@@ -29,12 +29,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import machine_line  # noqa: E402
 from session_sim import TRUTH, session_design, simulate  # noqa: E402
 
-from engine.input.config import fit_top_k, load_defaults  # noqa: E402
+from engine.input.settings.config import fit_top_k, load_defaults  # noqa: E402
 from engine.model.cross_fit import cross_fit  # noqa: E402
-from engine.model.session_cross_fit import SessionOptions, select_fit  # noqa: E402
-from engine.model.session_features import read_features  # noqa: E402
-from engine.model.session_model import fit_session  # noqa: E402
-from engine.model.session_summary import summarise_session  # noqa: E402
+from engine.model.session.cross_fit import SessionOptions, select_fit  # noqa: E402
+from engine.model.session.features import read_features  # noqa: E402
+from engine.model.session.fit import fit_session  # noqa: E402
+from engine.model.session.summary import summarise_session  # noqa: E402
 from engine.model.tuning import tune  # noqa: E402
 
 SHAPES = ((80, 30), (8, 1500))

@@ -24,9 +24,9 @@ import pandas as pd
 from bench_scale import synthetic
 
 from engine.embedding.vectors import Embedded
-from engine.input.config import load_defaults
 from engine.input.items import Items
 from engine.input.responses import responses_from_frame
+from engine.input.settings.config import load_defaults
 from engine.pipeline import run_audit
 from engine.results.session import session_result
 from engine.saved.store import find_session, load_results, save_session

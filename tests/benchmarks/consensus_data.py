@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from severity_data import DATA, file_vectors
 
-from engine.audit.reads import ItemReads
+from engine.audit.reads.item_reads import ItemReads
 
 # name: (files, text column, gold column, item column or None, ordered)
 SOURCES = {

@@ -25,7 +25,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from engine.audit.reads import ItemReads
+from engine.audit.reads.item_reads import ItemReads
 from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 
 C = 10.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from consensus_peers import PEERS
 
-from engine.audit.consensus_fit import PRIOR_SHARE
+from engine.audit.reads.consensus_fit import PRIOR_SHARE
 
 SHIPPED = "lr-reads+nb10"
 GOAL_GAIN = 0.01

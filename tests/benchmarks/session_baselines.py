@@ -12,7 +12,7 @@ today's cross-fitting does, over the same folds as the session model (answers wi
 
 Both return, per audited read, the held-out probabilities on the file's scale and the category
 shares of the reads its model was fitted on, so that the session model's decision rule
-(engine.model.session_cross_fit.decide) can be applied to them too: class_weight None with a
+(engine.model.session.cross_fit.decide) can be applied to them too: class_weight None with a
 balance chosen as the session model's is the same decision rule on today's models.
 """
 
@@ -21,11 +21,11 @@ from __future__ import annotations
 import numpy as np
 from session_data import BenchItem
 
-from engine.input.config import fit_top_k, load_defaults
+from engine.input.settings.config import fit_top_k, load_defaults
 from engine.model.cross_fit import cross_fit, masked_features
 from engine.model.metrics import agreement
 from engine.model.pseudo_likelihood import fit, proba
-from engine.model.session_cross_fit import SessionOptions, answer_folds, distinct_top_k
+from engine.model.session.cross_fit import SessionOptions, answer_folds, distinct_top_k
 
 
 def _shares(scores: np.ndarray, n_classes: int) -> np.ndarray:

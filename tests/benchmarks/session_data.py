@@ -19,7 +19,7 @@ import pandas as pd
 from severity_data import ASAP_PROMPTS, DATA, ESSAY_SETS, file_vectors
 
 from engine.graph.search import build_graph
-from engine.model.session_features import SessionItem
+from engine.model.session.features import SessionItem
 
 K_MAX = 50
 MIN_ANSWERS = 10

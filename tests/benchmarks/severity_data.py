@@ -24,9 +24,9 @@ import pandas as pd
 
 from engine.core.text import safe_text
 from engine.embedding.sentence import embed_texts
-from engine.input.config import AuditConfig, load_defaults
 from engine.input.items import Items, split_items
 from engine.input.responses import Responses
+from engine.input.settings.config import AuditConfig, load_defaults
 from engine.input.table import read_table
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,7 +2,7 @@
 probability that another read would give another score, and the number of wrong scores it
 estimates.
 
-The map is engine.audit.calibration's: a logistic regression on the logit of the raw severity,
+The map is engine.audit.queue.calibration's: a logistic regression on the logit of the raw severity,
 the item's mean logit and the log of its number of scores, fitted on the real second reads of
 every kind but the one it is scored on (each kind weighted equally). Reported per held-out kind:
 the expected calibration error (ECE: 10 bins of equal width, |mean probability - share that
@@ -18,11 +18,11 @@ from pathlib import Path
 import numpy as np
 from severity_metrics import Outcome
 
-from engine.audit.calibration import fit_map, map_features, predict_map
-from engine.audit.flagging import flagged, wrong_estimate
+from engine.audit.queue.calibration import fit_map, map_features, predict_map
+from engine.audit.queue.flagging import flagged, wrong_estimate
 
 BINS = 10
-# The map's candidate features (columns of engine.audit.calibration.map_features): the
+# The map's candidate features (columns of engine.audit.queue.calibration.map_features): the
 # intercept and the raw severity's logit always; the item's mean logit; log(number of scores).
 FEATURE_SETS = {
     "logit": (0, 1),
@@ -184,7 +184,7 @@ def _within(estimate: float, truth: int) -> bool:
 def flag_lines(per_kind: dict, predicted: dict) -> list[str]:
     """Per item with real second reads: the wrong scores (reads differ); what parm flagged
     before issue 44 (predicted != audited) and how many of those the second read agrees with;
-    the estimate from the held-out calibrated severities (engine.audit.flagging) and the list
+    the estimate from the held-out calibrated severities (engine.audit.queue.flagging) and the list
     flagged from it; and the estimate from VISIBLE of the answers' second reads, as a session
     with some answers read twice gets it."""
     lines = ["", "## Flagged lists held out (real second reads)", ""]

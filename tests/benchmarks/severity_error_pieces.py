@@ -1,14 +1,14 @@
 """The pieces bench_severity_errors.py builds its rankings from, per item and set of audited
 scores, cached on disk piece by piece (a new piece is computed alone; the others are read).
 
-  cur/sev          the severity parm shipped before issue 44 (engine.audit.severity as of
+  cur/sev          the severity parm shipped before issue 44 (engine.audit.queue.severity as of
                    4762fe4: the stack of the random-fold classifiers and PARM's features)
   emb/r, lex/r     out-of-fold probabilities (N, C+1) of the embedding and the lexical
                    classifier (C = 10) over the severity's stratified random folds
   T, S             PARM's features of the selected graph; cur/predicted: PARM's predicted
                    scores (what "flagged" meant before issue 44: predicted != audited)
   grp<k>/emb, grp<k>/lex   the same classifiers over folds of whole groups of similar answers
-                   (engine.audit.answer_groups, k groups)
+                   (engine.audit.queue.answer_groups, k groups)
   grp<k>/seen      (N,) whether the answer's own score was among its fold's training scores
   grp<k>/group     (N,) the answer's group
   peer/knn         kNN vote (severity_peers), peer/lr: OOF LR probabilities (scikit-learn)
@@ -27,11 +27,11 @@ from pathlib import Path
 import numpy as np
 from severity_peers import knn_shares, knn_vote, oof_lr_proba
 
-from engine.audit import severity
-from engine.audit.answer_groups import group_folds, similar_groups
+from engine.audit.queue import severity
+from engine.audit.queue.answer_groups import group_folds, similar_groups
 from engine.core.progress import Reporter
 from engine.embedding.vectors import Embedded
-from engine.input.config import fit_top_k
+from engine.input.settings.config import fit_top_k
 from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 from engine.model.features import ItemFeatures
 from engine.model.lexical import gram_features, lexical_features
@@ -77,7 +77,7 @@ def _classifiers(item, inputs, scores, parts, seed):
 
 
 def current(item, inputs, scores, config) -> dict[str, np.ndarray]:
-    """The shipped severity's pieces and value (as engine.audit.severity.review_severity, its
+    """The shipped severity's pieces and value (as engine.audit.queue.severity.review_severity, its
     classifiers computed once)."""
     responses = dataclasses.replace(item.responses, scores=scores)
     config, _ = fit_top_k(config, len(responses))

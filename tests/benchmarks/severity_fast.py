@@ -11,7 +11,7 @@ import numpy as np
 
 from engine.core.progress import Reporter
 from engine.embedding.vectors import Embedded
-from engine.input.config import fit_top_k
+from engine.input.settings.config import fit_top_k
 from engine.model.features import ItemFeatures
 from engine.model.tuning import tune
 from engine.pipeline import _graph, _severity, embed_responses, with_blank_answers

@@ -23,7 +23,7 @@ training rows look like the rows that are ranked):
 Each candidate is a logistic regression (standardised features, C = 1) fitted on the visible
 answers of all the session's items, so its severities are on one scale across items. CHOSEN
 picks, per session, the candidate (or today's severity) with the best 5-fold cross-validated
-AUROC on the visible answers. ENGINE is what parm ships (engine.audit.read_severity: "sev + item
+AUROC on the visible answers. ENGINE is what parm ships (engine.audit.queue.read_severity: "sev + item
 and score offsets" with the engine's own logistic regression). With fewer than 5 visible disagreements (or agreements) every
 candidate is today's severity, unchanged.
 """
@@ -38,7 +38,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import StratifiedKFold
 
-from engine.audit.read_severity import learned_severity
+from engine.audit.queue.read_severity import learned_severity
 
 SEEN_K = 10
 SEEN_PRIOR = 1.0
@@ -47,7 +47,7 @@ SCORE_PRIOR = 10.0
 CLIP = 1e-4
 CHOICE_FOLDS = 5
 CHOSEN = "chosen on the visible answers"
-ENGINE = "parm: engine.audit.read_severity"
+ENGINE = "parm: engine.audit.queue.read_severity"
 
 CANDIDATES = {
     "stack: all": (

@@ -15,7 +15,7 @@ JSON_TOLERANCE = 1e-9
 UNIT, SIGNED = (0.0, 1.0), (-1.0, 1.0)
 # PRMSE = 1 - MSE_T / V_T is at most 1 and unbounded below; under -100 the model's error would
 # be a hundred times the true-score variance, which only a true-score variance near 0 gives, and
-# that is marked not estimable (engine.audit.prmse): such a figure or bound is a ratio of noise.
+# that is marked not estimable (engine.audit.reads.prmse): such a figure or bound is a ratio of noise.
 PRMSE = (-100.0, 1.0)
 NOT_FINITE = {"nan", "-nan", "inf", "-inf", "+inf", "infinity", "-infinity", "+infinity"}
 

@@ -1,0 +1,220 @@
+"""Which scores to look at first: the review queue's raw severity, and what "the model prefers
+another score" means (`flags`, kept for the rater table; the flagged list is engine.audit.queue.flagging).
+
+The raw severity is 1 - p(human score) under models that never saw that response's score, from
+two kinds of cross-fitting, their logits averaged (`logit_mean`):
+
+1. over random folds stratified by score (before issue 44, the whole severity): a logistic
+   regression on the embeddings (engine.model.classifier, C = 10) and one on the answers' words
+   and character n-grams (TF-IDF, engine.model.lexical, C = 10, through their Gram matrix); on
+   an item with at least ROWS_PER_PARAMETER responses per parameter of the stacker, a stacked
+   multinomial logistic model on both models' out-of-fold log-probabilities and PARM's
+   features of the selected graph (T_i(c) / S_i and log(1 + S_i)): (C+1)(3C+5) parameters, 8
+   with two scores, so 80 responses with two scores, 330 on a 0-2 scale; on a smaller item the
+   mean of the two models' probabilities;
+2. over folds of whole groups of similar answers (engine.audit.queue.answer_groups, GROUPS groups):
+   the mean of the same two classifiers, so an answer is predicted by models that never saw any
+   answer like it. A rater who scores a whole wording the same wrong way teaches random folds
+   (and the neighbours) the error; group folds do not (issue 44: on Powergrading's planted
+   clusters, AUROC .529 before, .915 now).
+
+tests/benchmarks/bench_severity_errors.py chose this by leaving one kind of file out, over every
+kind in the shared data, on random errors, real second reads and the errors raters make (a
+cluster of similar answers one step off, a rater who never gives the top score, one who
+drifts), against a kNN vote and out-of-fold logistic regression computed per item on the same
+embeddings; docs/explanation/severity.md gives the held-out tables. engine.audit.queue.calibration
+then puts the severity on one scale across items.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine.audit.queue.answer_groups import group_folds, similar_groups
+from engine.core.progress import CHECKS, Reporter
+from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
+from engine.model.lexical import gram_features, lexical_features
+
+SEVERITY_FOLDS = 5
+# C of both classifiers: 10 (less penalty than scikit-learn's default 1) ranked best held out;
+# the stacker keeps C = 1 on its few standardised features.
+EMBEDDING_C = 10.0
+LEXICAL_C = 10.0
+STACKER_C = 1.0
+STACKER_MAX_ITER = 1000
+# Items with fewer responses per stacker parameter use the mean of the two classifiers.
+ROWS_PER_PARAMETER = 10
+# Up to this many responses the lexical model's Gram matrix is exact (every item of the
+# benchmark, at most 1,800 answers); above, it sees the answers through LEXICAL_LANDMARKS of
+# them (Nystrom), so its cost grows with N x 500, not N x N. On the eight ASAP prompts (1,023-
+# 1,447 answers, real disagreement) Nystrom with 250, 500 or 1,000 landmarks ranked as well as
+# the exact Gram matrix (mean AUROC 0.709, 0.708, 0.707 against 0.710; no prompt apart by more
+# than 0.007); with 2,000 landmarks a 100,000-answer item spent 154 s in the severity.
+LEXICAL_EXACT_UP_TO = 2000
+LEXICAL_LANDMARKS = 500
+# The lexical model is fitted in float32 like the embeddings: its (N, N) Gram features are read
+# twice per optimiser step, and half the bytes is a quarter less time on a 1,500-answer item.
+LEXICAL_DTYPE = np.float32
+LOG_FLOOR = 1e-6
+# Groups of similar answers for the group folds (engine.audit.queue.answer_groups).
+GROUPS = 20
+CLASSIFIER_STEP = "severity: embedding classifier"
+LEXICAL_STEP = "severity: word and character classifier"
+
+
+def severity(proba: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """1 - p(human score), in [0, 1]. proba: (N, C+1); scores: (N,) codes. Returns (N,)."""
+    return 1.0 - proba[np.arange(scores.shape[0]), scores]
+
+
+def stack_features(
+    embedded: np.ndarray, lexical: np.ndarray, t: np.ndarray, s: np.ndarray
+) -> np.ndarray:
+    """(N, 3(C+1) + 1): log p_oof(c) of the embedding and the lexical classifier (floored at
+    1e-6 for scores a fold never saw), the neighbours' shares T_i(c) / S_i, and log(1 + S_i)."""
+    shares = t / np.maximum(s, np.finfo(float).tiny)[:, None]
+    logs = [np.log(np.maximum(p, LOG_FLOOR)) for p in (embedded, lexical)]
+    return np.hstack([logs[0], shares, np.log1p(s)[:, None], logs[1]])
+
+
+def stacker_parameters(n_classes: int) -> int:
+    """Parameters of the stacker on an item with `n_classes` scores: per free category, one
+    coefficient per input (3 per score and log(1 + S)) and an intercept."""
+    free = n_classes if n_classes > 2 else 1
+    return free * (3 * n_classes + 2)
+
+
+def stacks(n_responses: int, n_classes: int) -> bool:
+    """Whether an item is large enough for the stacker (else: the mean of the classifiers)."""
+    return n_responses >= ROWS_PER_PARAMETER * stacker_parameters(n_classes)
+
+
+def lexical_rows(texts: list[str], seed: int) -> np.ndarray:
+    """The answers' word and character n-grams as Gram rows (exact up to LEXICAL_EXACT_UP_TO
+    answers, through LEXICAL_LANDMARKS of them above), computed once per item."""
+    landmarks = len(texts) if len(texts) <= LEXICAL_EXACT_UP_TO else LEXICAL_LANDMARKS
+    return gram_features(lexical_features(texts), landmarks, seed, LEXICAL_DTYPE)
+
+
+def classifier_proba(
+    vectors: np.ndarray,
+    texts: list[str],
+    scores: np.ndarray,
+    n_classes: int,
+    parts: list[np.ndarray],
+    seed: int,
+    reporter: Reporter,
+    words: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Out-of-fold probabilities (N, C+1) of the embedding and of the lexical classifier over
+    `parts`; words: the lexical rows when already computed (`lexical_rows`)."""
+    embedded = out_of_fold_proba(
+        narrow(vectors),
+        scores,
+        n_classes,
+        parts,
+        EMBEDDING_C,
+        reporter=reporter,
+        what=CLASSIFIER_STEP,
+    )
+    if words is None:
+        reporter(CHECKS, 0, len(parts), f"{LEXICAL_STEP}: n-grams")
+        words = lexical_rows(texts, seed)
+        reporter.check()
+    lexical = out_of_fold_proba(
+        words, scores, n_classes, parts, LEXICAL_C, reporter=reporter, what=LEXICAL_STEP
+    )
+    return embedded, lexical
+
+
+def random_fold_severity(embedded, lexical, features, scores, n_classes, parts, reporter):
+    """The severity over random folds (before issue 44, the whole severity): the stack of both
+    classifiers and PARM's features on an item large enough, else their mean."""
+    if not stacks(scores.shape[0], n_classes):
+        return severity((embedded + lexical) / 2, scores)
+    stacked = out_of_fold_proba(
+        stack_features(embedded, lexical, *features),
+        scores,
+        n_classes,
+        parts,
+        STACKER_C,
+        standardise=True,
+        max_iter=STACKER_MAX_ITER,
+        reporter=reporter,
+        what="severity: stacked model",
+    )
+    return severity(stacked, scores)
+
+
+def group_fold_severity(vectors, texts, words, scores, n_classes, seed, fallback, reporter):
+    """1 - p(human score) of the mean of both classifiers cross-fitted over folds of whole
+    groups of similar answers (engine.audit.queue.answer_groups); an answer whose score its fold's
+    training rows lack keeps `fallback` (the random folds' mean): no model there could give
+    it. None when the answers form fewer than two groups."""
+    groups = similar_groups(vectors, GROUPS, seed)
+    parts = group_folds(groups, SEVERITY_FOLDS, seed)
+    if not parts:
+        return None
+    embedded, lexical = classifier_proba(
+        vectors, texts, scores, n_classes, parts, seed, reporter, words
+    )
+    proba = (embedded + lexical) / 2
+    for held in parts:
+        train = np.ones(scores.shape[0], dtype=bool)
+        train[held] = False
+        unseen = held[~np.isin(scores[held], scores[train])]
+        proba[unseen] = fallback[unseen]
+    return severity(proba, scores)
+
+
+def logit_mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The probability whose logit is the mean of the two probabilities' logits."""
+    clipped = [np.clip(p, LOG_FLOOR, 1 - LOG_FLOOR) for p in (a, b)]
+    logits = [np.log(p / (1 - p)) for p in clipped]
+    return 1.0 / (1.0 + np.exp(-(logits[0] + logits[1]) / 2))
+
+
+def review_severity(
+    vectors: np.ndarray,
+    texts: list[str],
+    features: tuple[np.ndarray, np.ndarray],
+    scores: np.ndarray,
+    n_classes: int,
+    seed: int,
+    reporter: Reporter | None = None,
+) -> np.ndarray | None:
+    """Raw severity in [0, 1] (see the module docstring), every response predicted by models
+    fitted on other folds' scores only: the logit mean of the random-fold and the group-fold
+    severities. vectors: (N, d) embeddings; texts: the N answers; features: PARM's T (N, C+1)
+    and S (N,) for the selected graph. None when there are too few responses for two folds."""
+    reporter = reporter or Reporter()
+    parts = stratified_folds(scores, SEVERITY_FOLDS, seed)
+    if not parts:
+        return None
+    reporter(CHECKS, 0, len(parts), f"{LEXICAL_STEP}: n-grams")
+    words = lexical_rows(texts, seed)
+    reporter.check()
+    embedded, lexical = classifier_proba(
+        vectors, texts, scores, n_classes, parts, seed, reporter, words
+    )
+    ranked = random_fold_severity(embedded, lexical, features, scores, n_classes, parts, reporter)
+    grouped = group_fold_severity(
+        vectors, texts, words, scores, n_classes, seed, (embedded + lexical) / 2, reporter
+    )
+    return ranked if grouped is None else logit_mean(ranked, grouped)
+
+
+def flags(predicted: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    return predicted != scores
+
+
+def queue_order(severity: np.ndarray, confirmed: np.ndarray | None = None) -> np.ndarray:
+    """The review queue: most severe first, ties in input order. Whether a response is flagged
+    (the PARM fit prefers another score) does not change its place. confirmed: (N,) answers
+    whose every read (two or more) gave the audited score; they come after all the others, in
+    the same order among themselves: their second look was taken and agreed (on Mohler 143 of
+    the 313 flags were such answers)."""
+    order = np.argsort(-severity, kind="stable")
+    if confirmed is None:
+        return order
+    return order[np.argsort(confirmed[order], kind="stable")]
