@@ -40,6 +40,20 @@ class Column:
         return self.label or self.name
 
 
+def row_key(name: str):
+    """A column's value read from a row kept as a dict (the row's `name`)."""
+    return lambda row, _: row.get(name)
+
+
+def figure_columns(name: str, meaning: str, kind: str) -> tuple[Column, ...]:
+    """A figure and its 95% interval's two ends, read from a dict row by their names."""
+    return (
+        Column(name, meaning, row_key(name), kind, interval=(f"{name}_low", f"{name}_high")),
+        Column(f"{name}_low", "its 95% interval: low end", row_key(f"{name}_low"), kind),
+        Column(f"{name}_high", "its 95% interval: high end", row_key(f"{name}_high"), kind),
+    )
+
+
 def missing(value) -> bool:
     return value is None or (isinstance(value, float) and not math.isfinite(value))
 

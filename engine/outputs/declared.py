@@ -11,7 +11,18 @@ from engine.audit.raters.pairs import MIN_PAIRS
 from engine.audit.raters.table import NOT_JUDGED
 from engine.audit.raters.verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
 from engine.outputs import columns
-from engine.outputs.columns import COUNT, FIGURE, FLAG, LABEL, POINTS, SHARE, Column, OutputTable
+from engine.outputs.columns import (
+    COUNT,
+    FIGURE,
+    FLAG,
+    LABEL,
+    POINTS,
+    SHARE,
+    Column,
+    OutputTable,
+    figure_columns,
+    row_key,
+)
 from engine.outputs.declared_actions import ACTION_TABLES
 from engine.outputs.live_tables import LIVE_TABLES
 from engine.results.lead import GAP, SMALL_RULE
@@ -69,10 +80,6 @@ def _expert(name: str):
 # The columns raters.csv has only with an expert score column (without one the file is as it
 # was before validity papers).
 WITH_EXPERT = "with an expert score column"
-
-
-def _key(name: str):
-    return lambda row, _: row.get(name)
 
 
 RATERS = OutputTable(
@@ -377,31 +384,23 @@ CONSENSUS = OutputTable(
     "consensus.csv",
     "answer, by item, then in input-row order",
     (
-        Column("id", "the answer's id", _key("id")),
-        Column("item", "the item", _key("item")),
+        Column("id", "the answer's id", row_key("id")),
+        Column("item", "the item", row_key("item")),
         Column("reads", "how many reads the answer has (reads typed in the review included)",
-               _key("reads"), COUNT),
+               row_key("reads"), COUNT),
         Column("consensus", "the consensus score: the most probable true score between the "
                "lowest and highest read (among the labels given, on nominal labels; the reads' "
                "score where they agree), from the reads weighted by each rater's reliability "
-               "and from the text (empty for an answer read once)", _key("consensus"), LABEL),
+               "and from the text (empty for an answer read once)", row_key("consensus"), LABEL),
         Column("consensus_p", "its probability among the scores the reads allow (1 where they "
-               "agree)", _key("consensus_p"), FIGURE),
+               "agree)", row_key("consensus_p"), FIGURE),
         Column("third_read_rank", "1 = read it a third time first; empty when the consensus is "
-               "sure (p >= 0.95) or the answer was read once", _key("third_read_rank"), COUNT),
+               "sure (p >= 0.95) or the answer was read once", row_key("third_read_rank"), COUNT),
     ),
     families=(Column("score_<rater>", "each rater's read of the answer (empty where they did not "
                      "read it); raters who gave only reads typed in the review come after the "
                      "file's", kind=LABEL),),
 )  # fmt: skip
-
-
-def _figure_columns(name: str, meaning: str, kind: str) -> tuple[Column, ...]:
-    return (
-        Column(name, meaning, _key(name), kind, interval=(f"{name}_low", f"{name}_high")),
-        Column(f"{name}_low", "its 95% interval: low end", _key(f"{name}_low"), kind),
-        Column(f"{name}_high", "its 95% interval: high end", _key(f"{name}_high"), kind),
-    )
 
 
 AGREEMENT = OutputTable(
@@ -411,32 +410,32 @@ AGREEMENT = OutputTable(
     (
         Column("item", "the item, or 'all' for the session (each pair's item figures weighted by "
                "its shared answers; alpha over every answer of the session as one set of units; "
-               "PRMSE from the items' pooled MSE_T and true-score variances)", _key("item")),
-        Column("rater_a", "the first rater of the pair, or 'all'", _key("rater_a")),
-        Column("rater_b", "the second rater of the pair", _key("rater_b")),
-        Column("n", "answers both read (for 'all': answers read twice or more)", _key("n"),
+               "PRMSE from the items' pooled MSE_T and true-score variances)", row_key("item")),
+        Column("rater_a", "the first rater of the pair, or 'all'", row_key("rater_a")),
+        Column("rater_b", "the second rater of the pair", row_key("rater_b")),
+        Column("n", "answers both read (for 'all': answers read twice or more)", row_key("n"),
                COUNT),
-        *_figure_columns("exact", "exact agreement (Wilson interval)", SHARE),
-        *_figure_columns("adjacent", "agreement within one score (ordered scores; Wilson "
+        *figure_columns("exact", "exact agreement (Wilson interval)", SHARE),
+        *figure_columns("adjacent", "agreement within one score (ordered scores; Wilson "
                          "interval)", SHARE),
-        *_figure_columns("kappa", "Cohen's kappa (bootstrap interval over answers)", FIGURE),
-        *_figure_columns("qwk", "quadratic weighted kappa (ordered scores)", FIGURE),
+        *figure_columns("kappa", "Cohen's kappa (bootstrap interval over answers)", FIGURE),
+        *figure_columns("qwk", "quadratic weighted kappa (ordered scores)", FIGURE),
         Column("too_few", "fewer than 20 shared answers: figures too unsure to judge",
-               _key("too_few"), FLAG),
+               row_key("too_few"), FLAG),
         Column("below", "the figures under RSMTool's thresholds (exact < 0.5, adjacent < 0.95, "
-               "QWK < 0.7); none where too_few", _key("below")),
-        *_figure_columns("alpha_nominal", "Krippendorff's alpha, nominal ('all' rows)", FIGURE),
-        *_figure_columns("alpha_ordinal", "Krippendorff's alpha, ordinal (ordered scores)",
+               "QWK < 0.7); none where too_few", row_key("below")),
+        *figure_columns("alpha_nominal", "Krippendorff's alpha, nominal ('all' rows)", FIGURE),
+        *figure_columns("alpha_ordinal", "Krippendorff's alpha, ordinal (ordered scores)",
                          FIGURE),
-        *_figure_columns("alpha_interval", "Krippendorff's alpha, interval (ordered scores)",
+        *figure_columns("alpha_interval", "Krippendorff's alpha, interval (ordered scores)",
                          FIGURE),
-        *_figure_columns("prmse", "PRMSE of the model's cross-fitted scores against the true "
+        *figure_columns("prmse", "PRMSE of the model's cross-fitted scores against the true "
                          "score ('all' rows; ordered scores; at most 1, below 0 where the "
                          "scores predict the true score worse than the item's mean)", FIGURE),
         Column("prmse_note", "'not estimable: ' and why, where an 'all' row has no PRMSE (fewer "
                "than 20 answers read twice, a true-score variance not above 0 or whose "
                "interval reaches 0, nominal labels, no cross-fitted scores)",
-               _key("prmse_note")),
+               row_key("prmse_note")),
     ),
 )  # fmt: skip
 

@@ -4,21 +4,16 @@ alerts.csv, the open alerts. engine.outputs.declared lists them with the others.
 
 from __future__ import annotations
 
-from engine.outputs.columns import COUNT, FIGURE, SHARE, Column, OutputTable
+from engine.outputs.columns import (
+    COUNT,
+    FIGURE,
+    SHARE,
+    Column,
+    OutputTable,
+    figure_columns,
+    row_key,
+)
 from engine.outputs.names import ALERTS_FILE, MONITOR_FILE
-
-
-def _key(name: str):
-    return lambda row, _: row.get(name)
-
-
-def _figure(name: str, meaning: str, kind: str) -> tuple[Column, ...]:
-    return (
-        Column(name, meaning, _key(name), kind, interval=(f"{name}_low", f"{name}_high")),
-        Column(f"{name}_low", "its 95% interval: low end", _key(f"{name}_low"), kind),
-        Column(f"{name}_high", "its 95% interval: high end", _key(f"{name}_high"), kind),
-    )
-
 
 MONITOR = OutputTable(
     MONITOR_FILE,
@@ -26,27 +21,27 @@ MONITOR = OutputTable(
     (
         Column("period", "the day, YYYY-MM-DD, or a half day, 'YYYY-MM-DD am' or 'YYYY-MM-DD pm' "
                "(where the file gives times of day); a double read is in its later read's "
-               "period", _key("period")),
-        Column("item", "the item as the file names it; empty: every item", _key("item")),
-        Column("rater", "the rater as the file names them; empty: every rater", _key("rater")),
-        Column("reads", "reads in the period (every kind)", _key("reads"), COUNT),
+               "period", row_key("period")),
+        Column("item", "the item as the file names it; empty: every item", row_key("item")),
+        Column("rater", "the rater as the file names them; empty: every rater", row_key("rater")),
+        Column("reads", "reads in the period (every kind)", row_key("reads"), COUNT),
         Column("double_reads", "answers read twice independently (first and second reads) whose "
-               "later read is in the period; a rater's: those they are one of", _key("double_reads"),
+               "later read is in the period; a rater's: those they are one of", row_key("double_reads"),
                COUNT),
-        *_figure("exact", "exact agreement of the double reads (Wilson interval)", SHARE),
-        *_figure("adjacent", "agreement within one score point (ordered scores; Wilson "
+        *figure_columns("exact", "exact agreement of the double reads (Wilson interval)", SHARE),
+        *figure_columns("adjacent", "agreement within one score point (ordered scores; Wilson "
                  "interval)", SHARE),
-        *_figure("kappa", "Cohen's kappa of the double reads (large-sample interval, Fleiss, "
+        *figure_columns("kappa", "Cohen's kappa of the double reads (large-sample interval, Fleiss, "
                  "Cohen and Everitt 1969; rows of every item: the items' kappas weighted by "
                  "double reads)", FIGURE),
-        *_figure("qwk", "quadratic weighted kappa (ordered scores; as kappa)", FIGURE),
+        *figure_columns("qwk", "quadratic weighted kappa (ordered scores; as kappa)", FIGURE),
         Column("validity_reads", "reads of validity papers (answers with an expert score) in "
-               "the period", _key("validity_reads"), COUNT),
-        *_figure("validity_exact", "exact accuracy against the expert scores (Wilson interval)",
+               "the period", row_key("validity_reads"), COUNT),
+        *figure_columns("validity_exact", "exact accuracy against the expert scores (Wilson interval)",
                  SHARE),
         Column("exact_target", "the exact-agreement target of the item's scale size "
                "(`exact_targets`; rows of every item: the targets weighted by double "
-               "reads)", _key("exact_target"), SHARE),
+               "reads)", row_key("exact_target"), SHARE),
     ),
 )  # fmt: skip
 
@@ -55,20 +50,20 @@ ALERTS = OutputTable(
     ALERTS_FILE,
     "open alert (on its item's or rater's latest day judged), red first, then the surest",
     (
-        Column("kind", "what the alert is (docs/explanation/monitor-alerts.md)", _key("kind")),
+        Column("kind", "what the alert is (docs/explanation/monitor-alerts.md)", row_key("kind")),
         Column("item", "the item as the file names it; empty: the alert is about every item",
-               _key("item")),
+               row_key("item")),
         Column("rater", "the rater as the file names them; empty: the alert is about no one "
-               "rater", _key("rater")),
+               "rater", row_key("rater")),
         Column("period", "the day (YYYY-MM-DD) or half day ('YYYY-MM-DD pm') judged",
-               _key("period")),
+               row_key("period")),
         Column("figure", "the figure judged: a share for agreement and accuracy, score points "
-               "for drift, standard errors for a verdict", _key("figure"), FIGURE),
+               "for drift, standard errors for a verdict", row_key("figure"), FIGURE),
         Column("threshold", "what it was judged against, in the same unit: the target, the "
-               "history's percentile, the morning's share, the drift points", _key("threshold"),
+               "history's percentile, the morning's share, the drift points", row_key("threshold"),
                FIGURE),
         Column("message", "one plain sentence: the figure, the threshold and how sure (the "
-               "test's p and the reads)", _key("message")),
+               "test's p and the reads)", row_key("message")),
     ),
 )  # fmt: skip
 
