@@ -24,8 +24,8 @@ from engine.core.crash_log import write_crash_log
 from engine.core.errors import ConfigError, ParmError, ResumeError
 from engine.core.signals import wait_for_switch
 from engine.core.text import safe_text
-from engine.input.settings.config import build_config, load_defaults
 from engine.workspace import OpenedFile
+from engine.workspace.settings import build_config, load_defaults
 from parm_tui.audit_worker import AuditWorker
 from parm_tui.recent import add_recent
 from parm_tui.screens.error import ErrorModal, ErrorRaised, describe_error

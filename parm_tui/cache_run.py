@@ -7,7 +7,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from engine import workspace
-from engine.input.settings.config import build_config
+from engine.workspace.settings import build_config
 from parm_tui.headless import guarded, say
 
 

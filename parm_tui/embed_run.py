@@ -5,7 +5,7 @@ same exit codes and calm one-line errors as `parm audit` (parm_tui.headless)."""
 from __future__ import annotations
 
 from engine import workspace
-from engine.input.settings.config import build_config
+from engine.workspace.settings import build_config
 from parm_tui.headless import StageBars, guarded, progress_bars, say
 
 

@@ -23,12 +23,10 @@ from engine.core.errors import Cancelled, DataError, OutputsExist, ParmError
 from engine.core.progress import CLUSTER, STAGES
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
-from engine.input.column_guess import CHOSEN_KEYS, unused_columns
-from engine.input.settings.config import build_config
-from engine.outputs.names import WARNINGS_FILE
-from engine.outputs.report.markdown import plural
 from engine.results.figures import run_figures
 from engine.results.lead import item_lead, run_lead, session_model_lead, session_wrong, wrong_phrase
+from engine.workspace.reporting import WARNINGS_FILE, plural
+from engine.workspace.settings import CHOSEN_KEYS, build_config, unused_columns
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
 # Every exit code with what it means, for the reference (docs/reference/exit-codes.md).
@@ -382,7 +380,7 @@ def _import(console, file, decisions, config_path, overrides) -> int:
 
 def _decided(session, decisions) -> str:
     """'9 decisions, 6 scores changed.' or why there is no review yet."""
-    from engine.outputs.report.review_summary import NO_REVIEW, review_summary
+    from engine.workspace.reporting import NO_REVIEW, review_summary
 
     review = review_summary(session, decisions)
     if review["status"] == NO_REVIEW:
@@ -443,7 +441,7 @@ def _summary(console: Console, session, written: list[Path]) -> None:
         words = [f"{r.rater}: {r.verdict}" for r in judged if r.verdict != "fine"]
         say(console, "Raters who need a word: " + ("; ".join(words) or "none"))
     # What the lead concludes, as report.html's first screen says it (what to do first: there).
-    from engine.outputs.report.conclusions import conclusions
+    from engine.workspace.reporting import conclusions
 
     say(console, "In short: " + conclusions(session).short)
     say(console, "Wrote " + ", ".join(str(p) for p in written))

@@ -11,8 +11,7 @@ from pathlib import Path
 
 from engine import workspace
 from engine.core.errors import OutputsExist
-from engine.input.column_guess import CHOSEN_KEYS
-from engine.input.settings.config import build_config
+from engine.workspace.settings import CHOSEN_KEYS, build_config
 from parm_tui.headless import guarded, say
 
 # Alerts printed before "and N more" (alerts.csv and report.html hold every one).

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.core.errors import ConfigError
-from engine.input.settings.config import build_config
+from engine.workspace.settings import build_config
 
 EXIT_USAGE = 2
 

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING
 
 from engine import workspace
 from engine.core.errors import ParmError
-from engine.input.column_guess import CHOSEN_KEYS
 from engine.workspace import OpenedFile, Prepared
+from engine.workspace.settings import CHOSEN_KEYS
 
 if TYPE_CHECKING:  # the app's first screen must not load numpy and pandas
     from engine.input.responses import Responses
-    from engine.input.settings.config import AuditConfig
     from engine.results.session import SessionResult
     from engine.saved.decisions import DecisionStore
     from engine.saved.store import SavedSession
+    from engine.workspace.settings import AuditConfig
 
 
 @dataclass(frozen=True)

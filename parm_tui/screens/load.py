@@ -21,9 +21,9 @@ from engine import workspace
 from engine.core.errors import ParmError
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
-from engine.input.settings.declared import BY_NAME, CHOSEN_KEYS, FILE_KEYS
-from engine.input.several_reads import read_pair
 from engine.workspace import OpenedFile
+from engine.workspace.reporting import read_pair
+from engine.workspace.settings import BY_NAME, CHOSEN_KEYS, FILE_KEYS
 from parm_tui.recent import display_path, recent_files
 from parm_tui.screens.resume import offer_resume
 from parm_tui.widgets.footer import ParmFooter

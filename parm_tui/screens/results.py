@@ -22,9 +22,9 @@ from textual.widgets import DataTable, Header, Select, Static, TabbedContent, Ta
 from engine import workspace
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
-from engine.outputs.report.reads_outputs import agreement_dict
 from engine.results.figures import run_figures
 from engine.results.session import SessionResult
+from engine.workspace.reporting import agreement_dict
 from parm_tui.widgets.action_tables import WIDE_THIRD, ThirdReadsTable, lists_line
 from parm_tui.widgets.checks import (
     consistency_heading,

@@ -17,9 +17,9 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine import workspace
 from engine.core.errors import ParmError
-from engine.input.several_reads import rater_name
 from engine.results.added_reads import NO_READS
 from engine.results.review import ReviewSet
+from engine.workspace.reporting import rater_name
 from parm_tui.screens.error import ErrorRaised
 from parm_tui.widgets.review_detail import reads_text
 from parm_tui.widgets.review_dialogs import ReadModal

@@ -13,16 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Collapsible, Header, Input, Select, Static, Switch
 
 from engine.core.errors import ConfigError, ParmError
-from engine.input.settings.config import (
-    STATIC_MODEL,
-    PowerInterval,
-    config_from_dict,
-    is_late_interaction,
-    load_config,
-    load_defaults,
-    save_config,
-)
-from engine.input.settings.declared import (
+from engine.workspace.settings import (
     ACTIONS,
     ADVANCED,
     CHOSEN_KEYS,
@@ -30,8 +21,15 @@ from engine.input.settings.declared import (
     DEFAULT_MODEL,
     FORM,
     MONITOR,
+    STATIC_MODEL,
+    PowerInterval,
     Setting,
+    config_from_dict,
     in_section,
+    is_late_interaction,
+    load_config,
+    load_defaults,
+    save_config,
 )
 from parm_tui.screens import settings_form as form
 from parm_tui.widgets.footer import ParmFooter

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from engine.outputs.report.action_outputs import summary
+from engine.workspace.reporting import actions_summary
 from parm_tui.widgets.session_tables import SessionTable, name
 
 # From this width the third reads show the backup rater and the reads in full.
@@ -16,7 +16,7 @@ WIDE_THIRD = 120
 
 def lists_line(lists) -> Text:
     """What today's lists hold, in one paragraph, and how to have them."""
-    found = summary(lists)
+    found = actions_summary(lists)
     text = Text("Today's lists: ", "bold")
     text.append(f"{found['backreads']:,} backreads of {found['backread_raters']:,} raters "
                 f"({found['random']:,} at random; review: view 'backreads today'); "

@@ -10,8 +10,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from engine.input.settings.config import SINGLE_VECTOR
-from engine.input.several_reads import read_pair
+from engine.workspace.reporting import read_pair
+from engine.workspace.settings import SINGLE_VECTOR
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:

@@ -150,7 +150,7 @@ def metrics_table(result: AuditResult, small: bool = False) -> Table:
 def uncertainty_note(result: AuditResult) -> Text:
     """One line each on what the interval and the cross-fitted column mean, and on metrics left
     out for unordered score labels."""
-    from engine.outputs.report.item_content import NOMINAL_NOTE
+    from engine.workspace.reporting import NOMINAL_NOTE
 
     lines = []
     if not result.responses.ordered:
@@ -185,7 +185,7 @@ def confusion_table(result: AuditResult) -> Table:
 
 
 def parameters_table(result: AuditResult) -> Table:
-    from engine.outputs.report.item_content import parameters
+    from engine.workspace.reporting import parameters
 
     title = f"Parameter estimates (SE: {result.fitted.se_method})"
     # The title is no wider than the table unless told: at least its own length, so it never

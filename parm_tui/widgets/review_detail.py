@@ -12,8 +12,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from engine.core.text import safe_text
-from engine.input.several_reads import rater_name
 from engine.results.review import ReviewSet
+from engine.workspace.reporting import rater_name
 from parm_tui.widgets.neighbours import NEIGHBOURS_LEGEND, NeighbourList
 from parm_tui.widgets.plain import plain
 

@@ -17,9 +17,8 @@ from textual.message import Message
 from textual.widgets import DataTable
 
 from engine.core.text import safe_text
-from engine.outputs.declared import RATERS, TOO_FEW
-from engine.outputs.report.reads_outputs import interval_text, pair_cells, prmse_text
 from engine.results.lead import SMALL_RULE
+from engine.workspace.reporting import RATERS, TOO_FEW, interval_text, pair_cells, prmse_text
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
