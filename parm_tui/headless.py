@@ -24,7 +24,8 @@ from engine.core.progress import CLUSTER, STAGES
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.results.figures import run_figures
-from engine.results.lead import item_lead, run_lead, session_model_lead, session_wrong, wrong_phrase
+from engine.results.headline import item_headline
+from engine.results.lead import run_lead, session_model_lead, session_wrong, wrong_phrase
 from engine.workspace.reporting import WARNINGS_FILE, plural
 from engine.workspace.settings import CHOSEN_KEYS, build_config, unused_columns
 
@@ -395,20 +396,9 @@ ITEM_LINES = 10
 
 
 def _summary(console: Console, session, written: list[Path]) -> None:
-    overview = session.overview
     shown = len(session.results) <= ITEM_LINES
-    for result, row in zip(session.results if shown else [], overview):
-        best = result.selected
-        k = "dense" if best.top_k is None else f"K={best.top_k}"
-        item = "" if not session.by_item else f"Item {result.responses.item}: "
-        nominal = "" if result.responses.ordered else " (no QWK or near: unordered text labels)"
-        say(
-            console,
-            f"{item}Selected {k}, p={best.power:.3g} by {result.config.selection_metric}: "
-            f"{'; '.join(item_lead(row, session_model=session.by_item))}{nominal}. "
-            f"{int(result.flagged.sum())} of {len(result.responses)} responses flagged, "
-            f"{wrong_phrase(result.wrong_estimate)}.",
-        )
+    for k in range(len(session.results) if shown else 0):
+        say(console, item_headline(session, k).line())
     if session.by_item:
         if not shown:
             say(console, "Each item's figures: items.csv, report.md and report.html.")
@@ -423,7 +413,7 @@ def _summary(console: Console, session, written: list[Path]) -> None:
     if session.by_item:
         say(console, "Session (all items pooled): " + "; ".join(run_lead(figures)) + ".")
     modelled = session_model_lead(figures)
-    if modelled is not None:
+    if modelled is not None and session.by_item:  # one item: its headline has it
         say(console, f"{modelled[0].upper()}{modelled[1:]} (one fit over every item and read).")
     if session.raters is not None:
         judged = [r for r in session.raters.rows if r.judged]

@@ -14,7 +14,7 @@ from engine.outputs.declared import RATERS, TOO_FEW
 from engine.outputs.names import WARNINGS_FILE
 from engine.outputs.report.action_outputs import summary as actions_summary
 from engine.outputs.report.conclusions import conclusions
-from engine.outputs.report.item_content import NOMINAL_NOTE, parameters
+from engine.outputs.report.item_content import parameters
 from engine.outputs.report.markdown import plural
 from engine.outputs.report.reads_outputs import (
     agreement_dict,
@@ -25,7 +25,6 @@ from engine.outputs.report.reads_outputs import (
 from engine.outputs.report.review_summary import NO_REVIEW, review_summary
 
 __all__ = [
-    "NOMINAL_NOTE",
     "NO_REVIEW",
     "RATERS",
     "TOO_FEW",

@@ -23,6 +23,7 @@ from engine import workspace
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.results.figures import run_figures
+from engine.results.headline import item_headline
 from engine.results.session import SessionResult
 from engine.workspace.reporting import agreement_dict
 from parm_tui.widgets.action_tables import WIDE_THIRD, ThirdReadsTable, lists_line
@@ -41,7 +42,6 @@ from parm_tui.widgets.metrics import (
     metrics_summary,
     metrics_table,
     parameters_table,
-    selected_text,
     uncertainty_note,
 )
 from parm_tui.widgets.plain import plain
@@ -319,17 +319,17 @@ class ResultsScreen(Screen):
 
     def headline(self) -> Text:
         result = self.result
-        flagged = int(result.flagged.sum())
+        headline = item_headline(self.session, self.item)
         text = Text(style="bold")
         if self.session.by_item:
             text.append_text(plain(f"Item {result.responses.item} ", style="bold"))
             text.append(f"({self.item + 1} of {len(self.session.results)}) · ", "dim")
         text.append("Selected: ", "bold")
-        text.append(selected_text(result))
-        text.append(f"\n{flagged:,} of {len(result.responses):,} responses flagged for review")
+        text.append(headline.selected)
+        text.append(f"\n{headline.flagged}")
         text.append(" (F6 opens the review)", "dim")
-        # The item's headline as the CLI and the reports write it (engine.results.lead).
-        text.append_text(item_lead(self.session.overview[self.item]))
+        # The item's headline as the CLI and the reports write it (engine.results.headline).
+        text.append_text(item_lead(headline))
         previous, before = self.previous_figures()
         if before is not None:
             earlier = before if not self.session.by_item else before.item(result.responses.item)

@@ -13,13 +13,13 @@ from textual.widgets import Static
 
 from engine.core.metric_names import METRIC
 from engine.core.text import safe_text
-from engine.results.lead import item_lead as engine_item_lead
+from engine.results.headline import NOMINAL_NOTE, selected_text
 from engine.results.lead import memorised, run_lead, session_model_lead
 
 if TYPE_CHECKING:
     from engine.results.figures import RunFigures
+    from engine.results.headline import Headline
     from engine.results.item import AuditResult
-    from engine.results.overview import ItemSummary
     from engine.results.session import SessionResult
 
 
@@ -27,19 +27,6 @@ def fmt(value, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "—"
     return f"{value:.{digits}f}"
-
-
-def selected_text(result: AuditResult) -> str:
-    """'K=15, p=1 (top-k graph), chosen by kappa over 10 configurations'."""
-    best = result.selected
-    graph = "dense graph" if best.top_k is None else f"K={best.top_k}"
-    tried = len(result.tuning.rows)
-    if tried == 1:
-        return f"{graph}, p={best.power:.3g}, the only configuration tried"
-    return (
-        f"{graph}, p={best.power:.3g}, chosen by {result.config.selection_metric} "
-        f"over {tried} configurations"
-    )
 
 
 def _lead_line(text: Text, line: str) -> None:
@@ -65,17 +52,18 @@ def lead_lines(figures: RunFigures) -> Text:
     return text
 
 
-def item_lead(row: ItemSummary) -> Text:
-    """An item's headline (engine.results.lead.item_lead, as the CLI and the reports write
-    it), its warnings in bold yellow; a too-small item's label on a line of its own."""
+def item_lead(headline: Headline) -> Text:
+    """An item's figures from its headline (engine.results.headline, as the CLI and the reports
+    write it), their warnings in bold yellow; the nominal note and a too-small item's label on
+    lines of their own."""
     text = Text("\n")
-    parts = engine_item_lead(row)
-    for n, part in enumerate(parts):
-        if part.startswith("⚠ "):
-            text.append("\n" + part, "bold yellow")
-            continue
+    for n, part in enumerate(headline.figures + ((headline.reads,) if headline.reads else ())):
         text.append(" · " if n else "")
         _lead_line(text, part)
+    if headline.nominal is not None:
+        text.append("\n" + headline.nominal + ".", "dim")
+    if headline.small is not None:
+        text.append("\n⚠ " + headline.small, "bold yellow")
     return text
 
 
@@ -150,8 +138,6 @@ def metrics_table(result: AuditResult, small: bool = False) -> Table:
 def uncertainty_note(result: AuditResult) -> Text:
     """One line each on what the interval and the cross-fitted column mean, and on metrics left
     out for unordered score labels."""
-    from engine.workspace.reporting import NOMINAL_NOTE
-
     lines = []
     if not result.responses.ordered:
         lines.append(NOMINAL_NOTE + ".")

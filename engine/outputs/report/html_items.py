@@ -18,9 +18,10 @@ from engine.outputs.report.conclusions import degradation, model_against_first, 
 from engine.outputs.report.item_content import FIELD_THRESHOLDS
 from engine.outputs.report.markdown import below_minimum
 from engine.results.compare import minimum
+from engine.results.headline import Headline, item_headline
 from engine.results.item import AuditResult
-from engine.results.lead import item_lead
-from engine.results.overview import ItemSummary, is_small
+from engine.results.overview import is_small
+from engine.results.session import SessionResult
 
 TOP = 20
 # The summary names at most this many items and raters, and only the items it names have plots
@@ -44,17 +45,16 @@ HUMAN_NAMES = (
 
 
 def item_view(
-    result: AuditResult,
+    session: SessionResult,
     report: dict,
     k: int,
-    row: ItemSummary,
     plotted: bool = True,
     decisions: dict | None = None,
 ) -> dict:
-    """Everything the page shows of one item. report: its part of report.json; row: its line
-    of the items overview (engine.results.overview); plotted:
-    whether its plots are drawn (a long session draws those of the items it shows first);
-    decisions: the review's, by data row (None: no store)."""
+    """Everything the page shows of the session's k-th item. report: its part of report.json;
+    plotted: whether its plots are drawn (a long session draws those of the items it shows
+    first); decisions: the review's, by data row (None: no store)."""
+    result, row = session.results[k], session.overview[k]
     responses = result.responses
     name = responses.item
     title = "" if name is None else f"Item {name}"
@@ -65,7 +65,7 @@ def item_view(
         "name": name,
         "title": title,
         "n": len(responses),
-        "headline": _headline(result, row),
+        "headline": _headline(result, item_headline(session, k)),
         "human_line": _human_line(result, report),
         "attention": attention(result, report),
         "priority": priority(report),
@@ -92,16 +92,13 @@ def item_view(
     }
 
 
-def _headline(result: AuditResult, row: ItemSummary) -> dict:
-    """The evidence's line for the item: its headline (engine.results.lead.item_lead, as the
-    CLI and the app write it) and its cross-fitted figures under the field's minimum as tags;
-    a too-small item's label as its only tag."""
-    parts = item_lead(row)
-    small = [part.removeprefix("⚠ ") for part in parts if part.startswith("⚠ ")]
-    text = "; ".join(part for part in parts if not part.startswith("⚠ "))
+def _headline(result: AuditResult, headline: Headline) -> dict:
+    """The evidence's line for the item: its headline (engine.results.headline, as the CLI and
+    the app write it) and its cross-fitted figures under the field's minimum as tags; a
+    too-small item's label as its only tag."""
     who = "" if result.responses.item is None else f"{result.responses.item}: "
-    tags = small or [c.tag() for c in figures_below(result)]
-    return {"text": who + text, "below": tags}
+    tags = [headline.small] if headline.small else [c.tag() for c in figures_below(result)]
+    return {"text": who + "; ".join(headline.findings()), "below": tags}
 
 
 def figures_below(result: AuditResult) -> list:

@@ -12,6 +12,7 @@ import numpy as np
 
 from engine.audit.intervals import LEVEL
 from engine.model.metrics import ORDINAL_METRICS, confusion, metric_names
+from engine.results.headline import NOMINAL_NOTE
 from engine.results.item import AuditResult
 
 SEVERITY_DEFINITION = (
@@ -40,10 +41,6 @@ STANDARD_ERRORS_METHOD = (
     "selected K and p; 95% interval: estimate +/- 1.96 SE. With balanced weights, beta and "
     "gamma estimate the model's parameters and mu_c estimates mu_c + log(n_0 / n_c). The dense "
     "graph has no neighbourhoods, hence no standard errors"
-)
-NOMINAL_NOTE = (
-    "QWK and near agreement are left out: the score labels are text with no stated order "
-    "(set score_order to give them one)"
 )
 # The field's usual minimums for agreement with human scores (as ETS's RSMTool highlights
 # them): exact agreement 50%, adjacent (near) agreement 95%, QWK 0.70. A figure below its

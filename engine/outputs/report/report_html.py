@@ -65,10 +65,9 @@ def html_report(session: SessionResult, decisions: dict | None, actions=None) ->
     data = report_json.session_dict(session, decisions)
     reports = _item_reports(session, data)
     first = set(html_items.attention_order(session.results, reports)[:SHOWN])
-    rows = session.overview
     items = [
-        html_items.item_view(result, report, k, rows[k], k in first, decisions)
-        for k, (result, report) in enumerate(zip(session.results, reports))
+        html_items.item_view(session, report, k, k in first, decisions)
+        for k, report in enumerate(reports)
     ]
     context = {
         "csp": CONTENT_SECURITY_POLICY,
