@@ -56,7 +56,7 @@ def test_audit_writes_all_outputs_and_a_summary(default_run):
     out, result = default_run
     for name in ("predictions.csv", "tuning.csv", "report.json", "report.md"):
         assert (out / name).is_file(), name
-    assert "Selected K=" in result.output and "flagged" in result.output
+    assert "Selected: K=" in result.output and "flagged" in result.output
     # A file of one item: the session model's figure is said once, on its own line.
     assert result.output.lower().count("session model qwk") == 1
 
@@ -274,8 +274,9 @@ def test_unordered_text_labels_leave_out_qwk_and_near_and_say_why(
     markdown = (out / "report.md").read_text()
     assert "Quadratic weighted kappa" not in markdown and "Near agreement" not in markdown
     assert "QWK and near agreement are left out: the score labels are text" in markdown
-    assert "QWK" not in result.output.split("Selected")[1].split("(no QWK")[0]
-    assert "(no QWK or near: unordered text labels)" in result.output
+    headline = " ".join(result.output.split()).split("Selected: ")[1]
+    assert "QWK" not in headline.split("QWK and near agreement are left out")[0]
+    assert "QWK and near agreement are left out: the score labels are text" in headline
     assert "treated as nominal" in result.output  # the one-line warning
 
 
@@ -324,7 +325,7 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
                  "raters.csv"):  # fmt: skip
         assert (tmp_path / "out" / name).is_file()
     assert (
-        "Item A: Selected K=" in result.output and "2 item(s) audited, 0 skipped" in result.output
+        "Item A: Selected: K=" in result.output and "2 item(s) audited, 0 skipped" in result.output
     )
     assert "raters, farthest from the rest:" in result.output
     # The cross-fitted figures lead, the in-sample ones beside them; the session model's line.
@@ -334,7 +335,9 @@ def test_parm_audit_with_items_and_raters_writes_the_session(tmp_path):
     )
     assert re.search(r"^Session model QWK \d\.\d{3} cross-fitted \(in-sample", result.output, re.M)
     assert re.search(
-        r"Item A: Selected K=\d+, p=1 by kappa: kappa \d\.\d{3} cross-fitted", result.output
+        r"Item A: Selected: K=\d+, p=1, chosen by kappa over 2 configurations\. kappa \d\.\d{3} "
+        "cross-fitted",
+        result.output,
     )
     # What the lead concludes, the first sentences of report.html: no answer is read twice here.
     short = next(line for line in result.output.splitlines() if line.startswith("In short: "))
