@@ -10,9 +10,10 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Button, Header, Input, Label, Static
 from textual.worker import Worker, WorkerState
 
@@ -20,6 +21,7 @@ from engine import workspace
 from engine.core.errors import ExportError, ParmError
 from engine.results.session import SessionResult
 from parm_tui.screens.error import ErrorRaised
+from parm_tui.widgets.confirm import ConfirmModal
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.toggles import MarkedCheckbox
@@ -32,37 +34,30 @@ def output_folder(value: str) -> Path:
     return Path(value.strip() or DEFAULT_FOLDER).expanduser().absolute()
 
 
-class ConfirmOverwrite(ModalScreen[bool]):
-    """Asks before replacing existing outputs: y/enter replaces, n/escape keeps them."""
+class ConfirmOverwrite(ConfirmModal):
+    """Asks before replacing existing outputs: y replaces, n/escape (and enter, on the focused
+    button) keeps them."""
 
     BINDINGS = [
         Binding("y", "answer(True)", "Replace"),
         Binding("n,escape", "answer(False)", "Keep"),
     ]
+    YES = ("Replace (y)", "warning")
+    NO = ("Keep them (n)", "primary")
+    FOCUS_YES = False
+    WARNING = True
 
     def __init__(self, folder: Path, existing: list[str]) -> None:
         super().__init__()
         self.folder = folder
         self.existing = existing
 
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Label(plain(f"{self.folder} already has:", style="bold"))
-            yield Label(Text("\n".join(f"  {name}" for name in self.existing)))
-            yield Label(Text("Replace them?"))
-            with Horizontal():
-                yield Button("Replace (y)", variant="warning", id="overwrite-yes")
-                yield Button("Keep them (n)", variant="primary", id="overwrite-no")
-
-    def on_mount(self) -> None:
-        self.query_one("#overwrite-no", Button).focus()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "overwrite-yes")
-
-    def action_answer(self, replace: bool) -> None:
-        self.dismiss(replace)
+    def lines(self) -> list[Widget]:
+        return [
+            Label(plain(f"{self.folder} already has:", style="bold")),
+            Label(Text("\n".join(f"  {name}" for name in self.existing))),
+            Label(Text("Replace them?")),
+        ]
 
 
 class ExportScreen(Screen):

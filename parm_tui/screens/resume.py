@@ -7,13 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
-from textual.widgets import Button, Label
+from textual.widget import Widget
+from textual.widgets import Label
 
 from engine.core.errors import ResumeError
+from parm_tui.widgets.confirm import ConfirmModal
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.runs import saved_when
 from parm_tui.widgets.settings_summary import columns_text, settings_text
@@ -31,13 +30,15 @@ def session_summary(session, config, decided: int | None) -> Text:
     return text
 
 
-class ResumeModal(ModalScreen[bool]):
+class ResumeModal(ConfirmModal):
     """Resume (r, enter) or start fresh (n, escape)."""
 
     BINDINGS = [
         Binding("r", "answer(True)", "Resume"),
         Binding("n,escape", "answer(False)", "Start fresh"),
     ]
+    YES = ("Resume (r)", "primary")
+    NO = ("Start fresh (n)", "default")
 
     def __init__(self, session, config, decided: int | None) -> None:
         super().__init__()
@@ -45,26 +46,13 @@ class ResumeModal(ModalScreen[bool]):
         self.config = config
         self.decided = decided
 
-    def compose(self) -> ComposeResult:
+    def lines(self) -> list[Widget]:
         name = Path(self.session.source).name
-        with Vertical(id="resume-box"):
-            yield Label(plain(f"Resume the audit of {name}?", style="bold"))
-            yield Label(
-                session_summary(self.session, self.config, self.decided), classes="session-summary"
-            )
-            with Horizontal():
-                yield Button("Resume (r)", variant="primary", id="resume-yes")
-                yield Button("Start fresh (n)", id="resume-no")
-
-    def on_mount(self) -> None:
-        self.query_one("#resume-yes", Button).focus()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        event.stop()
-        self.dismiss(event.button.id == "resume-yes")
-
-    def action_answer(self, resume: bool) -> None:
-        self.dismiss(resume)
+        summary = session_summary(self.session, self.config, self.decided)
+        return [
+            Label(plain(f"Resume the audit of {name}?", style="bold")),
+            Label(summary, classes="session-summary"),
+        ]
 
 
 async def offer_resume(app, saved, problem: str | None) -> None:

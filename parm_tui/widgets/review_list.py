@@ -17,11 +17,11 @@ import re
 
 from rich.text import Text
 from textual.binding import Binding
-from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from engine.results.queue import review_view
 from engine.results.review import ReviewSet
+from parm_tui.widgets.lists import VimDataTable
 from parm_tui.widgets.neighbours import snippet
 from parm_tui.widgets.review_detail import ACTION_STYLES, decision_cell
 
@@ -78,13 +78,13 @@ def short_decision(decision) -> Text:
     return cell
 
 
-class ReviewTable(DataTable):
+class ReviewTable(VimDataTable):
     """The page of responses; moving past its edges turns the page. `fit(width)` chooses the
-    columns for a width; `cells(i, decision)` are one response's cells in them."""
+    columns for a width; `cells(i, decision)` are one response's cells in them. j/k/h/l come
+    from VimDataTable; g/G and home/end go to the first and last response of the whole queue,
+    not of the page."""
 
     BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
         Binding("g,home", "first", "First", show=False),
         Binding("G,end", "last", "Last", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
