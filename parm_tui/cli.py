@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from engine.workspace.settings import BY_NAME
 from parm_tui.cache_run import run_cache_clear, run_cache_show
 from parm_tui.embed_run import run_embed
 from parm_tui.headless import AuditRequest, run_export, run_headless, run_review_import
@@ -168,8 +169,14 @@ def main_options(
     """Audit the reliability of human scoring of free-text answers (PARM)."""
 
 
-def column(flag: str, help_text: str):
-    return typer.Option(flag, metavar="COLUMN", help=help_text)
+def column_flag(name: str) -> str:
+    """The flag of a column setting: text_column -> --text-col, score_columns -> --score-cols."""
+    return "--" + name.replace("_columns", "_cols").replace("_column", "_col").replace("_", "-")
+
+
+def column(name: str, metavar: str = "COLUMN"):
+    """A column setting's flag, its help the settings table's (engine.input.settings.declared)."""
+    return typer.Option(column_flag(name), metavar=metavar, help=BY_NAME[name].help)
 
 
 @app.command(epilog=AUDIT_EXAMPLES)
@@ -181,28 +188,17 @@ def audit(
         ),
     ],
     config: ConfigFile = None,
-    text_col: Annotated[str | None, column("--text-col", "Text column.")] = None,
-    score_col: Annotated[str | None, column("--score-col", "Score column.")] = None,
-    id_col: Annotated[str | None, column("--id-col", "Id column.")] = None,
-    second_score_col: Annotated[
-        str | None, column("--second-score-col", "A second rater's score column (two reads).")
-    ] = None,
+    text_col: Annotated[str | None, column("text_column")] = None,
+    score_col: Annotated[str | None, column("score_column")] = None,
+    id_col: Annotated[str | None, column("id_column")] = None,
+    second_score_col: Annotated[str | None, column("second_score_column")] = None,
     score_cols: Annotated[
         str | None,
-        typer.Option(
-            "--score-cols",
-            metavar="COLUMN,...",
-            help="Every read's score column, the audited one first (a wide file: G1,G2,G3).",
-        ),
+        column("score_columns", "COLUMN,..."),
     ] = None,
     rater_cols: Annotated[
         str | None,
-        typer.Option(
-            "--rater-cols",
-            metavar="COLUMN,...",
-            help="Who gave each read of --score-cols, in the same order (default: each score "
-            "column is its own rater).",
-        ),
+        column("rater_columns", "COLUMN,..."),
     ] = None,
     reads: Annotated[
         str | None,
@@ -231,30 +227,16 @@ def audit(
             "ordered; numbers are ordered numerically).",
         ),
     ] = None,
-    item_col: Annotated[
-        str | None, column("--item-col", "Item (question) column: each item audited on its own.")
-    ] = None,
-    rater_col: Annotated[
-        str | None, column("--rater-col", "Who gave each score: the rater table.")
-    ] = None,
-    second_rater_col: Annotated[
-        str | None, column("--second-rater-col", "Who gave each second score.")
-    ] = None,
+    item_col: Annotated[str | None, column("item_column")] = None,
+    rater_col: Annotated[str | None, column("rater_column")] = None,
+    second_rater_col: Annotated[str | None, column("second_rater_column")] = None,
     time_col: Annotated[
         str | None,
-        column(
-            "--time-col",
-            "When (ISO date/time) or in which order (a number) each score was given: each "
-            "rater's drift.",
-        ),
+        column("time_column"),
     ] = None,
     expert_col: Annotated[
         str | None,
-        column(
-            "--expert-col",
-            "The lead's (expert's) score of some answers, blank elsewhere: each rater's "
-            "accuracy on them and the reference for leniency.",
-        ),
+        column("expert_column"),
     ] = None,
     jobs: Annotated[
         int | None,
@@ -354,20 +336,16 @@ def monitor(
         ),
     ] = None,
     config: ConfigFile = None,
-    text_col: Annotated[str | None, column("--text-col", "Text column.")] = None,
-    score_col: Annotated[str | None, column("--score-col", "Score column.")] = None,
-    id_col: Annotated[str | None, column("--id-col", "Id column (the answer).")] = None,
-    item_col: Annotated[str | None, column("--item-col", "Item column.")] = None,
-    rater_col: Annotated[str | None, column("--rater-col", "Rater column.")] = None,
-    time_col: Annotated[
-        str | None, column("--time-col", "When each read was given (ISO date and time).")
-    ] = None,
-    expert_col: Annotated[
-        str | None, column("--expert-col", "The lead's scores of validity papers.")
-    ] = None,
+    text_col: Annotated[str | None, column("text_column")] = None,
+    score_col: Annotated[str | None, column("score_column")] = None,
+    id_col: Annotated[str | None, column("id_column")] = None,
+    item_col: Annotated[str | None, column("item_column")] = None,
+    rater_col: Annotated[str | None, column("rater_column")] = None,
+    time_col: Annotated[str | None, column("time_column")] = None,
+    expert_col: Annotated[str | None, column("expert_column")] = None,
     kind_col: Annotated[
         str | None,
-        column("--kind-col", "What each read is: first, second, validity, backread, resolution."),
+        column("kind_column"),
     ] = None,
     reads: Annotated[
         str | None,
@@ -433,9 +411,7 @@ def embed(
             help="The .npy file to write (default: FILE's name with .npy).",
         ),
     ] = None,
-    text_col: Annotated[
-        str | None, typer.Option("--text-col", metavar="COLUMN", help="Text column.")
-    ] = None,
+    text_col: Annotated[str | None, column("text_column")] = None,
     sheet: Sheet = None,
     model: Model = None,
     device: Device = None,

@@ -62,3 +62,38 @@ def test_existing_outputs_name_the_flag_that_replaces_them(tmp_path):
     assert code == 2
     assert "add --force to replace them" in " ".join(output.split())
     assert "in the CLI" not in output
+
+
+# Column settings `parm audit` leaves to --set (or a settings file): shown in the review
+# (question, reference) or read by a live session (kind), not needed to audit a file.
+AUDIT_LEAVES_TO_SET = {"question_column", "reference_column", "kind_column"}
+
+
+def _column_flags(command) -> dict[str, str]:
+    """flag -> help of every column flag (--...-col, --...-cols) of a click command."""
+    return {
+        opt: param.help
+        for param in command.params
+        for opt in getattr(param, "opts", [])
+        if opt.endswith(("-col", "-cols"))
+    }
+
+
+def test_every_column_flag_is_a_column_setting_with_the_tables_help():
+    import typer.main
+
+    from engine.input.settings.declared import BY_NAME, COLUMN_KEYS
+    from parm_tui.cli import app, column_flag
+
+    by_flag = {column_flag(name): name for name in COLUMN_KEYS}
+    assert len(by_flag) == len(COLUMN_KEYS)  # one flag per setting, none shared
+    group = typer.main.get_command(app)
+    seen = 0
+    for name, command in group.commands.items():
+        for flag, help_text in _column_flags(command).items():
+            assert flag in by_flag, (name, flag)  # no flag without its setting
+            assert help_text == BY_NAME[by_flag[flag]].help, (name, flag)
+            seen += 1
+    assert seen >= 20  # audit's, monitor's and embed's
+    audit = set(_column_flags(group.commands["audit"]))
+    assert {by_flag[f] for f in audit} == set(COLUMN_KEYS) - AUDIT_LEAVES_TO_SET
