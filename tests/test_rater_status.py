@@ -94,6 +94,15 @@ def test_a_retrained_rater_still_below_stops_and_one_requalified_is_qualified_ag
     assert few.status == STOP and "not requalified" in few.rule
 
 
+def test_a_status_without_a_read_since_is_kept_as_it_was():
+    """The live session passes the statuses whose rater read nothing of the item since: judged
+    again on the same reads, a retrain would become a stop without any retraining."""
+    kept = ("retrain", "validity exact 40% of 30 reads", 0.4)
+    history = History(statuses={("R01", "A"): RETRAIN}, unchanged={("R01", "A"): kept})
+    found = only(validity([0] * 12 + [1] * 18), history)
+    assert (found.status, found.rule, found.figure) == kept
+
+
 def agreement_ledger(odd_one_agrees: bool):
     """Item A (3 scores): 40 answers read by R01 and one of R02, R03; R02 and R03 also share 40
     answers and agree on all of them. R01 gives another score on every answer unless told."""

@@ -215,6 +215,10 @@ def rater_status(ledger: Ledger, rules: ActionRules, history: History | None = N
     found = []
     for r, k, reads in groups(ledger):
         rater, item = ledger.raters[r], ledger.items[k].name
+        kept = history.unchanged.get((rater, item))
+        if kept is not None:
+            found.append(RaterStatus(rater, item, *kept))
+            continue
         accuracy = (ledger.reliability[r], high[r])
         seen = evidence(ledger, reads, pools[r], co, rules, targets, accuracy)
         before = history.statuses.get((rater, item))
