@@ -192,4 +192,6 @@ def test_a_file_input_with_a_kind_column_keeps_backreads_out_of_the_routed_reads
     config2 = live_config(kind_column="kind")
     second = monitor_session(tmp_path / "s", [FileInput(tmp_path / "d1", "1", back, config2,
                                                         ("2026-05-05", ""))], config)  # fmt: skip
-    assert (target.item, target.id) not in {(t.item, t.id) for t in second.actions.lists.third_reads}
+    assert (target.item, target.id) not in {
+        (t.item, t.id) for t in second.actions.lists.third_reads
+    }

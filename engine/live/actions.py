@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from engine.live.monitor import MonitorResult
     from engine.live.reads import SessionReads
 
+
 @dataclass(frozen=True)
 class FollowUp:
     """The third reads assigned by the run before, followed up: read by their rater

@@ -160,7 +160,12 @@ def _risk(reads: SessionReads, keep, offsets, found, n_answers: int):
     evidence[many] = CONSENSUS
     ordered = np.array([s.ordered for s in reads.scales], dtype=bool)[reads.item[keep]]
     direction = np.where(many & ordered, np.sign(score - best[unit]), 0).astype(np.int64)
-    return wrong, evidence, direction, {
-        "consensus_p": np.concatenate([i.consensus_p for i in found.items]),
-        "unsure": np.concatenate([i.third_read_rank > 0 for i in found.items]),
-    }
+    return (
+        wrong,
+        evidence,
+        direction,
+        {
+            "consensus_p": np.concatenate([i.consensus_p for i in found.items]),
+            "unsure": np.concatenate([i.third_read_rank > 0 for i in found.items]),
+        },
+    )
