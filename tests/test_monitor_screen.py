@@ -92,7 +92,9 @@ async def test_todays_lists_are_shown_and_t_writes_them_beside_the_session(sessi
         await pilot.pause(0.1)
         folder = session.parent / f"{session.name}-lists"
         assert {p.name for p in folder.glob("*.csv")} == {
-            "backreads.csv", "third_reads.csv", "rater_status.csv"
+            "backreads.csv",
+            "third_reads.csv",
+            "rater_status.csv",
         }
         assert f"into {folder}" in text_of(pilot.app, "#monitor-lists").replace("\n", "")
         await pilot.press("t")  # a folder of lists written before is replaced

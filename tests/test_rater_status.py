@@ -130,6 +130,23 @@ def test_a_rater_clearly_below_the_target_and_the_others_is_watched():
     assert agreeing == {"R01": QUALIFIED, "R02": QUALIFIED, "R03": QUALIFIED}
 
 
+def test_an_item_that_fell_lately_is_not_one_raters_fall():
+    """Item A (3 scores): 200 answers read by two of R01-R04, all agreeing, then 100 on which
+    every pair disagrees. R01 reads only the late ones: their window is compared with the
+    other raters over the same time (as low), not over the whole item (mostly agreeing)."""
+    item, answer, rater, score = [], [], [], []
+    for j in range(300):
+        late = j >= 200
+        pair = (0, 1 + j % 3) if late and j % 2 else (1 + j % 3, 1 + (j + 1) % 3)
+        item += [0, 0]
+        answer += [j, j]
+        rater += list(pair)
+        score += [0, 2] if late else [1, 1]
+    found = {s.rater: s for s in rater_status(action_ledger(item, answer, rater, score,
+                                                            items=(("A", 3, True),)), RULES)}  # fmt: skip
+    assert found["R01"].status == QUALIFIED, found["R01"].rule
+
+
 def test_an_item_everyone_scores_apart_watches_no_rater():
     """Every pair disagrees: agreement measures the co-raters too, so no one is singled out."""
     n = 60
