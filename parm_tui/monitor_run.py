@@ -66,6 +66,8 @@ def _monitor(console, request: MonitorRequest, written: list[Path]) -> int:
         say(told, note)
     say(told, _session_line(result))
     _alerts(told, result.alerts)
+    for line in result.actions.lines():
+        say(told, line)
     changes = result.changes
     if request.since is not None:
         for line in changes.lines():

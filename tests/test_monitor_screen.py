@@ -78,3 +78,27 @@ async def test_typing_a_session_folder_on_the_load_screen_opens_it(session):
         assert pilot.app.screen.id != "monitor-screen"
         await pilot.press("f8")
         assert pilot.app.screen.id == "monitor-screen"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_todays_lists_are_shown_and_t_writes_them_beside_the_session(session, size):
+    async with ParmApp(session).run_test(size=size) as pilot:
+        await wait_for_look(pilot)
+        screen = pilot.app.screen
+        shown = text_of(pilot.app, "#monitor-lists")
+        for line in screen.result.actions.lines():
+            assert line.split(":")[0] in shown
+        await pilot.press("t")
+        await pilot.pause(0.1)
+        folder = session.parent / f"{session.name}-lists"
+        assert {p.name for p in folder.glob("*.csv")} == {
+            "backreads.csv",
+            "third_reads.csv",
+            "rater_status.csv",
+        }
+        assert f"into {folder}" in text_of(pilot.app, "#monitor-lists").replace("\n", "")
+        await pilot.press("t")  # a folder of lists written before is replaced
+        await pilot.pause(0.1)
+        assert "were not written" not in text_of(pilot.app, "#monitor-lists")
+        box = screen.query_one("#monitor-lists", Static)
+        assert box.region.right <= size[0]

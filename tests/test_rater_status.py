@@ -94,6 +94,15 @@ def test_a_retrained_rater_still_below_stops_and_one_requalified_is_qualified_ag
     assert few.status == STOP and "not requalified" in few.rule
 
 
+def test_a_status_without_a_read_since_is_kept_as_it_was():
+    """The live session passes the statuses whose rater read nothing of the item since: judged
+    again on the same reads, a retrain would become a stop without any retraining."""
+    kept = ("retrain", "validity exact 40% of 30 reads", 0.4)
+    history = History(statuses={("R01", "A"): RETRAIN}, unchanged={("R01", "A"): kept})
+    found = only(validity([0] * 12 + [1] * 18), history)
+    assert (found.status, found.rule, found.figure) == kept
+
+
 def agreement_ledger(odd_one_agrees: bool):
     """Item A (3 scores): 40 answers read by R01 and one of R02, R03; R02 and R03 also share 40
     answers and agree on all of them. R01 gives another score on every answer unless told."""
@@ -119,6 +128,23 @@ def test_a_rater_clearly_below_the_target_and_the_others_is_watched():
     assert found["R02"].status == QUALIFIED
     agreeing = {s.rater: s.status for s in rater_status(agreement_ledger(True), RULES)}
     assert agreeing == {"R01": QUALIFIED, "R02": QUALIFIED, "R03": QUALIFIED}
+
+
+def test_an_item_that_fell_lately_is_not_one_raters_fall():
+    """Item A (3 scores): 200 answers read by two of R01-R04, all agreeing, then 100 on which
+    every pair disagrees. R01 reads only the late ones: their window is compared with the
+    other raters over the same time (as low), not over the whole item (mostly agreeing)."""
+    item, answer, rater, score = [], [], [], []
+    for j in range(300):
+        late = j >= 200
+        pair = (0, 1 + j % 3) if late and j % 2 else (1 + j % 3, 1 + (j + 1) % 3)
+        item += [0, 0]
+        answer += [j, j]
+        rater += list(pair)
+        score += [0, 2] if late else [1, 1]
+    found = {s.rater: s for s in rater_status(action_ledger(item, answer, rater, score,
+                                                            items=(("A", 3, True),)), RULES)}  # fmt: skip
+    assert found["R01"].status == QUALIFIED, found["R01"].rule
 
 
 def test_an_item_everyone_scores_apart_watches_no_rater():

@@ -1,7 +1,8 @@
 """engine.actions.third_reads: which answers need another read (reads too far apart on an ordered
 scale, disagreeing labels, an unsure consensus; never one already resolved), in the order wanted,
 and that every assignment goes to a qualified rater who has not read the answer, the most
-reliable with room, never past the cap (today's earlier assignments counted)."""
+reliable with room, never past the cap (today's earlier assignments and those still open
+counted), an open one kept by its rater while they stay qualified."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from engine.actions.history import History
 from engine.actions.ledger import BACKREAD, RESOLUTION
 from engine.actions.rater_status import RaterStatus
 from engine.actions.rules import ActionRules
-from engine.actions.third_reads import NO_ELIGIBLE, needing, third_reads
+from engine.actions.third_reads import NO_ELIGIBLE, REASSIGNED, STILL_OPEN, needing, third_reads
 
 RULES = ActionRules()
 
@@ -92,10 +93,23 @@ def test_a_rater_not_qualified_on_the_item_is_not_assigned():
     assert third_reads(ledger, RULES, statuses)[0].assigned_rater == "R04"
 
 
-def test_an_open_assignment_of_an_earlier_day_keeps_its_rater():
-    ledger = pairs([(0, 3)])
-    found = third_reads(ledger, RULES, qualified(["R03"]), History(assigned={("A", "A0"): "R04"}))
-    assert found[0].assigned_rater == "R04" and "assigned before" in found[0].why
+def test_an_open_assignment_of_an_earlier_day_keeps_its_rater_while_they_stay_qualified():
+    ledger = pairs([(0, 3)], reliability=np.array([0.5, 0.5, 0.99, 0.6]))
+    history = History(assigned={("A", "A0"): "R04"})
+    found = third_reads(ledger, RULES, qualified(["R03", "R04"]), history)
+    assert found[0].assigned_rater == "R04" and found[0].why.endswith(STILL_OPEN)
+    again = third_reads(ledger, RULES, qualified(["R03"]), history)
+    assert again[0].assigned_rater == "R03"
+    assert f"{REASSIGNED} (R04 is no longer qualified on the item)" in again[0].why
+
+
+def test_third_reads_still_open_count_against_their_raters_cap():
+    """R04 holds two open third reads from an earlier day: with a cap of 2, the new answers go
+    to the next rater."""
+    ledger = pairs([(0, 3)] * 4, reliability=np.array([0.5, 0.5, 0.7, 0.9]))
+    history = History(assigned={("A", "A0"): "R04", ("A", "A1"): "R04"})
+    found = third_reads(ledger, ActionRules(third_read_cap=2), qualified(["R03", "R04"]), history)
+    assert [t.assigned_rater for t in found] == ["R04", "R04", "R03", "R03"]
 
 
 @st.composite

@@ -121,10 +121,11 @@ def pattern(ledger: Ledger, r: int, reads: np.ndarray) -> tuple[np.ndarray, str]
     return fits, ("; " + "; ".join(words)) if words else ""
 
 
-# What a read's risk is ranked among (engine.actions.ledger: CONSENSUS, SEVERITY).
+# What a read's risk is ranked among (engine.actions.ledger: CONSENSUS, SEVERITY, READ_ONCE).
 _AMONG = {
     "consensus": "the reads of answers read twice or more (the consensus's p of a wrong score)",
     "severity": "the answers read once (their severity)",
+    "read once": "the answers read once (the rater's error model and the item's base rates)",
 }
 
 

@@ -23,6 +23,8 @@ from scipy.stats import rankdata
 # supervisor's backread (engine.results.added_reads.KINDS).
 FILE_READ, RESOLUTION, BACKREAD = "", "resolution", "backread"
 CONSENSUS, SEVERITY = "consensus", "severity"
+# A live session's read of an answer read once: no severity there (engine.live.ledger).
+READ_ONCE = "read once"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,8 @@ windows):
   watch    agreement: the rater's exact agreement with the other reads of the answers they read
            (their last `status_window` reads shared with another rater, each read counting its
            share of agreeing co-reads) is clearly below both the item's target and the other
-           raters' agreement on the item (pairs without the rater);
+           raters' agreement on the item over the same time (pairs without the rater, from the
+           window's first read on: an item whose agreement fell lately is not one rater's);
   watch    verdict: parm's verdict on the rater (lenient, harsh, noisy, central tendency,
            drifting: engine.audit.raters.verdicts), on each of their items;
   qualified  no rule fired.
@@ -106,20 +107,35 @@ class Evidence:
         return " (all their items)" if pooled else ""
 
 
-def co_reads(ledger: Ledger) -> tuple[np.ndarray, ...]:
-    """(others, agree, pairs, agreeing): per read, how many other reads its answer has and how
-    many of them gave the same score (backreads left out: they are the supervisors', not the
-    raters' work); per item, their sums (ordered pairs of reads, and those that agree)."""
+def co_reads(ledger: Ledger) -> tuple:
+    """(others, agree, since): per read, how many other reads its answer has and how many of
+    them gave the same score (backreads left out: they are the supervisors', not the raters'
+    work); and `since(items, start)`, the sums of both over the reads of `items` given at or
+    after `start` (their order), so that a rater's window is compared with the other raters
+    over the same time."""
     work = ledger.kind != BACKREAD
     unit, width = ledger.unit, max(item.scores for item in ledger.items)
     counts = np.zeros((ledger.n_answers, width), dtype=np.int64)
     np.add.at(counts, (unit[work], ledger.score[work]), 1)
     others = np.where(work, counts.sum(axis=1)[unit] - 1, 0)
     agree = np.where(work, counts[unit, ledger.score] - 1, 0)
-    size = len(ledger.items)
-    pairs = np.bincount(ledger.item, weights=others, minlength=size)
-    agreeing = np.bincount(ledger.item, weights=agree, minlength=size)
-    return others, agree, pairs, agreeing
+    # Per item, its reads by time and the sums of others and agree from each one to the last.
+    tails = []
+    for k in range(len(ledger.items)):
+        mine = np.flatnonzero(ledger.item == k)
+        mine = mine[np.argsort(ledger.order[mine], kind="stable")]
+        tails.append((ledger.order[mine], np.r_[np.cumsum(others[mine][::-1])[::-1], 0],
+                      np.r_[np.cumsum(agree[mine][::-1])[::-1], 0]))  # fmt: skip
+
+    def since(items, start: float) -> tuple[float, float]:
+        pairs = agreeing = 0.0
+        for k in items:
+            order, pair_tail, agree_tail = tails[k]
+            at = int(np.searchsorted(order, start, side="left"))
+            pairs, agreeing = pairs + pair_tail[at], agreeing + agree_tail[at]
+        return pairs, agreeing
+
+    return others, agree, since
 
 
 def groups(ledger: Ledger, by_item: bool = True) -> list[tuple[int, int, np.ndarray]]:
@@ -170,7 +186,7 @@ def evidence(ledger: Ledger, own, pool, co, rules: ActionRules, targets: Targets
     """The Evidence of one rater on one item from their reads of it (`own`) and of all their
     items (`pool`), both in time order, and the consensus's (accuracy, its upper end) of the
     rater (module docstring)."""
-    others, agree, item_pairs, item_agreeing = co
+    others, agree, since = co
     least, window = rules.status_minimum, rules.status_window
     valid, pooled_valid = _chosen(own, pool, ledger.expert >= 0, least, window)
     gap = np.abs(ledger.score[valid] - ledger.expert[valid])
@@ -178,9 +194,14 @@ def evidence(ledger: Ledger, own, pool, co, rules: ActionRules, targets: Targets
     shared, pooled_shared = _chosen(own, pool, others > 0, least, window)
     on = np.unique(ledger.item[pool if pooled_shared else own])
     mine = pool if pooled_shared else own
-    # The other raters' ordered pairs: each of this rater's pairs is counted from both ends.
-    pairs = item_pairs[on].sum() - 2 * others[mine].sum()
-    agreeing_pairs = item_agreeing[on].sum() - 2 * agree[mine].sum()
+    # The other raters' ordered pairs over the window's time (from its first read on; all of
+    # it when the window is empty): an item that fell lately lowers both sides alike. Each of
+    # this rater's pairs is counted from both ends.
+    start = float(ledger.order[shared].min()) if shared.size else -np.inf
+    mine = mine[ledger.order[mine] >= start]
+    item_pairs, item_agreeing = since(on.tolist(), start)
+    pairs = item_pairs - 2 * others[mine].sum()
+    agreeing_pairs = item_agreeing - 2 * agree[mine].sum()
     return Evidence(
         validity=int(valid.size),
         exact=int(np.sum(gap == 0)),
@@ -215,6 +236,10 @@ def rater_status(ledger: Ledger, rules: ActionRules, history: History | None = N
     found = []
     for r, k, reads in groups(ledger):
         rater, item = ledger.raters[r], ledger.items[k].name
+        kept = history.unchanged.get((rater, item))
+        if kept is not None:
+            found.append(RaterStatus(rater, item, *kept))
+            continue
         accuracy = (ledger.reliability[r], high[r])
         seen = evidence(ledger, reads, pools[r], co, rules, targets, accuracy)
         before = history.statuses.get((rater, item))

@@ -6,12 +6,13 @@ in the review) are `third_read_gap` or more steps of an ordered scale apart, or 
 unordered labels, or (with `third_read_unsure`) when its consensus is unsure (ranked for a third
 read by engine.audit.reads.consensus). One that has had its resolution (a resolution or a backread
 typed in the review) is not asked again; one assigned on an earlier day and still open keeps its
-rater (the live session's history).
+rater (the live session's history) while that rater stays qualified on the item, and is routed
+again when they do not.
 
 The least sure consensus goes first. Each is assigned to the most reliable eligible rater (the
-consensus's accuracy of the rater, engine.audit.reads.consensus) who has fewer than `third_read_cap`
-third reads today: eligible are the raters qualified on the item (engine.actions.rater_status) who
-have not read the answer. The backup is the next eligible rater with room. An answer with no
+consensus's accuracy of the rater, engine.audit.reads.consensus) who holds fewer than
+`third_read_cap` third reads today (those still open from earlier days count): eligible are the
+raters qualified on the item (engine.actions.rater_status) who have not read the answer. The backup is the next eligible rater with room. An answer with no
 eligible rater (every qualified rater of the item read it: Powergrading's three graders read
 every answer) or none with room is listed with the reason and no rater.
 """
@@ -27,6 +28,9 @@ from engine.actions.ledger import BACKREAD, RESOLUTION, Ledger
 from engine.actions.rules import QUALIFIED, ActionRules
 
 NO_ELIGIBLE = "no eligible rater"
+# An answer assigned on an earlier day and not yet read: kept by its rater while they stay
+# qualified on the item, else routed again.
+STILL_OPEN, REASSIGNED = "assigned before, still open", "assigned again"
 
 
 @dataclass(frozen=True)
@@ -88,9 +92,12 @@ def third_reads(ledger: Ledger, rules: ActionRules, statuses, history: History |
     units, why = needing(ledger, rules, history)
     qualified = _qualified(ledger, statuses)
     order = _by_reliability(ledger)
-    load = {name: int(history.assigned_today.get(name, 0)) for name in ledger.raters}
-    readers = _readers(ledger)
+    index = {name: r for r, name in enumerate(ledger.raters)}
     item_of = _item_of(ledger)
+    load = {name: int(history.assigned_today.get(name, 0)) for name in ledger.raters}
+    for rater in _kept(ledger, units, history, qualified, item_of, index):
+        load[rater] += 1  # still open from an earlier day: counts against the cap
+    readers = _readers(ledger)
     work = np.flatnonzero(ledger.kind != BACKREAD)
     work = work[np.lexsort((ledger.order[work], ledger.unit[work]))]
     starts = np.searchsorted(ledger.unit[work], np.arange(ledger.n_answers + 1))
@@ -105,9 +112,11 @@ def third_reads(ledger: Ledger, rules: ActionRules, statuses, history: History |
         facts = ledger.items[k]
         answer = u - int(ledger.offsets[k])
         before = history.assigned.get((facts.name, facts.ids[answer]))
-        if before is not None:
-            found.append(listed(u, before, "", why[u] + "; assigned before, still open"))
+        if before is not None and index.get(before) in qualified[k]:
+            found.append(listed(u, before, "", why[u] + f"; {STILL_OPEN}"))
             continue
+        if before is not None:  # its rater is no longer qualified on the item: routed again
+            why[u] += f"; {REASSIGNED} ({before} is no longer qualified on the item)"
         eligible = [r for r in order if r in qualified[k] and r not in readers.get(u, ())]
         room = [r for r in eligible if load[ledger.raters[r]] < rules.third_read_cap]
         assigned = ledger.raters[room[0]] if room else ""
@@ -120,6 +129,19 @@ def third_reads(ledger: Ledger, rules: ActionRules, statuses, history: History |
     return found
 
 
+def _kept(ledger: Ledger, units, history: History, qualified, item_of, index) -> list[str]:
+    """The raters of the answers assigned on an earlier day that keep their rater (one name
+    per answer)."""
+    kept = []
+    for u in units.tolist():
+        k = int(item_of[u])
+        facts = ledger.items[k]
+        before = history.assigned.get((facts.name, facts.ids[u - int(ledger.offsets[k])]))
+        if before is not None and index.get(before) in qualified[k]:
+            kept.append(before)
+    return kept
+
+
 def _none(eligible, room, rules: ActionRules, qualified) -> str:
     """Why no rater was assigned ("" when one was)."""
     if room:
@@ -128,7 +150,7 @@ def _none(eligible, room, rules: ActionRules, qualified) -> str:
         return f"; {NO_ELIGIBLE}: no rater is qualified on the item"
     if not eligible:
         return f"; {NO_ELIGIBLE}: every qualified rater of the item has read it"
-    return f"; every eligible rater has {rules.third_read_cap} third reads today (the cap)"
+    return f"; every eligible rater has {rules.third_read_cap} third reads today (the cap, those still open counted)"
 
 
 def _qualified(ledger: Ledger, statuses) -> list[set[int]]:

@@ -8,9 +8,11 @@ kind, first, second, validity, backread or resolution, from a column or guessed 
 item, rater and period the agreement of double reads and the validity accuracy with their
 intervals, cached per period by the digest of their reads (`figures`); the alerts a lead acts
 on, each from a rule of the settings' monitor section, with its test and one sentence
-(`rules`, `alerts`); what changed since an earlier run (`changes`); the hook where the lead's
-actions plug into each run (`actions`); one run, from files to outputs (`monitor`), and its
-files: monitor.csv, alerts.csv, changes.md and report.html (`outputs`, `html`). It computes
+(`rules`, `alerts`); what changed since an earlier run (`changes`); the lead's lists of each
+run, the backreads, the third reads routed and followed up the next morning, each rater's
+status (`actions`), over the reads as engine.actions reads them, each read's risk from the
+consensus of the reads (`ledger`); one run, from files to outputs (`monitor`), and its files:
+monitor.csv, alerts.csv, changes.md, report.html and the three lists (`outputs`, `html`). It computes
 from the reads only: no embedding, no audit. Sits above engine.saved and below
 engine.workspace, whose `monitor` call both front ends make.
 """

@@ -50,6 +50,8 @@ class Changes:
     # The run before's one-time notices (a verdict or status that changed): told once, then
     # neither still open nor cleared.
     told_before: int = 0
+    # The third reads of the run before followed up (engine.live.actions.FollowUp.sentence).
+    third_reads: str = ""
 
     def lines(self) -> list[str]:
         """The changes in plain sentences, one a line (the CLI prints them)."""
@@ -73,6 +75,8 @@ class Changes:
         out += [f"  Rater '{r}' on item '{i}': {was} -> {now} (status)."
                 for r, i, was, now in self.statuses]  # fmt: skip
         out += [f"  {c.sentence()}" for c in self.crossings]
+        if self.third_reads:
+            out.append(self.third_reads)
         return out
 
     def markdown(self) -> str:
@@ -98,11 +102,15 @@ def _cleared(alert: Alert) -> str:
 def changes_between(now: dict, before: dict | None, store=None) -> Changes:
     """The changes from run record `before` (None: the first run) to `now`; store: the session,
     for the files and conflicts added in between."""
+    from engine.live.actions import FollowUp
+
     current = [Alert.from_dict(a) for a in now["alerts"]]
+    third = FollowUp(**now.get("third_reads", {})).sentence()
     if before is None:
         return Changes(now["run_id"], None, None, sorted(current, key=order_key),
                        reads=now["reads"], answers=now["answers"],
-                       files=[f["path"] for f in now["files"]], conflicts=now["conflicts"])  # fmt: skip
+                       files=[f["path"] for f in now["files"]], conflicts=now["conflicts"],
+                       third_reads=third)  # fmt: skip
     earlier = {Alert.from_dict(a).key: Alert.from_dict(a) for a in before["alerts"]}
     told = sum(a.kind in EVENT_KINDS for a in earlier.values())
     earlier = {k: a for k, a in earlier.items() if a.kind not in EVENT_KINDS}
@@ -116,7 +124,7 @@ def changes_between(now: dict, before: dict | None, store=None) -> Changes:
         sorted(raised, key=order_key), sorted(cleared, key=order_key), sorted(still, key=order_key),
         _verdicts(now, before), _statuses(now, before), _crossings(now, before),
         now["reads"] - before["reads"], now["answers"] - before["answers"], files, conflicts,
-        told,
+        told, third,
     )  # fmt: skip
 
 

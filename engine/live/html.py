@@ -1,5 +1,5 @@
 """A live session's report.html: its first screen the open alerts (red first) and what changed
-since the run before, then the trends as small multiples (each item's exact agreement by day
+since the run before, then the lead's lists of the morning (engine.live.actions), then the trends as small multiples (each item's exact agreement by day
 with its target, each rater's agreement with co-raters and validity accuracy by day, alert days
 marked), then the latest day's figures. Rendered from engine/outputs/report/templates/monitor.html.j2 with
 autoescaping; plots are inline SVG (engine.outputs.report.plots); the page loads nothing."""
@@ -9,6 +9,7 @@ from __future__ import annotations
 from engine.live.periods import sort_key
 from engine.outputs.live_tables import MONITOR
 from engine.outputs.report import plots
+from engine.outputs.report.action_outputs import actions_view
 from engine.outputs.report.report_html import CONTENT_SECURITY_POLICY
 
 TEMPLATE = "monitor.html.j2"
@@ -49,6 +50,7 @@ def monitor_html(result, rows: list[dict]) -> str:
         "latest_header": [MONITOR.heading(name, False) for name in LATEST],
         "latest_rows": _latest(rows, result.latest_day),
         "notes": result.notes,
+        "actions": actions_view(result.actions.lists),
     }
     return environment.get_template(TEMPLATE).render(context)
 

@@ -158,7 +158,7 @@ def _verdict_alerts(result: MonitorResult) -> list[Alert]:
 def _status_alerts(result: MonitorResult) -> list[Alert]:
     before = (result.previous or {}).get("statuses", {})
     out = []
-    for (rater, item), (status, rule, figure) in sorted(result.actions.statuses.items()):
+    for (rater, item), (status, rule, figure, *_) in sorted(result.actions.statuses.items()):
         was = before.get(f"{rater}\x1f{item}", [None])[0]
         if was is not None and was != status:
             message = (f"Rater '{rater}' on item '{item}': status changed from {was} to "
@@ -203,6 +203,8 @@ def run_record(result: MonitorResult, counts: tuple[int, int]) -> dict:
         "alerts": [a.as_dict() for a in result.alerts],
         "verdicts": result.verdicts,
         "statuses": {f"{r}\x1f{i}": list(v) for (r, i), v in result.actions.statuses.items()},
+        "assigned": [dict(found) for found in result.actions.assigned],
+        "third_reads": vars(result.actions.follow_up),
         "items": items,
         "conflicts": len(result.conflicts),
     }

@@ -100,6 +100,19 @@ def write_monitor(result, out: str | Path, force: bool = False, on_switched=None
     return write_files(out, result.run_id, contents(result), replace, on_switched, whole=True)
 
 
+def write_lists(result, out: str | Path) -> list[Path]:
+    """The run's three lists alone (backreads.csv, third_reads.csv, rater_status.csv) written
+    into `out`: the app's one-key export of a look at the session. A folder that holds only
+    lists written before is replaced; any other parm files there are not."""
+    from engine.outputs.manifest import listed
+    from engine.outputs.names import ACTION_FILES
+
+    out = Path(out).expanduser()
+    earlier = listed(out) if out.is_dir() else []
+    ours = bool(earlier) and all(entry.name in ACTION_FILES for entry in earlier)
+    return write_files(out, result.run_id, list(result.actions.files), ours, whole=True)
+
+
 def replaceable(out: str | Path, runs: list[str]) -> bool:
     """Whether `out` holds only a set of these runs (this session's earlier mornings)."""
     from engine.outputs.manifest import listed

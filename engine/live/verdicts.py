@@ -16,13 +16,13 @@ from __future__ import annotations
 import numpy as np
 
 from engine.audit.raters.pairs import CoReads, paired_leniency, robust_members, usable
-from engine.audit.raters.verdicts import FINE, verdict_words, verdicts
+from engine.audit.raters.verdicts import FINE, Verdict, verdict_words, verdicts
 from engine.live.figures import Pairs
 from engine.live.reads import SessionReads
 
 
 def rater_verdicts(reads: SessionReads, pairs: Pairs, least: int) -> dict[str, dict]:
-    """{rater: {verdict, because, leniency, leniency_z, noise, noise_z, pairs}} for every rater
+    """{rater: {verdict, because, leniency, leniency_z, noise, noise_z, pairs, said}} for every rater
     with at least `least` double reads."""
     names = np.array(reads.raters, dtype=object)
     if len(pairs) == 0:
@@ -54,8 +54,16 @@ def rater_verdicts(reads: SessionReads, pairs: Pairs, least: int) -> dict[str, d
             "noise": relative["noise"],
             "noise_z": relative["noise_z"],
             "pairs": int(n[r]),
+            "said": [[v.name, v.because, float(v.strength)] for v in said],
         }
     return out
+
+
+def verdicts_of(figures: dict) -> tuple[Verdict, ...]:
+    """The verdicts of one rater's figures (rater_verdicts), strongest first: what the lead's
+    lists read (engine.live.ledger)."""
+    return tuple(Verdict(name, because, strength) for name, because, strength in
+                 figures.get("said", ()))  # fmt: skip
 
 
 def _relative(leniency: float, se: float, miss: float, n: int, base: float) -> dict:
@@ -85,4 +93,4 @@ def verdict_changes(now: dict, before: dict) -> list[tuple[str, str, str, dict]]
     return out
 
 
-__all__ = ["FINE", "rater_verdicts", "verdict_changes"]
+__all__ = ["FINE", "rater_verdicts", "verdict_changes", "verdicts_of"]

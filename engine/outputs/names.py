@@ -40,11 +40,11 @@ STATUS_FILE = "rater_status.csv"
 ACTION_FILES = (BACKREADS_FILE, THIRD_READS_FILE, STATUS_FILE)
 # A live session's run (`parm monitor`, engine.live): one row per item, rater and period of the
 # agreement through time; the open alerts; what changed since the run before (Markdown). Its
-# report.html is HTML_FILE too.
+# report.html is HTML_FILE too, and the lead's lists of the morning are ACTION_FILES.
 MONITOR_FILE = "monitor.csv"
 ALERTS_FILE = "alerts.csv"
 CHANGES_FILE = "changes.md"
-MONITOR_FILES = (MONITOR_FILE, ALERTS_FILE, CHANGES_FILE, HTML_FILE)
+MONITOR_FILES = (MONITOR_FILE, ALERTS_FILE, CHANGES_FILE, HTML_FILE, *ACTION_FILES)
 # Written last: the run, and every parm file of the folder with its size, SHA-256 and run.
 MANIFEST_FILE = "parm-manifest.json"
 # Every file a set can hold besides its manifest. A folder holding only these (and the

@@ -22,6 +22,7 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     cache_contents(config) / clear_cache()         parm cache: the embedding cache, emptied
     monitor(session, files, config, out, since) -> Monitored   parm monitor: a live session
     is_session(path), monitor_trends(result), changes_since(result, run_id)   the Monitor screen
+    monitor_lists(result, out)                                    the Monitor screen's lists, written
 
 The heavy modules (pandas, numpy, the pipeline, torch) load inside these calls, so a front end
 may import the workspace at its top and still start at once. Sits above engine.saved; may import
@@ -47,6 +48,7 @@ from engine.workspace.monitor import (
     changes_since,
     is_session,
     monitor,
+    monitor_lists,
     monitor_trends,
     session_runs,
 )
@@ -86,6 +88,7 @@ __all__ = [
     "is_session",
     "keep",
     "monitor",
+    "monitor_lists",
     "monitor_trends",
     "open_file",
     "open_review",

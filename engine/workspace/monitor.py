@@ -89,6 +89,14 @@ def monitor(
     return done
 
 
+def monitor_lists(result: MonitorResult, out: str | Path) -> list[Path]:
+    """The lead's three lists of a run (or of the app's look) alone, written into `out`
+    (engine.live.outputs.write_lists)."""
+    from engine.live.outputs import write_lists
+
+    return write_lists(result, out)
+
+
 def monitor_trends(result: MonitorResult) -> dict:
     """Each item's and rater's exact agreement by day (engine.live.outputs.trends)."""
     from engine.live.outputs import trends

@@ -1,8 +1,10 @@
 """The Monitor screen: a live session's folder opened from the Load screen (or `parm DIR`). The
 open alerts first (red first; the highlighted one's whole sentence under the table), then what
-changed since a run chosen in the "since" selector (the run before by default), then each
-item's and each rater's exact agreement by day as sparklines with the latest figure. The
-session is looked at, not changed: no run is kept (`parm monitor` adds files and keeps runs).
+changed since a run chosen in the "since" selector (the run before by default), then today's
+lists (rater statuses, backreads, third reads routed; `t` writes the three files into the
+folder beside the session, `<session>-lists`), then each item's and each rater's exact
+agreement by day as sparklines with the latest figure. The session is looked at, not changed:
+no run is kept (`parm monitor` adds files and keeps runs).
 Everything shown is the engine's (engine.workspace.monitor); untrusted names are plain text."""
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from textual.widgets import Header, Select, Sparkline, Static
 from textual.worker import Worker, WorkerState
 
 from engine import workspace
+from engine.core.errors import ExportError
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.lists import VimDataTable
 from parm_tui.widgets.plain import plain
@@ -34,6 +37,7 @@ class MonitorScreen(Screen):
         Binding("r", "reload", "Reload"),
         Binding("a", "focus_alerts", "Alerts", show=False),
         Binding("s", "focus_since", "Since"),
+        Binding("t", "write_lists", "Today's lists"),
     ]
 
     def __init__(self, folder: Path) -> None:
@@ -51,6 +55,7 @@ class MonitorScreen(Screen):
                 yield Static("Since", id="monitor-since-label")
                 yield Select([], id="monitor-since", compact=True, prompt="(no earlier run)")
             yield Static("", id="monitor-changes")
+            yield Static("", id="monitor-lists")
             with Horizontal(id="monitor-trends"):
                 yield Vertical(id="monitor-items")
                 yield Vertical(id="monitor-raters")
@@ -72,6 +77,31 @@ class MonitorScreen(Screen):
 
     def action_focus_since(self) -> None:
         self.query_one("#monitor-since").focus()
+
+    def lists_folder(self) -> Path:
+        return self.folder.parent / f"{self.folder.name}-lists"
+
+    def action_write_lists(self) -> None:
+        """The look's three lists, into the folder beside the session (one key)."""
+        box = self.query_one("#monitor-lists", Static)
+        if self.result is None or not self.result.actions.files:
+            box.update(plain("No lists yet: the session has no reads with a rater."))
+            return
+        try:
+            written = workspace.monitor_lists(self.result, self.lists_folder())
+        except ExportError as exc:  # the engine's message names the folder and what to do
+            box.update(plain(f"The lists were not written: {exc}", "bold red"))
+            return
+        names = ", ".join(p.name for p in written if p.suffix == ".csv")
+        box.update(plain(self.lists_text(self.result) + f"\nWrote {names} into "
+                         f"{self.lists_folder()}."))  # fmt: skip
+
+    @staticmethod
+    def lists_text(result) -> str:
+        lines = result.actions.lines()
+        if not lines:
+            return "Today's lists: none (no reads with a rater)."
+        return "Today's lists (t writes them):\n" + "\n".join(lines)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="monitor-look")
     def look(self):
@@ -99,6 +129,7 @@ class MonitorScreen(Screen):
         self.query_one("#monitor-summary", Static).update(plain(summary))
         self.show_alerts(result.alerts)
         self.show_since(result)
+        self.query_one("#monitor-lists", Static).update(plain(self.lists_text(result)))
         self.show_trends(workspace.monitor_trends(result))
 
     def show_alerts(self, alerts) -> None:

@@ -218,8 +218,9 @@ def _line(found: dict) -> str:
             f"{found['rater_all']:.3f}, items {found['item_all']:.3f}")  # fmt: skip
 
 
-def cost(days: list[pd.DataFrame], folder: Path) -> None:
-    """The whole session at once against day 20 added, as processes and in this process."""
+def cost(days: list[pd.DataFrame], folder: Path):
+    """The whole session at once against day 20 added, as processes and in this process; the
+    in-process whole run's result."""
     for k, frame in enumerate(days):
         frame.to_csv(folder / f"day{k + 1}.csv", index=False)
     pd.concat(days, ignore_index=True).to_csv(folder / "all.csv", index=False)
@@ -238,7 +239,7 @@ def cost(days: list[pd.DataFrame], folder: Path) -> None:
           f"peak {day['peak_gb']:.2f} GB: {day['wall'] / whole['wall']:.0%} of the whole")  # fmt: skip
     settings = config()
     began = time.perf_counter()
-    workspace.monitor(folder / "w2", [folder / "all.csv"], settings, folder / "wo2")
+    whole_run = workspace.monitor(folder / "w2", [folder / "all.csv"], settings, folder / "wo2")
     at_once = time.perf_counter() - began
     workspace.monitor(folder / "d2", [folder / "first.csv"], settings, folder / "do2")
     began = time.perf_counter()
@@ -246,6 +247,24 @@ def cost(days: list[pd.DataFrame], folder: Path) -> None:
     added = time.perf_counter() - began
     print(f"  in process: whole {at_once:.2f} s, day added {added:.2f} s "
           f"({added / at_once:.0%})")  # fmt: skip
+    return whole_run.result
+
+
+def lists_line(result, truth: dict) -> str:
+    """The morning's lists of the whole session: the drifting rater's statuses, the neutral
+    raters' share not qualified on some item, and the most third reads one rater holds."""
+    from collections import Counter
+
+    statuses = result.actions.lists.statuses
+    drifter = sorted({s.status for s in statuses if s.rater == truth["drifter"]})
+    neutral = {s.rater for s in statuses if s.rater != truth["drifter"]}
+    flagged = {s.rater for s in statuses if s.rater in neutral and s.status != "qualified"}
+    held = Counter(t.assigned_rater for t in result.actions.lists.third_reads if t.assigned_rater)
+    most = max(held.values(), default=0)
+    return (f"lists: drifting rater {'/'.join(drifter)}; neutral raters not qualified on some "
+            f"item {len(flagged)} of {len(neutral)}; backreads {len(result.actions.lists.backreads):,}; "
+            f"third reads {len(result.actions.lists.third_reads):,}, most held by one rater {most} "
+            f"(cap {result.config.third_read_cap})")  # fmt: skip
 
 
 def main() -> None:
@@ -269,10 +288,10 @@ def main() -> None:
             f"  held out {name} ({reads:,} reads): {_line(scores(*history(days, settings), truth, args))}"
         )
     if args.cost:
-        days, _ = session_days(args.cost, args, args.seed + 2)
+        days, truth = session_days(args.cost, args, args.seed + 2)
         print(f"cost on {args.cost}: {sum(len(d) for d in days):,} reads")
         with tempfile.TemporaryDirectory() as folder:
-            cost(days, Path(folder))
+            print("  " + lists_line(cost(days, Path(folder)), truth))
 
 
 if __name__ == "__main__":

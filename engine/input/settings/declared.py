@@ -662,9 +662,9 @@ ACTION_SETTINGS: tuple[Setting, ...] = (
             "an answer whose consensus is unsure (ranked for a third read, "
             "`consensus.csv`) needs one too, even when its reads are close"),
     _action("third_read_cap", 50, rules.integer(), "int", "Third reads a day",
-            "Most third reads one rater is given a day.",
-            "the most third reads one rater is assigned in a day (the rest go to the next "
-            "rater, or wait)"),
+            "Most third reads one rater holds on a day.",
+            "the most third reads one rater holds on a day, those still open from earlier "
+            "days counted (the rest go to the next rater, or wait)"),
     _action("exact_targets", [0.85, 0.80, 0.75, 0.75, 0.60], rules.shares_by_size(),
             "tuple[float, ...]", "Exact targets",
             "Exact agreement targets by scale size: 2, 3, 4, 5, 6+ scores.",

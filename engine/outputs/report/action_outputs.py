@@ -54,7 +54,7 @@ def summary(actions) -> dict:
     }
 
 
-def _sentences(found: dict) -> list[str]:
+def sentences(found: dict) -> list[str]:
     """The section's sentences (plain text; names escaped by the caller's format)."""
     counts = ", ".join(f"{n:,} {status}" for status, n in found["statuses"].items() if n)
     most = found["most"]
@@ -81,7 +81,7 @@ def actions_markdown(actions) -> str:
     """report.md's short section on the lists."""
     found = summary(actions)
     lines = ["## Today's lists", ""]
-    lines += [markdown.md_text(line, 4000) for line in _sentences(found)[:1]]
+    lines += [markdown.md_text(line, 4000) for line in sentences(found)[:1]]
     lines.append("")
     for s in found["not_qualified"][:LISTED]:
         item = f" on item {markdown.md_text(s.item, 80)}" if s.item else ""
@@ -90,7 +90,7 @@ def actions_markdown(actions) -> str:
     more = len(found["not_qualified"]) - LISTED
     if more > 0:
         lines.append(f"- and {more:,} more (rater_status.csv)")
-    lines += ["", *(markdown.md_text(line, 4000) for line in _sentences(found)[1:])]
+    lines += ["", *(markdown.md_text(line, 4000) for line in sentences(found)[1:])]
     lines += ["", "backreads.csv, third_reads.csv and rater_status.csv list them; "
               "docs/how-to/lead-actions.md says how they are chosen."]  # fmt: skip
     return "\n".join(lines) + "\n"
@@ -101,15 +101,15 @@ def actions_view(actions) -> dict | None:
     if actions is None or not (actions.statuses or actions.third_reads or actions.backreads):
         return None
     found = summary(actions)
-    sentences = _sentences(found)
+    said = sentences(found)
     rows = [[s.rater, s.item, s.status, s.rule, shown(s.figure, "figure")]
             for s in found["not_qualified"][:LISTED]]  # fmt: skip
     third = [[t.id, t.item, t.reads, t.assigned_rater or "—", t.why]
              for t in actions.third_reads[:LISTED]]  # fmt: skip
     return {
-        "status": sentences[0],
-        "backreads": sentences[1],
-        "third": sentences[2],
+        "status": said[0],
+        "backreads": said[1],
+        "third": said[2],
         "not_qualified": rows,
         "more": max(len(found["not_qualified"]) - LISTED, 0),
         "third_rows": third,
