@@ -1,5 +1,6 @@
 """`AuditConfig`: every setting of the table (engine.input.settings.declared), read and validated in one
-place: each setting by its rule (engine.input.settings.rules), then the rules between settings.
+place: each setting by its rule (engine.input.settings.rules), then the rules between settings
+(engine.input.settings.checks).
 
 The messages about settings come from here and from the rules: each names the key, the value and
 what is accepted.
@@ -9,8 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from engine.core.errors import ConfigError
 from engine.core.files import atomic_write_text, open_regular
@@ -140,7 +143,7 @@ class AuditConfig:
     def late_interaction(self) -> bool:
         return is_late_interaction(self.embedding_model)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON form, the same shape defaults.json has."""
         out = asdict(self)
         out.pop("warnings")
@@ -153,7 +156,7 @@ class AuditConfig:
             out["similarity_power"] = {"min": p.min, "max": p.max, "tol": p.tol}
         return out
 
-    def updated(self, **changes) -> AuditConfig:
+    def updated(self, **changes: object) -> AuditConfig:
         """A new validated config with some keys changed (values in JSON form)."""
         merged = self.to_dict()
         merged.update(changes)
@@ -189,7 +192,7 @@ def unknown_settings(names: list[str], where: str = "") -> str:
     return text + f" Known settings: {', '.join(DEFAULTS)}."
 
 
-def config_from_dict(values: dict) -> AuditConfig:
+def config_from_dict(values: dict[str, Any]) -> AuditConfig:
     """Validate a dict of settings (missing keys take the defaults) into an `AuditConfig`."""
     if not isinstance(values, dict):
         raise ConfigError(f"Settings must be a JSON object, got {type(values).__name__}.")
@@ -271,7 +274,7 @@ def load_config(path: str | Path) -> AuditConfig:
         raise ConfigError(f"{path}: {exc}", exc.key) from None
 
 
-def _json(text: str, what: str):
+def _json(text: str, what: str) -> Any:
     """Parse JSON; syntax errors and nesting too deep to parse are ConfigErrors naming `what`."""
     try:
         return json.loads(text)
@@ -304,8 +307,8 @@ def parse_override(item: str) -> tuple[str, object]:
 
 def build_config(
     config_path: str | Path | None = None,
-    overrides: list[str] = (),
-    columns: dict | None = None,
+    overrides: Sequence[str] = (),
+    columns: dict[str, Any] | None = None,
 ) -> AuditConfig:
     """The settings a run uses, assembled in one order for every front end: defaults.json (or
     the --config file), then the column choices (and --score-order), then each --set

@@ -2,12 +2,13 @@
 checks and reads it (engine.input.settings.rules), its type, where it shows, its label, one line of help
 and what it means.
 
-From this table come: the validation and the settings' type (engine.input.settings.config builds
-`AuditConfig` and `config_from_dict` from it), the defaults (defaults.json must equal
+From this table come: the validation and the settings' type (engine.input.settings.config's
+`AuditConfig` writes out one field per setting, tests/test_config_fields.py keeps them equal;
+`config_from_dict` validates by it), the defaults (defaults.json must equal
 `DEFAULTS`: tests/test_packaging.py), the Settings form and the Load screen's column choices
 (parm_tui), which settings name columns (`COLUMN_KEYS`), which are left out of the settings
 digest, and the settings reference (`reference_table()`, which docs/reference/settings.md
-holds: docs/make_reference.py writes it, tests/test_docs.py checks it). A new setting is one entry here plus what reads it.
+holds: docs/make_reference.py writes it, tests/test_docs.py checks it). A new setting is one entry here, its field in `AuditConfig`, plus what reads it.
 
 Sections: "form", the Settings form; "colbert", the form's late-interaction keys (shown for a
 late-interaction model); "advanced", the form's Advanced section (speed, memory, where a run
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from engine.core.metric_names import METRIC_NAMES
 from engine.input.settings import rules
@@ -67,7 +69,10 @@ class Setting:
     guess: str = ""
 
 
-def _column(name, default, label, role, guess, meaning, help_text, later=False) -> Setting:
+def _column(
+    name: str, default: str | None, label: str, role: str, guess: str, meaning: str,
+    help_text: str, later: bool = False,
+) -> Setting:  # fmt: skip
     nullable = name not in ("text_column", "score_column")
     return Setting(
         name=name, default=default, rule=rules.text(nullable=nullable),
@@ -677,7 +682,9 @@ SETTINGS: tuple[Setting, ...] = (
 
 # The lead's lists (engine.actions): they change nothing the audit computes, only the lists made
 # from a run, so none is in the settings digest. The targets are NAEP's (docs/how-to/lead-actions.md).
-def _action(name, default, rule, kind, label, help_text, meaning) -> Setting:
+def _action(
+    name: str, default: object, rule: Rule, kind: str, label: str, help_text: str, meaning: str
+) -> Setting:
     return Setting(
         name=name,
         default=default,
@@ -878,7 +885,7 @@ SETTINGS += (
 
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 # Every setting's default in the JSON form defaults.json has.
-DEFAULTS: dict = {setting.name: setting.default for setting in SETTINGS}
+DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTINGS}
 # The settings that name a file's columns, in the order the Load screen shows them, and those
 # that say how it holds its reads.
 COLUMN_KEYS = tuple(setting.name for setting in SETTINGS if setting.section == COLUMNS)
@@ -890,7 +897,7 @@ CHOSEN_KEYS = COLUMN_KEYS + FILE_KEYS
 NOT_DIGESTED = tuple(setting.name for setting in SETTINGS if not setting.digested)
 
 
-def digested(name: str, value) -> bool:
+def digested(name: str, value: object) -> bool:
     """Whether setting `name` at `value` (its JSON form) counts in the settings digest."""
     setting = BY_NAME[name]
     return setting.digested and not (setting.later and value == setting.default)
@@ -921,5 +928,5 @@ def _digest_note(setting: Setting) -> str:
     return ""
 
 
-def _json_text(value) -> str:
+def _json_text(value: object) -> str:
     return json.dumps(value)
