@@ -295,8 +295,9 @@ def audit(
         "device": device,
     }
     request = AuditRequest(
-        file, config, columns, tuple(set_ or ()), embeddings, out, force, quiet, not no_guess,
-        table_format,
+        file=file, config_path=config, columns=columns, overrides=tuple(set_ or ()),
+        embeddings=embeddings, out=out, force=force, quiet=quiet, guess=not no_guess,
+        table_format=table_format,
     )  # fmt: skip
     raise typer.Exit(run_headless(request))
 
@@ -369,8 +370,9 @@ def monitor(
         "expert_column": expert_col, "kind_column": kind_col, "reads": reads, "sheet": sheet,
     }  # fmt: skip
     request = MonitorRequest(
-        tuple(files or ()), session, out, since, period, config, columns, tuple(set_ or ()),
-        force, quiet,
+        files=tuple(files or ()), session=session, out=out, since=since, period=period,
+        config_path=config, columns=columns, overrides=tuple(set_ or ()), force=force,
+        quiet=quiet,
     )  # fmt: skip
     raise typer.Exit(run_monitor(request))
 
@@ -548,7 +550,10 @@ def serve(
     serve_max_sessions apps at once; one idle for serve_idle_minutes is closed."""
     from parm_tui.serve_run import ServeRequest, run_serve
 
-    request = ServeRequest(target, host, port, token_file, config, tuple(set_ or ()))
+    request = ServeRequest(
+        target=target, host=host, port=port, token_file=token_file, config=config,
+        overrides=tuple(set_ or ()),
+    )  # fmt: skip
     raise typer.Exit(run_serve(request))
 
 

@@ -104,7 +104,7 @@ def progress_bars(console: Console, quiet: bool) -> Progress:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AuditRequest:
     """What `parm audit` was asked: the file, the settings (a --config file, the column flags,
     --set), given vectors, where to write, and whether to guess the columns not named."""

@@ -18,7 +18,7 @@ from parm_tui.headless import guarded, say
 SHOWN_ALERTS = 12
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MonitorRequest:
     files: tuple[Path, ...]
     session: Path

@@ -15,7 +15,7 @@ from engine.workspace.settings import build_config
 EXIT_USAGE = 2
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServeRequest:
     target: Path
     host: str = "127.0.0.1"

@@ -496,3 +496,22 @@ def test_quiet_says_nothing_where_the_home_folder_cannot_be_written(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stderr == "" and done.stdout == ""
     assert "<svg" in (tmp_path / "out" / "report.html").read_text()
+
+
+@pytest.mark.parametrize(
+    "request_class",
+    ["parm_tui.headless:AuditRequest", "parm_tui.monitor_run:MonitorRequest",
+     "parm_tui.serve_run:ServeRequest"],
+)  # fmt: skip
+def test_a_commands_request_is_built_by_keyword_only(request_class):
+    """`parm audit`'s request has three booleans in a row: by position one could take another's
+    place unseen, so every request refuses positions."""
+    import dataclasses
+    import importlib
+
+    module, name = request_class.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    fields = dataclasses.fields(cls)
+    assert all(field.kw_only for field in fields)
+    with pytest.raises(TypeError, match="positional"):
+        cls(*(Path("x") for _ in fields))

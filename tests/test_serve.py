@@ -265,8 +265,8 @@ def test_a_short_token_or_a_missing_file_stops_the_command_with_a_plain_line(tmp
     data.write_text("text,score\nx,1\n", encoding="utf-8")
     short = tmp_path / "token"
     short.write_text("abc\n", encoding="utf-8")
-    assert serve_run.run_serve(serve_run.ServeRequest(data, token_file=short)) == 2
-    assert serve_run.run_serve(serve_run.ServeRequest(tmp_path / "none.csv")) == 2
+    assert serve_run.run_serve(serve_run.ServeRequest(target=data, token_file=short)) == 2
+    assert serve_run.run_serve(serve_run.ServeRequest(target=tmp_path / "none.csv")) == 2
     errors = capsys.readouterr().err.splitlines()
     assert (
         errors[0].startswith("parm serve: The token in the token file") and "too short" in errors[0]

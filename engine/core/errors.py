@@ -1,5 +1,10 @@
 """Typed errors. Every message names the file, row, column or setting it is about."""
 
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
 
 class ParmError(Exception):
     """Base class: an error a user can act on. Front ends show the message, never a traceback."""
@@ -30,11 +35,13 @@ class OutputsExist(ExportError):
     """The output folder has files of these names already and replacing them was not allowed
     (the front end says how to allow it: --force, or a confirmation)."""
 
-    def __init__(self, message: str, folder=None, names=()) -> None:
+    def __init__(
+        self, message: str, folder: str | os.PathLike[str] | None = None, names: Iterable[str] = ()
+    ) -> None:
         super().__init__(message)
         self.folder, self.names = folder, tuple(names)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (str(self), self.folder, self.names))
 
 

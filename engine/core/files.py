@@ -19,10 +19,14 @@ import re
 import stat
 import tempfile
 import time
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from engine.core.errors import ExportError, ParmError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 _KINDS = (
     (stat.S_ISDIR, "a folder"),
@@ -63,7 +67,7 @@ def open_regular(path: Path, what: str, error: type[ParmError]) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def refuse_non_regular_targets(paths) -> None:
+def refuse_non_regular_targets(paths: Iterable[Path]) -> None:
     """Before anything is written: every target that exists must be a regular file (or a link),
     so an export never renames some files into place and then fails on a folder."""
     for path in paths:
@@ -82,7 +86,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_files({Path(path): text})
 
 
-def stage(path: Path, text: str | bytes | tuple) -> Path:
+def stage(path: Path, text: str | bytes | tuple[Buffer, ...]) -> Path:
     """Write `text` (or bytes, or a tuple of bytes-like parts written one after another, so a
     large array need not be copied into one bytes object) to a temporary file beside `path`,
     flushed to disk; returns its path. The name (`.NAME.parm-PID-XXXXXXXX.tmp`) says it is parm's and which process wrote
@@ -90,7 +94,7 @@ def stage(path: Path, text: str | bytes | tuple) -> Path:
     return _stage(Path(path), text)
 
 
-def _stage(path: Path, text: str | bytes | tuple) -> Path:
+def _stage(path: Path, text: str | bytes | tuple[Buffer, ...]) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(
@@ -110,7 +114,7 @@ def _stage(path: Path, text: str | bytes | tuple) -> Path:
         )
         with handle:
             for part in text if isinstance(text, tuple) else (text,):
-                handle.write(part)
+                handle.write(part)  # type: ignore[arg-type]  # str to text, parts to binary
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException as exc:
@@ -121,7 +125,7 @@ def _stage(path: Path, text: str | bytes | tuple) -> Path:
     return Path(tmp)
 
 
-def atomic_write_files(files: dict[Path, str | bytes | tuple]) -> None:
+def atomic_write_files(files: Mapping[Path, str | bytes | tuple[Buffer, ...]]) -> None:
     """Write several files (text, bytes or parts, as `stage` takes them) all-or-nothing as far as the file system allows.
 
     Every file is first written in full to a temporary file beside its target; only when all
@@ -160,7 +164,7 @@ _LEGACY_TEMPORARY = re.compile(r"\.(?P<name>.+)\.[a-z0-9_]{8}\.tmp")
 LEGACY_STALE_SECONDS = 600
 
 
-def is_stale_temporary(entry: Path, names=None) -> bool:
+def is_stale_temporary(entry: Path, names: Collection[str] | None = None) -> bool:
     """Whether `entry` is a temporary file (or set folder) parm left behind: parm's own name, and
     the process that wrote it no longer runs (where that cannot be asked, and for the older
     names, which say no process and must be one of `names`: untouched for 10 minutes)."""
@@ -181,11 +185,11 @@ def _untouched(entry: Path) -> bool:
         return False
 
 
-def remove_stale_temporaries(folder: Path, names=None) -> list[Path]:
+def remove_stale_temporaries(folder: Path, names: Collection[str] | None = None) -> list[Path]:
     """Remove the temporary files in `folder` that killed parm runs left (see
     `is_stale_temporary`; `names`: the file names whose older-style temporaries count too).
     Nothing else is touched, and nothing is an error: this is tidying. Returns what went."""
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(Path(folder).iterdir())
     except OSError:

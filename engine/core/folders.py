@@ -12,6 +12,7 @@ import ctypes
 import errno
 import os
 import sys
+from collections.abc import Callable
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2  # linux/fs.h
@@ -22,7 +23,7 @@ _UNSUPPORTED = {errno.EINVAL, errno.ENOSYS, errno.EXDEV, errno.EBUSY, getattr(er
 _UNSUPPORTED.add(getattr(errno, "EOPNOTSUPP", -1))
 
 
-def _libc_call():
+def _libc_call() -> tuple[Callable[..., int], Callable[[bytes, bytes], tuple[object, ...]]] | None:
     """(function, arguments maker) for this platform's exchange call, or None."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -44,7 +45,7 @@ def _libc_call():
     return None
 
 
-def exchange(first: os.PathLike | str, second: os.PathLike | str) -> bool:
+def exchange(first: os.PathLike[str] | str, second: os.PathLike[str] | str) -> bool:
     """Swap two existing paths atomically. True when done; False when this system or file
     system cannot (nothing changed); an OSError for any other failure (nothing changed)."""
     found = _libc_call()

@@ -7,8 +7,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from engine.core.errors import Cancelled
+
+if TYPE_CHECKING:
+    from multiprocessing.synchronize import Event as EventType
 
 # The stages the engine reports, by the name events carry.
 CLUSTER = "cluster"  # connecting to a Dask cluster, then its facts (engine.cluster)
@@ -73,7 +77,7 @@ class CancelToken:
     with worker processes (engine.core.machine.workers).
     """
 
-    def __init__(self, event=None) -> None:
+    def __init__(self, event: threading.Event | EventType | None = None) -> None:
         self._event = event if event is not None else threading.Event()
 
     def cancel(self) -> None:
@@ -96,7 +100,9 @@ class Reporter:
         self.token = cancel or CancelToken()
         self._last_event = 0.0
 
-    def __call__(self, stage: str, done: int, total: int, message: str = "", payload=None) -> None:
+    def __call__(
+        self, stage: str, done: int, total: int, message: str = "", payload: object = None
+    ) -> None:
         self.token.check()
         if self.callback is not None:
             self.callback(ProgressEvent(stage, done, total, message, payload))

@@ -10,6 +10,7 @@ is one row here and one test."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from engine.core.text import safe_text
@@ -127,7 +128,7 @@ class RunWarning:
         """The warning as one line: "Item 'X': sentence", or the sentence."""
         return self.message if self.item is None else f"Item '{self.item}': {self.message}"
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, str | None]:
         """As report.json writes it."""
         return {"kind": self.kind, "item": self.item, "message": self.message}
 
@@ -172,12 +173,14 @@ def grouped(warnings: list[RunWarning] | tuple[RunWarning, ...]) -> list[Warning
     return groups
 
 
-def summary_lines(warnings, shown: int = SHOWN_ITEMS) -> list[str]:
+def summary_lines(
+    warnings: list[RunWarning] | tuple[RunWarning, ...], shown: int = SHOWN_ITEMS
+) -> list[str]:
     """One line per kind of warning (see WarningGroup.line)."""
     return [group.line(shown) for group in grouped(warnings)]
 
 
-def warnings_text(warnings) -> str:
+def warnings_text(warnings: Iterable[RunWarning]) -> str:
     """The full list, one warning a line, for the output set's warnings file: each line made
     safe (control characters replaced), so a line is one warning whatever the data holds."""
     return "".join(safe_text(f"[{w.kind}] {w.text}", one_line=True) + "\n" for w in warnings)

@@ -16,7 +16,9 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 _HELD = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM") if hasattr(signal, name))
 # Held by whichever thread is switching files into place.
@@ -24,7 +26,7 @@ _SWITCHING = threading.RLock()
 
 
 @contextmanager
-def deferred_signals():
+def deferred_signals() -> Iterator[None]:
     """Run the block with SIGINT and SIGTERM held (main thread only), then deliver any that came:
     the previous handler is called (raising KeyboardInterrupt or the like), or for the default
     action the signal is sent again."""
@@ -33,7 +35,7 @@ def deferred_signals():
             yield
             return
         pending: list[int] = []
-        previous = {}
+        previous: dict[int, Any] = {}
         for signum in _HELD:
             try:
                 previous[signum] = signal.signal(signum, lambda s, _f: pending.append(s))
@@ -48,7 +50,7 @@ def deferred_signals():
                 _deliver(signum, previous[signum])
 
 
-def _deliver(signum: int, handler) -> None:
+def _deliver(signum: int, handler: object) -> None:
     if callable(handler):
         handler(signum, None)
     elif handler == signal.SIG_DFL:

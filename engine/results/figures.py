@@ -135,7 +135,10 @@ def figure_changes(
     names = ["kappa", "qwk", "flagged"]
     if isinstance(now, ItemFigures) and isinstance(before, ItemFigures):
         names += ["top_k", "power"]
-    elif isinstance(now, RunFigures) and now.selected is not None and before.selected is not None:
+    elif (
+        isinstance(now, RunFigures) and isinstance(before, RunFigures)
+        and now.selected is not None and before.selected is not None
+    ):  # fmt: skip
         names += ["top_k", "power"]
     found = []
     for name in names:

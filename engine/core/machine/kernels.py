@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from collections.abc import MutableMapping
 
 # The kernels parm asks for, and the CPU features they need.
 PINNED = "Haswell"
@@ -39,7 +40,9 @@ def cpu_flags(cpuinfo: str = "/proc/cpuinfo") -> set[str]:
     return set()
 
 
-def pin_blas_kernels(environ=os.environ, flags: set[str] | None = None) -> str | None:
+def pin_blas_kernels(
+    environ: MutableMapping[str, str] = os.environ, flags: set[str] | None = None
+) -> str | None:
     """Ask OpenBLAS for the PINNED kernels where they run (x86-64 Linux with AVX2 and FMA) and
     numpy is not loaded yet; returns the kernel set asked for (or the user's), else None."""
     if VARIABLE in environ:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from engine.core.errors import DataError
 
@@ -31,7 +33,7 @@ class MemoryNeeded(DataError):
         super().__init__(message)
         self.nbytes, self.available = nbytes, available
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (str(self), self.nbytes, self.available))
 
 
@@ -55,7 +57,7 @@ def available_bytes() -> int | None:
 _UNKNOWN_LIMIT = 1024 * GIB
 
 
-def array_bytes(shape, dtype=np.float64) -> int:
+def array_bytes(shape: Iterable[int], dtype: DTypeLike = np.float64) -> int:
     """The bytes an array of this shape and type takes (Python integers: no overflow)."""
     return math.prod(int(n) for n in shape) * np.dtype(dtype).itemsize
 
@@ -81,13 +83,17 @@ def check_memory(nbytes: int, what: str, advice: str = "") -> None:
     )
 
 
-def zeros(shape, dtype=np.float64, what: str = "An array", advice: str = "") -> np.ndarray:
+def zeros(
+    shape: tuple[int, ...], dtype: DTypeLike = np.float64, what: str = "An array", advice: str = ""
+) -> np.ndarray:
     """np.zeros, after check_memory."""
     check_memory(array_bytes(shape, dtype), what, advice)
     return np.zeros(shape, dtype=dtype)
 
 
-def empty(shape, dtype=np.float64, what: str = "An array", advice: str = "") -> np.ndarray:
+def empty(
+    shape: tuple[int, ...], dtype: DTypeLike = np.float64, what: str = "An array", advice: str = ""
+) -> np.ndarray:
     """np.empty, after check_memory."""
     check_memory(array_bytes(shape, dtype), what, advice)
     return np.empty(shape, dtype=dtype)

@@ -13,7 +13,7 @@ import contextlib
 _CONTROLLER = None
 
 
-def one_blas_thread():
+def one_blas_thread() -> contextlib.AbstractContextManager[object]:
     """A context with BLAS limited to one thread (a no-op without threadpoolctl)."""
     global _CONTROLLER
     try:
@@ -22,4 +22,7 @@ def one_blas_thread():
         return contextlib.nullcontext()
     if _CONTROLLER is None:
         _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1, user_api="blas")
+    limited: contextlib.AbstractContextManager[object] = _CONTROLLER.limit(
+        limits=1, user_api="blas"
+    )
+    return limited

@@ -12,8 +12,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from engine.core.progress import CancelToken, ProgressEvent, Reporter
 
@@ -22,15 +24,22 @@ POLL_SECONDS = 0.1
 
 Unit = Callable[[object, Callable[[ProgressEvent], None], CancelToken], object]
 Forward = Callable[[int, ProgressEvent], None]
+if TYPE_CHECKING:
+    from multiprocessing.queues import Queue
+    from multiprocessing.synchronize import Event as EventType
+
+    Events = Queue[tuple[int, ProgressEvent]]
 
 # Set in each worker process by _start_worker: where progress goes, the shared stop flag, and
 # the BLAS thread limit (kept referenced for the worker's life).
-_EVENTS = None
-_STOP = None
-_LIMITS = None
+_EVENTS: Events | None = None
+_STOP: EventType | None = None
+_LIMITS: object = None
 
 
-def run_units(function: Unit, tasks: list, jobs: int, reporter: Reporter, forward: Forward) -> list:
+def run_units(
+    function: Unit, tasks: Sequence[object], jobs: int, reporter: Reporter, forward: Forward
+) -> list[Any]:
     """Results of `function` on every task, in task order.
 
     jobs: 1 runs the units here, one after another; more runs them on that many processes.
@@ -39,17 +48,16 @@ def run_units(function: Unit, tasks: list, jobs: int, reporter: Reporter, forwar
     in a unit stops the others and is raised here.
     """
     if jobs <= 1 or len(tasks) <= 1:
-        return [
-            function(task, lambda event, k=k: forward(k, event), reporter.token)
-            for k, task in enumerate(tasks)
-        ]
+        return [function(task, partial(forward, k), reporter.token) for k, task in enumerate(tasks)]
     return _in_processes(function, tasks, min(jobs, len(tasks)), reporter, forward)
 
 
-def _in_processes(function: Unit, tasks: list, jobs: int, reporter: Reporter, forward: Forward):
+def _in_processes(
+    function: Unit, tasks: Sequence[object], jobs: int, reporter: Reporter, forward: Forward
+) -> list[Any]:
     context = multiprocessing.get_context("spawn")
     events, stop = context.Queue(), context.Event()
-    results: list = [None] * len(tasks)
+    results: list[Any] = [None] * len(tasks)
     # Each worker gets its share of the cores for BLAS: more threads than cores only wait.
     threads = max(1, (os.cpu_count() or 1) // jobs)
     with ProcessPoolExecutor(
@@ -74,7 +82,7 @@ def _in_processes(function: Unit, tasks: list, jobs: int, reporter: Reporter, fo
     return results
 
 
-def _drain(events, forward: Forward) -> None:
+def _drain(events: Events, forward: Forward) -> None:
     while True:
         try:
             k, event = events.get_nowait()
@@ -83,7 +91,7 @@ def _drain(events, forward: Forward) -> None:
         forward(k, event)
 
 
-def _start_worker(events, stop, threads: int) -> None:
+def _start_worker(events: Events, stop: EventType, threads: int) -> None:
     global _EVENTS, _STOP, _LIMITS
     _EVENTS, _STOP = events, stop
     try:
@@ -94,6 +102,8 @@ def _start_worker(events, stop, threads: int) -> None:
         pass
 
 
-def _run_unit(function: Unit, k: int, task):
+def _run_unit(function: Unit, k: int, task: object) -> object:
+    events = _EVENTS
+    assert events is not None, "set by _start_worker in this process"
     token = CancelToken(_STOP)
-    return function(task, lambda event: _EVENTS.put((k, event)), token)
+    return function(task, lambda event: events.put((k, event)), token)

@@ -1,5 +1,6 @@
 """`AuditConfig`: every setting of the table (engine.input.settings.declared), read and validated in one
-place: each setting by its rule (engine.input.settings.rules), then the rules between settings.
+place: each setting by its rule (engine.input.settings.rules), then the rules between settings
+(engine.input.settings.checks).
 
 The messages about settings come from here and from the rules: each names the key, the value and
 what is accepted.
@@ -9,13 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, field, make_dataclass, replace
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from engine.core.errors import ConfigError
 from engine.core.files import atomic_write_text, open_regular
 from engine.core.suggest import did_you_mean
-from engine.input.settings.declared import DEFAULT_MODEL, DEFAULTS, SETTINGS, digested
+from engine.input.settings.checks import check_between
+from engine.input.settings.declared import (
+    DEFAULT_CACHE_MB,
+    DEFAULT_MODEL,
+    DEFAULTS,
+    SETTINGS,
+    digested,
+)
 from engine.input.settings.rules import PowerInterval
 
 # The two similarity modes (`similarity_mode`), as report.json's similarity_mode names them.
@@ -28,10 +38,94 @@ DEFAULTS_PATH = Path(__file__).resolve().parents[3] / "defaults.json"
 MAX_CONFIG_BYTES = 1024 * 1024
 
 
-class _Views:
-    """What the engine asks of the settings beyond their values (AuditConfig's methods)."""
+@dataclass(frozen=True)
+class AuditConfig:
+    """Validated settings: one field per setting of engine.input.settings.declared, in its order,
+    with its type and its default as its rule reads it (tests/test_config_fields.py keeps them
+    equal), and the warnings validation gave. `similarity_top_k`/`similarity_power` are tuples
+    when they are grids. Build one with `config_from_dict` (or `updated`), which validates."""
 
-    # -- views used by the engine ---------------------------------------------------------------
+    # How answers are compared (the Settings form; colbert_*: late interaction).
+    embedding_model: str = DEFAULT_MODEL
+    normalize_similarities: bool = True
+    similarity_power: float | tuple[float, ...] | PowerInterval = 1.0
+    similarity_top_k: int | tuple[int, ...] | None = (5, 10, 15, 20, 25, 30, 35, 40, 45, 50)
+    similarity_top_k_symmetric: bool = True
+    similarity_top_k_chunk: int = 2048
+    colbert_top_k: int | None = 100
+    colbert_batch_size: int = 256
+    colbert_maxsim: str = "normalised"
+    selection_metric: str = "kappa"
+    class_weight: str | None = "balanced"
+
+    # The file's columns and how it holds its reads (the Load screen, the CLI's column flags).
+    text_column: str = "answer"
+    score_column: str = "score"
+    id_column: str | None = "id"
+    second_score_column: str | None = None
+    score_columns: tuple[str, ...] | None = None
+    rater_columns: tuple[str, ...] | None = None
+    reads: str = "wide"
+    answers_file: str | None = None
+    sheet: str | None = None
+    score_order: tuple[str, ...] | None = None
+    item_column: str | None = None
+    rater_column: str | None = None
+    second_rater_column: str | None = None
+    time_column: str | None = None
+    expert_column: str | None = None
+    question_column: str | None = None
+    reference_column: str | None = None
+    kind_column: str | None = None
+
+    # The fit, its figures, and where and how a run happens.
+    on_bad_rows: str = "error"
+    embedding_batch_size: int = 32
+    long_answers: str = "truncate"
+    session_model: str = "auto"
+    embedding_cache_mb: int = DEFAULT_CACHE_MB
+    near_duplicate_threshold: float = 0.95
+    flag_precision: float | None = None
+    bootstrap_samples: int = 200
+    cross_fit_folds: int = 5
+    seed: int = 0
+    jobs: int = 1
+    scheduler: str | None = None
+    scheduler_timeout: float = 20.0
+    device: str = "auto"
+    saved_runs: int = 10
+    reviewer: str | None = None
+    serve_max_sessions: int = 4
+    serve_idle_minutes: int = 30
+
+    # The lead's lists (engine.actions).
+    backread_rate: float = 0.05
+    backread_minimum: int = 5
+    backread_watch_rate: float = 0.1
+    backread_random_share: float = 0.5
+    backread_supervisors: tuple[str, ...] | None = None
+    third_read_gap: int = 2
+    third_read_unsure: bool = True
+    third_read_cap: int = 50
+    exact_targets: tuple[float, ...] = (0.85, 0.8, 0.75, 0.75, 0.6)
+    qualify_targets: tuple[float, ...] = (0.9, 0.8, 0.7)
+    adjacent_target: float = 0.95
+    status_minimum: int = 10
+    status_window: int = 50
+
+    # A live session's alert rules (engine.live.rules).
+    monitor_min_reads: int = 20
+    monitor_alert_p: float = 0.01
+    monitor_adjacent_targets: tuple[float, ...] = (1.0, 0.95, 0.95, 0.95, 0.9)
+    monitor_validity_window: int = 20
+    monitor_history_periods: int = 3
+    monitor_history_percentiles: tuple[float, ...] = (20.0, 5.0)
+    monitor_within_day_drop: float = 0.05
+    monitor_drift_points: float = 0.1
+
+    warnings: tuple[str, ...] = field(default=(), compare=False)
+
+    # -- what the engine asks of the settings beyond their values ---------------------------------
     @property
     def top_k_values(self) -> tuple[int | None, ...]:
         k = self.similarity_top_k
@@ -49,7 +143,7 @@ class _Views:
     def late_interaction(self) -> bool:
         return is_late_interaction(self.embedding_model)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON form, the same shape defaults.json has."""
         out = asdict(self)
         out.pop("warnings")
@@ -62,31 +156,11 @@ class _Views:
             out["similarity_power"] = {"min": p.min, "max": p.max, "tol": p.tol}
         return out
 
-    def updated(self, **changes) -> AuditConfig:
+    def updated(self, **changes: object) -> AuditConfig:
         """A new validated config with some keys changed (values in JSON form)."""
         merged = self.to_dict()
         merged.update(changes)
         return config_from_dict(merged)
-
-
-AuditConfig = make_dataclass(
-    "AuditConfig",
-    [
-        (
-            setting.name,
-            setting.type,
-            field(default=setting.rule.read(setting.name, setting.default)),
-        )
-        for setting in SETTINGS
-    ]
-    + [("warnings", "tuple[str, ...]", field(default=(), compare=False))],
-    bases=(_Views,),
-    frozen=True,
-)
-AuditConfig.__module__ = __name__  # where pickle (worker processes, Dask) finds it
-AuditConfig.__doc__ = """Validated settings: one field per setting of engine.input.settings.declared (in its
-order, with its type and its default read by its rule), and the warnings validation gave.
-`similarity_top_k`/`similarity_power` are tuples when they are grids."""
 
 
 def similarity_mode(model_name: str) -> str:
@@ -118,7 +192,7 @@ def unknown_settings(names: list[str], where: str = "") -> str:
     return text + f" Known settings: {', '.join(DEFAULTS)}."
 
 
-def config_from_dict(values: dict) -> AuditConfig:
+def config_from_dict(values: dict[str, Any]) -> AuditConfig:
     """Validate a dict of settings (missing keys take the defaults) into an `AuditConfig`."""
     if not isinstance(values, dict):
         raise ConfigError(f"Settings must be a JSON object, got {type(values).__name__}.")
@@ -136,92 +210,8 @@ def config_from_dict(values: dict) -> AuditConfig:
             "before the power is applied."
         )
     config = AuditConfig(**values, warnings=tuple(warnings))
-    _check_candidates(config)
-    _check_reads(config)
-    _check_actions(config)
-    if config.second_rater_column is not None and config.second_score_column is None:
-        raise ConfigError(
-            f"Setting 'second_rater_column' = {json.dumps(config.second_rater_column)} needs "
-            "'second_score_column': it names who gave the second scores.",
-            "second_rater_column",
-        )
-    if config.time_column is not None and config.rater_column is None:
-        raise ConfigError(
-            f"Setting 'time_column' = {json.dumps(config.time_column)} needs 'rater_column': "
-            "the time column dates each rater's scores, to see whether a rater drifts.",
-            "time_column",
-        )
+    check_between(config)
     return config
-
-
-def _check_reads(config: AuditConfig) -> None:
-    """The settings of several reads agree: score_columns starts with score_column and does not
-    come with second_score_column; rater_columns goes with score_columns, one per read, and
-    starts with rater_column when that is set; a long file has an id and a rater column and
-    keeps each read on a row of its own."""
-
-    def refuse(key: str, why: str) -> ConfigError:
-        value = json.dumps(getattr(config, key), default=list)
-        return ConfigError(f"Setting '{key}' = {value} {why}", key)
-
-    reads = config.score_columns
-    if reads is not None:
-        if config.second_score_column is not None:
-            raise refuse("second_score_column", "and 'score_columns' both name reads: use one.")
-        if reads[0] != config.score_column:
-            raise refuse("score_columns", f"must start with the audited score column "
-                         f"'score_column' ({config.score_column!r}).")  # fmt: skip
-    raters = config.rater_columns
-    if raters is not None:
-        if reads is None or len(raters) != len(reads):
-            raise refuse("rater_columns", "needs 'score_columns' with as many columns: one rater "
-                         "column per read.")  # fmt: skip
-        if config.rater_column is not None and raters[0] != config.rater_column:
-            raise refuse("rater_columns", f"must start with 'rater_column' "
-                         f"({config.rater_column!r}).")  # fmt: skip
-    if config.reads == "long":
-        for key, why in (("id_column", "an id column says which answer a row reads"),
-                         ("rater_column", "a rater column says who gave each read")):  # fmt: skip
-            if getattr(config, key) is None:
-                raise refuse("reads", f"needs '{key}': {why}.")
-        for key in ("score_columns", "second_score_column"):
-            if getattr(config, key) is not None:
-                raise refuse(key, "is for a wide file: a long file has one read per row.")
-    elif config.answers_file is not None:
-        raise refuse("answers_file", "is for a long file (reads \"long\"): a wide file has "
-                     "its answers on its rows.")  # fmt: skip
-
-
-def _check_actions(config: AuditConfig) -> None:
-    """The lead's lists (engine.actions): a raised backread rate is not lower than the rate,
-    and the status rules' window holds at least the reads they need to judge."""
-    if config.backread_watch_rate < config.backread_rate:
-        raise ConfigError(
-            f"Setting 'backread_watch_rate' = {config.backread_watch_rate:g} is below "
-            f"'backread_rate' = {config.backread_rate:g}: the rate on watch is a raised one.",
-            "backread_watch_rate",
-        )
-    if config.status_window < config.status_minimum:
-        raise ConfigError(
-            f"Setting 'status_window' = {config.status_window} is below 'status_minimum' = "
-            f"{config.status_minimum}: no rater could ever be judged.",
-            "status_window",
-        )
-
-
-def _check_candidates(config: AuditConfig) -> None:
-    """In late-interaction mode the top-K graph is pruned from the colbert_top_k candidates."""
-    if not config.late_interaction or config.colbert_top_k is None:
-        return
-    too_large = [k for k in config.top_k_values if k is not None and k > config.colbert_top_k]
-    if too_large:
-        raise ConfigError(
-            f"Setting 'similarity_top_k' has {', '.join(map(str, too_large))} above "
-            f"'colbert_top_k' = {config.colbert_top_k}: in late-interaction mode the top-K graph "
-            "is pruned from the colbert_top_k MaxSim candidates, so every similarity_top_k must be "
-            "<= colbert_top_k. Raise colbert_top_k or lower similarity_top_k.",
-            "similarity_top_k",
-        )
 
 
 def fit_top_k(config: AuditConfig, n_responses: int) -> tuple[AuditConfig, list[str]]:
@@ -284,7 +274,7 @@ def load_config(path: str | Path) -> AuditConfig:
         raise ConfigError(f"{path}: {exc}", exc.key) from None
 
 
-def _json(text: str, what: str):
+def _json(text: str, what: str) -> Any:
     """Parse JSON; syntax errors and nesting too deep to parse are ConfigErrors naming `what`."""
     try:
         return json.loads(text)
@@ -317,8 +307,8 @@ def parse_override(item: str) -> tuple[str, object]:
 
 def build_config(
     config_path: str | Path | None = None,
-    overrides: list[str] = (),
-    columns: dict | None = None,
+    overrides: Sequence[str] = (),
+    columns: dict[str, Any] | None = None,
 ) -> AuditConfig:
     """The settings a run uses, assembled in one order for every front end: defaults.json (or
     the --config file), then the column choices (and --score-order), then each --set

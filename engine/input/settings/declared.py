@@ -2,12 +2,13 @@
 checks and reads it (engine.input.settings.rules), its type, where it shows, its label, one line of help
 and what it means.
 
-From this table come: the validation and the settings' type (engine.input.settings.config builds
-`AuditConfig` and `config_from_dict` from it), the defaults (defaults.json must equal
+From this table come: the validation and the settings' type (engine.input.settings.config's
+`AuditConfig` writes out one field per setting, tests/test_config_fields.py keeps them equal;
+`config_from_dict` validates by it), the defaults (defaults.json must equal
 `DEFAULTS`: tests/test_packaging.py), the Settings form and the Load screen's column choices
 (parm_tui), which settings name columns (`COLUMN_KEYS`), which are left out of the settings
 digest, and the settings reference (`reference_table()`, which docs/reference/settings.md
-holds: docs/make_reference.py writes it, tests/test_docs.py checks it). A new setting is one entry here plus what reads it.
+holds: docs/make_reference.py writes it, tests/test_docs.py checks it). A new setting is one entry here, its field in `AuditConfig`, plus what reads it.
 
 Sections: "form", the Settings form; "colbert", the form's late-interaction keys (shown for a
 late-interaction model); "advanced", the form's Advanced section (speed, memory, where a run
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 from engine.core.metric_names import METRIC_NAMES
 from engine.input.settings import rules
@@ -43,7 +45,7 @@ SECTIONS = (FORM, COLBERT, ADVANCED, ACTIONS, COLUMNS, FILE, MONITOR)
 HELP_WIDTH = 72
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Setting:
     """One setting. default: its JSON form; type: the annotation of the value a run uses;
     digested: part of the settings digest a decision and a saved run record (settings that
@@ -67,133 +69,147 @@ class Setting:
     guess: str = ""
 
 
-def _column(name, default, label, role, guess, meaning, help_text, later=False) -> Setting:
+def _column(
+    name: str, default: str | None, label: str, role: str, guess: str, meaning: str,
+    help_text: str, later: bool = False,
+) -> Setting:  # fmt: skip
     nullable = name not in ("text_column", "score_column")
     return Setting(
-        name, default, rules.text(nullable=nullable), "str | None" if nullable else "str",
-        COLUMNS, label, help_text, meaning, role=role, guess=guess, later=later,
+        name=name, default=default, rule=rules.text(nullable=nullable),
+        type="str | None" if nullable else "str", section=COLUMNS, label=label, help=help_text,
+        meaning=meaning, role=role, guess=guess, later=later,
     )  # fmt: skip
 
 
 SETTINGS: tuple[Setting, ...] = (
     Setting(
-        "embedding_model",
-        DEFAULT_MODEL,
-        rules.text(),
-        "str",
-        FORM,
-        "Embedding model",
-        "The model that turns answers into vectors (the bundled one is offline).",
-        "model name or path; the default resolves to the bundled copy. `static` is the fast "
-        "path: a static model distilled from the bundled one on first use (about 140 times "
-        "faster to embed on a CPU, audits less well: see [the benchmarks]"
-        "(../explanation/benchmarks.md); needs `pip "
-        "install -e '.[fast]'`). A name containing `colbert`, `lateon` or `late-interaction` "
-        "selects late-interaction (ColBERT) mode",
+        name="embedding_model",
+        default=DEFAULT_MODEL,
+        rule=rules.text(),
+        type="str",
+        section=FORM,
+        label="Embedding model",
+        help="The model that turns answers into vectors (the bundled one is offline).",
+        meaning=(
+            "model name or path; the default resolves to the bundled copy. `static` is the fast "
+            "path: a static model distilled from the bundled one on first use (about 140 times "
+            "faster to embed on a CPU, audits less well: see [the benchmarks]"
+            "(../explanation/benchmarks.md); needs `pip "
+            "install -e '.[fast]'`). A name containing `colbert`, `lateon` or `late-interaction` "
+            "selects late-interaction (ColBERT) mode"
+        ),
     ),
     Setting(
-        "normalize_similarities",
-        True,
-        rules.boolean(),
-        "bool",
-        FORM,
-        "Normalise similarities",
-        "Rescale similarities to 0-1 over all pairs before the power.",
-        "min-max normalise similarities over all off-diagonal pairs to [0, 1]",
+        name="normalize_similarities",
+        default=True,
+        rule=rules.boolean(),
+        type="bool",
+        section=FORM,
+        label="Normalise similarities",
+        help="Rescale similarities to 0-1 over all pairs before the power.",
+        meaning="min-max normalise similarities over all off-diagonal pairs to [0, 1]",
     ),
     Setting(
-        "similarity_power",
-        1.0,
-        rules.power(),
-        "float | tuple[float, ...] | PowerInterval",
-        FORM,
-        "Power p",
-        "Higher p leans harder on the closest neighbours (a grid tunes it).",
-        'power p: a number, a list (grid), or `{"min": 1, "max": 10, "tol": 0.02}` for bounded '
-        "Brent per K",
+        name="similarity_power",
+        default=1.0,
+        rule=rules.power(),
+        type="float | tuple[float, ...] | PowerInterval",
+        section=FORM,
+        label="Power p",
+        help="Higher p leans harder on the closest neighbours (a grid tunes it).",
+        meaning=(
+            'power p: a number, a list (grid), or `{"min": 1, "max": 10, "tol": 0.02}` for bounded '
+            "Brent per K"
+        ),
     ),
     Setting(
-        "similarity_top_k",
-        [5, 10, 15, 20, 25, 30, 35, 40, 45, 50],
-        rules.top_k(),
-        "int | tuple[int, ...] | None",
-        FORM,
-        "Top-K neighbours",
-        "How many similar answers each score is compared with (a grid is tuned).",
-        "K: an integer, a list (grid), or `null` for the dense graph",
+        name="similarity_top_k",
+        default=[5, 10, 15, 20, 25, 30, 35, 40, 45, 50],
+        rule=rules.top_k(),
+        type="int | tuple[int, ...] | None",
+        section=FORM,
+        label="Top-K neighbours",
+        help="How many similar answers each score is compared with (a grid is tuned).",
+        meaning="K: an integer, a list (grid), or `null` for the dense graph",
     ),
     Setting(
-        "similarity_top_k_symmetric",
-        True,
-        rules.boolean(),
-        "bool",
-        FORM,
-        "Symmetric top-K",
-        "Two answers are neighbours when either lists the other.",
-        "keep the union of the directed K-neighbourhoods, so the graph is symmetric",
+        name="similarity_top_k_symmetric",
+        default=True,
+        rule=rules.boolean(),
+        type="bool",
+        section=FORM,
+        label="Symmetric top-K",
+        help="Two answers are neighbours when either lists the other.",
+        meaning="keep the union of the directed K-neighbourhoods, so the graph is symmetric",
     ),
     Setting(
-        "similarity_top_k_chunk",
-        2048,
-        rules.integer(),
-        "int",
-        ADVANCED,
-        "Chunk size (rows)",
-        "Rows per block of the neighbour search: memory against speed.",
-        "rows (and columns) per tile of the neighbour search (capped at 4,096, a tile of 64 MB)",
+        name="similarity_top_k_chunk",
+        default=2048,
+        rule=rules.integer(),
+        type="int",
+        section=ADVANCED,
+        label="Chunk size (rows)",
+        help="Rows per block of the neighbour search: memory against speed.",
+        meaning=(
+            "rows (and columns) per tile of the neighbour search (capped at 4,096, a tile of 64 MB)"
+        ),
     ),
     Setting(
-        "colbert_top_k",
-        100,
-        rules.integer(nullable=True),
-        "int | None",
-        COLBERT,
-        "ColBERT top-K",
-        "Candidates per answer found before token-level (MaxSim) scoring.",
-        "candidate neighbours per response retrieved before MaxSim scoring (late "
-        "interaction); `null` = all",
+        name="colbert_top_k",
+        default=100,
+        rule=rules.integer(nullable=True),
+        type="int | None",
+        section=COLBERT,
+        label="ColBERT top-K",
+        help="Candidates per answer found before token-level (MaxSim) scoring.",
+        meaning=(
+            "candidate neighbours per response retrieved before MaxSim scoring (late "
+            "interaction); `null` = all"
+        ),
     ),
     Setting(
-        "colbert_batch_size",
-        256,
-        rules.integer(),
-        "int",
-        COLBERT,
-        "ColBERT batch size",
-        "Answer pairs per MaxSim batch: memory against speed.",
-        "response pairs per MaxSim batch",
+        name="colbert_batch_size",
+        default=256,
+        rule=rules.integer(),
+        type="int",
+        section=COLBERT,
+        label="ColBERT batch size",
+        help="Answer pairs per MaxSim batch: memory against speed.",
+        meaning="response pairs per MaxSim batch",
     ),
     Setting(
-        "colbert_maxsim",
-        "normalised",
-        rules.choice(("normalised", "normalised by length"), ("raw", "raw sum (paper)")),
-        "str",
-        COLBERT,
-        "ColBERT MaxSim",
-        "Normalised: MaxSim over the answer's length; raw: the paper's sum.",
-        '`"normalised"`: each MaxSim direction divided by its query\'s token count; `"raw"`: '
-        "the paper's sum over tokens (see [Late interaction]"
-        "(../explanation/method.md#late-interaction-colbert))",
+        name="colbert_maxsim",
+        default="normalised",
+        rule=rules.choice(("normalised", "normalised by length"), ("raw", "raw sum (paper)")),
+        type="str",
+        section=COLBERT,
+        label="ColBERT MaxSim",
+        help="Normalised: MaxSim over the answer's length; raw: the paper's sum.",
+        meaning=(
+            '`"normalised"`: each MaxSim direction divided by its query\'s token count; `"raw"`: '
+            "the paper's sum over tokens (see [Late interaction]"
+            "(../explanation/method.md#late-interaction-colbert))"
+        ),
     ),
     Setting(
-        "selection_metric",
-        "kappa",
-        rules.choice(*((m, m) for m in METRIC_NAMES)),
-        "str",
-        FORM,
-        "Selection metric",
-        "The agreement figure that chooses K and p (for nll the lowest wins).",
-        "`accuracy`, `kappa`, `qwk`, `near`, `f1` (macro) or `nll` (lowest wins)",
+        name="selection_metric",
+        default="kappa",
+        rule=rules.choice(*((m, m) for m in METRIC_NAMES)),
+        type="str",
+        section=FORM,
+        label="Selection metric",
+        help="The agreement figure that chooses K and p (for nll the lowest wins).",
+        meaning="`accuracy`, `kappa`, `qwk`, `near`, `f1` (macro) or `nll` (lowest wins)",
     ),
     Setting(
-        "class_weight",
-        "balanced",
-        rules.choice(("balanced", "balanced"), (None, "none")),
-        "str | None",
-        FORM,
-        "Class weighting",
-        "Balanced: rare scores weigh as much as common ones in the fit.",
-        '`"balanced"` (inverse category frequency) or `null`',
+        name="class_weight",
+        default="balanced",
+        rule=rules.choice(("balanced", "balanced"), (None, "none")),
+        type="str | None",
+        section=FORM,
+        label="Class weighting",
+        help="Balanced: rare scores weigh as much as common ones in the fit.",
+        meaning='`"balanced"` (inverse category frequency) or `null`',
     ),
     _column(
         "text_column",
@@ -232,89 +248,101 @@ SETTINGS: tuple[Setting, ...] = (
         "A second rater's scores, for human-human agreement.",
     ),
     Setting(
-        "score_columns",
-        None,
-        rules.column_list(),
-        "tuple[str, ...] | None",
-        COLUMNS,
-        "Reads (opt.)",
-        "Every read's score column, the audited one first (wide files).",
-        "a wide file's score columns, one per read, the audited score first (so its first is "
-        "`score_column`); each column's reads are its own rater's unless `rater_columns` "
-        "names them (`--score-cols G1,G2,G3`)",
+        name="score_columns",
+        default=None,
+        rule=rules.column_list(),
+        type="tuple[str, ...] | None",
+        section=COLUMNS,
+        label="Reads (opt.)",
+        help="Every read's score column, the audited one first (wide files).",
+        meaning=(
+            "a wide file's score columns, one per read, the audited score first (so its first is "
+            "`score_column`); each column's reads are its own rater's unless `rater_columns` "
+            "names them (`--score-cols G1,G2,G3`)"
+        ),
         role="reads",
         guess="reads",
         later=True,
     ),
     Setting(
-        "rater_columns",
-        None,
-        rules.column_list(),
-        "tuple[str, ...] | None",
-        COLUMNS,
-        "Read raters (opt.)",
-        "Who gave each read, in the order of the score columns.",
-        "who gave each read of `score_columns`, in the same order (its first is "
-        "`rater_column`); `null`: each score column is its own rater (`--rater-cols r1,r2,r3`)",
+        name="rater_columns",
+        default=None,
+        rule=rules.column_list(),
+        type="tuple[str, ...] | None",
+        section=COLUMNS,
+        label="Read raters (opt.)",
+        help="Who gave each read, in the order of the score columns.",
+        meaning=(
+            "who gave each read of `score_columns`, in the same order (its first is "
+            "`rater_column`); `null`: each score column is its own rater (`--rater-cols r1,r2,r3`)"
+        ),
         role="read raters",
         guess="read_raters",
         later=True,
     ),
     Setting(
-        "reads",
-        "wide",
-        rules.choice(("wide", "wide: one row per answer"), ("long", "long: one row per read")),
-        "str",
-        FILE,
-        "Shape",
-        "One row per answer (wide) or one row per read (long).",
-        '`"wide"`: one row per answer, its reads in score columns; `"long"`: one row per read '
-        "(`id_column` the answer read, `score_column` its score, `rater_column` who gave it, "
-        "`time_column` when; the text on one of the answer's rows, or in `answers_file`)",
+        name="reads",
+        default="wide",
+        rule=rules.choice(("wide", "wide: one row per answer"), ("long", "long: one row per read")),
+        type="str",
+        section=FILE,
+        label="Shape",
+        help="One row per answer (wide) or one row per read (long).",
+        meaning=(
+            '`"wide"`: one row per answer, its reads in score columns; `"long"`: one row per read '
+            "(`id_column` the answer read, `score_column` its score, `rater_column` who gave it, "
+            "`time_column` when; the text on one of the answer's rows, or in `answers_file`)"
+        ),
         role="shape",
         guess="reads_shape",
         later=True,
     ),
     Setting(
-        "answers_file",
-        None,
-        rules.text(nullable=True),
-        "str | None",
-        FILE,
-        "Answers file",
-        "A file of the answers' texts by id, for a long file without them.",
-        "a long file's answers: a CSV or TSV with `id_column` and `text_column`, joined by id "
-        "(`--answers FILE`)",
+        name="answers_file",
+        default=None,
+        rule=rules.text(nullable=True),
+        type="str | None",
+        section=FILE,
+        label="Answers file",
+        help="A file of the answers' texts by id, for a long file without them.",
+        meaning=(
+            "a long file's answers: a CSV or TSV with `id_column` and `text_column`, joined by id "
+            "(`--answers FILE`)"
+        ),
         role="answers file",
         guess="answers_file",
         later=True,
     ),
     Setting(
-        "sheet",
-        None,
-        rules.text(nullable=True),
-        "str | None",
-        FILE,
-        "Sheet",
-        "A workbook's sheet to read (empty: the one with answers and scores).",
-        "a workbook's sheet to read (Excel .xlsx, .xlsm, .xlsb, .xls; OpenDocument .ods); "
-        "`null`: the visible sheet with a text column, a score column and at least 10 rows "
-        "(asked when two or more have them: see [Excel workbooks](../how-to/excel.md)). A "
-        "CSV or TSV has no sheets: there it is not used (`--sheet NAME`)",
+        name="sheet",
+        default=None,
+        rule=rules.text(nullable=True),
+        type="str | None",
+        section=FILE,
+        label="Sheet",
+        help="A workbook's sheet to read (empty: the one with answers and scores).",
+        meaning=(
+            "a workbook's sheet to read (Excel .xlsx, .xlsm, .xlsb, .xls; OpenDocument .ods); "
+            "`null`: the visible sheet with a text column, a score column and at least 10 rows "
+            "(asked when two or more have them: see [Excel workbooks](../how-to/excel.md)). A "
+            "CSV or TSV has no sheets: there it is not used (`--sheet NAME`)"
+        ),
         role="sheet",
         guess="sheet",
         later=True,
     ),
     Setting(
-        "score_order",
-        None,
-        rules.score_order(),
-        "tuple[str, ...] | None",
-        FORM,
-        "Score order",
-        "Score labels lowest first; text labels need it for QWK and 'off by 2'.",
-        'the score labels lowest first (a list, or `"low,medium,high"`); `null`: numbers in '
-        "numeric order, text labels nominal",
+        name="score_order",
+        default=None,
+        rule=rules.score_order(),
+        type="tuple[str, ...] | None",
+        section=FORM,
+        label="Score order",
+        help="Score labels lowest first; text labels need it for QWK and 'off by 2'.",
+        meaning=(
+            'the score labels lowest first (a list, or `"low,medium,high"`); `null`: numbers in '
+            "numeric order, text labels nominal"
+        ),
         placeholder="e.g. low, medium, high",
     ),
     _column(
@@ -404,220 +432,249 @@ SETTINGS: tuple[Setting, ...] = (
         later=True,
     ),
     Setting(
-        "on_bad_rows",
-        "error",
-        rules.choice(("error", "error: stop"), ("skip", "skip: leave out")),
-        "str",
-        FORM,
-        "Bad rows",
-        "Rows with no usable score: stop with a message, or leave them out.",
-        'rows with a missing or non-numeric score: `"error"` stops, `"skip"` leaves them out '
-        "with a warning (blank answers are audited, see [Input files](input.md))",
+        name="on_bad_rows",
+        default="error",
+        rule=rules.choice(("error", "error: stop"), ("skip", "skip: leave out")),
+        type="str",
+        section=FORM,
+        label="Bad rows",
+        help="Rows with no usable score: stop with a message, or leave them out.",
+        meaning=(
+            'rows with a missing or non-numeric score: `"error"` stops, `"skip"` leaves them out '
+            "with a warning (blank answers are audited, see [Input files](input.md))"
+        ),
     ),
     Setting(
-        "embedding_batch_size",
-        32,
-        rules.integer(),
-        "int",
-        ADVANCED,
-        "Embedding batch",
-        "Answers per embedding batch (32 is fastest on a CPU).",
-        "texts per embedding batch (32 is fastest on CPU)",
+        name="embedding_batch_size",
+        default=32,
+        rule=rules.integer(),
+        type="int",
+        section=ADVANCED,
+        label="Embedding batch",
+        help="Answers per embedding batch (32 is fastest on a CPU).",
+        meaning="texts per embedding batch (32 is fastest on CPU)",
     ),
     Setting(
-        "long_answers",
-        "truncate",
-        rules.choice(("truncate", "truncate: the beginning"), ("windows", "windows: read whole")),
-        "str",
-        ADVANCED,
-        "Long answers",
-        "Answers past the model's limit: read the beginning, or whole in windows.",
-        "an answer longer than the model's input limit (256 word pieces for the bundled model): "
-        '`"truncate"` reads its beginning, `"windows"` reads it whole in windows of the limit '
-        "that overlap by a quarter, their vectors averaged (weighted by word pieces); an answer "
-        "that fits is read the same way in both (measured no better on ASAP essay sets 7 and 8: "
-        "[What a run embeds](../explanation/speed.md))",
+        name="long_answers",
+        default="truncate",
+        rule=rules.choice(
+            ("truncate", "truncate: the beginning"), ("windows", "windows: read whole")
+        ),
+        type="str",
+        section=ADVANCED,
+        label="Long answers",
+        help="Answers past the model's limit: read the beginning, or whole in windows.",
+        meaning=(
+            "an answer longer than the model's input limit (256 word pieces for the bundled "
+            'model): `"truncate"` reads its beginning, `"windows"` reads it whole in windows of '
+            "the limit that overlap by a quarter, their vectors averaged (weighted by word "
+            "pieces); an answer that fits is read the same way in both (measured no better on ASAP "
+            "essay sets 7 and 8: [What a run embeds](../explanation/speed.md))"
+        ),
         later=True,
     ),  # fmt: skip
     Setting(
-        "session_model",
-        "auto",
-        rules.choice(("auto", "auto: with 2+ items or reads"), ("off", "off")),
-        "str",
-        ADVANCED,
-        "Session model",
-        "Fit one model over every item and read, cross-fitted (auto), or not.",
-        'the session model (docs/explanation/session-model.md): `"auto"` fits it once per run '
-        "when the file has two or more items or an answer read more than once (and "
-        "`cross_fit_folds` >= 2), and shows its cross-fitted QWK (kappa for unordered labels) "
-        'per item and for the session beside the per-item figures; `"off"` does not',
+        name="session_model",
+        default="auto",
+        rule=rules.choice(("auto", "auto: with 2+ items or reads"), ("off", "off")),
+        type="str",
+        section=ADVANCED,
+        label="Session model",
+        help="Fit one model over every item and read, cross-fitted (auto), or not.",
+        meaning=(
+            'the session model (docs/explanation/session-model.md): `"auto"` fits it once per run '
+            "when the file has two or more items or an answer read more than once (and "
+            "`cross_fit_folds` >= 2), and shows its cross-fitted QWK (kappa for unordered labels) "
+            'per item and for the session beside the per-item figures; `"off"` does not'
+        ),
         later=True,
     ),  # fmt: skip
     Setting(
-        "embedding_cache_mb",
-        DEFAULT_CACHE_MB,
-        rules.integer(minimum=0),
-        "int",
-        ADVANCED,
-        "Embedding cache MB",
-        "Most the embedding cache keeps; least recently used go first (0: none).",
-        "the most the embedding cache keeps, in MB (each distinct answer once; the least "
-        "recently used go first; 0 keeps nothing). `parm cache` shows it, `parm cache clear` "
-        "empties it",
+        name="embedding_cache_mb",
+        default=DEFAULT_CACHE_MB,
+        rule=rules.integer(minimum=0),
+        type="int",
+        section=ADVANCED,
+        label="Embedding cache MB",
+        help="Most the embedding cache keeps; least recently used go first (0: none).",
+        meaning=(
+            "the most the embedding cache keeps, in MB (each distinct answer once; the least "
+            "recently used go first; 0 keeps nothing). `parm cache` shows it, `parm cache clear` "
+            "empties it"
+        ),
         digested=False,
     ),
     Setting(
-        "near_duplicate_threshold",
-        0.95,
-        rules.unit(),
-        "float",
-        FORM,
-        "Near-duplicate cos",
-        "Cosine above which two answers count as the same answer.",
-        "cosine similarity above which two responses count as near-duplicates",
+        name="near_duplicate_threshold",
+        default=0.95,
+        rule=rules.unit(),
+        type="float",
+        section=FORM,
+        label="Near-duplicate cos",
+        help="Cosine above which two answers count as the same answer.",
+        meaning="cosine similarity above which two responses count as near-duplicates",
     ),
     Setting(
-        "flag_precision",
-        None,
-        rules.unit(nullable=True),
-        "float | None",
-        FORM,
-        "Flag precision",
-        "Empty: flag as many as the estimated wrong scores; else this precision.",
-        "`null`: each item flags as many answers, from the top of its queue, as it has "
-        "estimated wrong scores; a number: the longest top of the queue whose mean severity "
-        "(the probability that another read differs) reaches it",
+        name="flag_precision",
+        default=None,
+        rule=rules.unit(nullable=True),
+        type="float | None",
+        section=FORM,
+        label="Flag precision",
+        help="Empty: flag as many as the estimated wrong scores; else this precision.",
+        meaning=(
+            "`null`: each item flags as many answers, from the top of its queue, as it has "
+            "estimated wrong scores; a number: the longest top of the queue whose mean severity "
+            "(the probability that another read differs) reaches it"
+        ),
         later=True,
     ),
     Setting(
-        "bootstrap_samples",
-        200,
-        rules.integer(minimum=0),
-        "int",
-        FORM,
-        "Bootstrap samples",
-        "Resamples for the 95% intervals (0: none; more is slower).",
-        "bootstrap resamples for confidence intervals (0 = none)",
+        name="bootstrap_samples",
+        default=200,
+        rule=rules.integer(minimum=0),
+        type="int",
+        section=FORM,
+        label="Bootstrap samples",
+        help="Resamples for the 95% intervals (0: none; more is slower).",
+        meaning="bootstrap resamples for confidence intervals (0 = none)",
     ),
     Setting(
-        "cross_fit_folds",
-        5,
-        rules.integer(minimum=0),
-        "int",
-        FORM,
-        "Cross-fit folds",
-        "Folds for the cross-fitted (out-of-sample) figures (0: none).",
-        "folds for the cross-fitted kappa (0 = none)",
+        name="cross_fit_folds",
+        default=5,
+        rule=rules.integer(minimum=0),
+        type="int",
+        section=FORM,
+        label="Cross-fit folds",
+        help="Folds for the cross-fitted (out-of-sample) figures (0: none).",
+        meaning="folds for the cross-fitted kappa (0 = none)",
     ),
     Setting(
-        "seed",
-        0,
-        rules.integer(minimum=0),
-        "int",
-        FORM,
-        "Seed",
-        "Seed of the bootstrap and the folds: one seed, the same figures.",
-        "seed for bootstrap and cross-fitting",
+        name="seed",
+        default=0,
+        rule=rules.integer(minimum=0),
+        type="int",
+        section=FORM,
+        label="Seed",
+        help="Seed of the bootstrap and the folds: one seed, the same figures.",
+        meaning="seed for bootstrap and cross-fitting",
     ),
     Setting(
-        "jobs",
-        1,
-        rules.integer(),
-        "int",
-        ADVANCED,
-        "Worker processes",
-        "Worker processes auditing a session's items side by side.",
-        "worker processes for the items of a session (1: one after another, in this process)",
+        name="jobs",
+        default=1,
+        rule=rules.integer(),
+        type="int",
+        section=ADVANCED,
+        label="Worker processes",
+        help="Worker processes auditing a session's items side by side.",
+        meaning=(
+            "worker processes for the items of a session (1: one after another, in this process)"
+        ),
     ),
     Setting(
-        "scheduler",
-        None,
-        rules.scheduler(),
-        "str | None",
-        ADVANCED,
-        "Dask scheduler",
-        "A Dask cluster for the items (tcp://HOST:8786, local:N); empty: here.",
-        "a Dask scheduler's address (`\"tcp://10.0.0.5:8786\"`): the session's items run on "
-        'that cluster; `"local:N"` starts N worker processes here for the run (`"local"`: one '
-        "per core); `null`: Dask's own `DASK_SCHEDULER_ADDRESS` when set, else this machine "
-        "(`jobs`). Needs `pip install 'parm[dask]'`; see [A session on a Dask cluster](../how-to/dask-cluster.md)",
+        name="scheduler",
+        default=None,
+        rule=rules.scheduler(),
+        type="str | None",
+        section=ADVANCED,
+        label="Dask scheduler",
+        help="A Dask cluster for the items (tcp://HOST:8786, local:N); empty: here.",
+        meaning=(
+            "a Dask scheduler's address (`\"tcp://10.0.0.5:8786\"`): the session's items run on "
+            'that cluster; `"local:N"` starts N worker processes here for the run (`"local"`: one '
+            "per core); `null`: Dask's own `DASK_SCHEDULER_ADDRESS` when set, else this machine "
+            "(`jobs`). Needs `pip install 'parm[dask]'`; see [A session on a Dask "
+            "cluster](../how-to/dask-cluster.md)"
+        ),
         digested=False,
         placeholder="none: this machine; tcp://HOST:8786 or local:N (Dask)",
     ),
     Setting(
-        "scheduler_timeout",
-        20.0,
-        rules.positive(),
-        "float",
-        ADVANCED,
-        "Connect timeout s",
-        "Seconds to wait for the scheduler and a worker before stopping.",
-        "seconds to wait for the scheduler to answer and to have a worker before the run stops "
-        "with a message (exit 2)",
+        name="scheduler_timeout",
+        default=20.0,
+        rule=rules.positive(),
+        type="float",
+        section=ADVANCED,
+        label="Connect timeout s",
+        help="Seconds to wait for the scheduler and a worker before stopping.",
+        meaning=(
+            "seconds to wait for the scheduler to answer and to have a worker before the run stops "
+            "with a message (exit 2)"
+        ),
         digested=False,
     ),
     Setting(
-        "device",
-        "auto",
-        rules.choice(
+        name="device",
+        default="auto",
+        rule=rules.choice(
             ("auto", "auto: a GPU when PyTorch sees one"), ("cpu", "cpu"), ("cuda", "cuda")
         ),
-        "str",
-        ADVANCED,
-        "Embedding device",
-        "Where the embedding model runs: auto (a GPU if there is one), cpu, cuda.",
-        'where the embedding model runs: `"auto"` (CUDA, or Apple MPS, when PyTorch sees one, '
-        'else the CPU), `"cpu"` or `"cuda"` (an error naming the machine when PyTorch there '
-        "sees no GPU). On a cluster it is each worker's own PyTorch that decides",
+        type="str",
+        section=ADVANCED,
+        label="Embedding device",
+        help="Where the embedding model runs: auto (a GPU if there is one), cpu, cuda.",
+        meaning=(
+            'where the embedding model runs: `"auto"` (CUDA, or Apple MPS, when PyTorch sees one, '
+            'else the CPU), `"cpu"` or `"cuda"` (an error naming the machine when PyTorch there '
+            "sees no GPU). On a cluster it is each worker's own PyTorch that decides"
+        ),
         digested=False,
     ),  # fmt: skip
     Setting(
-        "saved_runs",
-        10,
-        rules.integer(),
-        "int",
-        ADVANCED,
-        "Saved runs per file",
-        "How many runs of each file are kept to resume and reopen (the newest).",
-        "how many runs of each input file are kept for resuming and reopening (the newest; at "
-        "least 1)",
+        name="saved_runs",
+        default=10,
+        rule=rules.integer(),
+        type="int",
+        section=ADVANCED,
+        label="Saved runs per file",
+        help="How many runs of each file are kept to resume and reopen (the newest).",
+        meaning=(
+            "how many runs of each input file are kept for resuming and reopening (the newest; at "
+            "least 1)"
+        ),
         digested=False,
     ),
     Setting(
-        "reviewer",
-        None,
-        rules.text(nullable=True),
-        "str | None",
-        ADVANCED,
-        "Reviewer",
-        "Who decides in the review (decisions.csv names them); empty: your login.",
-        "who makes the review's decisions (decisions.csv and a colleague's import name them); "
-        "`null`: the login name",
+        name="reviewer",
+        default=None,
+        rule=rules.text(nullable=True),
+        type="str | None",
+        section=ADVANCED,
+        label="Reviewer",
+        help="Who decides in the review (decisions.csv names them); empty: your login.",
+        meaning=(
+            "who makes the review's decisions (decisions.csv and a colleague's import name them); "
+            "`null`: the login name"
+        ),
         digested=False,
         placeholder="none: your login name",
     ),
     Setting(
-        "serve_max_sessions",
-        4,
-        rules.integer(),
-        "int",
-        ADVANCED,
-        "Browser sessions at most",
-        "`parm serve`: app processes open at once; the next browser is refused.",
-        "the most app processes `parm serve` keeps open at once (one per browser connection); "
-        "the next connection is refused with a message until one closes",
+        name="serve_max_sessions",
+        default=4,
+        rule=rules.integer(),
+        type="int",
+        section=ADVANCED,
+        label="Browser sessions at most",
+        help="`parm serve`: app processes open at once; the next browser is refused.",
+        meaning=(
+            "the most app processes `parm serve` keeps open at once (one per browser connection); "
+            "the next connection is refused with a message until one closes"
+        ),
         digested=False,
     ),
     Setting(
-        "serve_idle_minutes",
-        30,
-        rules.integer(),
-        "int",
-        ADVANCED,
-        "Idle minutes (browser)",
-        "`parm serve`: a browser's app closes after this long without input.",
-        "minutes without a key, click or resize after which `parm serve` closes a browser "
-        "connection's app (its decisions are already saved); the page offers to start again",
+        name="serve_idle_minutes",
+        default=30,
+        rule=rules.integer(),
+        type="int",
+        section=ADVANCED,
+        label="Idle minutes (browser)",
+        help="`parm serve`: a browser's app closes after this long without input.",
+        meaning=(
+            "minutes without a key, click or resize after which `parm serve` closes a browser "
+            "connection's app (its decisions are already saved); the page offers to start again"
+        ),
         digested=False,
     ),
 )
@@ -625,8 +682,20 @@ SETTINGS: tuple[Setting, ...] = (
 
 # The lead's lists (engine.actions): they change nothing the audit computes, only the lists made
 # from a run, so none is in the settings digest. The targets are NAEP's (docs/how-to/lead-actions.md).
-def _action(name, default, rule, kind, label, help_text, meaning) -> Setting:
-    return Setting(name, default, rule, kind, ACTIONS, label, help_text, meaning, digested=False)
+def _action(
+    name: str, default: object, rule: Rule, kind: str, label: str, help_text: str, meaning: str
+) -> Setting:
+    return Setting(
+        name=name,
+        default=default,
+        rule=rule,
+        type=kind,
+        section=ACTIONS,
+        label=label,
+        help=help_text,
+        meaning=meaning,
+        digested=False,
+    )
 
 
 ACTION_SETTINGS: tuple[Setting, ...] = (
@@ -647,10 +716,11 @@ ACTION_SETTINGS: tuple[Setting, ...] = (
             "the share of each rater's backreads drawn at random from all their reads (a simple "
             "random sample, so their agreement with the supervisor estimates the rater's "
             "without bias); the rest are the riskiest reads"),
-    Setting("backread_supervisors", None, rules.names(), "tuple[str, ...] | None", ACTIONS,
-            "Supervisors", "Who backreads, in turn (backreads.csv's reviewer); empty: none.",
-            "the supervisors who backread, given backreads in turn (round-robin, never their "
-            "own reads); `null`: the reviewer column is left empty", digested=False,
+    Setting(name="backread_supervisors", default=None, rule=rules.names(),
+            type="tuple[str, ...] | None", section=ACTIONS, label="Supervisors",
+            help="Who backreads, in turn (backreads.csv's reviewer); empty: none.",
+            meaning="the supervisors who backread, given backreads in turn (round-robin, never "
+            "their own reads); `null`: the reviewer column is left empty", digested=False,
             placeholder="none: e.g. Ann, Bo"),
     _action("third_read_gap", 2, rules.integer(), "int", "Third read at gap",
             "Reads this many scores apart need a third read (ordered scales).",
@@ -699,107 +769,123 @@ SETTINGS = SETTINGS + ACTION_SETTINGS
 # defaults in docs/explanation/monitor-alerts.md. None of them changes what an audit computes.
 SETTINGS += (
     Setting(
-        "monitor_min_reads",
-        20,
-        rules.integer(),
-        "int",
-        MONITOR,
-        "Least reads judged",
-        "Reads (or pairs) a figure needs before an alert is judged on it.",
-        "the least double reads (or validity reads) a period's figure needs before any alert is "
-        "judged on it: fewer and it is shown, never alerted",
+        name="monitor_min_reads",
+        default=20,
+        rule=rules.integer(),
+        type="int",
+        section=MONITOR,
+        label="Least reads judged",
+        help="Reads (or pairs) a figure needs before an alert is judged on it.",
+        meaning=(
+            "the least double reads (or validity reads) a period's figure needs before any alert "
+            "is judged on it: fewer and it is shown, never alerted"
+        ),
         digested=False,
     ),
     Setting(
-        "monitor_alert_p",
-        0.01,
-        rules.unit(),
-        "float",
-        MONITOR,
-        "Alert p",
-        "An alert is raised when its test's p is below this (how sure it is).",
-        "an alert is raised only when its one-sided test (the figure against its threshold, "
-        "its history or the morning) gives p below this; the p is in the alert's sentence",
+        name="monitor_alert_p",
+        default=0.01,
+        rule=rules.unit(),
+        type="float",
+        section=MONITOR,
+        label="Alert p",
+        help="An alert is raised when its test's p is below this (how sure it is).",
+        meaning=(
+            "an alert is raised only when its one-sided test (the figure against its threshold, "
+            "its history or the morning) gives p below this; the p is in the alert's sentence"
+        ),
         digested=False,
     ),
     Setting(
-        "monitor_adjacent_targets",
-        [1.0, 0.95, 0.95, 0.95, 0.9],
-        rules.shares(5),
-        "tuple[float, ...]",
-        MONITOR,
-        "Adjacent targets",
-        "Exact-or-adjacent targets for items of 2, 3, 4, 5 and 6+ score points.",
-        "the exact-or-adjacent agreement target of an item of 2, 3, 4, 5 and 6 or more score "
-        "points (ordered scores; 0.95 is RSMTool's threshold; 1 never alerts)",
+        name="monitor_adjacent_targets",
+        default=[1.0, 0.95, 0.95, 0.95, 0.9],
+        rule=rules.shares(5),
+        type="tuple[float, ...]",
+        section=MONITOR,
+        label="Adjacent targets",
+        help="Exact-or-adjacent targets for items of 2, 3, 4, 5 and 6+ score points.",
+        meaning=(
+            "the exact-or-adjacent agreement target of an item of 2, 3, 4, 5 and 6 or more score "
+            "points (ordered scores; 0.95 is RSMTool's threshold; 1 never alerts)"
+        ),
         digested=False,
     ),
     Setting(
-        "monitor_validity_window",
-        20,
-        rules.integer(),
-        "int",
-        MONITOR,
-        "Validity window",
-        "A rater's last N validity reads of an item are judged together.",
-        "how many of a rater's latest validity reads of an item the validity rule judges "
-        "together (Pearson ePEN and Janison judge a rolling window)",
+        name="monitor_validity_window",
+        default=20,
+        rule=rules.integer(),
+        type="int",
+        section=MONITOR,
+        label="Validity window",
+        help="A rater's last N validity reads of an item are judged together.",
+        meaning=(
+            "how many of a rater's latest validity reads of an item the validity rule judges "
+            "together (Pearson ePEN and Janison judge a rolling window)"
+        ),
         digested=False,
     ),
     Setting(
-        "monitor_history_periods",
-        3,
-        rules.integer(),
-        "int",
-        MONITOR,
-        "History days",
-        "Past days an item needs before it is judged against its own history.",
-        "the past days (each with `monitor_min_reads` double reads) an item or a rater needs "
-        "before a day is judged against their own history",
+        name="monitor_history_periods",
+        default=3,
+        rule=rules.integer(),
+        type="int",
+        section=MONITOR,
+        label="History days",
+        help="Past days an item needs before it is judged against its own history.",
+        meaning=(
+            "the past days (each with `monitor_min_reads` double reads) an item or a rater needs "
+            "before a day is judged against their own history"
+        ),
         digested=False,
     ),
     Setting(
-        "monitor_history_percentiles",
-        [20.0, 5.0],
-        rules.percentiles(),
-        "tuple[float, ...]",
-        MONITOR,
-        "History percentiles",
-        "Yellow and red: a day below these percentiles of the item's past days.",
-        "yellow and red: an item's day of exact agreement below these percentiles of its past "
-        "days (NAEP since 2010: the 20th and the 5th), and below their pooled rate by the test",
+        name="monitor_history_percentiles",
+        default=[20.0, 5.0],
+        rule=rules.percentiles(),
+        type="tuple[float, ...]",
+        section=MONITOR,
+        label="History percentiles",
+        help="Yellow and red: a day below these percentiles of the item's past days.",
+        meaning=(
+            "yellow and red: an item's day of exact agreement below these percentiles of its past "
+            "days (NAEP since 2010: the 20th and the 5th), and below their pooled rate by the test"
+        ),
         digested=False,
     ),
     Setting(
-        "monitor_within_day_drop",
-        0.05,
-        rules.unit(),
-        "float",
-        MONITOR,
-        "Within-day drop",
-        "The least fall of exact agreement from morning to afternoon alerted.",
-        "the least fall of an item's exact agreement from the morning to the afternoon (NAEP's "
-        "example: 90% to 82%) that is alerted, when the test is sure of it",
+        name="monitor_within_day_drop",
+        default=0.05,
+        rule=rules.unit(),
+        type="float",
+        section=MONITOR,
+        label="Within-day drop",
+        help="The least fall of exact agreement from morning to afternoon alerted.",
+        meaning=(
+            "the least fall of an item's exact agreement from the morning to the afternoon (NAEP's "
+            "example: 90% to 82%) that is alerted, when the test is sure of it"
+        ),
         digested=False,
     ),
     Setting(
-        "monitor_drift_points",
-        0.1,
-        rules.positive(),
-        "float",
-        MONITOR,
-        "Drift points",
-        "The least change of a rater's leniency (points) called drift.",
-        "the least change, in score points, of a rater's leniency against their co-raters from "
-        "their own earlier days to the day judged that is alerted as drift, when the test is "
-        "sure of it",
+        name="monitor_drift_points",
+        default=0.1,
+        rule=rules.positive(),
+        type="float",
+        section=MONITOR,
+        label="Drift points",
+        help="The least change of a rater's leniency (points) called drift.",
+        meaning=(
+            "the least change, in score points, of a rater's leniency against their co-raters from "
+            "their own earlier days to the day judged that is alerted as drift, when the test is "
+            "sure of it"
+        ),
         digested=False,
     ),
 )
 
 BY_NAME = {setting.name: setting for setting in SETTINGS}
 # Every setting's default in the JSON form defaults.json has.
-DEFAULTS: dict = {setting.name: setting.default for setting in SETTINGS}
+DEFAULTS: dict[str, Any] = {setting.name: setting.default for setting in SETTINGS}
 # The settings that name a file's columns, in the order the Load screen shows them, and those
 # that say how it holds its reads.
 COLUMN_KEYS = tuple(setting.name for setting in SETTINGS if setting.section == COLUMNS)
@@ -811,7 +897,7 @@ CHOSEN_KEYS = COLUMN_KEYS + FILE_KEYS
 NOT_DIGESTED = tuple(setting.name for setting in SETTINGS if not setting.digested)
 
 
-def digested(name: str, value) -> bool:
+def digested(name: str, value: object) -> bool:
     """Whether setting `name` at `value` (its JSON form) counts in the settings digest."""
     setting = BY_NAME[name]
     return setting.digested and not (setting.later and value == setting.default)
@@ -842,5 +928,5 @@ def _digest_note(setting: Setting) -> str:
     return ""
 
 
-def _json_text(value) -> str:
+def _json_text(value: object) -> str:
     return json.dumps(value)

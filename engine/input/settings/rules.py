@@ -39,14 +39,14 @@ class Rule:
     nullable: bool = False
 
 
-def fail(key: str, value, accepted: str) -> ConfigError:
+def fail(key: str, value: object, accepted: str) -> ConfigError:
     return ConfigError(
         f"Setting '{key}' = {json.dumps(value, default=str)} is invalid: {accepted}.", key
     )
 
 
 def boolean() -> Rule:
-    def read(key, value):
+    def read(key: str, value: object) -> bool:
         if not isinstance(value, bool):
             raise fail(key, value, "expected true or false")
         return value
@@ -57,7 +57,7 @@ def boolean() -> Rule:
 def integer(minimum: int = 1, nullable: bool = False) -> Rule:
     extra = " or null" if nullable else ""
 
-    def read(key, value):
+    def read(key: str, value: object) -> int | None:
         if value is None and nullable:
             return None
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
@@ -71,7 +71,7 @@ def positive() -> Rule:
     return Rule("number", "a number > 0", read_positive)
 
 
-def read_positive(key, value) -> float:
+def read_positive(key: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise fail(key, value, "expected a number > 0")
     if not math.isfinite(value) or value <= 0:
@@ -82,7 +82,7 @@ def read_positive(key, value) -> float:
 def unit(nullable: bool = False) -> Rule:
     accepted = "a number in (0, 1]" + (" or null" if nullable else "")
 
-    def read(key, value):
+    def read(key: str, value: object) -> float | None:
         if value is None and nullable:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
@@ -95,7 +95,7 @@ def unit(nullable: bool = False) -> Rule:
 def text(nullable: bool = False) -> Rule:
     accepted = "a non-empty string" + (" or null" if nullable else "")
 
-    def read(key, value):
+    def read(key: str, value: object) -> str | None:
         if value is None and nullable:
             return None
         if not isinstance(value, str) or not value.strip():
@@ -114,7 +114,7 @@ def choice(*options: tuple[object, str]) -> Rule:
     values = tuple(value for value, _ in options)
     shown = ", ".join("null" if v is None else str(v) for v in values)
 
-    def read(key, value):
+    def read(key: str, value: object) -> object:
         if value not in values:
             raise fail(key, value, f"expected one of {shown}")
         return value
@@ -127,7 +127,7 @@ def shares(count: int) -> Rule:
     string (as a form's field gives it: "0.85, 0.8")."""
     accepted = f"a list of {count} numbers in [0, 1]"
 
-    def read(key, value):
+    def read(key: str, value: object) -> tuple[float, ...]:
         return tuple(_numbers(key, value, count, accepted, 0.0, 1.0))
 
     return Rule("shares", accepted, read)
@@ -137,7 +137,7 @@ def percentiles() -> Rule:
     """Two percentiles, the first (yellow) at least the second (red), each in (0, 100)."""
     accepted = "two percentiles in (0, 100), the first (yellow) at least the second (red)"
 
-    def read(key, value):
+    def read(key: str, value: object) -> tuple[float, float]:
         yellow, red = _numbers(key, value, 2, accepted, 0.0, 100.0)
         if not (0 < red <= yellow < 100):
             raise fail(key, value, "expected " + accepted)
@@ -146,7 +146,9 @@ def percentiles() -> Rule:
     return Rule("shares", accepted, read)
 
 
-def _numbers(key, value, count: int, accepted: str, low: float, high: float) -> list[float]:
+def _numbers(
+    key: str, value: object, count: int, accepted: str, low: float, high: float
+) -> list[float]:
     if isinstance(value, str):
         parts = [p for p in value.strip().strip("[]()").replace(";", ",").split(",") if p.strip()]
         try:
@@ -166,7 +168,7 @@ def column_list() -> Rule:
     string (as `--score-cols G1,G2,G3` gives it)."""
     accepted = 'expected null or at least two column names, each once, e.g. ["G1", "G2"]'
 
-    def read(key, value):
+    def read(key: str, value: object) -> tuple[str, ...] | None:
         if value is None:
             return None
         names = value.split(",") if isinstance(value, str) else value
@@ -186,7 +188,7 @@ def column_list() -> Rule:
 def top_k() -> Rule:
     accepted = "expected an integer >= 1, a non-empty list of them, or null for the dense graph"
 
-    def read(key, value):
+    def read(key: str, value: object) -> int | tuple[int, ...] | None:
         if value is None:
             return None
         if isinstance(value, list):
@@ -204,7 +206,7 @@ def top_k() -> Rule:
 
 
 def power() -> Rule:
-    def read(key, value):
+    def read(key: str, value: object) -> float | tuple[float, ...] | PowerInterval:
         if isinstance(value, dict):
             unknown = set(value) - {"min", "max", "tol"}
             if unknown or "min" not in value or "max" not in value:
@@ -229,7 +231,7 @@ def score_order() -> Rule:
     text labels unordered."""
     accepted = 'expected null or the score labels lowest first, e.g. ["low", "medium", "high"]'
 
-    def read(key, value):
+    def read(key: str, value: object) -> tuple[str, ...] | None:
         if value is None:
             return None
         labels = value.split(",") if isinstance(value, str) else value
@@ -256,7 +258,7 @@ def scheduler() -> Rule:
         "for N worker processes on this machine"
     )
 
-    def read(key, value):
+    def read(key: str, value: object) -> str | None:
         if value is None:
             return None
         if (
@@ -282,7 +284,7 @@ def shares_by_size() -> Rule:
         "for every larger scale, e.g. [0.85, 0.8, 0.75]"
     )
 
-    def read(key, value):
+    def read(key: str, value: object) -> tuple[float, ...]:
         values = value.split(",") if isinstance(value, str) else value
         values = list(values) if isinstance(values, tuple) else values
         if not isinstance(values, list) or not 1 <= len(values) <= 10:
@@ -298,7 +300,7 @@ def shares_by_size() -> Rule:
     return Rule("shares", accepted.removeprefix("expected "), read)
 
 
-def _number_text(value):
+def _number_text(value: object) -> object:
     """A number typed as text ('0.8') as the number; anything else as it is."""
     if isinstance(value, str):
         try:
@@ -312,7 +314,7 @@ def names() -> Rule:
     """People's names, each once (or null: none), as a list or one comma-separated string."""
     accepted = 'expected null or names, each once, e.g. ["Ann", "Bo"] or "Ann, Bo"'
 
-    def read(key, value):
+    def read(key: str, value: object) -> tuple[str, ...] | None:
         if value is None:
             return None
         found = value.split(",") if isinstance(value, str) else value
