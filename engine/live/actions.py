@@ -75,7 +75,9 @@ class ActionsResult:
     before, followed up."""
 
     files: tuple[tuple[str, str], ...] = ()
-    statuses: dict[tuple[str, str], tuple[str, str, float]] = field(default_factory=dict)
+    statuses: dict[tuple[str, str], tuple[str, str, float | None, int]] = field(
+        default_factory=dict
+    )
     lists: Actions | None = None
     assigned: tuple[dict, ...] = ()
     follow_up: FollowUp = field(default_factory=FollowUp)

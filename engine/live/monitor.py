@@ -163,7 +163,8 @@ def _status_alerts(result: MonitorResult) -> list[Alert]:
         if was is not None and was != status:
             message = (f"Rater '{rater}' on item '{item}': status changed from {was} to "
                        f"{status} since the run before ({rule}).")  # fmt: skip
-            out.append(Alert("rater_status", item, rater, result.latest_day, figure,
+            shown = float("nan") if figure is None else float(figure)  # a rule without one
+            out.append(Alert("rater_status", item, rater, result.latest_day, shown,
                              float("nan"), message, float("nan"), 0, "rater_status"))  # fmt: skip
     return out
 
