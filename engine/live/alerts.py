@@ -29,6 +29,10 @@ ALERT_KINDS = {
     "item_within_day": (
         "an item's exact agreement fell from the morning to the afternoon by at least the "
         "within-day drop", "item", YELLOW),
+    "rater_item": (
+        "an item's day past an item rule (its target or its history) that keeps to the rule "
+        "without one rater's double reads: that rater's reads explain it, and the alert is "
+        "about them on that item", "rater", RED),
     "session_target": (
         "every item's double reads of a day together below the targets of the items read",
         "session", RED),

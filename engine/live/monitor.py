@@ -25,6 +25,7 @@ from engine.live import rules
 from engine.live.actions import ActionsResult, actions_for_run
 from engine.live.alerts import Alert, open_alerts, order_key
 from engine.live.changes import Changes, changes_between
+from engine.live.explained import ItemDays
 from engine.live.figures import Cell, Pairs, double_reads, session_cells
 from engine.live.lock import session_lock
 from engine.live.reading import read_file_reads
@@ -129,16 +130,21 @@ def _run(store: SessionStore, folder, files, config, since, record, actions) -> 
 
 def judge(reads: SessionReads, pairs: Pairs, cells: list[Cell], config: AuditConfig):
     """Every alert of every day, and the latest day each rule judged each unit."""
+    explain = ItemDays(reads, pairs)
     found = [
-        rules.item_targets(cells, reads, config),
+        rules.item_targets(cells, reads, config, explain),
         rules.session_target(cells, reads, config),
-        rules.item_history(cells, config),
+        rules.item_history(cells, config, explain),
         rules.within_day(cells, config),
         rules.rater_agreement(cells, reads, config),
         rules.rater_validity(reads, config),
         rules.rater_drifts(reads, pairs, config),
     ]
-    history = sorted((a for f in found for a in f.alerts), key=lambda a: (a.period, order_key(a)))
+    # Two item rules may find one rater explaining one item's day: told once.
+    unique: dict = {}
+    for alert in (a for f in found for a in f.alerts):
+        unique.setdefault((alert.kind, alert.item, alert.rater, alert.period), alert)
+    history = sorted(unique.values(), key=lambda a: (a.period, order_key(a)))
     judged = {key: day for f in found for key, day in f.judged.items()}
     return history, judged
 

@@ -23,6 +23,7 @@ from scipy import stats
 from engine.audit.raters.drift import rater_drift
 from engine.input.settings.config import AuditConfig
 from engine.live.alerts import Alert
+from engine.live.explained import ItemDays, explained
 from engine.live.figures import Cell, Pairs
 from engine.live.reads import SessionReads
 from engine.results.compare import SHORTFALL, Limit, compare
@@ -89,8 +90,10 @@ def _who(item: str, rater: str) -> str:
 
 
 # -- items -------------------------------------------------------------------------------------
-def item_targets(cells: list[Cell], reads: SessionReads, config: AuditConfig) -> Found:
-    """Each item's day below the exact target for its scale (else below the adjacent one)."""
+def item_targets(cells: list[Cell], reads: SessionReads, config: AuditConfig,
+                 explain: ItemDays | None = None) -> Found:  # fmt: skip
+    """Each item's day below the exact target for its scale (else below the adjacent one);
+    explain: the item days for asking whether one rater explains it (engine.live.explained)."""
     sizes = {name: scale.size for name, scale in zip(reads.items, reads.scales)}
     alerts, judged = [], {}
     for (item, _), days in day_cells([c for c in cells if c.item], None, "").items():
@@ -100,9 +103,23 @@ def item_targets(cells: list[Cell], reads: SessionReads, config: AuditConfig) ->
             if cell.pairs < config.monitor_min_reads or exact is None:
                 continue
             judged[("item_target", item, "")] = cell.period
-            found = _against_target(cell, exact, adjacent, sizes[item], config)
-            alerts += [found] if found is not None else []
+            _judged_raters(judged, explain, cell)
+
+            def rule(c: Cell, goals=(exact, adjacent, sizes[item])) -> Alert | None:
+                return _against_target(c, *goals, config)
+
+            found = rule(cell)
+            if found is not None:
+                alerts.append(explained(found, cell, explain, config.monitor_min_reads, rule))
     return Found(alerts, judged)
+
+
+def _judged_raters(judged: Judged, explain: ItemDays | None, cell: Cell) -> None:
+    """Each rater of the item's day is judged for `rater_item` that day (their alert, if any,
+    is open until a later day of the item passes)."""
+    if explain is not None:
+        for rater in explain.raters(cell.item, cell.period):
+            judged[("rater_item", cell.item, rater)] = cell.period
 
 
 def _against_target(cell: Cell, exact: float, adjacent: float | None, size: int, config):
@@ -147,9 +164,10 @@ def session_target(cells: list[Cell], reads: SessionReads, config: AuditConfig) 
     return Found(alerts, judged)
 
 
-def item_history(cells: list[Cell], config: AuditConfig) -> Found:
+def item_history(cells: list[Cell], config: AuditConfig, explain: ItemDays | None = None) -> Found:
     """Each item's day below the yellow (red) percentile of its own past days with enough
-    double reads, once it has `monitor_history_periods` of them, and below their pooled rate."""
+    double reads, once it has `monitor_history_periods` of them, and below their pooled rate;
+    explain: as item_targets'."""
     yellow, red = config.monitor_history_percentiles
     alerts, judged = [], {}
     for (item, _), days in day_cells([c for c in cells if c.item], None, "").items():
@@ -159,8 +177,14 @@ def item_history(cells: list[Cell], config: AuditConfig) -> Found:
                 continue
             if len(past) >= config.monitor_history_periods:
                 judged[("item_history", item, "")] = cell.period
-                found = _against_history(cell, past, yellow, red, config)
-                alerts += [found] if found is not None else []
+                _judged_raters(judged, explain, cell)
+
+                def rule(c: Cell, past=tuple(past)) -> Alert | None:
+                    return _against_history(c, list(past), yellow, red, config)
+
+                found = rule(cell)
+                if found is not None:
+                    alerts.append(explained(found, cell, explain, config.monitor_min_reads, rule))
             past.append(cell)
     return Found(alerts, judged)
 

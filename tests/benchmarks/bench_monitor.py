@@ -16,7 +16,7 @@ embedded (no vectors are needed, random or real).
 
 Alerts: the session's whole history judged once (each day on what was known by its end, as the
 day's own run judges it). A unit's false-alarm rate: of its days, the share with an alert of its
-kind (items: item_*; raters: rater_agreement, rater_drift, rater_validity), on the days before
+kind (items: item_*; raters: rater_agreement, rater_drift, rater_validity, rater_item), on the days before
 anything is planted (4 to the drift day; the first three have no history) and on every day
 (after the drift, the drifting rater lowers the agreement of the items and co-raters they read). The rules' free choices (monitor_alert_p, monitor_drift_points) are chosen on
 `--choose` datasets (the most lenient whose false-alarm rate keeps to 1 in 20 while both planted
@@ -53,7 +53,7 @@ from engine.live.store import open_store  # noqa: E402
 DATASETS = {**SOURCES, "powergrading": (["powergrading/answers.csv"], "answer", "G1", "G2",
                                         "question_id")}  # fmt: skip
 ITEM_KINDS = ("item_target", "item_history_red", "item_history_yellow", "item_within_day")
-RATER_KINDS = ("rater_agreement", "rater_drift", "rater_validity")
+RATER_KINDS = ("rater_agreement", "rater_drift", "rater_validity", "rater_item")
 MAX_ITEMS = 20
 COLUMNS = ["id", "item", "answer", "rater", "score", "time", "expert"]
 
