@@ -47,8 +47,13 @@ async def loaded(pilot):
 
 
 async def settle(pilot):
+    """The screen as it stays: no blinking cursor, every worker done (a busy machine finishes
+    them later than a quiet one), what they posted handled."""
     for text_input in pilot.app.screen.query(Input):
         text_input.cursor_blink = False
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.wait_for_scheduled_animations()
     await pilot.pause()
 
 
