@@ -18,7 +18,6 @@ from engine.input.settings.config import AuditConfig
 from engine.input.several_reads import rater_column_given, records_raters, several_reads
 from engine.outputs import declared, tables, workbook
 from engine.outputs.names import (
-    REPORT_JSON,
     ACTION_FILES,
     AGREEMENT_FILE,
     BACKREADS_FILE,
@@ -31,6 +30,7 @@ from engine.outputs.names import (
     ITEMS_FILE,
     OUTPUT_FILES,
     RATERS_FILE,
+    REPORT_JSON,
     REVIEWED_FILE,
     STATUS_FILE,
     THIRD_READS_FILE,
