@@ -22,7 +22,9 @@ QUICK = ["--set", "bootstrap_samples=0", "--set", "similarity_top_k=[5, 10]"]
 @pytest.fixture
 def answers(tmp_path, monkeypatch):
     """The sample's first 150 answers (two reads each) in a file of this test's own, embedded
-    by a stand-in model."""
+    by a stand-in model, whose vectors go to a cache of this test's own (never the bundled
+    model's cache that other tests read)."""
+    monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
     use_fake_model(monkeypatch, FakeEncoder())
     with open(SAMPLE_CSV, newline="", encoding="utf-8") as handle:
         rows = list(csv.reader(handle))[:151]
