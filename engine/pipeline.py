@@ -4,7 +4,6 @@ K and p, then the checks of the selected fit."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 from engine.audit import intervals
@@ -16,6 +15,7 @@ from engine.audit.raters.expectation import rater_left_out_proba
 from engine.audit.reads.session_reads import read_evidence
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
+from engine.core.stages import EMBEDDING, LOADING, TOTAL, StageTimer
 from engine.embedding.blank import with_blanks
 from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.tokens import embed_tokens
@@ -50,52 +50,52 @@ def run_audit(
     # K values not below N are dropped with a warning (none left: ConfigError), see config.py.
     config, k_notes = fit_top_k(config, len(responses))
     warnings = list(config.warnings) + list(responses.warnings) + k_notes
-    started = time.perf_counter()
+    timer = StageTimer()
     given = embedded
-    embedded = embed_responses(responses, config, reporter, given)
+    with timer.stage(EMBEDDING):
+        embedded = embed_responses(responses, config, reporter, given)
+    earlier = 0.0
     if embedded is given:
         # Embedded before this call (in the session's parent process): its facts say how long.
         earlier = embedded.facts.seconds
-        timings = {"embedding": earlier}
+        timer.timings[EMBEDDING] = earlier
     else:
-        earlier, loading = 0.0, embedded.facts.loading_seconds
-        timings = {"loading_model": loading, "embedding": time.perf_counter() - started - loading}
+        timer.move(EMBEDDING, LOADING, embedded.facts.loading_seconds)
     embedded = with_blank_answers(embedded, responses)
-    mark = time.perf_counter()
-    graph, graph_facts, tune_config = _graph(embedded, config, reporter)
-    timings["neighbours"] = time.perf_counter() - mark
+    with timer.stage("neighbours"):
+        graph, graph_facts, tune_config = _graph(embedded, config, reporter)
     warnings += list(embedded.facts.warnings) + list(graph_facts.warnings if graph_facts else ())
     if embedded.facts.truncated:
         warnings.append(
             f"{embedded.facts.truncated} response(s) were longer than the model's input "
             "limit and were truncated before embedding."
         )
-    mark = time.perf_counter()
-    features = ItemFeatures(
-        graph, responses.scores, responses.n_classes, tune_config.similarity_top_k_symmetric
-    )
-    result = tune(features, tune_config, reporter, responses.ordered)
-    timings["tuning"] = time.perf_counter() - mark
+    with timer.stage("tuning"):
+        features = ItemFeatures(
+            graph, responses.scores, responses.n_classes, tune_config.similarity_top_k_symmetric
+        )
+        result = tune(features, tune_config, reporter, responses.ordered)
     warnings += result.warnings
     predicted = result.fitted.predicted
     # While the item's features still hold the selected graph's weights (the standard errors'):
     # cross-fitting asks them for other configurations.
     found = _evidence(graph, result)
-    checks = _checks(graph, result, responses, tune_config, predicted, reporter, timings)
+    with timer.stage("checks"):
+        checks = _checks(graph, result, responses, tune_config, predicted, reporter)
     vectors = embedded.single_vectors()
-    ranked, note = _severity(vectors, result, responses, config, reporter, timings)
+    with timer.stage("severity"):
+        ranked, note = _severity(vectors, result, responses, config, reporter)
     warnings += note
-    mark = time.perf_counter()
-    rater_proba = _rater_expectation(vectors, responses, reporter)
-    if rater_proba is not None:
-        timings["raters"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    evidence_of_text = read_evidence(
-        vectors, graph.indices, graph.similarities, responses, config.seed
-    )
-    if evidence_of_text is not None:
-        timings["reads"] = time.perf_counter() - mark
-    timings["total"] = time.perf_counter() - started + earlier
+    with timer.stage("raters"):
+        rater_proba = _rater_expectation(vectors, responses, reporter)
+    with timer.stage("reads"):
+        evidence_of_text = read_evidence(
+            vectors, graph.indices, graph.similarities, responses, config.seed
+        )
+    for stage, made in (("raters", rater_proba), ("reads", evidence_of_text)):
+        if made is None:
+            timer.forget(stage)
+    timer.timings[TOTAL] = timer.elapsed() + earlier
     reporter(DONE, 1, 1, "audit finished")
     return AuditResult(
         responses=responses,
@@ -106,7 +106,7 @@ def run_audit(
         predicted=predicted,
         severity=ranked,
         evidence=found,
-        timings={k: round(v, 3) for k, v in timings.items()},
+        timings=timer.rounded(),
         embedding=embedded.facts,
         late_interaction=graph_facts,
         warnings=warnings,
@@ -126,16 +126,14 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
     return _neighbour_graph(embedded.vectors, config, reporter), None, config
 
 
-def _severity(vectors, tuned: TuningResult, responses: Responses, config, reporter, timings):
+def _severity(vectors, tuned: TuningResult, responses: Responses, config, reporter):
     """The review queue's severity (engine.audit.queue.severity) on the one scale of every item
     (engine.audit.queue.calibration), and a note when it had to fall back to 1 - p(human score) from
     the PARM fit because two folds were not possible."""
-    mark = time.perf_counter()
     scores = responses.scores
     ranked = severity.review_severity(
         vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed, reporter
     )
-    timings["severity"] = time.perf_counter() - mark
     if ranked is not None:
         return calibrated(ranked, scores, responses.n_classes), []
     note = (
@@ -227,12 +225,11 @@ def _evidence(graph: NeighbourGraph, tuned: TuningResult):
     return evidence.with_similarities(found, graph.indices, graph.similarities)
 
 
-def _checks(graph, tuned, responses: Responses, config: AuditConfig, predicted, reporter, timings):
+def _checks(graph, tuned, responses: Responses, config: AuditConfig, predicted, reporter):
     """Second rater, near-duplicates, bootstrap intervals and cross-fitting for `AuditResult`.
 
     `config` is the configuration tuning used, so cross-fitting repeats exactly that search.
     """
-    mark = time.perf_counter()
     scores, n_classes, ordered = responses.scores, responses.n_classes, responses.ordered
     pairs = []
     # The threshold is a cosine similarity; late-interaction scores are on another scale.
@@ -252,7 +249,6 @@ def _checks(graph, tuned, responses: Responses, config: AuditConfig, predicted, 
             ordered=ordered,
         )
     crossed = cross_fit(tuned.item_features, config, reporter, ordered)
-    timings["checks"] = time.perf_counter() - mark
     return {
         "second_rater": second_rater(
             scores, responses.second_scores, predicted, n_classes, ordered

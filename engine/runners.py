@@ -19,6 +19,7 @@ from typing import Protocol
 from engine.cluster.address import scheduler_address
 from engine.core.machine.workers import run_units
 from engine.core.progress import Reporter
+from engine.core.stages import EMBEDDING, ITEM_STAGES, LOADING
 from engine.input.settings.config import AuditConfig
 
 
@@ -34,7 +35,8 @@ class Runner(Protocol):
         """The results of function(task, progress, cancel) for every task, in order."""
 
     def timings(self, results: list, loading: float, embedding: float) -> dict[str, float]:
-        """The session's model-loading and embedding seconds."""
+        """The session's model-loading and embedding seconds, and each item stage's seconds
+        summed over the items (engine.core.stages.ITEM_STAGES)."""
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,8 @@ class Here:
         return run_units(function, tasks, self.jobs, reporter, forward)
 
     def timings(self, results, loading: float, embedding: float) -> dict[str, float]:
-        return {"loading_model": round(loading, 3), "embedding": round(embedding, 3)}
+        here = {LOADING: round(loading, 3), EMBEDDING: round(embedding, 3)}
+        return here | summed(results, ITEM_STAGES)
 
 
 @dataclass(frozen=True)
@@ -77,10 +80,18 @@ class Dask:
 
     def timings(self, results, loading: float, embedding: float) -> dict[str, float]:
         # Each worker's own seconds, summed (its items' timings already hold them).
-        return {
-            stage: round(sum(r.timings.get(stage, 0.0) for r in results), 3)
-            for stage in ("loading_model", "embedding")
-        }
+        return summed(results, (LOADING, EMBEDDING, *ITEM_STAGES))
+
+
+def summed(results: list, stages) -> dict[str, float]:
+    """Each of `stages` summed over the items' timings; a stage no item had is left out (the
+    raters' and the reads' exist only with a rater column and with reads). On worker
+    processes the items overlap in time, so the sums can exceed the run's wall total."""
+    return {
+        stage: round(sum(r.timings.get(stage, 0.0) for r in results), 3)
+        for stage in stages
+        if any(stage in r.timings for r in results)
+    }
 
 
 RUNNERS = {"here": Here, "processes": Processes, "dask": Dask}

@@ -17,13 +17,13 @@ the parent never loads a model.
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from engine.audit.queue.read_severity import learned_severity
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
+from engine.core.stages import EMBEDDING, LOADING, SESSION_MODEL, TOTAL, StageTimer, in_order
 from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.vectors import Embedded
 from engine.input.items import Items
@@ -71,16 +71,16 @@ def run_session(
     Cancelled when `cancel` is set; ClusterError when the cluster cannot be used.
     """
     reporter = Reporter(progress, cancel)
-    started = time.perf_counter()
+    timer = StageTimer()
     audited = items.audited
     for responses in audited:  # before any embedding: a setting that cannot work stops at once
         check_selection_metric(config, responses)
     check_session_memory(audited, config.session_model, config.cross_fit_folds, config.score_order)
     runner = runner_for(config)
-    loading = embedding_seconds = 0.0
     if runner.embeds_here:
-        tasks, loading = _embedded_here(items, config, reporter, embeddings)
-        embedding_seconds = time.perf_counter() - started - loading
+        with timer.stage(EMBEDDING):
+            tasks, loading = _embedded_here(items, config, reporter, embeddings)
+        timer.move(EMBEDDING, LOADING, loading)
     else:  # the units embed where they run (or get the given vectors)
         tasks = [
             ItemTask(r, None if embeddings is None else Embedded.precomputed(embeddings[k]), config)
@@ -102,16 +102,17 @@ def run_session(
     for result in results[1:]:  # one run: decisions and saved sessions name it once
         result.run_id = results[0].run_id
     learn_from_reads(results)
-    timings = runner.timings(results, loading, embedding_seconds)
+    loading = timer.timings.get(LOADING, 0.0)
+    timings = runner.timings(results, loading, timer.timings.get(EMBEDDING, 0.0))
     if runner.embeds_here and not items.by_item:  # the item's own timings say the whole run's
-        results[0].timings["loading_model"] = round(loading, 3)
-        results[0].timings["total"] = round(results[0].timings["total"] + loading, 3)
-    fitting = time.perf_counter()
-    modelled = _session_model(results, config, reporter)
+        results[0].timings[LOADING] = round(loading, 3)
+        results[0].timings[TOTAL] = round(results[0].timings[TOTAL] + loading, 3)
+    with timer.stage(SESSION_MODEL):
+        modelled = _session_model(results, config, reporter)
     if modelled is not None:
-        timings["session_model"] = round(time.perf_counter() - fitting, 3)
+        timings[SESSION_MODEL] = round(timer.timings[SESSION_MODEL], 3)
     session = session_result(items, results, config, timings, modelled)
-    session.timings["total"] = round(time.perf_counter() - started, 3)
+    session.timings = in_order({**session.timings, TOTAL: round(timer.elapsed(), 3)})
     reporter(DONE, 1, 1, "audit finished")
     return session
 

@@ -254,6 +254,14 @@ def audit(
         "parm-out"
     ),
     force: Annotated[bool, typer.Option("--force", help="Replace existing outputs.")] = False,
+    rerun: Annotated[
+        bool,
+        typer.Option(
+            "--rerun",
+            help="Compute the run again even where the same file (its bytes) was audited with "
+            "the same settings (default: that finished run is reused).",
+        ),
+    ] = False,
     set_: Overrides = None,
     table_format: TableFormat = "csv",
     quiet: AuditQuiet = False,
@@ -270,7 +278,9 @@ def audit(
     the app's Export writes: predictions.csv, tuning.csv, report.json, report.md, report.html,
     decisions.csv, scores_reviewed.csv (and items.csv with an item column; raters.csv,
     rater_item_bias.csv and rater_feedback.csv with a rater column); with --format xlsx the
-    tables in one workbook, results.xlsx, instead."""
+    tables in one workbook, results.xlsx, instead. The same file (its bytes) audited before
+    with the same settings: that finished run is reused, nothing computed (--rerun computes
+    it again)."""
     reads_named = None if score_cols is None else [c.strip() for c in score_cols.split(",")]
     columns = {
         "text_column": text_col,
@@ -297,7 +307,7 @@ def audit(
     request = AuditRequest(
         file=file, config_path=config, columns=columns, overrides=tuple(set_ or ()),
         embeddings=embeddings, out=out, force=force, quiet=quiet, guess=not no_guess,
-        table_format=table_format,
+        table_format=table_format, rerun=rerun,
     )  # fmt: skip
     raise typer.Exit(run_headless(request))
 

@@ -119,6 +119,7 @@ class AuditRequest:
     quiet: bool = False
     guess: bool = True
     table_format: str = "csv"
+    rerun: bool = False
 
 
 def run_headless(request: AuditRequest) -> int:
@@ -224,28 +225,67 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
         say(told, f"Warning: {line}")
     store, problems = _review(told, prepared)
     names = workspace.output_names(config, store is not None, table_format=table_format)
-    _check_out(request.out, names, request.force)
-    # The model (if a cache miss needs it) starts loading now, in the background.
+    reused = _reused(prepared, request)
+    # This run's own set in --out is replaced without --force: nothing of another run is lost.
+    force = request.force or (reused is not None and reused.same_set_in_out)
+    _check_out(request.out, names, force)
+    if reused is not None:
+        session, saved = reused.session, reused.saved
+        _said_reused(console, told, reused, file, request.quiet)
+    else:
+        session = _computed(console, prepared, request)
+        kept = workspace.keep(file, session)
+        saved = kept.saved
+        if kept.problem is not None:
+            say(told, f"Warning: {kept.problem}")
+            problems.append(kept.problem)
+    unchanged = reused is not None and workspace.unchanged_set(reused, names, store)
+    if unchanged:
+        written.extend(request.out / entry.name for entry in reused.out_set.files)
+        say(told, f"Kept the outputs in {request.out}: this run's, and the review has not "
+            "changed since they were written.")  # fmt: skip
+        store.close()
+    else:
+        _write(session, request.out, force, written, store, file, problems, table_format)
+    _remember_out(told, saved, request.out)
+    _warnings(told, session, prepared, written, problems)
+    _summary(told, session, written, "Kept" if unchanged else "Wrote")
+    return 0
+
+
+def _reused(prepared, request: AuditRequest):
+    """The kept run of the same file and settings (engine.workspace.reuse), unless --rerun or
+    --embeddings (vectors handed in are not part of its key) say to compute it."""
+    if request.rerun or request.embeddings is not None:
+        return None
+    return workspace.reuse(prepared, request.out)
+
+
+def _said_reused(console, told, reused, file, quiet: bool) -> None:
+    """The progress line of a reused run (nothing embedded or fitted), then the sentence."""
+    with progress_bars(console, quiet) as progress:
+        progress.add_task(
+            safe_text(f"Reused: run {reused.saved.run_id}, nothing computed", one_line=True),
+            total=1,
+            completed=1,
+        )
+    say(told, reused.sentence(file))
+
+
+def _computed(console, prepared, request: AuditRequest):
+    """The run computed: the model starts loading in the background (if a cache miss needs
+    it), then every item is embedded and audited under the progress bars."""
     workspace.preload(prepared, precomputed=request.embeddings is not None)
     progress = progress_bars(console, request.quiet)
     with progress:
         try:
-            session = workspace.run(
+            return workspace.run(
                 prepared, StageBars(progress, request.quiet), embeddings=request.embeddings
             )
         except BaseException:
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True
             raise
-    kept = workspace.keep(file, session)
-    if kept.problem is not None:
-        say(told, f"Warning: {kept.problem}")
-        problems.append(kept.problem)
-    _write(session, request.out, request.force, written, store, file, problems, table_format)
-    _remember_out(told, kept.saved, request.out)
-    _warnings(told, session, prepared, written, problems)
-    _summary(told, session, written)
-    return 0
 
 
 def _remember_out(console, saved, out: Path) -> None:
@@ -395,7 +435,7 @@ def _decided(session, decisions) -> str:
 ITEM_LINES = 10
 
 
-def _summary(console: Console, session, written: list[Path]) -> None:
+def _summary(console: Console, session, written: list[Path], verb: str = "Wrote") -> None:
     shown = len(session.results) <= ITEM_LINES
     for k in range(len(session.results) if shown else 0):
         say(console, item_headline(session, k).line())
@@ -434,4 +474,4 @@ def _summary(console: Console, session, written: list[Path]) -> None:
     from engine.workspace.reporting import conclusions
 
     say(console, "In short: " + conclusions(session).short)
-    say(console, "Wrote " + ", ".join(str(p) for p in written))
+    say(console, f"{verb} " + ", ".join(str(p) for p in written))

@@ -105,7 +105,8 @@ def test_a_damaged_cache_is_reported_and_gives_the_uncached_result(
     from engine.embedding.cache.answers import ANSWERS_FILE
 
     monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
-    args = [answers / "answers.csv", *TALKING, "--force", "--out"]
+    # --rerun: each run embeds (the same file and settings would reuse the first run).
+    args = [answers / "answers.csv", *TALKING, "--force", "--rerun", "--out"]
     assert cli(*args, tmp_path / "first")[0] == 0
     database = tmp_path / "cache" / ANSWERS_FILE
     conn = sqlite3.connect(database)

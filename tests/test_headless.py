@@ -220,7 +220,8 @@ def test_audit_embeds_with_the_bundled_model_and_reuses_the_cache(tmp_path, monk
         writer.writerows(rows)
     settings = ["--set", "similarity_top_k=[5, 10]"]
     run_audit_cli(data, "--out", tmp_path / "first", *settings)
-    run_audit_cli(data, "--out", tmp_path / "second", *settings)
+    # --rerun: the same file and settings would reuse the first run (tests/test_reuse.py).
+    run_audit_cli(data, "--out", tmp_path / "second", *settings, "--rerun")
     # report.json schema 2: a file without items is a session of one item.
     first = json.loads((tmp_path / "first" / "report.json").read_text())["items"][0]
     second = json.loads((tmp_path / "second" / "report.json").read_text())["items"][0]

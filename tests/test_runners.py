@@ -35,3 +35,16 @@ def test_a_cluster_counts_its_workers_seconds_and_here_the_parents():
         "loading_model": 1.5, "embedding": 3.0,
     }  # fmt: skip
     assert Here().timings(results, 0.25, 4.0) == {"loading_model": 0.25, "embedding": 4.0}
+
+
+def test_each_item_stage_is_summed_over_the_items_and_one_no_item_had_is_left_out():
+    class Result:
+        def __init__(self, timings):
+            self.timings = timings
+
+    results = [Result({"tuning": 1.5, "severity": 2.0, "raters": 0.25}), Result({"tuning": 0.5})]
+    summed = {"tuning": 2.0, "severity": 2.0, "raters": 0.25}
+    assert Here().timings(results, 0.0, 1.0) == {"loading_model": 0.0, "embedding": 1.0, **summed}
+    assert Processes(jobs=2).timings(results, 0.0, 1.0)["tuning"] == 2.0
+    # On a cluster the parent embeds nothing: its own seconds (9.0) do not count.
+    assert Dask("local:2", 5.0).timings(results, 9.0, 9.0) == summed

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-OUTPUT_FILES = ("predictions.csv", "tuning.csv", "report.json", "report.md")
+REPORT_JSON = "report.json"
+OUTPUT_FILES = ("predictions.csv", "tuning.csv", REPORT_JSON, "report.md")
 # The report to read in a browser, print or send (engine.outputs.report.report_html).
 HTML_FILE = "report.html"
 # Every warning of the run, one a line with its kind (engine.core.run_warnings); the CLI and

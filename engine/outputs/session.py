@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.actions.plan import Actions, has_reads, plan_actions
 from engine.core.errors import ExportError
 from engine.core.run_warnings import warnings_text
+from engine.core.stages import OUTPUTS, StageTimer, with_stage
 from engine.input.scale import pooled_labels
 from engine.input.settings.config import AuditConfig
 from engine.input.several_reads import rater_column_given, records_raters, several_reads
@@ -29,6 +30,7 @@ from engine.outputs.names import (
     ITEMS_FILE,
     OUTPUT_FILES,
     RATERS_FILE,
+    REPORT_JSON,
     REVIEWED_FILE,
     STATUS_FILE,
     THIRD_READS_FILE,
@@ -255,14 +257,20 @@ def session_contents(
     builders = {name: (lambda made=made: run_csv(made(), run_id)) for name, made in tables.items()}
     sheets = {name: made for name, made in tables.items() if name in possible}
     builders |= {
-        "report.json": lambda: json_text(report_json.session_dict(session, decisions)),
         "report.md": lambda: session_markdown(session, decisions, lists),
         HTML_FILE: lambda: html_report(session, decisions, lists),
         WARNINGS_FILE: lambda: warnings_file(session),
         WORKBOOK_FILE: lambda: workbook.workbook_bytes(session, sheets),
     }
     chosen = [name for name in known if name in names]
-    return [(name, builders[name]()) for name in chosen] + list((extra or {}).items())
+    # report.json comes last, so its timings can say how long the others took to make.
+    timer = StageTimer()
+    with timer.stage(OUTPUTS):
+        made = {name: builders[name]() for name in chosen if name != REPORT_JSON}
+    timings = with_stage(session.timings, OUTPUTS, timer.timings[OUTPUTS])
+    if REPORT_JSON in chosen:
+        made[REPORT_JSON] = json_text(report_json.session_dict(session, decisions, timings))
+    return [(name, made[name]) for name in chosen] + list((extra or {}).items())
 
 
 def session_tables(session: SessionResult, store, table, decisions, lists=None) -> dict:

@@ -89,7 +89,8 @@ class SavedSession:
     what the run is known by (None for a run an earlier parm saved); session_model: the session
     model's figures as engine.model.session.figures.SessionModelFigures.to_dict writes them
     (None where the run did not fit it), restored with the run; out_folder: the absolute folder
-    its outputs were last written to (None: not yet, or a run an earlier parm saved)."""
+    its outputs were last written to (None: not yet, or a run an earlier parm saved); timings:
+    the run's stages in seconds (engine.core.stages; None for a run an earlier parm saved)."""
 
     folder: Path
     file_digest: str
@@ -101,6 +102,7 @@ class SavedSession:
     figures: RunFigures | None = None
     session_model: dict | None = None
     out_folder: str | None = None
+    timings: dict | None = None
 
     def config(self) -> AuditConfig:
         """The saved settings, validated again (ResumeError when this parm refuses them)."""
@@ -205,7 +207,16 @@ def _session(folder: Path, file: dict, values: dict) -> SavedSession:
         figures=None if figures is None else RunFigures.from_dict(figures),
         session_model=_session_model(values.get("session_model")),
         out_folder=_out_folder(values.get("out_folder")),
+        timings=_timings(values.get("timings")),
     )
+
+
+def _timings(values) -> dict | None:
+    if values is None:
+        return None
+    if not isinstance(values, dict):
+        raise TypeError("timings is not an object")
+    return {str(stage): float(seconds) for stage, seconds in values.items()}
 
 
 def _out_folder(value) -> str | None:
@@ -250,6 +261,7 @@ def _run_dict(run: SavedSession) -> dict:
         "figures": None if run.figures is None else run.figures.to_dict(),
         "session_model": run.session_model,
         "out_folder": run.out_folder,
+        "timings": run.timings,
     }
 
 
@@ -308,6 +320,7 @@ def save_session(
         results=tuple(entries),
         figures=run_figures(result),
         session_model=None if result.session_model is None else result.session_model.to_dict(),
+        timings=dict(result.timings),
     )
     keep = result.config.saved_runs if keep is None else max(1, int(keep))
     others = tuple(run for run in earlier if run.run_id != session.run_id)
@@ -386,7 +399,7 @@ def restore_session(session: SavedSession, items: Items, config: AuditConfig) ->
             modelled = SessionModelFigures.from_dict(session.session_model)
     except (KeyError, TypeError, ValueError) as exc:
         raise ResumeError(f"The saved session's session-model figures are damaged: {exc}") from None
-    return session_result(items, results, config, session_model=modelled)
+    return session_result(items, results, config, session.timings, modelled)
 
 
 def save_review_row(session: SavedSession, row: int | None) -> SavedSession:

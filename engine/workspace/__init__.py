@@ -10,6 +10,8 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     open_review(prepared) -> Review               the review's decision store, and what to say
     run(prepared, ...) -> SessionResult           embed (or given vectors), audit every item
     keep(file, result) -> Kept                    the run kept as the file's newest saved run
+    reuse(prepared, out) -> Reused | None         a kept run of the same file and settings, restored
+    unchanged_set(reused, names, store)           its set in `out` is what writing it would write
     saved_run(file, run_id) / restore(file, saved) -> (Prepared, SessionResult)
     export(result, out, ...) -> written paths      one output set, the chosen files (FORMATS)
     import_review(store, decisions.csv) -> ImportReport
@@ -53,6 +55,7 @@ from engine.workspace.monitor import (
     session_runs,
 )
 from engine.workspace.prepare import Prepared, choose_columns, prepare, restore, saved_run
+from engine.workspace.reuse import Reused, finished_run, reuse, unchanged_set
 from engine.workspace.review import (
     Review,
     add_read,
@@ -72,18 +75,21 @@ __all__ = [
     "OutputChoice",
     "Prepared",
     "Review",
+    "Reused",
     "add_read",
     "backread_rows",
     "backread_words",
     "cache_contents",
     "status_by_rater",
     "todays_lists",
+    "unchanged_set",
     "changes_since",
     "check_outputs",
     "clear_cache",
     "choose_columns",
     "embed_to",
     "export",
+    "finished_run",
     "import_review",
     "is_session",
     "keep",
@@ -98,6 +104,7 @@ __all__ = [
     "remember_review_row",
     "preload",
     "restore",
+    "reuse",
     "run",
     "saved_run",
     "session_runs",

@@ -20,7 +20,8 @@ class OpenedFile:
     """A file as read: its path, the digest of its bytes (None when they could not be read
     twice), its table, its saved runs (newest first) and why they could not be read (None);
     for a workbook, the sheet read, every sheet's name and, when the guess of the sheet is
-    doubtful, the sheets that could be the table (engine.input.workbook)."""
+    doubtful, the sheets that could be the table (engine.input.workbook); seconds: how long
+    reading it and taking its digest took (the run's "reading" stage starts here)."""
 
     path: Path
     digest: str | None
@@ -30,6 +31,7 @@ class OpenedFile:
     sheet: str | None = None
     sheets: tuple[str, ...] = ()
     sheet_candidates: tuple[str, ...] = ()
+    seconds: float = 0.0
 
     def sheet_question(self) -> str | None:
         """What to ask when two or more sheets could hold the answers, else None."""
@@ -63,16 +65,20 @@ def open_file(path: str | Path, runs: bool = True, sheet: str | None = None) -> 
     kept, not raised: the file still opens)."""
     from engine.core.errors import DataError, ResumeError
     from engine.core.files import file_digest
+    from engine.core.stages import READING, StageTimer
     from engine.input.workbook import read_sheets
     from engine.saved.store import list_runs
 
     path = Path(path).expanduser()
-    read = read_sheets(path, sheet)
-    try:
-        digest = file_digest(path)
-    except OSError as exc:
-        raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
-    file = OpenedFile(path, digest, read.frame, (), None, read.sheet, read.names, read.candidates)
+    timer = StageTimer()
+    with timer.stage(READING):
+        read = read_sheets(path, sheet)
+        try:
+            digest = file_digest(path)
+        except OSError as exc:
+            raise DataError(f"File {path} cannot be read: {exc.strerror or exc}") from None
+    file = OpenedFile(path, digest, read.frame, (), None, read.sheet, read.names, read.candidates,
+                      timer.timings[READING])  # fmt: skip
     if not runs:
         return file
     try:

@@ -25,13 +25,15 @@ if TYPE_CHECKING:
 class Prepared:
     """The file's items under `config`; `responses`: every item's responses pooled on one scale
     in the stated score order (what the review and its decisions are about); `on_scale`: for
-    several items, which labels each response may take (None for one item)."""
+    several items, which labels each response may take (None for one item); seconds: reading
+    the file and its items (the run's "reading" stage)."""
 
     file: OpenedFile
     config: AuditConfig
     items: Items
     responses: Responses
     on_scale: np.ndarray | None
+    seconds: float = 0.0
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -68,13 +70,17 @@ def prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
 
 
 def _prepare(file: OpenedFile, config: AuditConfig) -> Prepared:
+    from engine.core.stages import READING, StageTimer
     from engine.input.items import split_items
     from engine.input.scale import pool_responses
 
-    file = file.on_sheet(config.sheet)  # a saved run's sheet, or one chosen since
-    items = split_items(file.frame, config, source=str(file.path))
-    responses, _, on_scale = pool_responses(items.audited, config.score_order)
-    return Prepared(file, config, items, responses, on_scale if items.by_item else None)
+    timer = StageTimer({READING: file.seconds})
+    with timer.stage(READING):
+        file = file.on_sheet(config.sheet)  # a saved run's sheet, or one chosen since
+        items = split_items(file.frame, config, source=str(file.path))
+        responses, _, on_scale = pool_responses(items.audited, config.score_order)
+    scale = on_scale if items.by_item else None
+    return Prepared(file, config, items, responses, scale, timer.timings[READING])
 
 
 def saved_run(file: OpenedFile, run_id: str | None = None) -> SavedSession:

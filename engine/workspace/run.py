@@ -31,16 +31,22 @@ def run(
 ) -> SessionResult:
     """Audit every item (embedding them, or with the vectors of `embeddings`, a .npy of one row
     per data row that `parm embed` writes); progress: a callable taking ProgressEvents; cancel:
-    the token the engine polls (Cancelled when it is set)."""
+    the token the engine polls (Cancelled when it is set). Its timings count reading the file
+    (engine.core.stages)."""
+    from engine.core.stages import READING, StageTimer, with_stage
     from engine.embedding.precomputed import load_for_items
     from engine.session import run_session
 
+    timer = StageTimer({READING: prepared.seconds})
     vectors = None
     if embeddings is not None:
-        vectors = load_for_items(embeddings, prepared.items, prepared.config.text_column)
-    return run_session(
+        with timer.stage(READING):  # the given vectors are read with the file
+            vectors = load_for_items(embeddings, prepared.items, prepared.config.text_column)
+    session = run_session(
         prepared.items, prepared.config, progress=progress, cancel=cancel, embeddings=vectors
     )
+    session.timings = with_stage(session.timings, READING, timer.timings[READING])
+    return session
 
 
 @dataclass(frozen=True)

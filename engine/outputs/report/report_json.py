@@ -32,11 +32,14 @@ def report_schema() -> dict:
     return json.loads((files("engine.outputs") / SCHEMA_FILE).read_text(encoding="utf-8"))
 
 
-def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
+def session_dict(
+    session: SessionResult, decisions: dict | None = None, timings: dict | None = None
+) -> dict:
     """report.json: the run, the input, the settings, the items overview, the raters, the
     review's decisions (`decisions`, by data row; None: no decision store) under `review`, and
     every item's report under `items`. One shape whatever the file: a file without an item
-    column is a session of one item (its `item` is null)."""
+    column is a session of one item (its `item` is null). timings: the run's stages as the
+    output set has them (with its own making, engine.outputs.session); default the run's."""
     skipped = session.items.skipped
     return {
         "schema_version": SCHEMA_VERSION,
@@ -63,7 +66,7 @@ def session_dict(session: SessionResult, decisions: dict | None = None) -> dict:
         "agreement": reads_outputs.agreement_dict(session),
         "flagged": int(session.flagged.sum()),
         "review": review_summary.review_summary(session, decisions),
-        "timings_seconds": session.timings,
+        "timings_seconds": session.timings if timings is None else timings,
         "warnings": [warning.record() for warning in session.warnings],
         "items": [_item_dict(session, result) for result in session.results],
     }
