@@ -29,7 +29,7 @@ from engine.model.cross_fit import cross_fit
 from engine.model.features import ItemFeatures
 from engine.model.metrics import ORDINAL_METRICS
 from engine.model.tuning import TuningResult, tune
-from engine.results.item import AuditResult
+from engine.results.item import AuditResult, new_run_id
 
 
 def run_audit(
@@ -38,11 +38,14 @@ def run_audit(
     progress: ProgressCallback | None = None,
     cancel: CancelToken | None = None,
     embedded: Embedded | None = None,
+    run_id: str | None = None,
 ) -> AuditResult:
     """Run the whole PARM audit on `responses` (one item) with `config`.
 
     embedded: the embedding stage's output computed elsewhere (engine.session embeds every item
     before the items run; `Embedded.precomputed` wraps vectors handed in); None embeds here.
+    run_id: the run this item belongs to (engine.session gives every item of a session the
+    same); None: a new one.
     Raises Cancelled when `cancel` is set; ParmError subclasses for problems a user can fix.
     """
     reporter = Reporter(progress, cancel)
@@ -112,6 +115,7 @@ def run_audit(
         warnings=warnings,
         rater_proba=rater_proba,
         read_evidence=evidence_of_text,
+        run_id=run_id or new_run_id(),
         **checks,
     )
 

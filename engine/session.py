@@ -17,7 +17,7 @@ the parent never loads a model.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from engine.input.several_reads import LONG
 from engine.model.session.cross_fit import SessionOptions
 from engine.model.session.figures import check_session_memory, session_model_figures, wanted
 from engine.pipeline import check_selection_metric, embed_responses, run_audit
-from engine.results.item import AuditResult
+from engine.results.item import AuditResult, new_run_id
 from engine.results.session import SessionResult, session_result
 from engine.runners import runner_for
 
@@ -47,11 +47,12 @@ class ItemTask:
     responses: Responses
     embedded: Embedded | None
     config: AuditConfig
+    run_id: str
 
 
 def audit_item(task: ItemTask, progress: ProgressCallback, cancel: CancelToken) -> AuditResult:
     """One item's audit. Runs in this process or in a worker process."""
-    return run_audit(task.responses, task.config, progress, cancel, task.embedded)
+    return run_audit(task.responses, task.config, progress, cancel, task.embedded, task.run_id)
 
 
 def run_session(
@@ -72,6 +73,7 @@ def run_session(
     """
     reporter = Reporter(progress, cancel)
     timer = StageTimer()
+    run_id = new_run_id()  # one run: decisions and saved sessions name it once
     audited = items.audited
     for responses in audited:  # before any embedding: a setting that cannot work stops at once
         check_selection_metric(config, responses)
@@ -79,13 +81,14 @@ def run_session(
     runner = runner_for(config)
     if runner.embeds_here:
         with timer.stage(EMBEDDING):
-            tasks, loading = _embedded_here(items, config, reporter, embeddings)
+            tasks, loading = _embedded_here(items, config, reporter, embeddings, run_id)
         timer.move(EMBEDDING, LOADING, loading)
     else:  # the units embed where they run (or get the given vectors)
         tasks = [
-            ItemTask(r, None if embeddings is None else Embedded.precomputed(embeddings[k]), config)
+            ItemTask(r, None if embeddings is None else Embedded.precomputed(embeddings[k]), config,
+                     run_id)
             for k, r in enumerate(audited)
-        ]
+        ]  # fmt: skip
     finished = [0]
 
     def forward(k: int, event: ProgressEvent) -> None:
@@ -98,15 +101,13 @@ def run_session(
     reporter(ITEMS, 0, len(audited), f"{len(audited)} item(s)")
     names = [_name(items, k) for k in range(len(tasks))]
     sizes = [len(task.responses) for task in tasks]
-    results = runner.run(audit_item, tasks, reporter, forward, names, sizes)
-    for result in results[1:]:  # one run: decisions and saved sessions name it once
-        result.run_id = results[0].run_id
-    learn_from_reads(results)
+    results = learn_from_reads(runner.run(audit_item, tasks, reporter, forward, names, sizes))
     loading = timer.timings.get(LOADING, 0.0)
     timings = runner.timings(results, loading, timer.timings.get(EMBEDDING, 0.0))
     if runner.embeds_here and not items.by_item:  # the item's own timings say the whole run's
-        results[0].timings[LOADING] = round(loading, 3)
-        results[0].timings[TOTAL] = round(results[0].timings[TOTAL] + loading, 3)
+        own = results[0].timings
+        results[0] = replace(results[0], timings=in_order(
+            {**own, LOADING: round(loading, 3), TOTAL: round(own[TOTAL] + loading, 3)}))  # fmt: skip
     with timer.stage(SESSION_MODEL):
         modelled = _session_model(results, config, reporter)
     if modelled is not None:
@@ -117,10 +118,11 @@ def run_session(
     return session
 
 
-def learn_from_reads(results: list[AuditResult]) -> None:
-    """Each item's severity from what the session's answers read twice teach about
-    disagreement (engine.audit.queue.read_severity), pooled over the items so the queue's severities
-    are on one scale; unchanged where too few answers were read twice (single-read sessions)."""
+def learn_from_reads(results: list[AuditResult]) -> list[AuditResult]:
+    """The items' results with each severity learned from what the session's answers read twice
+    teach about disagreement (engine.audit.queue.read_severity), pooled over the items so the
+    queue's severities are on one scale; as they were where too few answers were read twice
+    (single-read sessions)."""
     read, differs = [], []
     for result in results:
         n, reads = len(result.responses), result.responses.reads
@@ -130,8 +132,9 @@ def learn_from_reads(results: list[AuditResult]) -> None:
     learned = learned_severity(
         [r.severity for r in results], [r.responses.scores for r in results], read, differs
     )
-    for result, severity in zip(results, learned or ()):
-        result.severity = severity
+    if not learned:
+        return list(results)
+    return [replace(result, severity=severity) for result, severity in zip(results, learned)]
 
 
 def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Reporter):
@@ -155,7 +158,8 @@ def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Re
     )
 
 
-def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embeddings):
+def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embeddings,
+                   run_id: str):  # fmt: skip
     """Every item's ItemTask, embedded in this process (or with the given vectors), and the
     seconds spent loading the model (once, for the first item that needs it: stage "model").
     Sentence vectors of all items are made in one call, so an answer that several items share
@@ -164,14 +168,14 @@ def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embedd
     if embeddings is None and not config.late_interaction:
         lists = [responses.texts for responses in audited]
         made = embed_text_lists(lists, Reading.of(config), reporter)
-        tasks = [ItemTask(r, Embedded(*made[k]), config) for k, r in enumerate(audited)]
+        tasks = [ItemTask(r, Embedded(*made[k]), config, run_id) for k, r in enumerate(audited)]
         return tasks, sum(facts.loading_seconds for _, facts in made)
     tasks, loading = [], 0.0
     for k, responses in enumerate(audited):
         given = None if embeddings is None else Embedded.precomputed(embeddings[k])
         embedded = embed_responses(responses, config, _for_item(reporter, items, k), given)
         loading += embedded.facts.loading_seconds
-        tasks.append(ItemTask(responses, embedded, config))
+        tasks.append(ItemTask(responses, embedded, config, run_id))
     return tasks, loading
 
 

@@ -29,7 +29,7 @@ from engine.input.items import split_items
 from engine.input.responses import Responses
 from engine.input.settings.config import config_from_dict, load_defaults
 from engine.pipeline import run_audit
-from engine.results.item import AuditResult
+from engine.results.item import AuditResult, new_run_id
 from engine.results.session import SessionResult, single_item_session
 from engine.session import ItemTask, audit_item, run_session
 from parm_tui.cli import app as cli_app
@@ -497,7 +497,9 @@ def item_tasks(frame, vectors, config) -> tuple[list[ItemTask], list[str], list[
     """A table's items as the units run_session makes of them (given vectors), with their
     names and sizes as run_on_cluster takes them."""
     items = split_items(frame, config, source="session.csv")
-    tasks = [ItemTask(r, Embedded.precomputed(vectors[r.rows - 1]), config) for r in items.audited]
+    run_id = new_run_id()
+    tasks = [ItemTask(r, Embedded.precomputed(vectors[r.rows - 1]), config, run_id)
+             for r in items.audited]  # fmt: skip
     return tasks, [f"item {r.item}" for r in items.audited], [len(r) for r in items.audited]
 
 

@@ -4,6 +4,8 @@ saved session."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from helpers import run_frame, session_config, session_frame
@@ -98,6 +100,6 @@ def test_every_read_has_its_expectation_and_one_saved_per_answer_falls_back(tmp_
     assert result.rater_proba.shape == (len(reads), result.responses.n_classes) == (240, 3)
     np.testing.assert_allclose(result.rater_proba.sum(axis=1), 1.0)
     assert {row.rater for row in session.raters.rows} == {"r0", "r1", "r2", "r3", "score2"}
-    result.rater_proba = result.rater_proba[reads.first]  # as saved before: one row an answer
+    result = replace(result, rater_proba=result.rater_proba[reads.first])  # as saved before
     atomic_write_files(result_files(result, tmp_path, "r"))
     assert load_result(tmp_path, "r", result.responses).rater_proba is None

@@ -3,12 +3,25 @@ processes, with progress per item and cancellation."""
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
+
 import numpy as np
 import pytest
 from helpers import run_frame, session_config, session_frame
 
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken
+
+
+def test_a_sessions_results_are_built_once_with_one_run_id():
+    """The run id is given to every item as it runs, the severity learned from the reads before
+    the session's results are made: nothing is patched afterwards (AuditResult is frozen)."""
+    frame, vectors = session_frame()
+    session = run_frame(frame, vectors, session_config())
+    assert len({result.run_id for result in session.results}) == 1
+    assert session.run_id == session.results[0].run_id
+    with pytest.raises(FrozenInstanceError):
+        session.results[0].severity = np.zeros(3)  # type: ignore[misc]
 
 
 def test_items_never_share_neighbours_even_with_identical_answers():

@@ -33,7 +33,7 @@ def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-@dataclass
+@dataclass(frozen=True)
 class AuditResult:
     """Everything a run produced for one item. Arrays are (N,) in the order of `responses`.
 

@@ -181,12 +181,13 @@ def with_expert(results, truth: Truth, share: float, seed) -> None:
     random, from a stream of their own: the same answers with and without other options);
     a gold score off the item's scale as the raters used it stays blank."""
     rng = np.random.default_rng(seed)
-    for result, gold in zip(results, truth.gold):
+    for k, (result, gold) in enumerate(zip(list(results), truth.gold)):
         labels = np.array([float(v) for v in result.responses.labels])
         code = np.array([int(np.argmin(np.abs(labels - float(g)))) for g in gold])
         on_scale = np.abs(labels[code] - gold.astype(float)) < 1e-9
         chosen = (rng.random(len(gold)) < share) & on_scale
-        result.responses = replace(result.responses, expert=np.where(chosen, code, -1))
+        expert = replace(result.responses, expert=np.where(chosen, code, -1))
+        results[k] = replace(result, responses=expert)  # the list given, item by item
 
 
 def judge(args) -> dict:
@@ -339,13 +340,13 @@ def run(args) -> dict:
         if not args.shipped_only:
             saved = [result.rater_proba for result in audited.results]
             for name, probas in alternatives(audited.results, embeddings).items():
-                for result, p in zip(audited.results, probas):
-                    result.rater_proba = p
+                for k, p in enumerate(probas):
+                    audited.results[k] = replace(audited.results[k], rater_proba=p)
                 tally(rater_report(audited.results), session, name, store)
                 if args.dump:
                     dump(audited.results, session, name, store)
-            for result, p in zip(audited.results, saved):
-                result.rater_proba = p
+            for k, p in enumerate(saved):
+                audited.results[k] = replace(audited.results[k], rater_proba=p)
         elapsed = time.perf_counter() - started
         if args.dump:
             with open(args.dump, "wb") as handle:
