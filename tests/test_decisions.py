@@ -186,7 +186,7 @@ def test_a_schema_1_database_is_migrated_and_new_decisions_record_their_run(sour
     conn = sqlite3.connect(database)
     version = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     conn.close()
-    assert int(version[0]) == SCHEMA_VERSION == 5
+    assert int(version[0]) == SCHEMA_VERSION == 6
 
 
 def test_a_corrupt_database_gives_an_error_naming_it(source, database):

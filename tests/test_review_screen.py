@@ -350,7 +350,7 @@ async def test_the_review_screen_shows_another_windows_decision_and_says_so(tmp_
             cell = screen.query_one(ReviewTable).get_cell(str(i), "decision")
             assert "keep" in str(cell)
             messages = " ".join(n.message for n in pilot.app._notifications)
-            assert "saved by another parm window" in messages
+            assert "in another parm window or browser on this file" in messages
 
 
 async def test_a_write_for_another_file_in_the_same_database_is_not_news(tmp_path):

@@ -7,13 +7,13 @@ import sqlite3
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from engine.core.errors import ReviewError
 from engine.core.files import reason, storage_code
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DATABASE_NAME = "decisions.sqlite3"
 # Columns added after the first release, with their SQL types: (schema version, name, type).
 _ADDED_COLUMNS = (
@@ -85,6 +85,18 @@ CREATE TABLE IF NOT EXISTS added_reads (
 )
 """
 
+# Schema 6: where each reviewer is in a review (the response their cursor is on, and when they
+# were last seen there), so that several reviewers at once see who is on which response.
+_CREATE_PRESENCE = """
+CREATE TABLE IF NOT EXISTS presence (
+    source TEXT NOT NULL,
+    reviewer TEXT NOT NULL,
+    row INTEGER NOT NULL,
+    seen_at TEXT NOT NULL,
+    PRIMARY KEY (source, reviewer)
+)
+"""
+
 
 # How long a statement waits for another parm's lock before giving up. sqlite3's own `timeout`
 # (the busy handler) is not asked in every case: a connection that turns a new database to WAL
@@ -135,6 +147,11 @@ def in_use(path: Path, exc: sqlite3.Error) -> str:
 def now() -> str:
     """The time a decision is made: UTC, ISO 8601, to the second."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def ago(seconds: float) -> str:
+    """The time `seconds` ago, written as `now` writes times (so the two compare as text)."""
+    return (datetime.now(timezone.utc) - timedelta(seconds=seconds)).isoformat(timespec="seconds")
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -216,7 +233,8 @@ def _schema_version(conn: sqlite3.Connection, path: Path) -> int:
 def _migrate(conn: sqlite3.Connection, path: Path) -> None:
     """Bring the schema to SCHEMA_VERSION. Version 0 (first release) had no meta table and no
     note column, version 1 no run columns, version 2 no reviewer, file digests or conflicts,
-    version 3 no reads typed in the review, version 4 no kind of typed read; -1
+    version 3 no reads typed in the review, version 4 no kind of typed read, version 5 no
+    presence; -1
     is an empty database. Earlier decisions keep NULL (or "") in the columns added since (their
     run and reviewer are unknown) and their review keeps its key, the file's path."""
     version = _schema_version(conn, path)
@@ -235,6 +253,7 @@ def _migrate(conn: sqlite3.Connection, path: Path) -> None:
         conn.execute(_CREATE_REVIEW_FILES)
         conn.execute(_CREATE_CONFLICTS)
         conn.execute(_CREATE_ADDED_READS)
+        conn.execute(_CREATE_PRESENCE)
         columns = {r[1] for r in conn.execute("PRAGMA table_info(decisions)")}
         for added_in, name, sql_type in _ADDED_COLUMNS:
             if version < added_in and name not in columns:

@@ -18,6 +18,14 @@ of another reviewer brought in from their decisions.csv (engine.saved.review_imp
 from one already made are kept beside it as conflicts, for the lead to settle in the review:
 the next decision on that response settles them (they stay in the database, marked settled).
 
+Several reviewers may work on one review at once (terminals or browsers, `parm serve`): every
+decision is committed at once, each store reads the others' when the database changes
+(`changed_elsewhere`), and a decision that replaces another reviewer's on the same response
+keeps theirs beside it in the same transaction: as an open conflict for the lead where it
+differs, settled at once where it is the same, so no reviewer's decision is ever lost. Each
+reviewer's place (`here`: the response their cursor is on) is kept too, and `others_here` says
+which responses someone else is on now.
+
 Each decision also records the run it was made on (`RunContext`: the run id, the settings
 digest, and the model's predicted score and severity for that response at that moment; the
 review set makes it, engine.results.review.ReviewSet.run_context), so a later run with other
@@ -37,7 +45,15 @@ from engine.core.files import reason
 from engine.core.places import data_dir
 from engine.results.decision import ACTIONS, Decision, RunContext, text_hash
 from engine.saved.added_reads import AddedReads
-from engine.saved.decision_db import DATABASE_NAME, busy_wait, connect, in_use, is_busy, now
+from engine.saved.decision_db import (
+    DATABASE_NAME,
+    ago,
+    busy_wait,
+    connect,
+    in_use,
+    is_busy,
+    now,
+)
 
 
 def source_key(source_path: str | Path) -> str:
@@ -311,19 +327,53 @@ class DecisionStore:
                  *run, decision.reviewer),
             )
         ]  # fmt: skip
-        if settle and decision.row in self._conflicts:
-            statements.append(
+        if settle:
+            statements[:0] = [
                 (
                     "UPDATE conflicts SET settled_at=? WHERE source=? AND row=? AND "
                     "settled_at IS NULL",
                     (decision.decided_at, self.key, decision.row),
-                )
-            )
+                ),
+                _displaced(self.key, decision),
+            ]
         self._write(*statements)
         if settle:
             self._conflicts.pop(decision.row, None)
+            self._reload_conflicts(decision.row)
         self._decisions[decision.row] = decision
         return decision
+
+    def _reload_conflicts(self, row: int) -> None:
+        """The open conflicts of one row as the database holds them (another reviewer's
+        decision this one displaced is one)."""
+        found = self._query(
+            "SELECT row, response_id, action, new_score, note, decided_at, reviewer FROM "
+            "conflicts WHERE source=? AND row=? AND settled_at IS NULL ORDER BY decided_at",
+            (self.key, row),
+        )
+        if found:
+            self._conflicts[row] = [Decision(r, rid, a, n, note, at, None, who)
+                                    for r, rid, a, n, note, at, who in found]  # fmt: skip
+
+    # -- several reviewers at once -------------------------------------------------------------
+    def here(self, row: int) -> None:
+        """This reviewer is on the response at data row `row` now."""
+        self._write(
+            ("INSERT OR REPLACE INTO presence (source, reviewer, row, seen_at) VALUES (?, ?, ?, ?)",
+             (self.key, self.reviewer, int(row), now())),
+        )  # fmt: skip
+
+    def others_here(self, within_seconds: float) -> dict[int, list[str]]:
+        """{data row: the other reviewers on it}, of those seen in the last `within_seconds`."""
+        since = ago(within_seconds)
+        found: dict[int, list[str]] = {}
+        for row, who in self._query(
+            "SELECT row, reviewer FROM presence WHERE source=? AND reviewer != ? AND seen_at >= ? "
+            "ORDER BY reviewer",
+            (self.key, self.reviewer, since),
+        ):
+            found.setdefault(int(row), []).append(who)
+        return found
 
     def adopt(self, decision: Decision, text: str) -> Decision:
         """Take another reviewer's decision as it was made (an import), on a response without
@@ -446,3 +496,21 @@ def open_store(
         raise ReviewError(f"Cannot read the decision database {path}: {reason(exc)}") from None
     who = login_name() if reviewer is None else reviewer
     return DecisionStore(conn, path, where, responses, on_scale, review, who)
+
+
+# Where a decision replaces another reviewer's on its row, theirs is kept among the conflicts:
+# open where it differs (the lead settles it), settled at once where it is the same.
+_DISPLACED = (
+    "INSERT OR IGNORE INTO conflicts (source, row, response_id, text_hash, action, new_score, "
+    "note, decided_at, reviewer, imported_from, settled_at) SELECT source, row, response_id, "
+    "text_hash, action, new_score, note, decided_at, reviewer, ?, CASE WHEN action = ? AND "
+    "new_score IS ? THEN ? ELSE NULL END FROM decisions WHERE source = ? AND row = ? AND "
+    "reviewer != ?"
+)
+# imported_from of a decision kept because another reviewer's replaced it while both worked.
+AT_THE_SAME_TIME = "decided at the same time"
+
+
+def _displaced(key: str, decision: Decision) -> tuple[str, tuple]:
+    return _DISPLACED, (AT_THE_SAME_TIME, decision.action, decision.new_score,
+                        decision.decided_at, key, decision.row, decision.reviewer)  # fmt: skip

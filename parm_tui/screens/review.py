@@ -19,6 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Select, Static
 
 from engine.core.errors import ParmError
+from engine.core.text import safe_text
 from engine.results.queue import rerun_changes
 from engine.results.review import ReviewSet
 from parm_tui.screens.keys import KeysModal, key_rows
@@ -35,6 +36,9 @@ __all__ = ["NO_STORE", "ReviewScreen"]
 
 # How often the review screen looks for decisions saved by another parm on the same database.
 OTHER_WRITER_CHECK_SECONDS = 2.0
+# Another reviewer is "on" a response while seen there this recently (each review says where it
+# is at every check, so a closed window or a dropped browser drops out within this).
+PRESENCE_SECONDS = 5 * OTHER_WRITER_CHECK_SECONDS
 
 
 class ReviewScreen(ReviewKeys, ReviewReads, Screen):
@@ -95,6 +99,8 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         self.run_review = review
         self.review = review
         self.store = store
+        # Where the other reviewers are now: {data row: their names} (follow_others).
+        self.others: dict[int, list[str]] = {}
         # Who the last read typed here was by: the rater offered for the next one.
         self.read_rater = ""
         # The response whose new consensus the recount in progress will tell, the typed reads
@@ -192,12 +198,47 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         ):
             self.count_added_reads()
             self.refresh_view()
+            after = self.store.all()
+            who = sorted({d.reviewer for row, d in after.items()
+                          if before[0].get(row) != d and d.reviewer})  # fmt: skip
+            by = f" by {', '.join(who)}" if who else ""
             self.notify(
-                "Decisions were saved by another parm window on this file; the list now shows "
-                "them (the latest decision on a response wins).",
+                safe_text(f"Decisions were saved{by} in another parm window or browser on this "
+                          "file; the list now shows them (where two reviewers decided one "
+                          "response, the other decision is kept beside it as a conflict)."),
                 severity="warning",
                 timeout=8,
-            )
+                markup=False,  # reviewers' names are theirs to type
+            )  # fmt: skip
+        self.follow_others()
+
+    def follow_others(self) -> None:
+        """Say where this reviewer is, and mark the responses other reviewers are on now (seen
+        in the last PRESENCE_SECONDS): in the list's decision column and the detail."""
+        row = self.shown_row()
+        try:
+            if row is not None:
+                self.store.here(row)
+            others = self.store.others_here(PRESENCE_SECONDS)
+        except ParmError:
+            return
+        if others == self.others:
+            return
+        moved = {r for r in set(others) | set(self.others) if others.get(r) != self.others.get(r)}
+        self.others = others
+        table = self.query_one(ReviewTable)
+        table.present = others
+        for r in moved:
+            i = self.index_of(r)
+            if i is not None:
+                table.show_decision(i, self._decision(i))
+        if row in moved:
+            self.show_detail()
+
+    def index_of(self, row: int) -> int | None:
+        """The index of the response at data row `row` (None when the review has none)."""
+        found = np.flatnonzero(self.review.responses.rows == row)
+        return int(found[0]) if found.size else None
 
     def open_at_start(self) -> None:
         """Where the review stopped (start_row), else the first undecided response listed."""
@@ -351,8 +392,9 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
             return
         row = int(self.review.responses.rows[i])
         conflicts = [] if self.store is None else self.store.conflicts(row)
+        me = "" if self.store is None else self.store.reviewer
         detail.show(self.review, i, self._decision(i), self.pending_notes.get(row), conflicts,
-                    self.uncounted_reads(row))  # fmt: skip
+                    self.uncounted_reads(row), self.others.get(row, ()), me)  # fmt: skip
 
     # --- filters ------------------------------------------------------------------------
     def on_input_changed(self, event: Input.Changed) -> None:

@@ -72,9 +72,11 @@ def severity_words(value: float) -> str:
     return "looks right"
 
 
-def decision_text(decision, pending_note: str | None = None, conflicts=()) -> Text:
-    """The decision and its note; a note typed before deciding shows as waiting for it; other
-    reviewers' differing decisions (imported, not settled) under it."""
+def decision_text(decision, pending_note: str | None = None, conflicts=(), others=(),
+                  me: str = "") -> Text:  # fmt: skip
+    """The decision (by whom, where another reviewer made it) and its note; a note typed before
+    deciding shows as waiting for it; other reviewers' differing decisions (imported, or made
+    at the same time, not settled) under it; `others`: the reviewers on this response now."""
     text = Text()
     if decision is None:
         text.append("not decided yet", style="dim")
@@ -83,6 +85,9 @@ def decision_text(decision, pending_note: str | None = None, conflicts=()) -> Te
         if decision.new_score is not None:
             text.append(" → new score ")
             text.append(decision.new_score, style="bold")
+        if decision.reviewer and decision.reviewer != me:
+            text.append(" by ")
+            text.append_text(plain(decision.reviewer, style="bold"))
         when = decision.decided_at[:16].replace("T", " ")
         text.append(f"  {when} UTC", style="dim")
         if decision.note:
@@ -103,6 +108,9 @@ def decision_text(decision, pending_note: str | None = None, conflicts=()) -> Te
             text.append(safe_text(other.note), style="italic")
     if conflicts:
         text.append("\n(your next decision here settles it)", style="dim")
+    if others:
+        text.append("\n◉ now on it: ", style="bold cyan")
+        text.append_text(plain(", ".join(others), style="bold"))
     return text
 
 
@@ -135,7 +143,7 @@ def probability_lines(review: ReviewSet, i: int) -> Text:
 
 def response_header(
     review: ReviewSet, i: int, decision, pending_note: str | None = None, conflicts=(),
-    uncounted=(),
+    uncounted=(), others=(), me: str = "",
 ) -> Text:  # fmt: skip
     """Row, id, the scores (human, model, second rater, every read) and the decision;
     `uncounted`: (rater, label) of reads typed here that `review` does not count yet."""
@@ -170,7 +178,7 @@ def response_header(
         text.append(" · raters disagree", style="bold magenta")
     text.append_text(item_texts(review, i))
     text.append("\nDecision: ")
-    text.append_text(decision_text(decision, pending_note, conflicts))
+    text.append_text(decision_text(decision, pending_note, conflicts, others, me))
     return text
 
 
@@ -267,11 +275,11 @@ class ReviewDetail(VerticalScroll):
 
     def show(
         self, review: ReviewSet, i: int, decision, pending_note: str | None = None, conflicts=(),
-        uncounted=(),
+        uncounted=(), others=(), me: str = "",
     ) -> None:  # fmt: skip
         moved = i != self.shown
         self.query_one("#detail-header", Static).update(
-            response_header(review, i, decision, pending_note, conflicts, uncounted)
+            response_header(review, i, decision, pending_note, conflicts, uncounted, others, me)
         )
         if moved:
             self.query_one("#detail-text", Static).update(plain(review.responses.texts[i]))

@@ -103,6 +103,8 @@ class ReviewTable(VimDataTable):
         self.labels = short_labels(review.responses.labels)
         self.label_width = max(len(label) for label in self.labels)
         self.row_width = max(3, len(str(int(max(review.responses.rows, default=0)))))
+        # {data row: the other reviewers on it now}: marked ◉ in the decision column.
+        self.present: dict[int, list[str]] = {}
 
     @property
     def compact(self) -> bool:
@@ -163,7 +165,7 @@ class ReviewTable(VimDataTable):
             scores.append(labels[model], style=flagged)
             if review.raters_disagree is not None and review.raters_disagree[i]:
                 scores.append("≠", style="bold magenta")
-            cells += [scores, short_decision(decision)]
+            cells += [scores, self.decision_cell(decision, int(responses.rows[i]))]
         else:
             cells.append(Text(labels[human], justify="center"))
             if review.raters_disagree is not None:
@@ -171,17 +173,23 @@ class ReviewTable(VimDataTable):
             cells += [
                 Text(labels[model], justify="center", style=flagged),
                 Text(f"{float(review.severity[i]):.2f}", justify="right"),
-                self.decision_cell(decision),
+                self.decision_cell(decision, int(responses.rows[i])),
             ]
         return cells + [Text(snippet(responses.texts[i], self.answer_width))]
 
-    def decision_cell(self, decision) -> Text:
-        return decision_cell(decision) if self.tier == FULL else short_decision(decision)
+    def decision_cell(self, decision, row: int | None = None) -> Text:
+        """The decision as this width shows it, ◉ after it while another reviewer is on the
+        response (data row `row`)."""
+        cell = decision_cell(decision) if self.tier == FULL else short_decision(decision)
+        if row is not None and self.present.get(row):
+            cell.append(" ◉" if cell.plain else "◉", style="bold cyan")
+        return cell
 
     def show_decision(self, i: int, decision) -> None:
         """Response i's decision cell, when its row is on the page shown."""
+        row = int(self.review.responses.rows[i])
         try:
-            self.update_cell(str(i), "decision", self.decision_cell(decision))
+            self.update_cell(str(i), "decision", self.decision_cell(decision, row))
         except (CellDoesNotExist, RowDoesNotExist):
             pass  # the row is on another page now; the page shows it when it is built
 
