@@ -9,6 +9,8 @@ their flag and the new flags (engine.results.queue computes each).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
@@ -101,6 +103,7 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         self.store = store
         # Where the other reviewers are now: {data row: their names} (follow_others).
         self.others: dict[int, list[str]] = {}
+        self._said: tuple[int | None, float] = (None, 0.0)  # the row told, and when
         # Who the last read typed here was by: the rater offered for the next one.
         self.read_rater = ""
         # The response whose new consensus the recount in progress will tell, the typed reads
@@ -217,8 +220,13 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         in the last PRESENCE_SECONDS): in the list's decision column and the detail."""
         row = self.shown_row()
         try:
-            if row is not None:
+            # Said when the response changes, and again before the others would drop it.
+            moment = time.monotonic()
+            if row is not None and (
+                row != self._said[0] or moment - self._said[1] >= PRESENCE_SECONDS / 2
+            ):
                 self.store.here(row)
+                self._said = (row, moment)
             others = self.store.others_here(PRESENCE_SECONDS)
         except ParmError:
             return
