@@ -216,3 +216,13 @@ def small_items_read_twice():
     frame["score"], frame["score2"] = misread(0.3), misread(0.3)
     config = session_config(second_score_column="score2", cross_fit_folds=3)
     return run_frame(frame, vectors, config)
+
+
+@pytest.fixture(scope="session")
+def planted_lists():
+    """A session with answers read once, twice or three times and planted raters, whose
+    lead's lists the tests of engine.actions and of their files read (run once)."""
+    from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
+
+    frame, vectors, _ = multi_read_frame(n=(60, 50), seed=4)
+    return run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS)), frame, vectors

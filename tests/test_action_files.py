@@ -29,14 +29,8 @@ from engine.outputs.session import output_files, session_contents
 
 
 @pytest.fixture(scope="module")
-def planted():
-    frame, vectors, _ = multi_read_frame(n=(60, 50), seed=4)
-    return run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS)), frame, vectors
-
-
-@pytest.fixture(scope="module")
-def written(planted):
-    return dict(session_contents(planted[0]))
+def written(planted_lists):
+    return dict(session_contents(planted_lists[0]))
 
 
 def lists_of(session) -> dict[str, str]:
@@ -47,8 +41,8 @@ def rows(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text)))
 
 
-def test_the_three_lists_have_their_declared_columns_and_the_run(planted, written):
-    session, _, _ = planted
+def test_the_three_lists_have_their_declared_columns_and_the_run(planted_lists, written):
+    session, _, _ = planted_lists
     lists = plan_actions(session)
     for name, table, found in ((BACKREADS_FILE, BACKREADS, lists.backreads),
                                (THIRD_READS_FILE, THIRD_READS, lists.third_reads),
@@ -62,8 +56,8 @@ def test_the_three_lists_have_their_declared_columns_and_the_run(planted, writte
     assert {row[6] for row in rows(written[BACKREADS_FILE])[1:]} == {"random", "risk"}
 
 
-def test_the_same_run_writes_the_same_lists_and_a_run_of_the_same_file_too(planted):
-    session, frame, vectors = planted
+def test_the_same_run_writes_the_same_lists_and_a_run_of_the_same_file_too(planted_lists):
+    session, frame, vectors = planted_lists
     again = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
     first, second, other = lists_of(session), lists_of(session), lists_of(again)
     for name in ACTION_FILES:
@@ -101,8 +95,8 @@ def test_names_from_the_data_are_inert_in_the_lists(tmp_path):
     assert not UNSAFE.search(written["report.md"])
 
 
-def test_the_workspace_export_writes_todays_lists_alone(planted, tmp_path):
-    session, _, _ = planted
+def test_the_workspace_export_writes_todays_lists_alone(planted_lists, tmp_path):
+    session, _, _ = planted_lists
     written = workspace.export(session, tmp_path / "out", list(ACTION_FILES))
     assert sorted(p.name for p in written) == sorted([*ACTION_FILES, "parm-manifest.json"])
     status = rows((tmp_path / "out" / STATUS_FILE).read_text(encoding="utf-8"))

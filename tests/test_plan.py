@@ -5,11 +5,9 @@ drawn, and a run without reads has no lists."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from helpers import (
     FAST_SETTINGS,
     MULTI_READ_SETTINGS,
-    multi_read_frame,
     run_frame,
     session_config,
     session_frame,
@@ -19,14 +17,8 @@ from engine.actions.plan import has_reads, plan_actions
 from engine.results.added_reads import BACKREAD, AddedRead, session_with_added
 
 
-@pytest.fixture(scope="module")
-def planted():
-    frame, vectors, _ = multi_read_frame(n=(60, 50), seed=4)
-    return run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS)), frame, vectors
-
-
-def test_a_run_gives_the_same_lists_every_time(planted):
-    session, frame, vectors = planted
+def test_a_run_gives_the_same_lists_every_time(planted_lists):
+    session, frame, vectors = planted_lists
     again = run_frame(frame, vectors, session_config(**MULTI_READ_SETTINGS))
     first, other = plan_actions(session), plan_actions(again)
     assert first == plan_actions(session)
@@ -44,8 +36,8 @@ def typed(session, t, rater, kind):
                      "2026-01-02T00:00:00+00:00", "lead", kind)  # fmt: skip
 
 
-def test_a_resolution_typed_takes_its_answer_off_and_a_backread_leaves_the_backreads(planted):
-    session, _, _ = planted
+def test_a_resolution_typed_takes_its_answer_off_and_a_backread_leaves_the_backreads(planted_lists):
+    session, _, _ = planted_lists
     lists = plan_actions(session)
     first = lists.third_reads[0]
     rater = first.assigned_rater or "Zoe"
