@@ -161,7 +161,7 @@ def _raters_point(session: SessionResult) -> Point:
     if alpha is not None:
         agree = "as" if alpha.within else "less than"
         return Point(heading, (
-            f"No pair of raters shares enough answers to compare the two; over every answer "
+            f"No pair of raters shares enough answers to compare them pair by pair; over every answer "
             f"read twice or more the reads agree {agree} Krippendorff requires.",
             sentence(alpha.sentence)), alpha.within is False)  # fmt: skip
     if not pairs:
