@@ -195,3 +195,21 @@ def test_a_file_input_with_a_kind_column_keeps_backreads_out_of_the_routed_reads
     assert (target.item, target.id) not in {
         (t.item, t.id) for t in second.actions.lists.third_reads
     }
+
+
+def test_a_drift_alerted_this_morning_is_read_by_the_lists_as_a_drifting_verdict():
+    """The rater with an open rater_drift alert is on watch for it, and the sign of the drift
+    aims their backreads (engine.actions.backreads.pattern)."""
+    from engine.audit.raters.verdicts import Verdict
+    from engine.live.actions import with_drift
+    from engine.live.alerts import Alert
+
+    drift = Alert("rater_drift", "", "Dev", "2026-05-08", 0.31, 0.1, "m", 0.0003, 52,
+                  "rater_drift")  # fmt: skip
+    other = Alert("item_target", "q1", "", "2026-05-08", 0.6, 0.8, "m", 0.001, 60, "item_target")
+    lenient = Verdict("lenient", "leniency +0.10 points", 1.4)
+    verdicts, signs = with_drift({"Dev": (lenient,), "Ana": ()}, [other, drift])
+    assert signs == {"Dev": 1}
+    assert [v.name for v in verdicts["Dev"]] == ["drifting", "lenient"]  # strongest first
+    assert verdicts["Ana"] == ()
+    assert "+0.31 points on 2026-05-08" in verdicts["Dev"][0].because

@@ -30,6 +30,7 @@ from engine.actions.ledger import RESOLUTION, Ledger
 from engine.actions.plan import Actions, actions_of
 from engine.actions.rules import ActionRules
 from engine.actions.third_reads import REASSIGNED, STILL_OPEN
+from engine.audit.raters.verdicts import Verdict
 from engine.live.ledger import live_ledger
 from engine.live.verdicts import verdicts_of
 from engine.outputs.declared_actions import ACTION_TABLES
@@ -123,7 +124,8 @@ def actions_for_run(reads: SessionReads, result: MonitorResult) -> ActionsResult
     counts = read_counts(reads)
     history, open_before = history_of(result.previous, counts)
     verdicts = {rater: verdicts_of(figures) for rater, figures in result.verdicts.items()}
-    ledger = live_ledger(reads, verdicts, history.assigned, result.config.seed)
+    verdicts, drift = with_drift(verdicts, result.alerts)
+    ledger = live_ledger(reads, verdicts, history.assigned, result.config.seed, drift)
     days = np.asarray(reads.day[reads.score >= 0], dtype=object)
     lists = actions_of(ledger, ActionRules.of(result.config), history, days == day,
                        result.run_id)  # fmt: skip
@@ -134,6 +136,25 @@ def actions_for_run(reads: SessionReads, result: MonitorResult) -> ActionsResult
     statuses = {(s.rater, s.item): (s.status, s.rule, s.figure, counts.get((s.rater, s.item), 0))
                 for s in lists.statuses}  # fmt: skip
     return ActionsResult(files, statuses, lists, assigned, follow_up)
+
+
+def with_drift(verdicts: dict, alerts) -> tuple[dict, dict]:
+    """The co-raters' verdicts with "drifting" added for each rater with an open `rater_drift`
+    alert, and {rater: the drift's sign}: the lists read the morning's drift as the audit's
+    lists read parm's drift verdict (a watch status; backreads aimed at late scores in its
+    direction)."""
+    out, drift = dict(verdicts), {}
+    for alert in alerts:
+        if alert.kind != "rater_drift" or alert.rater in drift:
+            continue
+        change = float(alert.figure)
+        drift[alert.rater] = 1 if change > 0 else -1
+        said = Verdict("drifting", f"score minus co-rater's moved {change:+.2f} points on "
+                       f"{alert.period} (p = {alert.p:.2g})",
+                       abs(change) / max(float(alert.threshold), 1e-9))  # fmt: skip
+        out[alert.rater] = tuple(sorted((*out.get(alert.rater, ()), said),
+                                        key=lambda v: -v.strength))  # fmt: skip
+    return out, drift
 
 
 def _follow_up(lists: Actions, open_before: list[dict], ledger: Ledger, day: str, run_id: str):

@@ -39,10 +39,12 @@ from engine.live import reading
 from engine.live.reads import SessionReads
 
 
-def live_ledger(reads: SessionReads, verdicts: Mapping, assigned: Mapping, seed: int) -> Ledger:
+def live_ledger(reads: SessionReads, verdicts: Mapping, assigned: Mapping, seed: int,
+                drift: Mapping | None = None) -> Ledger:  # fmt: skip
     """The ledger of the session's reads on their scales (off-scale reads left out). verdicts:
     {rater: parm's verdicts (engine.audit.raters.verdicts)}; assigned: {(item, answer id): the
-    rater an earlier morning assigned its third read to}; seed: the run's."""
+    rater an earlier morning assigned its third read to}; seed: the run's; drift: {rater: +1 or
+    -1}, the sign of a drift alerted this morning."""
     keep = np.flatnonzero(reads.score >= 0)
     offsets = np.searchsorted(reads.answer_item, np.arange(len(reads.items) + 1))
     item, unit = reads.item[keep], reads.answer[keep]
@@ -70,6 +72,7 @@ def live_ledger(reads: SessionReads, verdicts: Mapping, assigned: Mapping, seed:
         reliability=found.raters.accuracy if found is not None else _nan(len(reads.raters)),
         reliability_high=found.raters.high if found is not None else _nan(len(reads.raters)),
         verdicts=dict(verdicts),
+        drift=dict(drift or {}),
         seed=int(seed),
     )  # fmt: skip
 
