@@ -13,15 +13,13 @@ result is saved). Prints the best and median of `--repeat` saves and loads, and 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
 from bench_scale import synthetic
+from machine import machine_line, repeated
 
 from engine.embedding.vectors import Embedded
 from engine.input.items import Items
@@ -46,15 +44,6 @@ def audit(n: int):
     return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
 
 
-def timed(action, repeat: int) -> list[float]:
-    seconds = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        seconds.append(time.perf_counter() - started)
-    return seconds
-
-
 def measure(n: int, repeat: int) -> None:
     result = audit(n)
     responses = result.responses
@@ -69,7 +58,7 @@ def measure(n: int, repeat: int) -> None:
         def load():
             load_results(find_session("bench", base=base), [result.responses])
 
-        saves, loads = timed(save, repeat), timed(load, repeat)
+        saves, loads = repeated(save, repeat), repeated(load, repeat)
         size = sum(p.stat().st_size for p in base.rglob("*") if p.is_file())
     print(
         f"| {n:,} | {min(saves):.3f} | {statistics.median(saves):.3f} | {min(loads):.3f} | "
@@ -82,7 +71,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[15_000])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    print(f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+    print(machine_line())
     print("| N | save best (s) | save median (s) | load best (s) | load median (s) | MiB |")
     print("|---|---|---|---|---|---|")
     for n in args.n:

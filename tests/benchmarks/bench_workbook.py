@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from machine import machine_line
+from machine import machine_line, repeated
 
 from engine.input.workbook import read_file
 
@@ -61,15 +61,6 @@ def write_both(folder: Path, rows: int) -> tuple[Path, Path]:
         sheet.append(row)
     book.save(folder / "answers.xlsx")
     return folder / "answers.csv", folder / "answers.xlsx"
-
-
-def timed(read, repeat: int) -> list[float]:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        read()
-        times.append(time.perf_counter() - started)
-    return times
 
 
 def openpyxl_read_only(path: Path) -> list:
@@ -122,12 +113,12 @@ def main() -> None:
         pd.testing.assert_frame_equal(csv_frame, book_frame, check_dtype=False)
         print("the workbook reads as the CSV: every cell equal")
         results = {
-            "CSV (parm: read_file)": timed(lambda: read_file(csv_path), args.repeat),
-            "xlsx (parm: read_file)": timed(lambda: read_file(xlsx_path), args.repeat),
-            "xlsx (pandas read_excel, calamine)": timed(
+            "CSV (parm: read_file)": repeated(lambda: read_file(csv_path), args.repeat),
+            "xlsx (parm: read_file)": repeated(lambda: read_file(xlsx_path), args.repeat),
+            "xlsx (pandas read_excel, calamine)": repeated(
                 lambda: pd.read_excel(xlsx_path, engine="calamine"), args.repeat
             ),
-            f"xlsx {args.rows // 10:,} rows (openpyxl read-only)": timed(
+            f"xlsx {args.rows // 10:,} rows (openpyxl read-only)": repeated(
                 lambda: openpyxl_read_only(small_xlsx), args.repeat
             ),
         }

@@ -1,6 +1,7 @@
 """What the benchmarks share about the machine: the line every benchmark starts with (what
 machine, how busy: timings on a shared machine mean little without the load average beside
-them), one process timed under /usr/bin/time -v, and their numeric options."""
+them), one process timed under /usr/bin/time -v, a call timed again and again, and their numeric
+options."""
 
 from __future__ import annotations
 
@@ -37,6 +38,16 @@ def timed(command: list[str], **run_options) -> dict:
     )
     peak = int(rss.group(1)) / 1024**2 if rss else float("nan")
     return {"wall": wall, "cpu": cpu, "peak_gb": peak}
+
+
+def repeated(action, repeat: int) -> list[float]:
+    """Wall seconds of each of `repeat` calls of `action` (the benchmarks print best and median)."""
+    seconds = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        seconds.append(time.perf_counter() - started)
+    return seconds
 
 
 def options(doc: str, **numbers) -> argparse.ArgumentParser:
