@@ -41,27 +41,17 @@ def finished(gauntlet: Gauntlet, kind: str, shape: str):
     return run
 
 
-@pytest.mark.parametrize("kind, shape", CASES)
-def test_every_figure_is_in_its_range_or_left_blank(gauntlet, kind, shape):
-    found = of_family(finished(gauntlet, kind, shape).breaches, "figures")
-    assert not found, describe(found)
+# Each family of invariants on the runs it applies to: figures in range or blank, sentences that
+# agree with their figures (every run); a consensus within the reads, every rater with a row and
+# named as the file names them (the runs whose answers are read twice).
+FAMILY_CASES = [(f, k, s) for f in ("figures", "sentences") for k, s in CASES] + [
+    (f, k, s) for f in ("consensus", "raters") for k, s in CASES_READ_TWICE
+]
 
 
-@pytest.mark.parametrize("kind, shape", CASES)
-def test_every_sentence_agrees_with_its_figures(gauntlet, kind, shape):
-    found = of_family(finished(gauntlet, kind, shape).breaches, "sentences")
-    assert not found, describe(found)
-
-
-@pytest.mark.parametrize("kind, shape", CASES_READ_TWICE)
-def test_the_consensus_respects_the_reads(gauntlet, kind, shape):
-    found = of_family(finished(gauntlet, kind, shape).breaches, "consensus")
-    assert not found, describe(found)
-
-
-@pytest.mark.parametrize("kind, shape", CASES_READ_TWICE)
-def test_every_rater_has_a_row_and_the_files_name(gauntlet, kind, shape):
-    found = of_family(finished(gauntlet, kind, shape).breaches, "raters")
+@pytest.mark.parametrize("family, kind, shape", FAMILY_CASES)
+def test_every_invariant_of_the_family_holds(gauntlet, family, kind, shape):
+    found = of_family(finished(gauntlet, kind, shape).breaches, family)
     assert not found, describe(found)
 
 
