@@ -116,23 +116,29 @@ def test_settings_must_be_an_object():
         config_from_dict([1, 2])
 
 
-def test_config_file_that_is_not_json_names_file_line_and_column(tmp_path):
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # Not JSON: the file, line and column named.
+        (
+            '{"similarity_top_k": [5, 10,\n oops}',
+            r"settings.json is not valid JSON \(line 2, column 2\)",
+        ),
+        # A value out of range: the file named before the setting's own message.
+        ('{"similarity_power": -2}', r"settings.json: Setting 'similarity_power' = -2"),
+    ],
+    ids=["not-json", "invalid-value"],
+)
+def test_a_bad_config_file_is_named_in_the_error(tmp_path, text, message):
     path = tmp_path / "settings.json"
-    path.write_text('{"similarity_top_k": [5, 10,\n oops}')
-    with pytest.raises(ConfigError, match=r"settings.json is not valid JSON \(line 2, column 2\)"):
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message):
         load_config(path)
 
 
 def test_config_file_missing_is_named(tmp_path):
     with pytest.raises(ConfigError, match="Config file not found: .*nothere.json"):
         load_config(tmp_path / "nothere.json")
-
-
-def test_config_file_invalid_value_names_the_file(tmp_path):
-    path = tmp_path / "settings.json"
-    path.write_text('{"similarity_power": -2}')
-    with pytest.raises(ConfigError, match=r"settings.json: Setting 'similarity_power' = -2"):
-        load_config(path)
 
 
 def test_config_file_with_bom_is_read(tmp_path):
