@@ -6,6 +6,7 @@ process that speaks textual-serve's protocol, so each test takes well under a se
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 
@@ -64,11 +65,16 @@ def stand_in(tmp_path):
     return lambda reviewer: [sys.executable, str(script), f"reviewer={reviewer}"]
 
 
-async def started(command_for, max_sessions=4, idle_seconds=600.0):
+@contextlib.asynccontextmanager
+async def serving(command_for, max_sessions=4, idle_seconds=600.0):
+    """The server and a client of it, the client closed after the test's block."""
     server = ParmServer(TOKEN, command_for, Limits(max_sessions, idle_seconds))
     client = TestClient(TestServer(server.make_app(), host="127.0.0.1"))
     await client.start_server()
-    return server, client
+    try:
+        yield server, client
+    finally:
+        await client.close()
 
 
 def ws_path(name: str = "Ann Lee") -> str:
@@ -76,8 +82,7 @@ def ws_path(name: str = "Ann Lee") -> str:
 
 
 async def test_every_route_without_the_right_token_is_refused_with_a_fixed_body(stand_in):
-    server, client = await started(stand_in)
-    try:
+    async with serving(stand_in) as (server, client):
         for path in ("/", "/?reviewer=Ann", "/static/js/textual.js", "/static/css/xterm.css",
                      "/nothing", ws_path()):  # fmt: skip
             for headers in ({}, {"Cookie": f"parm_token={WRONG}"}):
@@ -88,13 +93,10 @@ async def test_every_route_without_the_right_token_is_refused_with_a_fixed_body(
             wrong = await client.get(path + ("&" if "?" in path else "?") + f"token={WRONG}")
             assert wrong.status == 403 and await wrong.text() == FORBIDDEN_BODY
         assert server.launched == []
-    finally:
-        await client.close()
 
 
 async def test_the_token_in_the_query_sets_a_strict_http_only_cookie_that_then_passes(stand_in):
-    server, client = await started(stand_in)
-    try:
+    async with serving(stand_in) as (server, client):
         first = await client.get(f"/?token={TOKEN}")
         assert first.status == 200
         cookie = first.headers["Set-Cookie"]
@@ -110,13 +112,10 @@ async def test_the_token_in_the_query_sets_a_strict_http_only_cookie_that_then_p
             assert response.status == 200, path
             assert "Set-Cookie" not in response.headers
         assert server.launched == []
-    finally:
-        await client.close()
 
 
 async def test_a_websocket_without_the_token_or_from_another_origin_starts_no_app(stand_in):
-    server, client = await started(stand_in)
-    try:
+    async with serving(stand_in) as (server, client):
         refusals = (
             {},
             {"Cookie": f"parm_token={WRONG}"},
@@ -128,13 +127,10 @@ async def test_a_websocket_without_the_token_or_from_another_origin_starts_no_ap
                 await client.ws_connect(ws_path(), headers=headers)
             assert refused.value.status == 403
         assert server.launched == []
-    finally:
-        await client.close()
 
 
 async def test_a_websocket_with_the_cookie_runs_the_reviewers_app_without_the_token(stand_in):
-    server, client = await started(stand_in)
-    try:
+    async with serving(stand_in) as (server, client):
         origin = f"http://{client.server.host}:{client.server.port}"
         socket = await client.ws_connect(
             ws_path("José O'Brien"), headers={**COOKIE, "Origin": origin}
@@ -143,13 +139,10 @@ async def test_a_websocket_with_the_cookie_runs_the_reviewers_app_without_the_to
         assert message.data == b"app for reviewer=Jos\xc3\xa9 O'Brien token:False"
         assert server.launched == [stand_in("José O'Brien")]
         await socket.close()
-    finally:
-        await client.close()
 
 
 async def test_the_session_cap_refuses_the_next_connection_with_a_message(stand_in):
-    server, client = await started(stand_in, max_sessions=2)
-    try:
+    async with serving(stand_in, max_sessions=2) as (server, client):
         sockets = [await client.ws_connect(ws_path(name), headers=COOKIE) for name in "AB"]
         for socket in sockets:
             await asyncio.wait_for(socket.receive(), 10)
@@ -166,13 +159,10 @@ async def test_the_session_cap_refuses_the_next_connection_with_a_message(stand_
         fourth = await client.ws_connect(ws_path("D"), headers=COOKIE)
         assert (await asyncio.wait_for(fourth.receive(), 10)).data.startswith(b"app for")
         assert len(server.launched) == 3
-    finally:
-        await client.close()
 
 
 async def test_an_idle_connection_is_closed_and_its_app_stopped(stand_in):
-    server, client = await started(stand_in, idle_seconds=0.4)
-    try:
+    async with serving(stand_in, idle_seconds=0.4) as (server, client):
         socket = await client.ws_connect(ws_path(), headers=COOKIE)
         assert (await asyncio.wait_for(socket.receive(), 10)).data.startswith(b"app for")
         notice = await asyncio.wait_for(socket.receive(), 10)
@@ -183,8 +173,6 @@ async def test_an_idle_connection_is_closed_and_its_app_stopped(stand_in):
                 break
             await asyncio.sleep(0.1)
         assert not server.open
-    finally:
-        await client.close()
 
 
 async def raw_get(port: int, target: str, cookie: bool) -> tuple[int, bytes]:
@@ -207,8 +195,7 @@ async def raw_get(port: int, target: str, cookie: bool) -> tuple[int, bytes]:
      "/static/js/", "//etc/passwd", "/static/..\\server.py"],
 )  # fmt: skip
 async def test_path_tricks_are_refused_without_a_leak(stand_in, target):
-    server, client = await started(stand_in)
-    try:
+    async with serving(stand_in) as (server, client):
         port = client.server.port
         assert (await raw_get(port, "/static/js/textual.js", cookie=True))[0] == 200
         status, body = await raw_get(port, target, cookie=False)
@@ -217,8 +204,6 @@ async def test_path_tricks_are_refused_without_a_leak(stand_in, target):
         assert status in (403, 404)
         for leak in (b"Traceback", b"/work", b"site-packages", b"def ", b"import ", b"<a href"):
             assert leak not in body
-    finally:
-        await client.close()
 
 
 def test_only_loopback_addresses_bind_without_a_warning():
@@ -324,14 +309,11 @@ def test_the_page_escapes_the_name_for_html_and_script():
 
 
 async def test_a_refused_name_is_asked_again_and_not_echoed(stand_in):
-    server, client = await started(stand_in)
-    try:
+    async with serving(stand_in) as (server, client):
         response = await client.get("/?reviewer=%3Cscript%3Ex", headers=COOKIE)
         assert response.status == 400
         text = await response.text()
         assert "<script>x" not in text and "cannot be used" in text
-    finally:
-        await client.close()
 
 
 def test_the_settings_give_the_caps(tmp_path):
