@@ -47,7 +47,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from consensus_data import SOURCES  # noqa: E402
+from consensus_data import item_rows  # noqa: E402
 from severity_data import DATA, file_vectors  # noqa: E402
 
 from engine.actions.backreads import RANDOM, agreement_estimate, backreads, candidates  # noqa: E402
@@ -82,22 +82,11 @@ class Item:
 
 def load(dataset: str) -> list[Item]:
     """Every item of a dataset with its answers' texts, truth (first human score) and vectors."""
-    files, text, gold, item_column, ordered = SOURCES[dataset]
-    items = []
-    for file in files:
-        frame = pd.read_csv(DATA / file, dtype=str, keep_default_na=False)
-        vectors = file_vectors(DATA / file, text)
-        labels = frame[gold].str.strip().to_numpy()
-        groups = [(Path(file).stem, np.arange(len(frame)))]
-        if item_column is not None:
-            keys = frame[item_column].to_numpy()
-            groups = [(str(k), np.flatnonzero(keys == k)) for k in dict.fromkeys(keys)]
-        for name, rows in groups:
-            scale = sorted(set(labels[rows]), key=float) if ordered else sorted(set(labels[rows]))
-            if len(scale) >= 2:
-                texts = [safe_text(t) for t in frame[text].to_numpy()[rows]]
-                items.append(Item(name, texts, labels[rows], scale, ordered, vectors[rows]))
-    return items
+    return [
+        Item(found.name, [safe_text(x) for x in found.texts], found.labels, found.scale,
+             found.ordered, found.vectors)
+        for found, _ in item_rows(dataset)
+    ]  # fmt: skip
 
 
 @dataclasses.dataclass

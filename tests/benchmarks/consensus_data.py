@@ -72,31 +72,63 @@ class Item:
         return len(self.labels)
 
 
-def load(dataset: str, limit: int | None = None) -> list[Item]:
-    """Every item of a dataset with at least two gold labels (the first `limit` per file)."""
+@dataclass
+class ItemRows:
+    """One item as its file holds it: the file, the item's name, rows, raw texts, gold labels
+    (stripped), its scale (the labels in order where ordered) and the answers' vectors."""
+
+    file: str
+    name: str
+    rows: np.ndarray
+    texts: np.ndarray
+    labels: np.ndarray
+    scale: list[str]
+    ordered: bool
+    vectors: np.ndarray
+
+
+def item_rows(dataset: str, limit: int | None = None):
+    """Each item of a dataset with at least two gold labels (the first `limit` per file), and its
+    file's frame."""
     files, text, gold, item_column, ordered = SOURCES[dataset]
-    items = []
     for file in files:
         frame = pd.read_csv(DATA / file, dtype=str, keep_default_na=False)
         vectors = file_vectors(DATA / file, text)
         labels = frame[gold].str.strip().to_numpy()
-        agreement = None
-        if dataset in SECOND:
-            other = frame[SECOND[dataset]].str.strip()
-            both = (other != "") & (frame[gold].str.strip() != "")
-            first = pd.to_numeric(frame[gold][both]).to_numpy()
-            agreement = float(np.mean(first == pd.to_numeric(other[both]).to_numpy()))
         groups = [(Path(file).stem, np.arange(len(frame)))]
         if item_column is not None:
             keys = frame[item_column].to_numpy()
             groups = [(str(k), np.flatnonzero(keys == k)) for k in dict.fromkeys(keys)]
         for name, rows in groups[:limit]:
             scale = sorted(set(labels[rows]), key=float) if ordered else sorted(set(labels[rows]))
-            if len(scale) < 2:
-                continue
-            codes = np.array([scale.index(v) for v in labels[rows]])
-            values = np.array(scale, dtype=float) if ordered else None
-            items.append(Item(name, codes, scale, values, vectors[rows], agreement))
+            if len(scale) >= 2:
+                texts = frame[text].to_numpy()[rows]
+                found = ItemRows(file, name, rows, texts, labels[rows], scale, ordered, vectors[rows])
+                yield found, frame
+
+
+def file_agreement(dataset: str, frame: pd.DataFrame) -> float | None:
+    """The exact agreement of the file's first and second human scores (None without a second)."""
+    if dataset not in SECOND:
+        return None
+    gold = SOURCES[dataset][2]
+    other = frame[SECOND[dataset]].str.strip()
+    both = (other != "") & (frame[gold].str.strip() != "")
+    first = pd.to_numeric(frame[gold][both]).to_numpy()
+    return float(np.mean(first == pd.to_numeric(other[both]).to_numpy()))
+
+
+def load(dataset: str, limit: int | None = None) -> list[Item]:
+    """Every item of a dataset with at least two gold labels (the first `limit` per file)."""
+    items, agreements = [], {}
+    for found, frame in item_rows(dataset, limit):
+        if found.file not in agreements:
+            agreements[found.file] = file_agreement(dataset, frame)
+        codes = np.array([found.scale.index(v) for v in found.labels])
+        values = np.array(found.scale, dtype=float) if found.ordered else None
+        items.append(
+            Item(found.name, codes, found.scale, values, found.vectors, agreements[found.file])
+        )
     return items
 
 
