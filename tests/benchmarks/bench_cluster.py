@@ -16,13 +16,11 @@ samples, 5 cross-fitting folds, the review queue's severity).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -75,17 +73,12 @@ def measure(table: Path, array: Path, out: Path, settings: dict[str, str]) -> di
 
 def main() -> None:
     from bench_items import written_session
-    from machine import machine_line
+    from machine import options
 
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=200)
-    parser.add_argument("--per-item", type=int, default=1500)
+    parser = options(__doc__, items=200, per_item=1500)
     parser.add_argument("--runs", nargs="+", choices=list(RUNS), default=list(RUNS))
     args = parser.parse_args()
-    print(machine_line())
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        table, array = written_session(folder, args.items, args.per_item)
+    with written_session(args.items, args.per_item) as (folder, table, array):
         print("| run | wall s | CPU s | s per item (wall) | parent peak GB | largest child GB |")
         print("| --- | ---: | ---: | ---: | ---: | ---: |")
         for name in args.runs:

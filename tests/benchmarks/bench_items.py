@@ -15,14 +15,14 @@ cross-fitting folds).
 
 from __future__ import annotations
 
-import argparse
+import contextlib
 import csv
 import tempfile
 from pathlib import Path
 
 import numpy as np
 from bench_scale import run_cli, synthetic
-from machine import machine_line
+from machine import machine_line, options
 
 
 def write_session(folder: Path, items: int, per_item: int, seed: int = 0) -> tuple[Path, Path]:
@@ -46,23 +46,23 @@ def write_session(folder: Path, items: int, per_item: int, seed: int = 0) -> tup
     return table, array
 
 
-def written_session(folder: Path, items: int, per_item: int) -> tuple[Path, Path]:
-    """write_session, and the line that says how large the session is."""
-    table, array = write_session(folder, items, per_item)
-    print(f"{items} items x {per_item:,} answers = {items * per_item:,} rows, d = 384")
-    return table, array
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=20)
-    parser.add_argument("--per-item", type=int, default=1500)
-    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
-    args = parser.parse_args()
+@contextlib.contextmanager
+def written_session(items: int, per_item: int):
+    """A temporary folder holding write_session's files, after the lines a session benchmark
+    starts with (the machine, how large the session is): (folder, table, array)."""
     print(machine_line())
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        table, array = written_session(folder, args.items, args.per_item)
+        table, array = write_session(folder, items, per_item)
+        print(f"{items} items x {per_item:,} answers = {items * per_item:,} rows, d = 384")
+        yield folder, table, array
+
+
+def main() -> None:
+    parser = options(__doc__, items=20, per_item=1500)
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
+    args = parser.parse_args()
+    with written_session(args.items, args.per_item) as (folder, table, array):
         print("| jobs | wall s | CPU s | peak GB |\n| ---: | ---: | ---: | ---: |")
         for jobs in args.jobs:
             extra = {"item_column": '"item"', "rater_column": '"rater"', "jobs": str(jobs)}
