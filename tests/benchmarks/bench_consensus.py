@@ -19,7 +19,6 @@ and the variants' accuracy (the prior's share of a read, the EM on the restricte
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -34,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from consensus_data import SOURCES, load, simulate  # noqa: E402
 from consensus_peers import peers  # noqa: E402
 from consensus_report import SHIPPED, report  # noqa: E402
+from machine import dataset_options  # noqa: E402
 
 from engine.audit.reads.consensus import SURE, TextEvidence, consensus  # noqa: E402
 from engine.audit.reads.consensus_fit import fit_posterior, posteriors, read_terms  # noqa: E402
@@ -180,11 +180,8 @@ def cached_rows(path: Path) -> dict[tuple, dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=list(SOURCES))
-    parser.add_argument("--seeds", type=int, default=10)
+    parser = dataset_options(__doc__, SOURCES, seeds=10)
     parser.add_argument("--reads", nargs="+", type=int, default=[2, 3])
-    parser.add_argument("--limit", type=int, default=None, help="items per file (a quick look)")
     parser.add_argument("--raters", choices=("drawn", "file"), default="drawn",
                         help="drawn: accuracies 0.55-0.95; file: as good as the file's own "
                         "human scores (consensus_data.simulate)")  # fmt: skip

@@ -24,7 +24,6 @@ digest of the engine's sources, so a second run only recomputes what changed.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -34,7 +33,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine import machine_line  # noqa: E402
+from machine import dataset_options, machine_line  # noqa: E402
 from severity_candidates import BEFORE, SHIPPED_AS, candidates, costs  # noqa: E402
 from severity_components import cached, engine_digest  # noqa: E402
 from severity_data import BY_NAME, DATASETS, load_items, tasks_for  # noqa: E402
@@ -77,10 +76,7 @@ def audit_dataset(name: str, seeds: int, limit: int | None, engine: str) -> list
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=[d.name for d in DATASETS])
-    parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--limit", type=int, default=None, help="items per file (a quick look)")
+    parser = dataset_options(__doc__, [d.name for d in DATASETS], seeds=5)
     parser.add_argument(
         "--engine",
         default=None,

@@ -18,7 +18,6 @@ each dataset's figures are those of the candidate the fixed rule picks on the ot
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine import machine_line  # noqa: E402
+from machine import dataset_options, machine_line  # noqa: E402
 from severity_data import BY_NAME, DATA, item_seed, load_items  # noqa: E402
 from severity_error_calibration import (  # noqa: E402
     calibration_lines,
@@ -107,10 +106,7 @@ def audit(name: str, seeds: int, limit: int | None, groups) -> list[Outcome]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=list(NAMES))
-    parser.add_argument("--seeds", type=int, default=2)
-    parser.add_argument("--limit", type=int, default=None, help="items per file")
+    parser = dataset_options(__doc__, NAMES, seeds=2)
     parser.add_argument("--scientsbank", type=int, default=60, help="SciEntsBank questions")
     parser.add_argument("--groups", type=int, nargs="*", default=list(GROUP_COUNTS))
     parser.add_argument("--plot", default="/tmp/parm-severity-reliability.svg")

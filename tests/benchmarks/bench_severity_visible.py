@@ -24,7 +24,6 @@ above the better peer on every dataset and fraction with a mean gain of at least
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import pickle
 import sys
@@ -37,7 +36,7 @@ from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from machine import machine_line  # noqa: E402
+from machine import dataset_options, machine_line  # noqa: E402
 from severity_components import CACHE, _load_or, _path, engine_digest, parm_part  # noqa: E402
 from severity_data import BY_NAME, DATA, item_seed, load_items  # noqa: E402
 from severity_fast import fast_severity  # noqa: E402
@@ -269,10 +268,7 @@ def per_item_lines(outcomes, dataset: str, names) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=list(NAMES))
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--limit", type=int, default=None, help="items per file (a quick look)")
+    parser = dataset_options(__doc__, NAMES, seeds=3)
     args = parser.parse_args()
     started = time.perf_counter()
     print(f"{machine_line()}; engine digest {engine_digest()}; cache {CACHE}", file=sys.stderr)

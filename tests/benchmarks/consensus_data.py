@@ -103,7 +103,9 @@ def item_rows(dataset: str, limit: int | None = None):
             scale = sorted(set(labels[rows]), key=float) if ordered else sorted(set(labels[rows]))
             if len(scale) >= 2:
                 texts = frame[text].to_numpy()[rows]
-                found = ItemRows(file, name, rows, texts, labels[rows], scale, ordered, vectors[rows])
+                found = ItemRows(
+                    file, name, rows, texts, labels[rows], scale, ordered, vectors[rows]
+                )
                 yield found, frame
 
 

@@ -1,7 +1,7 @@
 """What the benchmarks share about the machine: the line every benchmark starts with (what
 machine, how busy: timings on a shared machine mean little without the load average beside
-them), one process timed under /usr/bin/time -v, a call timed again and again, and their numeric
-options."""
+them), one process timed under /usr/bin/time -v, a call timed again and again, and their options
+(numeric ones; the datasets, seeds and items per file of those over the shared data)."""
 
 from __future__ import annotations
 
@@ -56,4 +56,14 @@ def options(doc: str, **numbers) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     for name, default in numbers.items():
         parser.add_argument("--" + name.replace("_", "-"), type=type(default), default=default)
+    return parser
+
+
+def dataset_options(doc: str, names, seeds: int) -> argparse.ArgumentParser:
+    """A benchmark over the shared data's datasets: which ones (`names` by default), how many
+    seeds of each simulated or planted task, and at most `--limit` items per file."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=list(names))
+    parser.add_argument("--seeds", type=int, default=seeds)
+    parser.add_argument("--limit", type=int, default=None, help="items per file (a quick look)")
     return parser

@@ -53,44 +53,45 @@ def overview(outcomes: list[Outcome], names) -> list[str]:
     return lines
 
 
-def held_out_table(outcomes, per_dataset: dict[str, str], today: str) -> list[str]:
+def _chosen_table(head: list[str], first: str, rows, today: str, cell) -> list[str]:
+    """A table of held-out choices: per row (name, task, chosen candidate, its outcomes) the
+    chosen candidate's cell beside the peers' and today's."""
     columns = ["held out", *PEER_NAMES, today]
     lines = [
+        *head,
+        f"| {first} | task | chosen without it | " + " | ".join(columns) + " |",
+        "|---|---|---|" + "---|" * len(columns),
+    ]
+    for name, task, chosen, found in rows:
+        cells = [cell(found, chosen if c == "held out" else c) for c in columns]
+        lines.append(f"| {name} | {task} | {chosen} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def held_out_table(outcomes, per_dataset: dict[str, str], today: str) -> list[str]:
+    head = [
         "## Held out: each dataset's figures from the candidate chosen on the other datasets",
         "",
         "Cells: pooled AUROC / AP / top-5% precision; (per-item mean AUROC).",
         "",
-        "| dataset | task | chosen without it | " + " | ".join(columns) + " |",
-        "|---|---|---|" + "---|" * len(columns),
     ]
-    for unit, found in by_unit(outcomes).items():
-        chosen = per_dataset[unit[0]]
-        cells = []
-        for column in columns:
-            name = chosen if column == "held out" else column
-            cells.append(f"{_cell(found, name)} ({per_item(found, name)['auroc']:.3f})")
-        lines.append(f"| {unit[0]} | {unit[1]} | {chosen} | " + " | ".join(cells) + " |")
-    return lines
+    rows = [(u[0], u[1], per_dataset[u[0]], found) for u, found in by_unit(outcomes).items()]
+
+    def cell(found, name):
+        return f"{_cell(found, name)} ({per_item(found, name)['auroc']:.3f})"
+
+    return _chosen_table(head, "dataset", rows, today, cell)
 
 
 def prompt_table(outcomes, per_prompt: dict[str, str], today: str) -> list[str]:
-    columns = ["held out", *PEER_NAMES, today]
-    lines = [
-        "## ASAP-SAS per prompt: the candidate chosen without that prompt",
-        "",
-        "| prompt | task | chosen without it | " + " | ".join(columns) + " |",
-        "|---|---|---|" + "---|" * len(columns),
-    ]
-    for task in ("real", "injected"):
-        for prompt, chosen in per_prompt.items():
-            found = [
-                o
-                for o in outcomes
-                if o.dataset == "asap-sas" and o.item == prompt and o.task == task
-            ]
-            cells = [_cell(found, chosen if c == "held out" else c) for c in columns]
-            lines.append(f"| {prompt} | {task} | {chosen} | " + " | ".join(cells) + " |")
-    return lines
+    head = ["## ASAP-SAS per prompt: the candidate chosen without that prompt", ""]
+    rows = [
+        (prompt, task, chosen, [o for o in outcomes
+                                if o.dataset == "asap-sas" and o.item == prompt and o.task == task])
+        for task in ("real", "injected")
+        for prompt, chosen in per_prompt.items()
+    ]  # fmt: skip
+    return _chosen_table(head, "prompt", rows, today, _cell)
 
 
 def rule_lines(title: str, check: dict) -> list[str]:
