@@ -24,12 +24,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from asap_prompts import ASAP_SAS, asap_config, each_prompt
 
 from engine.core.places import cache_dir
 from engine.embedding.bundled import resolve_model
 from engine.embedding.cache.entries import cache_key
 from engine.input.responses import load_responses
-from engine.input.settings.config import load_defaults
 from engine.pipeline import run_audit
 
 K_GRID = list(range(5, 55, 5))
@@ -66,34 +66,25 @@ def run(responses, config) -> tuple[dict, float]:
     return facts, seconds
 
 
-def asap_config(cross_fit_folds: int):
+def colbert_config(cross_fit_folds: int):
     """The defaults on an ASAP-SAS prompt file, the K grid, no bootstrap."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return load_defaults().updated(
-        text_column="EssayText",
-        score_column="Score1",
-        id_column="Id",
-        similarity_top_k=K_GRID,
-        bootstrap_samples=0,
-        cross_fit_folds=cross_fit_folds,
-    )
+    return asap_config(similarity_top_k=K_GRID, cross_fit_folds=cross_fit_folds)
 
 
 def main(folder: Path, colbert_top_k: int) -> None:
-    base = asap_config(cross_fit_folds=0)
+    base = colbert_config(cross_fit_folds=0)
     variants = {
         "single-vector top-K": base,
         f"late interaction (K_c={colbert_top_k})": base.updated(
             embedding_model=colbert_copy(), colbert_top_k=colbert_top_k
         ),
     }
-    for prompt in ("prompt1-train.csv", "prompt2-train.csv"):
-        responses = load_responses(folder / prompt, base)
-        print(f"\n{prompt}: N = {len(responses)}, labels {responses.labels}")
-        print(
-            f"{'variant':32s} {'sel. K':>6s} {'acc':>6s} {'kappa':>6s} {'cold s':>7s} "
-            f"{'warm s':>7s}  warm stages (embedding / neighbours+MaxSim / tuning)"
-        )
+    header = (
+        f"{'variant':32s} {'sel. K':>6s} {'acc':>6s} {'kappa':>6s} {'cold s':>7s} "
+        f"{'warm s':>7s}  warm stages (embedding / neighbours+MaxSim / tuning)"
+    )
+    for responses in each_prompt(folder, base, header):
         for name, config in variants.items():
             forget_cache(resolve_model(config.embedding_model), responses.texts)
             forget_cache(config.embedding_model, responses.texts)
@@ -113,7 +104,7 @@ PROMPTS = [f"prompt{k}-train.csv" for k in (1, 2, 3, 4, 7, 8, 9, 10)]
 def compare_maxsim(folder: Path, colbert_top_k: int) -> None:
     """Cross-fitted kappa of single-vector top-K and both MaxSim settings on every prompt, and the
     MaxSim setting chosen by leave-one-prompt-out."""
-    base = asap_config(cross_fit_folds=5)
+    base = colbert_config(cross_fit_folds=5)
     late = base.updated(embedding_model=colbert_copy(), colbert_top_k=colbert_top_k)
     variants = {
         "single-vector": base,
@@ -148,7 +139,7 @@ def compare_maxsim(folder: Path, colbert_top_k: int) -> None:
 
 if __name__ == "__main__":
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    data = Path(args[0]) if args else Path(__file__).resolve().parents[3] / "shared/data/asap-sas"
+    data = Path(args[0]) if args else ASAP_SAS
     top_k = int(args[1]) if len(args) > 1 else 100
     if "--maxsim" in sys.argv:
         compare_maxsim(data, top_k)

@@ -13,8 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from engine.input.responses import load_responses
-from engine.input.settings.config import load_defaults
+from asap_prompts import ASAP_SAS, asap_config, each_prompt
+
 from engine.pipeline import run_audit
 
 VARIANTS = {
@@ -28,20 +28,12 @@ VARIANTS = {
 
 
 def main(folder: Path) -> None:
-    base = load_defaults().updated(
-        text_column="EssayText",
-        score_column="Score1",
-        id_column="Id",
-        bootstrap_samples=0,
-        cross_fit_folds=0,
+    base = asap_config()
+    header = (
+        f"{'variant':34s} {'sel.':>10s} {'acc':>6s} {'kappa':>6s} {'near':>6s} "
+        f"{'f1':>6s} {'nll':>6s} {'time s':>7s}"
     )
-    for prompt in ("prompt1-train.csv", "prompt2-train.csv"):
-        responses = load_responses(folder / prompt, base)
-        print(f"\n{prompt}: N = {len(responses)}, labels {responses.labels}")
-        print(
-            f"{'variant':34s} {'sel.':>10s} {'acc':>6s} {'kappa':>6s} {'near':>6s} "
-            f"{'f1':>6s} {'nll':>6s} {'time s':>7s}"
-        )
+    for responses in each_prompt(folder, base, header):
         for name, changes in VARIANTS.items():
             config = base.updated(**changes)
             started = time.perf_counter()
@@ -57,5 +49,4 @@ def main(folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    default = Path(__file__).resolve().parents[3] / "shared" / "data" / "asap-sas"
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else default)
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else ASAP_SAS)
