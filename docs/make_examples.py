@@ -36,15 +36,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-DOCS = Path(__file__).resolve().parent
-ROOT = DOCS.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from marked_blocks import ROOT, changed, marked_block, pages_with, write_or_check
 
-BLOCK = re.compile(
-    r"(<!-- BEGIN example: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END example: (?P=name) -->)",
-    re.S,
-)
+BLOCK = marked_block("example")
 COMMAND = re.compile(r"```bash\n(?P<body>.*?)```", re.S)
 # A progress bar's line (Rich draws its bars with this character): its times vary.
 BAR = "━"
@@ -95,7 +89,7 @@ def refreshed(text: str, folder: Path) -> str:
 
 def pages() -> list[Path]:
     """The pages holding an example block."""
-    return sorted(p for p in DOCS.rglob("*.md") if BLOCK.search(p.read_text(encoding="utf-8")))
+    return pages_with(BLOCK)
 
 
 def fresh_runs(pages_: list[Path]) -> dict[Path, str]:
@@ -120,21 +114,11 @@ def fresh_runs(pages_: list[Path]) -> dict[Path, str]:
 
 def stale() -> list[Path]:
     """The pages whose example blocks differ from what their commands print now."""
-    return [page for page, text in fresh_runs(pages()).items()
-            if text != page.read_text(encoding="utf-8")]  # fmt: skip
+    return changed(fresh_runs(pages()))
 
 
 def main(argv: list[str]) -> int:
-    if "--check" in argv:
-        old = stale()
-        for page in old:
-            print(f"{page.relative_to(ROOT)} is stale: run python docs/make_examples.py")
-        return 1 if old else 0
-    for page, text in fresh_runs(pages()).items():
-        if text != page.read_text(encoding="utf-8"):
-            page.write_text(text, encoding="utf-8")
-            print(f"wrote {page.relative_to(ROOT)}")
-    return 0
+    return write_or_check(fresh_runs(pages()), argv, "make_examples.py")
 
 
 if __name__ == "__main__":

@@ -23,19 +23,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
-import re
 import sys
 from pathlib import Path
 
-DOCS = Path(__file__).resolve().parent
-ROOT = DOCS.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+from marked_blocks import ROOT, changed, marked_block, pages_with, write_or_check
 
-BLOCK = re.compile(
-    r"(<!-- BEGIN generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END generated: (?P=name) -->)",
-    re.S,
-)
+BLOCK = marked_block("generated")
 
 
 def cell(text) -> str:
@@ -272,31 +265,21 @@ def refreshed(text: str) -> str:
 
 def pages() -> list[Path]:
     """The pages that hold a generated block."""
-    return sorted(p for p in DOCS.rglob("*.md") if BLOCK.search(p.read_text(encoding="utf-8")))
+    return pages_with(BLOCK)
+
+
+def made_again() -> dict[Path, str]:
+    """Each page's text with its generated blocks made again."""
+    return {page: refreshed(page.read_text(encoding="utf-8")) for page in pages()}
 
 
 def stale() -> list[Path]:
     """The pages whose generated blocks differ from what the code makes now."""
-    return [
-        p
-        for p in pages()
-        if refreshed(p.read_text(encoding="utf-8")) != p.read_text(encoding="utf-8")
-    ]
+    return changed(made_again())
 
 
 def main(argv: list[str]) -> int:
-    if "--check" in argv:
-        old = stale()
-        for page in old:
-            print(f"{page.relative_to(ROOT)} is stale: run python docs/make_reference.py")
-        return 1 if old else 0
-    for page in pages():
-        text = page.read_text(encoding="utf-8")
-        new = refreshed(text)
-        if new != text:
-            page.write_text(new, encoding="utf-8")
-            print(f"wrote {page.relative_to(ROOT)}")
-    return 0
+    return write_or_check(made_again(), argv, "make_reference.py")
 
 
 if __name__ == "__main__":
