@@ -5,6 +5,7 @@ items.csv and raters.csv. Run on seeded synthetic vectors given as --embeddings.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 
 import numpy as np
@@ -42,6 +43,16 @@ async def run_session_in_app(pilot):
     # Let the results screen finish mounting: leaving the app mid-mount trips Textual's Header.
     await pilot.pause()
     return app.state.result
+
+
+@contextlib.asynccontextmanager
+async def audited(file, overrides: list[str], size=SIZE):
+    """The app on a session file (path, vectors, frame) run to its results: (app, pilot, the
+    session's result)."""
+    path, vectors, _ = file
+    app = ParmApp(path, embeddings_path=vectors, overrides=overrides)
+    async with app.run_test(size=size) as pilot:
+        yield app, pilot, await run_session_in_app(pilot)
 
 
 async def review_all(pilot, item: str | None = None):
@@ -85,10 +96,7 @@ async def test_the_item_and_rater_columns_are_guessed_and_each_item_audited(sess
 
 
 async def test_results_show_the_items_and_the_raters_and_switch_items(session_file):
-    path, vectors, _ = session_file
-    app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
-    async with app.run_test(size=SIZE) as pilot:
-        session = await run_session_in_app(pilot)
+    async with audited(session_file, FAST) as (app, pilot, session):
         screen = app.screen
         await pilot.press("5")
         assert screen.query_one("#results-tabs", TabbedContent).active == "items"
@@ -139,10 +147,7 @@ async def test_a_new_score_is_chosen_from_the_items_own_scale(session_file):
 
 
 async def test_export_writes_items_and_raters_and_decisions_carry_the_item(session_file, tmp_path):
-    path, vectors, _ = session_file
-    app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
-    async with app.run_test(size=SIZE) as pilot:
-        await run_session_in_app(pilot)
+    async with audited(session_file, FAST) as (app, pilot, _):
         await decide_one(pilot)
         await pilot.press("f7")
         await pilot.pause()
@@ -223,10 +228,7 @@ async def test_a_sessions_results_open_on_its_headline_with_the_item_selector_be
     from engine.results.figures import run_figures
     from engine.results.lead import lead_text
 
-    path, vectors, _ = planted_file
-    app = ParmApp(path, embeddings_path=vectors, overrides=PLANTED)
-    async with app.run_test(size=SIZE) as pilot:
-        session = await run_session_in_app(pilot)
+    async with audited(planted_file, PLANTED) as (app, pilot, session):
         screen = app.screen
         figures = run_figures(session)
         headline = " ".join(str(screen.query_one("#session-headline", Static).render()).split())
@@ -239,10 +241,7 @@ async def test_a_sessions_results_open_on_its_headline_with_the_item_selector_be
 
 
 async def test_the_tabs_are_numbered_without_gaps_and_the_item_selector_follows_them(session_file):
-    path, vectors, _ = session_file
-    app = ParmApp(path, embeddings_path=vectors, overrides=FAST)
-    async with app.run_test(size=SIZE) as pilot:
-        await run_session_in_app(pilot)
+    async with audited(session_file, FAST) as (app, pilot, _):
         screen = app.screen
         tabs = screen.query_one("#results-tabs", TabbedContent)
         labels = [str(tab.label) for tab in tabs.query(Tab)]
@@ -259,10 +258,8 @@ async def test_the_tabs_are_numbered_without_gaps_and_the_item_selector_follows_
 
 
 async def test_enter_on_an_item_a_rater_or_a_bias_cell_opens_the_review_on_it(planted_file):
-    path, vectors, frame = planted_file
-    app = ParmApp(path, embeddings_path=vectors, overrides=PLANTED)
-    async with app.run_test(size=SIZE) as pilot:
-        session = await run_session_in_app(pilot)
+    frame = planted_file[2]
+    async with audited(planted_file, PLANTED) as (app, pilot, session):
         review = session.review
         await pilot.press("5", "down", "enter")
         await pilot.pause()
@@ -288,10 +285,7 @@ async def test_enter_on_an_item_a_rater_or_a_bias_cell_opens_the_review_on_it(pl
 
 
 async def test_the_raters_tab_shows_each_verdict_its_rule_and_the_bias_cells(planted_file):
-    path, vectors, _ = planted_file
-    app = ParmApp(path, embeddings_path=vectors, overrides=PLANTED)
-    async with app.run_test(size=(80, 24)) as pilot:
-        session = await run_session_in_app(pilot)
+    async with audited(planted_file, PLANTED, size=(80, 24)) as (app, pilot, session):
         await pilot.press("6")
         screen = app.screen
         table = screen.query_one("#results-raters", DataTable)
@@ -311,10 +305,7 @@ async def test_the_raters_tab_shows_each_verdict_its_rule_and_the_bias_cells(pla
 
 
 async def test_wider_the_raters_tab_shows_more_effects(planted_file):
-    path, vectors, _ = planted_file
-    app = ParmApp(path, embeddings_path=vectors, overrides=PLANTED)
-    async with app.run_test(size=(140, 40)) as pilot:
-        await run_session_in_app(pilot)
+    async with audited(planted_file, PLANTED, size=(140, 40)) as (app, pilot, _):
         await pilot.press("6")
         table = app.screen.query_one("#results-raters", DataTable)
         headers = [str(c.label) for c in table.ordered_columns]
