@@ -95,9 +95,7 @@ def own_working_dir(tmp_path, monkeypatch):
 @pytest.fixture
 def sample_copy(tmp_path):
     """The sample file in a folder of its own, so its decisions belong to this test only."""
-    path = tmp_path / "plant_growth.csv"
-    shutil.copy(SAMPLE_CSV, path)
-    return path
+    return Path(shutil.copy(SAMPLE_CSV, tmp_path))
 
 
 @pytest.fixture(scope="session")

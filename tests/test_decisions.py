@@ -116,26 +116,49 @@ def test_invalid_decisions_are_refused_with_a_message(source, database):
         assert store.all() == {}
 
 
-def _write_v0_database(path: Path, source: Path, responses: Responses) -> None:
-    """The first schema: no meta table, no note column."""
+def _write_old_database(path: Path, source: Path, responses: Responses, old: tuple) -> None:
+    """A decisions database of an earlier schema (its statements), holding one decision on the
+    answer of the given row."""
+    statements, decision, row = old
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path)
-    conn.execute(
-        "CREATE TABLE decisions (source TEXT NOT NULL, row INTEGER NOT NULL, "
-        "response_id TEXT NOT NULL, text_hash TEXT NOT NULL, action TEXT NOT NULL, "
-        "new_score TEXT, decided_at TEXT NOT NULL, PRIMARY KEY (source, row))"
-    )
-    conn.execute(
-        "INSERT INTO decisions VALUES (?, 2, ?, ?, 'change', '0', '2026-01-01T00:00:00+00:00')",
-        (str(source.resolve()), responses.ids[1], text_hash(responses.texts[1])),
-    )
+    for statement in statements:
+        conn.execute(statement)
+    where = (str(source.resolve()), responses.ids[row - 1], text_hash(responses.texts[row - 1]))
+    conn.execute(decision, where)
     conn.commit()
     conn.close()
 
 
+# The first schema: no meta table, no note column.
+SCHEMA_0 = (
+    [
+        "CREATE TABLE decisions (source TEXT NOT NULL, row INTEGER NOT NULL, "
+        "response_id TEXT NOT NULL, text_hash TEXT NOT NULL, action TEXT NOT NULL, "
+        "new_score TEXT, decided_at TEXT NOT NULL, PRIMARY KEY (source, row))"
+    ],
+    "INSERT INTO decisions VALUES (?, 2, ?, ?, 'change', '0', '2026-01-01T00:00:00+00:00')",
+    2,
+)
+# Schema 1: a meta table and notes, no record of the run a decision was made on.
+SCHEMA_1 = (
+    [
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)",
+        "INSERT INTO meta VALUES ('schema_version', '1')",
+        "CREATE TABLE decisions (source TEXT NOT NULL, row INTEGER NOT NULL, "
+        "response_id TEXT NOT NULL, text_hash TEXT NOT NULL, action TEXT NOT NULL, "
+        "new_score TEXT, note TEXT NOT NULL DEFAULT '', decided_at TEXT NOT NULL, "
+        "PRIMARY KEY (source, row))",
+    ],
+    "INSERT INTO decisions VALUES (?, 3, ?, ?, 'keep', NULL, 'checked', "
+    "'2026-02-01T00:00:00+00:00')",
+    3,
+)
+
+
 def test_an_older_database_is_migrated_and_keeps_its_decisions(source, database):
     responses = make_responses()
-    _write_v0_database(database, source, responses)
+    _write_old_database(database, source, responses, SCHEMA_0)
     with open_store(source, responses, database) as store:
         decision = store.get(2)
         assert decision.action == "change" and decision.new_score == "0"
@@ -149,30 +172,9 @@ def test_an_older_database_is_migrated_and_keeps_its_decisions(source, database)
         assert store.get(2).note == "now with a note"
 
 
-def _write_v1_database(path: Path, source: Path, responses: Responses) -> None:
-    """Schema 1: a meta table and notes, no record of the run a decision was made on."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
-    conn.execute("INSERT INTO meta VALUES ('schema_version', '1')")
-    conn.execute(
-        "CREATE TABLE decisions (source TEXT NOT NULL, row INTEGER NOT NULL, "
-        "response_id TEXT NOT NULL, text_hash TEXT NOT NULL, action TEXT NOT NULL, "
-        "new_score TEXT, note TEXT NOT NULL DEFAULT '', decided_at TEXT NOT NULL, "
-        "PRIMARY KEY (source, row))"
-    )
-    conn.execute(
-        "INSERT INTO decisions VALUES (?, 3, ?, ?, 'keep', NULL, 'checked', "
-        "'2026-02-01T00:00:00+00:00')",
-        (str(source.resolve()), responses.ids[2], text_hash(responses.texts[2])),
-    )
-    conn.commit()
-    conn.close()
-
-
 def test_a_schema_1_database_is_migrated_and_new_decisions_record_their_run(source, database):
     responses = make_responses()
-    _write_v1_database(database, source, responses)
+    _write_old_database(database, source, responses, SCHEMA_1)
     context = RunContext("run-b", "abc123def456", "2", 0.42)
     with open_store(source, responses, database) as store:
         earlier = store.get(3)

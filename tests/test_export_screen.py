@@ -3,6 +3,7 @@ asking, and problems are shown as the engine's message."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 from pathlib import Path
@@ -37,6 +38,25 @@ async def export_to(pilot, folder) -> None:
     await pilot.pause()
 
 
+def folder_holding(tmp_path, name: str, text: str) -> Path:
+    """An output folder that already holds one file, `name`, from an earlier export."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / name).write_text(text)
+    return folder
+
+
+@contextlib.contextmanager
+def store_keeping_one(result, tmp_path):
+    """A decision store of a stand-in source file that keeps the first answer's score."""
+    source = tmp_path / "answers.csv"
+    source.write_text("x\n")
+    responses = result.responses
+    with open_store(source, responses, tmp_path / "d.sqlite3") as store:
+        store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
+        yield store
+
+
 def status(pilot) -> str:
     return str(pilot.app.screen.query_one("#export-status", Static).render())
 
@@ -60,14 +80,8 @@ async def test_without_a_store_decisions_cannot_be_chosen(result, tmp_path):
 
 
 async def test_existing_files_are_replaced_only_after_yes(result, tmp_path):
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "decisions.csv").write_text("older decisions\n")
-    source = tmp_path / "answers.csv"
-    source.write_text("x\n")
-    responses = result.responses
-    with open_store(source, responses, tmp_path / "d.sqlite3") as store:
-        store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
+    out = folder_holding(tmp_path, "decisions.csv", "older decisions\n")
+    with store_keeping_one(result, tmp_path) as store:
         async with export_host(result, store).run_test(size=(80, 24)) as pilot:
             await export_to(pilot, out)
             assert isinstance(pilot.app.screen, ConfirmOverwrite)
@@ -108,12 +122,7 @@ def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path
     from engine.core.errors import ExportError
     from engine.outputs.write import DECISIONS_FILE
 
-    folder = tmp_path / "out"
-    folder.mkdir()
-    (folder / "predictions.csv").write_text("old predictions\n")
-    source = tmp_path / "synthetic.csv"
-    source.write_text("placeholder\n")
-    responses = result.responses
+    folder = folder_holding(tmp_path, "predictions.csv", "old predictions\n")
     real_stage = engine.core.files._stage
 
     def failing_stage(path, text):
@@ -122,13 +131,11 @@ def test_decisions_are_written_in_the_same_all_or_nothing_batch(result, tmp_path
         return real_stage(path, text)
 
     monkeypatch.setattr(engine.core.files, "_stage", failing_stage)
-    with open_store(source, responses, tmp_path / "d.sqlite3") as store:
-        store.record(int(responses.rows[0]), responses.ids[0], responses.texts[0], "keep")
-        with pytest.raises(ExportError):
-            workspace.export(
-                one_item_session(result), folder, ["predictions.csv", DECISIONS_FILE], store,
-                force=True,
-            )  # fmt: skip
+    with store_keeping_one(result, tmp_path) as store, pytest.raises(ExportError):
+        workspace.export(
+            one_item_session(result), folder, ["predictions.csv", DECISIONS_FILE], store,
+            force=True,
+        )  # fmt: skip
     assert (folder / "predictions.csv").read_text() == "old predictions\n"
     assert sorted(p.name for p in folder.iterdir()) == ["predictions.csv"]
 

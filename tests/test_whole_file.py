@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -45,9 +46,8 @@ def embedded_texts(monkeypatch):
 
 @pytest.fixture
 def sessions(tmp_path):
-    path = tmp_path / "sessions.csv"
-    shutil.copy(SESSIONS_CSV, path)
-    return path
+    """The sessions sample in the test's own folder."""
+    return Path(shutil.copy(SESSIONS_CSV, tmp_path))
 
 
 def embed(*args):
