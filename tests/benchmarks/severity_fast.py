@@ -28,5 +28,5 @@ def fast_severity(item, scores: np.ndarray, config) -> dict[str, np.ndarray]:
         graph, responses.scores, responses.n_classes, tune_config.similarity_top_k_symmetric
     )
     tuned = tune(features, tune_config, reporter, responses.ordered)
-    ranked, _ = _severity(embedded.single_vectors(), tuned, responses, config, reporter, {})
+    ranked, _ = _severity(embedded.single_vectors(), tuned, responses, config, reporter)
     return {"parm/severity": ranked}
