@@ -12,6 +12,10 @@ one item's pieces (severity_error_pieces.py) and the audited scores, never of th
   logit mean ...          the severity whose logit is the mean of the two logits
   logit w current + ...   a weighted mean of the two logits (w = 1/3, 2/3)
   ... +kNN                the mean of three logits: current, groups<k> and the kNN vote
+Added in a second round (after the first held-out table was printed; listed as such):
+  kNN out of group<k>     the kNN vote of the neighbours outside the answer's group
+  ... +kNN out of group<k>  the mean of three logits: current, groups<k> and that vote
+  ... +LR                 the mean of three logits: current, groups<k> and scikit-learn's OOF LR
 """
 
 from __future__ import annotations
@@ -35,6 +39,17 @@ def _logit(p):
 def _blend(a, b, w):
     """The probability whose logit is w logit(a) + (1 - w) logit(b)."""
     return 1 / (1 + np.exp(-(w * _logit(a) + (1 - w) * _logit(b))))
+
+
+def _three(a, b, c):
+    """The probability whose logit is the mean of the three logits (votes clipped to 2-98%, as
+    a vote of 0 or 1 would outweigh the other two)."""
+    c = np.clip(c, 0.02, 0.98)
+    return 1 / (1 + np.exp(-(_logit(a) + _logit(b) + _logit(c)) / 3))
+
+
+def lr_severity(found, scores):
+    return one_minus(found["peer/lr"], scores)
 
 
 def random_folds(found, scores):
@@ -62,4 +77,8 @@ def candidates(found: dict, scores: np.ndarray, groups=GROUP_COUNTS) -> dict[str
         out[f"logit mean current+groups{k}+kNN"] = 1 / (
             1 + np.exp(-(_logit(cur) + _logit(g) + _logit(found["peer/knn"])) / 3)
         )
+        outside = found[f"knn/out{k}"]
+        out[f"kNN out of group{k}"] = outside
+        out[f"logit mean current+groups{k}+kNN out of group{k}"] = _three(cur, g, outside)
+        out[f"logit mean current+groups{k}+LR"] = _three(cur, g, lr_severity(found, scores))
     return out

@@ -13,6 +13,7 @@ scores, cached on disk piece by piece (a new piece is computed alone; the others
   grp<k>/group     (N,) the answer's group
   peer/knn         kNN vote (severity_peers), peer/lr: OOF LR probabilities (scikit-learn)
   knn/shares       the kNN vote's score shares (N, C+1)
+  knn/out<k>       the kNN vote of the neighbours outside the answer's group (k groups)
 
 Nothing here sees the truth: only the scores being audited.
 """
@@ -25,7 +26,7 @@ import os
 from pathlib import Path
 
 import numpy as np
-from severity_peers import knn_shares, knn_vote, oof_lr_proba
+from severity_peers import knn_shares, knn_vote, knn_vote_outside, oof_lr_proba
 
 from engine.audit.queue import severity
 from engine.audit.queue.answer_groups import group_folds, similar_groups
@@ -165,6 +166,8 @@ def pieces(item, inputs, task, seed, scores, config, groups=GROUP_COUNTS) -> dic
     for k in groups:
         if f"grp{k}/emb" not in found:
             found.update(grouped(item, inputs, scores, k, config.seed))
+        if f"knn/out{k}" not in found:
+            found[f"knn/out{k}"] = knn_vote_outside(item.vectors, scores, found[f"grp{k}/group"])
     if set(found) != before:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_suffix(".part.npz")

@@ -45,6 +45,24 @@ def knn_shares(vectors: np.ndarray, scores: np.ndarray, n_classes: int) -> np.nd
     return np.divide(shares, total, out=np.full_like(shares, 1.0 / n_classes), where=total > 0)
 
 
+def knn_vote_outside(vectors: np.ndarray, scores: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """The kNN vote of the neighbours outside the row's own group of similar answers
+    (engine.audit.queue.answer_groups): a wording scored the same wrong way throughout its group
+    cannot vouch for itself. Where every other row is in the group, or no neighbour outside it
+    is similar (weights 0), the plain vote."""
+    k = min(KNN_K, scores.size - 1)
+    sims = vectors @ vectors.T
+    np.fill_diagonal(sims, -np.inf)
+    sims[groups[:, None] == groups[None, :]] = -np.inf
+    nearest = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+    found = np.take_along_axis(sims, nearest, axis=1)
+    weights = np.where(np.isfinite(found), np.maximum(found, 0.0), 0.0)
+    same = scores[nearest] == scores[:, None]
+    total = weights.sum(axis=1)
+    share = np.divide((weights * same).sum(axis=1), total, out=np.zeros_like(total), where=total > 0)
+    return np.where(total > 0, 1.0 - share, knn_vote(vectors, scores))
+
+
 def knn_vote(vectors: np.ndarray, scores: np.ndarray) -> np.ndarray:
     k = min(KNN_K, scores.size - 1)
     sims = vectors @ vectors.T
