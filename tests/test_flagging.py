@@ -118,6 +118,6 @@ def test_every_answer_read_twice_gives_the_count_seen_not_an_interval():
     differs = np.array([True, False] * 5)
     found = flagging.wrong_estimate(severity, np.ones(10, bool), differs)
     assert (found.count, found.low, found.high) == (5.0, 5.0, 5.0)
-    assert wrong_phrase(found) == "5 whose reads differ (every answer read twice)"
+    assert wrong_phrase(found) == "5 whose reads differ (every answer read twice or more)"
     some = flagging.wrong_estimate(severity, np.arange(10) < 8, differs)
     assert some.low < some.count < some.high and wrong_phrase(some).startswith("about ")

@@ -174,6 +174,22 @@ def test_a_rater_missing_or_miscounted_in_raters_csv_is_found(tmp_path):
     }
 
 
+def test_a_lenient_or_harsh_verdict_without_its_size_is_found(tmp_path):
+    reads = FileReads({("", str(i)): [("G1", "1"), ("G2", "0"), ("G3", "1")] for i in range(5)},
+                      ordered=True)  # fmt: skip
+    columns = ["rater", "verdict", "n", "leniency_z", "leniency_size"]
+    write_rows(tmp_path / "raters.csv", columns, [
+        ["G1", "harsh", "5", "-5.9", "-0.04"],  # sure but tiny: Powergrading's G3 before the rule
+        ["G2", "lenient, noisy", "5", "3.2", "0.31"],  # both hold
+        ["G3", "noisy, lenient", "5", "-3.5", "-0.2"],  # the wrong way
+    ])  # fmt: skip
+    found = [b.detail for b in rater_breaches(tmp_path, reads)]
+    assert found == [
+        "harsh with leniency_z -5.9, leniency_size -0.04",
+        "lenient with leniency_z -3.5, leniency_size -0.2",
+    ]
+
+
 def test_two_shapes_that_differ_are_found(tmp_path):
     one, other = tmp_path / "long", tmp_path / "wide"
     for folder, consensus in ((one, "2"), (other, "3")):

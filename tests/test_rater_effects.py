@@ -62,6 +62,31 @@ def test_unordered_labels_leave_out_every_effect_that_needs_an_order():
     assert session.raters.bias == []
 
 
+def test_a_sure_but_tiny_leniency_is_no_verdict():
+    """Leniency needs a size as well as a significance: Powergrading's third grader was called
+    harsh for -0.013 points at 5.9 SE (0.04 of the residual SD) on 3,490 reads."""
+    tiny = {"leniency": -0.013, "leniency_z": -5.9, "leniency_size": -0.04}
+    assert verdicts(tiny) == ()
+    found = verdicts({**tiny, "leniency": -0.06, "leniency_size": -0.16})
+    assert [v.name for v in found] == ["harsh"]
+    assert "(-0.16 SD)" in found[0].because
+    # On the boundary the rule holds; without a size (not measured) significance alone decides.
+    assert [v.name for v in verdicts({**tiny, "leniency_size": -0.15})] == ["harsh"]
+    assert verdicts({**tiny, "leniency_size": -0.149}) == ()
+    assert [v.name for v in verdicts({"leniency": -0.013, "leniency_z": -5.9})] == ["harsh"]
+
+
+def test_leniency_size_is_leniency_over_one_residual_sd(planted):
+    """Every judged rater's size is their leniency over the same residual SD (one ratio for
+    all), with its sign; the planted lenient and harsh raters clear the size rule."""
+    rows = {r.rater: r for r in planted.raters.rows if r.effects is not None}
+    ratios = {r: e.effects.leniency_size / e.effects.leniency for r, e in rows.items()
+              if abs(e.effects.leniency) > 1e-9}  # fmt: skip
+    unit = np.median(list(ratios.values()))
+    assert unit > 0 and all(v == pytest.approx(unit, rel=1e-9) for v in ratios.values())
+    assert rows["r4"].effects.leniency_size >= 0.15 and rows["r5"].effects.leniency_size <= -0.15
+
+
 def test_the_reference_is_the_median_with_its_standard_error():
     values = np.array([0.0, 1.0, 2.0, 10.0, 3.0])
     errors = np.array([1.0, 1.0, 1.0, 1.0, 1.0])

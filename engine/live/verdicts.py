@@ -5,7 +5,8 @@ The monitor runs no audit (no embedding, no model): its verdicts come from the d
 with the rules and thresholds of parm's rater table (engine.audit.raters.verdicts). Leniency is
 the paired leniency of engine.audit.raters.pairs (least squares over every double read, points,
 clustered standard errors) against the reference raters that function's `robust_members`
-chooses; noise is the rater's share of double reads that disagree against the reference raters'
+chooses, its size over one read's spread (the paired differences' standard deviation over
+sqrt 2); noise is the rater's share of double reads that disagree against the reference raters'
 pooled share (the rule parm's table applies to unordered labels), its z on the log scale from
 the binomial standard error. A rater with fewer than `monitor_min_reads` double reads gets no
 verdict.
@@ -36,6 +37,8 @@ def rater_verdicts(reads: SessionReads, pairs: Pairs, least: int) -> dict[str, d
         return {}
     reference = robust_members(c, se, found)
     leniency = c - float(np.mean(c[reference]))
+    # The unit of a leniency's size: one read's share of the paired differences' spread.
+    sd = float(np.std(reads.points[a] - reads.points[b]) / np.sqrt(2))
     differ = reads.score[a] != reads.score[b]
     miss = np.array([np.sum(differ[(reads.rater[a] == r) | (reads.rater[b] == r)])
                      for r in range(names.size)], dtype=float)  # fmt: skip
@@ -44,7 +47,7 @@ def rater_verdicts(reads: SessionReads, pairs: Pairs, least: int) -> dict[str, d
     for r in found:
         if n[r] < least:
             continue
-        relative = _relative(leniency[r], se[r], miss[r], n[r], base)
+        relative = _relative(leniency[r], se[r], miss[r], n[r], base, sd)
         said = verdicts(relative)
         out[str(names[r])] = {
             "verdict": verdict_words(said),
@@ -66,7 +69,7 @@ def verdicts_of(figures: dict) -> tuple[Verdict, ...]:
                  figures.get("said", ()))  # fmt: skip
 
 
-def _relative(leniency: float, se: float, miss: float, n: int, base: float) -> dict:
+def _relative(leniency: float, se: float, miss: float, n: int, base: float, sd: float) -> dict:
     share = miss / n if n else np.nan
     ratio = share / base if base > 0 else np.nan
     spread = np.sqrt((1 - share) / miss) if 0 < miss < n else np.nan
@@ -74,6 +77,7 @@ def _relative(leniency: float, se: float, miss: float, n: int, base: float) -> d
     return {
         "leniency": float(leniency),
         "leniency_z": float(leniency / se),
+        "leniency_size": float(leniency / sd) if sd > 0 else None,
         "noise": None if z is None else float(ratio),
         "noise_z": None if z is None else float(z),
         "noise_own": share,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engine.audit.raters.pairs import MIN_PAIRS
 from engine.audit.raters.table import NOT_JUDGED
-from engine.audit.raters.verdicts import BIAS_POINTS, BIAS_T, FINE, RULES
+from engine.audit.raters.verdicts import BIAS_POINTS, BIAS_T, FINE, LENIENCY_SIZE, LENIENCY_Z, RULES
 from engine.outputs import columns
 from engine.outputs.columns import (
     COUNT,
@@ -121,6 +121,10 @@ RATERS = OutputTable(
         Column("rule", "the figures and the rule behind each verdict",
                lambda row, _: rule_text(row.effects)),
         Column("leniency_z", "leniency in standard errors", _effect("leniency_z"), FIGURE),
+        Column("leniency_size", "leniency over the reads' residual standard deviation (lenient "
+               f"or harsh needs at least {LENIENCY_SIZE:g} either way besides {LENIENCY_Z:g} "
+               "standard errors)",
+               _effect("leniency_size"), FIGURE),
         Column("co_reads", "pairs of the rater's reads with a co-rater's read of the same "
                "answer (leniency combines them with the model's figure from "
                f"{MIN_PAIRS} on)", _effect("co_reads"), COUNT),

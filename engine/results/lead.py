@@ -210,9 +210,9 @@ def lead_warnings(
 def wrong_phrase(estimate: WrongEstimate) -> str:
     """How a line beside the flagged count says the estimate of wrong scores: 'about 61 likely
     wrong (95% 40-85, from the severities)'; where every answer was read twice the count is
-    seen, not estimated: '1,010 whose reads differ (every answer read twice)'."""
+    seen, not estimated: '1,010 whose reads differ (every answer read twice or more)'."""
     if estimate.low == estimate.high == estimate.count and estimate.source == SECOND_READS:
-        return f"{estimate.count:,.0f} whose reads differ (every answer read twice)"
+        return f"{estimate.count:,.0f} whose reads differ (every answer read twice or more)"
     return (
         f"about {estimate.count:,.0f} likely wrong (95% {estimate.low:,.0f}-"
         f"{estimate.high:,.0f}, from the {estimate.source})"

@@ -11,7 +11,9 @@ property tests of random designs (test_invariants); never tuned to what parm wri
   within their range (one of them, for unordered labels); its probability in [0, 1]; the reads
   listed are the file's, and every answer read twice or more has its row;
 - raters: every rater of the file in raters.csv with a verdict and as many reads as the file
-  gives them; rater names in every output the file's (its rater names or score columns), never
+  gives them; a rater called lenient or harsh is so by at least 3 standard errors and 0.15 of
+  the reads' residual SD, in the verdict's direction (the documented rule: no verdict for a
+  difference too small to matter, however sure); rater names in every output the file's (its rater names or score columns), never
   "read 1" or "rater 1";
 - sentences: a sentence comparing figures agrees with them (a difference said to be within a
   limit is within it; "a < b" holds; a stated gap is the difference of the figures it names);
@@ -61,7 +63,8 @@ FAMILIES = {
                   "the cross-fitted figure is compared", "no Python None in a sentence"),
     "consensus": ("consensus", "consensus = agreeing reads", "consensus within the reads",
                   "consensus reads kept"),
-    "raters": ("every rater in raters.csv", "raters named as the file names them"),
+    "raters": ("every rater in raters.csv", "raters named as the file names them",
+               "a lenient or harsh verdict has its size and significance"),
 }  # fmt: skip
 
 

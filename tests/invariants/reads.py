@@ -147,12 +147,32 @@ def rater_breaches(folder: Path, reads: FileReads) -> list[Breach]:
             continue
         if not (row.get("verdict") or "").strip():
             found.append(Breach("every rater in raters.csv", f"raters.csv {rater!r}", "no verdict"))
+        found += _leniency_breaches(row, rater)
         if _int(row.get("n")) != count:
             found.append(Breach("every rater in raters.csv", f"raters.csv {rater!r}",
                                 f"n {row.get('n')}, the file gives {count} reads"))  # fmt: skip
     extra = sorted(set(rows) - set(expected))
     if extra:
         found.append(Breach("raters named as the file names them", "raters.csv", f"rows {extra}"))
+    return found
+
+
+# The documented lenient / harsh rule (docs/explanation/raters.md), written out here.
+LENIENCY_Z, LENIENCY_SIZE = 3.0, 0.15
+
+
+def _leniency_breaches(row: dict, rater: str) -> list[Breach]:
+    words = {w.strip() for w in (row.get("verdict") or "").split(",")}
+    found = []
+    for name, sign in (("lenient", 1), ("harsh", -1)):
+        if name not in words:
+            continue
+        z, size = number(row.get("leniency_z") or ""), number(row.get("leniency_size") or "")
+        if z is None or sign * z < LENIENCY_Z or size is None or sign * size < LENIENCY_SIZE:
+            found.append(Breach("a lenient or harsh verdict has its size and significance",
+                                f"raters.csv {rater!r}",
+                                f"{name} with leniency_z {row.get('leniency_z')}, "
+                                f"leniency_size {row.get('leniency_size')}"))  # fmt: skip
     return found
 
 

@@ -65,6 +65,9 @@ class RaterEffects:
     leniency: float | None
     leniency_se: float | None
     leniency_z: float | None
+    # Leniency over the reads' residual standard deviation (the size a lenient or harsh
+    # verdict needs, engine.audit.raters.verdicts.LENIENCY_SIZE)
+    leniency_size: float | None
     infit: float | None
     infit_z: float | None
     outfit: float | None
@@ -191,7 +194,7 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
     if members.size == 0:
         return {}, []
     members = _reference_members(raw, members, drifts, scores.ordered)
-    relative = _relative(raw, members, scores.ordered)
+    relative = _relative(raw, members, scores.ordered, residual_sd(e))
     centre_b = origin if raw.anchored else reference(raw.b, raw.b_se, members)[0]
     effects = {}
     for r in np.flatnonzero(judged):
@@ -253,7 +256,9 @@ def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.nda
     its middle use and drift), then,
     until it settles, those of the group with no verdict at all. At least three, else the
     previous step's."""
-    relative = _relative(raw, judged, ordered)
+    # The reference is chosen without the size rule (NO_SIZE): a rater shifted by little but
+    # surely stays out of it, as before the rule.
+    relative = _relative(raw, judged, ordered, NO_SIZE)
     steady = [r for r in judged if drifts_fine(drifts[r])
               and not {v.name for v in verdicts(relative[r], None)} & SHIFT_FREE]  # fmt: skip
     members = np.array(steady) if len(steady) >= 3 else judged
@@ -270,7 +275,7 @@ def _reference_members(raw, judged: np.ndarray, drifts, ordered: bool) -> np.nda
         group = rater_pairs.robust_members(raw.b, raw.b_se, members, unusual)
         members = group if group.size >= 3 else members
     for _ in range(5):
-        relative = _relative(raw, members, ordered)
+        relative = _relative(raw, members, ordered, NO_SIZE)
         fine = np.array([r for r in members if not verdicts(relative[r], None)
                          and drifts_fine(drifts[r])], dtype=int)  # fmt: skip
         if fine.size < 3 or fine.size == members.size:
@@ -327,8 +332,22 @@ def _raw(scores, main, b, e, w, rater_of, count) -> _Raw:
     return _Raw(b, **out, fits=fits, spreads=spreads, disagreements=disagreements)
 
 
-def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
-    """Each rater's figures against the reference members (see the module docstring)."""
+NO_SIZE = float("nan")
+
+
+def residual_sd(e: np.ndarray) -> float:
+    """The reads' residual standard deviation (score minus expectation, item and rater effects
+    removed): the unit of a leniency's size."""
+    return float(np.sqrt(np.mean(np.square(e)))) if e.size else float("nan")
+
+
+def _size(leniency: float, sd: float) -> float | None:
+    return float(leniency / sd) if np.isfinite(sd) and sd > 0 else None
+
+
+def _relative(raw: _Raw, members: np.ndarray, ordered: bool, sd: float) -> list[dict]:
+    """Each rater's figures against the reference members (see the module docstring); sd: the
+    reads' residual standard deviation, the unit of leniency_size."""
     noise0, noise_se0 = reference(raw.log_noise, raw.log_noise_se, members)
     out = []
     if ordered:
@@ -353,6 +372,7 @@ def _relative(raw: _Raw, members: np.ndarray, ordered: bool) -> list[dict]:
             figures.update(
                 leniency=float(raw.b[r] - b0), leniency_se=se,
                 leniency_z=_z(raw.b[r] - b0, raw.b_se[r], b_se0),
+                leniency_size=_size(float(raw.b[r] - b0), sd),
                 central_z=_z(raw.slope[r] - slope0, raw.slope_se[r], slope_se0),
                 middle_z=_z(raw.middle[r] - middle0, raw.middle_se[r], middle_se0),
                 **{end + "_z": _z(getattr(raw, end)[r] - centre, getattr(raw, end + "_se")[r], se0)
@@ -387,7 +407,7 @@ def _effects(raw: _Raw, r: int, relative: dict, drift, ordered: bool, co_n: int,
     fit, spread, dis = raw.fits[r], raw.spreads[r], raw.disagreements[r]
     return RaterEffects(
         leniency=relative.get("leniency"), leniency_se=relative.get("leniency_se"),
-        leniency_z=relative.get("leniency_z"),
+        leniency_z=relative.get("leniency_z"), leniency_size=relative.get("leniency_size"),
         infit=fit.infit if fit else None, infit_z=fit.infit_z if fit else None,
         outfit=fit.outfit if fit else None, outfit_z=fit.outfit_z if fit else None,
         noise=relative["noise"], noise_z=relative["noise_z"],

@@ -14,8 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# Leniency / harshness: |leniency| / its standard error.
+# Leniency / harshness: |leniency| / its standard error, and a size: |leniency| over the reads'
+# residual standard deviation (score minus the model's expectation, item and rater effects
+# removed) at least LENIENCY_SIZE. 0.15 is RSMTool's threshold for a standardized mean
+# difference worth reporting, not tuned here; without it a large session calls a rater harsh for
+# a hundredth of a point (Powergrading's third grader: -0.013 points, 5.9 SE, 0.04 SD).
 LENIENCY_Z = 3.0
+LENIENCY_SIZE = 0.15
 # Noisy: infit mean-square (ordered) at least NOISE_RATIO times the reference raters', or for
 # unordered labels the disagreement ratio at least DISAGREEMENT_RATIO times theirs, and NOISE_Z
 # standard errors above (on the log scale). A rater lenient on part of their scores is also less
@@ -43,8 +48,10 @@ BIAS_POINTS = 0.2
 VERDICTS = ("lenient", "harsh", "noisy", "central tendency", "drifting")
 FINE = "fine"
 RULES = {
-    "lenient": f"leniency >= {LENIENCY_Z:g} standard errors above the reference raters",
-    "harsh": f"leniency >= {LENIENCY_Z:g} standard errors below the reference raters",
+    "lenient": f"leniency >= {LENIENCY_Z:g} standard errors and >= {LENIENCY_SIZE:g} residual SD "
+    "above the reference raters",
+    "harsh": f"leniency >= {LENIENCY_Z:g} standard errors and >= {LENIENCY_SIZE:g} residual SD "
+    "below the reference raters",
     "noisy": f"infit >= {NOISE_RATIO:g} x the reference raters' (unordered labels: "
     f"disagreement >= {DISAGREEMENT_RATIO:g} x) and >= {NOISE_Z:g} standard errors above",
     "central tendency": f"excess use of middle categories >= {MIDDLE_Z:g} standard errors above "
@@ -67,14 +74,16 @@ class Verdict:
 
 
 def verdicts(relative: dict, drift=None) -> tuple[Verdict, ...]:
-    """The verdicts of one rater from its relative figures: leniency, leniency_z, noise,
+    """The verdicts of one rater from its relative figures: leniency, leniency_z,
+    leniency_size (leniency over the residual SD; no size rule where it is absent), noise,
     noise_z, central_z, middle_z, low_z, high_z, spread (each None where it does not apply) and
     its drift."""
     found = []
-    z = relative.get("leniency_z")
-    if z is not None and abs(z) >= LENIENCY_Z:
+    z, size = relative.get("leniency_z"), relative.get("leniency_size")
+    if z is not None and abs(z) >= LENIENCY_Z and (size is None or abs(size) >= LENIENCY_SIZE):
         name = "lenient" if z > 0 else "harsh"
-        found.append(Verdict(name, f"leniency {relative['leniency']:+.2f} points, "
+        sd = "" if size is None else f" ({size:+.2f} SD)"
+        found.append(Verdict(name, f"leniency {relative['leniency']:+.2f} points{sd}, "
                                    f"{z:+.1f} SE from the reference raters",
                              abs(z) / LENIENCY_Z))  # fmt: skip
     ratio, z = relative.get("noise"), relative.get("noise_z")
