@@ -106,7 +106,7 @@ async def test_a_rerun_after_resuming_counts_the_new_flags(sample_copy, sample_e
         await wait_for(pilot, lambda: app.state.result is not first, "the second run")
         await wait_for(pilot, lambda: isinstance(app.screen, ResultsScreen), "the results")
         review = await open_review(pilot)
-        assert review.previous_flagged_rows == tuple(
+        assert review.model.previous_flagged_rows == tuple(
             int(r) for r in first.review.responses.rows[first.flagged]
         )
         line = str(review.query_one("#review-rerun").render())

@@ -259,23 +259,25 @@ async def test_thousands_of_rows_are_paged_and_stay_usable(large_review, tmp_pat
             table = screen.query_one(ReviewTable)
             assert len(screen.view) == 6000
             assert table.row_count == PAGE_SIZE
-            assert screen.pages == 30
+            assert screen.model.pages == 30
             await pilot.press("pagedown")  # a screenful down, on the same page
-            assert screen.page == 0 and screen.current() == int(screen.view[screen.screenful()])
+            assert screen.model.page == 0 and screen.current() == int(
+                screen.view[screen.screenful()]
+            )
             screen.go_to(PAGE_SIZE - 1)
             await pilot.press("down")  # across the page edge
-            assert screen.page == 1 and screen.current() == int(screen.view[PAGE_SIZE])
+            assert screen.model.page == 1 and screen.current() == int(screen.view[PAGE_SIZE])
             await pilot.press("up")  # and back to the end of page 1
-            assert screen.page == 0 and screen.current() == int(screen.view[PAGE_SIZE - 1])
+            assert screen.model.page == 0 and screen.current() == int(screen.view[PAGE_SIZE - 1])
             await pilot.press("G")
-            assert screen.page == 29 and screen.current() == int(screen.view[-1])
+            assert screen.model.page == 29 and screen.current() == int(screen.view[-1])
             await pilot.press("j")  # the last row stays the last row
             assert screen.current() == int(screen.view[-1])
             await pilot.press("o")
             await pilot.pause()
             assert store.get(int(review.responses.rows[screen.view[-1]])).action == "keep"
             await pilot.press("g")
-            assert screen.page == 0 and screen.current() == int(screen.view[0])
+            assert screen.model.page == 0 and screen.current() == int(screen.view[0])
             assert "page 1/30" in text_of(screen, "#review-status")
 
 

@@ -142,7 +142,7 @@ async def test_a_rerun_that_changed_nothing_shows_no_rerun_line(review, store):
     rerun = partial(ReviewScreen, previous_flagged_rows=previous)
     async with Host(review, store, rerun).run_test(size=(80, 24)) as pilot:
         await pilot.pause()
-        assert pilot.app.screen.changes is not None
+        assert pilot.app.screen.model.changes is not None
         assert not pilot.app.screen.query_one("#review-rerun").display
 
 
@@ -294,7 +294,7 @@ async def test_undo_then_deciding_again_keeps_the_note_typed_with_the_decision(r
         screen = pilot.app.screen
         i = screen.shown()
         row = row_of(review, i)
-        screen.pending_notes[row] = "the rubric's third point"
+        screen.model.pending_notes[row] = "the rubric's third point"
         screen.action_decide("keep")
         await pilot.pause()
         assert store.get(row).note == "the rubric's third point"

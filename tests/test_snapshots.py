@@ -5,6 +5,7 @@ synthetic data; nothing time-dependent or machine-dependent is on these screens.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -314,12 +315,25 @@ def test_the_resume_question(snap_compare, in_repo, sample_session):
     assert snap_compare(ParmApp(), terminal_size=(80, 24), run_before=run_before)
 
 
-def test_all_styling_lives_in_parm_tcss():
-    """ARCHITECTURE: parm_tui/parm.tcss holds all styling, so no widget carries its own CSS."""
+def test_widgets_carry_their_own_styles_and_screens_keep_theirs_in_parm_tcss():
+    """ARCHITECTURE: a widget's own look lives in its DEFAULT_CSS (parm_tui/widgets), the app's
+    and the screens' layout in parm_tui/parm.tcss, which overrides a widget's defaults where a
+    screen needs to; no module outside the widgets carries CSS of its own, and no widget's rule
+    is declared in both places."""
     package = ROOT / "parm_tui"
-    inline = [
+    outside = [
         str(path.relative_to(ROOT))
         for path in package.rglob("*.py")
-        if "DEFAULT_CSS" in path.read_text() or "\n    CSS = " in path.read_text()
+        if path.parent.name != "widgets"
+        and ("DEFAULT_CSS" in path.read_text() or "\n    CSS = " in path.read_text())
     ]
-    assert inline == []
+    assert outside == []
+    sheet = (package / "parm.tcss").read_text()
+    widgets = [p for p in (package / "widgets").glob("*.py") if "DEFAULT_CSS" in p.read_text()]
+    assert len(widgets) >= 5, "widgets keep their own styles in DEFAULT_CSS"
+    for path in (package / "widgets").glob("*.py"):
+        for css in re.findall(r'DEFAULT_CSS = """(.*?)"""', path.read_text(), re.S):
+            for selector in re.findall(r"^\s*([^{}\n]+?)\s*\{", css, re.M):
+                assert not re.search(rf"^{re.escape(selector)}\s*\{{", sheet, re.M), (
+                    f"{path.name}: {selector!r} is also in parm.tcss"
+                )

@@ -1,15 +1,17 @@
 """Review: the flagged responses, most severe first, one decision per response.
 
-The list is paged (PAGE_SIZE rows in the table at a time) because the stock DataTable freezes
-with many thousands of rows; every movement key crosses page edges (parm_tui.screens.review_keys
-has the keys, moving and deciding). The views list the flagged responses, the whole queue, the
-undecided, unsure, changed, kept or noted ones, and after a re-run the decided ones that lost
-their flag and the new flags (engine.results.queue computes each).
+The review's state (what is listed, the page, the response selected, the decisions with their
+undo and redo, the re-run's changes) lives in one ReviewModel (parm_tui.review_model), which this
+screen draws and watches: a change of the model redraws the row it concerns, the status line
+and the detail (`_model_changed`). The list is paged (PAGE_SIZE rows in the table at a time)
+because the stock DataTable freezes with many thousands of rows; every movement key crosses page
+edges (parm_tui.screens.review_keys has the keys, moving and deciding). The views list the
+flagged responses, the whole queue, the undecided, unsure, changed, kept or noted ones, and
+after a re-run the decided ones that lost their flag and the new flags (engine.results.queue
+computes each).
 """
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 from rich.text import Text
@@ -20,30 +22,23 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Select, Static
 
-from engine.core.errors import ParmError
-from engine.core.text import safe_text
-from engine.results.queue import rerun_changes
 from engine.results.review import ReviewSet
+from parm_tui.review_model import DECIDED, LISTED, NO_STORE, PAGE_SIZE, ReviewModel
 from parm_tui.screens.keys import KeysModal, key_rows
-from parm_tui.screens.review_keys import NO_STORE, ReviewKeys
+from parm_tui.screens.review_keys import ReviewKeys
+from parm_tui.screens.review_others import OTHER_WRITER_CHECK_SECONDS, ReviewOthers
 from parm_tui.screens.review_reads import ReviewReads
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.review_detail import LEGEND, ReviewDetail
 from parm_tui.widgets.review_filters import VIEW_ALL, VIEW_THIRD, ReviewFilters
-from parm_tui.widgets.review_list import PAGE_SIZE, ReviewTable, review_view, short_labels
+from parm_tui.widgets.review_list import ReviewTable, short_labels
 from parm_tui.widgets.toggles import MarkedCheckbox
 
 __all__ = ["NO_STORE", "ReviewScreen"]
 
-# How often the review screen looks for decisions saved by another parm on the same database.
-OTHER_WRITER_CHECK_SECONDS = 2.0
-# Another reviewer is "on" a response while seen there this recently (each review says where it
-# is at every check, so a closed window or a dropped browser drops out within this).
-PRESENCE_SECONDS = 5 * OTHER_WRITER_CHECK_SECONDS
 
-
-class ReviewScreen(ReviewKeys, ReviewReads, Screen):
+class ReviewScreen(ReviewKeys, ReviewReads, ReviewOthers, Screen):
     """Flagged responses with their evidence, and the rater-lead's decisions.
 
     review: the session's review set (every item's responses in one queue; a file of one item is
@@ -64,6 +59,7 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         Binding("c", "decide('change')", "Change"),
         Binding("question_mark", "decide('unsure')", "Unsure", key_display="?"),
         Binding("u", "undo", "Undo"),
+        Binding("U", "redo", "Redo", show=False),
         Binding("e", "note", "Note"),
         Binding("x", "clear", "Clear"),
         Binding("r", "add_read", "Add read"),
@@ -97,10 +93,8 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         super().__init__()
         # {data row: (rater, score) to backread} today (engine.workspace.backread_rows).
         self.backreads = dict(backreads or {})
-        # The run's review set; `review` is it with the reads typed in the review counted.
-        self.run_review = review
-        self.review = review
-        self.store = store
+        self.model = ReviewModel(review, store, read_only, previous_flagged_rows, start_row)
+        self.model.listen(self._model_changed)
         # Where the other reviewers are now: {data row: their names} (follow_others).
         self.others: dict[int, list[str]] = {}
         self._said: tuple[int | None, float] = (None, 0.0)  # the row told, and when
@@ -111,18 +105,44 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         self.told: int | None = None
         self.counted_reads: list = []
         self.review_counts: list = []
-        self.previous_flagged_rows = previous_flagged_rows
-        self.start_row = start_row
-        self.read_only = read_only
-        self.view = np.zeros(0, dtype=int)
-        self.page = 0
         # The page the table holds now (None: it must be built again, the view changed).
         self.built: int | None = None
-        self.pending_notes: dict[int, str] = {}
-        self.undo_stack: list = []
-        self.changes = None
-        self._folded: list[str] | None = None
         self._search_timer = None
+
+    # The model's state, as the keys, the reads and the tests read it.
+    @property
+    def review(self) -> ReviewSet:
+        return self.model.review
+
+    @review.setter
+    def review(self, review: ReviewSet) -> None:
+        self.model.review = review
+
+    @property
+    def store(self):
+        return self.model.store
+
+    @store.setter
+    def store(self, store) -> None:
+        self.model.store = store
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.model.view
+
+    def _model_changed(self, what: str, i: int | None) -> None:
+        """The model changed: a decision redraws its row, the re-run's counts, the status line
+        and the detail; a new list is built again when next shown (built None). Typed reads are
+        counted again by count_added_reads."""
+        if not self.is_mounted:
+            return
+        if what == DECIDED and i is not None:
+            self.query_one(ReviewTable).show_decision(i, self._decision(i))
+            self.model.update_changes()
+            self._update_status()
+            self.show_detail()
+        elif what == LISTED:
+            self.built = None
 
     # --- layout -------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -132,11 +152,11 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         responses = self.review.responses
         yield ReviewFilters(
             responses.labels,
-            self.is_rerun(),
+            self.model.is_rerun(),
             responses.ordered,
-            items=self.item_names(),
-            raters=self.rater_names(),
-            third_reads=self.third_reads(),
+            items=self.model.item_names(),
+            raters=self.review.rater_names(),
+            third_reads=self.model.third_reads(),
             backreads=self.backreads,
             id="review-filters",
         )
@@ -145,33 +165,15 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
             yield ReviewDetail(id="review-detail")
         yield ParmFooter()
 
-    def item_names(self) -> list[str]:
-        """The items to filter by (none for a file of one item)."""
-        return [r.responses.item for r in self.review.results] if self.review.by_item else []
-
-    def third_reads(self) -> bool:
-        """Whether some answer's consensus needs a third read (the third-read view)."""
-        rank = self.review.third_read_rank
-        return rank is not None and bool(np.any(rank > 0))
-
-    def rater_names(self) -> list[str]:
-        return self.review.rater_names()
-
-    def is_rerun(self) -> bool:
-        """A previous run of the file, or decisions made on another run than this one."""
-        if self.previous_flagged_rows is not None:
-            return True
-        decisions = {} if self.store is None else self.store.all()
-        run_id = self.review.run_id
-        return any(d.context is None or d.context.run_id != run_id for d in decisions.values())
-
     def on_mount(self) -> None:
         table = self.query_one(ReviewTable)
         table.fit(table.size.width or int(self.app.size.width * 0.6))
-        self.query_one("#review-rerun").display = self.is_rerun() or self.read_only is not None
-        self.update_changes()
+        self.query_one("#review-rerun").display = (
+            self.model.is_rerun() or self.model.read_only is not None
+        )
+        self.model.update_changes()
         self.refresh_view()
-        self.open_at_start()
+        self.go_to(self.model.start_position())
         table.focus()
         if self.store is None:
             self.notify(NO_STORE, severity="warning", timeout=6)
@@ -184,86 +186,11 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         self.set_interval(OTHER_WRITER_CHECK_SECONDS, self.check_other_writers)
         self.watch(self.app, "state", self.follow_store, init=False)
 
-    def check_other_writers(self) -> None:
-        """When another parm (another window on the same file) saved decisions, read them
-        again and say so: the list never shows decisions the database no longer holds."""
-        if self.store is None:
-            return
-        before = (self.store.all(), self.store.added_reads(), self.store.conflicted_rows())
-        try:
-            changed = self.store.changed_elsewhere()
-        except ParmError:
-            return
-        # The database holds every file's review: a write for another file is not news here.
-        if (
-            changed
-            and (self.store.all(), self.store.added_reads(), self.store.conflicted_rows()) != before
-        ):
-            self.count_added_reads()
-            self.refresh_view()
-            after = self.store.all()
-            who = sorted({d.reviewer for row, d in after.items()
-                          if before[0].get(row) != d and d.reviewer})  # fmt: skip
-            by = f" by {', '.join(who)}" if who else ""
-            self.notify(
-                safe_text(f"Decisions were saved{by} in another parm window or browser on this "
-                          "file; the list now shows them (where two reviewers decided one "
-                          "response, the other decision is kept beside it as a conflict)."),
-                severity="warning",
-                timeout=8,
-                markup=False,  # reviewers' names are theirs to type
-            )  # fmt: skip
-        self.follow_others()
-
-    def follow_others(self) -> None:
-        """Say where this reviewer is, and mark the responses other reviewers are on now (seen
-        in the last PRESENCE_SECONDS): in the list's decision column and the detail."""
-        row = self.shown_row()
-        try:
-            # Said when the response changes, and again before the others would drop it.
-            moment = time.monotonic()
-            if row is not None and (
-                row != self._said[0] or moment - self._said[1] >= PRESENCE_SECONDS / 2
-            ):
-                self.store.here(row)
-                self._said = (row, moment)
-            others = self.store.others_here(PRESENCE_SECONDS)
-        except ParmError:
-            return
-        if others == self.others:
-            return
-        moved = {r for r in set(others) | set(self.others) if others.get(r) != self.others.get(r)}
-        self.others = others
-        table = self.query_one(ReviewTable)
-        table.present = others
-        for r in moved:
-            i = self.index_of(r)
-            if i is not None:
-                table.show_decision(i, self._decision(i))
-        if row in moved:
-            self.show_detail()
-
-    def index_of(self, row: int) -> int | None:
-        """The index of the response at data row `row` (None when the review has none)."""
-        found = np.flatnonzero(self.review.responses.rows == row)
-        return int(found[0]) if found.size else None
-
-    def open_at_start(self) -> None:
-        """Where the review stopped (start_row), else the first undecided response listed."""
-        rows = self.review.responses.rows
-        if self.start_row is not None:
-            hits = np.flatnonzero(rows[self.view] == self.start_row)
-            if hits.size:
-                self.go_to(int(hits[0]))
-                return
-        undecided = [n for n, i in enumerate(self.view) if self._decision(int(i)) is None]
-        self.go_to(undecided[0] if undecided else 0)
-
     def on_resize(self) -> None:
         table = self.query_one(ReviewTable)
         cursor = table.cursor_row  # fit() clears the table, and with it the cursor
         if table.size.width and table.fit(table.size.width):
-            self._show_page(self.page, cursor)
+            self._show_page(self.model.page, cursor)
 
     def on_screen_resume(self) -> None:
         # A dialog's result may have changed the detail while this screen was underneath, and
@@ -297,25 +224,17 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         decisions = {} if self.store is None else self.store.all()
         conflicted = frozenset() if self.store is None else frozenset(self.store.conflicted_rows())
         criteria = self.query_one(ReviewFilters).criteria(
-            self.review, self.changes, decisions, conflicted
+            self.review, self.model.changes, decisions, conflicted
         )
-        if criteria["search"] and self._folded is None:
-            self._folded = [t.casefold() for t in self.review.responses.texts]
-        self.view = review_view(self.review, folded=self._folded, **criteria)
+        self.model.list_by(criteria)
         self.built = None
-        hits = np.flatnonzero(self.view == current) if current is not None else []
-        self.go_to(int(hits[0]) if len(hits) else 0)
-
-    @property
-    def pages(self) -> int:
-        return max(1, -(-len(self.view) // PAGE_SIZE))
+        position = self.model.position_of(current)
+        self.go_to(0 if position is None else position)
 
     def go_to(self, position: int) -> None:
         """Show `position` in the list (negative counts from the end): on the page shown, only
         the cursor moves; another page is built first."""
-        if position < 0:
-            position = max(0, len(self.view) + position)
-        page, row = divmod(position, PAGE_SIZE)
+        page, row = self.model.place(position)
         table = self.query_one(ReviewTable)
         if page != self.built or not table.row_count:
             self._show_page(page, row)
@@ -325,9 +244,9 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
 
     def _show_page(self, page: int, cursor: int) -> None:
         table = self.query_one(ReviewTable)
-        self.page = self.built = page
+        self.model.page = self.built = page
         table.clear()
-        for i in self.view[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]:
+        for i in self.model.on_page():
             table.add_row(*table.cells(int(i), self._decision(int(i))), key=str(int(i)))
         if table.row_count:
             table.move_cursor(row=min(cursor, table.row_count - 1), animate=False)
@@ -337,14 +256,12 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
     def current(self) -> int | None:
         """Index (in the responses) of the highlighted response, or None when the list is empty."""
         table = self.query_one(ReviewTable)
-        position = self.page * PAGE_SIZE + table.cursor_row
-        if not table.row_count or not 0 <= position < len(self.view):
-            return None
-        return int(self.view[position])
+        return self.model.at(self.model.page, table.cursor_row) if table.row_count else None
 
     def shown(self) -> int | None:
-        """Index of the response in the detail pane: the one decisions act on."""
-        return self.query_one(ReviewDetail).shown
+        """Index of the response in the detail pane: the one decisions act on (the model's
+        selected response)."""
+        return self.model.selected
 
     def shown_row(self) -> int | None:
         i = self.shown()
@@ -359,21 +276,24 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         else:
             text.append(f" · {len(self.store.all()):,} decided")
         text.append(f" · listed {shown:,}")
-        if self.pages > 1:
-            start = self.page * PAGE_SIZE
+        if self.model.pages > 1:
+            start = self.model.page * PAGE_SIZE
             text.append(f" ({start + 1:,}–{min(start + PAGE_SIZE, shown):,}, ")
-            text.append(f"page {self.page + 1}/{self.pages})")
+            text.append(f"page {self.model.page + 1}/{self.model.pages})")
         self.query_one("#review-status", Static).update(text)
         self._update_rerun()
 
     def _update_rerun(self) -> None:
-        if self.read_only is not None:
-            self.query_one("#review-rerun", Static).update(Text(self.read_only, "bold yellow"))
+        if self.model.read_only is not None:
+            self.query_one("#review-rerun", Static).update(
+                Text(self.model.read_only, "bold yellow")
+            )
             return
-        if self.changes is None:
+        changes = self.model.changes
+        if changes is None:
             return
-        unflagged = int(self.changes.no_longer_flagged.sum())
-        new = int(self.changes.newly_flagged.sum())
+        unflagged = int(changes.no_longer_flagged.sum())
+        new = int(changes.newly_flagged.sum())
         # A re-run that changed nothing under the decisions has nothing to say: no line.
         self.query_one("#review-rerun").display = bool(unflagged or new)
         text = Text("Re-run: ", style="bold")
@@ -383,25 +303,20 @@ class ReviewScreen(ReviewKeys, ReviewReads, Screen):
         text.append(" (v: views)", style="dim")
         self.query_one("#review-rerun", Static).update(text)
 
-    def update_changes(self) -> None:
-        """Recount the re-run changes (decisions change them); the list is left as it is."""
-        if self.is_rerun():
-            decisions = {} if self.store is None else self.store.all()
-            self.changes = rerun_changes(self.review, decisions, self.previous_flagged_rows)
-
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self.show_detail()
 
     def show_detail(self) -> None:
         detail = self.query_one(ReviewDetail)
         i = self.current()
+        self.model.selected = i
         if i is None:
             detail.clear("No responses match the filters.")
             return
-        row = int(self.review.responses.rows[i])
+        row = self.model.row_of(i)
         conflicts = [] if self.store is None else self.store.conflicts(row)
         me = "" if self.store is None else self.store.reviewer
-        detail.show(self.review, i, self._decision(i), self.pending_notes.get(row), conflicts,
+        detail.show(self.review, i, self._decision(i), self.model.pending_notes.get(row), conflicts,
                     self.uncounted_reads(row), self.others.get(row, ()), me)  # fmt: skip
 
     # --- filters ------------------------------------------------------------------------

@@ -8,85 +8,45 @@ at that instant, which may have moved on before the pane was redrawn); each is s
 store, with the run it was made on, before the list shows it, and then the cursor goes to the
 next undecided response of the view. `u` undoes the last change made here: the decision that
 was there before comes back as it was (or none), or a read typed with `r` is taken away
-(parm_tui.screens.review_reads), and the cursor goes back to it.
+(parm_tui.screens.review_reads), and the cursor goes back to it; `U` makes the undone change
+again. The state all this changes is the screen's ReviewModel (parm_tui.review_model).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
-
 from engine.core.errors import ParmError
+from parm_tui.review_model import ALL_DECIDED, Undo, UndoRead, decision_words
 from parm_tui.widgets.review_detail import ReviewDetail
 from parm_tui.widgets.review_dialogs import NoteModal, ScoreModal
 from parm_tui.widgets.review_list import ReviewTable
 
-NO_STORE = (
-    "Decisions are off: no decision store is open for this result (no input file, or its "
-    "database could not be opened)."
-)
-ALL_DECIDED = "Every response listed is decided."
-
-
-def decision_words(decision) -> str:
-    """'undecided', 'keep', 'unsure' or 'change to 2'."""
-    if decision is None:
-        return "undecided"
-    if decision.action == "change":
-        return f"change to {decision.new_score}"
-    return decision.action
-
-
-@dataclass(frozen=True)
-class Undo:
-    """What a decision replaced: the response (its position in the responses and data row) and
-    the decision there before (None: none)."""
-
-    i: int
-    row: int
-    before: object
-
 
 class ReviewKeys:
-    """Moving and deciding for ReviewScreen (which has view, review, store, read_only, go_to,
-    show_detail and the status line)."""
+    """Moving and deciding for ReviewScreen (which has its model, go_to, show_detail and the
+    status line)."""
 
     # --- moving ---------------------------------------------------------------------------
     def position(self) -> int | None:
         """Where the response shown is in the list (None when it is not listed)."""
-        i = self.shown()
-        hits = np.flatnonzero(self.view == i) if i is not None else []
-        return int(hits[0]) if len(hits) else None
+        return self.model.position_of(self.shown())
 
     def move_by(self, step: int) -> None:
         """Move the cursor `step` rows (negative: up), stopping at either end of the list."""
-        if not len(self.view):
-            return
-        start = self.position()
-        start = 0 if start is None else start
-        self.go_to(min(max(start + step, 0), len(self.view) - 1))
+        position = self.model.step(self.position(), step)
+        if position is not None:
+            self.go_to(position)
 
     def screenful(self) -> int:
         """Rows a page key moves: what the list shows, less one row kept in view."""
         return max(1, self.query_one(ReviewTable).size.height - 2)
 
-    def next_undecided(self, after: int) -> int | None:
-        """The position of the first undecided response listed after `after`, from the top
-        again when there is none below it; None when every one is decided."""
-        n = len(self.view)
-        for position in [*range(after + 1, n), *range(0, min(after + 1, n))]:
-            if position != after and self._decision(int(self.view[position])) is None:
-                return position
-        return None
-
     def advance_from(self, i: int) -> None:
         """After response i: the next undecided response of the view (staying put, and saying
         so, when there is none)."""
-        hits = np.flatnonzero(self.view == i)
-        if not hits.size:
+        at = self.model.position_of(i)
+        if at is None:
             return
-        position = self.next_undecided(int(hits[0]))
+        position = self.model.next_undecided(at)
         if position is None:
             self.notify(ALL_DECIDED)
         else:
@@ -99,17 +59,13 @@ class ReviewKeys:
 
     # --- deciding -------------------------------------------------------------------------
     def _decision(self, i: int):
-        if self.store is None:
-            return None
-        return self.store.get(int(self.review.responses.rows[i]))
+        return self.model.decision(i)
 
     def _target(self) -> int | None:
         """The response on screen when decisions can be recorded, else None (after saying why)."""
-        if self.store is None:
-            self.notify(NO_STORE, severity="warning")
-            return None
-        if self.read_only is not None:
-            self.notify(self.read_only, severity="warning")
+        why = self.model.why_not()
+        if why is not None:
+            self.notify(why, severity="warning")
             return None
         return self.shown()
 
@@ -138,97 +94,71 @@ class ReviewKeys:
         if i is None:
             return
         decision = self._decision(i)
-        row = int(self.review.responses.rows[i])
+        row = self.model.row_of(i)
+        waiting = self.model.pending_notes
 
         def save(note: str | None) -> None:
             if note is None:
                 return
             if decision is None:
-                self.pending_notes[row] = note
+                waiting[row] = note
                 self.show_detail()
             else:
                 self._record(i, decision.action, decision.new_score, False, note=note)
 
         if decision is None:
-            modal = NoteModal(row, self.pending_notes.get(row, ""), waiting=True)
+            modal = NoteModal(row, waiting.get(row, ""), waiting=True)
         else:
             modal = NoteModal(row, decision.note)
         self.app.push_screen(modal, save)
 
     def action_clear(self) -> None:
         i = self._target()
-        if i is None or self._decision(i) is None:
+        if i is None:
             return
-        row = int(self.review.responses.rows[i])
-        before = self._decision(i)
         try:
-            self.store.clear(row)
+            self.model.clear(i)
         except ParmError as exc:
             self.notify(str(exc), severity="error", timeout=10)
-            return
-        self.undo_stack.append(Undo(i, row, before))
-        self._refresh_row(i)
 
     def _record(self, i: int, action: str, new_score, advance: bool, note=None) -> None:
-        responses = self.review.responses
-        row = int(responses.rows[i])
-        earlier = self._decision(i)
-        if note is None:
-            note = self.pending_notes.get(row, earlier.note if earlier else "")
         try:
-            self.store.record(
-                row,
-                responses.ids[i],
-                responses.texts[i],
-                action,
-                new_score,
-                note,
-                context=self.review.run_context(i),
-            )
+            self.model.record(i, action, new_score, note)
         except ParmError as exc:
             self.notify(str(exc), severity="error", timeout=10)
             return
-        self.undo_stack.append(Undo(i, row, earlier))
-        self.pending_notes.pop(row, None)
-        self._refresh_row(i)
         if advance:
             self.advance_from(i)
 
     def action_undo(self) -> None:
         """Put back what the last change made here replaced (a decision, or no added read), and
         go back to that response."""
+        self._step_back_or_forth(undo=True)
+
+    def action_redo(self) -> None:
+        """Make the last undone change again, and go back to that response."""
+        self._step_back_or_forth(undo=False)
+
+    def _step_back_or_forth(self, undo: bool) -> None:
         if self._target() is None:
             return
-        if not self.undo_stack:
-            self.notify("Nothing to undo.")
-            return
-        last = self.undo_stack.pop()
-        if not isinstance(last, Undo):  # a read typed in the review (ReviewReads)
-            self._undo_read(last)
-            return
-        undone = self._decision(last.i)
         try:
-            if last.before is None:
-                self.store.clear(last.row)
-            else:
-                self.store.restore(last.before)
+            done = self.model.undo() if undo else self.model.redo()
         except ParmError as exc:
             self.notify(str(exc), severity="error", timeout=10)
             return
-        if undone is not None and undone.note and not (last.before and last.before.note):
-            # The note typed with the undone decision waits for the next one, as it did before.
-            self.pending_notes[last.row] = undone.note
-        self._refresh_row(last.i)
-        hits = np.flatnonzero(self.view == last.i)
-        if hits.size:
-            self.go_to(int(hits[0]))
-        self.notify(f"Undone: row {last.row} is back to {decision_words(last.before)}.")
-
-    def _refresh_row(self, i: int) -> None:
-        self.query_one(ReviewTable).show_decision(i, self._decision(i))
-        self.update_changes()
-        self._update_status()
-        self.show_detail()
+        if done is None:
+            self.notify(f"Nothing to {'undo' if undo else 'redo'}.")
+            return
+        if isinstance(done, UndoRead):  # a read typed in the review (ReviewReads)
+            self.read_undone(done, undo)
+            return
+        position = self.model.position_of(done.i)
+        if position is not None:
+            self.go_to(position)
+        after = done.before if undo else done.after
+        word = "Undone" if undo else "Redone"
+        self.notify(f"{word}: row {done.row} is back to {decision_words(after)}.")
 
     # --- the detail pane ------------------------------------------------------------------
     def action_scroll_detail(self, direction: int) -> None:
@@ -242,3 +172,6 @@ class ReviewKeys:
             return
         self.app.copy_to_clipboard(self.review.responses.texts[i])
         self.notify(f"Copied the answer in row {int(self.review.responses.rows[i])}.")
+
+
+__all__ = ["ReviewKeys", "Undo", "decision_words"]

@@ -8,8 +8,6 @@ the read is a supervisor's backread: the same score as the rater's accepts it, a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from textual import work
 from textual.message import Message
@@ -20,20 +18,12 @@ from engine.core.errors import ParmError
 from engine.results.added_reads import NO_READS
 from engine.results.review import ReviewSet
 from engine.workspace.reporting import rater_name
+from parm_tui.review_model import UndoRead
 from parm_tui.screens.error import ErrorRaised
 from parm_tui.widgets.review_detail import reads_text
 from parm_tui.widgets.review_dialogs import ReadModal
 from parm_tui.widgets.review_filters import VIEW_BACKREADS, VIEW_THIRD, ReviewFilters
 from parm_tui.widgets.review_list import ReviewTable
-
-
-@dataclass(frozen=True)
-class UndoRead:
-    """A read typed in the review (engine.results.added_reads.AddedRead) of response i: undoing
-    it takes it away."""
-
-    i: int
-    read: object
 
 
 def read_marks(review: ReviewSet, i: int) -> dict[str, str]:
@@ -52,7 +42,7 @@ def read_marks(review: ReviewSet, i: int) -> dict[str, str]:
 
 
 class ReviewReads:
-    """Typing reads in for ReviewScreen (which has review, run_review, store, view, undo_stack,
+    """Typing reads in for ReviewScreen (which has its model, review, store,
     read_rater, told, counted_reads, go_to, refresh_view and show_detail)."""
 
     def action_add_read(self) -> None:
@@ -96,21 +86,22 @@ class ReviewReads:
             self.notify(workspace.backread_words(targets, read.row, read.score), timeout=8)
         else:
             self.read_rater = read.rater  # offered again next time
-        self.undo_stack.append(UndoRead(i, read))
+        self.model.typed(i, read)
         self.count_added_reads(told=None if kind == "backread" else i)
 
-    def _undo_read(self, last: UndoRead) -> None:
-        read = last.read
-        try:
-            self.store.reads.remove(read.row, read.rater)
-        except ParmError as exc:
-            self.notify(str(exc), severity="error", timeout=10)
-            return
-        self.count_added_reads(told=last.i)
-        hits = np.flatnonzero(self.view == last.i)
-        if hits.size:
-            self.go_to(int(hits[0]))
-        self.notify(f"Undone: {read.rater}'s read {read.score} of row {read.row} is taken away.")
+    def read_undone(self, done: UndoRead, undo: bool) -> None:
+        """A typed read taken away (undo) or typed again (redo) by the model: the consensus is
+        counted again and the list goes back to its answer."""
+        read = done.read
+        self.count_added_reads(told=done.i)
+        position = self.model.position_of(done.i)
+        if position is not None:
+            self.go_to(position)
+        if undo:
+            self.notify(f"Undone: {read.rater}'s read {read.score} of row {read.row} is taken "
+                        "away.")  # fmt: skip
+        else:
+            self.notify(f"Redone: {read.rater}'s read {read.score} of row {read.row} is back.")
 
     def consensus_words(self, i: int) -> str:
         """'Row 24: consensus 0 (p 0.97), sure: off the third-read list' after a recount."""
@@ -148,7 +139,7 @@ class ReviewReads:
         second at 100,000 reads); the pane and the third-read view follow when it is done, and
         response `told`'s new consensus is said."""
         added = [] if self.store is None else self.store.added_reads()
-        if not added and self.review is self.run_review:
+        if not added and self.review is self.model.run_review:
             return
         self.told = told
         self.counted_reads = added
@@ -157,7 +148,7 @@ class ReviewReads:
     @work(thread=True, exclusive=True, exit_on_error=False, group="consensus")
     def counting(self, added: list) -> None:
         try:
-            review = workspace.with_added_reads(self.run_review, added)
+            review = workspace.with_added_reads(self.model.run_review, added)
         except ParmError as exc:
             self.post_message(self.ReadsCounted(None, str(exc)))
             return
@@ -180,7 +171,7 @@ class ReviewReads:
             self.notify(self.consensus_words(self.told), timeout=8)
             self.told = None
         filters = self.query_one(ReviewFilters)
-        filters.offer_third_reads(self.third_reads())
+        filters.offer_third_reads(self.model.third_reads())
         # The third-read view is ranked again (an answer now sure leaves it, and the pane shows
         # the one in its place: the cursor may not move, so the pane is drawn here either way);
         # another view keeps its list and its place.

@@ -40,6 +40,17 @@ class ParmFooter(Footer):
     """A compact footer that drops navigation keys, not a screen's own keys, when space runs out:
     those take a second row where one is not enough."""
 
+    DEFAULT_CSS = """
+    ParmFooter.-rows {
+        height: 2;
+        layout: vertical;
+    }
+    ParmFooter .footer-row {
+        height: 1;
+        width: 1fr;
+    }
+    """
+
     def __init__(self, **kwargs) -> None:
         kwargs.setdefault("compact", True)
         kwargs.setdefault("show_command_palette", False)

@@ -69,6 +69,12 @@ def neighbour_text(review: ReviewSet, i: int) -> Text:
 class NeighbourList(Static):
     """Shows the evidence neighbours of one response; call `show(review, i)`."""
 
+    DEFAULT_CSS = """
+    NeighbourList {
+        height: auto;
+    }
+    """
+
     def show(self, review: ReviewSet, i: int) -> None:
         if not review.evidence[i]:
             self.update(Text("No neighbours in the fitted graph.", style="dim"))

@@ -258,6 +258,13 @@ class ReviewDetail(VerticalScroll):
     """The response the decision keys act on. `show` puts a response on screen from the top
     (header, then the whole answer, then scores and evidence) and records it as `shown`."""
 
+    DEFAULT_CSS = """
+    ReviewDetail .detail-title {
+        margin-top: 1;
+        text-style: bold underline;
+    }
+    """
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.shown: int | None = None

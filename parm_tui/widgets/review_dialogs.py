@@ -28,6 +28,14 @@ class ScaleList(OptionList):
     highlights it (4, then .5: 4.5; "par" a text label); only enter picks, so a key pressed to
     look never records anything."""
 
+    DEFAULT_CSS = """
+    ScaleList {
+        height: auto;
+        max-height: 75vh;
+        margin: 1 0 0 0;
+    }
+    """
+
     # Keys typed within this many seconds of each other spell one score.
     TYPE_AHEAD_SECONDS = 1.0
 

@@ -21,11 +21,11 @@ from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from engine.results.queue import review_view
 from engine.results.review import ReviewSet
+from parm_tui.review_model import PAGE_SIZE
 from parm_tui.widgets.lists import VimDataTable
 from parm_tui.widgets.neighbours import snippet
 from parm_tui.widgets.review_detail import ACTION_STYLES, decision_cell
 
-PAGE_SIZE = 200
 # The full set of columns only when it leaves the answer at least this many cells; the set
 # with a short decision when it leaves MEDIUM_ANSWER_MIN; else the compact set.
 FULL_ANSWER_MIN = 40
@@ -83,6 +83,13 @@ class ReviewTable(VimDataTable):
     columns for a width; `cells(i, decision)` are one response's cells in them. j/k/h/l come
     from VimDataTable; g/G and home/end go to the first and last response of the whole queue,
     not of the page."""
+
+    DEFAULT_CSS = """
+    ReviewTable {
+        width: 1fr;
+        height: 1fr;
+    }
+    """
 
     BINDINGS = [
         Binding("g,home", "first", "First", show=False),
