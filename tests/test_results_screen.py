@@ -237,7 +237,7 @@ async def test_a_rerun_shows_the_run_before_it_and_an_earlier_run_reopens_read_o
         await pilot.press("f6")
         await pilot.pause()
         review = app.screen
-        assert isinstance(review, ReviewScreen) and review.read_only is not None
+        assert isinstance(review, ReviewScreen) and review.model.read_only is not None
         await pilot.press("o")
         await pilot.pause()
         assert app.state.store.all() == {}  # decisions are not made on an earlier run

@@ -462,7 +462,7 @@ async def test_r_adds_a_read_and_the_consensus_and_third_read_view_follow(tmp_pa
         marks = pilot.app.screen.marks
         assert all(rater in marks[label].split(", ") for rater, label in given)
         await pilot.press("enter", label, "enter")  # the rater offered is the reviewer, "lead"
-        await wait_for(pilot, lambda: screen.review is not screen.run_review, "the recount")
+        await wait_for(pilot, lambda: screen.review is not screen.model.run_review, "the recount")
         await pilot.pause()
         assert [(r.row, r.rater, r.score) for r in store.added_reads()] == [(row, "lead", label)]
         assert screen.review.consensus_p[first] > review.consensus_p[first]
@@ -515,8 +515,8 @@ async def test_a_read_typed_before_shows_on_the_first_response_at_once(tmp_path)
         assert screen.shown() == first
         header = " ".join(text_of(screen, "#detail-header").split())
         assert f"lead {label} (added)" in header
-        assert "counting" in header or screen.review is not screen.run_review
-        await wait_for(pilot, lambda: screen.review is not screen.run_review, "the recount")
+        assert "counting" in header or screen.review is not screen.model.run_review
+        await wait_for(pilot, lambda: screen.review is not screen.model.run_review, "the recount")
         await pilot.pause()
         header = " ".join(text_of(screen, "#detail-header").split())
         assert f"lead {label} (added)" in header and "counting" not in header
