@@ -89,3 +89,33 @@ def test_the_settings_reference_page_is_the_tables():
     assert settings.reference_table() in page
     rows = re.findall(r"^\| `(\w+)` \|", settings.reference_table(), flags=re.M)
     assert rows == [s.name for s in SETTINGS]
+
+
+@pytest.mark.parametrize(
+    "rule, value, expected",
+    [
+        ("column_list", "G1, G2,G3", ("G1", "G2", "G3")),
+        ("column_list", ("G1", "G2"), ("G1", "G2")),
+        ("column_list", None, None),
+        ("column_list", ["G1"], "at least two column names"),
+        ("column_list", "G1,G1", "at least two column names"),
+        ("column_list", "G1,,G2", "at least two column names"),
+        ("column_list", ["G1", 2], "at least two column names"),
+        ("column_list", "G1,G\x1b[2J", "control characters are not allowed in column names"),
+        ("names", "Ann", ("Ann",)),
+        ("names", "Ann, Bo", ("Ann", "Bo")),
+        ("names", "", "names, each once"),
+        ("names", ["Ann", "Ann"], "names, each once"),
+        ("names", ["Ann\x07"], "control characters are not allowed in names"),
+    ],
+)
+def test_lists_of_names_and_columns_are_read_from_a_list_or_a_comma_string(rule, value, expected):
+    from engine.core.errors import ConfigError
+    from engine.input.settings import rules
+
+    read = getattr(rules, rule)().read
+    if isinstance(expected, str):
+        with pytest.raises(ConfigError, match=re.escape(expected)):
+            read("key", value)
+    else:
+        assert read("key", value) == expected

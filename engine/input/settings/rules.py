@@ -163,25 +163,32 @@ def _numbers(
     return [float(v) for v in value]
 
 
-def column_list() -> Rule:
-    """Column names, at least two and each once (or null), as a list or one comma-separated
-    string (as `--score-cols G1,G2,G3` gives it)."""
-    accepted = 'expected null or at least two column names, each once, e.g. ["G1", "G2"]'
+def _distinct_strings(least: int, what: str, accepted: str):
+    """A reader of strings, at least `least` and each once (or null), as a list or one
+    comma-separated string (as `--score-cols G1,G2,G3` gives it), with no control characters."""
 
     def read(key: str, value: object) -> tuple[str, ...] | None:
         if value is None:
             return None
-        names = value.split(",") if isinstance(value, str) else value
-        names = list(names) if isinstance(names, tuple) else names
-        if not isinstance(names, list) or not all(isinstance(v, str) for v in names):
+        found = value.split(",") if isinstance(value, str) else value
+        found = list(found) if isinstance(found, tuple) else found
+        if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
             raise fail(key, value, accepted)
-        names = [v.strip() for v in names]
-        if len(names) < 2 or "" in names or len(set(names)) < len(names):
+        found = [v.strip() for v in found]
+        if len(found) < least or "" in found or len(set(found)) < len(found):
             raise fail(key, value, accepted)
-        if not all(is_safe(v) for v in names):
-            raise fail(key, value, "control characters are not allowed in column names")
-        return tuple(names)
+        if not all(is_safe(v) for v in found):
+            raise fail(key, value, f"control characters are not allowed in {what}")
+        return tuple(found)
 
+    return read
+
+
+def column_list() -> Rule:
+    """Column names, at least two and each once (or null), as a list or one comma-separated
+    string (as `--score-cols G1,G2,G3` gives it)."""
+    accepted = 'expected null or at least two column names, each once, e.g. ["G1", "G2"]'
+    read = _distinct_strings(2, "column names", accepted)
     return Rule("columns", accepted.removeprefix("expected "), read, nullable=True)
 
 
@@ -313,19 +320,5 @@ def _number_text(value: object) -> object:
 def names() -> Rule:
     """People's names, each once (or null: none), as a list or one comma-separated string."""
     accepted = 'expected null or names, each once, e.g. ["Ann", "Bo"] or "Ann, Bo"'
-
-    def read(key: str, value: object) -> tuple[str, ...] | None:
-        if value is None:
-            return None
-        found = value.split(",") if isinstance(value, str) else value
-        found = list(found) if isinstance(found, tuple) else found
-        if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
-            raise fail(key, value, accepted)
-        found = [v.strip() for v in found]
-        if not found or "" in found or len(set(found)) < len(found):
-            raise fail(key, value, accepted)
-        if not all(is_safe(v) for v in found):
-            raise fail(key, value, "control characters are not allowed in names")
-        return tuple(found)
-
+    read = _distinct_strings(1, "names", accepted)
     return Rule("text", accepted.removeprefix("expected "), read, nullable=True)
