@@ -17,6 +17,7 @@ the parent never loads a model.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -34,7 +35,7 @@ from engine.model.session.cross_fit import SessionOptions
 from engine.model.session.figures import check_session_memory, session_model_figures, wanted
 from engine.pipeline import check_selection_metric, embed_responses, run_audit
 from engine.results.item import AuditResult, new_run_id
-from engine.results.session import SessionResult, session_result
+from engine.results.session import SessionResult, reused_words, session_result
 from engine.runners import runner_for
 
 
@@ -61,6 +62,8 @@ def run_session(
     progress: ProgressCallback | None = None,
     cancel: CancelToken | None = None,
     embeddings: list[np.ndarray] | None = None,
+    reused: Sequence[AuditResult | None] | None = None,
+    keep: Callable[[int, AuditResult], None] | None = None,
 ) -> SessionResult:
     """Audit every item of `items` with `config`, then compare the raters.
 
@@ -70,6 +73,9 @@ def run_session(
     Dask cluster. Progress: each item's own stages (messages name the item when there are
     several), stage "items" (items finished of all) and, on a cluster, stage "cluster";
     Cancelled when `cancel` is set; ClusterError when the cluster cannot be used.
+    reused: per audited item, its audit kept from an earlier run of the same inputs and
+    settings (engine.saved.items, looked up by engine.workspace.run), or None: those items are
+    not audited again (nor embedded); keep(k, result) is called with each item audited here.
     """
     reporter = Reporter(progress, cancel)
     timer = StageTimer()
@@ -79,43 +85,62 @@ def run_session(
         check_selection_metric(config, responses)
     check_session_memory(audited, config.session_model, config.cross_fit_folds, config.score_order)
     runner = runner_for(config)
+    kept = _as_this_run(reused, run_id) if reused is not None else [None] * len(audited)
+    todo = [k for k, result in enumerate(kept) if result is None]
+    if len(todo) < len(audited):
+        reporter(
+            ITEMS, 0, len(audited), f"reused {reused_words(len(audited) - len(todo), len(audited))}"
+        )
     if runner.embeds_here:
         with timer.stage(EMBEDDING):
-            tasks, loading = _embedded_here(items, config, reporter, embeddings, run_id)
+            tasks, loading = _embedded_here(items, config, reporter, embeddings, run_id, todo)
         timer.move(EMBEDDING, LOADING, loading)
     else:  # the units embed where they run (or get the given vectors)
         tasks = [
-            ItemTask(r, None if embeddings is None else Embedded.precomputed(embeddings[k]), config,
-                     run_id)
-            for k, r in enumerate(audited)
+            ItemTask(audited[k], None if embeddings is None
+                     else Embedded.precomputed(embeddings[k]), config, run_id)
+            for k in todo
         ]  # fmt: skip
-    finished = [0]
+    finished = [len(audited) - len(todo)]
 
-    def forward(k: int, event: ProgressEvent) -> None:
+    def forward(t: int, event: ProgressEvent) -> None:
+        k = todo[t]
         if event.stage == DONE:
             finished[0] += 1
             reporter(ITEMS, finished[0], len(audited), f"{_name(items, k)} done")
         elif reporter.callback is not None:
             reporter.callback(_named(event, items, k))
 
-    reporter(ITEMS, 0, len(audited), f"{len(audited)} item(s)")
-    names = [_name(items, k) for k in range(len(tasks))]
+    reporter(ITEMS, finished[0], len(audited), f"{len(audited)} item(s)")
+    names = [_name(items, k) for k in todo]
     sizes = [len(task.responses) for task in tasks]
-    results = learn_from_reads(runner.run(audit_item, tasks, reporter, forward, names, sizes))
+    audits = runner.run(audit_item, tasks, reporter, forward, names, sizes) if tasks else []
+    for k, result in zip(todo, audits):
+        kept[k] = result
+        if keep is not None:
+            keep(k, result)
+    results = learn_from_reads(list(kept))
     loading = timer.timings.get(LOADING, 0.0)
     timings = runner.timings(results, loading, timer.timings.get(EMBEDDING, 0.0))
     if runner.embeds_here and not items.by_item:  # the item's own timings say the whole run's
         own = results[0].timings
         results[0] = replace(results[0], timings=in_order(
-            {**own, LOADING: round(loading, 3), TOTAL: round(own[TOTAL] + loading, 3)}))  # fmt: skip
+            {**own, LOADING: round(loading, 3), TOTAL: round(own.get(TOTAL, 0.0) + loading, 3)}))  # fmt: skip
     with timer.stage(SESSION_MODEL):
         modelled = _session_model(results, config, reporter)
     if modelled is not None:
         timings[SESSION_MODEL] = round(timer.timings[SESSION_MODEL], 3)
     session = session_result(items, results, config, timings, modelled)
+    session.reused_items = tuple(audited[k].item for k in range(len(audited)) if k not in todo)
     session.timings = in_order({**session.timings, TOTAL: round(timer.elapsed(), 3)})
     reporter(DONE, 1, 1, "audit finished")
     return session
+
+
+def _as_this_run(reused: Sequence[AuditResult | None], run_id: str) -> list[AuditResult | None]:
+    """Audits kept from an earlier run, as this run's (its run id; no stage timed: nothing
+    ran)."""
+    return [None if r is None else replace(r, run_id=run_id, timings={}) for r in reused]
 
 
 def learn_from_reads(results: list[AuditResult]) -> list[AuditResult]:
@@ -159,19 +184,23 @@ def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Re
 
 
 def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embeddings,
-                   run_id: str):  # fmt: skip
-    """Every item's ItemTask, embedded in this process (or with the given vectors), and the
-    seconds spent loading the model (once, for the first item that needs it: stage "model").
-    Sentence vectors of all items are made in one call, so an answer that several items share
-    is embedded once even when the cache cannot be written."""
+                   run_id: str, todo: list[int]):  # fmt: skip
+    """The ItemTask of every item in `todo`, embedded in this process (or with the given
+    vectors), and the seconds spent loading the model (once, for the first item that needs it:
+    stage "model"). Sentence vectors of all those items are made in one call, so an answer
+    that several items share is embedded once even when the cache cannot be written."""
     audited = items.audited
+    if not todo:
+        return [], 0.0
     if embeddings is None and not config.late_interaction:
-        lists = [responses.texts for responses in audited]
+        lists = [audited[k].texts for k in todo]
         made = embed_text_lists(lists, Reading.of(config), reporter)
-        tasks = [ItemTask(r, Embedded(*made[k]), config, run_id) for k, r in enumerate(audited)]
+        tasks = [ItemTask(audited[k], Embedded(*made[t]), config, run_id)
+                 for t, k in enumerate(todo)]  # fmt: skip
         return tasks, sum(facts.loading_seconds for _, facts in made)
     tasks, loading = [], 0.0
-    for k, responses in enumerate(audited):
+    for k in todo:
+        responses = audited[k]
         given = None if embeddings is None else Embedded.precomputed(embeddings[k])
         embedded = embed_responses(responses, config, _for_item(reporter, items, k), given)
         loading += embedded.facts.loading_seconds

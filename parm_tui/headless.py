@@ -234,6 +234,9 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
         _said_reused(console, told, reused, file, request.quiet)
     else:
         session = _computed(console, prepared, request)
+        if session.reused_items:
+            counted = workspace.reused_words(len(session.reused_items), len(session.results))
+            say(told, f"Reused the audits of {counted} (--rerun audits every item).")
         kept = workspace.keep(file, session)
         saved = kept.saved
         if kept.problem is not None:
@@ -279,9 +282,8 @@ def _computed(console, prepared, request: AuditRequest):
     progress = progress_bars(console, request.quiet)
     with progress:
         try:
-            return workspace.run(
-                prepared, StageBars(progress, request.quiet), embeddings=request.embeddings
-            )
+            return workspace.run(prepared, StageBars(progress, request.quiet),
+                                 embeddings=request.embeddings, reuse_items=not request.rerun)  # fmt: skip
         except BaseException:
             # A stopped run's half-filled bars would only clutter the one-line message.
             progress.live.transient = True

@@ -22,6 +22,11 @@ from engine.results.overview import ItemSummary, item_overview
 from engine.results.review import ReviewSet, review_set
 
 
+def reused_words(reused: int, items: int) -> str:
+    """'2 of 3 items unchanged since an earlier run' (the progress line and the CLI say it)."""
+    return f"{reused:,} of {items:,} item{'s' if items != 1 else ''} unchanged since an earlier run"
+
+
 @dataclass
 class SessionResult:
     """Every audited item's `AuditResult` (in the order of `items.audited`), the items that were
@@ -42,6 +47,9 @@ class SessionResult:
     warnings: list[RunWarning] = field(default_factory=list)
     reads: ReadsAudit | None = None
     session_model: SessionModelFigures | None = None
+    # The items whose audit an earlier run with the same inputs and settings had made, used
+    # again instead of audited (engine.saved.items); empty where every item was audited.
+    reused_items: tuple[str | None, ...] = ()
 
     @property
     def by_item(self) -> bool:

@@ -64,7 +64,7 @@ from engine.workspace.review import (
     remember_review_row,
     with_added_reads,
 )
-from engine.workspace.run import Kept, keep, preload, run
+from engine.workspace.run import Kept, keep, preload, reused_words, run
 
 __all__ = [
     "FORMATS",
@@ -97,6 +97,7 @@ __all__ = [
     "monitor_lists",
     "monitor_trends",
     "open_file",
+    "reused_words",
     "open_review",
     "output_names",
     "prepare",

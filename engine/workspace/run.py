@@ -15,6 +15,13 @@ if TYPE_CHECKING:
     from engine.saved.store import SavedSession
 
 
+def reused_words(reused: int, items: int) -> str:
+    """'2 of 3 items unchanged since an earlier run'."""
+    from engine.results.session import reused_words as words
+
+    return words(reused, items)
+
+
 def preload(prepared: Prepared, precomputed: bool = False) -> None:
     """Start loading the model a run of these items will need, in the background (nothing when
     the vectors are given or cached)."""
@@ -28,11 +35,14 @@ def run(
     progress=None,
     cancel: CancelToken | None = None,
     embeddings: str | Path | None = None,
+    reuse_items: bool = True,
 ) -> SessionResult:
     """Audit every item (embedding them, or with the vectors of `embeddings`, a .npy of one row
     per data row that `parm embed` writes); progress: a callable taking ProgressEvents; cancel:
     the token the engine polls (Cancelled when it is set). Its timings count reading the file
-    (engine.core.stages)."""
+    (engine.core.stages). reuse_items: an item whose inputs and settings are those of an item
+    audited before is not audited again (engine.saved.items; never with given vectors or late
+    interaction; off for --rerun)."""
     from engine.core.stages import READING, StageTimer, with_stage
     from engine.embedding.precomputed import load_for_items
     from engine.session import run_session
@@ -42,11 +52,25 @@ def run(
     if embeddings is not None:
         with timer.stage(READING):  # the given vectors are read with the file
             vectors = load_for_items(embeddings, prepared.items, prepared.config.text_column)
-    session = run_session(
-        prepared.items, prepared.config, progress=progress, cancel=cancel, embeddings=vectors
-    )
+    reused, keep = _item_store(prepared, reuse_items and embeddings is None)
+    session = run_session(prepared.items, prepared.config, progress=progress, cancel=cancel,
+                          embeddings=vectors, reused=reused, keep=keep)  # fmt: skip
     session.timings = with_stage(session.timings, READING, timer.timings[READING])
     return session
+
+
+def _item_store(prepared: Prepared, wanted: bool):
+    """The items' audits kept from earlier runs (None each where there is none) and how to keep
+    this run's (engine.saved.items); (None, None) where items are not reused."""
+    from engine.saved.items import item_key, keep, kept
+
+    config = prepared.config
+    if not wanted or config.late_interaction:
+        return None, None
+    audited = prepared.items.audited
+    keys = [item_key(responses, config) for responses in audited]
+    reused = [kept(key, responses) for key, responses in zip(keys, audited)]
+    return reused, lambda k, result: keep(keys[k], result)
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,9 @@ def knn_vote_outside(vectors: np.ndarray, scores: np.ndarray, groups: np.ndarray
     weights = np.where(np.isfinite(found), np.maximum(found, 0.0), 0.0)
     same = scores[nearest] == scores[:, None]
     total = weights.sum(axis=1)
-    share = np.divide((weights * same).sum(axis=1), total, out=np.zeros_like(total), where=total > 0)
+    share = np.divide(
+        (weights * same).sum(axis=1), total, out=np.zeros_like(total), where=total > 0
+    )
     return np.where(total > 0, 1.0 - share, knn_vote(vectors, scores))
 
 
