@@ -86,7 +86,7 @@ def slow_fake_audit(reached_end: threading.Event, stopped: threading.Event):
     """A run_session that reports progress until it is cancelled (it never finishes by itself
     within the test)."""
 
-    def fake(responses, config, progress=None, cancel=None, embeddings=None):
+    def fake(responses, config, progress=None, cancel=None, embeddings=None, **reuse):
         try:
             for i in range(100_000):
                 cancel.check()
@@ -220,7 +220,7 @@ async def test_starting_without_a_file_asks_for_one():
 def staged_fake_audit(stages):
     """A run_session that reports each (stage, done, total, message), then stops as cancelled."""
 
-    def fake(responses, config, progress=None, cancel=None, embeddings=None):
+    def fake(responses, config, progress=None, cancel=None, embeddings=None, **reuse):
         from engine.core.errors import Cancelled
 
         for stage, done, total, message in stages:
