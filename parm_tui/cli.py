@@ -259,7 +259,8 @@ def audit(
         typer.Option(
             "--rerun",
             help="Compute the run again even where the same file (its bytes) was audited with "
-            "the same settings (default: that finished run is reused).",
+            "the same settings, and audit every item (default: that finished run is reused, and "
+            "items unchanged since an earlier run are not audited again).",
         ),
     ] = False,
     set_: Overrides = None,
