@@ -163,7 +163,9 @@ def _numbers(
     return [float(v) for v in value]
 
 
-def _distinct_strings(least: int, what: str, accepted: str):
+def _distinct_strings(
+    least: int, what: str, accepted: str
+) -> Callable[[str, object], tuple[str, ...] | None]:
     """A reader of strings, at least `least` and each once (or null), as a list or one
     comma-separated string (as `--score-cols G1,G2,G3` gives it), with no control characters."""
 
