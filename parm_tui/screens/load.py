@@ -124,8 +124,7 @@ def responses_line(responses) -> Text:
         parts[0] += f" (of {responses.file_rows:,} rows)"
     parts.append("scores " + ", ".join(f"{lab}: {n:,}" for lab, n in zip(responses.labels, counts)))
     if responses.second_scores is not None:
-        # Here, not at the top: the reports' module loads scipy, which the Load screen,
-        # shown while the model loads, need not wait for (engine.workspace.reporting).
+        # Here, not at the top: it loads pandas, which the app's first frame need not wait for.
         from engine.workspace.reporting import read_pair
 
         second = read_pair([responses.reads])[1]
