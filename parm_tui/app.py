@@ -228,13 +228,15 @@ class ParmApp(AuditWorker, App):
         if old is not None and old.store is not None and old.store is not new.store:
             old.store.close()
         # Items to audit, new or under another model: while the user checks the columns and
-        # settings, the model a run will need loads in the background (engine.embedding.loading).
+        # settings, the model a run will need loads in the background (engine.embedding.loading),
+        # from the next refresh on: its imports hold the GIL, and the screen shows the file first.
         if new.items is not None and (
             old is None
             or old.items is not new.items
             or old.config.embedding_model != new.config.embedding_model
         ):
-            workspace.preload(new.prepared, precomputed=self.embeddings_path is not None)
+            precomputed = self.embeddings_path is not None
+            self.call_after_refresh(workspace.preload, new.prepared, precomputed=precomputed)
 
     def open_file(self, file: OpenedFile) -> None:
         """A file was read, with its saved runs (the Load screen chooses its columns next)."""

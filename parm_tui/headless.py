@@ -23,10 +23,6 @@ from engine.core.errors import Cancelled, DataError, OutputsExist, ParmError
 from engine.core.progress import CLUSTER, STAGES
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
-from engine.results.figures import run_figures
-from engine.results.headline import item_headline
-from engine.results.lead import run_lead, session_model_lead, session_wrong, wrong_phrase
-from engine.workspace.reporting import WARNINGS_FILE, plural
 from engine.workspace.settings import CHOSEN_KEYS, build_config, unused_columns
 
 EXIT_INTERNAL, EXIT_USER, EXIT_INTERRUPTED, EXIT_TERMINATED = 1, 2, 130, 143
@@ -312,6 +308,8 @@ def _opened(path, config):
 def _warnings(console, session, prepared, written: list[Path], problems=()) -> None:
     """The run's warnings not said before it, one line per kind, and where all of them are
     (with the `problems` said as they came: the review's, the saved run's)."""
+    from engine.workspace.reporting import WARNINGS_FILE  # loaded by the run by now
+
     said = set(prepared.notes)
     for line in summary_lines([w for w in session.warnings if w not in said]):
         say(console, f"Warning: {line}")
@@ -438,6 +436,13 @@ ITEM_LINES = 10
 
 
 def _summary(console: Console, session, written: list[Path], verb: str = "Wrote") -> None:
+    # Imported here: the figures' modules pull in scipy.stats, which `parm --help` and a file's
+    # error must not wait for (tests/test_cli.py checks what importing the CLI loads).
+    from engine.results.figures import run_figures
+    from engine.results.headline import item_headline
+    from engine.results.lead import run_lead, session_model_lead, session_wrong, wrong_phrase
+    from engine.workspace.reporting import conclusions, plural
+
     shown = len(session.results) <= ITEM_LINES
     for k in range(len(session.results) if shown else 0):
         say(console, item_headline(session, k).line())
@@ -473,7 +478,5 @@ def _summary(console: Console, session, written: list[Path], verb: str = "Wrote"
         words = [f"{r.rater}: {r.verdict}" for r in judged if r.verdict != "fine"]
         say(console, "Raters who need a word: " + ("; ".join(words) or "none"))
     # What the lead concludes, as report.html's first screen says it (what to do first: there).
-    from engine.workspace.reporting import conclusions
-
     say(console, "In short: " + conclusions(session).short)
     say(console, f"{verb} " + ", ".join(str(p) for p in written))

@@ -158,10 +158,12 @@ def test_sigterm_while_an_audit_thread_runs_still_exits_143(monkeypatch):
     assert exits == [143]
 
 
-def test_importing_the_app_does_not_import_torch():
+def test_importing_the_app_does_not_import_torch_or_scipy_stats():
+    """The Load screen shows, and the model loads behind it, without waiting for these."""
     code = (
         "import sys, parm_tui.app\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'engine.embedding.sentence') if m in sys.modules]\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'engine.embedding.sentence', "
+        "'sklearn', 'scipy.stats') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

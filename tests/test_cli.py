@@ -3,6 +3,10 @@ and readable types, and "did you mean" for a mistyped setting or column."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 from helpers import FAST_CLI, SAMPLE_CSV, cli
 from typer.testing import CliRunner
 
@@ -97,3 +101,31 @@ def test_every_column_flag_is_a_column_setting_with_the_tables_help():
     assert seen >= 20  # audit's, monitor's and embed's
     audit = set(_column_flags(group.commands["audit"]))
     assert {by_flag[f] for f in audit} == set(COLUMN_KEYS) - AUDIT_LEAVES_TO_SET
+
+
+# What `parm --help` and a file's first error must not wait for: each takes a second or more
+# to import (issue 49: start-up off the critical path).
+HEAVY = ("torch", "sentence_transformers", "transformers", "sklearn", "scipy.stats")
+STARTUP_CHILD = """
+import json, sys
+from parm_tui.cli import main
+heavy = lambda: [m for m in {heavy!r} if m in sys.modules]
+imported = heavy()
+try:
+    main(["audit", sys.argv[1], "--score-col", "nope", "--out", sys.argv[2]])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({{"imported": imported, "code": code, "read": heavy()}}))
+"""
+
+
+def test_the_cli_and_a_files_error_import_nothing_heavy(tmp_path):
+    """Importing the CLI loads none of HEAVY; nor does reading the file, choosing its columns
+    and stopping at a missing column (exit 2 with the one-line error)."""
+    code = STARTUP_CHILD.format(heavy=HEAVY)
+    child = [sys.executable, "-c", code, str(SAMPLE_CSV), str(tmp_path / "out")]
+    done = subprocess.run(child, capture_output=True, text=True, timeout=120, check=False)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen == {"imported": [], "code": 2, "read": []}, done.stderr
+    assert "the score column 'nope' does not exist" in done.stderr
+    assert not (tmp_path / "out").exists()

@@ -110,3 +110,19 @@ def test_the_door_hands_the_front_ends_what_they_used_to_reach_for():
     assert settings.Setting is declared.Setting
     assert reporting.conclusions is conclusions.conclusions
     assert reporting.prmse_text is reads_outputs.prmse_text
+
+
+def test_the_reports_names_are_each_imported_from_their_module_when_asked():
+    """engine.workspace.reporting loads a name's module when the name is first asked for: its
+    list of names is whole, each is the module's own object, and a name it lacks is an error."""
+    import importlib
+
+    import pytest
+
+    from engine.workspace import reporting
+
+    assert sorted(reporting.__all__) == sorted(reporting._SOURCES)
+    for name, (module, attribute) in reporting._SOURCES.items():
+        assert getattr(reporting, name) is getattr(importlib.import_module(module), attribute)
+    with pytest.raises(AttributeError):
+        reporting.not_a_report_name  # noqa: B018

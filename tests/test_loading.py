@@ -182,3 +182,46 @@ def test_preload_for_loads_only_when_the_cache_lacks_answers(loads):
     loading.preload_for(items, config)
     time.sleep(0.3)
     assert calls == ["static"]
+
+
+def test_a_background_load_that_fails_says_so_when_the_run_needs_the_model(loads):
+    """The error of a load started early reaches the run that needs the model, with the message
+    a load in the run itself gives; nothing is said before. In flight, the run waits for it
+    (one load); done, the run tries once more (as it would have loaded it itself)."""
+    calls, gate = loads
+    with pytest.raises(EmbeddingError) as direct:
+        loading.model_for("missing")
+    loading._LOADS.clear()
+    gate.clear()
+    load = loading.preload_model("missing")
+    threading.Timer(0.1, gate.set).start()
+    with pytest.raises(EmbeddingError) as waited:
+        loading.model_for("missing")
+    assert load.failed and str(waited.value) == str(direct.value)
+    assert calls == ["missing", "missing"]
+    with pytest.raises(EmbeddingError) as again:
+        loading.model_for("missing")
+    assert str(again.value) == str(direct.value) and calls.count("missing") == 3
+
+
+def test_the_preloaded_model_is_the_one_the_session_uses(loads):
+    """preload_for (what the CLI and the app call once the items are known) and the run: one
+    load in the process; the run's model stage is its wait for that load."""
+    from engine.input.settings.config import load_defaults
+    from engine.session import run_session
+
+    calls, gate = loads
+    config = load_defaults().updated(
+        item_column="item", embedding_model="static", bootstrap_samples=0, cross_fit_folds=0
+    )
+    items = _items(config, n_items=2, words="warmed answer")
+    gate.clear()
+    loading.preload_for(items, config)
+    for _ in range(200):
+        if calls:
+            break
+        time.sleep(0.02)
+    threading.Timer(0.1, gate.set).start()
+    session = run_session(items, config)
+    assert calls == ["static"]
+    assert session.timings["loading_model"] >= 0.0

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse, stats
 
 from engine.audit.intervals import LEVEL, Interval
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 # Draws per block: 64 x 40,000 answers of float64 is 20 MB.
 BLOCK = 64
@@ -41,6 +44,8 @@ def weighted_totals(per_answer: sparse.csr_matrix, weights: np.ndarray) -> np.nd
 @lru_cache(maxsize=4096)
 def _student_quantile(n: float, level: float) -> float:
     """t_{n-1} at the upper tail of `level` (the normal quantile for n <= 1)."""
+    from scipy import stats  # here: scipy.stats takes a second to import (parm --help)
+
     upper = 1 - (1 - level) / 2
     return float(stats.t.ppf(upper, n - 1) if n > 1 else stats.norm.ppf(upper))
 
@@ -104,6 +109,8 @@ def ratio_interval(
 
 @lru_cache(maxsize=16)
 def _normal_quantile(level: float) -> float:
+    from scipy import stats  # here, as in _student_quantile
+
     return float(stats.norm.ppf(1 - (1 - level) / 2))
 
 

@@ -22,7 +22,6 @@ from engine.core.errors import ParmError
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.workspace import OpenedFile
-from engine.workspace.reporting import read_pair
 from engine.workspace.settings import BY_NAME, CHOSEN_KEYS, FILE_KEYS
 from parm_tui.recent import display_path, recent_files
 from parm_tui.screens.resume import offer_resume
@@ -125,6 +124,9 @@ def responses_line(responses) -> Text:
         parts[0] += f" (of {responses.file_rows:,} rows)"
     parts.append("scores " + ", ".join(f"{lab}: {n:,}" for lab, n in zip(responses.labels, counts)))
     if responses.second_scores is not None:
+        # Here, not at the top: it loads pandas, which the app's first frame need not wait for.
+        from engine.workspace.reporting import read_pair
+
         second = read_pair([responses.reads])[1]
         parts.append(f"{second} on {int((responses.second_scores >= 0).sum()):,}")
         parts += _raters_part([responses])
