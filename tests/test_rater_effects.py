@@ -11,7 +11,7 @@ from helpers import PLANTED_ROLES, audit_planted, planted_session
 
 from engine.audit.raters.drift import Drift
 from engine.audit.raters.effects import reference
-from engine.audit.raters.verdicts import FINE, verdict_words, verdicts
+from engine.audit.raters.verdicts import FINE, below_size, verdict_words, verdicts
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +73,13 @@ def test_a_sure_but_tiny_leniency_is_no_verdict():
     # On the boundary the rule holds; without a size (not measured) significance alone decides.
     assert [v.name for v in verdicts({**tiny, "leniency_size": -0.15})] == ["harsh"]
     assert verdicts({**tiny, "leniency_size": -0.149}) == ()
+    # The rater table says why such a rater is fine.
+    assert below_size(-0.013, -5.9, -0.04) == (
+        "leniency -0.01 points, -5.9 SE from the reference raters, but -0.04 SD, under the 0.15 "
+        "a verdict needs"
+    )
+    assert below_size(-0.013, -2.0, -0.04) is None and below_size(-0.2, -5.9, -0.3) is None
+    assert below_size(None, None, None) is None
     assert [v.name for v in verdicts({"leniency": -0.013, "leniency_z": -5.9})] == ["harsh"]
 
 

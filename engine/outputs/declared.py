@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from engine.audit.raters.pairs import MIN_PAIRS
 from engine.audit.raters.table import NOT_JUDGED
-from engine.audit.raters.verdicts import BIAS_POINTS, BIAS_T, FINE, LENIENCY_SIZE, LENIENCY_Z, RULES
+from engine.audit.raters.verdicts import (
+    BIAS_POINTS,
+    BIAS_T,
+    FINE,
+    LENIENCY_SIZE,
+    LENIENCY_Z,
+    RULES,
+    below_size,
+)
 from engine.outputs import columns
 from engine.outputs.columns import (
     COUNT,
@@ -49,7 +57,8 @@ def rule_text(effects) -> str:
     if effects is None:
         return ""
     if not effects.verdicts:
-        return f"{FINE}: no rule met"
+        small = below_size(effects.leniency, effects.leniency_z, effects.leniency_size)
+        return f"{FINE}: no rule met" + ("" if small is None else f" ({small})")
     return "; ".join(f"{v.name}: {v.because} (rule: {RULES[v.name]})" for v in effects.verdicts)
 
 

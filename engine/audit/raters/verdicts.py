@@ -113,6 +113,17 @@ def verdicts(relative: dict, drift=None) -> tuple[Verdict, ...]:
     return tuple(sorted(found, key=lambda v: -v.strength))
 
 
+def below_size(leniency, z, size) -> str | None:
+    """Why a leniency sure enough for a verdict got none: '-0.01 points, 7.0 SE from the
+    reference raters, but -0.06 SD, under the 0.15 a verdict needs'; None otherwise."""
+    if z is None or size is None or leniency is None:
+        return None
+    if abs(z) < LENIENCY_Z or abs(size) >= LENIENCY_SIZE:
+        return None
+    return (f"leniency {leniency:+.2f} points, {z:+.1f} SE from the reference raters, but "
+            f"{size:+.2f} SD, under the {LENIENCY_SIZE:g} a verdict needs")  # fmt: skip
+
+
 def is_bias_listed(bias: float, t: float) -> bool:
     return abs(t) >= BIAS_T and abs(bias) >= BIAS_POINTS
 
