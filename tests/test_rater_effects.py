@@ -64,7 +64,7 @@ def test_unordered_labels_leave_out_every_effect_that_needs_an_order():
 
 def test_a_sure_but_tiny_leniency_is_no_verdict():
     """Leniency needs a size as well as a significance: Powergrading's third grader was called
-    harsh for -0.013 points at 5.9 SE (0.04 of the residual SD) on 3,490 reads."""
+    harsh for -0.013 points at 5.9 SE (0.06 of the residual SD) on 3,490 reads."""
     tiny = {"leniency": -0.013, "leniency_z": -5.9, "leniency_size": -0.04}
     assert verdicts(tiny) == ()
     found = verdicts({**tiny, "leniency": -0.06, "leniency_size": -0.16})

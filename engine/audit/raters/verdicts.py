@@ -18,7 +18,7 @@ from dataclasses import dataclass
 # residual standard deviation (score minus the model's expectation, item and rater effects
 # removed) at least LENIENCY_SIZE. 0.15 is RSMTool's threshold for a standardized mean
 # difference worth reporting, not tuned here; without it a large session calls a rater harsh for
-# a hundredth of a point (Powergrading's third grader: -0.013 points, 5.9 SE, 0.04 SD).
+# a hundredth of a point (Powergrading's third grader: -0.013 points, 5.9 SE, 0.06 SD).
 LENIENCY_Z = 3.0
 LENIENCY_SIZE = 0.15
 # Noisy: infit mean-square (ordered) at least NOISE_RATIO times the reference raters', or for
