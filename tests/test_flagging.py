@@ -52,6 +52,37 @@ def test_the_calibrations_own_error_widens_the_interval_by_its_factor():
     assert found.high == pytest.approx(min(1000.0, 100 * factor + spread))
 
 
+def test_a_sessions_estimate_from_severities_carries_the_calibrations_factor_on_its_sum():
+    """One map's error moves every item the same way: 135 items estimated from severities
+    (SciEntsBank's shape) get the factor on their sum, not a root-sum-of-squares that shrinks
+    it to a few percent; the Poisson-binomial parts still add in quadrature."""
+    rng = np.random.default_rng(1)
+    items = [rng.beta(0.3, 3.0, size=37) for _ in range(135)]
+    found = flagging.combined([flagging.wrong_estimate(p) for p in items])
+    whole = np.concatenate(items)
+    factor = np.exp(flagging.Z * flagging.CALIBRATION_SPREAD)
+    spread = flagging.Z * np.sqrt(np.sum(whole * (1 - whole)))
+    assert found.count == pytest.approx(whole.sum())
+    assert found.low == pytest.approx(max(0.0, whole.sum() / factor - spread))
+    assert found.high == pytest.approx(min(whole.size, whole.sum() * factor + spread))
+    # As wide, relatively, as one item's: about a factor 7 each way, never a few percent.
+    assert found.high / found.count > 5 and found.count / max(found.low, 1e-9) > 5
+
+
+def test_a_sessions_estimate_from_second_reads_adds_its_items_intervals_in_quadrature():
+    read = np.zeros(200, bool)
+    read[:50] = True
+    parts = [flagging.wrong_estimate(np.full(200, 0.3), read, np.arange(200) < k) for k in (5, 9)]
+    found = flagging.combined(parts)
+    assert found.source == flagging.SECOND_READS
+    assert found.count == pytest.approx(sum(p.count for p in parts))
+    assert found.high - found.count == pytest.approx(np.hypot(*[p.high - p.count for p in parts]))
+    assert found.count - found.low == pytest.approx(np.hypot(*[p.count - p.low for p in parts]))
+    # Both kinds: the severities' part is one more independent term.
+    mixed = flagging.combined([*parts, flagging.wrong_estimate(np.full(100, 0.2))])
+    assert mixed.source == "second reads and severities" and mixed.high > found.high
+
+
 def test_as_many_are_flagged_as_estimated_from_the_top_of_the_queue():
     severity = np.array([0.1, 0.9, 0.3, 0.7, 0.05])
     order = np.argsort(-severity, kind="stable")

@@ -40,6 +40,11 @@ class WrongEstimate:
     low: float
     high: float
     source: str
+    # From the severities: the Poisson-binomial part of the interval (independent from item to
+    # item) and the item's answers; the calibration's factor is the same map's error on every
+    # item of a file, so a session's interval applies it to the sum (`combined`).
+    spread: float = 0.0
+    answers: float = 0.0
 
     def record(self) -> dict:
         return {
@@ -68,7 +73,7 @@ def wrong_estimate(
     factor = float(np.exp(Z * CALIBRATION_SPREAD))
     low = max(0.0, count / factor - spread)
     high = min(float(n), count * factor + spread)
-    return WrongEstimate(count, low, high, SEVERITIES)
+    return WrongEstimate(count, low, high, SEVERITIES, spread / Z, float(n))
 
 
 def flag_count(ordered_severity: np.ndarray, estimate: WrongEstimate, precision) -> int:
@@ -89,11 +94,25 @@ def flagged(order: np.ndarray, severity: np.ndarray, estimate: WrongEstimate, pr
 
 
 def combined(estimates: list[WrongEstimate]) -> WrongEstimate:
-    """A session's estimate over its items: the counts summed, each side of the interval the
-    root sum of squares of the items' (independent items)."""
+    """A session's estimate over its items: the counts summed. Items counted from second reads
+    are independent samples: each side of their interval adds in quadrature. Items estimated
+    from the severities share one calibration map, whose error moves all of them the same way
+    (ASAP-SAS's whole file 2.5 times its truth, held out): their sum gets the calibration's
+    factor, as one item would, and their Poisson-binomial spreads add in quadrature."""
     count = sum(e.count for e in estimates)
-    below = float(np.sqrt(sum((e.count - e.low) ** 2 for e in estimates)))
-    above = float(np.sqrt(sum((e.high - e.count) ** 2 for e in estimates)))
+    seen = [e for e in estimates if e.source != SEVERITIES]
+    below = [e.count - e.low for e in seen]
+    above = [e.high - e.count for e in seen]
+    guessed = [e for e in estimates if e.source == SEVERITIES]
+    if guessed:
+        total = sum(e.count for e in guessed)
+        spread = Z * float(np.sqrt(sum(e.spread**2 for e in guessed)))
+        factor = float(np.exp(Z * CALIBRATION_SPREAD))
+        answers = sum(e.answers for e in guessed)
+        below.append(total - max(0.0, total / factor - spread))
+        above.append(min(answers, total * factor + spread) - total)
+    low = count - float(np.sqrt(sum(b * b for b in below)))
+    high = count + float(np.sqrt(sum(a * a for a in above)))
     sources = {e.source for e in estimates}
     source = sources.pop() if len(sources) == 1 else f"{SECOND_READS} and {SEVERITIES}"
-    return WrongEstimate(count, max(0.0, count - below), count + above, source)
+    return WrongEstimate(count, max(0.0, low), high, source)
