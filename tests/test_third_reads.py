@@ -108,7 +108,9 @@ def test_third_reads_still_open_count_against_their_raters_cap():
     to the next rater."""
     ledger = pairs([(0, 3)] * 4, reliability=np.array([0.5, 0.5, 0.7, 0.9]))
     history = History(assigned={("A", "A0"): "R04", ("A", "A1"): "R04"})
-    found = third_reads(ledger, ActionRules.of(third_read_cap=2), qualified(["R03", "R04"]), history)
+    found = third_reads(
+        ledger, ActionRules.of(third_read_cap=2), qualified(["R03", "R04"]), history
+    )
     assert [t.assigned_rater for t in found] == ["R04", "R04", "R03", "R03"]
 
 
