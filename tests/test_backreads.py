@@ -29,7 +29,7 @@ from engine.actions.rules import ActionRules
 from engine.audit.raters.verdicts import Verdict
 from engine.audit.resample import wilson_interval
 
-RULES = ActionRules()
+RULES = ActionRules.of()
 
 
 def reads_of(counts: list[int], **fields):
@@ -42,7 +42,7 @@ def reads_of(counts: list[int], **fields):
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 2000), st.floats(0.01, 1.0), st.floats(0.01, 1.0), st.integers(0, 20))
 def test_sample_sizes_follow_the_rate_the_minimum_and_the_random_share(n, rate, share, least):
-    rules = ActionRules(backread_random_share=share, backread_minimum=least)
+    rules = ActionRules.of(backread_random_share=share, backread_minimum=least)
     total, drawn = sample_sizes(n, rate, rules)
     assert total == min(n, max(least, math.ceil(rate * n - 1e-9)))
     assert drawn == min(total, math.ceil(share * total - 1e-9))
@@ -116,7 +116,7 @@ def test_validity_reads_answers_backread_before_and_backreads_are_never_drawn():
 
 def test_supervisors_take_turns_and_never_backread_their_own_reads():
     ledger = reads_of([100, 100], raters=("Ann", "Bo"))
-    rules = ActionRules(backread_supervisors=("Ann", "Cy"))
+    rules = ActionRules.of(backread_supervisors=("Ann", "Cy"))
     found = backreads(ledger, rules, [])
     assert all(b.reviewer != b.rater for b in found)
     assert {b.reviewer for b in found if b.rater == "Ann"} == {"Cy"}

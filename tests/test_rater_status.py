@@ -20,7 +20,7 @@ from engine.actions.rater_status import rater_status
 from engine.actions.rules import QUALIFIED, RETRAIN, STATUSES, STOP, WATCH, ActionRules, upper
 from engine.audit.raters.verdicts import Verdict
 
-RULES = ActionRules()
+RULES = ActionRules.of()
 
 
 def validity(gaps, items=(("A", 4, True),), item=None):

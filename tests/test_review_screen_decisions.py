@@ -5,6 +5,7 @@ lists either; the answer column stays readable at 80x24 and takes the width ther
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from functools import partial
 
@@ -36,12 +37,24 @@ def row_of(review, i) -> int:
     return int(review.responses.rows[i])
 
 
+@asynccontextmanager
+async def reviewing(result, store, size=(80, 24), screen=ReviewScreen):
+    """The review screen of `result` deciding into `store`, in an app of `size`: yields the
+    pilot and the screen."""
+    async with Host(result, store, screen).run_test(size=size) as pilot:
+        yield pilot, pilot.app.screen
+
+
+async def press(pilot, *keys: str) -> None:
+    """Press the keys and let the screen handle them."""
+    await pilot.press(*keys)
+    await pilot.pause()
+
+
 async def test_n_moves_on_without_recording_anything(review, store):
-    async with Host(review, store).run_test(size=(80, 24)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store) as (pilot, screen):
         first = screen.current()
-        await pilot.press("n")
-        await pilot.pause()
+        await press(pilot, "n")
         assert screen.current() == int(screen.view[1])
         assert screen.shown() == int(screen.view[1])
         assert store.all() == {}
@@ -49,14 +62,11 @@ async def test_n_moves_on_without_recording_anything(review, store):
 
 
 async def test_a_new_response_opens_at_the_start_of_its_answer(review, store):
-    async with Host(review, store).run_test(size=(80, 24)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store) as (pilot, screen):
         detail = screen.query_one(ReviewDetail)
-        await pilot.press("right_square_bracket", "right_square_bracket")
-        await pilot.pause()
+        await press(pilot, "right_square_bracket", "right_square_bracket")
         assert detail.scroll_y > 0
-        await pilot.press("down")
-        await pilot.pause()
+        await press(pilot, "down")
         assert detail.scroll_y == 0
         # The answer starts within the first lines of the pane, and says it goes on.
         answer = screen.query_one("#detail-text")
@@ -67,8 +77,7 @@ async def test_a_new_response_opens_at_the_start_of_its_answer(review, store):
 async def test_a_decision_key_acts_on_the_response_on_screen(review, store):
     """A key pressed after the cursor moved but before the pane was redrawn decides on the
     response the pane still shows, then moves to the one after it."""
-    async with Host(review, store).run_test(size=(80, 24)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store) as (pilot, screen):
         on_screen = screen.shown()
         table = screen.query_one(ReviewTable)
         table.move_cursor(row=3)  # its highlight message has not been handled yet
@@ -80,37 +89,32 @@ async def test_a_decision_key_acts_on_the_response_on_screen(review, store):
 
 
 async def test_a_note_before_deciding_waits_for_the_decision(review, store):
-    async with Host(review, store).run_test(size=(80, 24)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store) as (pilot, screen):
         i = screen.shown()
-        await pilot.press("e")
-        await pilot.pause()
+        await press(pilot, "e")
         assert isinstance(pilot.app.screen, NoteModal) and pilot.app.screen.waiting
         # The hint names the keys that decide, and no key that only moves.
         hint = " ".join(str(label.render()) for label in pilot.app.screen.query(Label))
         deciding = [b.key_display or b.key for b in screen.BINDINGS if "decide" in b.action]
         assert f"({', '.join(deciding)})" in hint
-        await pilot.press(*"ask Sam", "enter")
-        await pilot.pause()
+        await press(pilot, *"ask Sam", "enter")
         assert store.all() == {}
         assert "saved with your decision): ask Sam" in text_of(screen, "#detail-header")
-        await pilot.press("o")
-        await pilot.pause()
+        await press(pilot, "o")
         decision = store.get(row_of(review, i))
         assert (decision.action, decision.note) == ("keep", "ask Sam")
 
 
 async def test_a_decision_records_the_run_it_was_made_on(review, store):
-    async with Host(review, store).run_test(size=(80, 24)) as pilot:
-        i = pilot.app.screen.shown()
-        await pilot.press("question_mark")
-        await pilot.pause()
+    async with reviewing(review, store) as (pilot, screen):
+        i = screen.shown()
+        await press(pilot, "question_mark")
         assert store.get(row_of(review, i)).context == review.run_context(i)
 
 
 async def test_the_answer_column_stays_readable_at_80x24(review, store):
-    async with Host(review, store).run_test(size=(80, 24)) as pilot:
-        table = pilot.app.screen.query_one(ReviewTable)
+    async with reviewing(review, store) as (_, screen):
+        table = screen.query_one(ReviewTable)
         keys = [column.key.value for column in table.ordered_columns]
         assert keys == ["row", "scores", "decision", "answer"]
         assert table.answer_width >= 20
@@ -119,8 +123,8 @@ async def test_the_answer_column_stays_readable_at_80x24(review, store):
 
 @pytest.mark.parametrize("size", [(100, 30), (120, 40), (200, 50)])
 async def test_the_answer_column_takes_the_remaining_width(review, store, size):
-    async with Host(review, store).run_test(size=size) as pilot:
-        table = pilot.app.screen.query_one(ReviewTable)
+    async with reviewing(review, store, size) as (_, screen):
+        table = screen.query_one(ReviewTable)
         used = sum(c.width + 2 for c in table.ordered_columns)
         assert table.size.width - 4 <= used <= table.size.width
         full = [column.key.value for column in table.ordered_columns]
@@ -140,10 +144,10 @@ async def test_a_rerun_that_changed_nothing_shows_no_rerun_line(review, store):
     decide_on_an_earlier_run(store, review, int(flagged[0]))  # still flagged: nothing changed
     previous = [row_of(review, i) for i in flagged]
     rerun = partial(ReviewScreen, previous_flagged_rows=previous)
-    async with Host(review, store, rerun).run_test(size=(80, 24)) as pilot:
+    async with reviewing(review, store, screen=rerun) as (pilot, screen):
         await pilot.pause()
-        assert pilot.app.screen.model.changes is not None
-        assert not pilot.app.screen.query_one("#review-rerun").display
+        assert screen.model.changes is not None
+        assert not screen.query_one("#review-rerun").display
 
 
 async def test_a_rerun_counts_and_lists_what_changed_under_the_decisions(review, store):
@@ -166,8 +170,7 @@ async def test_a_rerun_counts_and_lists_what_changed_under_the_decisions(review,
     # The previous run flagged all but the last three of this run's flags.
     previous = [row_of(review, i) for i in flagged[:-3]]
     rerun = partial(ReviewScreen, previous_flagged_rows=previous)
-    async with Host(review, store, rerun).run_test(size=(80, 24)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store, screen=rerun) as (pilot, screen):
         line = text_of(screen, "#review-rerun")
         assert "1 decided no longer flagged" in line and "3 newly flagged undecided" in line
         screen.query_one("#filter-view", Select).value = "unflagged"
@@ -177,15 +180,13 @@ async def test_a_rerun_counts_and_lists_what_changed_under_the_decisions(review,
         await pilot.pause()
         assert sorted(screen.view.tolist()) == sorted(flagged[-3:].tolist())
         # Deciding a new flag counts down; the list keeps it, with its decision.
-        await pilot.press("o")
-        await pilot.pause()
+        await press(pilot, "o")
         assert "2 newly flagged undecided" in text_of(screen, "#review-rerun")
         assert len(screen.view) == 3
 
 
 async def test_a_first_run_shows_no_rerun_line(review, store):
-    async with Host(review, store).run_test(size=(80, 24)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store) as (pilot, screen):
         assert not screen.query_one("#review-rerun").display
         options = [value for _, value in screen.query_one("#filter-view", Select)._options]
         assert "new" not in options
@@ -194,23 +195,21 @@ async def test_a_first_run_shows_no_rerun_line(review, store):
 async def test_the_review_opens_where_it_stopped(review, store):
     flagged = np.flatnonzero(review.flagged)
     resumed = partial(ReviewScreen, start_row=row_of(review, int(flagged[5])))
-    async with Host(review, store, resumed).run_test(size=(80, 24)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store, screen=resumed) as (pilot, screen):
         assert screen.shown_row() == row_of(review, int(flagged[5]))
 
 
 async def test_without_a_place_to_continue_the_review_opens_at_the_first_undecided(review, store):
     first, second = (int(i) for i in review.review_order()[:2])
     decide_on_an_earlier_run(store, review, first)
-    async with Host(review, store).run_test(size=(80, 24)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store) as (pilot, screen):
         assert shown_rows(screen)[0] == row_of(review, first)
         assert screen.shown() == second
 
 
 async def test_a_checkbox_shows_its_state_without_colour(review, store):
-    async with Host(review, store).run_test(size=(80, 24)) as pilot:
-        box = pilot.app.screen.query_one("#filter-off2", MarkedCheckbox)
+    async with reviewing(review, store) as (pilot, screen):
+        box = screen.query_one("#filter-off2", MarkedCheckbox)
         assert "X" not in str(box.render())
         box.value = True
         await pilot.pause()
@@ -229,15 +228,13 @@ async def test_an_imported_conflict_shows_under_the_decision_and_the_next_decisi
     theirs = Decision(row, review.responses.ids[i], "unsure", None, "ask the lead",
                       "2026-11-20T10:00:00+00:00", None, "ben")  # fmt: skip
     store.add_conflict(theirs, review.responses.texts[i], "ben/decisions.csv")
-    async with Host(review, store).run_test(size=(120, 40)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store, (120, 40)) as (pilot, screen):
         screen.query_one(ReviewFilters).set_view("conflicts")
         await pilot.pause()
         assert screen.view.tolist() == [i]
         header = text_of(screen, "#detail-header")
         assert "conflict: ben unsure · ask the lead" in header and "settles it" in header
-        await pilot.press("o")
-        await pilot.pause()
+        await press(pilot, "o")
         assert store.conflicts(row) == [] and store.get(row).reviewer == store.reviewer
 
 
@@ -268,10 +265,8 @@ async def test_the_detail_shows_every_read_the_question_and_the_reference(read_t
 
     with open_store(tmp_path / "s.csv", read_thrice.responses, tmp_path / "d.db",
                     read_thrice.on_scale) as store:  # fmt: skip
-        async with Host(read_thrice, store).run_test(size=(80, 24)) as pilot:
-            await pilot.press("a")  # the whole queue, flagged or not
-            await pilot.pause()
-            screen = pilot.app.screen
+        async with reviewing(read_thrice, store) as (pilot, screen):
+            await press(pilot, "a")  # the whole queue, flagged or not
             i = screen.current()
             result, j = read_thrice.locate(i)
             reads = result.responses.reads
@@ -290,8 +285,7 @@ async def test_the_detail_shows_every_read_the_question_and_the_reference(read_t
 
 
 async def test_undo_then_deciding_again_keeps_the_note_typed_with_the_decision(review, store):
-    async with Host(review, store).run_test(size=(100, 30)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(review, store, (100, 30)) as (pilot, screen):
         i = screen.shown()
         row = row_of(review, i)
         screen.model.pending_notes[row] = "the rubric's third point"
@@ -309,12 +303,9 @@ async def test_undo_then_deciding_again_keeps_the_note_typed_with_the_decision(r
 async def test_each_filter_has_a_key(read_thrice, tmp_path):
     from textual.widgets import Select
 
-    async with Host(read_thrice, None).run_test(size=(120, 40)) as pilot:
-        screen = pilot.app.screen
+    async with reviewing(read_thrice, None, (120, 40)) as (pilot, screen):
         for key, which in (("I", "item"), ("H", "human"), ("M", "model")):
-            await pilot.press("escape")
-            await pilot.press(key)
-            await pilot.pause()
+            await press(pilot, "escape", key)
             select = screen.query_one(f"#filter-{which}", Select)
             assert select.expanded and select in screen.focused.ancestors_with_self, which
 
@@ -341,9 +332,8 @@ async def test_long_text_labels_leave_the_answer_and_decision_in_view_at_80x24()
     frame["score"] = [names[min(int(v), 3)] for v in levels]
     review = run_frame(frame, vectors, session_config()).review
     assert review.flagged.any()
-    async with Host(review, None).run_test(size=(80, 24)) as pilot:
+    async with reviewing(review, None) as (pilot, screen):
         await pilot.pause()
-        screen = pilot.app.screen
         table = screen.query_one(ReviewTable)
         keys = [column.key.value for column in table.ordered_columns]
         assert keys == ["row", "scores", "decision", "answer"] and table.answer_width >= 20
@@ -353,7 +343,6 @@ async def test_long_text_labels_leave_the_answer_and_decision_in_view_at_80x24()
                                                               review.predicted[i]))  # fmt: skip
         assert shown == f"{human[:3]}→{model[:3]}"
         assert f"human {human}" in text_of(screen, "#detail-header")
-        await pilot.press("f1")
-        await pilot.pause()
+        await press(pilot, "f1")
         extra = " ".join(text_of(pilot.app.screen, "#keys-extra").split())
         assert "par = partially_correct_incomplete" in extra

@@ -3,6 +3,8 @@ name, live application of valid settings, and save/load round trips."""
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
+
 import pandas as pd
 import pytest
 from helpers import engine_message
@@ -22,8 +24,21 @@ async def open_settings(pilot):
     return pilot.app.screen
 
 
+@asynccontextmanager
+async def on_settings(app: ParmApp | None = None):
+    """The app (a new one unless given) at 80x24 on its Settings screen: the pilot and the
+    screen."""
+    async with (app or ParmApp()).run_test(size=(80, 24)) as pilot:
+        yield pilot, await open_settings(pilot)
+
+
 async def set_input(screen, selector: str, value: str, pilot) -> None:
     screen.query_one(selector, Input).value = value
+    await pilot.pause()
+
+
+async def set_select(screen, selector: str, value: str, pilot) -> None:
+    screen.query_one(selector, Select).value = value
     await pilot.pause()
 
 
@@ -33,10 +48,8 @@ def error_under(screen, key: str) -> str:
 
 
 async def test_power_interval_with_min_not_below_max_shows_the_engine_message():
-    async with ParmApp().run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
-        screen.query_one("#power-mode", Select).value = "interval"
-        await pilot.pause()
+    async with on_settings() as (pilot, screen):
+        await set_select(screen, "#power-mode", "interval", pilot)
         await set_input(screen, "#power-min", "2", pilot)
         await set_input(screen, "#power-max", "1", pilot)
         expected = engine_message(similarity_power={"min": 2, "max": 1, "tol": 0.02})
@@ -49,8 +62,7 @@ async def test_power_interval_with_min_not_below_max_shows_the_engine_message():
 
 
 async def test_every_bad_field_shows_its_own_message_at_once():
-    async with ParmApp().run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
+    async with on_settings() as (pilot, screen):
         await set_input(screen, "#seed", "abc", pilot)
         await set_input(screen, "#near_duplicate_threshold", "1.5", pilot)
         assert error_under(screen, "seed") == engine_message(seed="abc")
@@ -61,10 +73,8 @@ async def test_every_bad_field_shows_its_own_message_at_once():
 
 
 async def test_a_valid_change_is_applied_to_the_app():
-    async with ParmApp().run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
-        screen.query_one("#top-k-mode", Select).value = "fixed"
-        await pilot.pause()
+    async with on_settings() as (pilot, screen):
+        await set_select(screen, "#top-k-mode", "fixed", pilot)
         await set_input(screen, "#top-k-fixed", "12", pilot)
         screen.query_one("#selection_metric", Select).value = "qwk"
         screen.query_one("#normalize_similarities", Switch).value = False
@@ -75,8 +85,7 @@ async def test_a_valid_change_is_applied_to_the_app():
 
 
 async def test_colbert_keys_show_only_for_a_late_interaction_model():
-    async with ParmApp().run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
+    async with on_settings() as (pilot, screen):
         assert not screen.query_one("#colbert-keys").display
         await set_input(screen, "#embedding_model", "lightonai/colbertv2.0", pilot)
         assert screen.query_one("#colbert-keys").display
@@ -85,14 +94,11 @@ async def test_colbert_keys_show_only_for_a_late_interaction_model():
 
 async def test_save_then_load_round_trips_the_settings(tmp_path):
     path = tmp_path / "settings.json"
-    async with ParmApp().run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
+    async with on_settings() as (pilot, screen):
         await set_input(screen, "#top-k-list", "5, 10", pilot)
-        screen.query_one("#power-mode", Select).value = "list"
-        await pilot.pause()
+        await set_select(screen, "#power-mode", "list", pilot)
         await set_input(screen, "#power-list", "0.5, 2", pilot)
-        screen.query_one("#class_weight", Select).value = "none"
-        await pilot.pause()
+        await set_select(screen, "#class_weight", "none", pilot)
         edited = pilot.app.state.config
         assert edited.similarity_top_k == (5, 10)
         assert edited.similarity_power == (0.5, 2.0)
@@ -114,8 +120,7 @@ async def test_save_then_load_round_trips_the_settings(tmp_path):
 async def test_loading_a_broken_settings_file_shows_the_engine_message(tmp_path):
     path = tmp_path / "broken.json"
     path.write_text('{"seed": -1}')
-    async with ParmApp().run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
+    async with on_settings() as (pilot, screen):
         screen.query_one("#settings-file", PathInput).value = str(path)
         await pilot.click("#settings-load")
         message = str(screen.query_one("#settings-file-message", Static).content)
@@ -126,8 +131,7 @@ async def test_loading_a_broken_settings_file_shows_the_engine_message(tmp_path)
 async def test_a_config_file_given_on_start_fills_the_form(tmp_path):
     path = tmp_path / "start.json"
     path.write_text('{"similarity_top_k": 7, "seed": 3}')
-    async with ParmApp(config_path=path).run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
+    async with on_settings(ParmApp(config_path=path)) as (_, screen):
         assert screen.query_one("#top-k-mode", Select).value == "fixed"
         assert screen.query_one("#top-k-fixed", Input).value == "7"
         assert screen.query_one("#seed", Input).value == "3"
@@ -181,8 +185,7 @@ async def test_a_score_order_that_misses_a_label_says_so(tmp_path):
 
 async def test_score_order_round_trips_through_a_settings_file(tmp_path):
     path = tmp_path / "settings.json"
-    async with ParmApp().run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
+    async with on_settings() as (pilot, screen):
         await set_input(screen, "#score_order", "poor, fair, good", pilot)
         screen.query_one("#settings-file", PathInput).value = str(path)
         await pilot.click("#settings-save")
@@ -197,8 +200,7 @@ async def test_score_order_round_trips_through_a_settings_file(tmp_path):
 async def test_worker_processes_are_a_setting_and_the_run_lists_them_with_the_session_columns():
     from parm_tui.widgets.settings_summary import columns_text, settings_text
 
-    async with ParmApp().run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
+    async with on_settings() as (pilot, screen):
         await set_input(screen, "#jobs", "2", pilot)
         assert pilot.app.state.config.jobs == 2
         assert "2 worker processes" in settings_text(pilot.app.state.config)
@@ -219,8 +221,7 @@ async def test_worker_processes_are_a_setting_and_the_run_lists_them_with_the_se
 async def test_a_focused_field_shows_one_line_of_help_and_technical_ones_are_advanced():
     from textual.widgets import Collapsible
 
-    async with ParmApp().run_test(size=(80, 24)) as pilot:
-        screen = await open_settings(pilot)
+    async with on_settings() as (pilot, screen):
         screen.query_one("#seed", Input).focus()
         await pilot.pause()
         shown = [box.id for box in screen.query(".field-help") if box.display]

@@ -17,7 +17,7 @@ from engine.actions.rater_status import RaterStatus
 from engine.actions.rules import ActionRules
 from engine.actions.third_reads import NO_ELIGIBLE, REASSIGNED, STILL_OPEN, needing, third_reads
 
-RULES = ActionRules()
+RULES = ActionRules.of()
 
 
 def qualified(raters, items=("A",)):
@@ -42,8 +42,8 @@ def test_reads_two_scores_apart_or_disagreeing_labels_or_an_unsure_consensus_nee
                    consensus_p=np.array([0.6, 0.99]))  # fmt: skip
     units, why = needing(unsure, RULES)
     assert units.tolist() == [0] and why[0] == "consensus unsure (p 0.60)"
-    assert needing(unsure, ActionRules(third_read_unsure=False))[0].size == 0
-    assert needing(pairs([(1, 2)]), ActionRules(third_read_gap=1))[0].tolist() == [0]
+    assert needing(unsure, ActionRules.of(third_read_unsure=False))[0].size == 0
+    assert needing(pairs([(1, 2)]), ActionRules.of(third_read_gap=1))[0].tolist() == [0]
 
 
 def test_the_least_sure_consensus_comes_first():
@@ -63,7 +63,7 @@ def test_an_answer_with_its_resolution_or_a_backread_is_not_asked_again():
 
 def test_the_most_reliable_qualified_rater_who_has_not_read_it_is_assigned_within_the_cap():
     ledger = pairs([(0, 3)] * 5, reliability=np.array([0.9, 0.8, 0.7, 0.95]))
-    rules = ActionRules(third_read_cap=2)
+    rules = ActionRules.of(third_read_cap=2)
     found = third_reads(ledger, rules, qualified(["R01", "R02", "R03", "R04"]))
     assert [t.assigned_rater for t in found] == ["R04", "R04", "R03", "R03", ""]
     assert [t.backup_rater for t in found] == ["R03", "R03", "", "", ""]
@@ -79,11 +79,11 @@ def test_no_rater_is_eligible_when_every_qualified_one_read_it():
     n = 4
     ledger = action_ledger(np.zeros(3 * n), np.repeat(np.arange(n), 3), np.tile([0, 1, 2], n),
                            np.tile([0, 1, 1], n), items=(("A", 2, True),))  # fmt: skip
-    found = third_reads(ledger, ActionRules(third_read_gap=1), qualified(["R01", "R02", "R03"]))
+    found = third_reads(ledger, ActionRules.of(third_read_gap=1), qualified(["R01", "R02", "R03"]))
     assert len(found) == n and all(t.assigned_rater == "" for t in found)
     assert all(f"{NO_ELIGIBLE}: every qualified rater of the item has read it" in t.why
                for t in found)  # fmt: skip
-    none = third_reads(ledger, ActionRules(third_read_gap=1), [])
+    none = third_reads(ledger, ActionRules.of(third_read_gap=1), [])
     assert all("no rater is qualified on the item" in t.why for t in none)
 
 
@@ -108,7 +108,9 @@ def test_third_reads_still_open_count_against_their_raters_cap():
     to the next rater."""
     ledger = pairs([(0, 3)] * 4, reliability=np.array([0.5, 0.5, 0.7, 0.9]))
     history = History(assigned={("A", "A0"): "R04", ("A", "A1"): "R04"})
-    found = third_reads(ledger, ActionRules(third_read_cap=2), qualified(["R03", "R04"]), history)
+    found = third_reads(
+        ledger, ActionRules.of(third_read_cap=2), qualified(["R03", "R04"]), history
+    )
     assert [t.assigned_rater for t in found] == ["R04", "R04", "R03", "R03"]
 
 
@@ -135,7 +137,7 @@ def test_no_assignment_to_a_rater_who_read_the_answer_or_past_the_cap(case):
     ledger = action_ledger(np.zeros(answer.size), answer, rater, score, raters=names,
                            reliability=reliability)  # fmt: skip
     statuses = qualified([names[m] for m in chosen])
-    found = third_reads(ledger, ActionRules(third_read_cap=cap, third_read_gap=1), statuses)
+    found = third_reads(ledger, ActionRules.of(third_read_cap=cap, third_read_gap=1), statuses)
     load: dict[str, int] = {}
     for t in found:
         u = t.unit

@@ -8,8 +8,11 @@ the target is called below in at most one window in forty (tests/test_rater_stat
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from scipy.stats import beta
+
+from engine.input.settings.config import AuditConfig
 
 STATUSES = ("qualified", "watch", "retrain", "stop")
 QUALIFIED, WATCH, RETRAIN, STOP = STATUSES
@@ -18,29 +21,30 @@ LEVEL = 0.95
 
 @dataclass(frozen=True)
 class ActionRules:
-    """The settings of engine.actions, as a run reads them (their meanings are the settings
-    table's)."""
+    """The settings of engine.actions, as a run reads them (their meanings and defaults are the
+    settings table's: build one with `of`)."""
 
-    backread_rate: float = 0.05
-    backread_minimum: int = 5
-    backread_watch_rate: float = 0.10
-    backread_random_share: float = 0.5
-    backread_supervisors: tuple[str, ...] = ()
-    third_read_gap: int = 2
-    third_read_unsure: bool = True
-    third_read_cap: int = 50
-    exact_targets: tuple[float, ...] = (0.85, 0.80, 0.75, 0.75, 0.60)
-    qualify_targets: tuple[float, ...] = (0.90, 0.80, 0.70)
-    adjacent_target: float = 0.95
-    status_minimum: int = 10
-    status_window: int = 50
+    backread_rate: float
+    backread_minimum: int
+    backread_watch_rate: float
+    backread_random_share: float
+    backread_supervisors: tuple[str, ...]
+    third_read_gap: int
+    third_read_unsure: bool
+    third_read_cap: int
+    exact_targets: tuple[float, ...]
+    qualify_targets: tuple[float, ...]
+    adjacent_target: float
+    status_minimum: int
+    status_window: int
 
     @classmethod
-    def of(cls, config) -> ActionRules:
-        """The rules of an AuditConfig."""
+    def of(cls, config: AuditConfig | None = None, **changes: Any) -> ActionRules:
+        """The rules of an AuditConfig (None: the default settings), with `changes` made."""
+        config = AuditConfig() if config is None else config
         values = {name: getattr(config, name) for name in cls.__dataclass_fields__}
         values["backread_supervisors"] = tuple(values["backread_supervisors"] or ())
-        return cls(**values)
+        return cls(**{**values, **changes})
 
     def exact_target(self, scores: int) -> float:
         """The exact-agreement target of an item with `scores` score values."""

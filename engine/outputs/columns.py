@@ -45,6 +45,11 @@ def row_key(name: str):
     return lambda row, _: row.get(name)
 
 
+def row_attr(name: str):
+    """A column's value read from a row kept as an object (its attribute `name`)."""
+    return lambda row, _: getattr(row, name)
+
+
 def figure_columns(name: str, meaning: str, kind: str) -> tuple[Column, ...]:
     """A figure and its 95% interval's two ends, read from a dict row by their names."""
     return (

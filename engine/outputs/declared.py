@@ -29,6 +29,7 @@ from engine.outputs.columns import (
     Column,
     OutputTable,
     figure_columns,
+    row_attr,
     row_key,
 )
 from engine.outputs.declared_actions import ACTION_TABLES
@@ -62,10 +63,6 @@ def rule_text(effects) -> str:
     return "; ".join(f"{v.name}: {v.because} (rule: {RULES[v.name]})" for v in effects.verdicts)
 
 
-def _attr(name: str):
-    return lambda row, _: getattr(row, name)
-
-
 def _reliability(part: int):
     """The rater's reliability (0), its interval's low (1) or high (2) end; None without it."""
 
@@ -96,35 +93,37 @@ RATERS = OutputTable(
     "rater, the farthest from the rest first (raters with too few scores last)",
     (
         Column("rater", "the rater's id, as the file has it (a rater column's value, or the "
-               "score column's name where a wide file has no rater column)", _attr("rater")),
+               "score column's name where a wide file has no rater column)", row_attr("rater")),
         Column("verdict", "in plain words, strongest first: lenient, harsh, noisy, central "
-               "tendency, drifting, or fine; too few to judge for a rater not judged", _attr("verdict")),
+               "tendency, drifting, or fine; too few to judge for a rater not judged",
+               row_attr("verdict")),
         Column("n", "scores the rater gave: every read of theirs, the audited one or not",
-               _attr("n"), COUNT),
-        Column("items", "items the rater scored", _attr("items"), COUNT),
+               row_attr("n"), COUNT),
+        Column("items", "items the rater scored", row_attr("items"), COUNT),
         Column("exact", "the rater's scores against the model's predictions: exact agreement",
-               _attr("exact"), FIGURE),
+               row_attr("exact"), FIGURE),
         Column("kappa", "Cohen's kappa of the rater's scores against the model's predictions",
-               _attr("kappa"), FIGURE),
+               row_attr("kappa"), FIGURE),
         Column("qwk", "quadratic weighted kappa against the model's predictions (ordered scores)",
-               _attr("qwk"), FIGURE),
-        Column("flagged", "the rater's scores the model would change", _attr("flagged"), COUNT),
+               row_attr("qwk"), FIGURE),
+        Column("flagged", "the rater's scores the model would change", row_attr("flagged"), COUNT),
         Column("flagged_share", "the share of the rater's scores the model would change",
-               _attr("flagged_share"), SHARE, "flagged",
+               row_attr("flagged_share"), SHARE, "flagged",
                interval=("flagged_low", "flagged_high")),
-        Column("flagged_low", "its Wilson 95% interval: low end", _attr("flagged_low"), SHARE),
-        Column("flagged_high", "its Wilson 95% interval: high end", _attr("flagged_high"), SHARE),
+        Column("flagged_low", "its Wilson 95% interval: low end", row_attr("flagged_low"), SHARE),
+        Column("flagged_high", "its Wilson 95% interval: high end", row_attr("flagged_high"),
+               SHARE),
         Column("leniency", "score points above (positive) or below the typical rater, within "
-               "items, against models fitted without the rater's scores", _attr("leniency"),
+               "items, against models fitted without the rater's scores", row_attr("leniency"),
                POINTS, interval=("leniency_low", "leniency_high")),
-        Column("leniency_low", "its 95% interval: low end", _attr("leniency_low"), POINTS),
-        Column("leniency_high", "its 95% interval: high end", _attr("leniency_high"), POINTS),
+        Column("leniency_low", "its 95% interval: low end", row_attr("leniency_low"), POINTS),
+        Column("leniency_high", "its 95% interval: high end", row_attr("leniency_high"), POINTS),
         Column("second_n", "the rater's reads of answers another rater read too",
-               _attr("second_n"), COUNT),
+               row_attr("second_n"), COUNT),
         Column("second_exact", "exact agreement with the other raters' reads of those answers "
-               "(each pair of reads)", _attr("second_exact"), FIGURE),
+               "(each pair of reads)", row_attr("second_exact"), FIGURE),
         Column("second_kappa", "Cohen's kappa with the other raters' reads of those answers",
-               _attr("second_kappa"), FIGURE),
+               row_attr("second_kappa"), FIGURE),
         Column("note", f"'{TOO_FEW}' for a rater not judged",
                lambda row, _: "" if row.judged else TOO_FEW),
         Column("rule", "the figures and the rule behind each verdict",
@@ -212,54 +211,54 @@ ITEMS = OutputTable(
     "items.csv",
     "item: the audited ones in file order, then the skipped ones",
     (
-        Column("item", "the item (question)", _attr("item")),
+        Column("item", "the item (question)", row_attr("item")),
         Column("status", "audited, or skipped: the reason",
                lambda s, _: "audited" if s.skipped is None else f"skipped: {s.skipped}"),
-        Column("n", "responses", _attr("n"), COUNT),
+        Column("n", "responses", row_attr("n"), COUNT),
         Column("scores", "responses per score, 'label:count ...'",
                lambda s, _: " ".join(f"{label}:{n}" for label, n in s.score_counts.items())),
-        Column("top_k", "the selected K (empty: the dense graph)", _attr("top_k"), COUNT,
+        Column("top_k", "the selected K (empty: the dense graph)", row_attr("top_k"), COUNT,
                "K"),
-        Column("power", "the selected power p", _attr("power"), FIGURE, "p"),
+        Column("power", "the selected power p", row_attr("power"), FIGURE, "p"),
         Column("cross_fit_kappa", "kappa with each score predicted by a model that never saw "
-               "it: the figure to lead with", _attr("cross_fit_kappa"), FIGURE,
+               "it: the figure to lead with", row_attr("cross_fit_kappa"), FIGURE,
                "cross-fit kappa", when="with cross_fit_folds >= 2"),
         Column("kappa", "the model's in-sample kappa against the human scores (optimistic: the "
-               "fit saw every score it is judged on)", _attr("kappa"), FIGURE,
+               "fit saw every score it is judged on)", row_attr("kappa"), FIGURE,
                "in-sample kappa"),
-        Column("cross_fit_qwk", "cross-fitted QWK (ordered scores)", _attr("cross_fit_qwk"),
+        Column("cross_fit_qwk", "cross-fitted QWK (ordered scores)", row_attr("cross_fit_qwk"),
                FIGURE, "cross-fit QWK", when="with cross_fit_folds >= 2"),
-        Column("qwk", "in-sample QWK (ordered scores)", _attr("qwk"), FIGURE, "in-sample QWK"),
+        Column("qwk", "in-sample QWK (ordered scores)", row_attr("qwk"), FIGURE, "in-sample QWK"),
         Column("warning", f"'too small to judge' when the item has {SMALL_RULE} (its "
                "in-sample figures are memorised: the reports show none); else 'in-sample ... "
                "above cross-fitted' when "
                f"the in-sample kappa or QWK exceeds the cross-fitted one by more than {GAP:.2f} "
-               "(engine.results.lead)", _attr("warning")),
+               "(engine.results.lead)", row_attr("warning")),
         Column("session_model", "the session model's cross-fitted QWK (kappa for unordered "
                "labels): one fit over every item and read, items and raters as random effects",
-               _attr("session_model"), FIGURE, "session model x-fit",
+               row_attr("session_model"), FIGURE, "session model x-fit",
                when="with session_model auto and 2+ items or reads"),
         Column("session_model_in_sample", "the session model's in-sample QWK (kappa for "
-               "unordered labels)", _attr("session_model_in_sample"), FIGURE,
+               "unordered labels)", row_attr("session_model_in_sample"), FIGURE,
                "session model in-sample", when="with session_model auto and 2+ items or reads"),
         Column("flagged", "the likely wrong scores: as many answers from the top of the item's "
                "queue as it has estimated wrong scores (or the top that reaches flag_precision)",
-               _attr("flagged"), COUNT),
+               row_attr("flagged"), COUNT),
         Column("estimated_wrong", "how many of the item's scores another read would likely "
                "change: from its answers read twice, else the sum of its severities",
-               _attr("estimated_wrong"), FIGURE, "est. wrong",
+               row_attr("estimated_wrong"), FIGURE, "est. wrong",
                interval=("estimated_wrong_low", "estimated_wrong_high")),
-        Column("estimated_wrong_low", "its 95% interval: low end", _attr("estimated_wrong_low"),
+        Column("estimated_wrong_low", "its 95% interval: low end", row_attr("estimated_wrong_low"),
                FIGURE),
         Column("estimated_wrong_high", "its 95% interval: high end",
-               _attr("estimated_wrong_high"), FIGURE),
+               row_attr("estimated_wrong_high"), FIGURE),
         Column("estimated_from", "what the estimate rests on: second reads or severities",
-               _attr("estimated_from")),
+               row_attr("estimated_from")),
         Column("human_exact", "each answer's audited read against its second read, on the "
                "answers read twice: exact agreement (every pair of raters: agreement.csv)",
-               _attr("human_exact"), FIGURE, when="with a second score"),
+               row_attr("human_exact"), FIGURE, when="with a second score"),
         Column("human_kappa", "the audited read against the second read: Cohen's kappa",
-               _attr("human_kappa"), FIGURE, "raters' kappa", when="with a second score"),
+               row_attr("human_kappa"), FIGURE, "raters' kappa", when="with a second score"),
     ),
 )  # fmt: skip
 
@@ -267,18 +266,18 @@ BIAS = OutputTable(
     "rater_item_bias.csv",
     "rater x item cell with at least 10 scores, the largest |t| first",
     (
-        Column("rater", "the rater", _attr("rater")),
-        Column("item", "the item", _attr("item")),
-        Column("n", "the rater's scores on the item", _attr("n"), COUNT),
-        Column("observed", "their average score", _attr("observed"), FIGURE),
+        Column("rater", "the rater", row_attr("rater")),
+        Column("item", "the item", row_attr("item")),
+        Column("n", "the rater's scores on the item", row_attr("n"), COUNT),
+        Column("observed", "their average score", row_attr("observed"), FIGURE),
         Column("expected", "the average the model expects with the rater's overall leniency",
-               _attr("expected"), FIGURE),
-        Column("bias", "observed - expected, in points", _attr("bias"), POINTS, "Obs - Exp"),
-        Column("se", "its standard error", _attr("se"), FIGURE, "SE"),
-        Column("t", "its t", _attr("t"), FIGURE),
-        Column("p", "its p-value", _attr("p"), FIGURE),
+               row_attr("expected"), FIGURE),
+        Column("bias", "observed - expected, in points", row_attr("bias"), POINTS, "Obs - Exp"),
+        Column("se", "its standard error", row_attr("se"), FIGURE, "SE"),
+        Column("t", "its t", row_attr("t"), FIGURE),
+        Column("p", "its p-value", row_attr("p"), FIGURE),
         Column("listed", f"beyond the rule (|t| >= {BIAS_T:g} and |bias| >= {BIAS_POINTS:g} "
-               "points)", _attr("listed"), FLAG),
+               "points)", row_attr("listed"), FLAG),
     ),
 )  # fmt: skip
 

@@ -195,7 +195,7 @@ def tally_backreads(ledger, lists, team, right, store, name) -> None:
 
 
 def tally_coverage(ledger, lists, team, right, draws: int, store, name) -> None:
-    rules = ActionRules()
+    rules = ActionRules.of()
     pool = candidates(ledger)
     for seed in range(draws):
         found = backreads(dataclasses.replace(ledger, seed=seed), rules, lists.statuses)
@@ -258,7 +258,7 @@ def random_eligible(lists, ledger, cap: int, rng, any_status=False) -> list[tupl
 
 def tally_third_reads(run, ledger, lists, team, truth, store, name) -> None:
     routed = [(t.item, t.id, t.assigned_rater) for t in lists.third_reads if t.assigned_rater]
-    cap = ActionRules().third_read_cap
+    cap = ActionRules.of().third_read_cap
     counts = defaultdict(int)
     for _, _, rater in routed:
         counts[rater] += 1
@@ -375,7 +375,7 @@ def report(store, datasets) -> None:
         print(f"{d:12} {mean(s('needed')):>7} {mean(s('assigned')):>9} {mean(s('correct before')):>7} "
               f"{mean(s('correct routed')):>7} {mean(s('correct random')):>7} "
               f"{mean(s('correct any')):>7} "
-              f"{max(s('most assigned'), default=0):>5}/{ActionRules().third_read_cap}")  # fmt: skip
+              f"{max(s('most assigned'), default=0):>5}/{ActionRules.of().third_read_cap}")  # fmt: skip
     print(
         "\nstatus: bad and consistent rows on retrain or stop; neutral rows and raters not qualified"
     )

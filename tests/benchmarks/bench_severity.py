@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import dataset_options, machine_line  # noqa: E402
 from severity_candidates import BEFORE, SHIPPED_AS, candidates, costs  # noqa: E402
 from severity_components import cached, engine_digest  # noqa: E402
-from severity_data import BY_NAME, DATASETS, load_items, tasks_for  # noqa: E402
+from severity_data import BY_NAME, DATASETS, load_items, tasks_for, with_progress  # noqa: E402
 from severity_metrics import Outcome  # noqa: E402
 from severity_peers import knn_shares  # noqa: E402
 from severity_report import report  # noqa: E402
@@ -48,7 +48,7 @@ def audit_dataset(name: str, seeds: int, limit: int | None, engine: str) -> list
     items, skipped = load_items(dataset, limit)
     config = dataset.config()
     outcomes = []
-    for number, item in enumerate(items):
+    for item in with_progress(name, items, every=20):
         for task in dataset.tasks:
             for seed, scores, positives in tasks_for(item, task, seeds):
                 found = cached(item, task, seed, scores, config, engine)
@@ -62,8 +62,6 @@ def audit_dataset(name: str, seeds: int, limit: int | None, engine: str) -> list
                 rankings["shipped (run_audit)"] = found["parm/severity"]
                 spent["shipped (run_audit)"] = float(found["cost/parm/severity"])
                 outcomes.append(Outcome(name, item.name, task, seed, positives, rankings, spent))
-        if (number + 1) % 20 == 0:
-            print(f"  {name}: {number + 1} of {len(items)} items", file=sys.stderr, flush=True)
     n = sum(len(i.responses) for i in items)
     print(
         f"{name}: {len(items)} items, {n:,} answers, {len(skipped)} skipped by parm "

@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from machine import dataset_options, machine_line  # noqa: E402
-from severity_data import BY_NAME, DATA, item_seed, load_items  # noqa: E402
+from severity_data import BY_NAME, DATA, item_seed, load_items, with_progress  # noqa: E402
 from severity_error_calibration import (  # noqa: E402
     calibration_lines,
     flag_lines,
@@ -85,11 +85,10 @@ PREDICTED: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
 
 def audit(name: str, seeds: int, limit: int | None, groups) -> list[Outcome]:
     dataset = BY_NAME[name]
-    started = time.perf_counter()
     items, _ = load_items(dataset, limit)
     config = dataset.config()
     outcomes = []
-    for number, item in enumerate(items):
+    for item in with_progress(name, items, every=10):
         inputs = item_inputs(item)
         CLASSES[(name, item.name)] = (item.responses.n_classes, item.responses.scores)
         for task, seed, scores, positives in tasks(name, item, seeds):
@@ -99,9 +98,6 @@ def audit(name: str, seeds: int, limit: int | None, groups) -> list[Outcome]:
             outcomes.append(
                 Outcome(name, item.name, task, seed, positives, rankings(found, scores, groups), {})
             )
-        if (number + 1) % 10 == 0 or len(items) < 10:
-            print(f"  {name}: {number + 1} of {len(items)} items, "
-                  f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
     return outcomes
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -156,6 +158,17 @@ def load_items(dataset: Dataset, limit: int | None = None) -> tuple[list[Item], 
             items.append(Item(dataset.name, str(name), responses, vectors[responses.rows - 1]))
         skipped += [f"{s.item}: {s.reason}" for s in found.skipped]
     return items, skipped
+
+
+def with_progress(name: str, items: list[Item], every: int):
+    """The items one by one, saying on stderr after every `every`-th and the last how far the
+    dataset's audit is and its seconds so far."""
+    started = time.perf_counter()
+    for number, item in enumerate(items, 1):
+        yield item
+        if number % every == 0 or number == len(items):
+            print(f"  {name}: {number} of {len(items)} items, "
+                  f"{time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)  # fmt: skip
 
 
 def item_seed(dataset: str, item: str, seed: int) -> np.random.Generator:
