@@ -61,6 +61,7 @@ class FoldObjectives:
     def __init__(self, responses: np.ndarray, problems: list[FoldProblem]):
         self.responses, self.problems = responses, problems
         self.ends = np.cumsum([p.free for p in problems])
+        self.together = _Together(responses.shape[0], problems)
 
     def __call__(self, which: list[int], points: list[np.ndarray]) -> list[tuple]:
         d, dtype = self.responses.shape[1], self.responses.dtype
@@ -72,33 +73,81 @@ class FoldObjectives:
         for block, (weights, _) in zip(blocks, raw):
             product[:, block] = weights.T
         logits = self.responses @ product
-        resid = np.zeros((self.responses.shape[0], product.shape[1]), dtype=dtype)
-        values = []
-        for p, coef, (_, intercept), block in zip(chosen, coefs, raw, blocks):
-            value, own = _loss(logits[p.train, block], intercept, p, coef[:, :d])
-            resid[p.train, block] = own
-            values.append((value, own.sum(axis=0)))
-        back = (resid.T @ self.responses).astype(np.float64)
+        if self.together.fits:
+            losses, resid = self.together(logits, which, [b for _, b in raw])
+        else:
+            losses, resid = self._one_by_one(logits, chosen, raw, blocks)
+        back = (resid.astype(dtype).T @ self.responses).astype(np.float64)
         answers = []
-        for p, coef, (value, total), block in zip(chosen, coefs, values, blocks):
+        for p, coef, (value, total), block in zip(chosen, coefs, losses, blocks):
             weights = back[block]
             if p.scaling is not None:
                 centre, spread = p.scaling
                 weights = (weights - np.outer(total, centre)) / spread
+            value += 0.5 * p.penalty * float((coef[:, :d] ** 2).sum())
             weights = weights + p.penalty * coef[:, :d]
             answers.append((value, np.hstack([weights, total[:, None]]).ravel()))
         return answers
 
+    def _one_by_one(self, logits, chosen, raw, blocks):
+        """Each fit's mean log loss and residuals on its own training rows (`_loss`)."""
+        resid = np.zeros(logits.shape)
+        losses = []
+        for p, (_, intercept), block in zip(chosen, raw, blocks):
+            value, own = _loss(logits[p.train, block], intercept, p)
+            resid[p.train, block] = own
+            losses.append((value, own.sum(axis=0)))
+        return losses, resid
 
-def _loss(products, intercept, problem: FoldProblem, weights) -> tuple[float, np.ndarray]:
-    """A fit's objective value and its residuals p - y over its free categories, / n."""
+
+class _Together:
+    """The fits' losses computed together, over all N rows with each fit's held-out rows
+    weighted 0, when every fit has the same categories (fits = 0 otherwise: a fold lacking a
+    score fits fewer). The arrays keep their shape whichever fits are evaluated, so a fit's
+    numbers do not depend on the others. Category first, (categories, N, fits): the sums over
+    categories are sums of whole arrays (numpy reduces a short last axis slowly)."""
+
+    def __init__(self, n: int, problems: list[FoldProblem]):
+        shapes = {p.target.shape[1] for p in problems}
+        self.fits = len(problems) if len(shapes) == 1 else 0
+        if not self.fits:
+            return
+        self.free = problems[0].free
+        self.targets = np.zeros((shapes.pop(), n, self.fits))
+        self.weights = np.zeros((n, self.fits))
+        self.sizes = np.array([p.train.size for p in problems], dtype=np.float64)
+        for k, p in enumerate(problems):
+            self.targets[:, p.train, k] = p.target.T
+            self.weights[p.train, k] = 1.0 / p.train.size
+
+    def __call__(self, logits, which, intercepts) -> tuple[list, np.ndarray]:
+        n, free = logits.shape[0], self.free
+        shift = np.zeros((free, 1, self.fits))
+        shift[:, 0, which] = np.array(intercepts).T
+        z = np.empty((self.targets.shape[0], n, self.fits))
+        z[-free:] = logits.reshape(n, self.fits, free).transpose(2, 0, 1) + shift
+        if free == 1:
+            z[0] = 0.0
+        z -= z.max(axis=0)
+        e = np.exp(z)
+        total = e.sum(axis=0)
+        z -= np.log(total)
+        values = -(self.targets * z).sum(axis=0).sum(axis=0) / self.sizes
+        resid = (e[-free:] / total - self.targets[-free:]) * self.weights
+        sums = resid.sum(axis=1)
+        flat = resid.transpose(1, 2, 0).reshape(n, -1)
+        return [(float(values[k]), sums[:, k]) for k in which], flat
+
+
+def _loss(products, intercept, problem: FoldProblem) -> tuple[float, np.ndarray]:
+    """A fit's mean log loss and its residuals p - y over its free categories, / n."""
     n = problem.train.size
     logits = products.astype(np.float64) + intercept
     if problem.free == 1:
         logits = np.hstack([np.zeros((logits.shape[0], 1)), logits])
     logits -= logits.max(axis=1, keepdims=True)
     log_p = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
-    value = -(problem.target * log_p).sum() / n + 0.5 * problem.penalty * float((weights**2).sum())
+    value = -(problem.target * log_p).sum() / n
     return float(value), (np.exp(log_p) - problem.target)[:, -problem.free :] / n
 
 
