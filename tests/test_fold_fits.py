@@ -184,7 +184,7 @@ def severities(vectors, texts, features, scores, monkeypatch, fitted_alone, shuf
             patch.setattr(
                 audit,
                 "lexical_rows",
-                lambda t, seed: (lambda z: z[:, order(z.shape[1])])(rows(t, seed)),
+                lambda t, seed, *_: (lambda z: z[:, order(z.shape[1])])(rows(t, seed)),
             )
             vectors = np.ascontiguousarray(vectors[:, order(vectors.shape[1])])
         return audit.review_severity(vectors, texts, features, scores, 3, seed=1)

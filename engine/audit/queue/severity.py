@@ -94,11 +94,14 @@ def stacks(n_responses: int, n_classes: int) -> bool:
     return n_responses >= ROWS_PER_PARAMETER * stacker_parameters(n_classes)
 
 
-def lexical_rows(texts: list[str], seed: int) -> np.ndarray:
+def lexical_rows(texts: list[str], seed: int, reporter: Reporter | None = None) -> np.ndarray:
     """The answers' word and character n-grams as Gram rows (exact up to LEXICAL_EXACT_UP_TO
     answers, through LEXICAL_LANDMARKS of them above), computed once per item."""
     landmarks = len(texts) if len(texts) <= LEXICAL_EXACT_UP_TO else LEXICAL_LANDMARKS
-    return gram_features(lexical_features(texts), landmarks, seed, LEXICAL_DTYPE)
+    features = lexical_features(texts)
+    if reporter is not None:  # each half about a second at N = 15,000
+        reporter(CHECKS, 0, SEVERITY_FOLDS, f"{LEXICAL_STEP}: Gram rows")
+    return gram_features(features, landmarks, seed, LEXICAL_DTYPE)
 
 
 def classifier_proba(
@@ -197,8 +200,8 @@ def review_severity(
     if not parts:
         return None
     reporter(CHECKS, 0, len(parts), f"{LEXICAL_STEP}: n-grams")
-    words = lexical_rows(texts, seed)
-    reporter.check()
+    words = lexical_rows(texts, seed, reporter)
+    reporter(CHECKS, 0, len(parts), "severity: groups of similar answers")
     grouped = group_parts(vectors, seed)
     partitions = [parts, grouped] if grouped else [parts]
     embedded, lexical = classifier_probas(vectors, words, scores, n_classes, partitions, reporter)
