@@ -6,6 +6,8 @@ The fit is scikit-learn's `LogisticRegression` (multinomial; binomial for two sc
 scikit-learn's stopping rule), written out so that the objective is one pass over the features
 per evaluation in their own precision (float32 embeddings stay float32) and BLAS runs on one
 thread: a fold at N = 12,000, d = 384 takes about a second instead of several.
+`out_of_fold_proba` steps every fold's fit side by side (engine.model.fold_fits): one product
+of all rows per round for all folds, about half the time of the folds one after another.
 """
 
 from __future__ import annotations
