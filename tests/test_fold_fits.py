@@ -13,7 +13,7 @@ from scipy.stats import spearmanr
 
 from engine.audit.queue import severity as audit
 from engine.core.progress import CHECKS, Reporter
-from engine.model import lbfgsb
+from engine.model import fold_fits, lbfgsb
 from engine.model.classifier import (
     FTOL,
     TOLERANCE,
@@ -96,7 +96,9 @@ def test_each_fits_value_and_gradient_are_its_own_objectives(classes, standardis
     assert moved[0][0] - value == pytest.approx(gradient @ step, rel=1e-4)  # finite difference
 
 
-def test_the_losses_together_are_the_losses_one_by_one():
+@pytest.mark.parametrize("rows_at_once", [64, 4096])  # the rows in blocks, or in one
+def test_the_losses_together_are_the_losses_one_by_one(monkeypatch, rows_at_once):
+    monkeypatch.setattr(fold_fits, "ROWS_AT_ONCE", rows_at_once)
     x, scores = clustered_embeddings(200, 4, dim=9, seed=3)
     problems = problems_for(x.astype(np.float32), scores, stratified_folds(scores, 5, 1))
     objectives = FoldObjectives(x.astype(np.float32), problems)

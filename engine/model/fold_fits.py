@@ -23,6 +23,8 @@ import numpy as np
 from engine.core.machine.threads import one_blas_thread
 from engine.model.lbfgsb import minimize_free_many
 
+ROWS_AT_ONCE = 4096
+
 
 @dataclass(frozen=True)
 class FoldProblem:
@@ -78,7 +80,7 @@ class FoldObjectives:
             losses, resid = self.together(logits, which, [b for _, b in raw])
         else:
             losses, resid = self._one_by_one(logits, chosen, raw, blocks)
-        back = (resid.astype(dtype).T @ self.responses).astype(np.float64)
+        back = (resid.astype(dtype, copy=False).T @ self.responses).astype(np.float64)
         answers = []
         for p, coef, (value, total), block in zip(chosen, coefs, losses, blocks):
             weights = back[block]
@@ -106,7 +108,8 @@ class _Together:
     weighted 0, when every fit has the same categories (fits = 0 otherwise: a fold lacking a
     score fits fewer). The arrays keep their shape whichever fits are evaluated, so a fit's
     numbers do not depend on the others. Category first, (categories, N, fits): the sums over
-    categories are sums of whole arrays (numpy reduces a short last axis slowly)."""
+    categories are sums of whole arrays (numpy reduces a short last axis slowly), ROWS_AT_ONCE
+    rows at a time so that they stay in the cache (at N = 100,000, 81 ms a round in one piece)."""
 
     def __init__(self, n: int, problems: list[FoldProblem]):
         shapes = {p.target.shape[1] for p in problems}
@@ -125,19 +128,31 @@ class _Together:
         n, free = logits.shape[0], self.free
         shift = np.zeros((free, 1, self.fits))
         shift[:, 0, which] = np.array(intercepts).T
-        z = np.empty((self.targets.shape[0], n, self.fits))
-        z[-free:] = logits.reshape(n, self.fits, free).transpose(2, 0, 1) + shift
+        values, sums = np.zeros(self.fits), np.zeros((free, self.fits))
+        resid = np.empty(logits.shape, dtype=logits.dtype)
+        for start in range(0, n, ROWS_AT_ONCE):
+            rows = slice(start, min(n, start + ROWS_AT_ONCE))
+            value, own = self._rows(logits[rows], shift, rows)
+            values += value
+            sums += own.sum(axis=1)
+            resid[rows] = own.transpose(1, 2, 0).reshape(own.shape[1], -1)
+        values /= self.sizes
+        return [(float(values[k]), sums[:, k]) for k in which], resid
+
+    def _rows(self, logits, shift, rows) -> tuple[np.ndarray, np.ndarray]:
+        """Minus the log-likelihood's sum over these rows (fits,) and their residuals p - y,
+        weighted (free, rows, fits)."""
+        free, targets = self.free, self.targets[:, rows]
+        z = np.empty((targets.shape[0], logits.shape[0], self.fits))
+        z[-free:] = logits.reshape(logits.shape[0], self.fits, free).transpose(2, 0, 1) + shift
         if free == 1:
             z[0] = 0.0
         z -= z.max(axis=0)
         e = np.exp(z)
         total = e.sum(axis=0)
         z -= np.log(total)
-        values = -(self.targets * z).sum(axis=0).sum(axis=0) / self.sizes
-        resid = (e[-free:] / total - self.targets[-free:]) * self.weights
-        sums = resid.sum(axis=1)
-        flat = resid.transpose(1, 2, 0).reshape(n, -1)
-        return [(float(values[k]), sums[:, k]) for k in which], flat
+        value = -(targets * z).sum(axis=0).sum(axis=0)
+        return value, (e[-free:] / total - targets[-free:]) * self.weights[rows]
 
 
 def _loss(products, intercept, problem: FoldProblem) -> tuple[float, np.ndarray]:
