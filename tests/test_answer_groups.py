@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score, roc_auc_score
 
-from engine.audit.queue.answer_groups import group_folds, similar_groups
+from engine.audit.queue.answer_groups import group_folds, group_sums, similar_groups
 from engine.model.classifier import out_of_fold_proba, stratified_folds
 
 
@@ -27,6 +27,20 @@ def test_well_separated_clusters_are_found_and_the_seed_fixes_them():
     assert adjusted_rand_score(truth, groups) > 0.99
     np.testing.assert_array_equal(groups, similar_groups(x, 6, seed=3))
     assert groups.min() == 0 and np.unique(groups).size == groups.max() + 1
+
+
+@pytest.mark.parametrize("dim", [1, 2, 3, 384])
+def test_group_sums_are_bit_for_bit_numpys_unbuffered_sums_in_row_order(dim):
+    # The k-means step's sums: the same floats as np.add.at (rows added one after another), so
+    # the groups, and the severity's group folds, are those np.add.at gave.
+    rng = np.random.default_rng(dim)
+    scale = rng.choice([1.0, 1000.0], size=(5000, 1))
+    x = (rng.normal(size=(5000, dim)) * scale).astype(np.float32)
+    label = rng.integers(0, 7, size=5000)
+    label[label == 4] = 5  # an empty group sums to zero
+    expected = np.zeros((7, dim), dtype=np.float32)
+    np.add.at(expected, label, x)
+    assert group_sums(x, label, 7).tobytes() == expected.tobytes()
 
 
 def test_identical_answers_share_a_group():

@@ -121,3 +121,27 @@ def test_cross_fit_stops_when_cancelled(crossfit_graph):
     token.cancel()
     with pytest.raises(Cancelled):
         cross_fit_on(graph, scores, 3, crossfit_config(), Reporter(None, token))
+
+
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_masked_features_count_training_neighbours_only_and_are_tunings_with_all(
+    crossfit_graph, symmetric
+):
+    # Against the pruned graph's weight matrix times the training rows' one-hot labels (the
+    # way the masked features were computed before issue 49), and bit for bit tuning's
+    # features when every response is a training one.
+    from engine.model.features import ItemFeatures
+
+    graph, scores = crossfit_graph
+    features = ItemFeatures(graph, scores, 3, symmetric)
+    train = fold_assignment(scores.size, 4, 0)[1]  # one fold's positions: here, the training
+    onehot = np.zeros((scores.size, 3))
+    onehot[train, scores[train]] = 1.0
+    for top_k, power in [(5, 1.0), (20, 2.5)]:
+        t, s = features.masked(train, top_k, power)
+        expected = np.asarray(graph.weights(top_k, power, symmetric) @ onehot)
+        np.testing.assert_allclose(t, expected, rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(s, t.sum(axis=1))
+        every = features.masked(np.arange(scores.size), top_k, power)
+        tuned = features.at(top_k, power)
+        assert all(a.tobytes() == b.tobytes() for a, b in zip(every, tuned))

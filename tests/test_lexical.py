@@ -44,6 +44,9 @@ def test_ngrams_are_scikit_learns_analyzers():
     for text in AWKWARD:
         assert word_ngrams(text) == word(text)
         assert char_ngrams(text) == char(text)
+    known: dict = {}  # the words' n-grams kept from one answer to the next, as an item's are
+    for text in AWKWARD + AWKWARD:
+        assert char_ngrams(text, known) == char(text)
 
 
 @pytest.mark.parametrize("texts", [AWKWARD, answers_for(np.arange(90) % 3, seed=4)])

@@ -160,11 +160,14 @@ class NeighbourGraph:
         symmetric: bool = True,
         reporter: Reporter | None = None,
         block_progress=None,
+        known: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """T (N, C+1) with T[i, c] = sum_j s_ij 1{x_j = c}, and S (N,) with S_i = sum_j s_ij.
 
         block_progress: optional callable(rows_done, N), called after each block of the dense
-        path (top_k None), which takes seconds on large N.
+        path (top_k None), which takes seconds on large N. known: (N,) bool, the responses whose
+        labels count (the sparse graph only): the others' edges weigh 0, so S sums over known
+        neighbours only, and with every response known the numbers are bit for bit the same.
         """
         if top_k is None:
             onehot = np.zeros((self.n, n_classes), dtype=np.float64)
@@ -177,10 +180,14 @@ class NeighbourGraph:
             m = edges.count[top_k]
             to_a, to_b = self._edge_labels(scores, n_classes)
             values = self.transform(edges.similarity[:m], power)
-            counts = np.bincount(to_a[:m], values, size) + np.bincount(to_b[:m], values, size)
+            from_b = values if known is None else values * known[edges.b[:m]]
+            from_a = values if known is None else values * known[edges.a[:m]]
+            counts = np.bincount(to_a[:m], from_b, size) + np.bincount(to_b[:m], from_a, size)
         else:
             codes = np.arange(self.n)[:, None] * n_classes + scores[self.indices[:, :top_k]]
             values = self.transform(self.similarities[:, :top_k], power)
+            if known is not None:
+                values = values * known[self.indices[:, :top_k]]
             counts = np.bincount(codes.ravel(), values.ravel(), size)
         t = counts.reshape(self.n, n_classes)
         return t, t.sum(axis=1)

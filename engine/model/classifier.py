@@ -6,15 +6,16 @@ The fit is scikit-learn's `LogisticRegression` (multinomial; binomial for two sc
 scikit-learn's stopping rule), written out so that the objective is one pass over the features
 per evaluation in their own precision (float32 embeddings stay float32) and BLAS runs on one
 thread: a fold at N = 12,000, d = 384 takes about a second instead of several.
+`out_of_fold_proba` steps every fold's fit side by side (engine.model.fold_fits): one product
+of all rows per round for all folds, about half the time of the folds one after another.
 """
 
 from __future__ import annotations
 
-from functools import partial
-
 import numpy as np
 
 from engine.core.progress import CHECKS, Reporter
+from engine.model.fold_fits import FoldProblem, fit_side_by_side, on_raw_rows
 from engine.model.lbfgsb import minimize_free
 from engine.model.pseudo_likelihood import one_blas_thread
 
@@ -155,38 +156,67 @@ def out_of_fold_proba(
     `cross_val_predict(LogisticRegression(), features, scores, cv=parts, method="predict_proba")`.
     A score absent from a fold's training rows gets probability 0 there; a single score present
     gets probability 1. Reports progress with stage "audit" (at least every 0.25 s; `what`
-    names the model in the messages) and checks the cancel token every optimiser iteration.
+    names the model in the messages) and checks the cancel token every optimiser round.
     rows: (N,) score i's row of `features` when several scores share one (the reads of one
-    answer): the same numbers as `features[rows]`, each distinct row's probabilities computed
-    once per optimiser step.
+    answer): the same numbers as `features[rows]`.
     """
+    return out_of_fold_probas(
+        features, scores, n_classes, [parts], inverse_penalty, standardise, max_iter, reporter,
+        what, rows,
+    )[0]  # fmt: skip
+
+
+def out_of_fold_probas(
+    features, scores, n_classes, partitions, inverse_penalty=1.0, standardise=False,
+    max_iter=MAX_ITER, reporter=None, what="out-of-fold classifier", rows=None,
+) -> list[np.ndarray]:  # fmt: skip
+    """`out_of_fold_proba` for each list of held-out parts in `partitions`, every fold of every
+    partition fitted side by side (engine.model.fold_fits): the same fits, at a fraction of the
+    cost of one after another."""
     reporter = reporter or Reporter()
-    distinct = features
-    if rows is not None:
-        features = distinct[rows]
-    out = np.zeros((scores.shape[0], n_classes))
-    for number, held in enumerate(parts):
-        message = f"{what}: fold {number + 1} of {len(parts)}"
-        reporter(CHECKS, number, len(parts), message)
-        train = np.ones(scores.shape[0], dtype=bool)
-        train[held] = False
-        seen, codes = np.unique(scores[train], return_inverse=True)
-        if seen.size == 1:
-            out[held, seen[0]] = 1.0
-            continue
-        x_train, x_held = features[train], features[held]
-        shared = None
-        if rows is not None:
-            used, index = np.unique(rows[train], return_inverse=True)
-            shared = [distinct[used], index]
-        if standardise:
-            centre, spread = x_train.mean(axis=0), x_train.std(axis=0)
-            spread[spread == 0] = 1.0
-            x_train, x_held = (x_train - centre) / spread, (x_held - centre) / spread
-            if shared is not None:
-                shared[0] = (shared[0] - centre) / spread
-        step = partial(reporter.tick, CHECKS, number, len(parts), message)
-        coef = fit_logistic(x_train, codes, seen.size, inverse_penalty, max_iter, step, shared)
-        out[np.ix_(held, seen)] = predict_logistic(coef, x_held)
-    reporter(CHECKS, len(parts), len(parts), f"{what}: {len(parts)} folds done")
-    return out
+    responses = features if rows is None else features[rows]
+    outs = [np.zeros((scores.shape[0], n_classes)) for _ in partitions]
+    problems, places = [], []
+    for out, parts in zip(outs, partitions):
+        for held in parts:
+            problem, seen = _fold_problem(responses, scores, held, inverse_penalty, standardise)
+            if problem is None:
+                out[held, seen[0]] = 1.0
+            else:
+                problems.append(problem)
+                places.append((out, held, seen))
+    total = sum(len(parts) for parts in partitions)
+    trivial = total - len(problems)
+    message = f"{what}: {total} folds side by side"
+    reporter(CHECKS, trivial, total, message)
+    coefs = fit_side_by_side(
+        responses, problems, max_iter, FTOL, TOLERANCE,
+        lambda done, _: reporter.tick(CHECKS, trivial + done, total, message),
+    )  # fmt: skip
+    for problem, coef, (out, held, seen) in zip(problems, coefs, places):
+        weights, intercept = on_raw_rows(problem, coef)
+        on_raw = np.hstack([weights, intercept[:, None]])
+        out[np.ix_(held, seen)] = predict_logistic(on_raw, responses[held])
+    reporter(CHECKS, total, total, f"{what}: {total} folds done")
+    return outs
+
+
+def _fold_problem(responses, scores, held, inverse_penalty, standardise):
+    """The fit of one fold (engine.model.fold_fits.FoldProblem) and the scores its training
+    rows hold; no fit (None) when they hold one score only."""
+    train = np.ones(scores.shape[0], dtype=bool)
+    train[held] = False
+    seen, codes = np.unique(scores[train], return_inverse=True)
+    if seen.size == 1:
+        return None, seen
+    positions = np.flatnonzero(train)
+    scaling = None
+    if standardise:
+        x_train = responses[positions]
+        centre, spread = x_train.mean(axis=0), x_train.std(axis=0)
+        spread[spread == 0] = 1.0
+        scaling = (centre.astype(np.float64), spread.astype(np.float64))
+    target = np.eye(seen.size)[codes]
+    free = seen.size if seen.size > 2 else 1
+    penalty = 1.0 / (inverse_penalty * positions.size)
+    return FoldProblem(positions, target, free, penalty, scaling), seen

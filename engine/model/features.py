@@ -50,11 +50,16 @@ class ItemFeatures:
     ) -> tuple[np.ndarray, np.ndarray]:
         """T and S from the training responses' labels only: held-out rows' one-hot rows are
         zero, so T_i(c) sums over training neighbours and S_i = sum_c T_i(c) over the same."""
+        if top_k is not None:
+            # The edges' bincount of `at` with held-out neighbours weighing 0: no weight matrix
+            # per K (tuning's features with every response in training, bit for bit).
+            known = np.zeros(self.scores.shape[0], dtype=bool)
+            known[train] = True
+            return self.graph.features(
+                self.scores, self.n_classes, top_k, power, self.symmetric, known=known
+            )
         onehot = np.zeros((self.scores.shape[0], self.n_classes))
         onehot[train, self.scores[train]] = 1.0
-        if top_k is None:
-            # The dense path computes T block by block; its S includes held-out rows: recompute.
-            t, _ = self.graph.dense_features(onehot, power, None)
-        else:
-            t = np.asarray(self.weights(top_k, power) @ onehot)
+        # The dense path computes T block by block; its S includes held-out rows: recompute.
+        t, _ = self.graph.dense_features(onehot, power, None)
         return t, t.sum(axis=1)

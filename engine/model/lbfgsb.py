@@ -186,6 +186,34 @@ def minimize_bounded_many(joint, starts, lowers, uppers, maxiter: int, ftol: flo
             for k, (start, low, high) in enumerate(zip(starts, lowers, uppers))
         ]
     runs = [_Run(*box, maxiter, ftol, gtol) for box in zip(starts, lowers, uppers)]
+    return _together(runs, joint)
+
+
+def minimize_free_many(joint, starts, maxiter: int, ftol: float, gtol: float,
+                       max_line_search: int, each_iteration=None):  # fmt: skip
+    """Several independent `minimize_free` runs stepped together, `joint` evaluating every run
+    that needs its objective at once (as in `minimize_bounded_many`); each_iteration(k) is
+    called after each iteration of run k. Each run's result is the one it would have alone
+    given the same values and gradients."""
+    if _DRIVER is None:
+        return [
+            minimize_free(
+                lambda x, k=k: joint([k], [x])[0], start, maxiter, ftol, gtol, max_line_search,
+                (lambda k=k: each_iteration(k)) if each_iteration else None,
+            )
+            for k, start in enumerate(starts)
+        ]  # fmt: skip
+    runs = [
+        _Run(start, None, None, maxiter, ftol, gtol, max_line_search=max_line_search,
+             each_iteration=(lambda k=k: each_iteration(k)) if each_iteration else None)
+        for k, start in enumerate(starts)
+    ]  # fmt: skip
+    return _together(runs, joint)
+
+
+def _together(runs: list[_Run], joint) -> list[BoundedResult]:
+    """Step the runs until all are done, each round evaluating every run that wants a point in
+    one call of `joint(which, points)`."""
     while True:
         wanted = [(k, run.wants()) for k, run in enumerate(runs) if not run.done]
         wanted = [(k, point) for k, point in wanted if point is not None]

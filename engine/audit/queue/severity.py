@@ -32,7 +32,12 @@ import numpy as np
 
 from engine.audit.queue.answer_groups import group_folds, similar_groups
 from engine.core.progress import CHECKS, Reporter
-from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
+from engine.model.classifier import (
+    narrow,
+    out_of_fold_proba,
+    out_of_fold_probas,
+    stratified_folds,
+)
 from engine.model.lexical import gram_features, lexical_features
 
 SEVERITY_FOLDS = 5
@@ -89,11 +94,14 @@ def stacks(n_responses: int, n_classes: int) -> bool:
     return n_responses >= ROWS_PER_PARAMETER * stacker_parameters(n_classes)
 
 
-def lexical_rows(texts: list[str], seed: int) -> np.ndarray:
+def lexical_rows(texts: list[str], seed: int, reporter: Reporter | None = None) -> np.ndarray:
     """The answers' word and character n-grams as Gram rows (exact up to LEXICAL_EXACT_UP_TO
     answers, through LEXICAL_LANDMARKS of them above), computed once per item."""
     landmarks = len(texts) if len(texts) <= LEXICAL_EXACT_UP_TO else LEXICAL_LANDMARKS
-    return gram_features(lexical_features(texts), landmarks, seed, LEXICAL_DTYPE)
+    features = lexical_features(texts)
+    if reporter is not None:  # each half about a second at N = 15,000
+        reporter(CHECKS, 0, SEVERITY_FOLDS, f"{LEXICAL_STEP}: Gram rows")
+    return gram_features(features, landmarks, seed, LEXICAL_DTYPE)
 
 
 def classifier_proba(
@@ -108,21 +116,23 @@ def classifier_proba(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Out-of-fold probabilities (N, C+1) of the embedding and of the lexical classifier over
     `parts`; words: the lexical rows when already computed (`lexical_rows`)."""
-    embedded = out_of_fold_proba(
-        narrow(vectors),
-        scores,
-        n_classes,
-        parts,
-        EMBEDDING_C,
-        reporter=reporter,
-        what=CLASSIFIER_STEP,
-    )
     if words is None:
         reporter(CHECKS, 0, len(parts), f"{LEXICAL_STEP}: n-grams")
         words = lexical_rows(texts, seed)
         reporter.check()
-    lexical = out_of_fold_proba(
-        words, scores, n_classes, parts, LEXICAL_C, reporter=reporter, what=LEXICAL_STEP
+    embedded, lexical = classifier_probas(vectors, words, scores, n_classes, [parts], reporter)
+    return embedded[0], lexical[0]
+
+
+def classifier_probas(vectors, words, scores, n_classes, partitions, reporter):
+    """Both classifiers' out-of-fold probabilities over each partition in `partitions`: lists
+    of (N, C+1), the folds of all partitions fitted side by side (engine.model.fold_fits)."""
+    embedded = out_of_fold_probas(
+        narrow(vectors), scores, n_classes, partitions, EMBEDDING_C, reporter=reporter,
+        what=CLASSIFIER_STEP,
+    )  # fmt: skip
+    lexical = out_of_fold_probas(
+        words, scores, n_classes, partitions, LEXICAL_C, reporter=reporter, what=LEXICAL_STEP
     )
     return embedded, lexical
 
@@ -146,18 +156,10 @@ def random_fold_severity(embedded, lexical, features, scores, n_classes, parts, 
     return severity(stacked, scores)
 
 
-def group_fold_severity(vectors, texts, words, scores, n_classes, seed, fallback, reporter):
+def group_fold_severity(embedded, lexical, scores, parts, fallback):
     """1 - p(human score) of the mean of both classifiers cross-fitted over folds of whole
-    groups of similar answers (engine.audit.queue.answer_groups); an answer whose score its fold's
-    training rows lack keeps `fallback` (the random folds' mean): no model there could give
-    it. None when the answers form fewer than two groups."""
-    groups = similar_groups(vectors, GROUPS, seed)
-    parts = group_folds(groups, SEVERITY_FOLDS, seed)
-    if not parts:
-        return None
-    embedded, lexical = classifier_proba(
-        vectors, texts, scores, n_classes, parts, seed, reporter, words
-    )
+    groups of similar answers (`group_parts`); an answer whose score its fold's training rows
+    lack keeps `fallback` (the random folds' mean): no model there could give it."""
     proba = (embedded + lexical) / 2
     for held in parts:
         train = np.ones(scores.shape[0], dtype=bool)
@@ -165,6 +167,12 @@ def group_fold_severity(vectors, texts, words, scores, n_classes, seed, fallback
         unseen = held[~np.isin(scores[held], scores[train])]
         proba[unseen] = fallback[unseen]
     return severity(proba, scores)
+
+
+def group_parts(vectors: np.ndarray, seed: int) -> list[np.ndarray]:
+    """Folds of whole groups of similar answers (engine.audit.queue.answer_groups); [] when the
+    answers form fewer than two groups."""
+    return group_folds(similar_groups(vectors, GROUPS, seed), SEVERITY_FOLDS, seed)
 
 
 def logit_mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -192,16 +200,20 @@ def review_severity(
     if not parts:
         return None
     reporter(CHECKS, 0, len(parts), f"{LEXICAL_STEP}: n-grams")
-    words = lexical_rows(texts, seed)
-    reporter.check()
-    embedded, lexical = classifier_proba(
-        vectors, texts, scores, n_classes, parts, seed, reporter, words
+    words = lexical_rows(texts, seed, reporter)
+    reporter(CHECKS, 0, len(parts), "severity: groups of similar answers")
+    grouped = group_parts(vectors, seed)
+    partitions = [parts, grouped] if grouped else [parts]
+    embedded, lexical = classifier_probas(vectors, words, scores, n_classes, partitions, reporter)
+    ranked = random_fold_severity(
+        embedded[0], lexical[0], features, scores, n_classes, parts, reporter
     )
-    ranked = random_fold_severity(embedded, lexical, features, scores, n_classes, parts, reporter)
-    grouped = group_fold_severity(
-        vectors, texts, words, scores, n_classes, seed, (embedded + lexical) / 2, reporter
+    if not grouped:
+        return ranked
+    fallback = (embedded[0] + lexical[0]) / 2
+    return logit_mean(
+        ranked, group_fold_severity(embedded[1], lexical[1], scores, grouped, fallback)
     )
-    return ranked if grouped is None else logit_mean(ranked, grouped)
 
 
 def flags(predicted: np.ndarray, scores: np.ndarray) -> np.ndarray:
