@@ -17,9 +17,9 @@ from helpers import live_config, live_reads
 from engine import workspace
 from engine.actions.ledger import CONSENSUS, READ_ONCE, RESOLUTION
 from engine.actions.rules import STATUSES
+from engine.live.intake.session_reads import from_rows
 from engine.live.ledger import live_ledger
 from engine.live.monitor import FileInput, monitor_session
-from engine.live.reads import from_rows
 from engine.outputs.declared_actions import ACTION_TABLES
 
 
@@ -202,7 +202,7 @@ def test_a_drift_alerted_this_morning_is_read_by_the_lists_as_a_drifting_verdict
     aims their backreads (engine.actions.backreads.pattern)."""
     from engine.audit.raters.verdicts import Verdict
     from engine.live.actions import with_drift
-    from engine.live.alerts import Alert
+    from engine.live.alerts.alert import Alert
 
     drift = Alert("rater_drift", "", "Dev", "2026-05-08", 0.31, 0.1, "m", 0.0003, 52,
                   "rater_drift")  # fmt: skip

@@ -1,4 +1,4 @@
-"""engine.live.explained: an item's day past an item rule that keeps to it without one rater's
+"""engine.live.alerts.explained: an item's day past an item rule that keeps to it without one rater's
 double reads is that rater's alert on the item (rater_item), not the item's; a fall every rater
 shares stays the item's; a rule the day passes only because too few reads are left is not
 explained away."""
@@ -9,7 +9,7 @@ import pandas as pd
 from helpers import live_config, live_reads
 
 from engine import workspace
-from engine.live.explained import ItemDays
+from engine.live.alerts.explained import ItemDays
 
 
 def _judged(tmp_path, frames, **changes):

@@ -1,4 +1,4 @@
-"""engine.live.reads and engine.live.figures: kinds guessed as documented; each item's, rater's
+"""engine.live.intake.session_reads and engine.live.alerts.figures: kinds guessed as documented; each item's, rater's
 and the session's figures per period equal scikit-learn's on the same double reads; the kappa
 variance matches a simulation's; the cache reuses exactly the periods whose reads are unchanged."""
 
@@ -11,12 +11,12 @@ import pytest
 from helpers import live_config, live_reads
 from sklearn.metrics import cohen_kappa_score
 
-from engine.live import figures as figures_module
-from engine.live.figures import double_reads, kappa_variance, session_cells
+from engine.live.alerts import figures as figures_module
+from engine.live.alerts.figures import double_reads, kappa_variance, session_cells
+from engine.live.intake.reading import read_file_reads
+from engine.live.intake.session_reads import from_rows, load_reads
+from engine.live.intake.store import open_store
 from engine.live.outputs import cell_row
-from engine.live.reading import read_file_reads
-from engine.live.reads import from_rows, load_reads
-from engine.live.store import open_store
 from engine.model.metrics import cohen_kappa, confusion, quadratic_kappa
 
 

@@ -12,8 +12,8 @@ from hostile import HTML, MARKUP, OSC52, check_csv_inert, check_html_inert
 
 from engine import workspace
 from engine.live.actions import ActionsResult
+from engine.live.intake.store import DATABASE_NAME
 from engine.live.monitor import FileInput, monitor_session
-from engine.live.store import DATABASE_NAME
 from engine.outputs.live_tables import ALERTS, MONITOR
 
 SAMPLE = ROOT / "sample_data" / "live"

@@ -1,4 +1,4 @@
-"""engine.live.periods: a read's period is the day as written, with its half where a time of day
+"""engine.live.intake.periods: a read's period is the day as written, with its half where a time of day
 is given; reads without a date take the file's day; periods sort in time order."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.core.errors import DataError
-from engine.live.periods import Period, file_day, parse_period, read_periods, sort_key
+from engine.live.intake.periods import Period, file_day, parse_period, read_periods, sort_key
 
 
 def test_dated_values_keep_their_written_day_and_half():

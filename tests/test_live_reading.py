@@ -1,4 +1,4 @@
-"""engine.live.reading: every shape `parm audit` reads gives the session its reads: long or
+"""engine.live.intake.reading: every shape `parm audit` reads gives the session its reads: long or
 wide, with or without ids, a workbook; kinds from a kind column; periods from the time column or
 the file's day; problems named with their rows."""
 
@@ -10,7 +10,7 @@ from helpers import live_config, live_reads
 
 from engine.core.errors import DataError
 from engine.input.settings.config import load_defaults
-from engine.live.reading import kind_of, read_file_reads
+from engine.live.intake.reading import kind_of, read_file_reads
 
 DAY = ("2026-05-01", "--period")
 

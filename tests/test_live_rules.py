@@ -1,4 +1,4 @@
-"""engine.live.rules and engine.live.alerts: a planted drifting rater and a planted falling item
+"""engine.live.alerts.rules and engine.live.alerts.alert: a planted drifting rater and a planted falling item
 are alerted on the day they start, a steady session is not, nothing is judged on too few reads,
 and a rule never drops an alert when its figure gets worse or its p threshold looser."""
 
@@ -11,13 +11,13 @@ from helpers import live_config, live_reads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.live import rules
-from engine.live.alerts import open_alerts
-from engine.live.figures import Cell, double_reads, session_cells
+from engine.live.alerts import rules
+from engine.live.alerts.alert import open_alerts
+from engine.live.alerts.figures import Cell, double_reads, session_cells
+from engine.live.intake.reading import read_file_reads
+from engine.live.intake.session_reads import load_reads
+from engine.live.intake.store import open_store
 from engine.live.monitor import judge
-from engine.live.reading import read_file_reads
-from engine.live.reads import load_reads
-from engine.live.store import open_store
 
 CONFIG = live_config()
 

@@ -1,4 +1,4 @@
-"""engine.live.store and engine.live.lock: a file added twice (or an overlapping export) changes
+"""engine.live.intake.store and engine.live.intake.lock: a file added twice (or an overlapping export) changes
 nothing, in any order; a changed score or text is kept as a conflict, never replaced; a file goes
 in whole or not at all, even when its run is killed; a damaged database is reported and left as
 it is; two runs on one session wait for each other."""
@@ -20,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.core.errors import SessionError
-from engine.live import store as store_module
-from engine.live.lock import session_lock
-from engine.live.reading import read_file_reads
-from engine.live.store import DATABASE_NAME, open_store
+from engine.live.intake import store as store_module
+from engine.live.intake.lock import session_lock
+from engine.live.intake.reading import read_file_reads
+from engine.live.intake.store import DATABASE_NAME, open_store
 
 CONFIG = live_config()
 DAYS = live_reads(days=3, answers_per_day=6, seeds_per_rater=1, seed=3)
@@ -162,8 +162,8 @@ KILLED = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {tests!r})
     from helpers import live_config, live_reads
-    from engine.live import store as s
-    from engine.live.reading import read_file_reads
+    from engine.live.intake import store as s
+    from engine.live.intake.reading import read_file_reads
     days = live_reads(days=2, answers_per_day=6, seed=3)
     reads = [read_file_reads(d, live_config(), "f", ("2026-05-01", "")) for d in days]
     slow = s._add_answers

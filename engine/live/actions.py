@@ -31,15 +31,15 @@ from engine.actions.plan import Actions, actions_of
 from engine.actions.rules import ActionRules
 from engine.actions.third_reads import REASSIGNED, STILL_OPEN
 from engine.audit.raters.verdicts import Verdict
+from engine.live.alerts.verdicts import verdicts_of
 from engine.live.ledger import live_ledger
-from engine.live.verdicts import verdicts_of
 from engine.outputs.declared_actions import ACTION_TABLES
 from engine.outputs.report.action_outputs import sentences, summary
 from engine.outputs.write import run_csv
 
 if TYPE_CHECKING:
+    from engine.live.intake.session_reads import SessionReads
     from engine.live.monitor import MonitorResult
-    from engine.live.reads import SessionReads
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.live.alerts import EVENT_KINDS, Alert, order_key
+from engine.live.alerts.alert import EVENT_KINDS, Alert, order_key
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ autoescaping; plots are inline SVG (engine.outputs.report.plots); the page loads
 
 from __future__ import annotations
 
-from engine.live.periods import sort_key
+from engine.live.intake.periods import sort_key
 from engine.outputs.live_tables import MONITOR
 from engine.outputs.report import plots
 from engine.outputs.report.action_outputs import actions_view

@@ -8,7 +8,7 @@ gives its score against (1 - p); a read of an answer read once is wrong with the
 same model gives its score against when that read is the only evidence (the item's base rates
 and the rater's error model: a rare score from an unreliable rater is the riskier). The two are
 ranked apart, as the audit's consensus and severity are. The raters' reliability is the
-consensus's accuracy; parm's verdicts are the co-raters' (engine.live.verdicts).
+consensus's accuracy; parm's verdicts are the co-raters' (engine.live.alerts.verdicts).
 
 Kinds: first, second and validity reads are the raters' work (the ledger's file reads);
 backreads and resolutions stay what they are; a read of an answer by the rater a third read of it
@@ -35,8 +35,8 @@ from engine.audit.reads.consensus import consensus
 from engine.audit.reads.consensus_fit import fit_posterior, read_terms
 from engine.audit.reads.consensus_layout import layout
 from engine.audit.reads.item_reads import ItemReads
-from engine.live import reading
-from engine.live.reads import SessionReads
+from engine.live.intake import reading
+from engine.live.intake.session_reads import SessionReads
 
 
 def live_ledger(reads: SessionReads, verdicts: Mapping, assigned: Mapping, seed: int,

@@ -3,7 +3,7 @@ first, so a file that cannot be read stops the run before anything is added), th
 figures (each item's periods reused from the store where their reads are unchanged), the alerts
 with the open ones, the raters' verdicts, the lead's actions (engine.live.actions), and the
 run's record kept in one transaction. Two runs on one session wait for each other
-(engine.live.lock).
+(engine.live.intake.lock).
 
 What a morning needs is computed from the reads only: agreement, validity and the co-raters'
 verdicts cost seconds for a session of 200,000 reads. parm's audit (embedding, the model, the
@@ -21,17 +21,17 @@ from pathlib import Path
 import pandas as pd
 
 from engine.input.settings.config import AuditConfig
-from engine.live import rules
 from engine.live.actions import ActionsResult, actions_for_run
-from engine.live.alerts import Alert, open_alerts, order_key
+from engine.live.alerts import rules
+from engine.live.alerts.alert import Alert, open_alerts, order_key
+from engine.live.alerts.explained import ItemDays
+from engine.live.alerts.figures import Cell, Pairs, double_reads, session_cells
+from engine.live.alerts.verdicts import rater_verdicts, verdict_changes
 from engine.live.changes import Changes, changes_between
-from engine.live.explained import ItemDays
-from engine.live.figures import Cell, Pairs, double_reads, session_cells
-from engine.live.lock import session_lock
-from engine.live.reading import read_file_reads
-from engine.live.reads import SessionReads, load_reads
-from engine.live.store import Added, SessionStore, open_store
-from engine.live.verdicts import rater_verdicts, verdict_changes
+from engine.live.intake.lock import session_lock
+from engine.live.intake.reading import read_file_reads
+from engine.live.intake.session_reads import SessionReads, load_reads
+from engine.live.intake.store import Added, SessionStore, open_store
 from engine.results.item import new_run_id
 from engine.saved.decision_db import now
 

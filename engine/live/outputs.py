@@ -12,9 +12,9 @@ from pathlib import Path
 from scipy.stats import norm
 
 from engine.audit.resample import wilson_interval
-from engine.live import rules
-from engine.live.figures import Cell
-from engine.live.periods import sort_key
+from engine.live.alerts import rules
+from engine.live.alerts.figures import Cell
+from engine.live.intake.periods import sort_key
 from engine.outputs.live_tables import ALERTS, MONITOR
 from engine.outputs.names import ALERTS_FILE, CHANGES_FILE, HTML_FILE, MONITOR_FILE
 from engine.outputs.write import run_csv, write_files

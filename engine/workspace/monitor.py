@@ -29,7 +29,7 @@ class Monitored:
 
 def is_session(path: str | Path) -> bool:
     """Whether `path` is a session's folder (the app opens it on the Monitor screen)."""
-    from engine.live.store import session_exists
+    from engine.live.intake.store import session_exists
 
     path = Path(path).expanduser()
     return path.is_dir() and session_exists(path)
@@ -39,8 +39,8 @@ def session_files(paths, config: AuditConfig, given=frozenset(), period: str | N
     """(The files to add, each read and its columns chosen as `parm audit` chooses them; the
     sentences to say about them). DataError: a file that cannot be read, a doubtful guess."""
     from engine.core.errors import DataError
+    from engine.live.intake.periods import file_day
     from engine.live.monitor import FileInput
-    from engine.live.periods import file_day
 
     files: list[FileInput] = []
     said: list[str] = []
@@ -106,7 +106,7 @@ def monitor_trends(result: MonitorResult) -> dict:
 
 def session_runs(session: str | Path) -> list[dict]:
     """The runs kept in a session, oldest first (their records: id, time, counts, alerts)."""
-    from engine.live.store import open_store
+    from engine.live.intake.store import open_store
 
     with open_store(session, create=False) as store:
         return store.runs()
@@ -115,7 +115,7 @@ def session_runs(session: str | Path) -> list[dict]:
 def changes_since(result: MonitorResult, run_id: str | None):
     """What changed from run `run_id` (None: the session's first run) to `result`."""
     from engine.live.changes import changes_between
-    from engine.live.store import open_store
+    from engine.live.intake.store import open_store
 
     base = next((r for r in result.earlier if r["run_id"] == run_id), None)
     with open_store(result.folder, create=False) as store:

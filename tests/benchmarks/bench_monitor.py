@@ -44,11 +44,11 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from engine import workspace  # noqa: E402
 from engine.input.settings.config import load_defaults  # noqa: E402
-from engine.live.figures import double_reads, session_cells  # noqa: E402
+from engine.live.alerts.figures import double_reads, session_cells  # noqa: E402
+from engine.live.intake.reading import read_file_reads  # noqa: E402
+from engine.live.intake.session_reads import load_reads  # noqa: E402
+from engine.live.intake.store import open_store  # noqa: E402
 from engine.live.monitor import judge  # noqa: E402
-from engine.live.reading import read_file_reads  # noqa: E402
-from engine.live.reads import load_reads  # noqa: E402
-from engine.live.store import open_store  # noqa: E402
 
 DATASETS = {**SOURCES, "powergrading": (["powergrading/answers.csv"], "answer", "G1", "G2",
                                         "question_id")}  # fmt: skip

@@ -113,7 +113,7 @@ class AuditConfig:
     status_minimum: int = 10
     status_window: int = 50
 
-    # A live session's alert rules (engine.live.rules).
+    # A live session's alert rules (engine.live.alerts.rules).
     monitor_min_reads: int = 20
     monitor_alert_p: float = 0.01
     monitor_adjacent_targets: tuple[float, ...] = (1.0, 0.95, 0.95, 0.95, 0.9)

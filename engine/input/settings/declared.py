@@ -765,7 +765,7 @@ ACTION_SETTINGS: tuple[Setting, ...] = (
 
 SETTINGS = SETTINGS + ACTION_SETTINGS
 
-# The alert rules of a live session (engine.live.rules reads them), with the sources of their
+# The alert rules of a live session (engine.live.alerts.rules reads them), with the sources of their
 # defaults in docs/explanation/monitor-alerts.md. None of them changes what an audit computes.
 SETTINGS += (
     Setting(

@@ -18,8 +18,8 @@ import numpy as np
 
 from engine.audit.raters.pairs import CoReads, paired_leniency, robust_members, usable
 from engine.audit.raters.verdicts import FINE, Verdict, verdict_words, verdicts
-from engine.live.figures import Pairs
-from engine.live.reads import SessionReads
+from engine.live.alerts.figures import Pairs
+from engine.live.intake.session_reads import SessionReads
 
 
 def rater_verdicts(reads: SessionReads, pairs: Pairs, least: int) -> dict[str, dict]:

@@ -1,6 +1,6 @@
 """The alert rules, one function each, every threshold a setting of the monitor section
 (engine.input.settings.declared): each judges every day its figure allows, on what was known by that
-day's end, and returns its alerts and the latest day it judged each unit (engine.live.alerts
+day's end, and returns its alerts and the latest day it judged each unit (engine.live.alerts.alert
 keeps the open ones).
 
 Every rule has a test, and an alert is raised only when the figure is past its threshold and
@@ -22,10 +22,10 @@ from scipy import stats
 
 from engine.audit.raters.drift import rater_drift
 from engine.input.settings.config import AuditConfig
-from engine.live.alerts import Alert
-from engine.live.explained import ItemDays, explained
-from engine.live.figures import Cell, Pairs
-from engine.live.reads import SessionReads
+from engine.live.alerts.alert import Alert
+from engine.live.alerts.explained import ItemDays, explained
+from engine.live.alerts.figures import Cell, Pairs
+from engine.live.intake.session_reads import SessionReads
 from engine.results.compare import SHORTFALL, Limit, compare
 
 Judged = dict[tuple[str, str, str], str]
@@ -93,7 +93,7 @@ def _who(item: str, rater: str) -> str:
 def item_targets(cells: list[Cell], reads: SessionReads, config: AuditConfig,
                  explain: ItemDays | None = None) -> Found:  # fmt: skip
     """Each item's day below the exact target for its scale (else below the adjacent one);
-    explain: the item days for asking whether one rater explains it (engine.live.explained)."""
+    explain: the item days for asking whether one rater explains it (engine.live.alerts.explained)."""
     sizes = {name: scale.size for name, scale in zip(reads.items, reads.scales)}
     alerts, judged = [], {}
     for (item, _), days in day_cells([c for c in cells if c.item], None, "").items():

@@ -17,9 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engine.live.alerts import Alert
-from engine.live.figures import Cell, Pairs, pair_cell
-from engine.live.reads import SessionReads
+from engine.live.alerts.alert import Alert
+from engine.live.alerts.figures import Cell, Pairs, pair_cell
+from engine.live.intake.session_reads import SessionReads
 
 
 class ItemDays:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from engine.core.errors import SessionError
 from engine.core.files import reason, storage_code
-from engine.live.reading import FileReads
+from engine.live.intake.reading import FileReads
 from engine.saved.decision_db import BUSY_WAIT_SECONDS, busy_wait, is_busy, now
 
 DATABASE_NAME = "parm-session.sqlite3"

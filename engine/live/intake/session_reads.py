@@ -24,8 +24,8 @@ import numpy as np
 
 from engine.input.labels import code_labels
 from engine.input.table import as_number
-from engine.live.reading import BACKREAD, FIRST, RESOLUTION, SECOND, VALIDITY
-from engine.live.store import SessionStore
+from engine.live.intake.reading import BACKREAD, FIRST, RESOLUTION, SECOND, VALIDITY
+from engine.live.intake.store import SessionStore
 
 INDEPENDENT = (FIRST, SECOND)
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.live.reads import SessionReads
+from engine.live.intake.session_reads import SessionReads
 from engine.model.metrics import cohen_kappa, confusion, quadratic_kappa
 
 # The fields a cell counts (pooled by summing) and those it estimates (pooled by weighting).

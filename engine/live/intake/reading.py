@@ -24,7 +24,7 @@ from engine.input.settings.config import AuditConfig
 from engine.input.several_reads import LONG, RawReads, rater_name, wide_reads
 from engine.input.table import as_number, describe_rows
 from engine.input.times import KINDS, parse_times
-from engine.live.periods import read_periods
+from engine.live.intake.periods import read_periods
 
 _CLOCK = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
 
@@ -72,7 +72,7 @@ class FileReads:
 
 def read_file_reads(frame: pd.DataFrame, config: AuditConfig, source: str, day: tuple[str, str]):
     """The reads of an already-read table under `config`'s columns. day: (the day of reads
-    without a dated time, how it was found: engine.live.periods.file_day). DataError names the
+    without a dated time, how it was found: engine.live.intake.periods.file_day). DataError names the
     file, row and column of what cannot be read."""
     where = source or "input"
     kind, values = _time_kind(frame, config, where)

@@ -1,7 +1,7 @@
 """One monitor run at a time on a session: a lock on a file in the session's folder, held for
 the whole run (files added, figures, the run's record, its outputs). A second run waits for it
 (saying so once), so two runs never interleave their files or take each other's run for the
-last one. The database's own locking guards each statement besides (engine.live.store).
+last one. The database's own locking guards each statement besides (engine.live.intake.store).
 
 The lock is the operating system's (fcntl on Linux and macOS, msvcrt on Windows), released when
 the process ends however it ends: a killed run never leaves a stale lock behind.
