@@ -56,6 +56,22 @@ OWN_WIDGETS = ("embedding_model", "similarity_power", "similarity_top_k", "score
 PLAIN = tuple(setting for setting in SHOWN if setting.name not in OWN_WIDGETS)
 
 
+def grid_box(key: str, modes, prefix: str, symbol: str, example: str, *more) -> ComposeResult:
+    """A setting given as one value, a list to choose from or (`more` rows) an interval: its
+    mode, a row for the value and one for the list (`#<prefix>-fixed`, `#<prefix>-list`)."""
+    mode = Select(modes, id=f"{prefix}-mode", compact=True, allow_blank=False)
+    with Vertical(classes="field-box", id=f"box-{key}"):
+        yield from field_row(key, mode)
+        fixed = Input(id=f"{prefix}-fixed", compact=True)
+        yield from sub_row(symbol, fixed, row_id=f"{prefix}-fixed-row")
+        values = Input(id=f"{prefix}-list", compact=True, placeholder=example)
+        yield from sub_row(f"{symbol} values", values, row_id=f"{prefix}-list-row")
+        for rows in more:
+            yield from rows
+        yield help_line(key)
+        yield error_line(key)
+
+
 class SettingsScreen(Screen):
     """The settings form. Valid settings are applied to the app as they are typed."""
 
@@ -124,27 +140,13 @@ class SettingsScreen(Screen):
             yield error_line("embedding_model")
 
     def compose_power(self) -> ComposeResult:
-        mode = Select(POWER_MODES, id="power-mode", compact=True, allow_blank=False)
-        with Vertical(classes="field-box", id="box-similarity_power"):
-            yield from field_row("similarity_power", mode)
-            yield from sub_row("p", Input(id="power-fixed", compact=True), row_id="power-fixed-row")
-            values = Input(id="power-list", compact=True, placeholder="0.5, 1, 2, 4")
-            yield from sub_row("p values", values, row_id="power-list-row")
-            bounds = [Input(id=f"power-{part}", compact=True, classes="third") for part in
-                      ("min", "max", "tol")]  # fmt: skip
-            yield from sub_row("min / max / tol", *bounds, row_id="power-interval-row")
-            yield help_line("similarity_power")
-            yield error_line("similarity_power")
+        bounds = [Input(id=f"power-{part}", compact=True, classes="third") for part in
+                  ("min", "max", "tol")]  # fmt: skip
+        interval = sub_row("min / max / tol", *bounds, row_id="power-interval-row")
+        yield from grid_box("similarity_power", POWER_MODES, "power", "p", "0.5, 1, 2, 4", interval)
 
     def compose_top_k(self) -> ComposeResult:
-        mode = Select(TOP_K_MODES, id="top-k-mode", compact=True, allow_blank=False)
-        with Vertical(classes="field-box", id="box-similarity_top_k"):
-            yield from field_row("similarity_top_k", mode)
-            yield from sub_row("K", Input(id="top-k-fixed", compact=True), row_id="top-k-fixed-row")
-            values = Input(id="top-k-list", compact=True, placeholder="5, 10, 20, 50")
-            yield from sub_row("K values", values, row_id="top-k-list-row")
-            yield help_line("similarity_top_k")
-            yield error_line("similarity_top_k")
+        yield from grid_box("similarity_top_k", TOP_K_MODES, "top-k", "K", "5, 10, 20, 50")
 
     def compose_score_order(self) -> ComposeResult:
         """Score labels lowest first, comma-separated: text labels need it to be ordered."""
