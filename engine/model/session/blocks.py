@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.model.session.design import Design, Layout
+from engine.model.session.design import Design, Layout, group_products
 
 
 @dataclass
@@ -56,13 +56,16 @@ class BlockMatrix:
         return out
 
 
-def assemble(d: Design, group_h: np.ndarray) -> BlockMatrix:
-    """The information blocks from the (item, rater) groups' local Hessians (one bincount into
-    the places `Design.targets` holds)."""
+def information(d: Design, p: np.ndarray, weights: np.ndarray) -> BlockMatrix:
+    """The information of -L (the Hessian of the reads' part of the objective) as blocks:
+    each (item, rater) group's two terms (`group_products`) summed into the places
+    `Design.category_targets` and `Design.targets` hold, by one bincount each."""
     layout = d.layout
     g_count, q, n = layout.item_blocks, layout.q, layout.n_core
     total = g_count * q * q + g_count * q * n + n * n
-    flat = np.bincount(d.targets.ravel(), group_h.ravel(), minlength=total + 1)
+    first, second = group_products(d, p, weights)
+    flat = np.bincount(d.category_targets.ravel(), first.ravel(), minlength=total + 1)
+    flat -= np.bincount(d.targets.ravel(), second.ravel(), minlength=total + 1)
     cross_at = g_count * q * q
     return BlockMatrix(
         flat[:cross_at].reshape(g_count, q, q),

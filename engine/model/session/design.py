@@ -189,7 +189,10 @@ class Design:
     reads, `group_item`, `group_rater` name each group, `targets` (`scatter_targets`) place
     each group's local Hessian in the blocks; value_index (R, C, k) the global index of each
     value's parameter (`columns` at `value_columns`, `size` for the slot always 0), and
-    sorted_values the values in `order` (both asked for at every Newton step)."""
+    sorted_values the values in `order` (both asked for at every Newton step);
+    values_by_category (C, R, k) sorted_values category first, and category_targets
+    (groups, C, k, k) where each group's per-category products go (`targets` at the categories'
+    columns), for the Hessian (`group_products`)."""
 
     layout: Layout
     columns: np.ndarray
@@ -204,6 +207,8 @@ class Design:
     value_columns: np.ndarray
     value_index: np.ndarray
     sorted_values: np.ndarray
+    values_by_category: np.ndarray
+    category_targets: np.ndarray
 
 
 def category_columns(layout: Layout) -> np.ndarray:
@@ -302,6 +307,7 @@ def design(features: ReadFeatures, layout: Layout, reads: np.ndarray | None = No
     starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if take.size else np.zeros(0, int)
     columns, chosen = layout.columns(item, rater), category_columns(layout)
     values = np.take_along_axis(x, chosen[None], axis=2)
+    targets = scatter_targets(layout, item[order][starts], rater_key[order][starts])
     return Design(
         layout,
         columns,
@@ -311,11 +317,13 @@ def design(features: ReadFeatures, layout: Layout, reads: np.ndarray | None = No
         np.r_[starts, take.size],
         item[order][starts],
         rater_key[order][starts],
-        scatter_targets(layout, item[order][starts], rater_key[order][starts]),
+        targets,
         values,
         chosen,
         columns[:, chosen],
         values[order],
+        np.ascontiguousarray(values[order].transpose(1, 0, 2)),
+        targets[:, chosen[:, :, None], chosen[:, None, :]],
     )
 
 
@@ -374,32 +382,30 @@ def contribution_matrix(w: np.ndarray, d: Design, weights: np.ndarray) -> sp.csr
     )
 
 
-def group_hessians(d: Design, p: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """(groups, L, L): for each (item, rater) group, sum_r w_r X_r^T (diag p_r - p_r p_r^T) X_r
-    over categories 1..C, the information of -L in the local columns.
+def group_products(d: Design, p: np.ndarray, weights: np.ndarray):
+    """The two terms of each (item, rater) group's information of -L in its local columns,
+    sum_r w_r X_r^T (diag p_r - p_r p_r^T) X_r over categories 1..C: (first, second).
 
-    The first term is sum_c w_r p_rc x_rc x_rc^T, and x_rc has at most k << L non-zero columns
-    (`category_columns`): per group one product of the (n, C k) weighted values with the
-    values, whose C diagonal (k, k) blocks are the categories' sums, then placed. The second is
-    y_r y_r^T with y_r = sum_c p_rc x_rc, dense: one product per group."""
+    first (groups, C, k, k): sum_c w_r p_rc x_rc x_rc^T, category by category, since x_rc has
+    at most k << L non-zero columns (`category_columns`): to be placed at
+    `Design.category_targets`. second (groups, L, L): y_r y_r^T with y_r = sum_c p_rc x_rc,
+    dense, at `Design.targets`. Each group's products read rows that lie next to each other
+    (the reads in group order, category first), one stack of C small products and one product
+    per group."""
     n_local = d.layout.local_size()
     groups = d.bounds.size - 1
     p, w = p[d.order, 1:], weights[d.order]
-    values, columns = d.sorted_values, d.value_columns
+    values = d.sorted_values
     n, c, k = values.shape
-    weighted = ((w[:, None] * p)[:, :, None] * values).reshape(n, c * k)
-    flat = values.reshape(n, c * k)
+    # (C, k, n): each category's weighted values, the reads last
+    weighted = np.ascontiguousarray(((w[:, None] * p)[:, :, None] * values).transpose(1, 2, 0))
     y = spread(p[:, :, None] * values, d)
     weighted_y = y * w[:, None]
-    grouped = np.empty((groups, c, k, k))
+    first = np.empty((groups, c, k, k))
     what = f"The session model's information ({groups:,} item-rater groups x {n_local:,}^2)"
     second = checked_empty((groups, n_local, n_local), what=what, advice=TOO_BIG)
-    diagonal = np.arange(c)
     for g in range(groups):
         part = slice(d.bounds[g], d.bounds[g + 1])
-        grouped[g] = (weighted[part].T @ flat[part]).reshape(c, k, c, k)[diagonal, :, diagonal]
+        first[g] = weighted[:, :, part] @ d.values_by_category[:, part]
         second[g] = y[part].T @ weighted_y[part]
-    place = (columns[:, :, None] * n_local + columns[:, None, :]).ravel()
-    index = np.arange(groups)[:, None] * n_local**2 + place[None]
-    out = np.bincount(index.ravel(), grouped.ravel(), minlength=groups * n_local**2)
-    return out.reshape(groups, n_local, n_local) - second
+    return first, second

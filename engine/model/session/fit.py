@@ -32,12 +32,11 @@ import numpy as np
 
 from engine.core.machine.threads import one_blas_thread
 from engine.model.pseudo_likelihood import class_weights
-from engine.model.session.blocks import BlockFactor, BlockMatrix, assemble, moments, split
+from engine.model.session.blocks import BlockFactor, BlockMatrix, information, moments, split
 from engine.model.session.design import (
     Design,
     Layout,
     design,
-    group_hessians,
     layout_for,
     log_pl,
     log_proba,
@@ -248,7 +247,7 @@ def objective(w, d: Design, weights, log_var):
     """f = -L + penalty, its gradient, the Hessian blocks and p."""
     value, grad, p = log_pl(w, d, weights)
     pen_value, pen_grad, hess = penalty(w, d.layout, log_var)
-    info = assemble(d, group_hessians(d, p, weights))
+    info = information(d, p, weights)
     hess.items += info.items
     hess.cross += info.cross
     hess.core += info.core
