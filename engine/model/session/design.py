@@ -187,12 +187,13 @@ class Design:
     global index of each local column; reads grouped by
     (item, rater) for the Hessian: `order` sorts them, `bounds` (groups + 1,) cut the sorted
     reads, `group_item`, `group_rater` name each group, `targets` (`scatter_targets`) place
-    each group's local Hessian in the blocks; value_index (R, C, k) the global index of each
-    value's parameter (`columns` at `value_columns`, `size` for the slot always 0), and
-    sorted_values the values in `order` (both asked for at every Newton step);
+    each group's local Hessian in the blocks; sorted_values the values in `order`;
     values_by_category (C, R, k) sorted_values category first, and category_targets
     (groups, C, k, k) where each group's per-category products go (`targets` at the categories'
-    columns), for the Hessian (`group_products`)."""
+    columns), for the Hessian (`group_products`); matrix (R C, size + 1) the values as a
+    sparse matrix at their parameters' global indices (`columns` at `value_columns`, `size`
+    for the slot always 0), row r C + c - 1 read r's design in category c: `log_proba` and
+    `log_pl`'s gradient are one sparse product each (all asked for at every Newton step)."""
 
     layout: Layout
     columns: np.ndarray
@@ -205,10 +206,10 @@ class Design:
     targets: np.ndarray
     values: np.ndarray
     value_columns: np.ndarray
-    value_index: np.ndarray
     sorted_values: np.ndarray
     values_by_category: np.ndarray
     category_targets: np.ndarray
+    matrix: sp.csr_matrix
 
 
 def category_columns(layout: Layout) -> np.ndarray:
@@ -320,17 +321,24 @@ def design(features: ReadFeatures, layout: Layout, reads: np.ndarray | None = No
         targets,
         values,
         chosen,
-        columns[:, chosen],
         values[order],
         np.ascontiguousarray(values[order].transpose(1, 0, 2)),
         targets[:, chosen[:, :, None], chosen[:, None, :]],
+        _sparse(values, columns[:, chosen], layout.size + 1),
     )
+
+
+def _sparse(values: np.ndarray, index: np.ndarray, width: int) -> sp.csr_matrix:
+    """(R C, width): each (read, category)'s k values at their global indices."""
+    r, c, k = values.shape
+    pointers = np.arange(0, r * c * k + 1, k)
+    return sp.csr_matrix((values.ravel(), index.ravel(), pointers), shape=(r * c, width))
 
 
 def log_proba(w: np.ndarray, d: Design) -> np.ndarray:
     """log p_rc (R, C+1) by log-sum-exp."""
     eta = np.zeros((d.score.size, d.layout.n_classes))
-    eta[:, 1:] = np.sum(d.values * np.append(w, 0.0)[d.value_index], axis=2)
+    eta[:, 1:] = (d.matrix @ np.append(w, 0.0)).reshape(d.score.size, -1)
     top = eta.max(axis=1, keepdims=True)
     return eta - (top + np.log(np.exp(eta - top).sum(axis=1, keepdims=True)))
 
@@ -339,10 +347,16 @@ def read_contributions(w: np.ndarray, d: Design, weights: np.ndarray, p=None) ->
     """(R, L) each read's gradient of w_r log p_{r,x_r} over its local columns:
     w_r sum_c (1{x_r = c} - p_rc) x_rc (p: the reads' probabilities at w, when known)."""
     p = np.exp(log_proba(w, d)) if p is None else p
-    resid = -p[:, 1:]
-    hit = d.score > 0
-    resid[np.flatnonzero(hit), d.score[hit] - 1] += 1.0
+    resid = residuals(p, d.score)
     return weights[:, None] * spread(resid[:, :, None] * d.values, d)
+
+
+def residuals(p: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """(R, C): 1{x_r = c} - p_rc for categories 1..C."""
+    resid = -p[:, 1:]
+    hit = score > 0
+    resid[np.flatnonzero(hit), score[hit] - 1] += 1.0
+    return resid
 
 
 def spread(per_category: np.ndarray, d: Design) -> np.ndarray:
@@ -356,19 +370,13 @@ def spread(per_category: np.ndarray, d: Design) -> np.ndarray:
     return out.T
 
 
-def scatter(local: np.ndarray, d: Design) -> np.ndarray:
-    """Sum (R, L) local terms into the global vector (size,)."""
-    size = d.layout.size
-    return np.bincount(d.columns.ravel(), local.ravel(), minlength=size + 1)[:size]
-
-
 def log_pl(w: np.ndarray, d: Design, weights: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """L, its gradient (size,) and p (R, C+1)."""
     logp = log_proba(w, d)
     value = float(np.sum(weights * logp[np.arange(d.score.size), d.score]))
     p = np.exp(logp)
-    grad = scatter(read_contributions(w, d, weights, p), d)
-    return value, grad, p
+    grad = d.matrix.T @ (weights[:, None] * residuals(p, d.score)).ravel()
+    return value, grad[: d.layout.size], p
 
 
 def contribution_matrix(w: np.ndarray, d: Design, weights: np.ndarray) -> sp.csr_matrix:
