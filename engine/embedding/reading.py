@@ -57,7 +57,7 @@ def plan_reading(model, texts: list[str], long_answers: str) -> Plan:
     """The pieces to encode for `texts` under `long_answers` (see the module docstring)."""
     tokenizer, limit = input_limit(model)
     n = len(texts)
-    if tokenizer is None:
+    if tokenizer is None or limit is None:  # input_limit gives both or neither
         return Plan(list(texts), np.arange(n), np.ones(n), [READ_WHOLE] * n)
     lengths = _lengths(tokenizer, texts)
     fits = lengths <= limit

@@ -24,6 +24,7 @@ import shutil
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ class StaticEncoder:
     gives (N, STATIC_DIMENSIONS) float32 unit vectors. Texts are never truncated (a static
     model has no input limit and its cost is linear in the text), so max_seq_length is None."""
 
-    model: object
+    model: Any  # a model2vec StaticModel, imported only when a static model is used
     folder: Path
     notes: list[str] = field(default_factory=list)
     max_seq_length: None = None

@@ -47,7 +47,8 @@ def embed_tokens(
     key = cache.cache_key(model_name, texts, kind="token")
     cached, note = cache.read_arrays(key) if use_cache else (None, None)
     if cached is not None and not _fits(cached, len(texts)):
-        note = cache.discard(cache.entry_path(key), f"it does not hold {len(texts):,} answers")
+        path = cache.entry_path(key)  # an entry was read: the cache has a folder
+        note = cache.discard(path, f"it does not hold {len(texts):,} answers") if path else note
         cached = None
     if cached is not None:
         reporter(EMBEDDING, len(texts), len(texts), "token embeddings loaded from cache")

@@ -78,7 +78,7 @@ def write_embeddings(out: str | Path, vectors: np.ndarray, record: dict) -> list
     array = np.ascontiguousarray(vectors, dtype=np.float32)
     header = _npy_header(array)
     # The array's bytes are written from the array itself: a large one is not copied.
-    parts = (header, memoryview(array).cast("B"))
+    parts = (header, array.data.cast("B"))
     side = sidecar_path(out)
     atomic_write_files({out: parts, side: json.dumps(record, indent=2) + "\n"})
     return [out, side]

@@ -91,14 +91,15 @@ def agreement(
     """Exact agreement, kappa and macro F1 between two sets of codes, and with ordered scores
     QWK and near agreement (|a - b| <= 1 on the scale)."""
     matrix = confusion(human, predicted, n_classes)
-    figures = {
+    # QWK and near agreement are None for unordered scores, and then not returned.
+    figures: dict[str, float | None] = {
         "accuracy": float(np.mean(human == predicted)),
         "kappa": cohen_kappa(matrix),
         "qwk": quadratic_kappa(matrix) if ordered else None,
         "near": float(np.mean(np.abs(human - predicted) <= 1)) if ordered else None,
         "f1": macro_f1(matrix),
     }
-    return {m: v for m, v in figures.items() if m in metric_names(ordered)}
+    return {m: v for m, v in figures.items() if v is not None and m in metric_names(ordered)}
 
 
 def headline_agreement(

@@ -165,7 +165,7 @@ def _fill(staging: Path, data, manifest: bytes, final: Path) -> None:
 
 
 def _create(folder: Path, data, manifest: bytes, report) -> None:
-    staging = _staging(folder)
+    staging, moved = _staging(folder), False
     try:
         _fill(staging, data, manifest, folder)
         with deferred_signals():
@@ -178,11 +178,11 @@ def _create(folder: Path, data, manifest: bytes, report) -> None:
                         "parm?); nothing was written. Run the export again."
                     ) from None
                 raise ExportError(f"Could not write {folder}: {files.reason(exc)}") from None
-            staging = None
+            moved = True
             files.fsync_folder(folder.parent)
             report()
     finally:
-        if staging is not None:
+        if not moved:
             remove_set_folder(staging)
 
 

@@ -62,9 +62,9 @@ def shades(file: str, header: list[str], rows: int) -> list[Shade]:
                            "flagged rows: likely wrong, the top of their item's queue"))  # fmt: skip
     elif file == ITEMS_FILE:
         limit = FIELD_THRESHOLDS["qwk"]
-        for name in (n for n in ("qwk", "cross_fit_qwk") if n in at):
-            found.append(Shade(cells(name), f"AND(ISNUMBER({at[name]}2),{at[name]}2<{limit})",
-                               BELOW, f"{name} under the field's minimum of {limit:.2f}"))  # fmt: skip
+        for figure in (n for n in ("qwk", "cross_fit_qwk") if n in at):
+            found.append(Shade(cells(figure), f"AND(ISNUMBER({at[figure]}2),{at[figure]}2<{limit})",
+                               BELOW, f"{figure} under the field's minimum of {limit:.2f}"))  # fmt: skip
     elif file == AGREEMENT_FILE:
         few = f"${at['too_few']}2<>TRUE" if "too_few" in at else "TRUE"
         for name, limit in ((n, v) for n, v in THRESHOLDS.items() if n in at):

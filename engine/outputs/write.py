@@ -167,7 +167,9 @@ def write_outputs(
         # As a session of one item writes it: what the lead concludes first.
         "report.md": lambda: session_markdown(single_item_session(result)),
     }
-    contents = [(name, builders[name]()) for name in OUTPUT_FILES if name in names]
+    contents: list[tuple[str, str | bytes]] = [
+        (name, builders[name]()) for name in OUTPUT_FILES if name in names
+    ]
     contents += list((extra or {}).items())
     return write_files(out_dir, run_id, contents, overwrite, on_switched)
 

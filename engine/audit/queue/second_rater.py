@@ -40,8 +40,11 @@ NAMES = {"exact": "accuracy", "adjacent": "near", "kappa": "kappa", "qwk": "qwk"
 
 
 def _agreement(a: np.ndarray, b: np.ndarray, n_classes: int, ordered) -> dict[str, float] | None:
-    if a.size == 0:
-        return None
+    """`_figures`, or None with no pair to compare."""
+    return None if a.size == 0 else _figures(a, b, n_classes, ordered)
+
+
+def _figures(a: np.ndarray, b: np.ndarray, n_classes: int, ordered) -> dict[str, float]:
     m = agreement(a, b, n_classes, ordered)
     return {name: m[metric] for name, metric in NAMES.items() if metric in m}
 
@@ -60,7 +63,7 @@ def second_rater(
     return SecondRater(
         rows_with_both=int(both.sum()),
         human_human=_agreement(scores[both], second[both], n_classes, ordered),
-        model_vs_first=_agreement(scores, predicted, n_classes, ordered),
+        model_vs_first=_figures(scores, predicted, n_classes, ordered),
         model_vs_second=_agreement(second[both], predicted[both], n_classes, ordered),
         disagree=both & (second != scores),
     )

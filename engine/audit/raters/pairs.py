@@ -63,8 +63,8 @@ def co_reads(answer: np.ndarray, rater, value: np.ndarray, base: int) -> CoReads
     named = np.flatnonzero(rater != "")
     a, b, diff, cluster = [], [], [], []
     by_answer: dict[int, list[int]] = {}
-    for i in named:
-        by_answer.setdefault(int(answer[i]), []).append(int(i))
+    for read in named:
+        by_answer.setdefault(int(answer[read]), []).append(int(read))
     for k, reads in by_answer.items():
         for i, j in combinations(reads, 2):
             a.append(rater[i])

@@ -243,7 +243,8 @@ def _session_pairs(items, draws, level) -> tuple[PairAgreement, ...]:
         figure_draws = np.stack([d.figure_draws[:, p] for d, p in parts], axis=1)
         pooled = weighted_mean(point, n[:, None])
         pooled_draws = weighted_mean(figure_draws, n_draws[:, :, None], axis=1)
-        rows.append(PairAgreement(ALL, *pair, int(n.sum()),
+        rater_a, rater_b = pair
+        rows.append(PairAgreement(ALL, rater_a, rater_b, int(n.sum()),
                                   _intervals(names, pooled, pooled_draws, level, n.sum())))  # fmt: skip
     return tuple(rows)
 

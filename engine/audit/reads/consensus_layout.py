@@ -64,7 +64,7 @@ class Layout:
 
 def _scales(items: list[ItemReads], offsets: np.ndarray, steps: int) -> tuple[ScaleReads, ...]:
     read_offsets = np.cumsum([0] + [r.answer.size for r in items])
-    found = {}
+    found: dict[tuple[int, bool], list[int]] = {}
     for j, reads in enumerate(items):
         found.setdefault((reads.n_classes, reads.ordered), []).append(j)
     scales = []

@@ -241,15 +241,17 @@ def _verified_rows(rows: list[tuple], damaged: list) -> list[tuple[bytes, str, n
     the others are added to `damaged`. Arrays of one dtype and shape are checked for finite
     values together (one numpy pass, not one per row)."""
     groups: dict[tuple[str, str], list] = {}
+    sizes: dict[tuple[str, str], tuple[int, ...]] = {}
     for key, reading, dtype, shape, data, checksum in rows:
         dims = _dims(dtype, shape, data)
         if dims is None or _checksum(key, reading, dtype, shape, data) != checksum:
             damaged.append((key, reading))
             continue
         groups.setdefault((dtype, shape), []).append((key, reading, data))
+        sizes[dtype, shape] = dims
     out = []
     for (dtype, shape), members in groups.items():
-        dims = _dims(dtype, shape, members[0][2])
+        dims = sizes[dtype, shape]
         stacked = np.frombuffer(b"".join(m[2] for m in members), dtype=np.dtype(dtype))
         stacked = stacked.reshape(len(members), *dims)
         finite = np.isfinite(stacked.reshape(len(members), -1)).all(axis=1)

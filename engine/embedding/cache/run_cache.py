@@ -47,7 +47,7 @@ class RunCache:
             self._opened = True
             folder, problem = cache.cache_folder()
             if folder is None:
-                self.notes.append(cache.unwritable(problem))
+                self.notes.append(cache.unwritable(problem or ""))
                 return None
             try:
                 self._store = open_answer_cache(folder)

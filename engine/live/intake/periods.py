@@ -77,7 +77,10 @@ def read_periods(values: list[str], kind: str, fallback: str) -> tuple[list[str]
         if text and kind == "date and time":
             day, half = _dated(text)
         elif text and kind == "time of day":
-            half = _half(int(_CLOCK.match(text).group(1)))
+            clock = _CLOCK.match(text)
+            if clock is None:  # the column was checked to hold times of day: not reached
+                raise DataError(f"{text!r} is not a time of day.")
+            half = _half(int(clock.group(1)))
         days.append(day)
         halves.append(half)
     return days, halves

@@ -153,7 +153,7 @@ def _scale(labels: np.ndarray, experts: np.ndarray, order) -> tuple[Scale, dict]
     numbers = [as_number(v) for v in coded]
     numeric = order is None and all(n is not None for n in numbers) and bool(numbers)
     points = np.array(numbers, dtype=float) if numeric else np.arange(len(coded), dtype=float)
-    whole = numeric and all(float(n).is_integer() for n in numbers)
+    whole = numeric and all(n is not None and float(n).is_integer() for n in numbers)
     size = int(points.max() - points.min()) + 1 if whole else len(coded)
     ordered = numeric or order is not None
     return Scale(tuple(coded), points, ordered, max(size, 1)), code

@@ -207,7 +207,7 @@ def _add_answers(conn, reads: FileReads, path: str, run_id: str) -> tuple[int, i
     """New answers inserted; an answer's other text, or other expert score, kept as a conflict
     (an expert score given for the first time fills the blank)."""
     new = conflicts = 0
-    rows = {}
+    rows: dict[tuple, int] = {}
     for item, answer, row in zip(reads.item, reads.answer, reads.row):
         rows.setdefault((item, answer), row)
     for (item, answer), (text, expert) in reads.answers.items():

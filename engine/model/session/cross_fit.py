@@ -128,6 +128,8 @@ def select_fit(items, options: SessionOptions, kept=None, step=None) -> Selected
         criteria[k] = criterion(fit, items, options)
         if best is None or criteria[k] > criteria[best.features.top_k]:
             best = fit
+    if best is None:  # distinct_top_k gives at least one K for any grid: not reached
+        raise ValueError("select_fit: an empty K grid")
     return Selected(best, criteria)
 
 

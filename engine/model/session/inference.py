@@ -99,7 +99,7 @@ def core_covariance(fit: SessionFit) -> np.ndarray:
 
 def variance_intervals(fit: SessionFit) -> dict[str, tuple[float, float]]:
     """95% Wald intervals for each tau_k^2 on the log scale; (0, upper) at the floor."""
-    out = {}
+    out: dict[str, tuple[float, float]] = {}
     if not fit.layout.components:
         return out
     try:

@@ -8,6 +8,7 @@ a `SessionSummary`. `summarise_group` does the same for a fit already made.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -217,4 +218,5 @@ def summarise_session(
         for position, summary in zip(positions, found):
             summaries[position] = summary
         groups.append(group)
-    return SessionSummary(summaries, groups)
+    # scale_groups puts every item in one group: every place is filled.
+    return SessionSummary(cast("list[ItemSummary]", summaries), groups)
