@@ -16,7 +16,9 @@ from helpers import FakeEncoder, run_frame, session_config, session_frame, use_f
 from typer.testing import CliRunner
 
 import engine.session
+from engine.embedding.vectors import Embedded
 from engine.input.items import split_items
+from engine.pipeline import run_audit
 from engine.saved import items as store
 from parm_tui.cli import app
 
@@ -73,6 +75,30 @@ def test_every_input_and_setting_is_in_the_key(fresh):
     }) == 6  # fmt: skip
     # Settings that change nothing computed (how many runs are kept, who reviews) keep the key.
     assert store.item_key(responses, config.updated(saved_runs=3, reviewer="Ann")) == key
+
+
+@pytest.mark.parametrize(
+    "changes", [{"session_model": "off"}, {"flag_precision": 0.6}, {"jobs": 2}], ids=str
+)
+def test_a_setting_the_item_audit_never_reads_keeps_its_key_and_its_audit(fresh, tmp_path, changes):
+    """store.AFTER_ITEMS: the item audited afresh under the changed setting is the kept audit
+    given back under it (the flagged count included, read from the run's settings)."""
+    frame, vectors, config, session = fresh
+    assert set(changes) <= set(store.AFTER_ITEMS)
+    other = config.updated(**changes)
+    items = split_items(frame, config, source="session.csv")
+    responses = items.audited[0]
+    embedded = Embedded.precomputed(vectors[responses.rows - 1])
+    first = run_audit(responses, config, embedded=embedded)
+    key = store.item_key(responses, config)
+    assert store.item_key(responses, other) == key
+    store.keep(key, first, tmp_path)
+    afresh = run_audit(responses, other, embedded=embedded)
+    back = store.kept(key, responses, tmp_path, config=other)
+    same_audit(afresh, back)
+    assert back.config == other
+    if "flag_precision" in changes:  # the count follows the setting: a different one here
+        assert not np.array_equal(first.flagged, afresh.flagged)
 
 
 def test_a_session_with_items_kept_audits_only_the_others_and_gives_the_same_results(

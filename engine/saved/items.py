@@ -7,8 +7,10 @@ The key: the item's responses (engine.saved.archive.responses_digest: texts, ids
 scores, second scores) and everything else a result reads from them (raters, reads, times,
 expert scores, the question and reference answer), the settings digest
 (engine.input.settings.config.settings_digest: every setting that changes what is computed,
-the model's name among them) and parm's version, so a changed answer, score, read, setting or
-parm is another key. A result is kept as engine.saved.archive keeps a run's (two files, no
+the model's name among them, but not the settings an item's audit never reads: AFTER_ITEMS)
+and parm's version, so a changed answer, score, read, setting or parm is another key. A kept
+audit comes back under the run's own settings, so a lead who changes only the session model,
+the flagged count's precision or the worker processes reuses every item. A result is kept as engine.saved.archive keeps a run's (two files, no
 pickle, every array checked when read) plus its neighbour lists (`<key>.graph.npz`, for the
 session model; the vectors are not kept: a reused item's dense products are not needed by the
 session model, which uses the top-K lists). Where: `<data dir>/items/`; the newest ITEMS_KEPT
@@ -42,6 +44,11 @@ FOLDER = "items"
 # item of 2,000 answers (its arrays and neighbour lists).
 ITEMS_KEPT = 1000
 GRAPH = ".graph.npz"
+# Settings engine.pipeline.run_audit never reads: the session model (fitted over the items
+# after them), the flagged count's precision (read from the run's settings when asked,
+# engine.results.item.AuditResult.flagged) and the worker processes. tests/test_item_reuse.py
+# audits an item under other values of each and finds the same audit.
+AFTER_ITEMS = ("session_model", "flag_precision", "jobs")
 
 
 def _version() -> str:
@@ -59,7 +66,8 @@ def item_key(responses: Responses, config: AuditConfig) -> str:
     from engine.saved.archive import responses_digest
 
     digest = hashlib.sha256()
-    for part in (responses_digest(responses), settings_digest(config), _version()):
+    settings = settings_digest(config, leave_out=AFTER_ITEMS)
+    for part in (responses_digest(responses), settings, _version()):
         digest.update(part.encode("utf-8") + b"\0")
     text = [responses.raters, responses.second_raters, responses.question, responses.reference]
     digest.update(json.dumps(text, ensure_ascii=True).encode("ascii"))
@@ -77,9 +85,12 @@ def folder(base: Path | None = None) -> Path:
     return (base or data_dir()) / FOLDER
 
 
-def kept(key: str, responses: Responses, base: Path | None = None) -> AuditResult | None:
-    """The audit kept under `key`, bound to `responses` with its neighbour lists; None where
-    there is none or its files cannot be used (the item is audited again)."""
+def kept(
+    key: str, responses: Responses, base: Path | None = None, config: AuditConfig | None = None
+) -> AuditResult | None:
+    """The audit kept under `key`, bound to `responses` with its neighbour lists and to `config`
+    (the run's settings, where given: they differ from the kept ones in AFTER_ITEMS at most);
+    None where there is none or its files cannot be used (the item is audited again)."""
     from engine.saved.archive import load_result
 
     where = folder(base)
@@ -93,7 +104,7 @@ def kept(key: str, responses: Responses, base: Path | None = None) -> AuditResul
             os.utime(path)  # used again: the newest
         except OSError:
             pass
-    return replace(result, graph=graph)
+    return replace(result, graph=graph, config=config or result.config)
 
 
 def keep(key: str, result: AuditResult, base: Path | None = None) -> None:

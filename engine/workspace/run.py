@@ -69,7 +69,7 @@ def _item_store(prepared: Prepared, wanted: bool):
         return None, None
     audited = prepared.items.audited
     keys = [item_key(responses, config) for responses in audited]
-    reused = [kept(key, responses) for key, responses in zip(keys, audited)]
+    reused = [kept(key, responses, config=config) for key, responses in zip(keys, audited)]
     return reused, lambda k, result: keep(keys[k], result)
 
 

@@ -326,11 +326,12 @@ def save_config(config: AuditConfig, path: str | Path) -> None:
     atomic_write_text(Path(path), json.dumps(config.to_dict(), indent=2) + "\n")
 
 
-def settings_digest(config: AuditConfig) -> str:
+def settings_digest(config: AuditConfig, leave_out: tuple[str, ...] = ()) -> str:
     """A short fingerprint of the settings: 12 hex digits of SHA-256 over their JSON form (keys
     sorted; engine.input.settings.declared.digested says which count), so runs with the same settings
-    carry the same digest on any machine, and an upgrade keeps the digests of earlier runs."""
-    values = {k: v for k, v in config.to_dict().items() if digested(k, v)}
+    carry the same digest on any machine, and an upgrade keeps the digests of earlier runs.
+    leave_out: settings not counted (what one part of a run does not read)."""
+    values = {k: v for k, v in config.to_dict().items() if digested(k, v) and k not in leave_out}
     text = json.dumps(values, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
