@@ -32,7 +32,12 @@ from engine.input.responses import Responses
 from engine.input.settings.config import AuditConfig
 from engine.input.several_reads import LONG
 from engine.model.session.cross_fit import SessionOptions
-from engine.model.session.figures import check_session_memory, session_model_figures, wanted
+from engine.model.session.figures import (
+    SessionModelFigures,
+    check_session_memory,
+    session_model_figures,
+    wanted,
+)
 from engine.pipeline import check_selection_metric, embed_responses, run_audit
 from engine.results.item import AuditResult, new_run_id
 from engine.results.session import SessionResult, reused_words, session_result
@@ -64,6 +69,8 @@ def run_session(
     embeddings: list[np.ndarray] | None = None,
     reused: Sequence[AuditResult | None] | None = None,
     keep: Callable[[int, AuditResult], None] | None = None,
+    reused_model: SessionModelFigures | None = None,
+    keep_model: Callable[[SessionModelFigures], None] | None = None,
 ) -> SessionResult:
     """Audit every item of `items` with `config`, then compare the raters.
 
@@ -76,6 +83,9 @@ def run_session(
     reused: per audited item, its audit kept from an earlier run of the same inputs and
     settings (engine.saved.items, looked up by engine.workspace.run), or None: those items are
     not audited again (nor embedded); keep(k, result) is called with each item audited here.
+    reused_model: the session model's figures kept from an earlier run of these items under the
+    same session model settings, used when every item is reused; keep_model(figures) is called
+    with a session model fitted here.
     """
     reporter = Reporter(progress, cancel)
     timer = StageTimer()
@@ -127,11 +137,17 @@ def run_session(
         results[0] = replace(results[0], timings=in_order(
             {**own, LOADING: round(loading, 3), TOTAL: round(own.get(TOTAL, 0.0) + loading, 3)}))  # fmt: skip
     with timer.stage(SESSION_MODEL):
-        modelled = _session_model(results, config, reporter)
+        if reused_model is not None and not todo:
+            modelled = reused_model
+        else:
+            modelled = _session_model(results, config, reporter)
+            if modelled is not None and keep_model is not None:
+                keep_model(modelled)
     if modelled is not None:
         timings[SESSION_MODEL] = round(timer.timings[SESSION_MODEL], 3)
     session = session_result(items, results, config, timings, modelled)
     session.reused_items = tuple(audited[k].item for k in range(len(audited)) if k not in todo)
+    session.reused_model = modelled is not None and modelled is reused_model
     session.timings = in_order({**session.timings, TOTAL: round(timer.elapsed(), 3)})
     reporter(DONE, 1, 1, "audit finished")
     return session

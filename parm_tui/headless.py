@@ -232,7 +232,8 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
         session = _computed(console, prepared, request)
         if session.reused_items:
             counted = workspace.reused_words(len(session.reused_items), len(session.results))
-            say(told, f"Reused the audits of {counted} (--rerun audits every item).")
+            model = " and the session model" if session.reused_model else ""
+            say(told, f"Reused the audits of {counted}{model} (--rerun audits every item).")
         kept = workspace.keep(file, session)
         saved = kept.saved
         if kept.problem is not None:

@@ -166,3 +166,72 @@ def test_a_file_with_one_item_changed_audits_that_item_only(tmp_path, monkeypatc
     for a, b in zip(again["items"], scratch["items"]):
         for key in ("selected", "metrics", "severity", "flagged", "wrong_estimate", "parameters"):
             assert a[key] == b[key], (a["item"], key)
+
+
+@pytest.fixture(scope="module")
+def modelled():
+    """`fresh`'s session with cross-fitting, so with its session model."""
+    frame, vectors = session_frame()
+    config = session_config(cross_fit_folds=3)
+    session = run_frame(frame, vectors, config)
+    assert session.session_model is not None
+    return frame, vectors, config, session
+
+
+def test_the_session_model_kept_is_keyed_by_its_items_and_settings(modelled, tmp_path):
+    _, _, config, session = modelled
+    keys = [store.item_key(r.responses, config) for r in session.results]
+    key = store.model_key(keys, config)
+    assert len({
+        key,
+        store.model_key(keys[::-1], config),
+        store.model_key([keys[0], "0" * 40], config),
+        store.model_key(keys, config.updated(session_model="off")),
+        store.model_key(keys, config.updated(cross_fit_folds=4)),
+    }) == 5  # fmt: skip
+    assert store.model_key(keys, config.updated(flag_precision=0.6, jobs=2)) == key
+    store.keep_model(key, session.session_model, tmp_path)
+    assert store.kept_model(key, tmp_path) == session.session_model
+    assert store.kept_model("0" * 40, tmp_path) is None
+    (tmp_path / store.FOLDER / f"{key}{store.MODEL}").write_text("{not json")
+    assert store.kept_model(key, tmp_path) is None  # damaged: fitted again, no error
+
+
+def test_a_session_model_kept_is_used_only_when_every_item_is_reused(modelled, monkeypatch):
+    frame, vectors, config, session = modelled
+    items = split_items(frame, config, source="session.csv")
+    embeddings = [vectors[r.rows - 1] for r in items.audited]
+    fitted = []
+    real = engine.session._session_model
+    monkeypatch.setattr(engine.session, "_session_model",
+                        lambda *a, **k: fitted.append(1) or real(*a, **k))  # fmt: skip
+    kept_model = session.session_model
+    again = engine.session.run_session(items, config, embeddings=embeddings,
+                                       reused=list(session.results), reused_model=kept_model)  # fmt: skip
+    assert fitted == [] and again.reused_model and again.session_model == kept_model
+    made = []
+    partly = engine.session.run_session(items, config, embeddings=embeddings,
+                                        reused=[None, session.results[1]], reused_model=kept_model,
+                                        keep_model=made.append)  # fmt: skip
+    assert fitted == [1] and not partly.reused_model and made == [partly.session_model]
+
+
+def test_another_flagged_precision_reuses_the_items_and_the_session_model(tmp_path, monkeypatch):
+    monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
+    use_fake_model(monkeypatch, FakeEncoder())
+    rng = np.random.default_rng(5)
+    rows = [[item, f"{item} answer about {w} {i}", str(int(rng.integers(0, 3)))]
+            for item in ("A", "B") for i, w in enumerate(rng.choice(
+                ["light", "water", "soil", "air"], 40))]  # fmt: skip
+    path = write_file(tmp_path / "one.csv", rows)
+    first, said = audit(path, tmp_path / "a")
+    assert first["headline"]["session_model"] is not None and "Reused" not in said
+    second, said = audit(path, tmp_path / "b", "--set", "flag_precision=0.6")
+    assert "Reused the audits of 2 of 2 items unchanged since an earlier run and the session " \
+        "model" in said  # fmt: skip
+    assert second["headline"]["session_model"] == first["headline"]["session_model"]
+    third, said = audit(path, tmp_path / "c", "--set", "session_model=off")
+    assert "Reused the audits of 2 of 2 items" in said and "session model (" not in said
+    assert third["headline"]["session_model"] is None
+    for a, b in zip(first["items"], third["items"]):
+        assert a["severity"] == b["severity"] and a["selected"] == b["selected"]

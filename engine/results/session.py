@@ -50,6 +50,8 @@ class SessionResult:
     # The items whose audit an earlier run with the same inputs and settings had made, used
     # again instead of audited (engine.saved.items); empty where every item was audited.
     reused_items: tuple[str | None, ...] = ()
+    # The session model's figures were an earlier run's over the same items and settings.
+    reused_model: bool = False
 
     @property
     def by_item(self) -> bool:

@@ -16,6 +16,11 @@ session model; the vectors are not kept: a reused item's dense products are not 
 session model, which uses the top-K lists). Where: `<data dir>/items/`; the newest ITEMS_KEPT
 keys are kept (an item used again is the newest), the rest removed after each save. A key whose
 files cannot be read is audited again, never an error.
+
+The session model's figures (engine.model.session.figures.SessionModelFigures, plain data) are
+kept beside them under a key of every item's key and the settings the model reads
+(`model_key`), so a run whose items are all reused and whose session model settings are the
+same (another flagged count's precision, another number of worker processes) fits no model.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from engine.core.places import data_dir
 if TYPE_CHECKING:
     from engine.input.responses import Responses
     from engine.input.settings.config import AuditConfig
+    from engine.model.session.figures import SessionModelFigures
     from engine.results.item import AuditResult
 
 FOLDER = "items"
@@ -44,6 +50,7 @@ FOLDER = "items"
 # item of 2,000 answers (its arrays and neighbour lists).
 ITEMS_KEPT = 1000
 GRAPH = ".graph.npz"
+MODEL = ".model.json"
 # Settings engine.pipeline.run_audit never reads: the session model (fitted over the items
 # after them), the flagged count's precision (read from the run's settings when asked,
 # engine.results.item.AuditResult.flagged) and the worker processes. tests/test_item_reuse.py
@@ -79,6 +86,44 @@ def item_key(responses: Responses, config: AuditConfig) -> str:
         for array in (reads.answer, reads.score, reads.time, reads.row, reads.first):
             digest.update(np.ascontiguousarray(array).tobytes())
     return digest.hexdigest()[:40]
+
+
+def model_key(keys: list[str], config: AuditConfig) -> str:
+    """The key of a session model fitted over items of these keys (in the session's order)
+    under `config`: the settings that count but for the flagged count's precision and the
+    worker processes (the items' keys hold the rest)."""
+    from engine.input.settings.config import settings_digest
+
+    digest = hashlib.sha256()
+    for part in (*keys, settings_digest(config, leave_out=("flag_precision", "jobs"))):
+        digest.update(part.encode("utf-8") + b"\0")
+    return digest.hexdigest()[:40]
+
+
+def kept_model(key: str, base: Path | None = None) -> SessionModelFigures | None:
+    """The session model's figures kept under `key`; None where there are none or they cannot
+    be read (the model is fitted again)."""
+    from engine.model.session.figures import SessionModelFigures
+
+    path = folder(base) / f"{key}{MODEL}"
+    try:
+        figures = SessionModelFigures.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        os.utime(path)  # used again: the newest
+    except (OSError, KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return figures
+
+
+def keep_model(key: str, figures: SessionModelFigures, base: Path | None = None) -> None:
+    """Keep the session model's figures under `key` (a disk that refuses keeps nothing)."""
+    where = folder(base)
+    text = json.dumps(figures.to_dict(), ensure_ascii=True, allow_nan=False)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        atomic_write_files({where / f"{key}{MODEL}": text})
+        _prune(where, ITEMS_KEPT)
+    except (OSError, ValueError):
+        return
 
 
 def folder(base: Path | None = None) -> Path:

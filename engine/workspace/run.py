@@ -52,25 +52,29 @@ def run(
     if embeddings is not None:
         with timer.stage(READING):  # the given vectors are read with the file
             vectors = load_for_items(embeddings, prepared.items, prepared.config.text_column)
-    reused, keep = _item_store(prepared, reuse_items and embeddings is None)
+    reused, keep, model = _item_store(prepared, reuse_items and embeddings is None)
     session = run_session(prepared.items, prepared.config, progress=progress, cancel=cancel,
-                          embeddings=vectors, reused=reused, keep=keep)  # fmt: skip
+                          embeddings=vectors, reused=reused, keep=keep, reused_model=model[0],
+                          keep_model=model[1])  # fmt: skip
     session.timings = with_stage(session.timings, READING, timer.timings[READING])
     return session
 
 
 def _item_store(prepared: Prepared, wanted: bool):
     """The items' audits kept from earlier runs (None each where there is none) and how to keep
-    this run's (engine.saved.items); (None, None) where items are not reused."""
-    from engine.saved.items import item_key, keep, kept
+    this run's, and the session model's figures kept and how to keep them (engine.saved.items);
+    Nones where items are not reused."""
+    from engine.saved.items import item_key, keep, keep_model, kept, kept_model, model_key
 
     config = prepared.config
     if not wanted or config.late_interaction:
-        return None, None
+        return None, None, (None, None)
     audited = prepared.items.audited
     keys = [item_key(responses, config) for responses in audited]
     reused = [kept(key, responses, config=config) for key, responses in zip(keys, audited)]
-    return reused, lambda k, result: keep(keys[k], result)
+    modelled = model_key(keys, config)
+    model = (kept_model(modelled), lambda figures: keep_model(modelled, figures))
+    return reused, lambda k, result: keep(keys[k], result), model
 
 
 @dataclass(frozen=True)
