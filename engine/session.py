@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import cast
 
 import numpy as np
 
@@ -129,7 +130,8 @@ def run_session(
         kept[k] = result
         if keep is not None:
             keep(k, result)
-    results = learn_from_reads(list(kept))
+    # Every place is filled now: reused, or audited above.
+    results = learn_from_reads(cast("list[AuditResult]", kept))
     loading = timer.timings.get(LOADING, 0.0)
     timings = runner.timings(results, loading, timer.timings.get(EMBEDDING, 0.0))
     if runner.embeds_here and not items.by_item:  # the item's own timings say the whole run's

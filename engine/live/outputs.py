@@ -97,7 +97,8 @@ def write_monitor(result, out: str | Path, force: bool = False, on_switched=None
     """The run's set written into `out` (see the module docstring); returns the paths."""
     runs = [r["run_id"] for r in result.earlier] + [result.run_id]
     replace = force or replaceable(out, runs)
-    return write_files(out, result.run_id, contents(result), replace, on_switched, whole=True)
+    written: list[tuple[str, str | bytes]] = list(contents(result))
+    return write_files(out, result.run_id, written, replace, on_switched, whole=True)
 
 
 def write_lists(result, out: str | Path) -> list[Path]:
@@ -145,6 +146,6 @@ def trends(result) -> dict[tuple[str, str], list[tuple[str, float | None, int]]]
         for day in days:
             cell = found.get((item, rater, day))
             n = 0 if cell is None else cell.pairs
-            series.append((day, cell.exact / n if n else None, n))
+            series.append((day, cell.exact / n if cell is not None and n else None, n))
         out[(what, name)] = series
     return out

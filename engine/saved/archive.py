@@ -48,7 +48,8 @@ def responses_digest(responses: Responses) -> str:
     for part in (responses.texts, responses.ids, list(responses.labels), [responses.item]):
         digest.update(json.dumps(part, ensure_ascii=True).encode("ascii"))
     second = responses.second_scores
-    for array in (responses.rows, responses.scores, [] if second is None else second):
+    arrays: tuple = (responses.rows, responses.scores, [] if second is None else second)
+    for array in arrays:
         digest.update(np.asarray(array, dtype=np.int64).tobytes())
     digest.update(b"second" if second is not None else b"none")
     if not responses.ordered:
@@ -176,7 +177,7 @@ def _arrays(result: AuditResult) -> dict[str, np.ndarray]:
 def result_files(result: AuditResult, folder: Path, name: str) -> dict[Path, str | bytes]:
     """The two files of `result` as {path: content}, for engine.core.files.atomic_write_files."""
     buffer = io.BytesIO()
-    np.savez(buffer, **_arrays(result))
+    np.savez(buffer, **_arrays(result))  # type: ignore[arg-type]  # numpy's stub: names as kwargs
     manifest = json.dumps(_manifest(result), ensure_ascii=False, indent=1)
     return {folder / f"{name}.npz": buffer.getvalue(), folder / f"{name}.json": manifest + "\n"}
 

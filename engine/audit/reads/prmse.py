@@ -87,6 +87,12 @@ class _Sums:
     multiple: int
 
 
+def _three(values: np.ndarray) -> tuple[float, float, float]:
+    """A `_Sums.point` from an array of its three figures."""
+    first, second, third = (float(x) for x in values)
+    return first, second, third
+
+
 def _answer_sums(reads: ItemReads) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(n_u, h_u, (n_u - 1) s_u^2) per answer."""
     points = reads.points[reads.score]
@@ -129,7 +135,7 @@ def _item_sums(reads: ItemReads, system: np.ndarray, samples: int, seed) -> _Sum
     blocks = [_figures(w, n, mean, squares, system)[:, :2]
               for w in answer_weights(n.size, samples, seed)]  # fmt: skip
     draws = np.concatenate(blocks) if blocks else np.zeros((0, 2))
-    return _Sums(tuple(float(x) for x in point), draws, int(n.size), int(np.sum(n > 1)))
+    return _Sums(_three(point), draws, int(n.size), int(np.sum(n > 1)))
 
 
 def _fit(sums: _Sums, n: float, level: float) -> TrueScoreFit:
@@ -187,7 +193,7 @@ def _pooled(found: list[_Sums]) -> _Sums:
     point = np.array([s.point for s in found])
     draws = np.stack([s.draws for s in found])  # (items, B, 2)
     return _Sums(
-        tuple(float(x) for x in share @ point),
+        _three(share @ point),
         np.einsum("j,jbk->bk", share, draws),
         int(weights.sum()),
         sum(s.multiple for s in found),

@@ -143,7 +143,7 @@ def write_arrays(key: str, arrays: dict[str, np.ndarray]) -> str | None:
     be used or written, else None."""
     folder, problem = cache_folder()
     if folder is None:
-        return unwritable(problem)
+        return unwritable(problem or "")
     path = folder / f"{key}.npz"
     tmp = folder / f".{path.name}.parm-{os.getpid()}-{os.urandom(4).hex()}.tmp"
     try:
@@ -197,7 +197,7 @@ def legacy_entries(folder: Path) -> list[tuple[Path, int, float]]:
     """The entries in `folder` (path, bytes, modification time): sentence vectors of earlier
     parm versions, one per list of texts, read while they last (engine.embedding.cache.run_cache), and
     token vectors for late interaction."""
-    found = []
+    found: list = []
     try:
         entries = list(os.scandir(folder))
     except OSError:

@@ -147,9 +147,9 @@ class Layout:
             known = rater >= 0
             start = self.n_item_params + self.rater_start
             cols[known, f + q : f + q + c] = start + rater[known, None] * c + np.arange(c)
-        if self.own_reads:
+        if self.own_index is not None:  # with own_reads
             cols[:, -2] = self.n_item_params + self.own_index
-        if self.same_rater:
+        if self.same_index is not None:  # with same_rater
             cols[:, -1] = self.n_item_params + self.same_index
         return cols
 
