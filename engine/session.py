@@ -186,12 +186,13 @@ def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Re
     responses = [result.responses for result in results]
     if not wanted(config.session_model, responses, config.cross_fit_folds):
         return None
-    if any(result.graph is None for result in results):
+    graphs = [result.graph for result in results if result.graph is not None]
+    if len(graphs) < len(results):
         return None
     top_k = tuple(k for k in config.top_k_values if k is not None) or SessionOptions.top_k_values
     return session_model_figures(
         responses,
-        [result.graph for result in results],
+        graphs,
         top_k,
         config.cross_fit_folds,
         config.seed,

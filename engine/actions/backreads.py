@@ -90,7 +90,11 @@ def backreads(ledger: Ledger, rules: ActionRules, statuses, period=None) -> list
         rest = np.delete(mine, random)
         fits, fit_words = pattern(ledger, r, rest)
         key = np.lexsort((ledger.answer[rest], ledger.item[rest], -ledger.risk[rest], ~fits))
-        raised_words = f"; {status.status} on item {status.item!r}: {rate:.0%}" if raised else ""
+        raised_words = (
+            f"; {status.status} on item {status.item!r}: {rate:.0%}"
+            if raised and status is not None
+            else ""
+        )
         for i in key[: total - drawn]:
             why = _risk_words(ledger, int(rest[i])) + (fit_words if fits[i] else "")
             chosen.append((int(rest[i]), RISK, why + raised_words))

@@ -91,7 +91,8 @@ def verdicts(relative: dict, drift=None) -> tuple[Verdict, ...]:
     if (
         ratio is not None
         and ratio >= (NOISE_RATIO if ordered else DISAGREEMENT_RATIO)
-        and (z >= NOISE_Z)
+        and z is not None
+        and z >= NOISE_Z
     ):
         what = "infit" if ordered else "disagreement"
         own, typical = relative.get("noise_own"), relative.get("noise_reference")

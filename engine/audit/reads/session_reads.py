@@ -59,6 +59,8 @@ def item_reads(responses: Responses, raters: Sequence[str] = ()) -> ItemReads:
     names = read_raters(responses)
     index = {name: r for r, name in enumerate(raters or sorted(set(names)))}
     reads = responses.reads
+    if reads is None:  # called for items read more than once only
+        raise ValueError("item_reads: an item without reads")
     return ItemReads(
         answer=reads.answer,
         rater=np.array([index[name] for name in names], dtype=np.int64),
