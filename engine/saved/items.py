@@ -10,12 +10,13 @@ expert scores, the question and reference answer), the settings digest
 the model's name among them, but not the settings an item's audit never reads: AFTER_ITEMS)
 and parm's version, so a changed answer, score, read, setting or parm is another key. A kept
 audit comes back under the run's own settings, so a lead who changes only the session model,
-the flagged count's precision or the worker processes reuses every item. A result is kept as engine.saved.archive keeps a run's (two files, no
-pickle, every array checked when read) plus its neighbour lists (`<key>.graph.npz`, for the
-session model; the vectors are not kept: a reused item's dense products are not needed by the
-session model, which uses the top-K lists). Where: `<data dir>/items/`; the newest ITEMS_KEPT
-keys are kept (an item used again is the newest), the rest removed after each save. A key whose
-files cannot be read is audited again, never an error.
+the flagged count's precision or the worker processes reuses every item. A result is kept as
+engine.saved.archive keeps a run's (two files, no pickle, every array checked when read) plus
+its neighbour lists (`<key>.graph.npz`, for the session model; the vectors are not kept: a
+reused item's dense products are not needed by the session model, which uses the top-K
+lists). Where: `<data dir>/items/`; the newest ITEMS_KEPT keys are kept (an item used again is
+the newest), the rest removed after each save. A key whose files cannot be read is audited
+again, never an error.
 
 The session model's figures (engine.model.session.figures.SessionModelFigures, plain data) are
 kept beside them under a key of every item's key and the settings the model reads
