@@ -272,7 +272,7 @@ def _fill_design(x, t, s, own, same, layout: Layout) -> None:
 
 def fit_bytes(layout: Layout, n_reads: int, groups: int) -> int:
     """The largest array a fit of `layout` on `n_reads` reads in `groups` (item, rater) groups
-    makes: the design (`design`) or the groups' information (`group_hessians`)."""
+    makes: the design (`design`) or the groups' information (`group_products`)."""
     local = layout.local_size()
     return max(array_bytes((n_reads, layout.c, local)), array_bytes((groups, local, local)))
 
