@@ -70,26 +70,19 @@ def narrow(features: np.ndarray) -> np.ndarray:
     return gram_rows(gram).astype(features.dtype)
 
 
-def _objective(x: np.ndarray, target: np.ndarray, free: int, penalty: float, distinct=None):
+def _objective(x: np.ndarray, target: np.ndarray, free: int, penalty: float):
     """Mean log loss + penalty / 2 |coef|^2 and its gradient over parameters (free, d + 1):
     coefficients and an intercept per category, or with two categories one row for the second
-    against the first (scikit-learn's binomial model).
-
-    distinct: (rows (m, d), index (n,)) with rows[index] == x, when x repeats rows (an answer
-    read several times): the log-probabilities are computed once per distinct row and repeated,
-    the same numbers at a fraction of the cost; the gradient still sums over x's rows."""
+    against the first (scikit-learn's binomial model)."""
     n, d = x.shape
-    rows, index = (x, None) if distinct is None else distinct
 
     def value_and_gradient(w: np.ndarray) -> tuple[float, np.ndarray]:
         coef = w.reshape(free, d + 1)
-        logits = (rows @ coef[:, :d].T.astype(x.dtype)).astype(np.float64) + coef[:, d]
+        logits = (x @ coef[:, :d].T.astype(x.dtype)).astype(np.float64) + coef[:, d]
         if free == 1:
-            logits = np.hstack([np.zeros((rows.shape[0], 1)), logits])
+            logits = np.hstack([np.zeros((n, 1)), logits])
         logits -= logits.max(axis=1, keepdims=True)
         log_p = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
-        if index is not None:
-            log_p = log_p[index]
         value = -(target * log_p).sum() / n + 0.5 * penalty * float((coef[:, :d] ** 2).sum())
         resid = (np.exp(log_p) - target)[:, -free:] / n
         weights = (resid.T.astype(x.dtype) @ x).astype(np.float64) + penalty * coef[:, :d]
@@ -98,15 +91,11 @@ def _objective(x: np.ndarray, target: np.ndarray, free: int, penalty: float, dis
     return value_and_gradient
 
 
-def fit_logistic(
-    x, codes, categories, inverse_penalty=1.0, max_iter=MAX_ITER, each_step=None, distinct=None
-):  # fmt: skip
+def fit_logistic(x, codes, categories, inverse_penalty=1.0, max_iter=MAX_ITER):
     """Coefficients and intercepts (categories, d + 1) of `LogisticRegression(C=inverse_penalty,
     max_iter=max_iter)` on x (N, d) and codes 0..categories-1 (every code present).
 
     Minimises mean log loss + 1 / (2 C N) |coef|^2 from zero, stopping where scikit-learn does.
-    each_step: called after every optimiser iteration (progress and cancel; it may raise).
-    distinct: x's distinct rows and where each row of x is among them (`_objective`).
     """
     n, d = x.shape
     free = categories if categories > 2 else 1
@@ -116,13 +105,12 @@ def fit_logistic(
         # scipy's L-BFGS-B routine without minimize's per-call wrappers (engine.model.lbfgsb):
         # the same iterates; on many small items the wrappers cost more than the objective.
         result = minimize_free(
-            _objective(x, target, free, 1.0 / (inverse_penalty * n), distinct),
+            _objective(x, target, free, 1.0 / (inverse_penalty * n)),
             np.zeros(free * (d + 1)),
             maxiter=max_iter,
             ftol=FTOL,
             gtol=TOLERANCE,
             max_line_search=50,
-            each_iteration=each_step,
         )
     coef = result.x.reshape(free, d + 1)
     return coef if free > 1 else np.vstack([np.zeros((1, d + 1)), coef])
