@@ -187,8 +187,8 @@ class Design:
     global index of each local column; reads grouped by
     (item, rater) for the Hessian: `order` sorts them, `bounds` (groups + 1,) cut the sorted
     reads, `group_item`, `group_rater` name each group, `targets` (`scatter_targets`) place
-    each group's local Hessian in the blocks; sorted_values the values in `order`;
-    values_by_category (C, R, k) sorted_values category first, and category_targets
+    each group's local Hessian in the blocks; values_by_category (C, R, k) the values in
+    `order`, category first (`sorted_values` the same as (R, C, k)), and category_targets
     (groups, C, k, k) where each group's per-category products go (`targets` at the categories'
     columns), for the Hessian (`group_products`); matrix (R C, size + 1) the values as a
     sparse matrix at their parameters' global indices (`columns` at `value_columns`, `size`
@@ -206,10 +206,14 @@ class Design:
     targets: np.ndarray
     values: np.ndarray
     value_columns: np.ndarray
-    sorted_values: np.ndarray
     values_by_category: np.ndarray
     category_targets: np.ndarray
     matrix: sp.csr_matrix
+
+    @property
+    def sorted_values(self) -> np.ndarray:
+        """(R, C, k) the values in `order` (a view of values_by_category)."""
+        return self.values_by_category.transpose(1, 0, 2)
 
 
 def category_columns(layout: Layout) -> np.ndarray:
@@ -321,7 +325,6 @@ def design(features: ReadFeatures, layout: Layout, reads: np.ndarray | None = No
         targets,
         values,
         chosen,
-        values[order],
         np.ascontiguousarray(values[order].transpose(1, 0, 2)),
         targets[:, chosen[:, :, None], chosen[:, None, :]],
         _sparse(values, columns[:, chosen], layout.size + 1),
