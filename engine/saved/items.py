@@ -55,8 +55,10 @@ MODEL = ".model.json"
 # Settings engine.pipeline.run_audit never reads: the session model (fitted over the items
 # after them), the flagged count's precision (read from the run's settings when asked,
 # engine.results.item.AuditResult.flagged) and the worker processes. tests/test_item_reuse.py
-# audits an item under other values of each and finds the same audit.
-AFTER_ITEMS = ("session_model", "flag_precision", "jobs")
+# audits an item under other values of each and finds the same audit. The session model reads
+# neither of the last two (AFTER_MODEL).
+AFTER_MODEL = ("flag_precision", "jobs")
+AFTER_ITEMS = ("session_model", *AFTER_MODEL)
 
 
 def _version() -> str:
@@ -96,7 +98,7 @@ def model_key(keys: list[str], config: AuditConfig) -> str:
     from engine.input.settings.config import settings_digest
 
     digest = hashlib.sha256()
-    for part in (*keys, settings_digest(config, leave_out=("flag_precision", "jobs"))):
+    for part in (*keys, settings_digest(config, leave_out=AFTER_MODEL)):
         digest.update(part.encode("utf-8") + b"\0")
     return digest.hexdigest()[:40]
 
