@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 from textual.app import App, SystemCommand
-from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import ModalScreen, Screen
 from textual.worker import Worker
@@ -26,6 +25,7 @@ from engine.core.signals import wait_for_switch
 from engine.core.text import safe_text
 from engine.workspace import OpenedFile
 from engine.workspace.settings import build_config, load_defaults
+from parm_tui import keymap
 from parm_tui.audit_worker import AuditWorker
 from parm_tui.recent import add_recent
 from parm_tui.screens.error import ErrorModal, ErrorRaised, describe_error
@@ -47,20 +47,7 @@ class ParmApp(AuditWorker, App):
     CSS_PATH = "parm.tcss"
     TITLE = "parm"
     ENABLE_COMMAND_PALETTE = True
-    BINDINGS = [
-        # q first: the footer shows a screen's keys, then these in order as far as they fit.
-        Binding("q", "quit", "Quit"),
-        Binding("f1", "keys", "Keys"),
-        Binding("f2", "show('load')", "Load"),
-        Binding("ctrl+o", "show('load')", "Open file", show=False),
-        Binding("f3", "show('settings')", "Settings"),
-        Binding("f4", "show('run')", "Run"),
-        Binding("f5", "show('results')", "Results"),
-        Binding("f6", "show('review')", "Review"),
-        Binding("f7", "show('export')", "Export"),
-        Binding("f8", "show('monitor')", "Monitor", show=False),
-        Binding("ctrl+q", "quit", "Quit", priority=True, show=False),
-    ]
+    BINDINGS = keymap.APP
     state: var[AppState] = var(None, init=False)
 
     def __init__(

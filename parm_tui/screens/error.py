@@ -4,12 +4,12 @@ message with the traceback logged to a file (never shown, never closing the app)
 from __future__ import annotations
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from parm_tui import keymap
 from parm_tui.widgets.plain import plain
 
 
@@ -37,11 +37,7 @@ class ErrorRaised(Message):
 class ErrorModal(ModalScreen[None]):
     """Shows one or more error messages in a scrollable box; Esc, Enter or Close dismisses."""
 
-    BINDINGS = [
-        Binding("escape", "dismiss_modal", "Close"),
-        Binding("enter", "dismiss_modal", "Close", show=False),
-        Binding("c", "copy", "Copy"),
-    ]
+    BINDINGS = keymap.ERROR
 
     AUTO_FOCUS = "#error-close"
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import Screen
@@ -20,6 +19,7 @@ from textual.worker import Worker, WorkerState
 from engine import workspace
 from engine.core.errors import ExportError, ParmError
 from engine.results.session import SessionResult
+from parm_tui import keymap
 from parm_tui.screens.error import ErrorRaised
 from parm_tui.widgets.confirm import ConfirmModal
 from parm_tui.widgets.footer import ParmFooter
@@ -38,10 +38,7 @@ class ConfirmOverwrite(ConfirmModal):
     """Asks before replacing existing outputs: y replaces, n/escape (and enter, on the focused
     button) keeps them."""
 
-    BINDINGS = [
-        Binding("y", "answer(True)", "Replace"),
-        Binding("n,escape", "answer(False)", "Keep"),
-    ]
+    BINDINGS = keymap.REPLACE_FILES
     YES = ("Replace (y)", "warning")
     NO = ("Keep them (n)", "primary")
     FOCUS_YES = False
@@ -66,11 +63,7 @@ class ExportScreen(Screen):
 
     SUB_TITLE = "Export"
 
-    BINDINGS = [
-        Binding("ctrl+s", "export", "Write files"),
-        Binding("ctrl+t", "export_lists", "Today's lists"),
-        Binding("ctrl+i", "import_decisions", "Import decisions", show=False),
-    ]
+    BINDINGS = keymap.EXPORT
 
     class Written(Message):
         """The outputs were written to `folder` (the app keeps it with the saved run)."""

@@ -10,6 +10,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from parm_tui import keymap
+
 
 def key_rows(screen) -> list[tuple[str, str]]:
     """(keys, what they do) for every key active on `screen` that says what it does: the
@@ -48,7 +50,7 @@ def keys_text(rows: list[tuple[str, str]]) -> Text:
 class KeysModal(ModalScreen[None]):
     """The keys of a screen (key_rows), and `extra` under them; esc, enter or f1 closes."""
 
-    BINDINGS = [Binding("escape,enter,f1", "close", "Close")]
+    BINDINGS = keymap.KEYS
 
     def __init__(self, title: str, rows: list[tuple[str, str]], extra: Text | None = None):
         super().__init__()

@@ -10,7 +10,6 @@ from pathlib import Path
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Button, Header, Input, Label, Select, Static
@@ -23,6 +22,7 @@ from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.workspace import OpenedFile
 from engine.workspace.settings import BY_NAME, CHOSEN_KEYS, FILE_KEYS
+from parm_tui import keymap
 from parm_tui.recent import display_path, recent_files
 from parm_tui.screens.resume import offer_resume
 from parm_tui.widgets.footer import ParmFooter
@@ -139,7 +139,7 @@ class LoadScreen(Screen):
     """The first screen: a path input, recent files, column selectors, validation, preview."""
 
     SUB_TITLE = "Load"
-    BINDINGS = [Binding("c", "copy_row", "Copy answer")]
+    BINDINGS = keymap.LOAD
 
     def __init__(self, initial_path: Path | None = None) -> None:
         super().__init__(id="load-screen")

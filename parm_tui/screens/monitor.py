@@ -14,7 +14,6 @@ from pathlib import Path
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Header, Select, Sparkline, Static
@@ -22,6 +21,7 @@ from textual.worker import Worker, WorkerState
 
 from engine import workspace
 from engine.core.errors import ExportError
+from parm_tui import keymap
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.lists import VimDataTable
 from parm_tui.widgets.plain import plain
@@ -33,12 +33,7 @@ class MonitorScreen(Screen):
     """A session's alerts, changes and trends (see the module docstring)."""
 
     SUB_TITLE = "Monitor"
-    BINDINGS = [
-        Binding("r", "reload", "Reload"),
-        Binding("a", "focus_alerts", "Alerts", show=False),
-        Binding("s", "focus_since", "Since"),
-        Binding("t", "write_lists", "Today's lists"),
-    ]
+    BINDINGS = keymap.MONITOR
 
     def __init__(self, folder: Path) -> None:
         super().__init__(id="monitor-screen")

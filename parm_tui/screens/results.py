@@ -26,6 +26,7 @@ from engine.results.figures import run_figures
 from engine.results.headline import item_headline
 from engine.results.session import SessionResult
 from engine.workspace.reporting import agreement_dict
+from parm_tui import keymap
 from parm_tui.widgets.action_tables import WIDE_THIRD, ThirdReadsTable, lists_line
 from parm_tui.widgets.checks import (
     consistency_heading,
@@ -81,7 +82,7 @@ class ResultsScreen(Screen):
     # Below 100 columns the confusion matrix goes under the metrics instead of beside them.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     BINDINGS = [
-        Binding("c", "copy_summary", "Copy"),
+        *keymap.RESULTS,
         # The n-th tab shown (tabs_shown): the numbers on the tabs run 1, 2, 3 without gaps.
         *(Binding(str(n), f"tab_number({n})", show=False) for n in range(1, len(TAB_FOCUS) + 1)),
     ]

@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.widget import Widget
 from textual.widgets import Label
 
 from engine.core.errors import ResumeError
+from parm_tui import keymap
 from parm_tui.widgets.confirm import ConfirmModal
 from parm_tui.widgets.plain import plain
 from parm_tui.widgets.runs import saved_when
@@ -33,10 +33,7 @@ def session_summary(session, config, decided: int | None) -> Text:
 class ResumeModal(ConfirmModal):
     """Resume (r, enter) or start fresh (n, escape)."""
 
-    BINDINGS = [
-        Binding("r", "answer(True)", "Resume"),
-        Binding("n,escape", "answer(False)", "Start fresh"),
-    ]
+    BINDINGS = keymap.RESUME
     YES = ("Resume (r)", "primary")
     NO = ("Start fresh (n)", "default")
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 import numpy as np
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Header, Input, Select, Static
 
 from engine.results.review import ReviewSet
+from parm_tui import keymap
 from parm_tui.review_model import DECIDED, LISTED, NO_STORE, PAGE_SIZE, ReviewModel
 from parm_tui.screens.keys import KeysModal, key_rows
 from parm_tui.screens.review_keys import ReviewKeys
@@ -54,32 +54,7 @@ class ReviewScreen(ReviewKeys, ReviewReads, ReviewOthers, Screen):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
-    BINDINGS = [
-        Binding("o", "decide('keep')", "Keep"),
-        Binding("c", "decide('change')", "Change"),
-        Binding("question_mark", "decide('unsure')", "Unsure", key_display="?"),
-        Binding("u", "undo", "Undo"),
-        Binding("U", "redo", "Redo", show=False),
-        Binding("e", "note", "Note"),
-        Binding("x", "clear", "Clear"),
-        Binding("r", "add_read", "Add read"),
-        Binding("T", "third_reads", "Third reads"),
-        Binding("n", "next", "Next"),
-        Binding("v", "views", "View"),
-        Binding("slash", "search", "Search"),
-        # Every key, the ones below too, and what the pane's figures mean.
-        Binding("f1", "legend", "Help"),
-        # The filters, each a key of its own (shift, so no decision key is taken).
-        Binding("I", "filter('item')", "Item", show=False),
-        Binding("R", "filter('rater')", "Rater", show=False),
-        Binding("H", "filter('human')", "Human score", show=False),
-        Binding("M", "filter('model')", "Model score", show=False),
-        Binding("y", "copy", "Copy", show=False),
-        Binding("a", "toggle_all", "All", show=False),
-        Binding("escape", "to_list", "List", show=False),
-        Binding("right_square_bracket", "scroll_detail(1)", "Detail ↓", show=False),
-        Binding("left_square_bracket", "scroll_detail(-1)", "Detail ↑", show=False),
-    ]
+    BINDINGS = keymap.REVIEW
 
     def __init__(
         self,

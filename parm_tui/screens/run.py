@@ -10,7 +10,6 @@ from collections import deque
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Button, Header, Label, ProgressBar, Static
@@ -25,6 +24,7 @@ from engine.core.progress import (
     STAGES,
     TUNING,
 )
+from parm_tui import keymap
 from parm_tui.state import AppState
 from parm_tui.widgets.footer import ParmFooter
 from parm_tui.widgets.plain import plain
@@ -116,11 +116,7 @@ class RunScreen(Screen):
     """Live progress of the audit worker; Esc cancels it."""
 
     SUB_TITLE = "Run"
-    BINDINGS = [
-        Binding("escape", "cancel_run", "Cancel"),
-        Binding("ctrl+r", "start_run", "Start", show=False),
-        Binding("s", "start_run", "Start"),
-    ]
+    BINDINGS = keymap.RUN
 
     def __init__(self) -> None:
         super().__init__(id="run-screen")

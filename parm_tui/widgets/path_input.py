@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from textual.binding import Binding
 from textual.suggester import Suggester
 from textual.widgets import Input
 
 from engine.core.text import is_safe
+from parm_tui import keymap
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".tab", ".txt")
 
@@ -72,7 +72,7 @@ class PathSuggester(Suggester):
 class PathInput(Input):
     """An Input for file paths: the suggestion is accepted with tab or right arrow."""
 
-    BINDINGS = [Binding("tab", "complete", "Complete path", show=False)]
+    BINDINGS = keymap.PATH_INPUT
 
     def __init__(self, value: str = "", **kwargs) -> None:
         kwargs.setdefault("placeholder", "path/to/answers.csv  (tab completes, ~ works)")

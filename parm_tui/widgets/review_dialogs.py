@@ -7,7 +7,6 @@ import time
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.suggester import SuggestFromList
@@ -16,6 +15,7 @@ from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
 from engine.core.text import safe_text
+from parm_tui import keymap
 from parm_tui.widgets.plain import plain
 
 # How a score is chosen in the review's dialogs: the list chooses, enter confirms.
@@ -91,7 +91,7 @@ class ScoreModal(ModalScreen[str | None]):
     score marked (picking it changes nothing: the dialog says so and stays open); arrows or
     the score's first characters choose, enter confirms."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = keymap.CANCEL
 
     def __init__(self, row: int, labels, human: str, suggested: str | None) -> None:
         super().__init__()
@@ -138,7 +138,7 @@ class NoteModal(ModalScreen[str | None]):
     """Add or edit the note on a decision; enter saves, escape cancels. waiting: the response
     is not decided yet, so the note is saved with the decision that follows."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = keymap.CANCEL
 
     def __init__(self, row: int, note: str, waiting: bool = False) -> None:
         super().__init__()
@@ -172,7 +172,7 @@ class ReadModal(ModalScreen[tuple[str, str] | None]):
     field goes on to the score; enter on a score adds the read. Dismissed with (rater, score),
     or None."""
 
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = keymap.CANCEL
 
     def __init__(
         self,

@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.widgets.data_table import CellDoesNotExist, RowDoesNotExist
 
 from engine.results.queue import review_view
 from engine.results.review import ReviewSet
+from parm_tui import keymap
 from parm_tui.review_model import PAGE_SIZE
 from parm_tui.widgets.lists import VimDataTable
 from parm_tui.widgets.neighbours import snippet
@@ -91,14 +91,7 @@ class ReviewTable(VimDataTable):
     }
     """
 
-    BINDINGS = [
-        Binding("g,home", "first", "First", show=False),
-        Binding("G,end", "last", "Last", show=False),
-        Binding("pageup", "page_up", "Page up", show=False),
-        Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("ctrl+u", "half_page(-1)", "Half page up", show=False),
-        Binding("ctrl+d", "half_page(1)", "Half page down", show=False),
-    ]
+    BINDINGS = keymap.REVIEW_LIST
 
     def __init__(self, review: ReviewSet, **kwargs) -> None:
         kwargs.setdefault("cursor_type", "row")
