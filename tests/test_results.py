@@ -115,3 +115,6 @@ def test_a_rerun_is_compared_figure_by_figure():
     ]
     two = RunFigures(200, 40, 0.6, 0.7, (now, before))
     assert [c.name for c in figure_changes(two, two)] == ["kappa", "qwk", "flagged"]
+    # Nominal scores: no QWK in either run, so no "QWK in-sample — → —".
+    nominal = RunFigures(200, 40, 0.6, None, (now, before))
+    assert [c.name for c in figure_changes(nominal, nominal)] == ["kappa", "flagged"]

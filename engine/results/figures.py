@@ -131,7 +131,8 @@ def figure_changes(
     now: RunFigures | ItemFigures, before: RunFigures | ItemFigures
 ) -> tuple[FigureChange, ...]:
     """Kappa, QWK (cross-fitted where both runs have it) and flagged of two runs (or of one
-    item in two runs), and for one item its selected K and p: what a re-run changed."""
+    item in two runs), and for one item its selected K and p: what a re-run changed. A figure
+    neither run has (QWK of nominal scores) is left out, not written as "— → —"."""
     names = ["kappa", "qwk", "flagged"]
     if isinstance(now, ItemFigures) and isinstance(before, ItemFigures):
         names += ["top_k", "power"]
@@ -148,6 +149,8 @@ def figure_changes(
             both = all(getattr(run, crossed, None) is not None for run in (now, before))
             how, field = ("cross-fitted", crossed) if both else ("in-sample", name)
         a, b = _value(before, field), _value(now, field)
+        if a is None and b is None:
+            continue
         difference = None if a is None or b is None else b - a
         found.append(FigureChange(name, a, b, difference, how))
     return tuple(found)
