@@ -173,7 +173,11 @@ def learn_from_reads(results: list[AuditResult]) -> list[AuditResult]:
         read.append(twice)
         differs.append(twice & ~result.confirmed)
     learned = learned_severity(
-        [r.severity for r in results], [r.responses.scores for r in results], read, differs
+        [r.severity for r in results],
+        [r.responses.scores for r in results],
+        read,
+        differs,
+        results[0].config.seed,
     )
     if not learned:
         return list(results)

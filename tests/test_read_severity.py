@@ -1,7 +1,8 @@
 """engine.audit.queue.read_severity: what the answers read twice teach the queue about the others.
 A simulation where disagreement depends on the item and the audited score (the signal must
 raise AUROC on the answers read once), no answer ranked with its own reads, and single-read
-sessions keeping today's severity exactly."""
+sessions keeping today's severity exactly; a file read twice throughout does not hand the
+regression each answer's own label through the rates (the leave-one-out leak)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 from helpers import run_frame, session_config, session_frame
 from sklearn.metrics import roc_auc_score
 
-from engine.audit.queue.read_severity import MIN_EACH, features, learned_severity
+from engine.audit.queue.read_severity import MIN_EACH, answer_folds, features, learned_severity
 from engine.embedding.vectors import Embedded
 from engine.input.items import split_items
 from engine.pipeline import run_audit
@@ -45,20 +46,37 @@ def test_what_the_reads_teach_raises_auroc_on_the_answers_read_once():
         assert all(((s >= 0) & (s <= 1)).all() for s in learned)
 
 
-def test_an_answer_read_twice_never_sees_its_own_reads():
+def test_an_answer_read_twice_never_sees_its_own_reads_nor_its_folds():
     data = simulated(5, 0.5)
     severity, scores, read, differs = (
         data[k][0] for k in ("severity", "scores", "read", "differs")
     )
-    before = features(severity, scores, read, differs & read, 0.2)
+    fold = answer_folds(read, 0, 0)
+    assert set(fold[read]) == set(range(5)) and (fold[~read] == -1).all()
+    before = features(severity, scores, fold, differs & read, 0.2)
     for answer in np.flatnonzero(read)[:20]:
-        flipped = differs.copy()
-        flipped[answer] = ~flipped[answer]
-        after = features(severity, scores, read, flipped & read, 0.2)
+        # Flip every label of the answer's fold: its own features stay as they were.
+        flipped = np.where(fold == fold[answer], ~differs, differs)
+        after = features(severity, scores, fold, flipped & read, 0.2)
         np.testing.assert_array_equal(after[answer], before[answer])
     # The answers read once see only the reads of others: hiding their truth changes nothing.
     hidden = np.where(read, differs, False)
-    np.testing.assert_array_equal(features(severity, scores, read, hidden & read, 0.2), before)
+    np.testing.assert_array_equal(features(severity, scores, fold, hidden & read, 0.2), before)
+
+
+def test_reads_everywhere_do_not_teach_each_answer_its_own_label():
+    """Every answer read twice and a severity that knows nothing: with the own label only left
+    out, the item's rate is lower exactly where the reads differ and the learned severity
+    ranked the answers by their own labels (AUROC 1.0); out of fold it knows as little as the
+    severity does."""
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        scores = rng.integers(0, 3, 1000)
+        differs = rng.random(1000) < 0.12
+        severity = 1 / (1 + np.exp(-rng.normal(size=1000)))
+        read = np.ones(1000, bool)
+        [learned] = learned_severity([severity], [scores], [read], [differs], seed)
+        assert roc_auc_score(differs, learned) < 0.6, seed
 
 
 def test_too_few_disagreements_or_agreements_change_nothing():
@@ -107,6 +125,7 @@ def test_a_session_with_second_reads_ranks_by_what_they_teach():
         [r.scores for r in items.audited],
         read,
         [t & ~r.confirmed for t, r in zip(read, session.results)],
+        config.seed,
     )
     assert expected is not None
     for result, want in zip(session.results, expected):

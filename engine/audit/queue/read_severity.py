@@ -11,10 +11,17 @@ the session's items, learns P(another read differs) from three features of every
   the rate among the item's answers read twice that carry the same audited score, shrunk
       towards the item's (SCORE_PRIOR answers' worth).
 
-An answer read twice never sees its own reads: its own label is left out of both rates. The
-model's probability is the new severity of every answer, on one scale across the session's
-items (the queue is one list). With fewer than MIN_EACH disagreements or agreements among the
-answers read twice, nothing changes: single-read sessions keep today's severity exactly.
+No answer's severity depends on its own reads: the answers read twice are split at random into
+FOLDS parts, and each part is ranked by a regression fitted on the other parts, with rates
+counted over the other parts only (`learned_severity`); the answers read once get the mean of
+the FOLDS regressions. Leaving out the answer's own label alone is not enough: within an item
+every answer's rate is then (the item's disagreements minus its own) over the same count, so the
+rate is lower exactly where the reads differ, and the regression learned each answer's own label
+from it (AUROC 1.0 against those labels on ASAP-SAS prompt 10, every answer read twice, until
+2026-11-29; tests/test_read_severity.py). The model's probability is the new severity of every
+answer, on one scale across the session's items (the queue is one list). With fewer than
+MIN_EACH disagreements or agreements among the answers read twice, nothing changes: single-read
+sessions keep today's severity exactly.
 
 tests/benchmarks/bench_severity_visible.py measured it: with 10%, 20% or 50% of each item's
 answers' second reads visible, on the others' real disagreements it ranks above both peers (kNN
@@ -33,6 +40,7 @@ SCORE_PRIOR = 10.0
 MIN_EACH = 5
 CLIP = 1e-4
 MAX_ITER = 1000
+FOLDS = 5
 
 
 def logit(p: np.ndarray) -> np.ndarray:
@@ -40,21 +48,39 @@ def logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def left_out_rate(mask, read, differs, prior, weight) -> np.ndarray:
-    """(N,) the disagreement rate among the answers in `mask` read twice, shrunk towards
-    `prior` with `weight` answers' worth; an answer read twice leaves its own label out."""
-    counted = read & mask
+def answer_folds(read: np.ndarray, seed: int, item: int) -> np.ndarray:
+    """(N,) each answer read twice's fold, 0..FOLDS-1, at random (from the seed and the item's
+    position only); -1 for the answers read once."""
+    fold = np.full(read.size, -1)
+    where = np.flatnonzero(read)
+    order = np.random.default_rng([seed, item]).permutation(where.size)
+    fold[where[order]] = np.arange(where.size) % FOLDS
+    return fold
+
+
+def left_out_rate(mask, fold, differs, prior, weight, held: int = -1) -> np.ndarray:
+    """(N,) the disagreement rate among the answers in `mask` read twice (fold >= 0), shrunk
+    towards `prior` with `weight` answers' worth; no answer counts the answers of fold `held`
+    (-1: none), and an answer read twice does not count those of its own fold either."""
+    counted = mask & (fold >= 0) & (fold != held)
     hits = counted & differs
-    return (hits.sum() - hits + weight * prior) / (counted.sum() - counted + weight)
+    by_fold = np.bincount(fold[counted], minlength=FOLDS)
+    hits_by_fold = np.bincount(fold[hits], minlength=FOLDS)
+    own = (fold >= 0) & (fold != held)
+    at = np.maximum(fold, 0)
+    left_hits = hits.sum() - np.where(own, hits_by_fold[at], 0)
+    left_count = counted.sum() - np.where(own, by_fold[at], 0)
+    return (left_hits + weight * prior) / (left_count + weight)
 
 
-def features(severity, scores, read, differs, session_rate: float) -> np.ndarray:
-    """(N, 3): logit severity, logit item rate, logit rate of the answer's audited score."""
-    item = left_out_rate(np.ones(scores.size, bool), read, differs, session_rate, ITEM_PRIOR)
+def features(severity, scores, fold, differs, session_rate: float, held: int = -1) -> np.ndarray:
+    """(N, 3): logit severity, logit item rate, logit rate of the answer's audited score; fold:
+    `answer_folds`; held: the fold no rate counts (`left_out_rate`)."""
+    item = left_out_rate(np.ones(scores.size, bool), fold, differs, session_rate, ITEM_PRIOR, held)
     by_score = np.zeros(scores.size)
     for s in np.unique(scores):
         same = scores == s
-        by_score[same] = left_out_rate(same, read, differs, item, SCORE_PRIOR)[same]
+        by_score[same] = left_out_rate(same, fold, differs, item, SCORE_PRIOR, held)[same]
     return np.column_stack([logit(severity), logit(item), logit(by_score)])
 
 
@@ -63,19 +89,44 @@ def learned_severity(
     scores: list[np.ndarray],
     read: list[np.ndarray],
     differs: list[np.ndarray],
+    seed: int = 0,
 ) -> list[np.ndarray] | None:
     """Each item's new severity in [0, 1] (module docstring), or None when the answers read
     twice hold fewer than MIN_EACH disagreements or agreements. Per item: severities (N,) of
     today; scores (N,) audited codes; read (N,) bool, answers with two or more reads; differs
-    (N,) bool, answers whose reads do not all give the audited score (only read ones count)."""
+    (N,) bool, answers whose reads do not all give the audited score (only read ones count);
+    seed: the folds' (`answer_folds`).
+
+    Cross-fitted: for each fold, a regression fitted on the other folds' answers read twice
+    (their rates from neither that fold nor their own) ranks that fold's answers (their rates
+    from the other folds), so no answer's severity depends on its own reads or its fold's; the
+    answers read once get the mean of the FOLDS regressions' probabilities."""
     labels = np.concatenate([d[r] for d, r in zip(differs, read)])
     if labels.size == 0 or min(labels.sum(), (~labels).sum()) < MIN_EACH:
         return None
     rate = float(labels.mean())
-    matrices = [
-        features(v, s, r, d & r, rate) for v, s, r, d in zip(severities, scores, read, differs)
-    ]
-    train = np.vstack([m[r] for m, r in zip(matrices, read)])
+    folds = [answer_folds(r, seed, g) for g, r in enumerate(read)]
+    out = [np.zeros(r.size) for r in read]
+    for held in range(FOLDS):
+        matrices = [
+            features(v, s, f, d & r, rate, held)
+            for v, s, f, r, d in zip(severities, scores, folds, read, differs)
+        ]
+        proba = _fold_model(matrices, folds, differs, held)
+        for p, f, new in zip(proba, folds, out):
+            new[f == held] = p[f == held]
+            new[f < 0] += p[f < 0] / FOLDS
+    return out
+
+
+def _fold_model(matrices, folds, differs, held: int) -> list[np.ndarray]:
+    """Each item's P(another read differs) from a regression on the answers read twice outside
+    fold `held`; their rate where those answers hold only one kind (too few to split)."""
+    train_rows = [(f >= 0) & (f != held) for f in folds]
+    train = np.vstack([m[t] for m, t in zip(matrices, train_rows)])
+    labels = np.concatenate([d[t] for d, t in zip(differs, train_rows)])
+    if labels.all() or not labels.any():
+        return [np.full(m.shape[0], float(labels.mean())) for m in matrices]
     mean, sd = train.mean(axis=0), train.std(axis=0)
     sd[sd == 0] = 1.0
     coef = fit_logistic((train - mean) / sd, labels.astype(int), 2, 1.0, MAX_ITER)
