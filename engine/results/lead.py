@@ -108,7 +108,7 @@ def small_note(counts: Sequence[int]) -> str:
     )
 
 
-def gap_note(in_sample: float, cross_fitted: float) -> str:
+def gap_note(in_sample: float | None, cross_fitted: float | None) -> str:
     """'in-sample 0.554 above cross-fitted, more than 0.05: memorised'."""
     return "in-sample " + optimism(in_sample, cross_fitted).brief().replace(
         ",", " cross-fitted,", 1
