@@ -42,14 +42,21 @@ from engine.audit.queue.flagging import SECOND_READS, WrongEstimate, combined
 
 
 class RunFigures(Protocol):
-    """The fields of engine.results.figures.RunFigures the headline reads."""
+    """The fields of engine.results.figures.RunFigures the headline reads (read only, as that
+    frozen dataclass's are)."""
 
-    kappa: float | None
-    cross_kappa: float | None
-    qwk: float | None
-    cross_qwk: float | None
-    session_model: float | None
-    session_model_in_sample: float | None
+    @property
+    def kappa(self) -> float | None: ...
+    @property
+    def cross_kappa(self) -> float | None: ...
+    @property
+    def qwk(self) -> float | None: ...
+    @property
+    def cross_qwk(self) -> float | None: ...
+    @property
+    def session_model(self) -> float | None: ...
+    @property
+    def session_model_in_sample(self) -> float | None: ...
 
 
 GAP = 0.05
