@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import rankdata
+
+if TYPE_CHECKING:
+    from engine.audit.raters.verdicts import Verdict
 
 # A read's kind: a read of the file; typed in the review as a resolution (a third read) or as a
 # supervisor's backread (engine.results.added_reads.KINDS).
@@ -218,7 +222,9 @@ def _risk(session, columns: dict):
 
 def _rater_figures(session):
     """({rater: verdicts}, {rater: drift sign}, {(rater, item): bias}) of the rater table."""
-    verdicts, drift, bias = {}, {}, {}
+    verdicts: dict[str, tuple[Verdict, ...]] = {}
+    drift: dict[str, int] = {}
+    bias: dict[tuple[str, str], float] = {}
     if session.raters is None:
         return verdicts, drift, bias
     for row in session.raters.rows:

@@ -25,9 +25,13 @@ import queue
 import time
 import uuid
 from concurrent.futures import CancelledError
+from typing import TYPE_CHECKING
 
 from engine.core.errors import ClusterError
 from engine.core.progress import CLUSTER, DONE, ProgressEvent, Reporter
+
+if TYPE_CHECKING:
+    from distributed import as_completed
 
 # Deaths of the workers running a unit before the run gives up on it (Dask's allowed-failures
 # is also 3: the fourth death stops it).
@@ -89,7 +93,7 @@ class _ClusterRun:
         self.done = [False] * len(tasks)
         self.live: dict = {}  # future key -> (k, the unit's future, its inputs' future, attempt)
         self.started = [0] * len(tasks)  # the latest attempt of each unit that began to run
-        self.pending = None
+        self.pending: as_completed | None = None  # the futures not yet settled, from run()
 
     def run(self) -> list:
         # Both kinds of events are queued by the client's thread and handled in this one.
@@ -137,6 +141,7 @@ class _ClusterRun:
         except Exception as exc:  # noqa: BLE001
             raise self._lost(exc) from None
         self.live[future.key] = (k, future, inputs, self.attempts[k])
+        assert self.pending is not None  # units are submitted from run(), which makes it
         self.pending.add(future)
 
     def _settle(self, future) -> None:

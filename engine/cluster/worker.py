@@ -53,7 +53,7 @@ class StopFlag:
         self.name = name
         self.stopped = False
         self.next_look = 0.0
-        self.event = None
+        self.event: Event | None = None
 
     def is_set(self) -> bool:
         now = time.monotonic()

@@ -7,12 +7,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from engine.core.errors import Cancelled
-
-if TYPE_CHECKING:
-    from multiprocessing.synchronize import Event as EventType
 
 # The stages the engine reports, by the name events carry.
 CLUSTER = "cluster"  # connecting to a Dask cluster, then its facts (engine.cluster)
@@ -70,14 +67,23 @@ class ProgressEvent:
 ProgressCallback = Callable[[ProgressEvent], None]
 
 
+class Flag(Protocol):
+    """What a CancelToken sets and asks: a threading or multiprocessing Event, or a Dask run's
+    stop flag (engine.cluster.worker.StopFlag)."""
+
+    def set(self) -> None: ...
+
+    def is_set(self) -> bool: ...
+
+
 class CancelToken:
     """A thread-safe flag; `check()` raises `Cancelled` once `cancel()` was called.
 
     event: the flag itself; by default a threading.Event, or a multiprocessing Event shared
-    with worker processes (engine.core.machine.workers).
+    with worker processes (engine.core.machine.workers), or a Dask run's stop flag.
     """
 
-    def __init__(self, event: threading.Event | EventType | None = None) -> None:
+    def __init__(self, event: Flag | None = None) -> None:
         self._event = event if event is not None else threading.Event()
 
     def cancel(self) -> None:

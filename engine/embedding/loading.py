@@ -152,6 +152,7 @@ def model_for(name: str, reporter: Reporter | None = None, device: str = "auto")
             load = ModelLoad(name, device)
             load.token = reporter.token
             _LOADS[key] = load
+    assert load is not None  # made just above where there was none
     if load.done.is_set() and load.error is None:
         return load.model, 0.0
     started = time.perf_counter()

@@ -116,7 +116,7 @@ def guess_columns(frame: pd.DataFrame) -> dict:
         "reads": reads or None,
         "read_raters": read_raters or None,
         "item": varying[0] if varying else None,
-        "rater": (read_raters or first_raters or [None])[0],
+        "rater": next(iter(read_raters or first_raters), None),
         "second_rater": second_raters[0] if second and second_raters else None,
         "time": times[0] if times and first_raters else None,
         "expert": experts[0] if experts else None,
@@ -208,7 +208,9 @@ def _numbered_family(column: str, columns: list[str]) -> list[str]:
         return re.sub(r"\d+", "#", name.lower())
 
     def number(name: str) -> int:
-        return int(re.search(r"\d+", name).group())
+        found = re.search(r"\d+", name)
+        assert found is not None  # the family has only names with a digit
+        return int(found.group())
 
     if not re.search(r"\d", column):
         return []
@@ -241,6 +243,6 @@ def _id_columns(columns: list[str]) -> list[str]:
         for c in columns
         if names[c].replace("_", "") in squashed
     }
-    known = sorted(rank, key=rank.get)
+    known = sorted(rank, key=rank.__getitem__)
     suffixed = [c for c in columns if c not in rank and names[c].endswith("_id")]
     return known + suffixed

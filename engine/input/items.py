@@ -68,8 +68,8 @@ def split_items(frame: pd.DataFrame, config: AuditConfig, source: str = "") -> I
         return _split_items(frame, config, source)
     except DataError as exc:
         if place is not None:
-            read = [getattr(config, key) for key in COLUMN_KEYS]
-            read = {c for value in read for c in (value if isinstance(value, tuple) else [value])}
+            keys = [getattr(config, key) for key in COLUMN_KEYS]
+            read = {c for value in keys for c in (value if isinstance(value, tuple) else [value])}
             exc.args = (placed(str(exc), place, read), *exc.args[1:])
         raise
 
@@ -79,8 +79,8 @@ def _split_items(frame: pd.DataFrame, config: AuditConfig, source: str) -> Items
     answers = answers_table(config, source)
     if config.item_column is None:
         whole = responses_from_frame(frame, config, source=source, answers=answers)
-        notes = tuple(RunWarning.about(w) for w in whole.warnings)
-        return Items(source, [whole], [], len(frame), whole.warnings, notes)
+        about = tuple(RunWarning.about(w) for w in whole.warnings)
+        return Items(source, [whole], [], len(frame), whole.warnings, about)
     where = source or "input"
     column = _item_column(frame, config.item_column, where)
     frame, warnings = _rows_with_an_item(frame, column, config, where)

@@ -42,14 +42,14 @@ def code_labels(
     bad: set[str] = set()
     if numeric:
         bad = {v for v in present if numbers[v] is None}
-        order_found = sorted({numbers[v] for v in present if numbers[v] is not None})
+        order_found = sorted({n for n in numbers.values() if n is not None})
         position = {n: i for i, n in enumerate(order_found)}
         labels = tuple(number_label(n) for n in order_found)
-        code = {v: position[numbers[v]] for v in present if numbers[v] is not None}
+        code = {v: position[n] for v, n in numbers.items() if n is not None}
     else:
         labels = tuple(sorted(set(present)))
-        position = {label: i for i, label in enumerate(labels)}
-        code = {v: position[v] for v in present}
+        place = {label: i for i, label in enumerate(labels)}
+        code = {v: place[v] for v in present}
     return labels, code, bad
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 import pandas as pd
@@ -136,6 +137,10 @@ def blank_answers(texts: list[str]) -> np.ndarray:
     return np.array([not text.strip() for text in texts], dtype=bool)
 
 
+@overload
+def _column(frame: pd.DataFrame, name: str, role: str, path) -> pd.Series: ...
+@overload
+def _column(frame: pd.DataFrame, name: None, role: str, path) -> None: ...
 def _column(frame: pd.DataFrame, name: str | None, role: str, path) -> pd.Series | None:
     if name is None:
         return None

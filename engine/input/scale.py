@@ -4,6 +4,8 @@ and several items' responses as one on that pooled scale."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 
 from engine.input.labels import number_label
@@ -85,8 +87,8 @@ def pool_responses(
     second = None
     if first.second_scores is not None:
         second = np.concatenate(
-            [np.where(p.second_scores >= 0, c[np.maximum(p.second_scores, 0)], -1)
-             for p, c in zip(parts, codes)]
+            [np.where(s >= 0, c[np.maximum(s, 0)], -1)
+             for s, c in zip((_set_as_in_first(p.second_scores) for p in parts), codes)]
         )  # fmt: skip
     responses = Responses(
         texts=[text for p in parts for text in p.texts],
@@ -99,11 +101,25 @@ def pool_responses(
         file_rows=first.file_rows,
         item=first.item if len(parts) == 1 else None,
         ordered=all(p.ordered for p in parts),
-        raters=None if first.raters is None else tuple(r for p in parts for r in p.raters),
+        raters=(
+            None
+            if first.raters is None
+            else tuple(r for p in parts for r in _set_as_in_first(p.raters))
+        ),
         second_raters=(
             None
             if first.second_raters is None
-            else tuple(r for p in parts for r in p.second_raters)
+            else tuple(r for p in parts for r in _set_as_in_first(p.second_raters))
         ),  # fmt: skip
     )
     return responses, codes, on_scale
+
+
+Given = TypeVar("Given")
+
+
+def _set_as_in_first(value: Given | None) -> Given:
+    """A part's column the first part has: the items pooled share one run's settings, so each
+    has the second scores or the raters when the first has."""
+    assert value is not None
+    return value

@@ -212,11 +212,13 @@ def wide_reads(frame: pd.DataFrame, config: AuditConfig, where: str) -> RawReads
                 time = times[i] if j == 0 else ""
                 parts.append((i, label, raters[i].strip(), time, j == 0, int(numbers[i]), j))
     _check_one_read_each(parts, where)
-    position, label, rater, time, first, row, column = zip(*parts) if parts else ((),) * 7
+    position, label_of, rater_of, time_of, first, row, column_of = (
+        zip(*parts) if parts else ((),) * 7
+    )
     names = tuple(column.score for column in read_columns(config))
-    return RawReads(np.asarray(position, dtype=np.int64), list(label), list(rater), list(time),
-                    np.asarray(row, dtype=np.int64), np.asarray(first, dtype=bool),
-                    np.asarray(column, dtype=np.int64), names)  # fmt: skip
+    return RawReads(np.asarray(position, dtype=np.int64), list(label_of), list(rater_of),
+                    list(time_of), np.asarray(row, dtype=np.int64), np.asarray(first, dtype=bool),
+                    np.asarray(column_of, dtype=np.int64), names)  # fmt: skip
 
 
 def long_answers(frame: pd.DataFrame, config: AuditConfig, answers: pd.DataFrame | None, where):
@@ -312,5 +314,5 @@ def _check_one_read_each(parts, where: str) -> None:
 
 def _cells(frame: pd.DataFrame, column: str | None, where: str = "", role: str = "") -> list[str]:
     if column not in frame.columns:
-        raise DataError(missing_column(where, role or "read", column, frame.columns))
+        raise DataError(missing_column(where, role or "read", str(column), frame.columns))
     return frame[column].astype(str).tolist()

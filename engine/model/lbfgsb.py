@@ -87,7 +87,9 @@ class _Run:
         self.dsave = np.zeros(29)
         self.factr, self.gtol, self.maxiter = ftol / np.finfo(float).eps, gtol, maxiter
         self.f, self.g = np.array(0.0), np.zeros(n)  # what the routine is given next
-        self.seen = self.last = None
+        # The point last evaluated and its (value, gradient); None before the first.
+        self.seen: np.ndarray | None = None
+        self.last: tuple | None = None
         self.evaluations = self.iterations = 0
         self.done = False
 
@@ -215,8 +217,8 @@ def _together(runs: list[_Run], joint) -> list[BoundedResult]:
     """Step the runs until all are done, each round evaluating every run that wants a point in
     one call of `joint(which, points)`."""
     while True:
-        wanted = [(k, run.wants()) for k, run in enumerate(runs) if not run.done]
-        wanted = [(k, point) for k, point in wanted if point is not None]
+        offered = [(k, run.wants()) for k, run in enumerate(runs) if not run.done]
+        wanted = [(k, point) for k, point in offered if point is not None]
         if not wanted:
             return [run.result() for run in runs]
         answers = joint([k for k, _ in wanted], [point.copy() for _, point in wanted])

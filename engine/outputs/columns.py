@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 TEXT, COUNT, FIGURE, SHARE, POINTS, FLAG = "text", "count", "figure", "share", "points", "flag"
 LABEL = "label"
@@ -29,7 +30,8 @@ class Column:
 
     name: str
     meaning: str
-    get: Callable[[object, object], object] | None = None
+    # Any: each table's rows (and context) are of its own type, which its columns read.
+    get: Callable[[Any, Any], object] | None = None
     kind: str = TEXT
     label: str = ""
     interval: tuple[str, str] | None = None
@@ -92,6 +94,13 @@ def shown(value, kind: str) -> str:
     return str(value)
 
 
+def _value(column: Column, row: object, context: object) -> object:
+    """A column's value for one row: only tables whose columns all read their rows (`get`)
+    are made into rows here (the others' rows are written by their own writers)."""
+    assert column.get is not None, f"the column {column.name} reads no row"
+    return column.get(row, context)
+
+
 @dataclass(frozen=True)
 class OutputTable:
     """A table parm writes: its file, what one row is, and its columns in order. `families`:
@@ -125,7 +134,7 @@ class OutputTable:
 
     def csv_row(self, row, context=None) -> list:
         """One row's CSV cells, in the declared order."""
-        return [csv_cell(column.get(row, context), column.kind) for column in self.columns]
+        return [csv_cell(_value(column, row, context), column.kind) for column in self.columns]
 
     def csv(self, rows, context=None) -> tuple[list[str], list[list]]:
         """(header, rows) of the CSV."""
@@ -134,10 +143,10 @@ class OutputTable:
     def cell(self, name: str, row, context=None, with_interval: bool = True) -> str:
         """One column of one row as people read it: the value, and its interval after it."""
         column = self.column(name)
-        text = shown(column.get(row, context), column.kind)
+        text = shown(_value(column, row, context), column.kind)
         if not text or column.interval is None or not with_interval:
             return text
-        low, high = (self.column(n).get(row, context) for n in column.interval)
+        low, high = (_value(self.column(n), row, context) for n in column.interval)
         if missing(low) or missing(high):
             return text
         return f"{text} ({shown(low, column.kind)} to {shown(high, column.kind)})"

@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
 
@@ -148,5 +147,5 @@ def review_with_added(review: ReviewSet, added: Sequence[AddedRead]) -> ReviewSe
     probabilities and third-read ranks recomputed."""
     if review.reads is None and not added:
         return review
-    reads = added_audit(review.results, cast("ReadsAudit | None", review.reads), added)
+    reads = added_audit(review.results, review.reads, added)
     return dataclasses.replace(review, reads=reads, **consensus_arrays(reads, review.codes))

@@ -87,6 +87,7 @@ class Comparison:
         """A badge for a figure under its minimum: 'QWK 0.563 < 0.70' ('' where it is not)."""
         if self.within is not False or self.limit is None or self.limit.value:
             return ""
+        assert self.value is not None  # a verdict is given only on both figures
         return f"{self.figure} {self.shown(self.value)} < {self.other_value:.2f}"
 
     def change(self) -> str:
@@ -95,6 +96,7 @@ class Comparison:
             before = "—" if self.other_value is None else self.shown(self.other_value)
             now = "—" if self.value is None else self.shown(self.value)
             return f"{before} → {now}"
+        assert self.difference is not None  # both figures are known
         if abs(self.difference) < _EPSILON:
             return f"{self.shown(self.value)} (same)"
         signed = f"{self.difference:+.{self.digits}f}".replace("-", "−")
@@ -140,6 +142,8 @@ def _limit_text(limit: Limit, digits: int, unit: str) -> str:
 
 def _verdict(found: Comparison) -> str:
     limit, within = found.limit, found.within
+    # Comparison.verdict asks only with a limit and a verdict, so with both figures.
+    assert limit is not None and found.difference is not None
     said = _limit_text(limit, found.digits, found.unit)
     if limit.side == MARGIN:
         text = f"more than {said}" if within else f"not more than {said}"
@@ -169,9 +173,10 @@ def compare(
     difference in points (the limit then in points too)."""
     scale, unit = (100.0, "%") if percent else (1.0, "")
     shown, against = _rounded(value, digits, scale), _rounded(other_value, digits, scale)
-    known = shown is not None and against is not None
-    difference = round(shown - against, digits) if known else None
-    within = None if limit is None or not known else _within(limit, difference)
+    difference = (
+        round(shown - against, digits) if shown is not None and against is not None else None
+    )
+    within = None if limit is None or difference is None else _within(limit, difference)
     found = Comparison(figure, shown, other, against, limit, difference, within, "", digits, unit)
     return _with_sentence(found)
 
@@ -188,6 +193,7 @@ def _with_sentence(found: Comparison) -> Comparison:
         sentence = f"{found.figure} is {found.shown(found.value)}, {beside} "
         sentence += ("of " if standard else "") + found.shown(found.other_value)
         if standard:  # a minimum: above or below it says the verdict; only its meaning is added
+            assert found.limit is not None  # `standard` is a limit of 0
             meaning = found.limit.inside if found.within else found.limit.beyond
             sentence += f": {meaning}" if meaning else ""
         elif found.within is not None:

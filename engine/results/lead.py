@@ -42,14 +42,21 @@ from engine.audit.queue.flagging import SECOND_READS, WrongEstimate, combined
 
 
 class RunFigures(Protocol):
-    """The fields of engine.results.figures.RunFigures the headline reads."""
+    """The fields of engine.results.figures.RunFigures the headline reads (read only, as that
+    frozen dataclass's are)."""
 
-    kappa: float | None
-    cross_kappa: float | None
-    qwk: float | None
-    cross_qwk: float | None
-    session_model: float | None
-    session_model_in_sample: float | None
+    @property
+    def kappa(self) -> float | None: ...
+    @property
+    def cross_kappa(self) -> float | None: ...
+    @property
+    def qwk(self) -> float | None: ...
+    @property
+    def cross_qwk(self) -> float | None: ...
+    @property
+    def session_model(self) -> float | None: ...
+    @property
+    def session_model_in_sample(self) -> float | None: ...
 
 
 GAP = 0.05
@@ -108,7 +115,7 @@ def small_note(counts: Sequence[int]) -> str:
     )
 
 
-def gap_note(in_sample: float, cross_fitted: float) -> str:
+def gap_note(in_sample: float | None, cross_fitted: float | None) -> str:
     """'in-sample 0.554 above cross-fitted, more than 0.05: memorised'."""
     return "in-sample " + optimism(in_sample, cross_fitted).brief().replace(
         ",", " cross-fitted,", 1

@@ -9,6 +9,7 @@ of one item is a set of one item, built the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from engine.input.settings.config import settings_digest
 from engine.results.decision import RunContext
 from engine.results.item import AuditResult
 from engine.results.queue_notes import evidence_score, lone_scores, queue_notes
+
+if TYPE_CHECKING:
+    from engine.audit.reads.reads_audit import ReadsAudit
 
 
 @dataclass
@@ -54,7 +58,7 @@ class ReviewSet:
     # The session's reads (engine.audit.reads.reads_audit.ReadsAudit; None: every answer read once),
     # with any read typed in the review (engine.results.added_reads), and each item's codes on
     # the pooled scale.
-    reads: object = None
+    reads: ReadsAudit | None = None
     codes: tuple[np.ndarray, ...] = ()
 
     @property
@@ -149,7 +153,9 @@ class ReviewSet:
 
 
 def review_set(
-    results: list[AuditResult], order: tuple[str, ...] | None = None, reads=None
+    results: list[AuditResult],
+    order: tuple[str, ...] | None = None,
+    reads: ReadsAudit | None = None,
 ) -> ReviewSet:
     """The review queue over the items' results (in their order); `order` is the stated
     score_order, so items that use only some of its labels pool in its order; reads: the
@@ -165,6 +171,7 @@ def review_set(
         for neighbours in result.evidence
     ]
     disagree = [result.raters_disagree for result in results]
+    known = [d for d in disagree if d is not None]
     return ReviewSet(
         results=results,
         responses=responses,
@@ -173,7 +180,7 @@ def review_set(
         severity=np.concatenate([np.asarray(r.severity, dtype=float) for r in results]),
         proba=proba,
         evidence=evidence,
-        raters_disagree=None if any(d is None for d in disagree) else np.concatenate(disagree),
+        raters_disagree=None if len(known) < len(disagree) else np.concatenate(known),
         on_scale=on_scale,
         starts=starts,
         run_id=results[0].run_id,

@@ -197,7 +197,7 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
     relative = _relative(raw, members, scores.ordered, residual_sd(e))
     centre_b = origin if raw.anchored else reference(raw.b, raw.b_se, members)[0]
     effects = {}
-    for r in np.flatnonzero(judged):
+    for r in np.flatnonzero(judged).tolist():
         drift = _centred(drifts[r], centre_b)
         effects[str(names[r])] = _effects(raw, r, relative[r], drift, scores.ordered,
                                           int(co_n[r]), bool(np.isin(r, members)))  # fmt: skip
@@ -300,7 +300,9 @@ def _raw(scores, main, b, e, w, rater_of, count) -> _Raw:
     keys = ("b_se", "log_noise", "log_noise_se", "slope", "slope_se", "spread", "middle",
             "middle_se", "low", "low_se", "high", "high_se")  # fmt: skip
     out = {key: np.full(count, np.nan) for key in keys}
-    fits, spreads, disagreements = [None] * count, [None] * count, [None] * count
+    fits: list[rater_fit.Fit | None] = [None] * count
+    spreads: list[rater_fit.Spread | None] = [None] * count
+    disagreements: list[rater_fit.Disagreement | None] = [None] * count
     for r in range(count):
         mine = rater_of == r
         n = int(mine.sum())
@@ -312,11 +314,11 @@ def _raw(scores, main, b, e, w, rater_of, count) -> _Raw:
                                            scores.cube[mine])  # fmt: skip
         disagreements[r] = dis
         if scores.ordered:
-            fits[r] = rater_fit.mean_squares(scores.value[mine], around)
-            spreads[r] = rater_fit.spread(scores.value[mine], m, scores.inside[mine])
-            noise, noise_se = fits[r].infit, rater_fit.infit_se(scores.value[mine], around)
-            out["slope"][r], out["slope_se"][r] = spreads[r].slope, spreads[r].slope_se
-            out["spread"][r] = spreads[r].spread
+            fits[r] = fit = rater_fit.mean_squares(scores.value[mine], around)
+            spreads[r] = spread = rater_fit.spread(scores.value[mine], m, scores.inside[mine])
+            noise, noise_se = fit.infit, rater_fit.infit_se(scores.value[mine], around)
+            out["slope"][r], out["slope_se"][r] = spread.slope, spread.slope_se
+            out["spread"][r] = spread.spread
             # Observed share minus the model's expected share, with its binomial SE, for the
             # middle categories and for each end of the scale.
             for part, observed, chance in (("middle", scores.inside, scores.middle),
@@ -329,7 +331,8 @@ def _raw(scores, main, b, e, w, rater_of, count) -> _Raw:
             noise, noise_se = dis.ratio, dis.se
         out["log_noise"][r] = np.log(max(noise, 1e-12))
         out["log_noise_se"][r] = noise_se / max(noise, 1e-12)
-    return _Raw(b, **out, fits=fits, spreads=spreads, disagreements=disagreements)
+    # `out` holds the array fields only (`keys`), which mypy cannot tell from a dict.
+    return _Raw(b, **out, fits=fits, spreads=spreads, disagreements=disagreements)  # type: ignore[arg-type]
 
 
 NO_SIZE = float("nan")
@@ -358,7 +361,7 @@ def _relative(raw: _Raw, members: np.ndarray, ordered: bool, sd: float) -> list[
                 for end in ("low", "high")}  # fmt: skip
         spread0 = float(np.median(raw.spread[members]))
     for r in range(raw.b.size):
-        figures = {
+        figures: dict[str, float | None] = {
             "ordered": ordered,
             "noise": float(np.exp(raw.log_noise[r] - noise0)),
             "noise_z": _z(raw.log_noise[r] - noise0, raw.log_noise_se[r], noise_se0),

@@ -141,16 +141,16 @@ def anchor(b, b_se, g, g_se):
         return None
     rows = np.flatnonzero(has_b)
     count = rows.size
-    x, y, w = [], [], []
+    x_rows, y_rows, w_rows = [], [], []
     for k, r in enumerate(rows):
-        x.append(np.r_[np.eye(count)[k], 1.0])
-        y.append(b[r])
-        w.append(1 / b_se[r] ** 2)
+        x_rows.append(np.r_[np.eye(count)[k], 1.0])
+        y_rows.append(b[r])
+        w_rows.append(1 / b_se[r] ** 2)
         if has_g[r]:
-            x.append(np.r_[np.eye(count)[k], 0.0])
-            y.append(g[r])
-            w.append(1 / g_se[r] ** 2)
-    x, y, w = np.array(x), np.array(y), np.array(w)
+            x_rows.append(np.r_[np.eye(count)[k], 0.0])
+            y_rows.append(g[r])
+            w_rows.append(1 / g_se[r] ** 2)
+    x, y, w = np.array(x_rows), np.array(y_rows), np.array(w_rows)
     covariance = np.linalg.inv(x.T @ (w[:, None] * x))
     fitted = covariance @ x.T @ (w * y)
     origin, origin_se = float(fitted[-1]), float(np.sqrt(covariance[-1, -1]))

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -324,7 +324,7 @@ def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
     spread = None if effects is None else effects.leniency_se
     own, others = scores.pairs.of(name)
     second_figures = agreement(own, others, scores.scale) if own.size else None
-    row = dict(
+    row: dict[str, Any] = dict(  # a RaterRow's fields, of their several types
         rater=name, n=n, items=int(np.unique(scores.item[mine]).size),
         exact=figures["accuracy"], kappa=figures["kappa"], qwk=figures.get("qwk"),
         flagged=flagged, flagged_share=share, flagged_low=None, flagged_high=None,
@@ -346,6 +346,7 @@ def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
         return RaterRow(**{**judged_row, "distance": float(distance)})
     from scipy.stats import t as student
 
+    assert spread is not None  # the leniency's standard error, set with it (ordered scores)
     half = float(student.ppf(0.5 + LEVEL / 2, n - 1)) * spread
     distance = max(abs(effect) / max(spread, 1e-12), distance)
     return RaterRow(

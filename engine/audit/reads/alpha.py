@@ -99,6 +99,8 @@ def pooled_scale(
     """The items' codes on one scale: by value where every item's codes have values in points
     (so 2 of an item scored 0-2 is 2 of one scored 0-3), else by label (`labels`, each item's,
     ordered by value as engine.input.scale pools them), else by code."""
+    keys: list[tuple[float, ...]] | list[tuple[str, ...]]
+    pooled: list[float] | list[str]
     if labels is None or all(r.values is not None for r in items):
         keys = [tuple(float(v) for v in r.points) for r in items]
         pooled = sorted({k for item in keys for k in item})
@@ -118,5 +120,6 @@ def pool_coincidences(found: Sequence[np.ndarray], scale: PooledScale) -> np.nda
     total = np.zeros((found[0].shape[0], size * size))
     for o, code in zip(found, scale.codes):
         cells = (code[:, None] * size + code[None, :]).ravel()
-        np.add.at(total, (slice(None), cells), o.reshape(o.shape[0], -1))
+        # numpy's stubs take no slice in `at`'s index, which numpy itself does.
+        np.add.at(total, (slice(None), cells), o.reshape(o.shape[0], -1))  # type: ignore[arg-type]
     return total.reshape(-1, size, size)

@@ -88,6 +88,7 @@ def neighbour_vote(plan: Layout, base: np.ndarray, from_reads: np.ndarray) -> np
     neighbours."""
     if plan.similar is None:
         return None
+    assert plan.similar_total is not None  # made with `similar` (consensus_layout._similar)
     rows = base[plan.item] * plan.valid
     return (np.asarray(plan.similar @ from_reads) + rows) / (plan.similar_total + 1.0)[:, None]
 

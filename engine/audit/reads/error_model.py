@@ -34,6 +34,7 @@ size and kind), so a session of many small items costs a few array operations pe
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -251,6 +252,7 @@ class RaterCounts:
         self.total += np.bincount(scale.rater, minlength=raters)
         if scale.kinds is None:
             return
+        assert scale.cells is not None  # made with the kinds (ScaleReads.of)
         wrong = truth.copy()
         wrong[reads, scale.score] = 0.0  # the error mass at each true score
         found = np.bincount(scale.cells.ravel(), weights=wrong.ravel(), minlength=raters * width)
@@ -308,6 +310,7 @@ def tied_raters(answer: np.ndarray, rater: np.ndarray, raters: int) -> np.ndarra
     share answers pins each accuracy, a bipartite set leaves one factor free between its two
     sides, and the fit would then pick it from the error model's shape alone (on two Mohler
     graders, 0.55 and 0.995 or 0.999 and 0.55, by how the posterior was restricted)."""
+    pairs: Iterable[tuple[int, int]]
     if answer.size:
         incidence = sparse.csr_matrix(
             (np.ones(answer.size), (answer, rater)), shape=(int(answer.max()) + 1, raters)

@@ -68,9 +68,11 @@ def is_day(period: str) -> bool:
     return " " not in period
 
 
-def day_cells(cells: list[Cell], item: str | None, rater: str | None) -> dict[str, list[Cell]]:
+def day_cells(
+    cells: list[Cell], item: str | None, rater: str | None
+) -> dict[tuple[str, str], list[Cell]]:
     """The day cells of each unit: {(item, rater): [cells by day]}; None: any."""
-    out: dict = {}
+    out: dict[tuple[str, str], list[Cell]] = {}
     for cell in sorted(cells, key=lambda c: c.period):
         if (
             is_day(cell.period)
@@ -105,7 +107,9 @@ def item_targets(cells: list[Cell], reads: SessionReads, config: AuditConfig,
             judged[("item_target", item, "")] = cell.period
             _judged_raters(judged, explain, cell)
 
-            def rule(c: Cell, goals=(exact, adjacent, sizes[item])) -> Alert | None:
+            def rule(
+                c: Cell, goals: tuple[float, float | None, int] = (exact, adjacent, sizes[item])
+            ) -> Alert | None:
                 return _against_target(c, *goals, config)
 
             found = rule(cell)
@@ -152,7 +156,8 @@ def session_target(cells: list[Cell], reads: SessionReads, config: AuditConfig) 
         n = sum(c.pairs for c in parts)
         if n < config.monitor_min_reads or len(reads.items) < 2:
             continue
-        goal = sum(c.pairs * target(config.exact_targets, sizes[c.item]) for c in parts) / n
+        goal = sum(c.pairs * t for c in parts
+                   if (t := target(config.exact_targets, sizes[c.item])) is not None) / n  # fmt: skip
         k = sum(c.exact for c in parts)
         judged[("session_target", "", "")] = day
         p = below(k, n, goal)
@@ -264,7 +269,8 @@ def rater_agreement(cells: list[Cell], reads: SessionReads, config: AuditConfig)
         n = sum(c.pairs for c in mine)
         if n < config.monitor_min_reads:
             continue
-        goal = sum(c.pairs * target(config.exact_targets, sizes[c.item]) for c in mine) / n
+        goal = sum(c.pairs * t for c in mine  # each has a target (`parts` above)
+                   if (t := target(config.exact_targets, sizes[c.item])) is not None) / n  # fmt: skip
         k = sum(c.exact for c in mine)
         judged[("rater_agreement", "", rater)] = day
         p = below(k, n, goal)

@@ -10,7 +10,7 @@ the process ends however it ends: a killed run never leaves a stale lock behind.
 from __future__ import annotations
 
 import contextlib
-import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -40,7 +40,8 @@ def session_lock(folder: str | Path, on_wait: Callable[[], None] | None = None) 
         handle.close()
 
 
-if os.name == "nt":  # pragma: no cover - Windows
+# sys.platform, not os.name: the test mypy follows (win32 exactly when os.name is nt).
+if sys.platform == "win32":  # pragma: no cover - Windows
     import msvcrt
 
     def _try_lock(handle) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -227,9 +228,10 @@ def _label(value: str) -> str:
 def _row_cells(rows, config: AuditConfig, times, kind, fallback, where) -> dict:
     """Per row: the time's key and value, day, half and declared kind."""
     n = len(rows)
-    out = {"key": [""] * n, "time": [float("nan")] * n, "day": [fallback] * n,
-           "half": [""] * n, "kind": [""] * n}  # fmt: skip
+    out: dict[str, list[Any]] = {"key": [""] * n, "time": [float("nan")] * n,  # str or float
+                                 "day": [fallback] * n, "half": [""] * n, "kind": [""] * n}  # fmt: skip
     if times is not None:
+        assert config.time_column is not None  # the times are its values (_time_kind)
         values = times.loc[rows.index].tolist()
         parsed = parse_times(values, rows.index.to_numpy() + 1, config.time_column, where)
         days, halves = read_periods(values, kind, fallback)

@@ -93,16 +93,19 @@ def _flags_short(session: SessionResult) -> str:
             f"wrong, {wrong_phrase(session_wrong(session.results))}")  # fmt: skip
     model, check = model_comparison(session), flags_check(session)
     if model is None and check is not None and check.within:
+        assert check.value is not None and check.other_value is not None  # judged: both known
         return (f"{head}; another read disputes the scores its severity alone flags more often "
                 f"than the others "
                 f"({check.shown(check.value)} against {check.shown(check.other_value)}).")  # fmt: skip
     if model is None:
         return head + "; how sure it is cannot be said without cross-fitting."
+    assert model.value is not None  # a cross-fitted kappa or QWK is finite (model.metrics)
     figure = f"{model.figure.split('(')[-1].rstrip(')')} {model.shown(model.value)}"
     if model.within:
         return f"{head}, and its model meets {MINIMUM} ({figure}): they are worth a review."
     weak = f"{head}, but its model is under {MINIMUM} ({figure})"
     if check is not None and check.within:
+        assert check.value is not None and check.other_value is not None  # judged: both known
         return (f"{weak}; still, another read disputes the scores its severity alone flags more "
                 f"often than the others ({check.shown(check.value)} against {check.shown(check.other_value)}).")  # fmt: skip
     return weak + ": read its flags as a reading list, not as verdicts."
@@ -126,6 +129,7 @@ def session_pairs(session: SessionResult) -> list:
 
 def pair_comparison(session: SessionResult, pair, prefix: str = "") -> Comparison:
     """A pair's QWK (kappa for unordered scores) against the field's minimum."""
+    assert session.reads is not None  # the pair is one of its reads' pairs
     names = session.reads.raters
     name = _figure_name(pair)
     who = f"{prefix}{names[pair.rater_a]} and {names[pair.rater_b]}"
@@ -194,6 +198,7 @@ def _raters_short(session: SessionResult) -> str:
     pairs = session_pairs(session)
     alpha = reads_alpha(session) if not pairs else None
     if alpha is not None:
+        assert alpha.value is not None  # reads_alpha gives none for an unknown alpha
         agree = "as" if alpha.within else "less than"
         return (f"The reads agree {agree} Krippendorff requires (alpha {alpha.shown(alpha.value)} "
                 f"over the answers read twice or more, lowest acceptable {ALPHA_LOWEST:.3f}).")  # fmt: skip
@@ -204,6 +209,7 @@ def _raters_short(session: SessionResult) -> str:
     verdict = "as" if not below else "less than"
     if len(found) == 1:
         c = found[0]
+        assert c.value is not None  # a pair with enough shared answers: a finite kappa or QWK
         said = f"{_label(_figure_name(pairs[0]))} {c.shown(c.value)}, minimum {c.other_value:.2f}"
     else:
         said = f"{len(below)} of {len(found)} pairs under the minimum of {AGREE:.2f}"
@@ -216,12 +222,15 @@ def items_below(session: SessionResult) -> list[tuple[str, Comparison]]:
     if session.reads is None or not session.by_item:
         return []
     lowest: dict[str, Comparison] = {}
+    least: dict[str, float] = {}  # the value of each item's comparison in `lowest`
     for p in session.reads.agreement.pairs:
         if p.item == ALL or p.too_few:
             continue
         found = pair_comparison(session, p)
-        if found.within is False and (p.item not in lowest or found.value < lowest[p.item].value):
-            lowest[p.item] = found
+        if found.within is False:
+            assert found.value is not None  # judged: its figure is known
+            if p.item not in least or found.value < least[p.item]:
+                least[p.item], lowest[p.item] = found.value, found
     return sorted(lowest.items(), key=lambda entry: (entry[1].value, entry[0]))
 
 

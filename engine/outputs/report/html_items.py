@@ -157,6 +157,8 @@ def human_columns(result: AuditResult, second: dict) -> list[tuple[str, dict | N
 def raters_comparison(result: AuditResult):
     """The item's two raters' QWK (kappa for unordered scores) against the field's minimum."""
     second = result.second_rater
+    # Asked only of an item with the two raters' figures (its callers check).
+    assert second is not None and second.human_human is not None
     name = "qwk" if "qwk" in second.human_human else "kappa"
     first, other = raters_named(result)
     return minimum(
@@ -168,7 +170,9 @@ def raters_comparison(result: AuditResult):
 
 def raters_below(result: AuditResult) -> list:
     """The two raters' exact, near agreement and QWK under the field's minimum."""
-    human = result.second_rater.human_human
+    second = result.second_rater
+    assert second is not None and second.human_human is not None  # as raters_comparison
+    human = second.human_human
     found = [minimum(f"raters' {METRIC[metric].word}", human.get(key), FIELD_THRESHOLDS[metric],
                      "the field's minimum") for key, _, metric in HUMAN_NAMES
              if metric is not None and human.get(key) is not None]  # fmt: skip

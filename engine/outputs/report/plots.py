@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from contextlib import contextmanager
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -29,6 +30,8 @@ _LOCAL_URL = re.compile(r"url\(\s*(?!#)", re.IGNORECASE)
 # Colours: human blue, model orange, the second rater grey; highlighted: red.
 HUMAN, MODEL, SECOND, WARN = "#1f5fa8", "#e07b00", "#8c8c8c", "#b3261e"
 NAME_LIMIT = 28
+# A figure of each row and its 95% interval's low and high ends (None: not known).
+Ranges = tuple[Sequence[float | None], Sequence[float | None], Sequence[float | None]]
 
 
 def short(name, limit: int = NAME_LIMIT) -> str:
@@ -48,18 +51,19 @@ def _style(salt: str):
     matplotlib_folder()  # before the import: no advice on stderr where the home is read-only
     import matplotlib
 
-    settings = {
-        "svg.fonttype": "none",
-        "svg.hashsalt": salt,
-        "text.parse_math": False,
-        "font.size": 9,
-        "font.family": "sans-serif",
-        "axes.spines.top": False,
-        "axes.spines.right": False,
-        "axes.titlesize": 10,
-        "axes.titleweight": "bold",
-    }
-    with matplotlib.rc_context(settings):
+    with matplotlib.rc_context(
+        {
+            "svg.fonttype": "none",
+            "svg.hashsalt": salt,
+            "text.parse_math": False,
+            "font.size": 9,
+            "font.family": "sans-serif",
+            "axes.spines.top": False,
+            "axes.spines.right": False,
+            "axes.titlesize": 10,
+            "axes.titleweight": "bold",
+        }
+    ):
         yield
 
 
@@ -236,7 +240,7 @@ def interval_dots(names, values, lows, highs, label: str, title: str, extra=None
         return _svg(figure, title)
 
 
-def raters_panels(names, leniency, flagged, title: str) -> str:
+def raters_panels(names, leniency: Ranges | None, flagged: Ranges, title: str) -> str:
     """Two panels, one row per rater: leniency in score points with its 95% interval, and the
     share of the rater's scores flagged with its Wilson interval."""
     import numpy as np

@@ -22,6 +22,7 @@ Content-Security-Policy. jinja2 and matplotlib are imported only here, when a re
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -230,7 +231,7 @@ def data_section(session: SessionResult) -> dict:
         if responses.second_scores is not None:
             second_total += len(responses)
             blank_second += int(np.sum(responses.second_scores < 0))
-    reasons = [
+    reasons: list[dict[str, Any]] = [  # each a str or a count
         {"reason": reason, "n": len(rows), "rows": _rows_text(rows)}
         for reason, rows in left_out.items()
     ]
@@ -363,6 +364,7 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
     """The rater table, its plot, the verdicts with their rules, and each pair of raters."""
     if raters is None:
         return None
+    assert session.raters is not None  # report.json has raters exactly when the session has
     from engine.outputs.declared import RATERS, TOO_FEW, rule_text
     from engine.outputs.report.report_md import (
         MIN_PAIR,

@@ -114,6 +114,7 @@ def headline_dict(session: SessionResult) -> dict:
 
 def _raters_dict(session: SessionResult) -> dict:
     raters = session.raters
+    assert raters is not None  # made only for a session with raters (session_dict)
     rows = []
     for r in raters.rows:
         row = {key: report._clean(getattr(r, key)) for key in r.__dataclass_fields__}
@@ -145,6 +146,7 @@ def _expert_dict(session: SessionResult) -> dict | None:
     """Each rater against the expert's scores (validity papers), and whether leniency is
     measured against them; None without an expert score column."""
     raters = session.raters
+    assert raters is not None  # asked by _raters_dict only
     if raters.expert is None:
         return None
     return {

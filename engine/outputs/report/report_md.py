@@ -200,6 +200,7 @@ def expert_sentence(raters) -> str:
 
 def _raters_section(session: SessionResult) -> str:
     raters = session.raters
+    assert raters is not None  # written only for a session with raters (session_markdown)
     header = [declared.RATERS.heading(name) for name in RATER_COLUMNS]
     rows = [rater_cells(raters, r) for r in raters.rows]
     lines = [
