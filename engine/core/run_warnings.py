@@ -39,6 +39,11 @@ WARNING_KINDS = (
         r"appears only in the second rater's column",
     ),
     WarningKind(
+        "two_scales",
+        "a second score or read column on another scale than the score's (a sum beside a read?)",
+        r"look like two scales",
+    ),
+    WarningKind(
         "memorised",
         "in-sample figures more than .05 above their cross-fitted twins: lead with the latter",
         r"show an in-sample kappa more than",

@@ -15,6 +15,7 @@ import re
 
 import pandas as pd
 
+from engine.input.labels import two_scales
 from engine.input.table import as_number
 
 ID_NAMES = (
@@ -95,13 +96,18 @@ def guess_columns(frame: pd.DataFrame) -> dict:
     kinds = _named_columns(columns, KIND_NAMES)
     question, reference, text, others = _text_and_others(frame)
     ordered, doubtful = _score_candidates(frame, [c for c in others if c != text])
-    score = ordered[0] if ordered else None
     numeric = [c for c in ordered if _numeric_share(frame, c) > 0.9]
-    second = next((c for c in numeric if c != score and any(ch.isdigit() for ch in c)), None)
+    score = _read_on_one_scale(frame, ordered[0], numeric) if ordered else None
+    second = next(
+        (c for c in numeric
+         if c != score and any(ch.isdigit() for ch in c) and not _two_scales(frame, score, c)),
+        None,
+    )  # fmt: skip
     first_raters = [c for c in raters if not any(ch.isdigit() and ch != "1" for ch in c)]
     second_raters = [c for c in raters if c not in first_raters]
     # Three reads or more: the score column's numbered family (G1, G2, G3) is every read's.
-    reads = _numbered_family(score, numeric) if score is not None else []
+    family = _numbered_family(score, numeric) if score is not None else []
+    reads = [c for c in family if c == score or not _two_scales(frame, score, c)]
     reads = reads if len(reads) >= 3 else []
     read_raters = _numbered_family(raters[0], raters) if reads and raters else []
     read_raters = read_raters if len(read_raters) == len(reads) else []
@@ -124,6 +130,33 @@ def guess_columns(frame: pd.DataFrame) -> dict:
         "question": question,
         "reference": reference,
     }
+
+
+def _read_on_one_scale(frame: pd.DataFrame, score, numeric: list) -> str:
+    """The score column, or the first of a numbered family of two or more read columns on one
+    scale (rater1_domain1, rater2_domain1) where the score column is on another (ASAP essays'
+    domain1_score, the two raters' sum): two reads of one rubric are what an audit compares."""
+    if len(_numbered_family(score, numeric)) >= 2:
+        return score
+    for column in numeric:
+        family = _numbered_family(column, numeric)
+        same = [c for c in family if not _two_scales(frame, family[0], c)] if family else []
+        if len(same) >= 2 and _two_scales(frame, score, same[0]):
+            return same[0]
+    return score
+
+
+def _two_scales(frame: pd.DataFrame, first, other) -> bool:
+    """Whether two numeric columns' scores of the same rows look like two scales
+    (engine.input.labels.two_scales)."""
+    pairs = [
+        (a, b)
+        for a, b in zip(
+            map(as_number, frame[first].astype(str)), map(as_number, frame[other].astype(str))
+        )
+        if a is not None and b is not None
+    ]
+    return bool(pairs) and two_scales([a for a, _ in pairs], [b for _, b in pairs])
 
 
 def score_candidates(frame: pd.DataFrame) -> list:

@@ -93,3 +93,63 @@ def order_notes(labels, numeric: bool, order, column: str) -> tuple[bool, list[s
         "treated as nominal: QWK, near agreement and the 'off by 2' filter are left out; set "
         'score_order (e.g. --score-order "low,medium,high") to give them an order.'
     ]
+
+
+# Two columns of numbers are reads on two scales (a sum or a resolved score beside one rater's)
+# when one's highest score and its mean are both at least SCALE_RATIO times the other's and it
+# lies above the other's highest score on at least SCALE_ABOVE of the answers both score. Two
+# raters of one rubric do none of this, however harsh or central one of them: a harsh rater's
+# mean is a fraction of a point lower, and a rater who never gives the top score is one step
+# short of the other's. Below SCALE_TOP (0-2, 1-2) a rater who never gives the top score and a
+# sum of two binary reads cannot be told apart from the numbers, so nothing is said.
+SCALE_RATIO = 1.5
+SCALE_ABOVE = 0.2
+SCALE_TOP = 3
+
+
+def two_scales(first: list[float], other: list[float]) -> bool:
+    """Whether paired scores (the same answers' two reads, as numbers) look like two scales."""
+    if not first or min(min(first), min(other)) < 0:
+        return False
+    low, high = sorted((first, other), key=_mean)
+    if max(low) < SCALE_TOP or max(high) < SCALE_RATIO * max(low):
+        return False
+    if _mean(high) < SCALE_RATIO * _mean(low):
+        return False
+    return _share_above(high, max(low)) >= SCALE_ABOVE
+
+
+def scale_notes(names, position, column, labels: list[str]) -> list[str]:
+    """A warning for each read column whose numbers look like another scale than the first
+    column's (`two_scales`), over the answers both score. names: the read columns; position,
+    column: (R,) each read's answer and column; labels: each read's label as written."""
+    values = [as_number(label) for label in labels]
+    first = {p: v for p, c, v in zip(position, column, values) if c == 0 and v is not None}
+    notes = []
+    for j in range(1, len(names)):
+        pairs = [(first[p], v) for p, c, v in zip(position, column, values)
+                 if c == j and v is not None and p in first]  # fmt: skip
+        a, b = [x for x, _ in pairs], [y for _, y in pairs]
+        if not pairs or not two_scales(a, b):
+            continue
+        low, high = sorted((a, b), key=_mean)
+        notes.append(
+            f"Columns '{names[0]}' ({_span(a)}) and '{names[j]}' ({_span(b)}) look like two "
+            f"scales: one's mean is {_mean(high) / max(_mean(low), 1e-9):.1f} times the other's, "
+            f"above the other's highest score on {_share_above(high, max(low)):.0%} of the "
+            f"{len(pairs):,} answers both score (a sum or a resolved score beside one rater's?). "
+            "parm compares them as reads of one scale: name two raters' columns instead."
+        )
+    return notes
+
+
+def _mean(values) -> float:
+    return sum(values) / len(values)
+
+
+def _share_above(values, top: float) -> float:
+    return sum(v > top for v in values) / len(values)
+
+
+def _span(values) -> str:
+    return f"{number_label(min(values))} to {number_label(max(values))}, mean {_mean(values):.1f}"

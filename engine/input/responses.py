@@ -20,7 +20,7 @@ from engine.core.errors import DataError
 from engine.core.suggest import did_you_mean
 from engine.input.expert import expert_codes
 from engine.input.kept_reads import keep_reads
-from engine.input.labels import check_order, code_labels, is_numeric, order_notes
+from engine.input.labels import check_order, code_labels, is_numeric, order_notes, scale_notes
 from engine.input.settings.config import AuditConfig
 from engine.input.several_reads import (
     LONG,
@@ -205,6 +205,8 @@ def responses_from_frame(
     _check_categories(coded, labels, config.score_column, where)
     ordered, notes = order_notes(labels, numeric, config.score_order, config.score_column)
     warnings = read_warnings + kept.warnings + notes
+    if numeric and config.reads != LONG:
+        warnings += scale_notes(raw.column_names, raw.position, raw.column, raw.label)
     warnings += _category_warnings(coded, labels, numbers[keep], config.score_column)
     id_list, id_notes = _ids(frame, config.id_column, keep, numbers, where)
     warnings += id_notes + _blank_warnings([text_list[i] for i in keep], numbers[keep])
