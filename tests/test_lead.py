@@ -56,6 +56,10 @@ def test_the_lead_text_puts_the_cross_fitted_figure_first_and_labels_both():
     assert text.startswith("kappa 0.061 cross-fitted (in-sample 0.793")
     assert "⚠ 0.732 above, more than 0.05: memorised" in text
     assert lead_text("kappa", None, 0.5) == "kappa 0.500 in-sample (no cross-fitting)"
+    # The session model's in-sample decision of a read is given the answer's other reads where
+    # it has any: information, not memorisation, so no warning.
+    given = lead_text("QWK", 0.658, 0.877, given_reads=True)
+    assert given == "QWK 0.658 cross-fitted (0.877 given each answer's other reads)"
 
 
 def test_a_runs_headline_leads_with_the_pooled_cross_fitted_figures():

@@ -19,6 +19,7 @@ from engine.model.session.figures import SessionModelFigures
 from engine.outputs.report.report_json import session_dict
 from engine.outputs.session import write_session
 from engine.results.figures import run_figures
+from engine.results.lead import session_model_lead
 from engine.saved.store import find_session, restore_session, save_session
 from engine.session import run_session
 
@@ -44,6 +45,8 @@ def test_a_session_of_items_shows_the_session_models_figures_in_items_csv_and_re
     modelled = session.session_model
     assert modelled is not None and modelled.metric == "qwk"
     assert set(modelled.items) == {"A", "B"}
+    # Read once: the in-sample figure is given no read of the answer, and is compared as such.
+    assert not modelled.pooled.given_reads and not run_figures(session).session_model_given_reads
     for figures in [*modelled.items.values(), modelled.pooled]:
         assert -1 <= figures.cross_fitted <= 1 and -1 <= figures.in_sample <= 1
     write_session(session, tmp_path)
@@ -107,6 +110,14 @@ def test_one_item_read_twice_is_a_session_model_of_that_item(tmp_path):
     items = split_items(frame, config, "one.csv")
     session = run_session(items, config, embeddings=[vectors[r.rows - 1] for r in items.audited])
     assert session.session_model is not None and list(session.session_model.items) == [None]
+    # Its in-sample figure was given each answer's second read: said so, not "memorised".
+    assert (
+        session.session_model.pooled.given_reads and session.session_model.items[None].given_reads
+    )
+    figures = run_figures(session)
+    assert figures.session_model_given_reads
+    lead = session_model_lead(figures)
+    assert "given each answer's other reads" in lead and "memorised" not in lead
     data = session_dict(session)
     assert data["headline"]["session_model"]["items"][0]["item"] is None
     write_session(session, tmp_path)

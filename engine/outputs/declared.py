@@ -239,7 +239,9 @@ ITEMS = OutputTable(
                row_attr("session_model"), FIGURE, "session model x-fit",
                when="with session_model auto and 2+ items or reads"),
         Column("session_model_in_sample", "the session model's in-sample QWK (kappa for "
-               "unordered labels)", row_attr("session_model_in_sample"), FIGURE,
+               "unordered labels): each audited read decided from every other read of the "
+               "session, its answer's other reads too where it has any (then not comparable to "
+               "the cross-fitted figure, whose models saw no read of the answer)", row_attr("session_model_in_sample"), FIGURE,
                "session model in-sample", when="with session_model auto and 2+ items or reads"),
         Column("flagged", "the likely wrong scores: as many answers from the top of the item's "
                "queue as it has estimated wrong scores (or the top that reaches flag_precision)",

@@ -17,7 +17,7 @@ before numpy is loaded.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from engine.results.item import AuditResult
@@ -55,6 +55,7 @@ class RunFigures:
     cross_qwk: float | None = None
     session_model: float | None = None
     session_model_in_sample: float | None = None
+    session_model_given_reads: bool = False
 
     def item(self, name: str | None) -> ItemFigures | None:
         """The figures of the item with this name (None when the run had no such item)."""
@@ -99,6 +100,7 @@ class RunFigures:
             cross_qwk=_maybe_float(values.get("cross_qwk")),
             session_model=_maybe_float(values.get("session_model")),
             session_model_in_sample=_maybe_float(values.get("session_model_in_sample")),
+            session_model_given_reads=bool(values.get("session_model_given_reads", False)),
         )
 
 
@@ -190,9 +192,10 @@ def run_figures(session: SessionResult) -> RunFigures:
 
     items = tuple(item_figures(result) for result in session.results)
     modelled = session.session_model
-    extra = {
+    extra: dict[str, Any] = {
         "session_model": None if modelled is None else _maybe_float(modelled.pooled.cross_fitted),
         "session_model_in_sample": None if modelled is None else modelled.pooled.in_sample,
+        "session_model_given_reads": modelled is not None and modelled.pooled.given_reads,
     }
     if len(items) == 1:
         only = items[0]

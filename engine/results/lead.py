@@ -57,6 +57,8 @@ class RunFigures(Protocol):
     def session_model(self) -> float | None: ...
     @property
     def session_model_in_sample(self) -> float | None: ...
+    @property
+    def session_model_given_reads(self) -> bool: ...
 
 
 GAP = 0.05
@@ -66,6 +68,7 @@ SMALL_RULE = (
     f"fewer than {ANSWERS_PER_SCORE} answers per score value used beyond the most common one"
 )
 IN_SAMPLE = "in-sample"
+GIVEN_READS = "given each answer's other reads"
 CROSS_FITTED = "cross-fitted"
 SHOWN_ITEMS = 3
 
@@ -126,10 +129,25 @@ def _fixed(value, digits: int) -> str:
     return "—" if not _known(value) else f"{value:.{digits}f}"
 
 
-def lead_text(label: str, cross_fitted, in_sample, digits: int = 3, small: bool = False) -> str:
+def lead_text(
+    label: str,
+    cross_fitted,
+    in_sample,
+    digits: int = 3,
+    small: bool = False,
+    given_reads: bool = False,
+) -> str:
     """'kappa 0.061 cross-fitted (in-sample 0.793 ⚠ 0.732 above, more than 0.05: memorised)';
     without a cross-fitted figure, the in-sample one labelled as such; small: an item too small
-    for its scores, whose in-sample figure is not shown."""
+    for its scores, whose in-sample figure is not shown; given_reads: the in-sample figure was
+    given each answer's other reads (the session model where answers are read twice), which the
+    cross-fitted one was not, so their gap is not called memorised:
+    'QWK 0.658 cross-fitted (0.877 given each answer's other reads)'."""
+    if given_reads and _known(cross_fitted):
+        return (
+            f"{label} {_fixed(cross_fitted, digits)} {CROSS_FITTED} "
+            f"({_fixed(in_sample, digits)} {GIVEN_READS})"
+        )
     if not _known(cross_fitted):
         if small:
             return f"{label}: no cross-fitted figure (in-sample: too small)"
@@ -156,7 +174,11 @@ def session_model_lead(figures: RunFigures, digits: int = 3) -> str | None:
         return None
     label = "QWK" if figures.qwk is not None else "kappa"
     return "session model " + lead_text(
-        label, figures.session_model, figures.session_model_in_sample, digits
+        label,
+        figures.session_model,
+        figures.session_model_in_sample,
+        digits,
+        given_reads=figures.session_model_given_reads,
     )
 
 
@@ -174,7 +196,8 @@ def item_lead(row: ItemSummary, session_model: bool = True) -> list[str]:
     if session_model and (row.session_model is not None or row.session_model_in_sample is not None):
         label = "QWK" if row.qwk is not None else "kappa"
         parts.append("session model " + lead_text(
-            label, row.session_model, row.session_model_in_sample
+            label, row.session_model, row.session_model_in_sample,
+            given_reads=row.session_model_given_reads,
         ))  # fmt: skip
     if small:
         parts.append("⚠ " + small_note(list(row.score_counts.values())))

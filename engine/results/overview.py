@@ -32,6 +32,7 @@ class ItemSummary:
     cross_fit_accuracy: float | None = None
     session_model: float | None = None
     session_model_in_sample: float | None = None
+    session_model_given_reads: bool = False
     values_used: int = 0
     flagged: int | None = None
     # The estimated wrong scores (engine.audit.queue.flagging.WrongEstimate) and its 95% interval.
@@ -106,6 +107,7 @@ def _summary(result: AuditResult, session_model: SessionModelFigures | None) -> 
         cross_fit_accuracy=crossed.get("accuracy"),
         session_model=None if modelled is None else modelled.cross_fitted,
         session_model_in_sample=None if modelled is None else modelled.in_sample,
+        session_model_given_reads=modelled is not None and modelled.given_reads,
         values_used=int((responses.score_counts > 0).sum()),
         flagged=int(result.flagged.sum()),
         estimated_wrong=wrong.count,

@@ -32,10 +32,14 @@ AUTO, OFF = "auto", "off"
 @dataclass(frozen=True)
 class ModelFigures:
     """One item's (or the pooled session's) figures: `metric` (qwk, or kappa for unordered
-    labels) of the audited reads against the in-sample and the cross-fitted decisions."""
+    labels) of the audited reads against the in-sample and the cross-fitted decisions;
+    given_reads: some answer has another read, which the in-sample decision of its audited read
+    is given (a read of the answer itself, so the gap to the cross-fitted figure, whose models
+    saw no read of the answer, is not all optimism)."""
 
     in_sample: float
     cross_fitted: float
+    given_reads: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,11 +83,20 @@ class SessionModelFigures:
 
 
 def _figures_dict(figures: ModelFigures) -> dict:
-    return {"in_sample": _clean(figures.in_sample), "cross_fitted": _clean(figures.cross_fitted)}
+    return {
+        "in_sample": _clean(figures.in_sample),
+        "cross_fitted": _clean(figures.cross_fitted),
+        "given_reads": figures.given_reads,
+    }
 
 
 def _read_figures(values: dict) -> ModelFigures:
-    return ModelFigures(_number(values["in_sample"]), _number(values["cross_fitted"]))
+    # given_reads: absent from runs saved before 2026-11-29.
+    return ModelFigures(
+        _number(values["in_sample"]),
+        _number(values["cross_fitted"]),
+        bool(values.get("given_reads", False)),
+    )
 
 
 def _clean(value: float):
@@ -211,7 +224,8 @@ def session_model_figures(
     for r, item, found in zip(responses, items, summary.items):
         has = found.predicted >= 0
         audited = item.score[item.audited_reads()[has]]
-        per_item[r.item] = ModelFigures(found.in_sample[metric], found.cross_fitted[metric])
+        given = bool(item.answer.size) and int(np.bincount(item.answer).max()) >= 2
+        per_item[r.item] = ModelFigures(found.in_sample[metric], found.cross_fitted[metric], given)
         scores.append(audited)
         in_sample.append(found.predicted[has])
         crossed.append(found.cross_predicted[has])
@@ -219,6 +233,7 @@ def session_model_figures(
     pooled = ModelFigures(
         agreement(scores, np.concatenate(in_sample), len(scale), ordered)[metric],
         agreement(scores, np.concatenate(crossed), len(scale), ordered)[metric],
+        any(figures.given_reads for figures in per_item.values()),
     )
     return SessionModelFigures(
         metric,
