@@ -24,42 +24,22 @@ it is 1.000, with a bootstrap interval of 1.000 to 1.000, beside a cross-fitted 
 cross-fitted figures and the label "too small" with the minimum instead. `item_lead` is every
 item's headline, in the CLI, the app and the reports.
 
-Only the standard library (it is read before numpy loads); a run's figures come in as anything
-with RunFigures' fields (engine.results.figures, which imports this module).
+Only the standard library (it is read before numpy loads); a run's figures are
+engine.results.figures.RunFigures (that module imports this one; the type only for the checker).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from engine.results.compare import EXCESS, Comparison, Limit, compare
 
 if TYPE_CHECKING:
+    from engine.results.figures import RunFigures
     from engine.results.overview import ItemSummary
 
 from engine.audit.queue.flagging import SECOND_READS, WrongEstimate, combined
-
-
-class RunFigures(Protocol):
-    """The fields of engine.results.figures.RunFigures the headline reads (read only, as that
-    frozen dataclass's are)."""
-
-    @property
-    def kappa(self) -> float | None: ...
-    @property
-    def cross_kappa(self) -> float | None: ...
-    @property
-    def qwk(self) -> float | None: ...
-    @property
-    def cross_qwk(self) -> float | None: ...
-    @property
-    def session_model(self) -> float | None: ...
-    @property
-    def session_model_in_sample(self) -> float | None: ...
-    @property
-    def session_model_given_reads(self) -> bool: ...
-
 
 GAP = 0.05
 ANSWERS_PER_SCORE = 10
