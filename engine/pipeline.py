@@ -19,7 +19,7 @@ from engine.core.stages import EMBEDDING, LOADING, TOTAL, StageTimer
 from engine.embedding.blank import with_blanks
 from engine.embedding.sentence import Reading, embed_text_lists
 from engine.embedding.tokens import embed_tokens
-from engine.embedding.vectors import Embedded
+from engine.embedding.vectors import Embedded, TokenEmbeddings
 from engine.graph.late_interaction import late_interaction_graph, tuning_config
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
@@ -125,6 +125,8 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
     single-vector) and the config tuning uses: similarity_top_k null means "all colbert_top_k
     candidates" in late-interaction mode (it has no dense graph)."""
     if config.late_interaction:
+        # Late interaction embeds every answer's tokens (embed_responses), never one vector.
+        assert isinstance(embedded.vectors, TokenEmbeddings)
         graph, facts = late_interaction_graph(embedded.vectors, config, reporter)
         return graph, facts, tuning_config(config, graph)
     return _neighbour_graph(embedded.vectors, config, reporter), None, config
@@ -225,6 +227,7 @@ def _evidence(graph: NeighbourGraph, tuned: TuningResult):
         weights = graph.transform(graph.similarities, best.power)
         found = evidence.evidence_from_lists(graph.indices, weights)
     else:
+        assert tuned.item_features is not None  # tune() always keeps them
         found = evidence.evidence_from_weights(tuned.item_features.weights(best.top_k, best.power))
     return evidence.with_similarities(found, graph.indices, graph.similarities)
 

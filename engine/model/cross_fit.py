@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class CrossFit:
 class _FoldState:
     held_out: np.ndarray
     train: np.ndarray
-    digest: object = field(default_factory=hashlib.sha256)
+    digest: Any = field(default_factory=hashlib.sha256)  # hashlib's object, untyped there
     best: tuple | None = None  # (metric value, top_k, power, theta, held-out proba)
     start: np.ndarray | None = None
 
@@ -140,7 +141,7 @@ def cross_fit(
             for state in states:
                 brent_search(
                     lambda p, st=state, k=top_k: evaluate_all(st, k, p),
-                    config.similarity_power,
+                    config.power_interval,
                     config.selection_metric,
                 )
                 done += 1
@@ -152,6 +153,7 @@ def _collect(states: list[_FoldState], scores: np.ndarray, n_classes: int, order
     held_proba = np.empty((scores.shape[0], n_classes))
     fold_fits = []
     for number, state in enumerate(states):
+        assert state.best is not None  # every fold evaluated at least one configuration
         _, top_k, power, theta, fold_proba = state.best
         held_proba[state.held_out] = fold_proba
         fold_fits.append(

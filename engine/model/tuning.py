@@ -137,10 +137,11 @@ def tune(
         reporter(TUNING, 0, total, note)
     for top_k in ks:
         if powers is None:
-            brent_power(search, top_k, config.similarity_power)
+            brent_power(search, top_k, config.power_interval)
         else:
             for power in powers:
                 search.evaluate(top_k, power)
+    assert search.best is not None  # the grid or Brent evaluated at least one configuration
     row, tuned, (t, s) = search.best
     graph_weights = features.weights(row.top_k, row.power)
     fitted = with_standard_errors(tuned, t, s, scores, config.class_weight, graph_weights)

@@ -7,6 +7,7 @@ rater_status.csv, and a section of report.md and report.html)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from engine.actions.plan import Actions, has_reads, plan_actions
@@ -58,7 +59,7 @@ def output_files(config: AuditConfig, table_format: str = CSV) -> tuple[str, ...
     scores_reviewed.csv, which need the decision store and the input table. table_format
     (engine.outputs.names): "xlsx" puts the tables in results.xlsx instead (decisions.csv
     stays), "both" writes the workbook after the CSVs."""
-    extra = (ITEMS_FILE,) if config.item_column is not None else ()
+    extra: tuple[str, ...] = (ITEMS_FILE,) if config.item_column is not None else ()
     if records_raters(config):
         extra += (RATERS_FILE, BIAS_FILE, FEEDBACK_FILE)
     if several_reads(config):
@@ -73,6 +74,11 @@ def output_files(config: AuditConfig, table_format: str = CSV) -> tuple[str, ...
     return files + (WORKBOOK_FILE,)
 
 
+def _csv_of(made: Callable[[], tuple[list[str], list[list]]], run_id: str) -> Callable[[], str]:
+    """The CSV of a table, made when asked for (only the files chosen are made)."""
+    return lambda: run_csv(made(), run_id)
+
+
 def items_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """items.csv: one row per item, audited ones in file order, then the skipped ones."""
     return declared.ITEMS.csv(session.overview)
@@ -82,6 +88,7 @@ def raters_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """raters.csv: one row per rater, the farthest from the rest first (leniency in points);
     the expert columns only with an expert score column."""
     table = declared.RATERS
+    assert session.raters is not None  # written only for a file whose raters are named
     if session.raters.expert is None:
         table = table.without(declared.WITH_EXPERT)
     return table.csv(session.raters.rows, session.raters)
@@ -157,7 +164,8 @@ def tuning_table(session: SessionResult) -> tuple[list[str], list[list]]:
     """tuning.csv; with items, an `item` column first and every item's configurations."""
     if not session.by_item:
         return tables.tuning_table(session.results[0])
-    header, rows = None, []
+    header: list[str] = []
+    rows: list[list] = []
     for result in session.results:
         header, own = tables.tuning_table(result)
         rows += [[result.responses.item, *row] for row in own]
@@ -181,7 +189,9 @@ def decisions_table(store: Decisions, session: SessionResult) -> tuple[list[str]
 def _decisions_rows(store: Decisions, session: SessionResult) -> tuple[list[str], list[list]]:
     if not _combined(session):
         return tables.decisions_table(store, session.results[0])
-    header, rows, who = None, [], []
+    header: list[str] = []
+    rows: list[list] = []
+    who: list[str] = []
     for result in session.results:
         header, own = tables.decisions_table(store, result)
         responses = result.responses
@@ -192,6 +202,7 @@ def _decisions_rows(store: Decisions, session: SessionResult) -> tuple[list[str]
             i = position[int(row[0])]
             extra = [responses.item] if session.by_item else []
             if named:
+                assert responses.raters is not None  # `named` says the file names its raters
                 extra.append(responses.raters[i])
             rows.append([*row[:2], *extra, *row[2:]])
     rows.sort(key=lambda row: row[0])
@@ -254,7 +265,9 @@ def session_contents(
     typed = [] if store is None else store.added_reads()
     lists = plan_actions(session, typed) if has_reads(session) else None
     tables = session_tables(session, store, table, decisions, lists)
-    builders = {name: (lambda made=made: run_csv(made(), run_id)) for name, made in tables.items()}
+    builders: dict[str, Callable[[], str | bytes]] = {
+        name: _csv_of(made, run_id) for name, made in tables.items()
+    }
     sheets = {name: made for name, made in tables.items() if name in possible}
     builders |= {
         "report.md": lambda: session_markdown(session, decisions, lists),

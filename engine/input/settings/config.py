@@ -140,6 +140,14 @@ class AuditConfig:
         return (p,) if isinstance(p, float) else tuple(p)
 
     @property
+    def power_interval(self) -> PowerInterval:
+        """The interval the power is tuned on (where `power_values` is None)."""
+        p = self.similarity_power
+        if not isinstance(p, PowerInterval):
+            raise TypeError(f"similarity_power is not an interval: {p!r}")
+        return p
+
+    @property
     def late_interaction(self) -> bool:
         return is_late_interaction(self.embedding_model)
 

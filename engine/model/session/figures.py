@@ -157,7 +157,7 @@ def session_items(
     labels = pooled_labels([r.labels for r in responses], order)
     whole = file_scale(labels, order) if all(r.ordered for r in responses) else None
     scale = labels if whole is None else whole
-    names: dict[str, int] = {}
+    names: dict[tuple[str, str | int], int] = {}
     items = []
     for r, graph in zip(responses, graphs):
         answer, rater, score, audited, column = _reads_of(r)
@@ -220,8 +220,13 @@ def session_model_figures(
     summary = summarise_session(items, options, step=step)
     ordered = all(r.ordered for r in responses)
     metric = "qwk" if ordered else "kappa"
-    per_item, scores, in_sample, crossed = {}, [], [], []
+    per_item: dict[str | None, ModelFigures] = {}
+    scores: list[np.ndarray] = []
+    in_sample: list[np.ndarray] = []
+    crossed: list[np.ndarray] = []
     for r, item, found in zip(responses, items, summary.items):
+        # summarise_session cross-fits (its default): every item has cross-fitted figures.
+        assert found.cross_fitted is not None and found.cross_predicted is not None
         has = found.predicted >= 0
         audited = item.score[item.audited_reads()[has]]
         given = bool(item.answer.size) and int(np.bincount(item.answer).max()) >= 2
@@ -229,10 +234,10 @@ def session_model_figures(
         scores.append(audited)
         in_sample.append(found.predicted[has])
         crossed.append(found.cross_predicted[has])
-    scores = np.concatenate(scores)
+    every = np.concatenate(scores)
     pooled = ModelFigures(
-        agreement(scores, np.concatenate(in_sample), len(scale), ordered)[metric],
-        agreement(scores, np.concatenate(crossed), len(scale), ordered)[metric],
+        agreement(every, np.concatenate(in_sample), len(scale), ordered)[metric],
+        agreement(every, np.concatenate(crossed), len(scale), ordered)[metric],
         any(figures.given_reads for figures in per_item.values()),
     )
     return SessionModelFigures(
