@@ -73,6 +73,25 @@ def test_reads_get_session_wide_raters_and_score_columns_name_their_reads(plante
     assert {row.rater for row in one.raters.rows} == {"score", "score2"}
 
 
+def test_prmse_judges_the_cross_fitted_expected_scores(planted):
+    """PRMSE's system is each answer's expected score under its held-out probabilities (the
+    least squared error), not the most probable score; the two differ on this session."""
+    from engine.audit.reads.prmse import session_true_score
+    from engine.audit.reads.reads_audit import SAMPLES
+
+    session = planted[0]
+    reads = list(session.reads.items)
+    expected = [r.cross_fit.proba @ item.points for r, item in zip(session.results, reads)]
+    likeliest = [item.points[r.cross_fit.predicted] for r, item in zip(session.results, reads)]
+    seed = session.config.seed
+    _, pooled = session_true_score(reads, expected, SAMPLES, seed)
+    _, before = session_true_score(reads, likeliest, SAMPLES, seed)
+    assert session.reads.session_prmse.prmse.estimate == pytest.approx(pooled.prmse.estimate)
+    assert abs(pooled.prmse.estimate - before.prmse.estimate) > 0.01
+    # The mean minimises the expected squared error under the model: its MSE_T is the smaller.
+    assert pooled.mse_true < before.mse_true
+
+
 def test_the_consensus_recovers_the_planted_truth_better_than_the_first_read(planted):
     session, _, truth = planted
     found = session.reads
@@ -361,7 +380,7 @@ def test_many_small_half_point_items_give_no_warning_and_every_figure_in_range()
     assert notes == {"not estimable: 12 answers read twice, 20 needed"}
     data = json.loads(written["report.json"])["agreement"]
     assert data["session_prmse"] is not None and data["session_prmse_reason"] is None
-    text = "PRMSE of the model's cross-fitted scores over the session: "
+    text = "PRMSE of the model's cross-fitted expected scores over the session: "
     assert text + reads_outputs.prmse_text(data) in written["report.md"]
     for page in ("report.md", "report.html"):  # each item's PRMSE, or why it has none
         assert written[page].count("not estimable (12 answers read twice, 20 needed)") == 10

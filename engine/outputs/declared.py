@@ -443,7 +443,7 @@ AGREEMENT = OutputTable(
                          FIGURE),
         *figure_columns("alpha_interval", "Krippendorff's alpha, interval (ordered scores)",
                          FIGURE),
-        *figure_columns("prmse", "PRMSE of the model's cross-fitted scores against the true "
+        *figure_columns("prmse", "PRMSE of the model's cross-fitted expected scores against the true "
                          "score ('all' rows; ordered scores; at most 1, below 0 where the "
                          "scores predict the true score worse than the item's mean)", FIGURE),
         Column("prmse_note", "'not estimable: ' and why, where an 'all' row has no PRMSE (fewer "

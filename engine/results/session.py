@@ -95,7 +95,7 @@ def session_result(
     raters = rater_report(results)
     reads = audit_reads(
         [result.responses for result in results],
-        [None if r.cross_fit is None else r.cross_fit.predicted for r in results],
+        [None if r.cross_fit is None else r.cross_fit.proba for r in results],
         [result.read_evidence for result in results],
         config.seed,
     )

@@ -338,7 +338,7 @@ def agreement_lines(agreement: dict) -> Text:
         text.append(" · " if n else "")
         text.append_text(name(alpha["item"] or "the file"))
         text.append(f" {interval_text(alpha['levels'][level])} ({level})")
-    text.append("\nPRMSE of the model's cross-fitted scores: ", "bold")
+    text.append("\nPRMSE of the model's cross-fitted expected scores: ", "bold")
     text.append(prmse_text(agreement))
     text.append("\nReliability (consensus): ", "bold")
     shown = [r for r in agreement["reliability"] if r["reads"]]

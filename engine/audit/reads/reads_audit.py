@@ -72,20 +72,26 @@ class ReadsAudit:
 
 def audit_reads(
     items: Sequence[Responses],
-    predicted: Sequence[np.ndarray | None],
+    proba: Sequence[np.ndarray | None],
     evidence: Sequence[TextEvidence | None],
     seed: int = 0,
 ) -> ReadsAudit | None:
     """The session's figures (module docstring) over its audited items' responses, the model's
-    cross-fitted codes (N,) of each (None where the item was not cross-fitted: in-sample codes
-    were fitted to the reads, so they give no PRMSE) and each item's text evidence (None: the
-    reads alone). None when no answer of any item has two reads."""
+    cross-fitted probabilities (N, C+1) of each (None where the item was not cross-fitted:
+    in-sample ones were fitted to the reads, so they give no PRMSE) and each item's text
+    evidence (None: the reads alone). None when no answer of any item has two reads.
+
+    PRMSE's system score is each answer's expected score in points under its held-out
+    probabilities: the point prediction with the least expected squared error, which PRMSE (a
+    mean square) judges; the most probable score, the system before 2026-11-29, is the one for
+    exact agreement and ran far from the true scores where probabilities are spread (ASAP
+    essays set 1: PRMSE -3.98 with it, -0.46 with the expected score)."""
     if not any(several_reads(responses) for responses in items):
         return None
     raters = session_raters(items)
     reads = [item_reads(responses, raters) for responses in items]
-    systems = [None if p is None else item.points[np.asarray(p, dtype=np.int64)]
-               for item, p in zip(reads, predicted)]  # fmt: skip
+    systems = [None if p is None else np.asarray(p, dtype=np.float64) @ item.points
+               for item, p in zip(reads, proba)]  # fmt: skip
     fits, pooled = session_true_score(reads, systems, SAMPLES, seed)
     return ReadsAudit(
         raters=raters,

@@ -247,7 +247,7 @@ def agreement_markdown(data: dict | None) -> list[str]:
               "every answer of the session as one set of units) and PRMSE of the model's "
               "cross-fitted scores (true-score evaluation):", ""]  # fmt: skip
     lines.append(markdown._table(*alpha_table(data, ordered)))
-    lines += ["", f"PRMSE of the model's cross-fitted scores over the session: "
+    lines += ["", f"PRMSE of the model's cross-fitted expected scores over the session: "
               f"{prmse_text(data)}."]  # fmt: skip
     lines += ["", f"Consensus: {consensus['answers']:,} answers read twice or more; "
               f"{consensus['sure']:,} sure (p >= {consensus['sure_at']:.2f}), "
