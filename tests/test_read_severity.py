@@ -51,7 +51,7 @@ def test_an_answer_read_twice_never_sees_its_own_reads_nor_its_folds():
     severity, scores, read, differs = (
         data[k][0] for k in ("severity", "scores", "read", "differs")
     )
-    fold = answer_folds(read, 0, 0)
+    [fold] = answer_folds([read], [differs], 0)
     assert set(fold[read]) == set(range(5)) and (fold[~read] == -1).all()
     before = features(severity, scores, fold, differs & read, 0.2)
     for answer in np.flatnonzero(read)[:20]:
@@ -135,3 +135,21 @@ def test_a_session_with_second_reads_ranks_by_what_they_teach():
     middle = b.responses.scores == 1
     # The answers read once with B's middle score now lead B's single-read queue.
     assert roc_auc_score(middle[once], b.severity[once]) > 0.9
+
+
+def test_one_backread_per_item_still_gives_every_answer_a_severity():
+    """Twenty items with one answer read twice each (ten differ): the folds are dealt over the
+    session, so every fold's regression has both kinds and no severity is missing."""
+    rng = np.random.default_rng(4)
+    scores = [rng.integers(0, 3, 30) for _ in range(20)]
+    severity = [1 / (1 + np.exp(-rng.normal(size=30))) for _ in range(20)]
+    read = [np.arange(30) == 0 for _ in range(20)]
+    differs = [(np.arange(30) == 0) & (g % 2 == 0) for g in range(20)]
+    learned = learned_severity(severity, scores, read, differs, 0)
+    assert learned is not None
+    assert all(np.isfinite(s).all() and ((s >= 0) & (s <= 1)).all() for s in learned)
+    folds = answer_folds(read, differs, 0)
+    dealt = np.concatenate([f[r] for f, r in zip(folds, read)])
+    flagged = np.concatenate([d[r] for d, r in zip(differs, read)])
+    for part in range(5):  # two of each kind in every fold
+        assert (flagged[dealt == part]).sum() == 2 and (~flagged[dealt == part]).sum() == 2

@@ -14,7 +14,8 @@ the session's items, learns P(another read differs) from three features of every
 No answer's severity depends on its own reads: the answers read twice are split at random into
 FOLDS parts, and each part is ranked by a regression fitted on the other parts, with rates
 counted over the other parts only (`learned_severity`); the answers read once get the mean of
-the FOLDS regressions. Leaving out the answer's own label alone is not enough: within an item
+the FOLDS regressions (the folds are dealt over the whole session, each holding about a
+FOLDS-th of the disagreements, so no fold's regression lacks them). Leaving out the answer's own label alone is not enough: within an item
 every answer's rate is then (the item's disagreements minus its own) over the same count, so the
 rate is lower exactly where the reads differ, and the regression learned each answer's own label
 from it (AUROC 1.0 against those labels on ASAP-SAS prompt 10, every answer read twice, until
@@ -48,14 +49,19 @@ def logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def answer_folds(read: np.ndarray, seed: int, item: int) -> np.ndarray:
-    """(N,) each answer read twice's fold, 0..FOLDS-1, at random (from the seed and the item's
-    position only); -1 for the answers read once."""
-    fold = np.full(read.size, -1)
-    where = np.flatnonzero(read)
-    order = np.random.default_rng([seed, item]).permutation(where.size)
-    fold[where[order]] = np.arange(where.size) % FOLDS
-    return fold
+def answer_folds(read: list[np.ndarray], differs: list[np.ndarray], seed: int) -> list[np.ndarray]:
+    """Each item's (N,) fold of its answers read twice, 0..FOLDS-1 (-1: read once): the whole
+    session's answers read twice, those whose reads differ and the others apart, dealt at random
+    (from the seed) into FOLDS parts, so every part holds about a FOLDS-th of each kind, however
+    few each item has (a session of one backread per item included)."""
+    flat_read = np.concatenate(read)
+    flat_differs = np.concatenate(differs) & flat_read
+    fold = np.full(flat_read.size, -1)
+    rng = np.random.default_rng(seed)
+    for kind in (flat_differs, flat_read & ~flat_differs):
+        where = np.flatnonzero(kind)
+        fold[where[rng.permutation(where.size)]] = np.arange(where.size) % FOLDS
+    return np.split(fold, np.cumsum([r.size for r in read])[:-1])
 
 
 def left_out_rate(mask, fold, differs, prior, weight, held: int = -1) -> np.ndarray:
@@ -105,7 +111,7 @@ def learned_severity(
     if labels.size == 0 or min(labels.sum(), (~labels).sum()) < MIN_EACH:
         return None
     rate = float(labels.mean())
-    folds = [answer_folds(r, seed, g) for g, r in enumerate(read)]
+    folds = answer_folds(read, differs, seed)
     out = [np.zeros(r.size) for r in read]
     for held in range(FOLDS):
         matrices = [
