@@ -11,7 +11,14 @@ import pytest
 from helpers import MULTI_READ_SETTINGS, multi_read_frame, run_frame, session_config
 from scipy.stats import rankdata
 
-from engine.actions.ledger import BACKREAD, CONSENSUS, SEVERITY, ledger_of, risk_percentiles
+from engine.actions.ledger import (
+    BACKREAD,
+    CONSENSUS,
+    SEVERITY,
+    average_ranks,
+    ledger_of,
+    risk_percentiles,
+)
 from engine.results.added_reads import AddedRead, session_with_added
 
 
@@ -77,3 +84,13 @@ def test_reads_typed_in_the_review_join_with_their_kind_after_the_files(planted)
     assert typed.size == 1 and ledger.raters[ledger.rater[typed[0]]] == "Zoe"
     assert ledger.answer[typed[0]] == j and ledger.item[typed[0]] == 0
     assert ledger.order[typed[0]] > ledger.order[ledger.kind == ""].max()
+
+
+def test_average_ranks_are_scipys_rankdata():
+    """engine.actions.ledger.average_ranks against scipy.stats.rankdata(method="average") on
+    random values with ties and the -1 that stands for an unknown risk."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        values = rng.integers(0, 20, rng.integers(1, 300)).astype(float)
+        values[rng.random(values.size) < 0.2] = -1.0
+        np.testing.assert_array_equal(average_ranks(values), rankdata(values, method="average"))

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.stats import rankdata
 
 if TYPE_CHECKING:
     from engine.audit.raters.verdicts import Verdict
@@ -102,6 +101,18 @@ class Ledger:
         return np.bincount(self.unit, minlength=self.n_answers)
 
 
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties given their average (scipy.stats.rankdata(method="average"), whose
+    import alone costs about 0.9 s)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], values.size]
+    ranks = np.empty(values.size)
+    ranks[order] = np.repeat((starts + ends + 1) / 2, ends - starts)
+    return ranks
+
+
 def risk_percentiles(wrong: np.ndarray, evidence: np.ndarray) -> np.ndarray:
     """(R,) each read's percentile (average ranks, in (0, 1]) of `wrong` among the reads of the
     same evidence; NaN values rank lowest."""
@@ -109,7 +120,7 @@ def risk_percentiles(wrong: np.ndarray, evidence: np.ndarray) -> np.ndarray:
     for source in np.unique(evidence):
         mine = np.flatnonzero(evidence == source)
         values = np.nan_to_num(wrong[mine], nan=-1.0)
-        out[mine] = rankdata(values, method="average") / mine.size
+        out[mine] = average_ranks(values) / mine.size
     return out
 
 

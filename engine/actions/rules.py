@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from scipy.stats import beta
+from scipy.special import betaincinv
 
 from engine.input.settings.config import AuditConfig
 
@@ -73,4 +73,4 @@ def upper(successes: float, n: float) -> float:
         return float("nan")
     if successes >= n:
         return 1.0
-    return float(beta.ppf(1 - (1 - LEVEL) / 2, successes + 1, n - successes))
+    return float(betaincinv(successes + 1, n - successes, 1 - (1 - LEVEL) / 2))  # Beta quantile

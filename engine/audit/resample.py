@@ -44,10 +44,11 @@ def weighted_totals(per_answer: sparse.csr_matrix, weights: np.ndarray) -> np.nd
 @lru_cache(maxsize=4096)
 def _student_quantile(n: float, level: float) -> float:
     """t_{n-1} at the upper tail of `level` (the normal quantile for n <= 1)."""
-    from scipy import stats  # here: scipy.stats takes a second to import (parm --help)
+    # scipy.special's quantiles are scipy.stats' (t.ppf, norm.ppf), without its second-long import.
+    from scipy.special import ndtri, stdtrit
 
     upper = 1 - (1 - level) / 2
-    return float(stats.t.ppf(upper, n - 1) if n > 1 else stats.norm.ppf(upper))
+    return float(stdtrit(n - 1, upper) if n > 1 else ndtri(upper))
 
 
 def bootstrap_interval(
@@ -109,9 +110,9 @@ def ratio_interval(
 
 @lru_cache(maxsize=16)
 def _normal_quantile(level: float) -> float:
-    from scipy import stats  # here, as in _student_quantile
+    from scipy.special import ndtri  # as in _student_quantile
 
-    return float(stats.norm.ppf(1 - (1 - level) / 2))
+    return float(ndtri(1 - (1 - level) / 2))
 
 
 def wilson_interval(successes: float, n: float, level: float = LEVEL) -> Interval:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student_t
+from scipy.special import stdtr
 
 from engine.audit.raters.fit import robust_slope, weighted_mean_se
 
@@ -75,7 +75,7 @@ def rater_drift(
     span = (when - when.min()) / np.ptp(when)
     change, se = robust_slope(u, span, None if weights is None else weights[timed])
     t = change / se if se > 0 else 0.0
-    p = float(2 * student_t.sf(abs(t), u.size - 2))
+    p = float(2 * stdtr(u.size - 2, -abs(t)))  # two-sided Student t
     w = None if weights is None else weights[timed]
     return Drift(int(u.size), change, se, float(t), p, periods(u, when, reference, w),
                  int((~timed).sum()))  # fmt: skip

@@ -110,7 +110,7 @@ def differences(reads: ExpertReads, names: np.ndarray):
 
 def figures(reads: ExpertReads, names: np.ndarray, ordered: bool) -> dict[str, ExpertFigures]:
     """Each of `names` with at least one expert-scored read, against the expert."""
-    from scipy.stats import t as student
+    from scipy.special import stdtrit
 
     g, se, n = differences(reads, names)
     out = {}
@@ -119,7 +119,7 @@ def figures(reads: ExpertReads, names: np.ndarray, ordered: bool) -> dict[str, E
             continue
         mine = reads.rater == name
         gap = np.abs(reads.code[mine] - reads.expert_code[mine])
-        half = float(student.ppf(0.5 + LEVEL / 2, n[r] - 1)) * se[r] if n[r] >= 2 else np.nan
+        half = float(stdtrit(n[r] - 1, 0.5 + LEVEL / 2)) * se[r] if n[r] >= 2 else np.nan
         interval = np.isfinite(half) and ordered
         out[str(name)] = ExpertFigures(
             n=int(n[r]),

@@ -304,9 +304,9 @@ def _assess(scores: _Scores):
 def wilson(successes: int, n: int, level: float = LEVEL) -> tuple[float, float]:
     """Wilson score interval for a proportion."""
     # Imported here: scipy.stats takes about a second to import, and most runs have no raters.
-    from scipy.stats import norm
+    from scipy.special import ndtri
 
-    z = norm.ppf(0.5 + level / 2)
+    z = ndtri(0.5 + level / 2)
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
@@ -344,10 +344,10 @@ def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
     judged_row = {**row, "flagged_low": low, "flagged_high": high}
     if effect is None:  # unordered labels: no leniency
         return RaterRow(**{**judged_row, "distance": float(distance)})
-    from scipy.stats import t as student
+    from scipy.special import stdtrit
 
     assert spread is not None  # the leniency's standard error, set with it (ordered scores)
-    half = float(student.ppf(0.5 + LEVEL / 2, n - 1)) * spread
+    half = float(stdtrit(n - 1, 0.5 + LEVEL / 2)) * spread
     distance = max(abs(effect) / max(spread, 1e-12), distance)
     return RaterRow(
         **{

@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from engine.audit.reads.consensus_fit import (
     ConsensusModel,
@@ -116,8 +116,9 @@ def _reliability(plan: Layout, model: ConsensusModel, own, level: float) -> Rate
     accuracy = model.rater.accuracy
     worth = counts.effective_reads(accuracy)
     right, wrong = accuracy * worth + 0.5, (1 - accuracy) * worth + 0.5
-    low = np.where(counts.total > 0, stats.beta.ppf(tail, right, wrong), 0.0)
-    high = np.where(counts.total > 0, stats.beta.ppf(1 - tail, right, wrong), 1.0)
+    # The Beta quantiles (scipy.stats.beta.ppf's, without importing scipy.stats: ~0.9 s).
+    low = np.where(counts.total > 0, special.betaincinv(right, wrong, tail), 0.0)
+    high = np.where(counts.total > 0, special.betaincinv(right, wrong, 1 - tail), 1.0)
     return RaterReliability(accuracy, low, high, counts.total.astype(np.int64), model.rater.shares)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from engine.audit.raters.drift import rater_drift
 from engine.input.settings.config import AuditConfig
@@ -49,7 +49,7 @@ def target(targets: tuple[float, ...], size: int, first: int = 2) -> float | Non
 
 def below(k: int, n: int, rate: float) -> float:
     """One-sided p of k or fewer successes in n at `rate` (exact binomial)."""
-    return float(stats.binom.cdf(k, n, rate))
+    return float(special.bdtr(k, n, rate))  # the binomial CDF
 
 
 def sentence(figure: str, value: float, name: str, threshold: float, sure: str) -> str:
@@ -252,7 +252,7 @@ def _two_proportion(k1: int, n1: int, k2: int, n2: int) -> float:
     se = np.sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2))
     if se == 0:
         return 1.0
-    return float(stats.norm.cdf((k2 / n2 - k1 / n1) / se))
+    return float(special.ndtr((k2 / n2 - k1 / n1) / se))  # the normal CDF
 
 
 # -- raters ------------------------------------------------------------------------------------
