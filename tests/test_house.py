@@ -43,3 +43,20 @@ def test_every_engine_path_on_the_map_exists():
     named = set(re.findall(r"`(engine/[A-Za-z0-9_/]+(?:\.py)?)`", MAP))
     assert len(named) > 20
     assert sorted(p for p in named if not (ROOT / p.rstrip("/")).exists()) == []
+
+
+def test_no_engine_module_imports_scipy_stats():
+    """scipy.stats takes about 0.9 s to import (docs/explanation/speed.md, start-up); the
+    engine takes its quantiles and CDFs from scipy.special, which has the same functions."""
+    found = []
+    for path in sorted(ENGINE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            if any(n == "scipy.stats" or n.startswith("scipy.stats.") for n in names):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert found == []
