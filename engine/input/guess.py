@@ -69,6 +69,9 @@ COUNT_NAME = re.compile(
 MAX_SCORE_VALUES = 50
 MAX_SCORE_SHARE = 0.5
 SHARE_ROWS = 20
+# Rows a guess reads to tell whether two score columns are on two scales (the run itself checks
+# every read: engine.input.labels.scale_notes).
+SCALE_ROWS = 2000
 
 
 def too_many_values(distinct: int, rows: int) -> bool:
@@ -148,11 +151,12 @@ def _read_on_one_scale(frame: pd.DataFrame, score, numeric: list) -> str:
 
 def _two_scales(frame: pd.DataFrame, first, other) -> bool:
     """Whether two numeric columns' scores of the same rows look like two scales
-    (engine.input.labels.two_scales)."""
+    (engine.input.labels.two_scales), over the first SCALE_ROWS rows (a guess reads a sample)."""
+    head = frame.head(SCALE_ROWS)
     pairs = [
         (a, b)
         for a, b in zip(
-            map(as_number, frame[first].astype(str)), map(as_number, frame[other].astype(str))
+            map(as_number, head[first].astype(str)), map(as_number, head[other].astype(str))
         )
         if a is not None and b is not None
     ]
