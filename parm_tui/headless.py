@@ -462,7 +462,7 @@ def _summary(console: Console, session, written: list[Path], verb: str = "Wrote"
         say(console, "Session (all items pooled): " + "; ".join(run_lead(figures)) + ".")
     modelled = session_model_lead(figures)
     if modelled is not None and session.by_item:  # one item: its headline has it
-        say(console, f"{modelled[0].upper()}{modelled[1:]} (one fit over every item and read).")
+        say(console, f"{modelled[0].upper()}{modelled[1:]}: one fit over every item and read.")
     if session.raters is not None:
         judged = [r for r in session.raters.rows if r.judged]
         farthest = ", ".join(
