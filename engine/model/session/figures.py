@@ -113,9 +113,12 @@ def wanted(setting: str, responses: list[Responses], folds: int) -> bool:
     more items or some answer read more than once (one item read once is today's model)."""
     if setting != AUTO or folds < 2 or any(len(r) < folds for r in responses):
         return False
-    return len(responses) > 1 or any(
-        r.reads is not None and r.reads.most(len(r)) > 1 for r in responses
-    )
+    return len(responses) > 1 or any(_read_twice(r) for r in responses)
+
+
+def _read_twice(responses: Responses) -> bool:
+    """Whether some answer of the item has two reads or more."""
+    return responses.reads is not None and responses.reads.most(len(responses)) > 1
 
 
 def check_session_memory(responses: list[Responses], setting: str, folds: int, order=None) -> int:
@@ -229,8 +232,9 @@ def session_model_figures(
         assert found.cross_fitted is not None and found.cross_predicted is not None
         has = found.predicted >= 0
         audited = item.score[item.audited_reads()[has]]
-        given = bool(item.answer.size) and int(np.bincount(item.answer).max()) >= 2
-        per_item[r.item] = ModelFigures(found.in_sample[metric], found.cross_fitted[metric], given)
+        per_item[r.item] = ModelFigures(
+            found.in_sample[metric], found.cross_fitted[metric], _read_twice(r)
+        )
         scores.append(audited)
         in_sample.append(found.predicted[has])
         crossed.append(found.cross_predicted[has])
