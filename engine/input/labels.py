@@ -123,7 +123,8 @@ def scale_notes(names, position, column, labels: list[str]) -> list[str]:
     """A warning for each read column whose numbers look like another scale than the first
     column's (`two_scales`), over the answers both score. names: the read columns; position,
     column: (R,) each read's answer and column; labels: each read's label as written."""
-    values = [as_number(label) for label in labels]
+    parsed = {label: as_number(label) for label in set(labels)}  # a scale has few labels
+    values = [parsed[label] for label in labels]
     first = {p: v for p, c, v in zip(position, column, values) if c == 0 and v is not None}
     notes = []
     for j in range(1, len(names)):
