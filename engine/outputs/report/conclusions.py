@@ -221,17 +221,17 @@ def items_below(session: SessionResult) -> list[tuple[str, Comparison]]:
     minimum, the lowest first; pairs with too few shared answers are not judged."""
     if session.reads is None or not session.by_item:
         return []
-    lowest: dict[str, Comparison] = {}
-    least: dict[str, float] = {}  # the value of each item's comparison in `lowest`
+    lowest: dict[str, tuple[float, Comparison]] = {}  # each item's least figure, its comparison
     for p in session.reads.agreement.pairs:
         if p.item == ALL or p.too_few:
             continue
         found = pair_comparison(session, p)
         if found.within is False:
             assert found.value is not None  # judged: its figure is known
-            if p.item not in least or found.value < least[p.item]:
-                least[p.item], lowest[p.item] = found.value, found
-    return sorted(lowest.items(), key=lambda entry: (entry[1].value, entry[0]))
+            if p.item not in lowest or found.value < lowest[p.item][0]:
+                lowest[p.item] = (found.value, found)
+    ordered = sorted(lowest.items(), key=lambda entry: (entry[1][0], entry[0]))
+    return [(item, found) for item, (_, found) in ordered]
 
 
 # -- the flags -----------------------------------------------------------------------------------
