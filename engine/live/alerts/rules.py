@@ -151,14 +151,14 @@ def session_target(cells: list[Cell], reads: SessionReads, config: AuditConfig) 
         if cell.item and not cell.rater and is_day(cell.period):
             by_day.setdefault(cell.period, []).append(cell)
     for day in sorted(by_day):
-        parts = [c for c in by_day[day]
-                 if target(config.exact_targets, sizes[c.item]) is not None]  # fmt: skip
-        n = sum(c.pairs for c in parts)
+        # Each item's cell with its target (an item of one score point has none).
+        parts = [(c, t) for c in by_day[day]
+                 if (t := target(config.exact_targets, sizes[c.item])) is not None]  # fmt: skip
+        n = sum(c.pairs for c, _ in parts)
         if n < config.monitor_min_reads or len(reads.items) < 2:
             continue
-        goal = sum(c.pairs * t for c in parts
-                   if (t := target(config.exact_targets, sizes[c.item])) is not None) / n  # fmt: skip
-        k = sum(c.exact for c in parts)
+        goal = sum(c.pairs * t for c, t in parts) / n
+        k = sum(c.exact for c, _ in parts)
         judged[("session_target", "", "")] = day
         p = below(k, n, goal)
         if k / n < goal and p < config.monitor_alert_p:
