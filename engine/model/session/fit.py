@@ -50,8 +50,18 @@ START_VARIANCE = 1.0
 # Within this much of the floor (in log tau^2) a decreasing variance goes to the floor.
 SNAP = np.log(20.0)
 MAX_NEWTON, MAX_OUTER = 100, 60
+# Newton's method stops when its decrement g^T H^-1 g is below this times the reads' weight: the
+# penalised gradient then stays under 1e-4 in the stiffest directions of the simulations (1e-11
+# left 2.5e-4 where no later fit happened to refine the mode).
+NEWTON_TOL = 1e-12
 # Stop estimating the variances when a Fisher step would gain less than this in l(tau).
 GAIN_TOL = 1e-5
+# A Fisher step that promises less than this in l(tau) and loses at full length is not halved
+# (down to a thousandth of itself, ten fits of the mode) for what is left: a likelihood ratio of
+# e^0.01, against e^1.92 at a 95% interval's edge. With NEWTON_TOL: on Mohler 174 fits of the mode
+# instead of 294 (36 fits of the model), probabilities within 6.4e-6 of before; on the sample
+# 362 instead of 630, within 3.0e-3 (cross-fitted; 1.2e-4 in-sample); no decision changed.
+FLAT_GAIN = 1e-2
 
 
 @dataclass(frozen=True)
@@ -274,7 +284,7 @@ def fit_mode(d: Design, weights: np.ndarray, log_var: np.ndarray, start=None) ->
         step_items, step_core = factor.solve(*split(-grad, lay))
         step = np.concatenate([step_items.ravel(), step_core])
         decrement = -float(grad @ step)
-        converged = decrement < 1e-11 * scale
+        converged = decrement < NEWTON_TOL * scale
         if converged:
             break
         t = 1.0
@@ -306,9 +316,11 @@ def score_and_information(mode: ModeFit, layout: Layout, log_var: np.ndarray):
     return score, info
 
 
-def _fisher_step(mode: ModeFit, layout: Layout, log_var: np.ndarray) -> np.ndarray | None:
-    """The Fisher scoring step on log tau^2, or None when it would gain less than GAIN_TOL.
-    A variance at the floor whose score points lower stays there."""
+def _fisher_step(
+    mode: ModeFit, layout: Layout, log_var: np.ndarray
+) -> tuple[np.ndarray, float] | None:
+    """The Fisher scoring step on log tau^2 and the gain it promises in l(tau), or None when
+    that is less than GAIN_TOL. A variance at the floor whose score points lower stays there."""
     floor = np.log(VARIANCE_FLOOR)
     score, info = score_and_information(mode, layout, log_var)
     free = ~((log_var <= floor + 1e-9) & (score < 0))
@@ -316,12 +328,13 @@ def _fisher_step(mode: ModeFit, layout: Layout, log_var: np.ndarray) -> np.ndarr
     if free.any():
         sub = info[np.ix_(free, free)] + 1e-8 * np.eye(int(free.sum()))
         step[free] = np.linalg.solve(sub, score[free])
-    if 0.5 * float(score @ step) < GAIN_TOL:
+    promised = 0.5 * float(score @ step)
+    if promised < GAIN_TOL:
         return None
     step = np.clip(step, -3.0, 3.0)
     # A variance heading for 0 creeps there (its information vanishes): send it to the floor
     # at once when that is where the step points.
-    return np.where((step < 0) & (log_var + step < floor + SNAP), floor - log_var, step)
+    return np.where((step < 0) & (log_var + step < floor + SNAP), floor - log_var, step), promised
 
 
 def _estimate_variances(d: Design, weights, log_var, mode: ModeFit):
@@ -329,9 +342,10 @@ def _estimate_variances(d: Design, weights, log_var, mode: ModeFit):
     layout, floor = d.layout, np.log(VARIANCE_FLOOR)
     best = laplace(mode, layout, log_var)
     for outer in range(1, MAX_OUTER + 1):
-        step = _fisher_step(mode, layout, log_var)
-        if step is None:
+        proposed = _fisher_step(mode, layout, log_var)
+        if proposed is None:
             return mode, log_var, best, outer, True
+        step, promised = proposed
         t = 1.0
         while True:
             trial_var = np.maximum(log_var + t * step, floor)
@@ -339,6 +353,8 @@ def _estimate_variances(d: Design, weights, log_var, mode: ModeFit):
             value = laplace(trial, layout, trial_var)
             if value >= best - 1e-9 or t < 1e-3:
                 break
+            if promised < FLAT_GAIN:  # flat here: what halving could find is not worth its fits
+                return mode, log_var, best, outer, True
             t /= 2
         moved, gain = np.max(np.abs(trial_var - log_var)), value - best
         mode, log_var, best = trial, trial_var, value
