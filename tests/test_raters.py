@@ -118,6 +118,31 @@ def test_rater_effects_are_the_weighted_least_squares_two_way_fit():
     np.testing.assert_allclose(fitted - fitted[0], expected, atol=1e-9)
 
 
+
+def test_a_pairs_figures_over_items_are_its_item_figures_weighted_by_shared_answers():
+    """Two binary items of different difficulty read by the same two raters: pooling them into
+    one confusion table would credit the raters for telling the items apart; the pair's kappa
+    and QWK are the items' figures (scikit-learn's) weighted by the answers both read, as the
+    session's agreement table gives them."""
+    rng = np.random.default_rng(11)
+    results, per_item = [], []
+    for item, (share, n) in {"easy": (0.9, 300), "hard": (0.4, 200)}.items():
+        scores = (rng.random(n) < share).astype(int)
+        second = np.where(rng.random(n) < 0.85, scores, 1 - scores)
+        proba = np.full((n, 2), 0.5)
+        result = fake_result(item, proba, scores, ["a"] * n, second, ["b"] * n, labels=("0", "1"))
+        results.append(result)
+        per_item.append((cohen_kappa_score(scores, second), n))
+    (pair,) = rater_report(results).pairs
+    weighted = sum(k * n for k, n in per_item) / sum(n for _, n in per_item)
+    scores = np.concatenate([r.responses.scores for r in results])
+    seconds = np.concatenate([r.responses.second_scores for r in results])
+    pooled = cohen_kappa_score(scores, seconds)
+    assert abs(pooled - weighted) > 0.01  # the two definitions differ here
+    assert pair.n == 500
+    assert pair.kappa == pytest.approx(weighted) and pair.qwk == pytest.approx(weighted)
+    assert pair.exact == pytest.approx(np.mean(scores == seconds))
+
 @pytest.mark.parametrize("successes, n", [(0, 20), (7, 40), (33, 40), (120, 120), (5, 9)])
 def test_wilson_interval_matches_scipy(successes, n):
     expected = binomtest(successes, n).proportion_ci(confidence_level=0.95, method="wilson")

@@ -75,13 +75,14 @@ def read_proba(result, reads: EveryRead) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ReadPairs:
-    """Pairs of two named raters' reads of one answer, each pair once: the raters (a, b) and
-    their codes on the session's pooled scale."""
+    """Pairs of two named raters' reads of one answer, each pair once: the raters (a, b),
+    their codes on the session's pooled scale and the answer's item (0 where not given)."""
 
     a: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
     b: np.ndarray = field(default_factory=lambda: np.array([], dtype=object))
     code_a: np.ndarray = field(default_factory=lambda: np.array([], dtype=np.int64))
     code_b: np.ndarray = field(default_factory=lambda: np.array([], dtype=np.int64))
+    item: np.ndarray = field(default_factory=lambda: np.array([], dtype=np.int64))
 
     def of(self, rater: str) -> tuple[np.ndarray, np.ndarray]:
         """The rater's codes and their co-raters' codes over every pair the rater is in."""
@@ -90,20 +91,24 @@ class ReadPairs:
                 np.r_[self.code_b[mine_a], self.code_a[mine_b]])  # fmt: skip
 
 
-def read_pairs(answer: np.ndarray, rater: np.ndarray, code: np.ndarray) -> ReadPairs:
+def read_pairs(
+    answer: np.ndarray, rater: np.ndarray, code: np.ndarray, item: np.ndarray | None = None
+) -> ReadPairs:
     """Every pair of named reads of one answer (answer: (R,) answers unique over the session;
-    code: on the pooled scale), in read order within each answer."""
+    code: on the pooled scale; item: (R,) each read's item, default 0), in read order within
+    each answer."""
     by_answer: dict[int, list[int]] = {}
     for i in np.flatnonzero(rater != ""):
         by_answer.setdefault(int(answer[i]), []).append(int(i))
     pairs = [pair for reads in by_answer.values() for pair in combinations(reads, 2)]
     first = np.array([i for i, _ in pairs], dtype=np.int64)
     second = np.array([j for _, j in pairs], dtype=np.int64)
-    return ReadPairs(rater[first], rater[second], code[first], code[second])
+    item = np.zeros(len(rater), dtype=np.int64) if item is None else np.asarray(item)
+    return ReadPairs(rater[first], rater[second], code[first], code[second], item[first])
 
 
 def join_pairs(parts: list[ReadPairs]) -> ReadPairs:
     if not parts:
         return ReadPairs()
     return ReadPairs(*(np.concatenate([getattr(p, k) for p in parts])
-                       for k in ("a", "b", "code_a", "code_b")))  # fmt: skip
+                       for k in ("a", "b", "code_a", "code_b", "item")))  # fmt: skip

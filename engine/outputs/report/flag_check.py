@@ -69,9 +69,9 @@ def flags_check(session: SessionResult) -> Comparison | None:
         inside="the flags pick out the scores raters dispute",
     )  # fmt: skip
     return compare(
-        f"the share of the {n1:,} scores read twice that parm's severity alone flags (their "
-        "reads unseen) that another read disputes", p1,
-        f"that of the {n2:,} others,", p2, limit, digits=1, percent=True,
+        f"the share another read disputes among the {n1:,} scores read twice that parm's "
+        "severity alone flags (their own reads unseen)", p1,
+        f"that among the {n2:,} others,", p2, limit, digits=1, percent=True,
     )  # fmt: skip
 
 
