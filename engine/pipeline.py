@@ -4,6 +4,7 @@ K and p, then the checks of the selected fit."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import replace
 
 from engine.audit import intervals
@@ -14,6 +15,7 @@ from engine.audit.raters.every_read import every_read
 from engine.audit.raters.expectation import rater_left_out_proba
 from engine.audit.reads.session_reads import read_evidence
 from engine.core.errors import ConfigError, EmbeddingError
+from engine.core.machine.helper import BrokenProcessPool, Helper, helper_wanted
 from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
 from engine.core.stages import EMBEDDING, LOADING, TOTAL, StageTimer
 from engine.embedding.blank import with_blanks
@@ -50,6 +52,16 @@ def run_audit(
     """
     reporter = Reporter(progress, cancel)
     check_selection_metric(config, responses)
+    wanted = helper_wanted(len(responses), config.jobs, config.scheduler)
+    helper = Helper((__name__,)) if wanted else None  # its imports run while this item works
+    try:
+        return _audit(responses, config, reporter, embedded, run_id, helper)
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult:
     # K values not below N are dropped with a warning (none left: ConfigError), see config.py.
     config, k_notes = fit_top_k(config, len(responses))
     warnings = list(config.warnings) + list(responses.warnings) + k_notes
@@ -83,11 +95,17 @@ def run_audit(
     # While the item's features still hold the selected graph's weights (the standard errors'):
     # cross-fitting asks them for other configurations.
     found = _evidence(graph, result)
-    with timer.stage("checks"):
-        checks = _checks(graph, result, responses, tune_config, predicted, reporter)
     vectors = embedded.single_vectors()
+    inputs = (graph, result, responses, tune_config, predicted)
+    pending = None if helper is None else helper.submit(_checks_elsewhere, *inputs)
+    if pending is None:
+        with timer.stage("checks"):
+            checks = _checks(*inputs, reporter)
     with timer.stage("severity"):
         ranked, note = _severity(vectors, result, responses, config, reporter)
+    if pending is not None:
+        assert helper is not None  # pending came from it
+        checks = _checks_from(helper, pending, inputs, timer, reporter)
     warnings += note
     with timer.stage("raters"):
         rater_proba = _rater_expectation(vectors, responses, reporter)
@@ -230,6 +248,27 @@ def _evidence(graph: NeighbourGraph, tuned: TuningResult):
         assert tuned.item_features is not None  # tune() always keeps them
         found = evidence.evidence_from_weights(tuned.item_features.weights(best.top_k, best.power))
     return evidence.with_similarities(found, graph.indices, graph.similarities)
+
+
+def _checks_elsewhere(graph, tuned, responses: Responses, config: AuditConfig, predicted):
+    """`_checks` in the helper process (no progress: the parent reports the severity's)."""
+    return _checks(graph, tuned, responses, config, predicted, Reporter())
+
+
+def _checks_from(
+    helper: Helper, pending: Future, inputs: tuple, timer: StageTimer, reporter: Reporter
+) -> dict:
+    """The checks the helper made, timed by its own seconds (they ran beside the severity, so
+    the stages' sum exceeds the item's total); made here if the helper died."""
+    try:
+        checks, seconds = helper.result(pending, reporter.check)
+    except BrokenProcessPool:
+        with timer.stage("checks"):
+            graph, tuned, responses, config, predicted = inputs
+            return _checks(graph, tuned, responses, config, predicted, reporter)
+    timer.add("checks", seconds)
+    assert isinstance(checks, dict)  # what _checks_elsewhere returns
+    return checks
 
 
 def _checks(graph, tuned, responses: Responses, config: AuditConfig, predicted, reporter):

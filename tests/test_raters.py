@@ -118,7 +118,6 @@ def test_rater_effects_are_the_weighted_least_squares_two_way_fit():
     np.testing.assert_allclose(fitted - fitted[0], expected, atol=1e-9)
 
 
-
 def test_a_pairs_figures_over_items_are_its_item_figures_weighted_by_shared_answers():
     """Two binary items of different difficulty read by the same two raters: pooling them into
     one confusion table would credit the raters for telling the items apart; the pair's kappa
@@ -142,6 +141,7 @@ def test_a_pairs_figures_over_items_are_its_item_figures_weighted_by_shared_answ
     assert pair.n == 500
     assert pair.kappa == pytest.approx(weighted) and pair.qwk == pytest.approx(weighted)
     assert pair.exact == pytest.approx(np.mean(scores == seconds))
+
 
 @pytest.mark.parametrize("successes, n", [(0, 20), (7, 40), (33, 40), (120, 120), (5, 9)])
 def test_wilson_interval_matches_scipy(successes, n):

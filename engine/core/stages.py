@@ -4,7 +4,9 @@ way a stage's wall seconds are taken: `with timer.stage("severity"): ...`.
 A run's stages happen one after another, so the named stages of a run made in one process add
 up to at most its total (what they leave over is the glue between them: warnings, the rater
 table, the figures of several reads). Where items run on several worker processes each stage is
-summed over the items (engine.runners), so the stages can add up to more than the wall total.
+summed over the items (engine.runners), so the stages can add up to more than the wall total;
+so can an item whose checks ran on a helper process beside its severity (engine.core.machine.helper:
+each stage is its own seconds).
 """
 
 from __future__ import annotations

@@ -1,0 +1,93 @@
+"""A second process for the part of a large item's audit that does not wait for the rest (issue
+49): the checks (bootstrap intervals, cross-fitting, near-duplicates) need the tuned model but
+not the severity, and the severity not them, so on a machine with two cores they run side by
+side, the checks in a helper process, the severity here.
+
+The helper is started ("spawn", as engine.core.machine.workers: the parent may have loaded
+torch) when the item's audit starts, so its imports run during the neighbour search and tuning.
+Its results are the same bits as this process's would be: the same code on the same inputs,
+with the same BLAS kernels (engine.core.machine.kernels' choice is in the environment the child
+inherits) and the same threads (the fits limit themselves to one, engine.core.machine.threads).
+tests/test_helper.py compares an audit with and without it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+# Items with fewer answers keep their checks here: at 2,000 answers the checks take about a
+# second, and a process costs about that in imports on a busy two-core machine.
+MIN_ANSWERS = 5000
+# How often the parent, waiting for the helper, looks at its cancel token.
+POLL_SECONDS = 0.1
+
+
+def helper_wanted(n_answers: int, jobs: int, scheduler: str | None) -> bool:
+    """A helper for an item of `n_answers`: two cores or more, items not already on worker
+    processes or a cluster, not inside a worker process, and an item large enough."""
+    return (
+        n_answers >= MIN_ANSWERS
+        and (os.cpu_count() or 1) >= 2
+        and jobs <= 1
+        and not scheduler
+        and multiprocessing.parent_process() is None
+    )
+
+
+class Helper:
+    """One helper process, started when made, importing the modules `warm` names at once (its
+    imports then run while this process works). `submit(function, *args)` runs a top-level
+    function of picklable arguments there; `result(future, check)` waits for it, calling
+    `check()` (which may raise, e.g. Cancelled) every POLL_SECONDS; `close()` ends it."""
+
+    def __init__(self, warm: tuple[str, ...] = ()) -> None:
+        context = multiprocessing.get_context("spawn")
+        self.pool = ProcessPoolExecutor(1, mp_context=context)
+        self.pool.submit(_warm, warm)
+
+    def submit(
+        self, function: Callable[..., object], *args: object
+    ) -> Future[tuple[object, float]]:
+        return self.pool.submit(_timed, function, *args)
+
+    def result(
+        self, future: Future[tuple[object, float]], check: Callable[[], None] | None = None
+    ) -> tuple[object, float]:
+        """(function's result, its seconds in the helper); BrokenProcessPool when the helper
+        died (e.g. out of memory), the function's own exception when it raised."""
+        while True:
+            try:
+                return future.result(timeout=POLL_SECONDS)
+            except TimeoutError:
+                if check is not None:
+                    check()
+
+    def close(self) -> None:
+        """End the helper at once (a task still running is stopped with it)."""
+        processes = list(getattr(self.pool, "_processes", {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join(timeout=5)
+
+
+def _warm(modules: tuple[str, ...]) -> None:
+    for module in modules:
+        importlib.import_module(module)
+
+
+def _timed(function: Callable[..., object], *args: object) -> tuple[object, float]:
+    started = time.perf_counter()
+    out = function(*args)
+    return out, time.perf_counter() - started
+
+
+__all__ = ["BrokenProcessPool", "Helper", "helper_wanted"]

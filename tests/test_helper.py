@@ -1,0 +1,112 @@
+"""The helper process (engine/core/machine/helper.py): a large item's checks made there give the
+same bits as made here, a helper that dies leaves the checks to this process, and a cancelled
+wait ends it."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from concurrent.futures.process import BrokenProcessPool
+
+import pandas as pd
+import pytest
+from helpers import clustered_embeddings
+
+import engine.core.machine.helper as helper_module
+from engine.core.errors import Cancelled
+from engine.core.machine.helper import Helper, helper_wanted
+from engine.core.progress import Reporter
+from engine.core.stages import StageTimer
+from engine.embedding.vectors import Embedded
+from engine.input.responses import responses_from_frame
+from engine.input.settings.config import load_defaults
+
+CHECKS = ("intervals", "cross_fit", "near_duplicates", "second_rater", "severity", "predicted")
+
+
+def _audit(monkeypatch, smallest: int):
+    from engine.pipeline import run_audit
+
+    monkeypatch.setattr(helper_module, "MIN_ANSWERS", smallest)
+    n = 240
+    vectors, scores = clustered_embeddings(n, 3, noise=1.5, seed=5)
+    vectors[1] = vectors[0]  # a near-duplicate pair
+    frame = pd.DataFrame({
+        "id": [f"S{i:04d}" for i in range(n)],
+        "answer": [f"answer {i}" for i in range(n)],
+        "score": [str(s) for s in scores],
+        "score2": [str((s + (i % 5 == 0)) % 3) for i, s in enumerate(scores)],
+    })  # fmt: skip
+    config = load_defaults().updated(
+        similarity_top_k=[5, 10, 20], second_score_column="score2", bootstrap_samples=50
+    )
+    responses = responses_from_frame(frame, config, "helper.csv")
+    return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the helper needs two cores")
+def test_checks_made_by_the_helper_are_the_same_bits_as_made_here(monkeypatch):
+    here = _audit(monkeypatch, 10**9)
+    submitted = []
+    real = Helper.submit
+    monkeypatch.setattr(
+        Helper, "submit", lambda self, f, *a: submitted.append(f) or real(self, f, *a)
+    )
+    there = _audit(monkeypatch, 0)
+    assert [f.__name__ for f in submitted] == ["_checks_elsewhere"]
+    assert "checks" in here.timings and "checks" in there.timings
+    for name in CHECKS:
+        assert pickle.dumps(getattr(here, name)) == pickle.dumps(getattr(there, name)), name
+    assert here.near_duplicates  # the pair is found either way
+
+
+def test_the_helper_is_wanted_only_for_a_large_item_on_two_cores_with_nothing_else_running(
+    monkeypatch,
+):
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    large = helper_module.MIN_ANSWERS
+    assert helper_wanted(large, 1, None)
+    assert not helper_wanted(large - 1, 1, None)
+    assert not helper_wanted(large, 2, None)  # items already on worker processes
+    assert not helper_wanted(large, 1, "tcp://127.0.0.1:8786")  # on a cluster
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    assert not helper_wanted(large, 1, None)
+
+
+def test_a_helper_that_dies_says_so_and_the_checks_are_made_here(monkeypatch):
+    from engine import pipeline
+
+    helper = Helper()
+    try:
+        with pytest.raises(BrokenProcessPool):
+            helper.result(helper.submit(os._exit, 3))
+    finally:
+        helper.close()
+
+    class Dead:
+        def result(self, future, check=None):
+            raise BrokenProcessPool("gone")
+
+    made = []
+    monkeypatch.setattr(pipeline, "_checks", lambda *args: made.append(len(args)) or {"x": 1})
+    timer = StageTimer()
+    inputs = ("graph", "tuned", "responses", "config", "predicted")
+    checks = pipeline._checks_from(Dead(), None, inputs, timer, Reporter())
+    assert checks == {"x": 1} and made == [6] and "checks" in timer.timings
+
+
+def test_a_cancelled_wait_for_the_helper_stops_at_once_and_close_ends_it():
+    helper = Helper()
+    processes = list(helper.pool._processes.values())
+    pending = helper.submit(time.sleep, 30)
+
+    def cancelled():
+        raise Cancelled()
+
+    started = time.perf_counter()
+    with pytest.raises(Cancelled):
+        helper.result(pending, cancelled)
+    helper.close()
+    assert time.perf_counter() - started < 10
+    assert processes and not any(p.is_alive() for p in processes)
