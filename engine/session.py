@@ -24,6 +24,7 @@ from typing import cast
 import numpy as np
 
 from engine.audit.queue.read_severity import learned_severity
+from engine.core.machine.helper import helper_wanted
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.core.stages import EMBEDDING, LOADING, SESSION_MODEL, TOTAL, StageTimer, in_order
 from engine.embedding.sentence import Reading, embed_text_lists
@@ -34,6 +35,7 @@ from engine.input.settings.config import AuditConfig
 from engine.input.several_reads import LONG
 from engine.model.session.cross_fit import SessionOptions
 from engine.model.session.figures import (
+    HELPER_READS,
     SessionModelFigures,
     check_session_memory,
     session_model_figures,
@@ -194,6 +196,7 @@ def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Re
     if len(graphs) < len(results):
         return None
     top_k = tuple(k for k in config.top_k_values if k is not None) or SessionOptions.top_k_values
+    reads = sum(len(r.reads) if r.reads is not None else len(r) for r in responses)
     return session_model_figures(
         responses,
         graphs,
@@ -203,6 +206,7 @@ def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Re
         reporter,
         config.score_order,
         wide=config.reads != LONG,
+        helper=helper_wanted(reads, config.jobs, config.scheduler, HELPER_READS),
     )
 
 

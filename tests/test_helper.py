@@ -9,6 +9,7 @@ import pickle
 import time
 from concurrent.futures.process import BrokenProcessPool
 
+import numpy as np
 import pandas as pd
 import pytest
 from helpers import clustered_embeddings
@@ -110,3 +111,28 @@ def test_a_cancelled_wait_for_the_helper_stops_at_once_and_close_ends_it():
     helper.close()
     assert time.perf_counter() - started < 10
     assert processes and not any(p.is_alive() for p in processes)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the helper needs two cores")
+def test_a_session_models_folds_fitted_on_the_helper_are_the_same_bits():
+    """Half the cross-fitting folds on the helper (summarise_session's `helper`): the same
+    probabilities and figures bit for bit, and every fit still reported."""
+    from session_sim import simulated_items
+
+    from engine.model.session.cross_fit import SessionOptions, distinct_top_k
+    from engine.model.session.summary import summarise_session
+
+    items = simulated_items(items=4, answers=40, raters=3, double=0.4, top_k=8, sweeps=30, seed=3)
+    options = SessionOptions(top_k_values=(4, 8), folds=4)
+    alone = summarise_session(items, options)
+    steps = []
+    helper = Helper(("engine.model.session.summary",))
+    try:
+        shared = summarise_session(items, options, step=lambda: steps.append(1), helper=helper)
+    finally:
+        helper.close()
+    for a, b in zip(alone.items, shared.items):
+        for name in ("proba", "predicted", "cross_proba", "cross_predicted"):
+            assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
+        assert a.cross_fitted == b.cross_fitted and a.in_sample == b.in_sample
+    assert len(steps) == (options.folds + 1) * len(distinct_top_k(items, options.top_k_values))

@@ -1,7 +1,8 @@
 """A second process for the part of a large item's audit that does not wait for the rest (issue
 49): the checks (bootstrap intervals, cross-fitting, near-duplicates) need the tuned model but
 not the severity, and the severity not them, so on a machine with two cores they run side by
-side, the checks in a helper process, the severity here.
+side, the checks in a helper process, the severity here. A large session model sends half its
+cross-fitting folds there the same way (engine.model.session.cross_fit.CrossFitting).
 
 The helper is started ("spawn", as engine.core.machine.workers: the parent may have loaded
 torch) when the item's audit starts, so its imports run during the neighbour search and tuning.
@@ -28,11 +29,12 @@ MIN_ANSWERS = 5000
 POLL_SECONDS = 0.1
 
 
-def helper_wanted(n_answers: int, jobs: int, scheduler: str | None) -> bool:
-    """A helper for an item of `n_answers`: two cores or more, items not already on worker
-    processes or a cluster, not inside a worker process, and an item large enough."""
+def helper_wanted(size: int, jobs: int, scheduler: str | None, smallest: int | None = None) -> bool:
+    """A helper for work of `size` (an item's answers, a session's reads): two cores or more,
+    items not already on worker processes or a cluster, not inside a worker process, and at
+    least `smallest` (default MIN_ANSWERS)."""
     return (
-        n_answers >= MIN_ANSWERS
+        size >= (MIN_ANSWERS if smallest is None else smallest)
         and (os.cpu_count() or 1) >= 2
         and jobs <= 1
         and not scheduler

@@ -163,27 +163,83 @@ class SessionCrossFit:
         return decide(self.proba[self.audited], self.shares[self.audited], balance)
 
 
+def fold_predictions(items: list[SessionItem], options: SessionOptions, folds, numbers, step=None):
+    """Each fold of `numbers` (`folds`: answer_folds'): the positions of its held-out reads,
+    their probabilities from the procedure fitted on the other answers' reads, the category
+    shares of those reads and the K chosen."""
+    out = []
+    for fold in numbers:
+        kept = [folds[g][item.answer] != fold for g, item in enumerate(items)]
+        selected = select_fit(items, options, kept, step)
+        held = np.flatnonzero(~np.concatenate(kept))
+        fit = selected.fit
+        out.append((held, fit.predictive(held), fit.shares, fit.features.top_k))
+    return out
+
+
+class CrossFitting:
+    """A session model's cross-fitting, begun: with a helper process (engine.core.machine.helper)
+    the later half of the folds is sent to it at once, so that it fits them while this process
+    fits the rest (and, before them, whatever the caller fits meanwhile); `finish()` fits this
+    process's folds, waits for the helper's (calling `check()` while it waits) and assembles the
+    result, the same bits either way. A helper that died leaves its folds to this process."""
+
+    def __init__(self, items, options: SessionOptions, step=None, helper=None, check=None):
+        self.items, self.options, self.step, self.check = items, options, step, check
+        self.folds = answer_folds(items, options.folds, options.seed)
+        numbers = list(range(options.folds))
+        split = options.folds // 2 if helper is not None else options.folds
+        self.here, self.there = numbers[:split], numbers[split:]
+        self.helper = helper
+        self.pending = (
+            helper.submit(fold_predictions, items, options, self.folds, self.there)
+            if self.there
+            else None
+        )
+
+    def finish(self) -> SessionCrossFit:
+        items, options = self.items, self.options
+        found = dict(
+            zip(self.here, fold_predictions(items, options, self.folds, self.here, self.step))
+        )
+        found.update(zip(self.there, self._theirs()))
+        n_reads = sum(item.n_reads for item in items)
+        proba = np.full((n_reads, items[0].n_classes), np.nan)
+        shares = np.full_like(proba, np.nan)
+        chosen = []
+        for fold in range(options.folds):
+            held, predicted, fitted_shares, top_k = found[fold]
+            proba[held] = predicted
+            shares[held] = fitted_shares
+            chosen.append(top_k)
+        audited = audited_positions(items)
+        scores = np.concatenate([item.score for item in items])[audited]
+        ordered = items[0].ordered
+        predicted = decide(proba[audited], shares[audited], options.balance)
+        figures = agreement(scores, predicted, items[0].n_classes, ordered)
+        metrics = {m: figures[m] for m in headline_metrics(ordered)}
+        return SessionCrossFit(proba, shares, chosen, audited, metrics)
+
+    def _theirs(self) -> list:
+        if self.pending is None:
+            return []
+        from engine.core.machine.helper import BrokenProcessPool
+
+        try:
+            theirs, _ = self.helper.result(self.pending, self.check)
+        except BrokenProcessPool:
+            return fold_predictions(self.items, self.options, self.folds, self.there, self.step)
+        if self.step is not None:  # their fits, reported now that they are done
+            for _ in range(
+                len(self.there) * len(distinct_top_k(self.items, self.options.top_k_values))
+            ):
+                self.step()
+        return theirs
+
+
 def session_cross_fit(
     items: list[SessionItem], options: SessionOptions, step=None
 ) -> SessionCrossFit:
     """Cross-fitted probabilities of every read and agreement of the audited reads (`step`:
     select_fit's)."""
-    folds = answer_folds(items, options.folds, options.seed)
-    n_reads = sum(item.n_reads for item in items)
-    proba = np.full((n_reads, items[0].n_classes), np.nan)
-    shares = np.full_like(proba, np.nan)
-    chosen = []
-    for fold in range(options.folds):
-        kept = [folds[g][item.answer] != fold for g, item in enumerate(items)]
-        selected = select_fit(items, options, kept, step)
-        held = np.flatnonzero(~np.concatenate(kept))
-        proba[held] = selected.fit.predictive(held)
-        shares[held] = selected.fit.shares
-        chosen.append(selected.fit.features.top_k)
-    audited = audited_positions(items)
-    scores = np.concatenate([item.score for item in items])[audited]
-    ordered = items[0].ordered
-    predicted = decide(proba[audited], shares[audited], options.balance)
-    figures = agreement(scores, predicted, items[0].n_classes, ordered)
-    metrics = {m: figures[m] for m in headline_metrics(ordered)}
-    return SessionCrossFit(proba, shares, chosen, audited, metrics)
+    return CrossFitting(items, options, step).finish()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.core.machine.helper import Helper
 from engine.core.progress import SESSION_MODEL, Reporter
 from engine.graph.neighbour_graph import NeighbourGraph
 from engine.input.responses import Responses
@@ -27,6 +28,9 @@ METHOD = (
     "random effects (empirical Bayes); cross-fitted over {folds} folds of answers within items"
 )
 AUTO, OFF = "auto", "off"
+# Sessions of fewer reads fit their model in a few seconds: a helper process would cost about
+# as much in imports as it saves (engine.core.machine.helper).
+HELPER_READS = 2000
 
 
 @dataclass(frozen=True)
@@ -195,12 +199,14 @@ def session_model_figures(
     reporter: Reporter,
     order=None,
     wide: bool = True,
+    helper: bool = False,
 ) -> SessionModelFigures:
     """Fit the session model once over the run's items and cross-fit it (`folds` folds from
     `seed`), reporting stage "session model" after each fit (which checks for cancelling).
 
     top_k_values: the K grid (the run's integer K values; each item uses at most N - 1); wide:
-    the file's shape (`session_items`).
+    the file's shape (`session_items`); helper: half the cross-fitting folds are fitted on a
+    helper process meanwhile (engine.core.machine.helper; the same figures bit for bit).
     Deterministic for given inputs up to the fit's tolerance (docs/explanation/session-model.md).
     """
     from engine.model.metrics import agreement
@@ -220,7 +226,12 @@ def session_model_figures(
         reporter(SESSION_MODEL, min(done[0], total), total, "fit and cross-fit")
 
     reporter(SESSION_MODEL, 0, total, "session model")
-    summary = summarise_session(items, options, step=step)
+    second = Helper((summarise_session.__module__,)) if helper else None
+    try:
+        summary = summarise_session(items, options, step=step, helper=second, check=reporter.check)
+    finally:
+        if second is not None:
+            second.close()
     ordered = all(r.ordered for r in responses)
     metric = "qwk" if ordered else "kappa"
     per_item: dict[str | None, ModelFigures] = {}

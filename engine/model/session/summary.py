@@ -14,11 +14,11 @@ import numpy as np
 
 from engine.model.metrics import agreement, headline_metrics
 from engine.model.session.cross_fit import (
+    CrossFitting,
     SessionCrossFit,
     SessionOptions,
     decide,
     select_fit,
-    session_cross_fit,
 )
 from engine.model.session.features import SessionItem
 from engine.model.session.fit import SessionFit
@@ -174,6 +174,8 @@ def summarise_session(
     options: SessionOptions | None = None,
     cross_fit: bool = True,
     step=None,
+    helper=None,
+    check=None,
 ) -> SessionSummary:
     """Fit the session model on every scale group and summarise it for the rest of parm.
 
@@ -206,14 +208,18 @@ def summarise_session(
     Deterministic for given inputs and options (folds from options.seed), up to BLAS rounding.
     Costs about (folds + 1) x len(top_k grid) fits of the session model with cross_fit;
     `step()`, when given, is called after each of them (progress, and a place to cancel).
+    helper: a helper process (engine.core.machine.helper) that fits half the folds meanwhile
+    (the same figures, bit for bit), `check()` called while waiting for it.
     """
     options = options or SessionOptions()
     summaries: list[ItemSummary | None] = [None] * len(items)
     groups = []
     for positions in scale_groups(items):
         members = [items[p] for p in positions]
+        # Begun first: with a helper process, its folds are fitted there meanwhile.
+        crossing = CrossFitting(members, options, step, helper, check) if cross_fit else None
         fit = select_fit(members, options, step=step).fit
-        cross = session_cross_fit(members, options, step) if cross_fit else None
+        cross = crossing.finish() if crossing is not None else None
         found, group = summarise_group(members, positions, fit, cross, options)
         for position, summary in zip(positions, found):
             summaries[position] = summary
