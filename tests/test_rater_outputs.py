@@ -154,3 +154,15 @@ def test_a_fresh_run_with_an_item_of_one_rater_does_not_call_itself_a_saved_sess
     note = "\n".join(verdicts_section(session))
     assert "saved session predates" not in note
     assert "items scored by a single rater" in note
+
+
+def test_the_middle_share_is_not_applicable_where_no_scale_has_a_middle_score():
+    """Two-point scales have no score strictly inside: their middle share and its expectation
+    are 0 by construction, shown as n/a rather than as a figure."""
+    import types
+
+    from engine.outputs.report.rater_outputs import _middle
+
+    binary = types.SimpleNamespace(middle_share=0.0, middle_expected=0.0)
+    wider = types.SimpleNamespace(middle_share=0.25, middle_expected=0.5)
+    assert _middle(binary) == "n/a" and _middle(wider) == "25.0% (50.0%)"

@@ -389,7 +389,7 @@ def _steps(session, raters: Point, items, review) -> list[str]:
         steps.append(f"Talk to {', '.join(words[:NAMED])} about their verdicts (the Raters "
                      "section gives each one's figures and rule).")  # fmt: skip
     if session.reads is not None and session.reads.third_reads:
-        steps.append(f"Have a third rater read the {session.reads.third_reads:,} answers "
+        steps.append(f"Have another rater read the {session.reads.third_reads:,} answers "
                      "consensus.csv ranks (third_read_rank 1 first): their reads disagree and "
                      "the consensus is unsure.")  # fmt: skip
     steps.append(_review_step(session, review))

@@ -139,9 +139,17 @@ def _fit_cells(e) -> list[str]:
     return [
         f"{e.infit:.2f} ({e.infit_z:+.1f})", f"{e.outfit:.2f} ({e.outfit_z:+.1f})",
         f"{e.noise:.2f}", "n/a" if e.spread is None else f"{e.spread:.2f}",
-        f"{e.middle_share:.1%} ({e.middle_expected:.1%})", f"{e.fair_average:.2f}",
+        _middle(e), f"{e.fair_average:.2f}",
         f"{e.observed_average:.2f}",
     ]  # fmt: skip
+
+
+def _middle(e) -> str:
+    """The middle share beside the expected one; n/a where no item's scale has a middle score
+    (two-point scales: both shares are 0 by construction)."""
+    if not e.middle_expected:
+        return "n/a"
+    return f"{e.middle_share:.1%} ({e.middle_expected:.1%})"
 
 
 def _bias_lines(raters) -> list[str]:
