@@ -11,7 +11,11 @@ the settings say (engine.runners: this process, worker processes, a Dask cluster
 here or on worker processes, the answers are embedded in the parent first, each distinct answer
 of all items once (kept in the answer cache), so worker processes never load a model; on a Dask
 cluster each unit embeds its own answers on its worker (on the worker's GPU when it has one), so
-the parent never loads a model.
+the parent never loads a model. With items run here, on two cores, a run with several items to
+audit shares them with a helper process (engine.core.machine.helper, started before the
+embedding so that its imports run while the model loads): about half the items' answers are
+audited there, the rest here, and the session model sends it half its folds; the results are
+the same bits.
 """
 
 from __future__ import annotations
@@ -19,12 +23,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import cast
 
 import numpy as np
 
 from engine.audit.queue.read_severity import learned_severity
-from engine.core.machine.helper import helper_wanted
+from engine.core.machine.helper import BrokenProcessPool, Helper, helper_wanted
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.core.stages import EMBEDDING, LOADING, SESSION_MODEL, TOTAL, StageTimer, in_order
 from engine.embedding.sentence import Reading, embed_text_lists
@@ -100,6 +105,19 @@ def run_session(
     runner = runner_for(config)
     kept = _as_this_run(reused, run_id) if reused is not None else [None] * len(audited)
     todo = [k for k, result in enumerate(kept) if result is None]
+    # Started before the embedding: its imports run while the model loads.
+    helper = _helper_for(runner, config, [len(audited[k]) for k in todo])
+    try:
+        return _run(items, config, reporter, timer, run_id, embeddings, runner, kept, todo,
+                    keep, reused_model, keep_model, helper)  # fmt: skip
+    finally:
+        if helper is not None:
+            helper.close()
+
+
+def _run(items, config, reporter, timer, run_id, embeddings, runner, kept, todo, keep,
+         reused_model, keep_model, helper) -> SessionResult:  # fmt: skip
+    audited = items.audited
     if len(todo) < len(audited):
         reporter(
             ITEMS, 0, len(audited), f"reused {reused_words(len(audited) - len(todo), len(audited))}"
@@ -127,7 +145,10 @@ def run_session(
     reporter(ITEMS, finished[0], len(audited), f"{len(audited)} item(s)")
     names = [_name(items, k) for k in todo]
     sizes = [len(task.responses) for task in tasks]
-    audits = runner.run(audit_item, tasks, reporter, forward, names, sizes) if tasks else []
+    if helper is not None and len(tasks) >= 2:
+        audits = _shared(helper, tasks, sizes, reporter, forward)
+    else:
+        audits = runner.run(audit_item, tasks, reporter, forward, names, sizes) if tasks else []
     for k, result in zip(todo, audits):
         kept[k] = result
         if keep is not None:
@@ -144,7 +165,7 @@ def run_session(
         if reused_model is not None and not todo:
             modelled = reused_model
         else:
-            modelled = _session_model(results, config, reporter)
+            modelled = _session_model(results, config, reporter, helper)
             if modelled is not None and keep_model is not None:
                 keep_model(modelled)
     if modelled is not None:
@@ -186,7 +207,9 @@ def learn_from_reads(results: list[AuditResult]) -> list[AuditResult]:
     return [replace(result, severity=severity) for result, severity in zip(results, learned)]
 
 
-def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Reporter):
+def _session_model(
+    results: list[AuditResult], config: AuditConfig, reporter: Reporter, helper=None
+):
     """The session model's figures over every item's reads (engine.model.session.figures), or
     None where the settings or the file do not call for it."""
     responses = [result.responses for result in results]
@@ -206,8 +229,67 @@ def _session_model(results: list[AuditResult], config: AuditConfig, reporter: Re
         reporter,
         config.score_order,
         wide=config.reads != LONG,
-        helper=helper_wanted(reads, config.jobs, config.scheduler, HELPER_READS),
+        helper=helper or helper_wanted(reads, config.jobs, config.scheduler, HELPER_READS),
     )
+
+
+# A session's items share a helper process (engine.core.machine.helper) when this many of them
+# are audited, or fewer with this many answers between them: below that the items take a few
+# seconds and the helper's imports would cost about what it saves.
+HELPER_ITEMS, HELPER_ITEM_ANSWERS = 8, 2000
+
+
+def _helper_for(runner, config: AuditConfig, sizes: list[int]) -> Helper | None:
+    """A helper process for this run: half the items to audit (`_shared`) and half the session
+    model's folds, on two cores where items run here one after another."""
+    if runner.name != "here" or config.jobs > 1:
+        return None
+    items = len(sizes) >= 2 and (len(sizes) >= HELPER_ITEMS or sum(sizes) >= HELPER_ITEM_ANSWERS)
+    if items and helper_wanted(
+        max(sum(sizes), HELPER_ITEM_ANSWERS), config.jobs, config.scheduler, HELPER_ITEM_ANSWERS
+    ):
+        return Helper(("engine.session", "engine.model.session.summary"))
+    return None
+
+
+def audit_items(tasks: list[ItemTask]) -> list[AuditResult]:
+    """`audit_item` of each task in turn, in the helper process (no progress: the parent says
+    when they are done)."""
+    return [audit_item(task, lambda event: None, CancelToken()) for task in tasks]
+
+
+def their_share(sizes: list[int]) -> list[int]:
+    """The tasks the helper audits: the largest first, each to whichever side has fewer answers
+    so far (about half the work each way), in the tasks' order."""
+    loads, theirs = [0, 0], []
+    for t in sorted(range(len(sizes)), key=lambda t: (-sizes[t], t)):
+        side = 0 if loads[0] <= loads[1] else 1
+        loads[side] += sizes[t]
+        if side == 1:
+            theirs.append(t)
+    return sorted(theirs)
+
+
+def _shared(helper: Helper, tasks: list[ItemTask], sizes: list[int], reporter: Reporter,
+            forward) -> list[AuditResult]:  # fmt: skip
+    """Every task's audit, the helper's share there (`their_share`) while this process audits
+    the rest: the same results, bit for bit, as one after another here."""
+    there = their_share(sizes)
+    pending = helper.submit(audit_items, [tasks[t] for t in there])
+    results: list[AuditResult | None] = [None] * len(tasks)
+    for t in (t for t in range(len(tasks)) if t not in set(there)):
+        results[t] = audit_item(tasks[t], partial(forward, t), reporter.token)
+    try:
+        found, _ = helper.result(pending, reporter.check)
+        theirs = cast("list[AuditResult]", found)
+    except BrokenProcessPool:  # the helper died (e.g. out of memory): audited here instead
+        theirs = [audit_item(tasks[t], partial(forward, t), reporter.token) for t in there]
+    else:
+        for t in there:
+            forward(t, ProgressEvent(DONE, 1, 1, "audit finished"))
+    for t, result in zip(there, theirs):
+        results[t] = result
+    return cast("list[AuditResult]", results)
 
 
 def _embedded_here(items: Items, config: AuditConfig, reporter: Reporter, embeddings,

@@ -136,3 +136,45 @@ def test_a_session_models_folds_fitted_on_the_helper_are_the_same_bits():
             assert np.array_equal(getattr(a, name), getattr(b, name), equal_nan=True), name
         assert a.cross_fitted == b.cross_fitted and a.in_sample == b.in_sample
     assert len(steps) == (options.folds + 1) * len(distinct_top_k(items, options.top_k_values))
+
+
+def test_the_helpers_share_of_the_items_is_about_half_the_answers():
+    from engine.session import their_share
+
+    assert their_share([10, 10]) == [1]
+    theirs = their_share([30, 28, 29, 31, 27, 26, 30, 28, 300])
+    sizes = [30, 28, 29, 31, 27, 26, 30, 28, 300]
+    assert theirs == sorted(theirs) and 0 < len(theirs) < len(sizes)
+    there = sum(sizes[t] for t in theirs)
+    assert abs(there - (sum(sizes) - there)) <= max(sizes)
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the helper needs two cores")
+def test_a_session_whose_items_share_a_helper_gives_the_same_bits(monkeypatch):
+    """Half the items audited on the run's helper (and the session model's later folds there):
+    every item's audit and the session model's figures as one after another here."""
+    from helpers import run_frame, session_config, session_frame
+
+    import engine.session
+
+    frame, vectors = session_frame()
+    config = session_config(cross_fit_folds=3)
+    monkeypatch.setattr(engine.session, "HELPER_ITEMS", 10**6)
+    monkeypatch.setattr(engine.session, "HELPER_ITEM_ANSWERS", 10**6)
+    alone = run_frame(frame, vectors, config)
+    monkeypatch.setattr(engine.session, "HELPER_ITEMS", 2)
+    shared_by = []
+    real = Helper.submit
+    monkeypatch.setattr(
+        Helper, "submit", lambda self, f, *a: shared_by.append(f) or real(self, f, *a)
+    )
+    shared = run_frame(frame, vectors, config)
+    assert "audit_items" in [f.__name__ for f in shared_by]
+    for a, b in zip(alone.results, shared.results):
+        for name in CHECKS:
+            assert pickle.dumps(getattr(a, name)) == pickle.dumps(getattr(b, name)), name
+        # The tuning itself (its item features hold a cache of the last graph asked for).
+        for name in ("rows", "best", "fitted", "features"):
+            got = (getattr(a.tuning, name), getattr(b.tuning, name))
+            assert pickle.dumps(got[0]) == pickle.dumps(got[1]), name
+    assert alone.session_model == shared.session_model and alone.session_model is not None

@@ -58,8 +58,11 @@ class SessionResult:
         """Whether the file was split by an item column (else it is one item)."""
         return self.items.by_item
 
-    @property
+    @functools.cached_property
     def overview(self) -> list[ItemSummary]:
+        """Each item's summary, made once (report.html asks for it twice an item: on Mohler's
+        80 items 160 times at 6.7 ms). A changed session is a new one (dataclasses.replace),
+        made with its own."""
         return item_overview(self.results, self.items.skipped, self.session_model)
 
     @functools.cached_property

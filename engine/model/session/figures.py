@@ -199,14 +199,15 @@ def session_model_figures(
     reporter: Reporter,
     order=None,
     wide: bool = True,
-    helper: bool = False,
+    helper: Helper | bool = False,
 ) -> SessionModelFigures:
     """Fit the session model once over the run's items and cross-fit it (`folds` folds from
     `seed`), reporting stage "session model" after each fit (which checks for cancelling).
 
     top_k_values: the K grid (the run's integer K values; each item uses at most N - 1); wide:
     the file's shape (`session_items`); helper: half the cross-fitting folds are fitted on a
-    helper process meanwhile (engine.core.machine.helper; the same figures bit for bit).
+    helper process meanwhile (engine.core.machine.helper; the same figures bit for bit): the
+    run's own, or True for one started here.
     Deterministic for given inputs up to the fit's tolerance (docs/explanation/session-model.md).
     """
     from engine.model.metrics import agreement
@@ -226,11 +227,12 @@ def session_model_figures(
         reporter(SESSION_MODEL, min(done[0], total), total, "fit and cross-fit")
 
     reporter(SESSION_MODEL, 0, total, "session model")
-    second = Helper((summarise_session.__module__,)) if helper else None
+    own = helper is True
+    second = Helper((summarise_session.__module__,)) if own else helper or None
     try:
         summary = summarise_session(items, options, step=step, helper=second, check=reporter.check)
     finally:
-        if second is not None:
+        if own and isinstance(second, Helper):
             second.close()
     ordered = all(r.ordered for r in responses)
     metric = "qwk" if ordered else "kappa"
