@@ -36,7 +36,7 @@ async def test_metrics_show_bootstrap_intervals_and_cross_fitted_values(result):
         screen = await show_results(pilot, result)
         table = screen.query_one("#results-metrics", Static).content
         names = cells(table, 0)
-        intervals = dict(zip(names, column(table, "95% CI")))
+        intervals = dict(zip(names, column(table, "in-sample 95% CI")))
         crossed = dict(zip(names, column(table, "cross-fit")))
         kappa = result.intervals["kappa"]
         assert intervals["Cohen's kappa"] == f"{kappa.low:.3f}–{kappa.high:.3f}"

@@ -118,7 +118,7 @@ def metrics_table(result: AuditResult, small: bool = False) -> Table:
         table.add_column("cross-fit", justify="right")
     table.add_column("in-sample", justify="right")
     if with_intervals:
-        table.add_column("95% CI", justify="center")
+        table.add_column("in-sample 95% CI", justify="center")
     metric = result.config.selection_metric
     for name, value in result.metrics.items():
         style = "bold green" if name == metric else ""
