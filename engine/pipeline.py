@@ -1,6 +1,8 @@
 """`run_audit`: one item's audit (engine.session.run_session runs it for every item of a file). It
 runs the stages in the order the data flows: embedding, the neighbour graph (found once), tuning
-K and p, then the checks of the selected fit."""
+K and p, then the checks of the selected fit and the review queue's severity (for an item of
+engine.core.machine.helper.MIN_ANSWERS answers or more on two cores, side by side: the checks on a
+helper process, the same bits)."""
 
 from __future__ import annotations
 

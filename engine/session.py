@@ -242,14 +242,13 @@ HELPER_ITEMS, HELPER_ITEM_ANSWERS = 8, 2000
 def _helper_for(runner, config: AuditConfig, sizes: list[int]) -> Helper | None:
     """A helper process for this run: half the items to audit (`_shared`) and half the session
     model's folds, on two cores where items run here one after another."""
-    if runner.name != "here" or config.jobs > 1:
+    enough = len(sizes) >= HELPER_ITEMS or sum(sizes) >= HELPER_ITEM_ANSWERS
+    if runner.name != "here" or len(sizes) < 2 or not enough:
         return None
-    items = len(sizes) >= 2 and (len(sizes) >= HELPER_ITEMS or sum(sizes) >= HELPER_ITEM_ANSWERS)
-    if items and helper_wanted(
-        max(sum(sizes), HELPER_ITEM_ANSWERS), config.jobs, config.scheduler, HELPER_ITEM_ANSWERS
-    ):
-        return Helper(("engine.session", "engine.model.session.summary"))
-    return None
+    # The size was judged just above: helper_wanted is asked about the machine and the settings.
+    if not helper_wanted(sum(sizes), config.jobs, config.scheduler, smallest=0):
+        return None
+    return Helper(("engine.session", "engine.model.session.summary"))
 
 
 def audit_items(tasks: list[ItemTask]) -> list[AuditResult]:
@@ -277,7 +276,8 @@ def _shared(helper: Helper, tasks: list[ItemTask], sizes: list[int], reporter: R
     there = their_share(sizes)
     pending = helper.submit(audit_items, [tasks[t] for t in there])
     results: list[AuditResult | None] = [None] * len(tasks)
-    for t in (t for t in range(len(tasks)) if t not in set(there)):
+    theirs_set = set(there)
+    for t in (t for t in range(len(tasks)) if t not in theirs_set):
         results[t] = audit_item(tasks[t], partial(forward, t), reporter.token)
     try:
         found, _ = helper.result(pending, reporter.check)

@@ -2,7 +2,8 @@
 49): the checks (bootstrap intervals, cross-fitting, near-duplicates) need the tuned model but
 not the severity, and the severity not them, so on a machine with two cores they run side by
 side, the checks in a helper process, the severity here. A large session model sends half its
-cross-fitting folds there the same way (engine.model.session.cross_fit.CrossFitting).
+cross-fitting folds there the same way (engine.model.session.cross_fit.CrossFitting), and a run
+with several items to audit half of them (engine.session).
 
 The helper is started ("spawn", as engine.core.machine.workers: the parent may have loaded
 torch) when the item's audit starts, so its imports run during the neighbour search and tuning.
