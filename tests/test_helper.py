@@ -8,6 +8,7 @@ import os
 import pickle
 import time
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -178,3 +179,31 @@ def test_a_session_whose_items_share_a_helper_gives_the_same_bits(monkeypatch):
             got = (getattr(a.tuning, name), getattr(b.tuning, name))
             assert pickle.dumps(got[0]) == pickle.dumps(got[1]), name
     assert alone.session_model == shared.session_model and alone.session_model is not None
+
+
+def test_the_helper_starts_where_stderr_has_no_file_descriptor_as_in_the_app(tmp_path):
+    """Textual replaces sys.stderr with an object whose fileno() is -1; multiprocessing started
+    its resource tracker with it and failed ("bad value(s) in fds_to_keep"), so any run in the
+    app with a helper or worker processes failed. A fresh process, whose tracker has not
+    started yet, as the app's."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "class Captured:\n"
+        "    def write(self, text): return len(text)\n"
+        "    def flush(self): pass\n"
+        "    def fileno(self): return -1\n"
+        "sys.stderr = Captured()\n"
+        "from engine.core.machine.helper import Helper\n"
+        "if __name__ == '__main__':\n"
+        "    helper = Helper()\n"
+        "    print(helper.result(helper.submit(abs, -3))[0])\n"
+        "    helper.close()\n"
+    )
+    script = tmp_path / "app_like.py"
+    script.write_text(code, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[1])  # fmt: skip
+    assert done.returncode == 0 and done.stdout.strip() == "3", done.stderr

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
+from engine.core.machine.workers import spawn_context
+
 # Items with fewer answers keep their checks here: at 2,000 answers the checks take about a
 # second, and a process costs about that in imports on a busy two-core machine.
 MIN_ANSWERS = 5000
@@ -50,8 +52,7 @@ class Helper:
     `check()` (which may raise, e.g. Cancelled) every POLL_SECONDS; `close()` ends it."""
 
     def __init__(self, warm: tuple[str, ...] = ()) -> None:
-        context = multiprocessing.get_context("spawn")
-        self.pool = ProcessPoolExecutor(1, mp_context=context)
+        self.pool = ProcessPoolExecutor(1, mp_context=spawn_context())
         self.pool.submit(_warm, warm)
 
     def submit(

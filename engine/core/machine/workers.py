@@ -12,6 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from functools import partial
@@ -25,6 +26,7 @@ POLL_SECONDS = 0.1
 Unit = Callable[[object, Callable[[ProgressEvent], None], CancelToken], object]
 Forward = Callable[[int, ProgressEvent], None]
 if TYPE_CHECKING:
+    from multiprocessing.context import SpawnContext
     from multiprocessing.queues import Queue
     from multiprocessing.synchronize import Event as EventType
 
@@ -52,10 +54,34 @@ def run_units(
     return _in_processes(function, tasks, min(jobs, len(tasks)), reporter, forward)
 
 
+def spawn_context() -> SpawnContext:
+    """The "spawn" context, its resource tracker started first with a stderr it can pass on.
+
+    multiprocessing starts that tracker (a process of its own) with this process's
+    sys.stderr.fileno(); inside the app Textual's replacement stderr answers -1, and starting
+    the tracker failed with "bad value(s) in fds_to_keep" (any run with worker processes or a
+    helper). It is started here, once, with the stderr the process began with."""
+    from multiprocessing import resource_tracker
+
+    context = multiprocessing.get_context("spawn")
+    try:
+        passed = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # the tracker leaves such a stderr out
+        passed = 0
+    if passed >= 0 or sys.__stderr__ is None:
+        return context
+    replaced, sys.stderr = sys.stderr, sys.__stderr__
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = replaced
+    return context
+
+
 def _in_processes(
     function: Unit, tasks: Sequence[object], jobs: int, reporter: Reporter, forward: Forward
 ) -> list[Any]:
-    context = multiprocessing.get_context("spawn")
+    context = spawn_context()
     events, stop = context.Queue(), context.Event()
     results: list[Any] = [None] * len(tasks)
     # Each worker gets its share of the cores for BLAS: more threads than cores only wait.
