@@ -23,7 +23,7 @@ from invariants import (
     shape_breaches,
 )
 from invariants.figures import PRMSE, SIGNED, UNIT, csv_breaches, json_breaches
-from invariants.reads import consensus_breaches, rater_breaches
+from invariants.reads import bias_breaches, consensus_breaches, rater_breaches
 from invariants.text import comparison_breaches, prose_breaches
 from typer.testing import CliRunner
 
@@ -188,6 +188,21 @@ def test_a_lenient_or_harsh_verdict_without_its_size_is_found(tmp_path):
         "harsh with leniency_z -5.9, leniency_size -0.04",
         "lenient with leniency_z -3.5, leniency_size -0.2",
     ]
+
+
+def test_a_bias_cell_expected_off_its_items_scale_is_found(tmp_path):
+    """Mohler before the linearised fit: grader2 gave item 9.2 nearly all 5s and the cell's
+    expectation read 5.38 on the 0-5 scale."""
+    reads = FileReads({("9.2", str(i)): [("grader1", "5"), ("grader2", "5" if i else "3")]
+                       for i in range(27)}, ordered=True)  # fmt: skip
+    columns = ["rater", "item", "n", "observed", "expected"]
+    write_rows(tmp_path / "rater_item_bias.csv", columns, [
+        ["grader2", "9.2", "27", "4.925926", "5.377734"],
+        ["grader1", "9.2", "27", "5.000000", "4.437081"],
+        ["grader1", "9.1", "27", "7.000000", "9.000000"],  # an item the reads do not have
+    ])  # fmt: skip
+    found = [b.detail for b in bias_breaches(tmp_path, reads)]
+    assert found == ["expected 5.377734, the item's scores 3-5"]
 
 
 def test_two_shapes_that_differ_are_found(tmp_path):

@@ -36,10 +36,15 @@ def test_each_planted_rater_gets_its_verdict_and_the_neutral_ones_are_fine(plant
 
 
 def test_the_biased_cell_is_listed_and_few_others_are(planted):
+    """r9's raised cell is listed, and no neutral rater's cell. The lenient and harsh raters (r4,
+    r5) are shifted by a point on 45% of their scores whatever the model's certainty, which the
+    expectation (shifts on the model's scale, engine.audit.raters.bias) reads partly as
+    interaction where the model is sure: their cells may be listed too."""
     listed = [(c.rater, c.item) for c in planted.raters.bias if c.listed]
-    assert ("r9", "I0") in listed
-    assert planted.raters.bias[0].rater == "r9" and planted.raters.bias[0].bias > 0
-    assert len(listed) <= 4  # the planted cell; a noisy or drifting rater may add one
+    r9 = next(c for c in planted.raters.bias if (c.rater, c.item) == ("r9", "I0"))
+    assert r9.listed and r9.bias > 0
+    assert not [cell for cell in listed if cell[0] in ("r1", "r2", "r3")]
+    assert len(listed) <= 4  # the planted cell; r4, r5 or a noisy or drifting rater may add some
     assert all(c.n >= 10 for c in planted.raters.bias)
 
 

@@ -272,8 +272,8 @@ BIAS = OutputTable(
         Column("item", "the item", row_attr("item")),
         Column("n", "the rater's scores on the item", row_attr("n"), COUNT),
         Column("observed", "their average score", row_attr("observed"), FIGURE),
-        Column("expected", "the average the model expects with the rater's overall leniency",
-               row_attr("expected"), FIGURE),
+        Column("expected", "the average the model expects with the rater's overall leniency, "
+               "on the item's scale", row_attr("expected"), FIGURE),
         Column("bias", "observed - expected, in points", row_attr("bias"), POINTS, "Obs - Exp"),
         Column("se", "its standard error", row_attr("se"), FIGURE, "SE"),
         Column("t", "its t", row_attr("t"), FIGURE),

@@ -69,7 +69,7 @@ from mfrm import fit_mfrm, leniency_z, session_reads  # noqa: E402
 from rater_sim import ORDERED, Design, build_session, load_dataset  # noqa: E402
 
 from engine.audit.raters import expectation  # noqa: E402
-from engine.audit.raters.effects import two_way  # noqa: E402
+from engine.audit.raters.additive import two_way  # noqa: E402
 from engine.audit.raters.table import rater_report  # noqa: E402
 from engine.input.items import split_items  # noqa: E402
 from engine.input.settings.config import config_from_dict  # noqa: E402

@@ -36,6 +36,7 @@ from invariants.figures import (
 )
 from invariants.reads import (
     FileReads,
+    bias_breaches,
     consensus_breaches,
     long_reads,
     naming_breaches,
@@ -64,7 +65,8 @@ FAMILIES = {
     "consensus": ("consensus", "consensus = agreeing reads", "consensus within the reads",
                   "consensus reads kept"),
     "raters": ("every rater in raters.csv", "raters named as the file names them",
-               "a lenient or harsh verdict has its size and significance"),
+               "a lenient or harsh verdict has its size and significance",
+               "a bias cell's averages on its item's scale"),
 }  # fmt: skip
 
 
@@ -98,6 +100,7 @@ def output_breaches(
     if reads is not None:
         found += consensus_breaches(folder, reads)
         found += rater_breaches(folder, reads)
+        found += bias_breaches(folder, reads)
         found += naming_breaches(folder, reads)
     unknown = {b.check for b in found} - {c for checks in FAMILIES.values() for c in checks}
     assert not unknown, f"checks without a family: {unknown}"

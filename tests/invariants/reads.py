@@ -157,6 +157,30 @@ def rater_breaches(folder: Path, reads: FileReads) -> list[Breach]:
     return found
 
 
+def bias_breaches(folder: Path, reads: FileReads) -> list[Breach]:
+    """rater_item_bias.csv: each cell's observed and expected averages within its item's
+    scores in the file (a cell's expectation is a score on the item's scale)."""
+    path = folder / "rater_item_bias.csv"
+    if not path.exists() or not reads.ordered:
+        return []
+    scores: dict[str, list[float]] = {}
+    for (item, _), given in reads.answers.items():
+        scores.setdefault(item, []).extend(float(score) for _, score in given)
+    found = []
+    for row in read_csv(path):
+        given = scores.get(row["item"])
+        if not given:
+            continue
+        low, high = min(given), max(given)
+        for column in ("observed", "expected"):
+            value = number(row[column])
+            if value is None or not low - CSV_TOLERANCE <= value <= high + CSV_TOLERANCE:
+                found.append(Breach("a bias cell's averages on its item's scale",
+                                    f"rater_item_bias.csv {row['rater']!r} x {row['item']!r}",
+                                    f"{column} {row[column]}, the item's scores {low:g}-{high:g}"))  # fmt: skip
+    return found
+
+
 # The documented lenient / harsh rule (docs/explanation/raters.md), written out here.
 LENIENCY_Z, LENIENCY_SIZE = 3.0, 0.15
 

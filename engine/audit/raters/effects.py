@@ -45,7 +45,8 @@ import numpy as np
 from engine.audit.raters import expert as rater_expert
 from engine.audit.raters import fit as rater_fit
 from engine.audit.raters import pairs as rater_pairs
-from engine.audit.raters.bias import BiasCell, bias_cells
+from engine.audit.raters.additive import two_way
+from engine.audit.raters.bias import BiasCell, Reads, bias_cells
 from engine.audit.raters.drift import Drift, rater_drift
 from engine.audit.raters.verdicts import LENIENCY_Z, Verdict, is_bias_listed, verdicts
 
@@ -95,31 +96,6 @@ class RaterEffects:
     # Leniency is against the expert's scores (validity papers, engine.audit.raters.expert)
     # rather than the reference raters' median.
     anchored: bool = False
-
-
-def two_way(
-    d: np.ndarray,
-    item_of: np.ndarray,
-    rater_of: np.ndarray,
-    weights: np.ndarray | None = None,
-    sweeps: int = 200,
-):
-    """Least squares d = a_item + b_rater + e (weighted when weights are given) by alternating
-    (weighted) means: (a, b, e). Item and rater indices are 0..K-1 and 0..R-1 (np.unique's
-    inverse); b is not centred (a absorbs the mean)."""
-    w = np.ones(d.size) if weights is None else weights
-    n_rater = np.bincount(rater_of, w)
-    n_item = np.bincount(item_of, w)
-    b = np.zeros(n_rater.size)
-    for _ in range(sweeps):
-        a = np.bincount(item_of, w * (d - b[rater_of]), minlength=n_item.size) / n_item
-        new_b = np.bincount(rater_of, w * (d - a[item_of]), minlength=n_rater.size) / n_rater
-        change = np.max(np.abs(new_b - b))
-        b = new_b
-        if change < 1e-12:
-            break
-    a = np.bincount(item_of, w * (d - b[rater_of]), minlength=n_item.size) / n_item
-    return a, b, d - a[item_of] - b[rater_of]
 
 
 def certainty_weights(variance: np.ndarray) -> np.ndarray:
@@ -203,9 +179,10 @@ def assess(scores, judged: np.ndarray, names: np.ndarray, rater_of: np.ndarray):
                                           int(co_n[r]), bool(np.isin(r, members)))  # fmt: skip
     cells = []
     if scores.ordered:
-        names_of_items = [scores.item_names[k] for k in items]
-        cells = bias_cells(scores.value, scores.expected, e, scores.rater, item_of,
-                           names_of_items, is_bias_listed)  # fmt: skip
+        reads = Reads(scores.value, scores.expected, scores.variance, scores.lowest,
+                      scores.highest, scores.rater, item_of,
+                      [scores.item_names[k] for k in items])  # fmt: skip
+        cells = bias_cells(reads, is_bias_listed)
     return effects, cells
 
 

@@ -182,6 +182,8 @@ class _Scores:
     high: np.ndarray  # the model's P(its highest score)
     at_low: np.ndarray  # whether the score is the item's lowest
     at_high: np.ndarray  # whether the score is the item's highest
+    lowest: np.ndarray  # the item's lowest score (points)
+    highest: np.ndarray  # the item's highest score (points)
     own: np.ndarray  # the model's probability of the score given
     square: np.ndarray  # sum_k p_k^2
     cube: np.ndarray  # sum_k p_k^3
@@ -286,6 +288,8 @@ def _item_scores(k: int, result, reads: EveryRead, pooled, order) -> dict[str, n
         "high": m.high,
         "at_low": given == values.min(),
         "at_high": given == values.max(),
+        "lowest": np.full(len(reads), values.min()),
+        "highest": np.full(len(reads), values.max()),
         "own": proba[np.arange(len(reads)), reads.code],
         "square": np.sum(proba**2, axis=1),
         "cube": np.sum(proba**3, axis=1),
