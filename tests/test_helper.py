@@ -83,6 +83,11 @@ def test_a_helper_that_dies_says_so_and_the_checks_are_made_here(monkeypatch):
     try:
         with pytest.raises(BrokenProcessPool):
             helper.result(helper.submit(os._exit, 3))
+        # Work handed to a helper already dead fails the same way, at its result (it raised at
+        # submit before, out of every caller's fallback: an internal error for the user).
+        late = helper.submit(time.sleep, 0)
+        with pytest.raises(BrokenProcessPool):
+            helper.result(late)
     finally:
         helper.close()
 

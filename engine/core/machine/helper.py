@@ -58,7 +58,15 @@ class Helper:
     def submit(
         self, function: Callable[..., object], *args: object
     ) -> Future[tuple[object, float]]:
-        return self.pool.submit(_timed, function, *args)
+        """The function's future; one that raises BrokenProcessPool when the helper died before
+        (e.g. killed while importing), so the caller's fallback makes it here as for a helper
+        that dies while working."""
+        try:
+            return self.pool.submit(_timed, function, *args)
+        except BrokenProcessPool as error:
+            failed: Future[tuple[object, float]] = Future()
+            failed.set_exception(error)
+            return failed
 
     def result(
         self, future: Future[tuple[object, float]], check: Callable[[], None] | None = None
