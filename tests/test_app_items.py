@@ -291,7 +291,7 @@ async def test_the_raters_tab_shows_each_verdict_its_rule_and_the_bias_cells(pla
         table = screen.query_one("#results-raters", DataTable)
         headers = [str(c.label) for c in table.ordered_columns]
         # at 80 columns: the status (the lead's lists) beside the verdict, then the figures
-        assert headers == ["rater", "verdict", "status", "n", "flagged", "leniency", "infit"]
+        assert headers == ["rater", "verdict", "status", "n", "model differs", "leniency", "infit"]
         rows = {str(table.get_row_at(n)[0]): table.get_row_at(n) for n in range(table.row_count)}
         lean = headers.index("leniency")
         assert str(rows["r5"][1]) == "harsh, noisy" and str(rows["r5"][lean]).endswith("▼")

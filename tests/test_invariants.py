@@ -34,7 +34,7 @@ from parm_tui.cli import app as cli_app
 @pytest.mark.parametrize(
     "name, csv_file, bounds",
     [("kappa", True, SIGNED), ("cross_fit_qwk", True, SIGNED), ("alpha_ordinal_low", True, SIGNED),
-     ("prmse_high", True, PRMSE), ("exact", True, UNIT), ("flagged_share", True, UNIT),
+     ("prmse_high", True, PRMSE), ("exact", True, UNIT), ("model_differs_share", True, UNIT),
      ("p_correct", True, UNIT), ("consensus_p", True, UNIT), ("p", True, UNIT), ("p", False, None),
      ("disagreement", True, None), ("leniency", True, None), ("nll", True, None),
      ("Exact agreement (accuracy)", False, UNIT), ("reliability (95% interval)", False, UNIT),
@@ -66,14 +66,14 @@ def test_report_json_nan_and_intervals_are_found(tmp_path):
     path.write_text(
         '{"agreement": {"session_prmse": {"estimate": 0.304, "low": -1.5e16, "high": 1.0},'
         ' "pairs": [{"figures": {"kappa": {"estimate": NaN, "low": 0.1, "high": 0.2}}}]},'
-        ' "config": {"similarity_power": 2.0}, "raters": [{"flagged_share": 0.2,'
-        ' "flagged_low": 0.25, "flagged_high": 0.3, "leniency": 5.0}]}'
+        ' "config": {"similarity_power": 2.0}, "raters": [{"model_differs_share": 0.2,'
+        ' "model_differs_low": 0.25, "model_differs_high": 0.3, "leniency": 5.0}]}'
     )
     found = {(b.check, b.where) for b in json_breaches(path)}
     assert found == {
         ("finite", "report.json"),
         ("in range", "report.json agreement.session_prmse.low"),
-        ("interval holds its estimate", "report.json raters.0.flagged"),
+        ("interval holds its estimate", "report.json raters.0.model_differs"),
     }
 
 

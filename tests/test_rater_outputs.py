@@ -76,9 +76,9 @@ def test_feedback_holds_each_raters_flagged_scores_most_severe_first(written):
     session, out = written
     rows = read(out / "rater_feedback.csv")
     assert list(rows[0]) == [*FEEDBACK.header, "run_id"]
-    # raters.csv's flagged: each rater's reads the model would score otherwise (not the queue's
+    # raters.csv's model_differs: each rater's reads the model would score otherwise (not the queue's
     # likely wrong scores, which are of the audited read only)
-    flagged = sum(row.flagged for row in session.raters.rows)
+    flagged = sum(row.model_differs for row in session.raters.rows)
     assert len(rows) == flagged
     order = [r.rater for r in session.raters.rows]
     seen = [row["rater"].lstrip("'") for row in rows]
@@ -141,7 +141,7 @@ def test_two_graders_read_as_two_score_columns_have_their_rows_and_a_note_on_the
     for rater, column in (("score", "score"), ("score2", "score2")):
         given = frame.loc[result.responses.rows - 1, column].astype(int).to_numpy()
         flagged = int(np.sum(np.asarray(result.responses.labels, int)[result.predicted] != given))
-        assert sum(row[0] == rater for row in feedback) == flagged == rows[rater].flagged
+        assert sum(row[0] == rater for row in feedback) == flagged == rows[rater].model_differs
 
 
 def test_a_fresh_run_with_an_item_of_one_rater_does_not_call_itself_a_saved_session():

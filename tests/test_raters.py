@@ -156,7 +156,7 @@ def test_raters_with_too_few_scores_are_listed_but_not_judged():
     who = ["busy"] * (100 - MIN_RATER_SCORES + 1) + ["brief"] * (MIN_RATER_SCORES - 1)
     report = rater_report([fake_result("A", proba, scores, who)])
     brief = next(r for r in report.rows if r.rater == "brief")
-    assert not brief.judged and brief.leniency is None and brief.flagged_low is None
+    assert not brief.judged and brief.leniency is None and brief.model_differs_low is None
     assert report.rows[-1].rater == "brief"
 
 
@@ -269,7 +269,7 @@ def test_unordered_labels_give_no_leniency_or_qwk():
     assert all(r.judged for r in report.rows)
     assert all(r.leniency is None and r.leniency_low is None and r.qwk is None
                for r in report.rows)  # fmt: skip
-    assert all(r.flagged_low is not None for r in report.rows)
+    assert all(r.model_differs_low is not None for r in report.rows)
 
 
 def test_raters_csv_has_the_documented_columns(tmp_path):
@@ -277,7 +277,7 @@ def test_raters_csv_has_the_documented_columns(tmp_path):
     session = run_frame(frame, vectors, session_config(rater_column="rater"))
     header, rows = raters_table(session)
     assert header == RATERS.without(WITH_EXPERT).header  # no expert column: as before it
-    assert {"rater", "n", "exact", "kappa", "flagged_share", "leniency", "leniency_low",
+    assert {"rater", "n", "exact", "kappa", "model_differs_share", "leniency", "leniency_low",
             "leniency_high"} <= set(header)  # fmt: skip
     write_session(session, tmp_path)
     with (tmp_path / "raters.csv").open(encoding="utf-8") as handle:
@@ -305,7 +305,7 @@ def test_the_sample_session_shows_its_planted_raters(tmp_path):
     with (out / "raters.csv").open(encoding="utf-8") as handle:
         rows = {row["rater"]: row for row in csv.DictReader(handle)}
     assert float(rows["R4"]["leniency_low"]) > 0
-    shares = {name: float(row["flagged_share"]) for name, row in rows.items() if name != "R7"}
+    shares = {name: float(row["model_differs_share"]) for name, row in rows.items() if name != "R7"}
     # Both planted raters change a third of their scores (R4 up, R6 anywhere): every read of
     # theirs counted, they have the two highest shares (0.46 each, the others 0.25-0.35).
     assert set(sorted(shares, key=shares.get)[-2:]) == {"R4", "R6"}

@@ -106,12 +106,15 @@ RATERS = OutputTable(
                row_attr("kappa"), FIGURE),
         Column("qwk", "quadratic weighted kappa against the model's predictions (ordered scores)",
                row_attr("qwk"), FIGURE),
-        Column("flagged", "the rater's scores the model would change", row_attr("flagged"), COUNT),
-        Column("flagged_share", "the share of the rater's scores the model would change",
-               row_attr("flagged_share"), SHARE, "flagged",
-               interval=("flagged_low", "flagged_high")),
-        Column("flagged_low", "its Wilson 95% interval: low end", row_attr("flagged_low"), SHARE),
-        Column("flagged_high", "its Wilson 95% interval: high end", row_attr("flagged_high"),
+        Column("model_differs", "the rater's scores the model would change (not the likely "
+               "wrong scores flagged in the queue)", row_attr("model_differs"), COUNT),
+        Column("model_differs_share", "the share of the rater's scores the model would change",
+               row_attr("model_differs_share"), SHARE, "model differs",
+               interval=("model_differs_low", "model_differs_high")),
+        Column("model_differs_low", "its Wilson 95% interval: low end",
+               row_attr("model_differs_low"), SHARE),
+        Column("model_differs_high", "its Wilson 95% interval: high end",
+               row_attr("model_differs_high"),
                SHARE),
         Column("leniency", "score points above (positive) or below the typical rater, within "
                "items, against models fitted without the rater's scores", row_attr("leniency"),
@@ -285,7 +288,8 @@ BIAS = OutputTable(
 
 FEEDBACK = OutputTable(
     "rater_feedback.csv",
-    "flagged score, the rater table's raters in order, each rater's most severe first",
+    "score the model would change (a rater's model_differs in raters.csv), the rater table's "
+    "raters in order, each rater's most severe first",
     (
         Column("rater", "who gave the score"),
         Column("item", "the item"),

@@ -89,7 +89,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
 
 
 # The estimate an interval's columns belong to where it is not the columns' stem.
-_ESTIMATE_OF = {"flagged": "flagged_share"}
+_ESTIMATE_OF = {"model_differs": "model_differs_share"}
 
 
 def csv_breaches(path: Path, input_columns=()) -> list[Breach]:

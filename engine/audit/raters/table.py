@@ -1,6 +1,6 @@
 """Which raters need a word: for each rater, over every read they gave (the audited one or not:
 engine.audit.raters.every_read, so a wide file and the same reads in long form count the same
-raters), agreement with the model, the share of their scores flagged, their leniency
+raters), agreement with the model, the share of their scores the model would change, their leniency
 (positive) or harshness (negative) in score points, each with a 95% interval, and their
 effects and verdict (engine.audit.raters.effects).
 
@@ -23,7 +23,7 @@ other raters of the same items: a rater who scored an item alone cannot be compa
 With an expert score column each rater's accuracy on the expert-scored answers is reported,
 and from rater_expert.MIN_EXPERT_READS of them leniency is against the expert
 (engine.audit.raters.expert). Leniency and QWK need ordered scores: for unordered text labels (no score_order) they are None
-and raters are ranked by their flagged share.
+and raters are ranked by that share.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ METHOD = (
     "differences from co-raters' reads of the same answers where there are any, centred on "
     "the median of the reference raters (the largest group of raters that agree); "
     "95% interval b_r +/- t * sqrt(se_r^2 + se_median^2), se_r the weighted mean's sandwich "
-    "standard error. Flagged share: Wilson 95% interval."
+    "standard error. Model-differs share: Wilson 95% interval."
 )
 
 
@@ -74,7 +74,7 @@ class RaterRow:
 
     Intervals are None when the rater has too few scores to judge (`judged` False).
     distance: how far the rater is from the rest, max(|leniency| / its standard error,
-    (flagged share - the others' share) / its standard error); the table is sorted by it.
+    (model-differs share - the others' share) / its standard error); the table is sorted by it.
     """
 
     rater: str
@@ -83,10 +83,10 @@ class RaterRow:
     exact: float
     kappa: float
     qwk: float | None
-    flagged: int
-    flagged_share: float
-    flagged_low: float | None
-    flagged_high: float | None
+    model_differs: int
+    model_differs_share: float
+    model_differs_low: float | None
+    model_differs_high: float | None
     leniency: float | None
     leniency_low: float | None
     leniency_high: float | None
@@ -333,7 +333,8 @@ def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
     row: dict[str, Any] = dict(  # a RaterRow's fields, of their several types
         rater=name, n=n, items=int(np.unique(scores.item[mine]).size),
         exact=figures["accuracy"], kappa=figures["kappa"], qwk=figures.get("qwk"),
-        flagged=flagged, flagged_share=share, flagged_low=None, flagged_high=None,
+        model_differs=flagged, model_differs_share=share, model_differs_low=None,
+        model_differs_high=None,
         leniency=effect, leniency_low=None, leniency_high=None,
         second_n=_reread(scores, mine),
         second_exact=None if second_figures is None else second_figures["accuracy"],
@@ -347,7 +348,7 @@ def _row(scores: _Scores, name: str, effects: RaterEffects | None) -> RaterRow:
     rest = scores.flagged[others].mean() if others.any() else share
     flag_spread = np.sqrt(max(rest * (1 - rest), 1e-12) / n)
     distance = (share - rest) / flag_spread
-    judged_row = {**row, "flagged_low": low, "flagged_high": high}
+    judged_row = {**row, "model_differs_low": low, "model_differs_high": high}
     if effect is None:  # unordered labels: no leniency
         return RaterRow(**{**judged_row, "distance": float(distance)})
     from scipy.special import stdtrit

@@ -107,7 +107,8 @@ MEANINGS = (
     "formula). The dense graph has none.",
     "Severity: 1 minus the probability that a model which never saw a response's score gives it "
     "the human score (an embedding classifier and the neighbours' scores, combined); from 0 to "
-    "1, it orders the review queue. Flagged: PARM's own fit prefers another score.",
+    "1, it orders the review queue. Flagged: likely wrong, among the top of the item's queue, "
+    "as many as the item's estimated wrong scores.",
 )
 
 

@@ -240,9 +240,9 @@ def interval_dots(names, values, lows, highs, label: str, title: str, extra=None
         return _svg(figure, title)
 
 
-def raters_panels(names, leniency: Ranges | None, flagged: Ranges, title: str) -> str:
+def raters_panels(names, leniency: Ranges | None, differs: Ranges, title: str) -> str:
     """Two panels, one row per rater: leniency in score points with its 95% interval, and the
-    share of the rater's scores flagged with its Wilson interval."""
+    share of the rater's scores the model would change with its Wilson interval."""
     import numpy as np
 
     n = len(names)
@@ -257,8 +257,8 @@ def raters_panels(names, leniency: Ranges | None, flagged: Ranges, title: str) -
         else:
             left.text(0.5, 0.5, "no leniency: unordered labels", ha="center",
                       transform=left.transAxes)  # fmt: skip
-        _dots(right, y, *flagged, MODEL, "flagged share")
-        right.set_xlabel("share of scores flagged")
+        _dots(right, y, *differs, MODEL, "model differs")
+        right.set_xlabel("share of scores the model would change")
         right.xaxis.set_major_formatter("{x:.0%}")
         left.set_yticks(y, [short(v) for v in names])
         return _svg(figure, title)

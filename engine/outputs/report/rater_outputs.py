@@ -27,7 +27,7 @@ def bias_table(session) -> tuple[list[str], list[list]]:
 
 
 def feedback_table(session) -> tuple[list[str], list[list]]:
-    """rater_feedback.csv: each rater's flagged reads (the model prefers another score), every
+    """rater_feedback.csv: each rater's reads the model would score otherwise (raters.csv's model_differs), every
     read counted as the rater table counts it (engine.audit.raters.every_read), most severe first,
     with the answer, the model's score and the neighbours that are the evidence; raters in the
     rater table's order."""

@@ -384,11 +384,11 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
             [r.leniency for r in judged], [r.leniency_low for r in judged],
             [r.leniency_high for r in judged],
         ) if ordered else None  # fmt: skip
-        flagged = (
-            [r.flagged_share for r in judged], [r.flagged_low for r in judged],
-            [r.flagged_high for r in judged],
+        differs = (
+            [r.model_differs_share for r in judged], [r.model_differs_low for r in judged],
+            [r.model_differs_high for r in judged],
         )  # fmt: skip
-        plot = plots.raters_panels([r.rater for r in judged], leniency, flagged, "Raters")
+        plot = plots.raters_panels([r.rater for r in judged], leniency, differs, "Raters")
     pairs = [
         [p.first, p.second, p.n, *([_cell(p.exact, "accuracy"), _cell(p.kappa)]
                                    if p.n >= MIN_PAIR else [{"text": TOO_FEW, "below": False},

@@ -152,7 +152,7 @@ def _model_fit_section(session: SessionResult) -> str:
 
 
 # The rater table's columns in report.md (engine.outputs.declared.RATERS).
-RATER_COLUMNS = ("rater", "verdict", "n", "exact", "kappa", "flagged_share", "leniency")
+RATER_COLUMNS = ("rater", "verdict", "n", "exact", "kappa", "model_differs_share", "leniency")
 
 
 def rater_cells(raters, r) -> list:
@@ -208,8 +208,9 @@ def _raters_section(session: SessionResult) -> str:
         "",
         "Farthest from the rest first. Leniency is in score points: how much higher (positive) "
         "or lower (negative) a rater scores than the model expects, compared within items and "
-        "against the typical rater (the median of the reference raters). Flagged: the share of "
-        "their scores the model would change. Verdicts and their rules below.",
+        "against the typical rater (the median of the reference raters). Model differs: the share "
+        "of their scores the model would change (not the likely wrong scores flagged in the "
+        "queue). Verdicts and their rules below.",
         "",
         markdown._table(header, rows),
     ]
