@@ -36,8 +36,8 @@ def decision_cell(decision) -> Text:
 
 def severity_text(value: float) -> Text:
     """The severity in words, and what its scale means: how strongly the evidence doubts the
-    human score (1 - p(human score) from a model that never saw that score, stacked
-    classifier, engine.audit.queue.severity; docs/explanation/severity.md says more)."""
+    human score (the probability that another read would give another score, from models that
+    never saw that score, engine.audit.queue.severity; docs/explanation/severity.md says more)."""
     text = Text("severity ")
     text.append(f"{value:.3f}", style="bold")
     text.append(f": {severity_words(value)}")

@@ -105,10 +105,10 @@ MEANINGS = (
     "samples of scores on the same responses; they count that neighbours' scores enter each "
     "other's features, and a 95% interval is the estimate +/- 1.96 SE (report.json has the "
     "formula). The dense graph has none.",
-    "Severity: 1 minus the probability that a model which never saw a response's score gives it "
-    "the human score (an embedding classifier and the neighbours' scores, combined); from 0 to "
-    "1, it orders the review queue. Flagged: likely wrong, among the top of the item's queue, "
-    "as many as the item's estimated wrong scores.",
+    "Severity: the probability that another read would give the answer another score, on one "
+    "scale across items, from models that never saw the response's score; from 0 to 1, it "
+    "orders the review queue. Flagged: likely wrong, among the top of the item's queue, as "
+    "many as the item's estimated wrong scores.",
 )
 
 
@@ -327,10 +327,11 @@ def _review_section(result: AuditResult, top: int) -> str:
         [
             f"## Top {top} responses to review",
             "",
-            "Flagged responses (the model prefers another score), most severe first, as the "
-            "review screen lists them. Severity is 1 - p(human score) from a model that never "
-            "saw that score (see below). Evidence: the neighbours that drove the prediction, as "
-            "row (id) score, cosine similarity.",
+            "Flagged responses (likely wrong: the top of the item's queue, as many as its "
+            "estimated wrong scores), most severe first, as the review screen lists them. "
+            "Severity: the probability that another read would give another score, from models "
+            "that never saw that score (see below). Evidence: the neighbours that drove the "
+            "model's prediction, as row (id) score, cosine similarity.",
             "",
             _table(header, rows) if rows else "No responses are flagged.",
         ]
