@@ -247,7 +247,14 @@ QUOTED = {"text", "answer", "evidence", "nearest_answer", "id", "row", "item", "
 
 
 # Columns whose rows are different figures, each named by its row's first cell.
-ROW_LABELLED = {"in-sample", "cross-fitted", "95% interval", "value", "estimate"}
+ROW_LABELLED = {
+    "in-sample",
+    "cross-fitted",
+    "95% interval",
+    "95% interval (in-sample)",
+    "value",
+    "estimate",
+}
 
 
 def table_breaches(table: Table) -> list[Breach]:

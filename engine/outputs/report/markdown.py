@@ -229,7 +229,12 @@ def _agreement_section(result: AuditResult, data, small: bool = False) -> str:
             + f"; exact agreement {_fmt(found['accuracy'])}.",
             "",
         ]  # fmt: skip
-    header = ["Metric", *(["Cross-fitted"] if crossed else []), "In-sample", "95% interval"]
+    header = [
+        "Metric",
+        *(["Cross-fitted"] if crossed else []),
+        "In-sample",
+        "95% interval (in-sample)",
+    ]
     out.append(_table([*header, "Note"], rows))
     notes = []
     if small:
