@@ -20,6 +20,7 @@ from rich.table import Column
 from engine import workspace
 from engine.core.crash_log import write_crash_log
 from engine.core.errors import Cancelled, DataError, OutputsExist, ParmError
+from engine.core.numbers import signed
 from engine.core.progress import CLUSTER, STAGES
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
@@ -468,7 +469,7 @@ def _summary(console: Console, session, written: list[Path], verb: str = "Wrote"
         farthest = ", ".join(
             r.rater
             if r.leniency is None
-            else f"{r.rater} ({r.leniency:+.2f} points)"  # None: unordered labels
+            else f"{r.rater} ({signed(r.leniency)} points)"  # None: unordered labels
             for r in judged[:3]
         )
         say(

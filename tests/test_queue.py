@@ -146,6 +146,6 @@ def test_a_raters_view_lists_every_answer_they_read_flagged_on_their_own_score()
     assert len(review_view(review, show_all=True, rater="score2")) == len(frame)
     flagged = review_view(review, rater="score2")
     rows = {r.rater: r for r in session.raters.rows}
-    assert len(flagged) == rows["score2"].flagged
+    assert len(flagged) == rows["score2"].model_differs
     given = review.read_by("score2")
     assert np.all(review.predicted[flagged] != given[flagged])

@@ -31,6 +31,7 @@ from engine.actions.plan import Actions, actions_of
 from engine.actions.rules import ActionRules
 from engine.actions.third_reads import REASSIGNED, STILL_OPEN
 from engine.audit.raters.verdicts import Verdict
+from engine.core.numbers import signed
 from engine.live.alerts.verdicts import verdicts_of
 from engine.live.ledger import live_ledger
 from engine.outputs.declared_actions import ACTION_TABLES
@@ -149,7 +150,7 @@ def with_drift(verdicts: dict, alerts) -> tuple[dict, dict]:
             continue
         change = float(alert.figure)
         drift[alert.rater] = 1 if change > 0 else -1
-        said = Verdict("drifting", f"score minus co-rater's moved {change:+.2f} points on "
+        said = Verdict("drifting", f"score minus co-rater's moved {signed(change)} points on "
                        f"{alert.period} (p = {alert.p:.2g})",
                        abs(change) / max(float(alert.threshold), 1e-9))  # fmt: skip
         out[alert.rater] = tuple(sorted((*out.get(alert.rater, ()), said),

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.core.numbers import signed
+
 TEXT, COUNT, FIGURE, SHARE, POINTS, FLAG = "text", "count", "figure", "share", "points", "flag"
 LABEL = "label"
 
@@ -88,7 +90,7 @@ def shown(value, kind: str) -> str:
     if kind == SHARE:
         return f"{value:.1%}"
     if kind == POINTS:
-        return f"{value:+.2f}"
+        return f"{signed(value)}"
     if kind == COUNT:
         return f"{value:,}"
     return str(value)

@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.message import Message
 from textual.widgets import DataTable
 
+from engine.core.numbers import signed
 from engine.results.figures import figure_changes
 from parm_tui.widgets.metrics import fmt
 
@@ -42,7 +43,7 @@ def _difference(name: str, value) -> str:
         return f"{int(value):+,}".replace("-", "−")
     if name == "power":
         return f"{value:+.3g}".replace("-", "−")
-    return f"{value:+.3f}".replace("-", "−")
+    return f"{signed(value, 3)}".replace("-", "−")
 
 
 def comparison_text(

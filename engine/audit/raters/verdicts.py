@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.core.numbers import signed
+
 # Leniency / harshness: |leniency| / its standard error, and a size: |leniency| over the reads'
 # residual standard deviation (score minus the model's expectation, item and rater effects
 # removed) at least LENIENCY_SIZE. 0.15 is RSMTool's threshold for a standardized mean
@@ -82,9 +84,9 @@ def verdicts(relative: dict, drift=None) -> tuple[Verdict, ...]:
     z, size = relative.get("leniency_z"), relative.get("leniency_size")
     if z is not None and abs(z) >= LENIENCY_Z and (size is None or abs(size) >= LENIENCY_SIZE):
         name = "lenient" if z > 0 else "harsh"
-        sd = "" if size is None else f" ({size:+.2f} SD)"
-        found.append(Verdict(name, f"leniency {relative['leniency']:+.2f} points{sd}, "
-                                   f"{z:+.1f} SE from the reference raters",
+        sd = "" if size is None else f" ({signed(size)} SD)"
+        found.append(Verdict(name, f"leniency {signed(relative['leniency'])} points{sd}, "
+                                   f"{signed(z, 1)} SE from the reference raters",
                              abs(z) / LENIENCY_Z))  # fmt: skip
     ratio, z = relative.get("noise"), relative.get("noise_z")
     ordered = relative.get("ordered", True)
@@ -98,18 +100,18 @@ def verdicts(relative: dict, drift=None) -> tuple[Verdict, ...]:
         own, typical = relative.get("noise_own"), relative.get("noise_reference")
         figures = "" if own is None or typical is None else f"{own:.2f} against {typical:.2f}, "
         found.append(Verdict("noisy", f"{what} {ratio:.2f} x the reference raters' "
-                                      f"({figures}{z:+.1f} SE)", z / NOISE_Z))  # fmt: skip
+                                      f"({figures}{signed(z, 1)} SE)", z / NOISE_Z))  # fmt: skip
     z, middle = relative.get("central_z"), relative.get("middle_z")
     ends = max(relative.get("low_z", 0.0), relative.get("high_z", 0.0))
     if (z is not None and z <= -CENTRAL_Z and middle is not None and middle >= MIDDLE_Z
             and ends <= END_Z):  # fmt: skip
-        found.append(Verdict("central tendency", f"middle categories {middle:+.1f} SE from the "
-                                                 f"reference raters', ends at most {ends:+.1f} "
-                                                 f"SE, residual slope {z:+.1f} SE",
+        found.append(Verdict("central tendency", f"middle categories {signed(middle, 1)} SE from the "
+                                                 f"reference raters', ends at most {signed(ends, 1)} "
+                                                 f"SE, residual slope {signed(z, 1)} SE",
                              middle / MIDDLE_Z))  # fmt: skip
     if drift is not None and abs(drift.t) >= DRIFT_T:
-        found.append(Verdict("drifting", f"leniency changed {drift.change:+.2f} points from "
-                                         f"first to last score (t = {drift.t:+.1f})",
+        found.append(Verdict("drifting", f"leniency changed {signed(drift.change)} points from "
+                                         f"first to last score (t = {signed(drift.t, 1)})",
                              abs(drift.t) / DRIFT_T))  # fmt: skip
     return tuple(sorted(found, key=lambda v: -v.strength))
 
@@ -121,8 +123,8 @@ def below_size(leniency, z, size) -> str | None:
         return None
     if abs(z) < LENIENCY_Z or abs(size) >= LENIENCY_SIZE:
         return None
-    return (f"leniency {leniency:+.2f} points, {z:+.1f} SE from the reference raters, but "
-            f"{size:+.2f} SD, under the {LENIENCY_SIZE:g} a verdict needs")  # fmt: skip
+    return (f"leniency {signed(leniency)} points, {signed(z, 1)} SE from the reference raters, but "
+            f"{signed(size)} SD, under the {LENIENCY_SIZE:g} a verdict needs")  # fmt: skip
 
 
 def is_bias_listed(bias: float, t: float) -> bool:

@@ -21,6 +21,7 @@ import numpy as np
 from scipy import special
 
 from engine.audit.raters.drift import rater_drift
+from engine.core.numbers import signed
 from engine.input.settings.config import AuditConfig
 from engine.live.alerts.alert import Alert
 from engine.live.alerts.explained import ItemDays, explained
@@ -351,7 +352,9 @@ def _drift_days(rater: str, u: np.ndarray, when: np.ndarray, config: AuditConfig
             today = float(np.mean(u[code == k]))
             said = compare(f"{_who('', rater)}: score minus co-rater's on {day}", today,
                            "their earlier days'", today - drift.change, None, 2).sentence  # fmt: skip
-            message = f"{said} points: {way} (t = {drift.t:+.1f}, {sure(drift.p, n)} that day)."
+            message = (
+                f"{said} points: {way} (t = {signed(drift.t, 1)}, {sure(drift.p, n)} that day)."
+            )
             alerts.append(Alert("rater_drift", "", rater, day, drift.change,
                                 config.monitor_drift_points, message, drift.p, n, "rater_drift"))  # fmt: skip
     return Found(alerts, judged)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from engine.audit.raters.every_read import every_read
 from engine.audit.raters.verdicts import RULES
+from engine.core.numbers import signed
 from engine.outputs import declared
 from engine.outputs.columns import FIGURE, csv_cell
 from engine.outputs.declared import rule_text
@@ -137,7 +138,7 @@ def _expectation_note(raters) -> str:
 
 def _fit_cells(e) -> list[str]:
     return [
-        f"{e.infit:.2f} ({e.infit_z:+.1f})", f"{e.outfit:.2f} ({e.outfit_z:+.1f})",
+        f"{e.infit:.2f} ({signed(e.infit_z, 1)})", f"{e.outfit:.2f} ({signed(e.outfit_z, 1)})",
         f"{e.noise:.2f}", "n/a" if e.spread is None else f"{e.spread:.2f}",
         _middle(e), f"{e.fair_average:.2f}",
         f"{e.observed_average:.2f}",
@@ -158,7 +159,7 @@ def _bias_lines(raters) -> list[str]:
                  f"{len(listed)} of {len(raters.bias)} cells with enough scores."]  # fmt: skip
     if listed:
         rows = [[c.rater, c.item, c.n, f"{c.observed:.2f}", f"{c.expected:.2f}",
-                 f"{c.bias:+.2f}", f"{c.se:.2f}", f"{c.t:+.1f}"] for c in listed]  # fmt: skip
+                 f"{signed(c.bias)}", f"{c.se:.2f}", f"{signed(c.t, 1)}"] for c in listed]  # fmt: skip
         header = ["rater", "item", "n", "observed", "expected", "Obs - Exp", "SE", "t"]
         lines += ["", markdown._table(header, rows)]
     return lines
@@ -171,8 +172,8 @@ def _drift_lines(judged) -> list[str]:
     rows = []
     for r in timed:
         d = r.effects.drift
-        periods = ", ".join(f"{p.leniency:+.2f}" for p in d.periods) or "too few for periods"
-        rows.append([r.rater, d.n, f"{d.change:+.2f} ({d.se:.2f})", f"{d.t:+.1f}", f"{d.p:.3f}",
+        periods = ", ".join(f"{signed(p.leniency)}" for p in d.periods) or "too few for periods"
+        rows.append([r.rater, d.n, f"{signed(d.change)} ({d.se:.2f})", f"{signed(d.t, 1)}", f"{d.p:.3f}",
                      periods])  # fmt: skip
     header = ["rater", "timed scores", "change (SE)", "t", "p", "leniency by period"]
     return ["", "Drift: each rater's leniency over their scoring time.", "",

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from engine.core.metric_names import METRIC
+from engine.core.numbers import signed
 from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.several_reads import read_pair
@@ -307,7 +308,7 @@ def review_view(review: dict) -> dict:
         "items": [
             [i["item"], i["decided"], i["scores_changed"], fixed(i["kappa_original"]),
              fixed(i["kappa_final"]),
-             "n/a" if i["kappa_change"] is None else f"{i['kappa_change']:+.3f}"]
+             "n/a" if i["kappa_change"] is None else f"{signed(i['kappa_change'], 3)}"]
             for i in review.get("items", [])
         ],
     }  # fmt: skip
@@ -347,7 +348,7 @@ def overview(session: SessionResult) -> dict:
         [None if tiny else r.metrics["kappa"] for r, tiny in zip(audited, small)],
         [None if iv is None else iv.low for iv in intervals],
         [None if iv is None else iv.high for iv in intervals],
-        "Cohen's kappa, model vs human (95% interval)",
+        "in-sample Cohen's kappa, model vs human (95% interval)",
         "Kappa per item",
         extra=("cross-fitted kappa", crossed) if any(c is not None for c in crossed) else None,
     )
@@ -410,7 +411,7 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
         },
         "unassigned": session.raters.unassigned,
         "bias": [
-            [c.rater, c.item, c.n, f"{c.bias:+.2f}", f"{c.t:+.1f}"]
+            [c.rater, c.item, c.n, f"{signed(c.bias)}", f"{signed(c.t, 1)}"]
             for c in session.raters.bias
             if c.listed
         ],  # fmt: skip

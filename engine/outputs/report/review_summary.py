@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engine.core.numbers import signed
 from engine.model.metrics import agreement
 from engine.outputs.report.item_content import _clean
 from engine.results.decision import ACTIONS
@@ -222,4 +223,4 @@ def _moved(summary: dict) -> str:
 
 
 def _signed(value) -> str:
-    return "n/a" if value is None else f"{value:+.3f}"
+    return "n/a" if value is None else f"{signed(value, 3)}"
