@@ -13,6 +13,7 @@ import pytest
 from helpers import session_frame, wait_for
 from textual.widgets import DataTable, Input, Select, Static, Tab, TabbedContent
 
+from engine.core.numbers import signed
 from parm_tui.app import ParmApp
 from parm_tui.screens.results import ResultsScreen
 from parm_tui.screens.resume import ResumeModal
@@ -334,4 +335,4 @@ async def test_with_an_expert_column_the_raters_tab_shows_each_rater_against_the
             assert headers[-len(expected) :] == expected
             first = session.raters.rows[0]
             shown = str(table.get_row_at(0)[-1])
-            assert shown.startswith(f"{session.raters.expert[first.rater].difference:+.2f}")
+            assert shown.startswith(signed(session.raters.expert[first.rater].difference))

@@ -10,6 +10,7 @@ from helpers import record, run_frame, session_config, session_frame
 from markdown_it import MarkdownIt
 from sklearn.metrics import cohen_kappa_score
 
+from engine.core.numbers import signed
 from engine.outputs.report.review_summary import (
     NO_DECISIONS,
     NO_REVIEW,
@@ -107,7 +108,7 @@ def test_the_markdown_section_is_labelled_and_renders_as_tables(session, decided
     summary = review_summary(session, decided)
     before = summary["agreement"]["model_vs_original"]["kappa"]
     after = summary["agreement"]["model_vs_final"]["kappa"]
-    difference = f"{round(after, 3) - round(before, 3):+.3f}".replace("-", "−")
+    difference = signed(round(after, 3) - round(before, 3), 3).replace("-", "−")
     assert (f"The model's kappa, against the original scores then the final ones: {before:.3f} → "
             f"{after:.3f} ({difference})") in text  # fmt: skip
     assert "pooled over the items, on one scale" in text
