@@ -1,4 +1,5 @@
-"""The additive fit every rater effect starts from: d = a_item + b_rater + e by least squares."""
+"""The additive fit every rater effect starts from: d = a_item + b_rater + e by least squares; and
+the model's variance of a score floored, as the fits that weigh by it take it."""
 
 from __future__ import annotations
 
@@ -28,3 +29,10 @@ def two_way(
             break
     a = np.bincount(item_of, w * (d - b[rater_of]), minlength=n_item.size) / n_item
     return a, b, d - a[item_of] - b[rater_of]
+
+
+def floored(variance: np.ndarray) -> np.ndarray:
+    """W floored at 1/100 of its median (and above zero): an over-sure model's few scores cannot
+    decide a fit that weighs by it."""
+    floor = np.median(variance) / 100 if variance.size else 0.0
+    return np.maximum(variance, max(floor, 1e-12))

@@ -13,15 +13,16 @@ score, in points), least squares
     d_i = W_i (alpha_item + beta_rater) + e_i
 
 (engine.audit.raters.additive.two_way on d_i / W_i weighted by W_i^2; W floored at 1/100 of
-its median, as certainty_weights does) gives the main-effects expectation of a score,
+its median, additive.floored) gives the main-effects expectation of a score,
 M_i = E_i + W_i (alpha_item + beta_rater), kept on the item's scale. Real raters differ so:
 on Mohler, grader2 minus grader1 averages 0.12 points on the fifth of the answers with the
 lowest W and 1.39 on the fifth with the highest (a constant shift fits the differences worse:
 sums of squares 3,367 against 2,868). Tried and left: the points expectation clipped to the
 scale (bench_raters.py's planted cells, shifted in points, listed 0.78 against 0.75; in the
-partial-credit simulation below t's sd 1.68 and 6% of the cells listed) and a line in W for each
-rater and item (0.59 of the planted cells listed: a rater's line absorbs them). For each rater x item cell
-with at least MIN_CELL_SCORES scores and r_i = X_i - M_i:
+partial-credit simulation below, without the floor on the spread, t's sd 1.68 and 6% of the
+cells listed) and a line in W for each rater and item (0.59 of the planted cells listed: a
+rater's line absorbs them). For each rater x item cell with at least MIN_CELL_SCORES scores and
+r_i = X_i - M_i:
 
     observed = mean X,  expected = mean M,
     bias = observed - expected = mean r  (Obs - Exp average, in score points),
@@ -49,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import stdtr
 
-from engine.audit.raters.additive import two_way
+from engine.audit.raters.additive import floored, two_way
 
 MIN_CELL_SCORES = 10
 
@@ -90,7 +91,7 @@ class Reads:
 def main_effects(reads: Reads) -> np.ndarray:
     """(N,) each score's main-effects expectation M_i (the module docstring), on its scale."""
     _, rater_of = np.unique(reads.rater, return_inverse=True)
-    w = _floored(reads.variance)
+    w = floored(reads.variance)
     alpha, beta, _ = two_way((reads.value - reads.expected) / w, reads.item, rater_of, w**2)
     shifted = reads.expected + w * (alpha[reads.item] + beta[rater_of])
     return np.clip(shifted, reads.lowest, reads.highest)
@@ -123,10 +124,3 @@ def bias_cells(reads: Reads, is_listed) -> list[BiasCell]:
             )  # fmt: skip
     cells.sort(key=lambda c: (-abs(c.t), c.rater, c.item))
     return cells
-
-
-def _floored(variance: np.ndarray) -> np.ndarray:
-    """W floored at 1/100 of its median (and above zero): an over-sure model's few scores
-    cannot pull the fit."""
-    floor = np.median(variance) / 100 if variance.size else 0.0
-    return np.maximum(variance, max(floor, 1e-12))

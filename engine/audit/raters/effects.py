@@ -45,7 +45,7 @@ import numpy as np
 from engine.audit.raters import expert as rater_expert
 from engine.audit.raters import fit as rater_fit
 from engine.audit.raters import pairs as rater_pairs
-from engine.audit.raters.additive import two_way
+from engine.audit.raters.additive import floored, two_way
 from engine.audit.raters.bias import BiasCell, Reads, bias_cells
 from engine.audit.raters.drift import Drift, rater_drift
 from engine.audit.raters.verdicts import LENIENCY_Z, Verdict, is_bias_listed, verdicts
@@ -103,8 +103,7 @@ def certainty_weights(variance: np.ndarray) -> np.ndarray:
     noise of answers the model cannot place does not drown a rater's shift. W is floored at
     1/100 of its median (weights at most 10x the typical one), so an over-sure model cannot
     let a few scores decide."""
-    floor = np.median(variance) / 100 if variance.size else 0.0
-    return 1.0 / np.sqrt(np.maximum(variance, max(floor, 1e-12)))
+    return 1.0 / np.sqrt(floored(variance))
 
 
 def reference(values: np.ndarray, errors: np.ndarray, members: np.ndarray) -> tuple[float, float]:
