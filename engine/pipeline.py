@@ -17,7 +17,7 @@ from engine.audit.raters.every_read import every_read
 from engine.audit.raters.expectation import rater_left_out_proba
 from engine.audit.reads.session_reads import read_evidence
 from engine.core.errors import ConfigError, EmbeddingError
-from engine.core.machine.helper import BrokenProcessPool, Helper, helper_wanted
+from engine.core.machine.helper import Helper, helper_wanted
 from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
 from engine.core.stages import EMBEDDING, LOADING, TOTAL, StageTimer
 from engine.embedding.blank import with_blanks
@@ -262,14 +262,16 @@ def _checks_from(
 ) -> dict:
     """The checks the helper made, timed by its own seconds (they ran beside the severity, so
     the stages' sum exceeds the item's total); made here if the helper died."""
-    try:
-        checks, seconds = helper.result(pending, reporter.check)
-    except BrokenProcessPool:
+
+    def here() -> dict:
+        graph, tuned, responses, config, predicted = inputs
         with timer.stage("checks"):
-            graph, tuned, responses, config, predicted = inputs
             return _checks(graph, tuned, responses, config, predicted, reporter)
-    timer.add("checks", seconds)
-    assert isinstance(checks, dict)  # what _checks_elsewhere returns
+
+    checks, seconds = helper.result_or(pending, here, reporter.check)
+    if seconds is not None:
+        timer.add("checks", seconds)
+    assert isinstance(checks, dict)  # what _checks_elsewhere and _checks return
     return checks
 
 

@@ -29,7 +29,7 @@ from typing import cast
 import numpy as np
 
 from engine.audit.queue.read_severity import learned_severity
-from engine.core.machine.helper import BrokenProcessPool, Helper, helper_wanted
+from engine.core.machine.helper import Helper, helper_wanted
 from engine.core.progress import DONE, ITEMS, CancelToken, ProgressCallback, ProgressEvent, Reporter
 from engine.core.stages import EMBEDDING, LOADING, SESSION_MODEL, TOTAL, StageTimer, in_order
 from engine.embedding.sentence import Reading, embed_text_lists
@@ -279,15 +279,16 @@ def _shared(helper: Helper, tasks: list[ItemTask], sizes: list[int], reporter: R
     theirs_set = set(there)
     for t in (t for t in range(len(tasks)) if t not in theirs_set):
         results[t] = audit_item(tasks[t], partial(forward, t), reporter.token)
-    try:
-        found, _ = helper.result(pending, reporter.check)
-        theirs = cast("list[AuditResult]", found)
-    except BrokenProcessPool:  # the helper died (e.g. out of memory): audited here instead
-        theirs = [audit_item(tasks[t], partial(forward, t), reporter.token) for t in there]
-    else:
+    # Audited here instead where the helper died (e.g. out of memory), with their progress.
+    found, seconds = helper.result_or(
+        pending,
+        lambda: [audit_item(tasks[t], partial(forward, t), reporter.token) for t in there],
+        reporter.check,
+    )
+    if seconds is not None:  # made there: said done now
         for t in there:
             forward(t, ProgressEvent(DONE, 1, 1, "audit finished"))
-    for t, result in zip(there, theirs):
+    for t, result in zip(there, cast("list[AuditResult]", found)):
         results[t] = result
     return cast("list[AuditResult]", results)
 

@@ -91,7 +91,10 @@ def test_a_helper_that_dies_says_so_and_the_checks_are_made_here(monkeypatch):
     finally:
         helper.close()
 
-    class Dead:
+    class Dead(Helper):  # a helper whose process is gone: its result raises
+        def __init__(self) -> None:
+            pass
+
         def result(self, future, check=None):
             raise BrokenProcessPool("gone")
 

@@ -59,8 +59,8 @@ class Helper:
         self, function: Callable[..., object], *args: object
     ) -> Future[tuple[object, float]]:
         """The function's future; one that raises BrokenProcessPool when the helper died before
-        (e.g. killed while importing), so the caller's fallback makes it here as for a helper
-        that dies while working."""
+        (e.g. killed while importing), so that `result_or` makes it here as for a helper that
+        dies while working."""
         try:
             return self.pool.submit(_timed, function, *args)
         except BrokenProcessPool as error:
@@ -79,6 +79,20 @@ class Helper:
             except TimeoutError:
                 if check is not None:
                     check()
+
+    def result_or(
+        self,
+        future: Future[tuple[object, float]],
+        here: Callable[[], object],
+        check: Callable[[], None] | None = None,
+    ) -> tuple[object, float | None]:
+        """`result`, or where the helper died (BrokenProcessPool) `here()`'s result made in this
+        process, with None for the helper's seconds: a dead helper leaves its work to the
+        parent."""
+        try:
+            return self.result(future, check)
+        except BrokenProcessPool:
+            return here(), None
 
     def close(self) -> None:
         """End the helper at once (a task still running is stopped with it)."""

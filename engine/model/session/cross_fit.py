@@ -223,17 +223,17 @@ class CrossFitting:
     def _theirs(self) -> list:
         if self.pending is None:
             return []
-        from engine.core.machine.helper import BrokenProcessPool
-
-        try:
-            theirs, _ = self.helper.result(self.pending, self.check)
-        except BrokenProcessPool:
-            return fold_predictions(self.items, self.options, self.folds, self.there, self.step)
-        if self.step is not None:  # their fits, reported now that they are done
+        theirs, seconds = self.helper.result_or(
+            self.pending,
+            lambda: fold_predictions(self.items, self.options, self.folds, self.there, self.step),
+            self.check,
+        )
+        if seconds is not None and self.step is not None:  # their fits, reported now
             for _ in range(
                 len(self.there) * len(distinct_top_k(self.items, self.options.top_k_values))
             ):
                 self.step()
+        assert isinstance(theirs, list)  # what fold_predictions returns, there or here
         return theirs
 
 
