@@ -90,7 +90,7 @@ def shown(value, kind: str) -> str:
     if kind == SHARE:
         return f"{value:.1%}"
     if kind == POINTS:
-        return f"{signed(value)}"
+        return signed(value)
     if kind == COUNT:
         return f"{value:,}"
     return str(value)

@@ -43,7 +43,7 @@ def _difference(name: str, value) -> str:
         return f"{int(value):+,}".replace("-", "−")
     if name == "power":
         return f"{value:+.3g}".replace("-", "−")
-    return f"{signed(value, 3)}".replace("-", "−")
+    return signed(value, 3).replace("-", "−")
 
 
 def comparison_text(

@@ -180,8 +180,6 @@ class _Scores:
     inside: np.ndarray  # whether the score is strictly inside the item's scale
     low: np.ndarray  # the model's P(the item's lowest score)
     high: np.ndarray  # the model's P(its highest score)
-    at_low: np.ndarray  # whether the score is the item's lowest
-    at_high: np.ndarray  # whether the score is the item's highest
     lowest: np.ndarray  # the item's lowest score (points)
     highest: np.ndarray  # the item's highest score (points)
     own: np.ndarray  # the model's probability of the score given
@@ -196,6 +194,16 @@ class _Scores:
     expert: ExpertReads = field(default_factory=ExpertReads)  # reads of expert-scored answers
     pairs: ReadPairs = field(default_factory=ReadPairs)  # two raters' reads of one answer
     cluster: np.ndarray | None = None  # each read's answer, numbered over the session (co's)
+
+    @property
+    def at_low(self) -> np.ndarray:
+        """Whether each score is its item's lowest."""
+        return self.value == self.lowest
+
+    @property
+    def at_high(self) -> np.ndarray:
+        """Whether each score is its item's highest."""
+        return self.value == self.highest
 
 
 def rater_report(results: Sequence[ItemFit]) -> RaterReport | None:
@@ -286,8 +294,6 @@ def _item_scores(k: int, result, reads: EveryRead, pooled, order) -> dict[str, n
         "inside": (given > values.min()) & (given < values.max()),
         "low": m.low,
         "high": m.high,
-        "at_low": given == values.min(),
-        "at_high": given == values.max(),
         "lowest": np.full(len(reads), values.min()),
         "highest": np.full(len(reads), values.max()),
         "own": proba[np.arange(len(reads)), reads.code],

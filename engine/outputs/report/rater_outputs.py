@@ -159,7 +159,7 @@ def _bias_lines(raters) -> list[str]:
                  f"{len(listed)} of {len(raters.bias)} cells with enough scores."]  # fmt: skip
     if listed:
         rows = [[c.rater, c.item, c.n, f"{c.observed:.2f}", f"{c.expected:.2f}",
-                 f"{signed(c.bias)}", f"{c.se:.2f}", f"{signed(c.t, 1)}"] for c in listed]  # fmt: skip
+                 signed(c.bias), f"{c.se:.2f}", signed(c.t, 1)] for c in listed]  # fmt: skip
         header = ["rater", "item", "n", "observed", "expected", "Obs - Exp", "SE", "t"]
         lines += ["", markdown._table(header, rows)]
     return lines
@@ -172,8 +172,8 @@ def _drift_lines(judged) -> list[str]:
     rows = []
     for r in timed:
         d = r.effects.drift
-        periods = ", ".join(f"{signed(p.leniency)}" for p in d.periods) or "too few for periods"
-        rows.append([r.rater, d.n, f"{signed(d.change)} ({d.se:.2f})", f"{signed(d.t, 1)}", f"{d.p:.3f}",
+        periods = ", ".join(signed(p.leniency) for p in d.periods) or "too few for periods"
+        rows.append([r.rater, d.n, f"{signed(d.change)} ({d.se:.2f})", signed(d.t, 1), f"{d.p:.3f}",
                      periods])  # fmt: skip
     header = ["rater", "timed scores", "change (SE)", "t", "p", "leniency by period"]
     return ["", "Drift: each rater's leniency over their scoring time.", "",

@@ -308,7 +308,7 @@ def review_view(review: dict) -> dict:
         "items": [
             [i["item"], i["decided"], i["scores_changed"], fixed(i["kappa_original"]),
              fixed(i["kappa_final"]),
-             "n/a" if i["kappa_change"] is None else f"{signed(i['kappa_change'], 3)}"]
+             "n/a" if i["kappa_change"] is None else signed(i['kappa_change'], 3)]
             for i in review.get("items", [])
         ],
     }  # fmt: skip
@@ -411,7 +411,7 @@ def raters_view(session: SessionResult, raters: dict | None) -> dict | None:
         },
         "unassigned": session.raters.unassigned,
         "bias": [
-            [c.rater, c.item, c.n, f"{signed(c.bias)}", f"{signed(c.t, 1)}"]
+            [c.rater, c.item, c.n, signed(c.bias), signed(c.t, 1)]
             for c in session.raters.bias
             if c.listed
         ],  # fmt: skip

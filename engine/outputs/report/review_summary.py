@@ -223,4 +223,4 @@ def _moved(summary: dict) -> str:
 
 
 def _signed(value) -> str:
-    return "n/a" if value is None else f"{signed(value, 3)}"
+    return "n/a" if value is None else signed(value, 3)
