@@ -136,6 +136,9 @@ def test_two_graders_read_as_two_score_columns_have_their_rows_and_a_note_on_the
     assert rows["score2"].leniency > 0 > rows["score"].leniency
     text = "\n".join(verdicts_section(session))
     assert "Two raters: the typical rater is their midpoint" in text
+    # One item: no rater x item cell can be judged, and the report says so ("0 of 0 cells" before).
+    assert session.raters.bias == [] and "Rater x item bias cells: no cell to judge (" in text
+    assert "0 of 0 cells" not in text
     _, feedback = feedback_table(session)
     result = session.results[0]
     for rater, column in (("score", "score"), ("score2", "score2")):

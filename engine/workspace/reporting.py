@@ -1,7 +1,8 @@
 """What the reports say, for the front ends to say it the same way: the reads' agreement and
 PRMSE as report.json holds them and the cells report.html shows, the raters' table's columns,
 an item's parameters, the lead's lists in a line, the review's summary, the conclusions, and
-the names the reads' raters go by.
+the names the reads' raters go by, the raters' rules and what is said where no rater x item
+cell can be judged.
 
 Each name is imported from its module when it is first asked for (PEP 562): the outputs' modules
 load scipy.stats and pandas, which a screen that only names the reads' raters (the Load
@@ -14,6 +15,8 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from engine.audit.raters.bias import NO_CELL as NO_BIAS_CELL
+    from engine.audit.raters.verdicts import RULES as RATER_RULES
     from engine.input.several_reads import rater_name, read_pair
     from engine.outputs.declared import RATERS, TOO_FEW
     from engine.outputs.names import WARNINGS_FILE
@@ -31,6 +34,8 @@ if TYPE_CHECKING:
 
 # Each name: (its module, its name there).
 _SOURCES = {
+    "NO_BIAS_CELL": ("engine.audit.raters.bias", "NO_CELL"),
+    "RATER_RULES": ("engine.audit.raters.verdicts", "RULES"),
     "rater_name": ("engine.input.several_reads", "rater_name"),
     "read_pair": ("engine.input.several_reads", "read_pair"),
     "RATERS": ("engine.outputs.declared", "RATERS"),
@@ -49,7 +54,9 @@ _SOURCES = {
 }
 
 __all__ = [
+    "NO_BIAS_CELL",
     "NO_REVIEW",
+    "RATER_RULES",
     "RATERS",
     "TOO_FEW",
     "WARNINGS_FILE",

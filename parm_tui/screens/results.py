@@ -25,7 +25,7 @@ from engine.core.text import safe_text
 from engine.results.figures import run_figures
 from engine.results.headline import item_headline
 from engine.results.session import SessionResult
-from engine.workspace.reporting import agreement_dict
+from engine.workspace.reporting import NO_BIAS_CELL, RATER_RULES, agreement_dict
 from parm_tui import keymap
 from parm_tui.widgets.action_tables import WIDE_THIRD, ThirdReadsTable, lists_line
 from parm_tui.widgets.checks import (
@@ -253,11 +253,13 @@ class ResultsScreen(Screen):
         bias = self.session.raters.bias
         if listed:
             title = (
-                f"Rater × item bias: {listed} of {len(bias)} cells beyond the rule (|t| ≥ 3, "
-                "|bias| ≥ 0.2 points) · enter: review the cell"
+                f"Rater × item bias: {listed} of {len(bias)} cells beyond the rule "
+                f"({RATER_RULES['bias cell']}) · enter: review the cell"
             )
-        else:
+        elif bias:
             title = f"Rater × item bias: none of the {len(bias)} cells is beyond the rule."
+        else:
+            title = f"Rater × item bias: {NO_BIAS_CELL}."
         self.query_one("#bias-title", Static).update(Text(title, "dim"))
         self.query_one(BiasTable).display = listed > 0
         self.show_rule(0)

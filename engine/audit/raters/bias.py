@@ -53,6 +53,11 @@ from scipy.special import stdtr
 from engine.audit.raters.additive import floored, two_way
 
 MIN_CELL_SCORES = 10
+# Said where a session has no cell to judge (one item, or every rater on a single item).
+NO_CELL = (
+    f"no cell to judge (a cell is a rater's {MIN_CELL_SCORES} or more scores of one item, where "
+    "the rater scored other items too and other raters scored that item)"
+)
 
 
 @dataclass(frozen=True)

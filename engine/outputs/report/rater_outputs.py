@@ -10,6 +10,7 @@ goes through engine.outputs.write.csv_text (quoted, formulas guarded) like every
 
 from __future__ import annotations
 
+from engine.audit.raters.bias import NO_CELL
 from engine.audit.raters.every_read import every_read
 from engine.audit.raters.verdicts import RULES
 from engine.core.numbers import signed
@@ -155,6 +156,8 @@ def _middle(e) -> str:
 
 def _bias_lines(raters) -> list[str]:
     listed = [c for c in raters.bias if c.listed]
+    if not raters.bias:
+        return ["", f"Rater x item bias cells: {NO_CELL}."]
     lines = ["", f"Rater x item bias cells beyond the rule ({RULES['bias cell']}): "
                  f"{len(listed)} of {len(raters.bias)} cells with enough scores."]  # fmt: skip
     if listed:
