@@ -82,6 +82,21 @@ def test_rerun_a_changed_setting_or_a_changed_byte_compute_the_run_again(answers
     assert other not in (first, again, changed) and "Reused" not in said
 
 
+def test_a_run_another_parm_kept_is_computed_again(answers, tmp_path, monkeypatch):
+    """A run kept by another parm (another version, or changed engine sources) is not reused:
+    the sample's run kept before a fix was reused after it and printed the fixed leak's figures.
+    Its items are audited again too (their keys hold the same method version)."""
+    import importlib
+
+    first, _ = audit(answers, tmp_path / "a")
+    for name in ("engine.saved.method", "engine.saved.items", "engine.saved.store"):
+        monkeypatch.setattr(importlib.import_module(name), "method_version", lambda: "another parm")
+    again, said = audit(answers, tmp_path / "b")
+    assert again != first and "Reused" not in said and "reused" not in said.lower()
+    third, said = audit(answers, tmp_path / "c")  # this parm's own run, kept: reused
+    assert third == again and "Reused the finished run" in said
+
+
 @pytest.mark.slow
 def test_settings_outside_the_digest_reuse_and_vectors_handed_in_never_do(answers, tmp_path):
     first, _ = audit(answers, tmp_path / "a")

@@ -8,7 +8,8 @@ scores, second scores) and everything else a result reads from them (raters, rea
 expert scores, the question and reference answer), the settings digest
 (engine.input.settings.config.settings_digest: every setting that changes what is computed,
 the model's name among them, but not the settings an item's audit never reads: AFTER_ITEMS)
-and parm's version, so a changed answer, score, read, setting or parm is another key. A kept
+and what computed it (engine.saved.method: parm's version and its engine's sources), so a changed
+answer, score, read, setting or parm is another key. A kept
 audit comes back under the run's own settings, so a lead who changes only the session model,
 the flagged count's precision or the worker processes reuses every item. A result is kept as
 engine.saved.archive keeps a run's (two files, no pickle, every array checked when read) plus
@@ -39,6 +40,7 @@ import numpy as np
 from engine.core.errors import ResumeError
 from engine.core.files import atomic_write_files
 from engine.core.places import data_dir
+from engine.saved.method import method_version
 
 if TYPE_CHECKING:
     from engine.input.responses import Responses
@@ -61,15 +63,6 @@ AFTER_MODEL = ("flag_precision", "jobs")
 AFTER_ITEMS = ("session_model", *AFTER_MODEL)
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("parm")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def item_key(responses: Responses, config: AuditConfig) -> str:
     """The key of one item's audit: everything it is computed from (module docstring)."""
     from engine.input.settings.config import settings_digest
@@ -77,7 +70,7 @@ def item_key(responses: Responses, config: AuditConfig) -> str:
 
     digest = hashlib.sha256()
     settings = settings_digest(config, leave_out=AFTER_ITEMS)
-    for part in (responses_digest(responses), settings, _version()):
+    for part in (responses_digest(responses), settings, method_version()):
         digest.update(part.encode("utf-8") + b"\0")
     text = [responses.raters, responses.second_raters, responses.question, responses.reference]
     digest.update(json.dumps(text, ensure_ascii=True).encode("ascii"))

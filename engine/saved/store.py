@@ -48,6 +48,7 @@ from engine.core.files import atomic_write_files
 from engine.core.places import data_dir
 from engine.input.settings.config import AuditConfig, config_from_dict, settings_digest
 from engine.results.figures import RunFigures
+from engine.saved.method import method_version
 
 if TYPE_CHECKING:  # only for annotations: finding a session must not load numpy
     from engine.input.items import Items
@@ -90,7 +91,8 @@ class SavedSession:
     model's figures as engine.model.session.figures.SessionModelFigures.to_dict writes them
     (None where the run did not fit it), restored with the run; out_folder: the absolute folder
     its outputs were last written to (None: not yet, or a run an earlier parm saved); timings:
-    the run's stages in seconds (engine.core.stages; None for a run an earlier parm saved)."""
+    the run's stages in seconds (engine.core.stages; None for a run an earlier parm saved);
+    method: what computed it (engine.saved.method; None for a run an earlier parm saved)."""
 
     folder: Path
     file_digest: str
@@ -103,6 +105,7 @@ class SavedSession:
     session_model: dict | None = None
     out_folder: str | None = None
     timings: dict | None = None
+    method: str | None = None
 
     def config(self) -> AuditConfig:
         """The saved settings, validated again (ResumeError when this parm refuses them)."""
@@ -208,6 +211,7 @@ def _session(folder: Path, file: dict, values: dict) -> SavedSession:
         session_model=_session_model(values.get("session_model")),
         out_folder=_out_folder(values.get("out_folder")),
         timings=_timings(values.get("timings")),
+        method=_method(values.get("method")),
     )
 
 
@@ -217,6 +221,12 @@ def _timings(values) -> dict | None:
     if not isinstance(values, dict):
         raise TypeError("timings is not an object")
     return {str(stage): float(seconds) for stage, seconds in values.items()}
+
+
+def _method(value) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError("method is not a string")
+    return value
 
 
 def _out_folder(value) -> str | None:
@@ -262,6 +272,7 @@ def _run_dict(run: SavedSession) -> dict:
         "session_model": run.session_model,
         "out_folder": run.out_folder,
         "timings": run.timings,
+        "method": run.method,
     }
 
 
@@ -321,6 +332,7 @@ def save_session(
         figures=run_figures(result),
         session_model=None if result.session_model is None else result.session_model.to_dict(),
         timings=dict(result.timings),
+        method=method_version(),
     )
     keep = result.config.saved_runs if keep is None else max(1, int(keep))
     others = tuple(run for run in earlier if run.run_id != session.run_id)

@@ -1,6 +1,7 @@
 """A finished run used again: `parm audit` of a file whose bytes (SHA-256) and settings digest
-(engine.input.settings.config.settings_digest) match a kept run opens that run instead of
-computing it again, as the app offers to resume it. A changed byte is another file (another
+(engine.input.settings.config.settings_digest) match a kept run this parm computed
+(engine.saved.method) opens that run instead of computing it again, as the app offers to
+resume it. A changed byte is another file (another
 digest, no kept runs); a changed setting that counts in the digest is another run.
 
 Settings that are not in the digest change nothing the run computes (where it runs, who
@@ -48,10 +49,12 @@ class Reused:
 
 
 def finished_run(file: OpenedFile, config: AuditConfig) -> SavedSession | None:
-    """The file's newest kept run whose settings digest is that of `config`; None when there is
-    none (or its record cannot be read: the run is computed again)."""
+    """The file's newest kept run whose settings digest is that of `config`, computed by this
+    parm (engine.saved.method: its version and engine sources; a run an earlier or another parm
+    kept is computed again); None when there is none (or its record cannot be read)."""
     from engine.core.errors import ResumeError
     from engine.input.settings.config import settings_digest
+    from engine.saved.method import method_version
     from engine.saved.store import list_runs
 
     if file.digest is None:
@@ -62,6 +65,8 @@ def finished_run(file: OpenedFile, config: AuditConfig) -> SavedSession | None:
     except ResumeError:
         return None
     for run in runs:
+        if run.method != method_version():
+            continue
         try:
             if settings_digest(run.config()) == wanted:
                 return run
