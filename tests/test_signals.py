@@ -231,7 +231,7 @@ def test_sigterm_closes_the_app_and_restores_the_terminal(tmp_path):
 # The real `parm` entry point, marked whenever the model starts encoding a batch, so the
 # interrupt lands inside torch's work.
 EMBEDDING_LAUNCHER = marking_launcher(
-    "sentence_transformers", "SentenceTransformer", "encode", "parm_tui.launch"
+    "engine.embedding.minilm", "MiniLM", "encode", "parm_tui.launch"
 )
 
 

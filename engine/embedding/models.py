@@ -1,4 +1,5 @@
-"""Loading sentence-transformers models: the bundled all-MiniLM-L6-v2 for its names, any other
+"""Loading sentence-transformers models: the bundled all-MiniLM-L6-v2 for its names (on the CPU by
+engine.embedding.minilm, the same vectors without importing sentence-transformers), any other
 model by name or path, once per process, with errors that say what to do.
 
 torch and sentence-transformers are imported inside functions, so that nothing heavy loads
@@ -19,6 +20,7 @@ from engine.embedding.bundled import (
     quiet_loaders,
     resolve_model,
 )
+from engine.embedding.minilm import MiniLM, readable
 from engine.embedding.static import static_identity
 from engine.input.settings.config import DEFAULT_MODEL, is_static_model
 
@@ -98,13 +100,18 @@ def load_sentence_model(name: str, factory=None, device: str = "auto"):
     (auto, cpu, cuda; `resolve_device`).
     """
     device = resolve_device(device)
+    resolved = resolve_model(name)
+    if factory is None and _light(name, resolved, device):
+        key = (resolved, device, MiniLM.__name__)
+        if key not in _MODELS:
+            _MODELS[key] = MiniLM(Path(resolved))
+        return _MODELS[key]
     if factory is None:
         from sentence_transformers import SentenceTransformer
 
         factory = SentenceTransformer
 
     quiet_loaders()
-    resolved = resolve_model(name)
     key = (resolved, device, factory.__name__)
     if key in _MODELS:
         return _MODELS[key]
@@ -119,6 +126,13 @@ def load_sentence_model(name: str, factory=None, device: str = "auto"):
         raise EmbeddingError(_not_available(name, exc)) from None
     _MODELS[key] = model
     return model
+
+
+def _light(name: str, resolved: str, device: str) -> bool:
+    """Whether the model loads as engine.embedding.minilm's encoder: the bundled model, on the
+    CPU, from a folder that encoder reads (its vectors are sentence-transformers', bit for bit;
+    loading it skips importing sentence-transformers)."""
+    return name.strip().lower() in BUNDLED_NAMES and device == "cpu" and readable(Path(resolved))
 
 
 def _load_by_name(factory, name: str, device: str):
