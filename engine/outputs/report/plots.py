@@ -7,7 +7,8 @@ and an export in the app's worker thread is safe. Text is kept as SVG <text> (`s
 none`), which matplotlib's XML writer escapes; mathtext is off (`text.parse_math`), so a rater
 called "$x$" is drawn as written; names are cut to 28 characters. Every SVG then goes through
 `inline_svg`, which keeps only what draws: no script, no foreign object, no link, no event
-handler, no reference outside the SVG itself.
+handler, no reference outside the SVG itself. Each plot is kept by what it draws
+(engine.outputs.report.kept_plots): a page written again draws only what changed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from contextlib import contextmanager
+
+from engine.outputs.report.kept_plots import kept
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -134,6 +137,7 @@ def _drop_unused_ids(root) -> None:
             element.attrib.pop("id", None)
 
 
+@kept
 def score_distribution(labels, counts: dict[str, list[int]], title: str) -> str:
     """Bars of how often each score was given, side by side per score: {series: counts}."""
     colours = {"human": HUMAN, "model": MODEL, "second rater": SECOND}
@@ -151,6 +155,7 @@ def score_distribution(labels, counts: dict[str, list[int]], title: str) -> str:
         return _svg(figure, title)
 
 
+@kept
 def confusion_heatmap(labels, counts, title: str) -> str:
     """The confusion matrix as a heatmap, rows the human score, columns the model's, each
     cell's count written in it (vector cells: pcolormesh, not an embedded image)."""
@@ -180,6 +185,7 @@ def confusion_heatmap(labels, counts, title: str) -> str:
         return _svg(figure, title)
 
 
+@kept
 def tuning_lines(rows, metric: str, label: str, title: str) -> str:
     """The selection metric against K, one line per power p (or against p when K is fixed or
     the graph dense); the selected configuration circled."""
@@ -218,6 +224,7 @@ def tuning_lines(rows, metric: str, label: str, title: str) -> str:
         return _svg(figure, title)
 
 
+@kept
 def interval_dots(names, values, lows, highs, label: str, title: str, extra=None, line=None):
     """One row per name: the value as a dot with its interval as a bar; extra: a second series
     of dots ((name, values)); line: a reference value drawn as a dashed line."""
@@ -240,6 +247,7 @@ def interval_dots(names, values, lows, highs, label: str, title: str, extra=None
         return _svg(figure, title)
 
 
+@kept
 def raters_panels(names, leniency: Ranges | None, differs: Ranges, title: str) -> str:
     """Two panels, one row per rater: leniency in score points with its 95% interval, and the
     share of the rater's scores the model would change with its Wilson interval."""
