@@ -131,3 +131,13 @@ def test_only_the_bundled_model_on_the_cpu_is_loaded_so(monkeypatch):
     assert models._light(DEFAULT_MODEL, str(FOLDER), "cpu")
     assert not models._light(DEFAULT_MODEL, str(FOLDER), "cuda")
     assert not models._light(str(FOLDER), str(FOLDER), "cpu")  # a folder by path: as asked
+
+
+def test_token_vectors_come_from_sentence_transformers_even_for_the_bundled_model(monkeypatch):
+    """The encoder gives pooled vectors only; late interaction reads every token's."""
+    from engine.embedding.tokens import load_token_model
+
+    monkeypatch.setattr(models, "_MODELS", {})
+    model, kind = load_token_model(DEFAULT_MODEL, device="cpu")
+    assert kind == "sentence" and not isinstance(model, MiniLM)
+    assert hasattr(model.tokenizer, "get_vocab")

@@ -163,7 +163,11 @@ def load_token_model(name: str, device: str = "auto"):
             ) from None
         factory = MultiVectorEncoder
         return load_sentence_model(name, factory=factory, device=device), "multi-vector"
-    return load_sentence_model(name, device=device), "sentence"
+    # sentence-transformers itself (never engine.embedding.minilm's encoder, which gives only
+    # the pooled vector): the token vectors come from its `output_value=None`.
+    from sentence_transformers import SentenceTransformer
+
+    return load_sentence_model(name, factory=SentenceTransformer, device=device), "sentence"
 
 
 def is_multi_vector_checkpoint(name: str) -> bool:
