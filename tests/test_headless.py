@@ -474,7 +474,7 @@ def without_a_writable_home(tmp_path) -> dict:
 def test_a_report_plot_says_nothing_where_the_home_folder_cannot_be_written(tmp_path):
     """matplotlib, imported as report.html imports it, must not advise about MPLCONFIGDIR on
     stderr (-q promises errors only) when it cannot write its usual folders."""
-    plot = ("from engine.outputs.report.plots import score_distribution; "
+    plot = ("from engine.outputs.report.plots.drawing import score_distribution; "
             "print(score_distribution(['0', '1'], {'rater': [3, 4]}, 'Scores')[:4])")  # fmt: skip
     done = subprocess.run([sys.executable, "-c", plot], capture_output=True, text=True,
                           env=without_a_writable_home(tmp_path), timeout=300)  # fmt: skip

@@ -1,4 +1,4 @@
-"""engine.outputs.report.kept_plots: report.html's plots kept by what they draw. A plot asked for
+"""engine.outputs.report.plots.kept: report.html's plots kept by what they draw. A plot asked for
 again is the kept one (matplotlib not called); other arguments draw anew; a kept file changed by
 anyone is cleaned (or drawn again) before it reaches a page; the folder stays bounded."""
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.outputs.report import kept_plots, plots
+from engine.outputs.report.plots import drawing as plots
+from engine.outputs.report.plots import kept as kept_plots
 
 LABELS = ["0", "1", "2"]
 COUNTS = {"human": [3, 4, 5], "model": [2, 5, 5]}

@@ -1,4 +1,4 @@
-"""report.html's plots (engine/outputs/report/plots.py): matplotlib figures as inline SVG with nothing
+"""report.html's plots (engine/outputs/report/plots/drawing.py): matplotlib figures as inline SVG with nothing
 that could load or run, and text from the data (item and rater names) as escaped text."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 from hostile import HTML, MARKUP
 
-from engine.outputs.report import plots
+from engine.outputs.report.plots import drawing as plots
 
 NS = {"svg": plots.SVG_NS}
 HOSTILE_NAMES = [HTML, "$\\frac{1}{0}$ & <b>", MARKUP, "R" * 60]

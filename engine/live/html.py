@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from engine.live.intake.periods import sort_key
 from engine.outputs.live_tables import MONITOR
-from engine.outputs.report import plots
 from engine.outputs.report.action_outputs import actions_view
+from engine.outputs.report.plots import drawing as plots
 from engine.outputs.report.report_html import CONTENT_SECURITY_POLICY
 
 TEMPLATE = "monitor.html.j2"

@@ -13,10 +13,10 @@ import numpy as np
 from engine.core.metric_names import METRIC
 from engine.input.settings.config import SINGLE_VECTOR
 from engine.outputs.columns import fixed
-from engine.outputs.report import plots
 from engine.outputs.report.conclusions import degradation, model_against_first, raters_named
 from engine.outputs.report.item_content import FIELD_THRESHOLDS
 from engine.outputs.report.markdown import below_minimum
+from engine.outputs.report.plots import drawing as plots
 from engine.results.compare import minimum
 from engine.results.headline import Headline, item_headline
 from engine.results.item import AuditResult

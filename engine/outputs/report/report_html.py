@@ -32,13 +32,14 @@ from engine.core.run_warnings import summary_lines
 from engine.core.text import safe_text
 from engine.input.several_reads import read_pair
 from engine.outputs.columns import fixed
-from engine.outputs.report import html_items, plots, report_json
+from engine.outputs.report import html_items, report_json
 from engine.outputs.report.action_outputs import actions_view
 from engine.outputs.report.conclusions import conclusions
 from engine.outputs.report.html_agreement import agreement_view
 from engine.outputs.report.html_items import SHOWN
 from engine.outputs.report.item_content import DEGRADATION_THRESHOLD, FIELD_THRESHOLDS
 from engine.outputs.report.markdown import MEANINGS, THRESHOLDS_SENTENCE, below_minimum
+from engine.outputs.report.plots import drawing as plots
 from engine.outputs.report.report_md import blank_count
 from engine.outputs.report.review_summary import NO_REVIEW
 from engine.results.compare import compare
@@ -100,7 +101,7 @@ def html_report(session: SessionResult, decisions: dict | None, actions=None) ->
 def render(context: dict) -> str:
     """The template with `context`: every value with its control characters replaced
     (engine.core.text.safe_text) and escaped (plots are marked safe after
-    engine.outputs.report.plots.inline_svg neutralised them)."""
+    engine.outputs.report.plots.drawing.inline_svg neutralised them)."""
     from jinja2 import Environment, PackageLoader, StrictUndefined
     from markupsafe import Markup
 

@@ -8,7 +8,7 @@ none`), which matplotlib's XML writer escapes; mathtext is off (`text.parse_math
 called "$x$" is drawn as written; names are cut to 28 characters. Every SVG then goes through
 `inline_svg`, which keeps only what draws: no script, no foreign object, no link, no event
 handler, no reference outside the SVG itself. Each plot is kept by what it draws
-(engine.outputs.report.kept_plots): a page written again draws only what changed.
+(engine.outputs.report.plots.kept): a page written again draws only what changed.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from contextlib import contextmanager
 
-from engine.outputs.report.kept_plots import kept
+from engine.outputs.report.plots.kept import kept
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"

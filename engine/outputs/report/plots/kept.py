@@ -30,13 +30,13 @@ _bounded: list[bool] = [False]  # once per process: a listing of the folder cost
 
 
 def kept(draw):
-    """`draw` (a plot of engine.outputs.report.plots, with a `title` argument) kept by its
+    """`draw` (a plot of engine.outputs.report.plots.drawing, with a `title` argument) kept by its
     arguments."""
     signature = inspect.signature(draw)
 
     @functools.wraps(draw)
     def drawn(*args, **kwargs) -> str:
-        from engine.outputs.report.plots import inline_svg
+        from engine.outputs.report.plots.drawing import inline_svg
 
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()  # one key however the arguments were passed
@@ -76,9 +76,9 @@ def _path(kind: str, arguments: tuple) -> Path | None:
 def _drawer() -> bytes:
     """What draws the plots: parm's version, the plots' module's source, matplotlib's version."""
     from engine.embedding.bundled import package_version
-    from engine.outputs.report import plots
+    from engine.outputs.report.plots import drawing
 
-    source = Path(plots.__file__).read_bytes()
+    source = Path(drawing.__file__).read_bytes()
     parm, matplotlib = (package_version(name) or "unknown" for name in ("parm", "matplotlib"))
     return b"\0".join([parm.encode(), hashlib.sha256(source).digest(), matplotlib.encode()])
 
