@@ -28,6 +28,7 @@ from helpers import (
     session_frame,
 )
 
+from engine.audit.reads.consensus_fit import TOLERANCE as EM_TOLERANCE
 from engine.cluster.address import ENVIRONMENT, local_workers, scheduler_address
 from engine.core.errors import Cancelled, ClusterError, ConfigError
 from engine.core.machine.workers import run_units
@@ -243,12 +244,14 @@ def test_the_sample_session_gives_the_same_outputs_on_clusters_as_with_jobs_1(
 ):
     """sessions.csv through `parm audit`: --jobs 1, an in-process cluster and `local:2` write
     the same predictions, probabilities, severity and tables; only run ids, dates, timings and
-    the scheduler setting differ. The in-process cluster's numbers agree within one unit of their
-    sixth decimal, not bit for bit: its workers are threads of this process, and BLAS's thread
-    limit (engine.core.machine.threads, threadpoolctl) is the process's, set and restored by
-    each fit, so a product can run on another thread count than in a run alone (a fresh clone's
-    run under load: consensus_p 0.736110 against 0.736109 on 5 rows). Text is compared exactly,
-    and worker processes (`local:2`) bit for bit."""
+    the scheduler setting differ. The in-process cluster's numbers are not bit for bit: its
+    workers are threads of this process, and BLAS's thread limit (engine.core.machine.threads,
+    threadpoolctl) is the process's, set and restored by each fit, so a product can run on
+    another thread count than in a run alone. A last-bit difference can then make the
+    consensus's EM (engine.audit.reads.consensus_fit), which stops once no posterior moves by
+    its TOLERANCE (1e-4), take one step more or fewer: its posteriors agree within that (fresh
+    clones' runs under load: consensus_p 0.736110 against 0.736109, then 0.606318 against
+    0.606327). Text is compared exactly, and worker processes (`local:2`) bit for bit."""
     common = [SESSIONS_CSV, *SESSIONS_FLAGS, "--embeddings", sessions_embeddings_file, *CHECKS]
     outputs = {}
     for name, where in (
@@ -260,7 +263,8 @@ def test_the_sample_session_gives_the_same_outputs_on_clusters_as_with_jobs_1(
         assert code == 0, output
         outputs[name] = tmp_path / name
     assert "Dask cluster: 2 worker(s) (2 threads) started here" in output
-    assert output_differences(outputs["jobs1"], outputs["inproc"], NUMBER_TOLERANCE) == []
+    threads = max(NUMBER_TOLERANCE, EM_TOLERANCE)
+    assert output_differences(outputs["jobs1"], outputs["inproc"], threads) == []
     assert output_differences(outputs["jobs1"], outputs["local2"]) == []
 
 
