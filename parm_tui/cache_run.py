@@ -34,6 +34,11 @@ def _show(console, config_path, overrides) -> int:
             f"  older entries (earlier versions' sentence vectors, token vectors): "
             f"{held.lists:,} files, {_mb(held.list_bytes)}"
         )
+    if held.plots:
+        lines.append(
+            f"  report plots: {held.plots:,} kept, {_mb(held.plot_bytes)} (at most "
+            f"{held.plot_limit:,}; the least recently used go first)"
+        )
     lines.append("`parm cache clear` empties it; PARM_CACHE_DIR moves it.")
     for line in lines:
         say(console, line)
@@ -44,8 +49,8 @@ def _clear(console) -> int:
     held = workspace.clear_cache()
     say(
         console,
-        f"Emptied the embedding cache in {held.folder}: {held.answers:,} answers and "
-        f"{held.lists:,} older entries, {_mb(held.total_bytes)}.",
+        f"Emptied the embedding cache in {held.folder}: {held.answers:,} answers, "
+        f"{held.lists:,} older entries and {held.plots:,} report plots, {_mb(held.total_bytes)}.",
     )
     return 0
 

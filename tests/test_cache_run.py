@@ -11,6 +11,7 @@ from helpers import parm_command
 from engine.embedding.cache import entries as cache
 from engine.embedding.cache.answers import ANSWERS_FILE, answer_key, open_answer_cache
 from engine.embedding.cache.contents import cache_contents, clear_cache
+from engine.embedding.cache.entries import PLOTS_FOLDER
 
 
 @pytest.fixture
@@ -23,14 +24,18 @@ def filled(tmp_path, monkeypatch):
     store.close()
     cache.write_arrays("e" * 64, {"vectors": vectors, "truncated": np.array([0])})
     (folder / "notes.txt").write_text("someone else's file")
+    (folder / PLOTS_FOLDER).mkdir()
+    for name in ("a.svg", "b.svg", "c.part"):  # two kept plots, one a run left half written
+        (folder / PLOTS_FOLDER / name).write_text("<svg/>")
     return folder
 
 
 def test_the_contents_count_answers_and_older_entries(filled):
     held = cache_contents()
     assert held.folder == filled and held.answers == 25 and held.lists == 1
+    assert held.plots == 3 and held.plot_bytes == 18
     assert held.answer_bytes >= (filled / ANSWERS_FILE).stat().st_size > 0
-    assert held.total_bytes == held.answer_bytes + held.list_bytes
+    assert held.total_bytes == held.answer_bytes + held.list_bytes + held.plot_bytes
 
 
 def test_parm_cache_shows_the_place_the_count_and_the_limit(filled):
@@ -38,13 +43,14 @@ def test_parm_cache_shows_the_place_the_count_and_the_limit(filled):
     assert code == 0
     assert str(filled) in output and "25 cached" in output
     assert "300 MB (embedding_cache_mb)" in output and "1 files" in output
+    assert "report plots: 3 kept, 0.0 MB (at most 4,000;" in output
 
 
 def test_parm_cache_clear_empties_it_and_leaves_other_files(filled):
     code, output = parm_command("cache", "clear")
-    assert code == 0 and "25 answers and 1 older entries" in output
+    assert code == 0 and "25 answers, 1 older entries and 3 report plots" in output
     held = cache_contents()
-    assert held.answers == 0 and held.lists == 0
+    assert held.answers == 0 and held.lists == 0 and held.plots == 0
     assert (filled / "notes.txt").exists()
     store = open_answer_cache(filled)  # still a working cache
     assert store.count() == 0

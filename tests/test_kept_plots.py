@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.embedding.cache.entries import PLOTS_FOLDER
 from engine.outputs.report.plots import drawing as plots
 from engine.outputs.report.plots import kept as kept_plots
 
@@ -20,7 +21,7 @@ COUNTS = {"human": [3, 4, 5], "model": [2, 5, 5]}
 def cache(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("PARM_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(kept_plots, "_bounded", [False])
-    return tmp_path / "cache" / kept_plots.FOLDER
+    return tmp_path / "cache" / PLOTS_FOLDER
 
 
 def _no_matplotlib(monkeypatch):

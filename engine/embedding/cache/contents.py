@@ -1,6 +1,7 @@
 """What the embedding cache holds, and emptying it (`parm cache`, `parm cache clear`): the answer
-cache (engine.embedding.cache.answers) and the entries of earlier versions and of token vectors
-(engine.embedding.cache.entries), in the folder engine.core.places.cache_dir gives."""
+cache (engine.embedding.cache.answers), the entries of earlier versions and of token vectors
+(engine.embedding.cache.entries) and report.html's kept plots (engine.outputs.report.plots.kept),
+in the folder engine.core.places.cache_dir gives."""
 
 from __future__ import annotations
 
@@ -12,23 +13,27 @@ from pathlib import Path
 from engine.core.errors import EmbeddingError
 from engine.core.files import reason, remove_stale_temporaries
 from engine.embedding.cache.answers import ANSWERS_FILE
-from engine.embedding.cache.entries import cache_folder, legacy_entries
+from engine.embedding.cache.entries import PLOTS_FOLDER, PLOTS_LIMIT, cache_folder, legacy_entries
 
 
 @dataclass(frozen=True)
 class CacheContents:
     """The cache folder; the answer cache's entries and bytes on disk (its side files included);
-    the earlier versions' and token entries (one file per list of texts) and their bytes."""
+    the earlier versions' and token entries (one file per list of texts) and their bytes; the
+    kept plots, their bytes and how many are kept at most."""
 
     folder: Path
     answers: int
     answer_bytes: int
     lists: int
     list_bytes: int
+    plots: int = 0
+    plot_bytes: int = 0
+    plot_limit: int = PLOTS_LIMIT
 
     @property
     def total_bytes(self) -> int:
-        return self.answer_bytes + self.list_bytes
+        return self.answer_bytes + self.list_bytes + self.plot_bytes
 
 
 def _folder() -> Path:
@@ -63,13 +68,28 @@ def cache_contents() -> CacheContents:
     folder = _folder()
     answer_bytes = sum(path.stat().st_size for path in _answer_files(folder))
     lists = legacy_entries(folder)
+    plots = _plot_files(folder)
     return CacheContents(
         folder,
         _answer_count(folder / ANSWERS_FILE),
         answer_bytes,
         len(lists),
         sum(size for _, size, _ in lists),
+        len(plots),
+        sum(size for _, size in plots),
     )
+
+
+def _plot_files(folder: Path) -> list[tuple[Path, int]]:
+    """The kept plots (and any a run left half written) with their sizes."""
+    found = []
+    for path in (folder / PLOTS_FOLDER).glob("*"):
+        try:
+            if path.is_file() and path.suffix in (".svg", ".part"):
+                found.append((path, path.stat().st_size))
+        except OSError:
+            continue
+    return found
 
 
 def clear_cache() -> CacheContents:
@@ -87,6 +107,8 @@ def clear_cache() -> CacheContents:
         if damaged.is_file():
             os.unlink(damaged)
         for path, _, _ in legacy_entries(folder):
+            os.unlink(path)
+        for path, _ in _plot_files(folder):
             os.unlink(path)
     except OSError as exc:
         why = reason(exc)

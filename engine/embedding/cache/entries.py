@@ -45,6 +45,13 @@ def cache_key(model_name: str, texts: list[str], kind: str = "sentence") -> str:
     return digest.hexdigest()
 
 
+# report.html's plots, kept by what they draw (engine.outputs.report.plots.kept), in this folder
+# of the cache folder: `parm cache` counts them and `parm cache clear` removes them.
+PLOTS_FOLDER = "plots"
+# At most this many (about 16 KB each, Mohler's: about 65 MB), the least recently used go first.
+PLOTS_LIMIT = 4000
+
+
 def cache_folder() -> tuple[Path | None, str | None]:
     """The cache folder, or (None, why) when there is no usable one (no home folder)."""
     try:

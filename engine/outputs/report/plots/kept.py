@@ -1,14 +1,15 @@
 """report.html's plots kept by what they draw, so that a page written again draws only what
 changed: a report written from a reused run into another folder, or after a few answers were
 added (the unchanged items' plots), skips matplotlib (about 0.1 s a plot and 0.5 s to import it
-on a 2-core machine; docs/explanation/speed.md).
+on a 2-core machine; docs/explanation/benchmarks.md, "Running again").
 
-A plot is kept under the SHA-256 of what draws it (parm's version, the plots' module's source, so
-a change to the plots' code draws them anew, and matplotlib's version), the plot's kind and its
+A plot is kept under the SHA-256 of what draws it (parm's version, the sources of the plots' module
+and of the text rules it cuts names by, so a change to either draws them anew, and matplotlib's
+version), the plot's kind and its
 arguments pickled, in the `plots` folder of the embedding cache's folder
-(engine.embedding.cache). A kept plot goes through `inline_svg` again when read (the same text
+(engine.embedding.cache; `parm cache` counts them, `parm cache clear` removes them). A kept plot goes through `inline_svg` again when read (the same text
 for one parm wrote: the cleaning is idempotent), so a file changed in the cache cannot put
-anything but drawing into a report. The folder holds at most LIMIT plots, the least recently
+anything but drawing into a report. The folder holds at most PLOTS_LIMIT plots, the least recently
 used removed first; a folder that cannot be written or read only means drawing again.
 """
 
@@ -23,9 +24,6 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-# About 10 KB a plot: at most about 40 MB.
-LIMIT = 4000
-FOLDER = "plots"
 _bounded: list[bool] = [False]  # once per process: a listing of the folder costs milliseconds
 
 
@@ -57,7 +55,7 @@ def kept(draw):
 def _path(kind: str, arguments: tuple) -> Path | None:
     """Where the plot of these arguments is kept (None: no cache folder, or arguments that
     cannot be pickled)."""
-    from engine.embedding.cache.entries import cache_folder
+    from engine.embedding.cache.entries import PLOTS_FOLDER, cache_folder
 
     folder, _ = cache_folder()
     if folder is None:
@@ -69,18 +67,20 @@ def _path(kind: str, arguments: tuple) -> Path | None:
     digest = hashlib.sha256()
     digest.update(_drawer())
     digest.update(drawn)
-    return folder / FOLDER / f"{digest.hexdigest()}.svg"
+    return folder / PLOTS_FOLDER / f"{digest.hexdigest()}.svg"
 
 
 @functools.cache
 def _drawer() -> bytes:
-    """What draws the plots: parm's version, the plots' module's source, matplotlib's version."""
+    """What draws the plots: parm's version, the sources of the plots' module and of the text
+    rules it writes names by (engine.core.text), matplotlib's version."""
+    from engine.core import text
     from engine.embedding.bundled import package_version
     from engine.outputs.report.plots import drawing
 
-    source = Path(drawing.__file__).read_bytes()
+    sources = hashlib.sha256(Path(drawing.__file__).read_bytes() + Path(text.__file__).read_bytes())
     parm, matplotlib = (package_version(name) or "unknown" for name in ("parm", "matplotlib"))
-    return b"\0".join([parm.encode(), hashlib.sha256(source).digest(), matplotlib.encode()])
+    return b"\0".join([parm.encode(), sources.digest(), matplotlib.encode()])
 
 
 def _read(path: Path | None) -> str | None:
@@ -112,8 +112,11 @@ def _keep(path: Path | None, svg: str) -> None:
 
 
 def bound(folder: Path, limit: int | None = None) -> None:
-    """At most `limit` (LIMIT) plots in `folder`: the least recently used removed first."""
-    limit = LIMIT if limit is None else limit
+    """At most `limit` (engine.embedding.cache.entries.PLOTS_LIMIT) plots in `folder`: the
+    least recently used removed first."""
+    from engine.embedding.cache.entries import PLOTS_LIMIT
+
+    limit = PLOTS_LIMIT if limit is None else limit
     try:
         entries = [(entry.stat().st_mtime, entry) for entry in folder.glob("*.svg")]
     except OSError:
