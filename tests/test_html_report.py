@@ -115,6 +115,8 @@ def test_many_items_give_five_in_the_summary_and_plots_only_for_them(many_items)
     # The items and raters plots, then the distribution, confusion and tuning of five items.
     assert page.count("<svg ") == 2 + 3 * SHOWN
     assert page.count("Plots are drawn for the 5 items that need attention most") == 2
+    assert "dots the in-sample figure with its 95% bootstrap interval, diamonds the" in page
+    assert "Every item is too small for an in-sample figure." not in page
     for k in range(1, 8):  # every item is still there, linked from the items table
         assert f'<a href="#item-{k}">' in page and f'id="item-{k}"' in page
 
@@ -256,7 +258,9 @@ def test_items_too_small_show_no_in_sample_figure_and_compare_the_model_cross_fi
     assert evidence.count("the model is not compared with them: the item is too small") == 5
     assert "model's QWK against rater 1" not in evidence
     items = " ".join(_section(page, "items", "agreement").split())
-    assert items.count("too small") == 6  # the in-sample kappa of each item
+    # The in-sample kappa of each item, and the plot's caption: diamonds only.
+    assert items.count("too small") == 7
+    assert "Every item is too small for an in-sample figure." in items
 
 
 def test_three_raters_are_each_named_in_the_first_screen():

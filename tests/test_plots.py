@@ -92,3 +92,15 @@ def test_every_plot_is_an_svg_with_axes_and_unique_ids():
         assert root.find(".//svg:image", NS) is None  # vector only: no embedded bitmap
         ids += [e.get("id") for e in root.iter() if e.get("id")]
     assert len(ids) == len(set(ids))
+
+
+def test_a_series_with_nothing_to_draw_has_no_legend_entry():
+    """Every item too small for an in-sample kappa: the plot names only what it draws."""
+    none = [None, None, None]
+    svg = plots.interval_dots(["a", "b", "c"], none, none, none, "Cohen's kappa", "Kappa",
+                              extra=("cross-fitted", [0.1, 0.2, 0.3]), series="in-sample")  # fmt: skip
+    shown = texts(parse(svg))
+    assert "cross-fitted" in shown and "in-sample" not in shown
+    drawn = plots.interval_dots(["a", "b", "c"], [0.2, None, 0.4], none, none, "Cohen's kappa",
+                                "Kappa", extra=("cross-fitted", [0.1, 0.2, 0.3]), series="in-sample")  # fmt: skip
+    assert {"cross-fitted", "in-sample", "Cohen's kappa"} <= set(texts(parse(drawn)))

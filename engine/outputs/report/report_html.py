@@ -349,12 +349,18 @@ def overview(session: SessionResult) -> dict:
         [None if tiny else r.metrics["kappa"] for r, tiny in zip(audited, small)],
         [None if iv is None else iv.low for iv in intervals],
         [None if iv is None else iv.high for iv in intervals],
-        "in-sample Cohen's kappa, model vs human (95% interval)",
+        "Cohen's kappa, model vs human",
         "Kappa per item",
-        extra=("cross-fitted kappa", crossed) if any(c is not None for c in crossed) else None,
+        extra=("cross-fitted", crossed) if any(c is not None for c in crossed) else None,
+        series="in-sample (95% interval)",
     )
     first, other = session_read_pair(session)
-    return {"rows": rows, "plot": plot, "human_column": f"{first} vs {other} (exact, kappa)"}
+    return {
+        "rows": rows,
+        "plot": plot,
+        "human_column": f"{first} vs {other} (exact, kappa)",
+        "in_sample": not all(small),
+    }
 
 
 def session_read_pair(session: SessionResult) -> tuple[str, str]:

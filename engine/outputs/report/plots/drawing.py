@@ -225,9 +225,12 @@ def tuning_lines(rows, metric: str, label: str, title: str) -> str:
 
 
 @kept
-def interval_dots(names, values, lows, highs, label: str, title: str, extra=None, line=None):
+def interval_dots(
+    names, values, lows, highs, label: str, title: str, extra=None, line=None, series=None
+):
     """One row per name: the value as a dot with its interval as a bar; extra: a second series
-    of dots ((name, values)); line: a reference value drawn as a dashed line."""
+    of dots ((name, values)); line: a reference value drawn as a dashed line; label: the axis's
+    name, and the dots' in the legend unless `series` names them."""
     import numpy as np
 
     n = len(names)
@@ -235,7 +238,7 @@ def interval_dots(names, values, lows, highs, label: str, title: str, extra=None
         figure = _figure(6.0, 0.9 + 0.32 * n)
         axes = figure.add_subplot()
         y = np.arange(n)[::-1]
-        _dots(axes, y, values, lows, highs, HUMAN, label)
+        _dots(axes, y, values, lows, highs, HUMAN, series or label)
         if extra is not None:
             name, others = extra
             axes.plot(_floats(others), y, "D", color=MODEL, markersize=4, label=name)
@@ -282,7 +285,8 @@ def _dots(axes, y, values, lows, highs, colour, label) -> None:
     axes.hlines(y[known], lows[known], highs[known], color=colour, linewidth=1.5)
     axes.plot(lows[known], y[known], "|", highs[known], y[known], "|", color=colour,
               markersize=7)  # fmt: skip
-    axes.plot(values, y, "o", color=colour, label=label)
+    # A series with no value to draw has no entry in the legend either.
+    axes.plot(values, y, "o", color=colour, label=None if np.isnan(values).all() else label)
 
 
 def _floats(values):
