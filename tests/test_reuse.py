@@ -70,6 +70,44 @@ def test_the_same_file_and_settings_reuse_the_run_and_keep_its_own_set(answers, 
     assert "seen" in (out / "decisions.csv").read_text()
 
 
+def test_a_reused_run_into_a_new_folder_copies_the_set_it_last_wrote(answers, tmp_path):
+    """The set the run last wrote, when it is what writing it now would write, is copied (the
+    same bytes, checked against its manifest), not made again; a decision since, a file changed
+    in that folder, or the same bytes read from another path: written again."""
+    first, _ = audit(answers, tmp_path / "a")
+    again, said = audit(answers, tmp_path / "b")
+    assert again == first and f"Copied the outputs from {tmp_path / 'a'}" in said
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert sorted(p.name for p in (tmp_path / "b").iterdir()) == names
+    for name in names:
+        if name != "manifest.json":  # a manifest says when its set was written
+            assert (tmp_path / "b" / name).read_bytes() == (tmp_path / "a" / name).read_bytes()
+    from engine.outputs.manifest import read_set
+
+    assert read_set(tmp_path / "b").one_run and read_set(tmp_path / "b").run_id == first
+    # The run now remembers b: a changed file there is not copied, the set is made again.
+    (tmp_path / "b" / "report.md").write_text("changed by someone", encoding="utf-8")
+    _, said = audit(answers, tmp_path / "c")
+    assert (
+        "Copied" not in said
+        and "changed by someone" not in (tmp_path / "c" / "report.md").read_text()
+    )
+    # A decision since the last set: made again, with it.
+    file = workspace.open_file(answers)
+    prepared, _ = workspace.restore(file, file.runs[0])
+    store = workspace.open_review(prepared).store
+    record(store, prepared.responses, 3, "keep", note="seen")
+    store.close()
+    _, said = audit(answers, tmp_path / "d")
+    assert "Copied" not in said and "seen" in (tmp_path / "d" / "decisions.csv").read_text()
+    # The same bytes under another name: reused, but its reports name the file as it is now.
+    moved = tmp_path / "moved.csv"
+    moved.write_bytes(answers.read_bytes())
+    _, said = audit(moved, tmp_path / "e")
+    report = json.loads((tmp_path / "e" / "report.json").read_text())
+    assert "Copied" not in said and report["input"]["file"] == str(moved)
+
+
 def test_rerun_a_changed_setting_or_a_changed_byte_compute_the_run_again(answers, tmp_path):
     first, _ = audit(answers, tmp_path / "a")
     again, said = audit(answers, tmp_path / "b", "--rerun")

@@ -12,8 +12,10 @@ deeper; they hold no Textual or Rich, and their tests use neither.
     keep(file, result) -> Kept                    the run kept as the file's newest saved run
     reuse(prepared, out) -> Reused | None         a kept run of the same file and settings, restored
     unchanged_set(reused, names, store)           its set in `out` is what writing it would write
+    copyable_set(reused, names, store)            that set in the folder last written, to copy
     saved_run(file, run_id) / restore(file, saved) -> (Prepared, SessionResult)
     export(result, out, ...) -> written paths      one output set, the chosen files (FORMATS)
+    copy_set(found, out, force, on_switched)       a reused run's set copied as one set
     import_review(store, decisions.csv) -> ImportReport
     add_read(store, review, i, rater, score, kind)  a read typed in the review, kept with it
     todays_lists(result, store) -> Actions         the lead's lists: status, backreads, third reads
@@ -40,6 +42,7 @@ from engine.workspace.export import (
     OUTPUT_CHOICES,
     OutputChoice,
     check_outputs,
+    copy_set,
     export,
     output_names,
     remember_out_folder,
@@ -55,7 +58,7 @@ from engine.workspace.monitor import (
     session_runs,
 )
 from engine.workspace.prepare import Prepared, choose_columns, prepare, restore, saved_run
-from engine.workspace.reuse import Reused, finished_run, reuse, unchanged_set
+from engine.workspace.reuse import Reused, copyable_set, finished_run, reuse, unchanged_set
 from engine.workspace.review import (
     Review,
     add_read,
@@ -83,12 +86,14 @@ __all__ = [
     "status_by_rater",
     "todays_lists",
     "unchanged_set",
+    "copyable_set",
     "changes_since",
     "check_outputs",
     "clear_cache",
     "choose_columns",
     "embed_to",
     "export",
+    "copy_set",
     "finished_run",
     "import_review",
     "is_session",

@@ -1,6 +1,7 @@
 """Exporting a run: the files a run can write (the choices an export offers, from
 engine.outputs.names), checking the folder first, and writing the chosen ones as one output set
-(engine.outputs.sets: nothing half-written, no set mixing runs)."""
+(engine.outputs.sets: nothing half-written, no set mixing runs); a reused run's set copied from
+the folder it was last written to (`copy_set`)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from engine.input.settings.config import AuditConfig
+    from engine.outputs.manifest import OutputSet
     from engine.results.decision import Decisions
     from engine.results.session import SessionResult
     from engine.saved.store import SavedSession
@@ -105,6 +107,27 @@ def export(
         table=table,
         table_format=table_format,
     )
+
+
+def copy_set(found: OutputSet, out: str | Path, force: bool = False,
+             on_switched: Callable[[list[Path]], None] | None = None) -> list[Path]:  # fmt: skip
+    """The output set `found` (engine.workspace.reuse.copyable_set: what writing its run now
+    would write) put into `out` as one set of its run, each file's bytes checked against the
+    manifest as read; returns the paths written, the manifest last. ExportError when a file
+    changed since it was checked."""
+    import hashlib
+
+    from engine.core.errors import ExportError
+    from engine.outputs.write import write_files
+
+    assert found.run_id is not None  # copyable_set gives only whole sets of one run
+    contents: list[tuple[str, str | bytes]] = []
+    for entry in found.files:
+        raw = (found.folder / entry.name).read_bytes()
+        if hashlib.sha256(raw).hexdigest() != entry.sha256:
+            raise ExportError(f"{found.folder / entry.name} changed while it was copied.")
+        contents.append((entry.name, raw))
+    return write_files(out, found.run_id, contents, force, on_switched, whole=True)
 
 
 def remember_out_folder(saved: SavedSession, folder: str | Path) -> SavedSession:

@@ -12,14 +12,13 @@ so such a run is never reused, nor reused by a run without them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engine.workspace.files import OpenedFile
 from engine.workspace.prepare import Prepared
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from engine.input.settings.config import AuditConfig
     from engine.outputs.manifest import OutputSet
     from engine.results.decision import Decisions
@@ -29,12 +28,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Reused:
-    """A kept run restored: the run as saved, its result (under the settings given now) and
-    the output set of this run that `out` holds, whole and intact (None: none there)."""
+    """A kept run restored: the run as saved, its result (under the settings given now), the
+    output set of this run that `out` holds, whole and intact (None: none there), and the one
+    in the folder the run was last written to when that is another folder (`earlier_set`)."""
 
     saved: SavedSession
     session: SessionResult
     out_set: OutputSet | None
+    earlier_set: OutputSet | None = None
 
     @property
     def same_set_in_out(self) -> bool:
@@ -91,7 +92,12 @@ def reuse(prepared: Prepared, out: Path | None = None) -> Reused | None:
         return None
     if any(result.embedding.model == PRECOMPUTED for result in session.results):
         return None
-    return Reused(saved, session, None if out is None else _run_set(out, saved.run_id))
+    if out is None:
+        return Reused(saved, session, None)
+    earlier = None
+    if saved.out_folder is not None and Path(saved.out_folder) != Path(out).expanduser().absolute():
+        earlier = _run_set(Path(saved.out_folder), saved.run_id)
+    return Reused(saved, session, _run_set(out, saved.run_id), earlier)
 
 
 def _run_set(out: Path, run_id: str) -> OutputSet | None:
@@ -110,12 +116,23 @@ def unchanged_set(reused: Reused, names: list[str], store: Decisions | None) -> 
     (report.json's config: the lists and reviewer follow settings outside the digest), and the
     review as it was (decisions.csv as it would be written now; no reads typed in the review,
     whose consensus it does not show). Anything else: the set is written again."""
+    return _as_written_now(reused.out_set, reused, names, store)
+
+
+def copyable_set(reused: Reused, names: list[str], store: Decisions | None) -> OutputSet | None:
+    """The set in the folder the reused run was last written to, when it is what writing the
+    run now would write (as `unchanged_set` judges the one in `out`): `copy_set` puts it in
+    `out` instead of writing it again (no file of a set names its folder). None otherwise."""
+    found = reused.earlier_set
+    return found if _as_written_now(found, reused, names, store) else None
+
+
+def _as_written_now(found: OutputSet | None, reused: Reused, names, store) -> bool:
     import json
 
     from engine.outputs.names import DECISIONS_FILE, REPORT_JSON
     from engine.outputs.session import decisions_csv
 
-    found = reused.out_set
     if found is None or store is None or store.added_reads():
         return False
     if {entry.name for entry in found.files} != set(names) or DECISIONS_FILE not in names:
@@ -127,4 +144,10 @@ def unchanged_set(reused: Reused, names: list[str], store: Decisions | None) -> 
         return False
     settings = json.loads(json.dumps(reused.session.config.to_dict()))
     now = decisions_csv(store, reused.session).encode("utf-8", "replace")
-    return report.get("config") == settings and written == now
+    # The file as named now (the same bytes may be read from another path).
+    source = (report.get("input") or {}).get("file")
+    return (
+        report.get("config") == settings
+        and written == now
+        and source == reused.session.items.source
+    )
