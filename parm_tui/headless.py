@@ -242,16 +242,17 @@ def _run(console, request: AuditRequest, written: list[Path]) -> int:
             problems.append(kept.problem)
     unchanged = reused is not None and workspace.unchanged_set(reused, names, store)
     earlier = None if reused is None or unchanged else workspace.copyable_set(reused, names, store)
+    # What writing the run now would write, already in the folder it was last written to
+    # (engine.workspace.reuse.copyable_set): copied, not made again (made if it cannot be).
+    copied = earlier is not None and not problems and workspace.copy_set(
+        earlier, request.out, force, on_switched=written.extend) is not None  # fmt: skip
     if unchanged:
         written.extend(request.out / entry.name for entry in reused.out_set.files)
         say(told, f"Kept the outputs in {request.out}: this run's, and the review has not "
             "changed since they were written.")  # fmt: skip
         store.close()
-    elif earlier is not None and not problems:
-        # What writing the run now would write is already in the folder it was last written
-        # to (engine.workspace.reuse.copyable_set): copied, not made again.
+    elif copied:
         store.close()
-        workspace.copy_set(earlier, request.out, force, on_switched=written.extend)
         say(told, f"Copied the outputs from {earlier.folder}: this run's, and the review has "
             "not changed since they were written.")  # fmt: skip
     else:

@@ -158,3 +158,18 @@ def test_settings_outside_the_digest_reuse_and_vectors_handed_in_never_do(answer
     # Its item's audit is the first run's (embedded alike), never one made on given vectors
     # (engine.saved.items keeps none of those).
     assert "Reused the audits of 1 of 1 item unchanged" in said
+
+
+def test_a_set_that_changes_after_its_check_is_not_copied(answers, tmp_path):
+    """copy_set reads each file once and checks those bytes: a file changed (or gone) since
+    the set was read writes nothing, and the caller writes the set instead."""
+    from engine.outputs.manifest import read_set
+
+    audit(answers, tmp_path / "a")
+    found = read_set(tmp_path / "a")
+    assert found.one_run
+    (tmp_path / "a" / "report.md").write_text("changed meanwhile", encoding="utf-8")
+    assert workspace.copy_set(found, tmp_path / "b") is None
+    assert not (tmp_path / "b").exists()
+    (tmp_path / "a" / "report.md").unlink()
+    assert workspace.copy_set(found, tmp_path / "c") is None and not (tmp_path / "c").exists()

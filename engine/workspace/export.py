@@ -110,22 +110,24 @@ def export(
 
 
 def copy_set(found: OutputSet, out: str | Path, force: bool = False,
-             on_switched: Callable[[list[Path]], None] | None = None) -> list[Path]:  # fmt: skip
+             on_switched: Callable[[list[Path]], None] | None = None) -> list[Path] | None:  # fmt: skip
     """The output set `found` (engine.workspace.reuse.copyable_set: what writing its run now
     would write) put into `out` as one set of its run, each file's bytes checked against the
-    manifest as read; returns the paths written, the manifest last. ExportError when a file
-    changed since it was checked."""
+    manifest as read; returns the paths written, the manifest last, or None, with nothing
+    written, when a file is gone or changed since it was checked (the caller writes the set)."""
     import hashlib
 
-    from engine.core.errors import ExportError
     from engine.outputs.write import write_files
 
     assert found.run_id is not None  # copyable_set gives only whole sets of one run
     contents: list[tuple[str, str | bytes]] = []
     for entry in found.files:
-        raw = (found.folder / entry.name).read_bytes()
+        try:
+            raw = (found.folder / entry.name).read_bytes()
+        except OSError:
+            return None
         if hashlib.sha256(raw).hexdigest() != entry.sha256:
-            raise ExportError(f"{found.folder / entry.name} changed while it was copied.")
+            return None
         contents.append((entry.name, raw))
     return write_files(out, found.run_id, contents, force, on_switched, whole=True)
 
