@@ -86,3 +86,14 @@ def test_the_folder_keeps_the_most_recently_used(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["3.svg", "4.svg", "5.svg", "other.part"]
     kept_plots.bound(tmp_path, limit=3)  # within the limit: nothing removed
     assert len(list(tmp_path.glob("*.svg"))) == 3
+
+
+def test_a_plot_that_cannot_be_written_leaves_nothing_behind(cache, monkeypatch):
+    """A full disk mid-write: the plot is still drawn, and no half-written file stays."""
+
+    def full(*_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(kept_plots.os, "replace", full)
+    assert plots.score_distribution(LABELS, COUNTS, "t").startswith("<svg")
+    assert list(cache.iterdir()) == []

@@ -95,9 +95,12 @@ def _read(path: Path | None) -> str | None:
 
 
 def _keep(path: Path | None, svg: str) -> None:
-    """Written whole (a temporary file renamed) or not at all."""
+    """Written whole (a temporary file renamed) or not at all. Not engine.core.files'
+    atomic_write_text: a cache needs no fsync and no signal hold per plot (a plot torn by a
+    crash fails inline_svg's parse and is drawn again)."""
     if path is None:
         return
+    temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".part")
@@ -105,6 +108,8 @@ def _keep(path: Path | None, svg: str) -> None:
             out.write(svg)
         os.replace(temporary, path)
     except OSError:
+        if temporary is not None:  # a full disk: no half-written plot left behind
+            Path(temporary).unlink(missing_ok=True)
         return
     if not _bounded[0]:
         _bounded[0] = True
