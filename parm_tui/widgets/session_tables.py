@@ -178,12 +178,12 @@ MARKS = {"infit": "noisy", "spread": "central tendency", "drift": "drifting"}
 
 
 class RatersTable(SessionTable):
-    """One row per rater, the farthest from the rest first: the verdict, n, the share the model would change,
-    leniency and infit; wide (WIDE_RATERS columns and more) also the items, exact agreement and
-    kappa with the model, the intervals, outfit, spread, the middle categories' share, drift,
-    the fair average and the bias cells; with an expert score column the rater against the
-    expert (wide: also n and exact agreement). Columns, headings and figures are the rater
-    table's declaration (engine.outputs.declared.RATERS)."""
+    """One row per rater, the farthest from the rest first: the verdict, n, the share the model
+    would change, leniency and infit; wide (WIDE_RATERS columns and more) also the items, exact
+    agreement and kappa with the model, the intervals, outfit, spread, the middle categories'
+    share, drift, the fair average and the bias cells; with an expert score column the rater
+    against the expert (wide: also n and exact agreement). Columns, headings and figures are the
+    rater table's declaration (engine.outputs.declared.RATERS)."""
 
     NARROW = ("rater", "verdict", "n", "model_differs_share", "leniency", "infit")
     WIDE = ("rater", "verdict", "n", "items", "exact", "kappa", "model_differs_share", "leniency",

@@ -1,8 +1,8 @@
 """Which raters need a word: for each rater, over every read they gave (the audited one or not:
 engine.audit.raters.every_read, so a wide file and the same reads in long form count the same
-raters), agreement with the model, the share of their scores the model would change, their leniency
-(positive) or harshness (negative) in score points, each with a 95% interval, and their
-effects and verdict (engine.audit.raters.effects).
+raters), agreement with the model, the share of their scores the model would change, their
+leniency (positive) or harshness (negative) in score points, each with a 95% interval, and
+their effects and verdict (engine.audit.raters.effects).
 
 Leniency compares a rater's scores with the expected score E_i = sum_c p_ic v_c (v_c the score's
 value in points, p_ic the probabilities from a model fitted without that rater's scores,

@@ -29,10 +29,10 @@ def bias_table(session) -> tuple[list[str], list[list]]:
 
 
 def feedback_table(session) -> tuple[list[str], list[list]]:
-    """rater_feedback.csv: each rater's reads the model would score otherwise (raters.csv's model_differs), every
-    read counted as the rater table counts it (engine.audit.raters.every_read), most severe first,
-    with the answer, the model's score and the neighbours that are the evidence; raters in the
-    rater table's order."""
+    """rater_feedback.csv: each rater's reads the model would score otherwise (raters.csv's
+    model_differs), every read counted as the rater table counts it
+    (engine.audit.raters.every_read), most severe first, with the answer, the model's score and
+    the neighbours that are the evidence; raters in the rater table's order."""
     order = {row.rater: k for k, row in enumerate(session.raters.rows)}
     rows = []
     for result in session.results:
@@ -155,9 +155,9 @@ def _middle(e) -> str:
 
 
 def _bias_lines(raters) -> list[str]:
-    listed = [c for c in raters.bias if c.listed]
     if not raters.bias:
         return ["", f"Rater x item bias cells: {NO_CELL}."]
+    listed = [c for c in raters.bias if c.listed]
     lines = ["", f"Rater x item bias cells beyond the rule ({RULES['bias cell']}): "
                  f"{len(listed)} of {len(raters.bias)} cells with enough scores."]  # fmt: skip
     if listed:
