@@ -194,6 +194,18 @@ def in_process_cluster():
         yield cluster
 
 
+@pytest.fixture(scope="module")
+def one_thread_cluster():
+    """A Dask cluster of one single-threaded worker inside this process: units run one at a
+    time, so BLAS's thread limit, which is the process's (threadpoolctl), is never changed by
+    another unit in the middle of one (two worker threads can: see test_cluster)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as cluster:
+        yield cluster
+
+
 @pytest.fixture(scope="session")
 def small_items_read_twice():
     """A session of six items of 30 answers on four scores (too small for a per-item fit: 40
