@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from engine import workspace
 from engine.input.settings.config import load_defaults
+from engine.outputs.manifest import read_set
+from engine.outputs.names import MANIFEST_FILE
 from parm_tui.cli import app
 
 QUICK = ["--set", "bootstrap_samples=0", "--set", "similarity_top_k=[5, 10]"]
@@ -80,9 +82,12 @@ def test_a_reused_run_into_a_new_folder_copies_the_set_it_last_wrote(answers, tm
     names = sorted(p.name for p in (tmp_path / "a").iterdir())
     assert sorted(p.name for p in (tmp_path / "b").iterdir()) == names
     for name in names:
-        if name != "manifest.json":  # a manifest says when its set was written
+        if name != MANIFEST_FILE:  # a manifest says when its set was written
             assert (tmp_path / "b" / name).read_bytes() == (tmp_path / "a" / name).read_bytes()
-    from engine.outputs.manifest import read_set
+    manifests = [json.loads((tmp_path / f / MANIFEST_FILE).read_text()) for f in "ab"]
+    for manifest in manifests:
+        manifest.pop("written_at")
+    assert manifests[0] == manifests[1]
 
     assert read_set(tmp_path / "b").one_run and read_set(tmp_path / "b").run_id == first
     # The run now remembers b: a changed file there is not copied, the set is made again.
@@ -163,7 +168,6 @@ def test_settings_outside_the_digest_reuse_and_vectors_handed_in_never_do(answer
 def test_a_set_that_changes_after_its_check_is_not_copied(answers, tmp_path):
     """copy_set reads each file once and checks those bytes: a file changed (or gone) since
     the set was read writes nothing, and the caller writes the set instead."""
-    from engine.outputs.manifest import read_set
 
     audit(answers, tmp_path / "a")
     found = read_set(tmp_path / "a")
