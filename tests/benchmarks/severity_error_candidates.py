@@ -16,12 +16,22 @@ Added in a second round (after the first held-out table was printed; listed as s
   kNN out of group<k>     the kNN vote of the neighbours outside the answer's group
   ... +kNN out of group<k>  the mean of three logits: current, groups<k> and that vote
   ... +LR                 the mean of three logits: current, groups<k> and scikit-learn's OOF LR
+Added in a third round (2026-11-29, after both tables above were printed; not blind):
+  ... +graph vote         the mean of three logits: current, groups<k> and PARM's own neighbour
+                          vote, 1 - T_i(y_i) / S_i of the selected graph (the evidence the
+                          stacker reads on an item large enough for it)
+  ... +graph vote where small   the same on an item too small for the stacker (where current
+                          is the mean of the two classifiers and no neighbour evidence enters),
+                          logit mean current+groups<k> elsewhere
+  ... +kNN where small    the same with the kNN vote (K = 34) instead of the graph's
 """
 
 from __future__ import annotations
 
 import numpy as np
 from severity_error_pieces import GROUP_COUNTS
+
+from engine.audit.queue.severity import stacks
 
 CLIP = 1e-6
 WEIGHTS = (1 / 3, 2 / 3)
@@ -63,6 +73,13 @@ def grouped(found, scores, k):
     return one_minus(proba, scores)
 
 
+def graph_vote(found, scores):
+    """1 - the share of the audited score among the selected graph's neighbours (T / S)."""
+    t, s = found["T"], found["S"]
+    share = t[np.arange(scores.size), scores] / np.maximum(s, np.finfo(float).tiny)
+    return np.where(s > 0, 1.0 - share, 0.5)
+
+
 def candidates(found: dict, scores: np.ndarray, groups=GROUP_COUNTS) -> dict[str, np.ndarray]:
     cur = found["cur/sev"]
     out = {"current": cur, "random folds": random_folds(found, scores)}
@@ -81,4 +98,14 @@ def candidates(found: dict, scores: np.ndarray, groups=GROUP_COUNTS) -> dict[str
         out[f"kNN out of group{k}"] = outside
         out[f"logit mean current+groups{k}+kNN out of group{k}"] = _three(cur, g, outside)
         out[f"logit mean current+groups{k}+LR"] = _three(cur, g, lr_severity(found, scores))
+        vote = graph_vote(found, scores)
+        small = not stacks(scores.size, found["emb/r"].shape[1])
+        plain = out[f"logit mean current+groups{k}"]
+        out[f"logit mean current+groups{k}+graph vote"] = _three(cur, g, vote)
+        out[f"logit mean current+groups{k}+graph vote where small"] = (
+            _three(cur, g, vote) if small else plain
+        )
+        out[f"logit mean current+groups{k}+kNN where small"] = (
+            _three(cur, g, found["peer/knn"]) if small else plain
+        )
     return out
