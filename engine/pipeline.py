@@ -104,7 +104,7 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
         with timer.stage("checks"):
             checks = _checks(*inputs, reporter)
     with timer.stage("severity"):
-        ranked, note = _severity(vectors, result, responses, config, reporter)
+        ranked, note = _severity(vectors, graph, result, responses, config, reporter)
     if pending is not None:
         assert helper is not None  # pending came from it
         checks = _checks_from(helper, pending, inputs, timer, reporter)
@@ -152,14 +152,15 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
     return _neighbour_graph(embedded.vectors, config, reporter), None, config
 
 
-def _severity(vectors, tuned: TuningResult, responses: Responses, config, reporter):
+def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config, reporter):
     """The review queue's severity (engine.audit.queue.severity) on the one scale of every item
     (engine.audit.queue.calibration), and a note when it had to fall back to 1 - p(human score) from
     the PARM fit because two folds were not possible."""
     scores = responses.scores
     ranked = severity.review_severity(
-        vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed, reporter
-    )
+        vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed,
+        reporter, (graph.indices, graph.similarities),
+    )  # fmt: skip
     if ranked is not None:
         return calibrated(ranked, scores, responses.n_classes), []
     note = (
@@ -234,7 +235,9 @@ def with_blank_answers(embedded: Embedded, responses: Responses) -> Embedded:
 def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:
     # fit_top_k has already left out every K not below N.
     ks = [k for k in config.top_k_values if k is not None]
-    k_max = max(ks + [min(evidence.EVIDENCE_COUNT, embeddings.shape[0] - 1)])
+    # The lists also serve the evidence and the severity's neighbour vote.
+    least = max(evidence.EVIDENCE_COUNT, severity.NEIGHBOUR_VOTE_K)
+    k_max = max(ks + [min(least, embeddings.shape[0] - 1)])
     return build_graph(
         embeddings, k_max, config.similarity_top_k_chunk, config.normalize_similarities, reporter
     )

@@ -1,6 +1,6 @@
 """The review queue's severity: the out-of-fold classifier against scikit-learn, the severity
-against scikit-learn's recipe (the stack on a large item, the mean of both classifiers on a
-small one), flipped scores first, and severity in run_audit (range, queue order, seeds, small
+against scikit-learn's recipe (the stack on a large item, the mean of both classifiers and the
+neighbours' vote on a small one), flipped scores first, and severity in run_audit (range, queue order, seeds, small
 files, cancel, the dense graph)."""
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from scipy.stats import spearmanr
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import cross_val_predict
+from sklearn.neighbors import NearestNeighbors
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -29,6 +30,7 @@ from engine.audit.queue.severity import severity
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
 from engine.embedding.vectors import Embedded
+from engine.graph.search import build_graph
 from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 from engine.model.lexical import gram_features, lexical_features
 from engine.pipeline import run_audit
@@ -199,6 +201,64 @@ def test_review_severity_on_a_small_item_averages_the_mean_of_both_classifiers_o
     np.testing.assert_allclose(ours, expected, atol=1e-5)
 
 
+def lists_of(vectors, k=audit.NEIGHBOUR_VOTE_K):
+    unit = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    graph = build_graph(unit, min(k, unit.shape[0] - 1))
+    return graph.indices, graph.similarities
+
+
+def scikit_learn_vote(vectors, scores, k=audit.NEIGHBOUR_VOTE_K):
+    """1 - the cosine-weighted share of the own score among the k nearest (NearestNeighbors)."""
+    found = NearestNeighbors(n_neighbors=k + 1, metric="cosine").fit(vectors)
+    distance, index = found.kneighbors(vectors)
+    index, weight = index[:, 1:], np.clip(1.0 - distance[:, 1:], 0.0, None)
+    same = (weight * (scores[index] == scores[:, None])).sum(axis=1)
+    return 1.0 - same / weight.sum(axis=1)
+
+
+def test_the_neighbour_vote_is_the_weighted_share_of_the_nearest_answers_own_score():
+    vectors, scores = fixture(n=150, seed=5)
+    vote = audit.neighbour_vote(*lists_of(vectors), scores)
+    np.testing.assert_allclose(vote, scikit_learn_vote(vectors, scores), atol=1e-6)
+    # Fewer answers than K: every other answer votes.
+    few = audit.neighbour_vote(*lists_of(vectors[:20]), scores[:20])
+    np.testing.assert_allclose(few, scikit_learn_vote(vectors[:20], scores[:20], 19), atol=1e-6)
+    # No weight (a blank answer's zero vector, or only opposite answers): no evidence either way.
+    indices = np.array([[1, 2], [0, 2], [0, 1]])
+    similarities = np.array([[0.0, -0.3], [0.9, 0.5], [0.9, 0.5]])
+    vote = audit.neighbour_vote(indices, similarities, np.array([0, 0, 1]))
+    np.testing.assert_allclose(vote, [0.5, 0.5 / 1.4, 1.0])
+
+
+def test_review_severity_on_a_small_item_adds_the_neighbours_vote_as_a_third_logit():
+    vectors, scores = fixture(n=60, seed=3)
+    texts = answers_for(scores, seed=3)
+    split = as_split(stratified_folds(scores, 5, seed=0), scores.size)
+    embedded, words = scikit_learn_classifiers(vectors, texts, scores, split)
+    mean = (embedded + words) / 2
+    plain = 1.0 - mean[np.arange(scores.size), scores]
+    grouped = scikit_learn_groups(vectors, texts, scores, 0, mean)
+    vote = np.clip(scikit_learn_vote(vectors, scores), 0.02, 0.98)
+    logits = logit(plain) + logit(grouped) + np.log(vote / (1 - vote))
+    t = np.ones((60, 3))
+    lists = lists_of(vectors)
+    ours = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), scores, 3, 0, None, lists)
+    np.testing.assert_allclose(ours, 1 / (1 + np.exp(-logits / 3)), atol=1e-5)
+
+
+def test_an_item_large_enough_for_the_stacker_takes_no_vote():
+    n = audit.ROWS_PER_PARAMETER * audit.stacker_parameters(3)
+    vectors, scores = fixture(n=n, seed=7)
+    texts = answers_for(scores, seed=7)
+    t = np.random.default_rng(0).random((n, 3)) * 5
+    without = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), scores, 3, seed=2)
+    lists = lists_of(vectors)
+    with_lists = audit.review_severity(
+        vectors, texts, (t, t.sum(axis=1)), scores, 3, 2, None, lists
+    )
+    np.testing.assert_array_equal(without, with_lists)
+
+
 @pytest.mark.parametrize("n", [40, 400])
 def test_flipped_scores_are_ranked_first_on_small_and_large_items(n):
     vectors, scores = clustered_embeddings(n, 3, dim=12, noise=0.4, seed=n)
@@ -207,7 +267,8 @@ def test_flipped_scores_are_ranked_first_on_small_and_large_items(n):
     noisy = scores.copy()
     noisy[flipped] = (scores[flipped] + 1) % 3
     t = np.ones((n, 3))
-    ranked = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), noisy, 3, seed=0)
+    lists = lists_of(vectors)
+    ranked = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), noisy, 3, 0, None, lists)
     assert audit.stacks(n, 3) == (n == 400)
     assert np.all((ranked >= 0) & (ranked <= 1))
     top = audit.queue_order(ranked)[: flipped.size]
@@ -275,8 +336,9 @@ def test_severity_stays_in_zero_to_one_and_the_queue_is_sorted_by_it(noisy_run):
 def test_run_audit_severity_is_the_review_severity_of_its_own_fit(noisy_run):
     result, vectors = noisy_run
     responses = result.responses
+    lists = (result.graph.indices, result.graph.similarities)
     raw = audit.review_severity(
-        vectors, responses.texts, result.tuning.features, responses.scores, 3, seed=0
+        vectors, responses.texts, result.tuning.features, responses.scores, 3, 0, None, lists
     )
     np.testing.assert_array_equal(result.severity, calibrated(raw, responses.scores, 3))
 
@@ -312,11 +374,13 @@ def test_small_files_with_a_single_response_in_a_score_get_a_severity():
         embedded=Embedded.precomputed(vectors),
     )
     assert np.all((result.severity >= 0) & (result.severity <= 1))
-    # No other response supports score 3: the most severe, and on its calibrated scale
+    # No other response supports score 3: the most severe, and on its calibrated scale. The
+    # classifiers give it 1 - 1e-6 (their floor), the neighbours' vote at most 0.98 (its clip).
+    lists = (result.graph.indices, result.graph.similarities)
     raw = audit.review_severity(
-        vectors, result.responses.texts, result.tuning.features, scores, 4, seed=0
+        vectors, result.responses.texts, result.tuning.features, scores, 4, 0, None, lists
     )
-    assert raw[0] == pytest.approx(1.0, abs=1e-5)
+    assert raw[0] == pytest.approx(1.0, abs=1e-4) and raw[0] == raw.max()
     np.testing.assert_array_equal(result.severity, calibrated(raw, scores, 4))
     assert result.review_order()[0] == 0
     assert not any("Too few responses" in w for w in result.warnings)
