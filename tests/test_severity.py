@@ -187,20 +187,6 @@ def test_the_stacker_needs_ten_responses_per_parameter():
     assert not audit.stacks(1199, 6) and audit.stacks(1200, 6)
 
 
-def test_review_severity_on_a_small_item_averages_the_mean_of_both_classifiers_over_both_folds():
-    vectors, scores = fixture(n=60, seed=3)
-    texts = answers_for(scores, seed=3)
-    split = as_split(stratified_folds(scores, 5, seed=0), scores.size)
-    embedded, words = scikit_learn_classifiers(vectors, texts, scores, split)
-    mean = (embedded + words) / 2
-    plain = 1.0 - mean[np.arange(scores.size), scores]
-    grouped = scikit_learn_groups(vectors, texts, scores, 0, mean)
-    expected = 1 / (1 + np.exp(-(logit(plain) + logit(grouped)) / 2))
-    t = np.ones((60, 3))
-    ours = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), scores, 3, seed=0)
-    np.testing.assert_allclose(ours, expected, atol=1e-5)
-
-
 def lists_of(vectors, k=audit.NEIGHBOUR_VOTE_K):
     unit = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
     graph = build_graph(unit, min(k, unit.shape[0] - 1))
@@ -230,7 +216,10 @@ def test_the_neighbour_vote_is_the_weighted_share_of_the_nearest_answers_own_sco
     np.testing.assert_allclose(vote, [0.5, 0.5 / 1.4, 1.0])
 
 
-def test_review_severity_on_a_small_item_adds_the_neighbours_vote_as_a_third_logit():
+@pytest.mark.parametrize("voted", [False, True])
+def test_review_severity_on_a_small_item_is_the_mean_of_both_classifiers_and_the_vote(voted):
+    """Over both kinds of folds, the logits averaged; with the graph's lists, the neighbours'
+    vote (clipped to 2-98%) as a third logit."""
     vectors, scores = fixture(n=60, seed=3)
     texts = answers_for(scores, seed=3)
     split = as_split(stratified_folds(scores, 5, seed=0), scores.size)
@@ -238,12 +227,15 @@ def test_review_severity_on_a_small_item_adds_the_neighbours_vote_as_a_third_log
     mean = (embedded + words) / 2
     plain = 1.0 - mean[np.arange(scores.size), scores]
     grouped = scikit_learn_groups(vectors, texts, scores, 0, mean)
-    vote = np.clip(scikit_learn_vote(vectors, scores), 0.02, 0.98)
-    logits = logit(plain) + logit(grouped) + np.log(vote / (1 - vote))
+    logits = [logit(plain), logit(grouped)]
+    if voted:
+        vote = np.clip(scikit_learn_vote(vectors, scores), 0.02, 0.98)
+        logits.append(np.log(vote / (1 - vote)))
+    expected = 1 / (1 + np.exp(-sum(logits) / len(logits)))
     t = np.ones((60, 3))
-    lists = lists_of(vectors)
+    lists = lists_of(vectors) if voted else None
     ours = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), scores, 3, 0, None, lists)
-    np.testing.assert_allclose(ours, 1 / (1 + np.exp(-logits / 3)), atol=1e-5)
+    np.testing.assert_allclose(ours, expected, atol=1e-5)
 
 
 def test_an_item_large_enough_for_the_stacker_takes_no_vote():
