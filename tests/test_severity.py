@@ -1,7 +1,7 @@
 """The review queue's severity: the out-of-fold classifier against scikit-learn, the severity
 against scikit-learn's recipe (the stack on a large item, the mean of both classifiers and the
-neighbours' vote on a small one), flipped scores first, and severity in run_audit (range, queue order, seeds, small
-files, cancel, the dense graph)."""
+neighbours' vote on a small one), flipped scores first, and severity in run_audit (range, queue
+order, seeds, small files, cancel, the dense graph)."""
 
 from __future__ import annotations
 
