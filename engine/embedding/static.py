@@ -31,7 +31,8 @@ import numpy as np
 from engine.core.errors import EmbeddingError
 from engine.core.places import models_dir
 from engine.core.progress import DISTILLING, Reporter
-from engine.embedding.bundled import bundled_identity, package_version, quiet_loaders, resolve_model
+from engine.core.versions import package_version
+from engine.embedding.bundled import bundled_identity, quiet_loaders, resolve_model
 from engine.input.settings.config import DEFAULT_MODEL
 
 # model2vec's defaults, written out because they are part of the model's identity: 256 PCA

@@ -15,7 +15,7 @@ import numpy as np
 from engine.core.errors import ConfigError, ExportError
 from engine.core.files import atomic_write_files
 from engine.core.progress import CancelToken, ProgressCallback, Reporter
-from engine.embedding.bundled import package_version
+from engine.core.versions import package_version
 from engine.embedding.models import model_identity
 from engine.embedding.sentence import embed_texts
 from engine.embedding.sidecar import sidecar_path, sidecar_record

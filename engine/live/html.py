@@ -19,14 +19,10 @@ LATEST = ("item", "rater", "double_reads", "exact", "adjacent", "kappa", "qwk", 
 
 def monitor_html(result, rows: list[dict]) -> str:
     """The page of a run (rows: monitor.csv's)."""
-    from importlib.metadata import PackageNotFoundError, version
-
     import jinja2
 
-    try:
-        parm_version = version("parm")
-    except PackageNotFoundError:
-        parm_version = "unknown"
+    from engine.core.versions import parm_version
+
     # the report's own templates, package data (pyproject.toml), as report.html finds them
     environment = jinja2.Environment(
         loader=jinja2.PackageLoader("engine.outputs.report", "templates"),
@@ -37,7 +33,7 @@ def monitor_html(result, rows: list[dict]) -> str:
     context = {
         "csp": CONTENT_SECURITY_POLICY,
         "title": f"parm monitor: {result.folder.name or 'session'}",
-        "version": parm_version,
+        "version": parm_version(),
         "run_id": result.run_id,
         "at": result.at,
         "folder": str(result.folder),

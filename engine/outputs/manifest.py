@@ -60,13 +60,13 @@ def file_entry(name: str, raw: bytes, run_id: str) -> SetFile:
 def manifest_bytes(run_id: str, entries: list[SetFile]) -> bytes:
     """The manifest of a set of run `run_id` listing `entries` (its own files and the ones
     earlier exports left), as written."""
-    from engine.outputs.report.item_content import _version
+    from engine.core.versions import parm_version
 
     document = {
         "parm_manifest": MANIFEST_VERSION,
         "run_id": run_id,
         "written_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "parm_version": _version(),
+        "parm_version": parm_version(),
         "files": [
             {"name": e.name, "bytes": e.size, "sha256": e.sha256, "run_id": e.run_id}
             for e in entries

@@ -17,9 +17,9 @@ ENGINE = Path(__file__).resolve().parents[1]
 def method_version() -> str:
     """parm's version and a digest of every engine/*.py file (their paths and bytes), once a
     process (about 20 ms, with importlib.metadata loaded)."""
-    from engine.embedding.bundled import package_version
+    from engine.core.versions import parm_version
 
-    release = package_version("parm") or "unknown"
+    release = parm_version()
     digest = hashlib.sha256(release.encode("utf-8") + b"\0")
     for path in sorted(ENGINE.rglob("*.py")):
         digest.update(path.relative_to(ENGINE).as_posix().encode("utf-8") + b"\0")

@@ -4,13 +4,13 @@ rendering."""
 
 from __future__ import annotations
 
-import functools
 import math
 from datetime import datetime, timezone
 
 import numpy as np
 
 from engine.audit.intervals import LEVEL
+from engine.core.versions import parm_version
 from engine.model.metrics import ORDINAL_METRICS, confusion, metric_names
 from engine.results.headline import NOMINAL_NOTE
 from engine.results.item import AuditResult
@@ -90,7 +90,7 @@ def report_dict(result: AuditResult) -> dict:
     best = result.selected
     counts = np.bincount(responses.scores, minlength=responses.n_classes)
     return {
-        "parm_version": _version(),
+        "parm_version": parm_version(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         # decisions.csv names the run each decision was made on (decided_run_id).
         "run_id": result.run_id,
@@ -210,15 +210,3 @@ def near_duplicate_rows(result: AuditResult) -> list[dict]:
             }
         out.append(entry)
     return out
-
-
-@functools.cache
-def _version() -> str:
-    """parm's version; looked up once (a lookup reads every installed package's metadata, once
-    per item of a session otherwise)."""
-    try:
-        from importlib.metadata import version
-
-        return version("parm")
-    except Exception:  # noqa: BLE001 - not installed as a distribution
-        return "unknown"

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 from engine.audit.raters.expectation import METHOD as RATER_EXPECTATION
 from engine.audit.raters.expert import MIN_EXPERT_READS
+from engine.core.versions import parm_version
 from engine.outputs.declared import TOO_FEW
 from engine.outputs.report import item_content as report
 from engine.outputs.report import rater_outputs, reads_outputs, review_summary
@@ -43,7 +44,7 @@ def session_dict(
     skipped = session.items.skipped
     return {
         "schema_version": SCHEMA_VERSION,
-        "parm_version": report._version(),
+        "parm_version": parm_version(),
         # The run every file of the set names (a run_id column in each CSV).
         "run_id": session.run_id,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),

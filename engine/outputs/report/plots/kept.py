@@ -75,7 +75,7 @@ def _drawer() -> bytes:
     """What draws the plots: parm's version, the sources of the plots' module and of the text
     rules it writes names by (engine.core.text), matplotlib's version."""
     from engine.core import text
-    from engine.embedding.bundled import package_version
+    from engine.core.versions import package_version
     from engine.outputs.report.plots import drawing
 
     sources = hashlib.sha256(Path(drawing.__file__).read_bytes() + Path(text.__file__).read_bytes())
