@@ -186,11 +186,12 @@ def group_parts(vectors: np.ndarray, seed: int) -> list[np.ndarray]:
     return group_folds(similar_groups(vectors, GROUPS, seed), SEVERITY_FOLDS, seed)
 
 
-def logit_mean(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The probability whose logit is the mean of the two probabilities' logits."""
-    clipped = [np.clip(p, LOG_FLOOR, 1 - LOG_FLOOR) for p in (a, b)]
+def logit_mean(*probabilities: np.ndarray) -> np.ndarray:
+    """The probability whose logit is the mean of the probabilities' logits (each clipped to
+    [LOG_FLOOR, 1 - LOG_FLOOR])."""
+    clipped = [np.clip(p, LOG_FLOOR, 1 - LOG_FLOOR) for p in probabilities]
     logits = [np.log(p / (1 - p)) for p in clipped]
-    return 1.0 / (1.0 + np.exp(-(logits[0] + logits[1]) / 2))
+    return 1.0 / (1.0 + np.exp(-sum(logits) / len(logits)))
 
 
 def neighbour_vote(indices: np.ndarray, similarities: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -205,15 +206,6 @@ def neighbour_vote(indices: np.ndarray, similarities: np.ndarray, scores: np.nda
     same = (weights * (scores[near] == scores[:, None])).sum(axis=1)
     share = np.divide(same, total, out=np.zeros_like(total), where=total > 0)
     return np.where(total > 0, 1.0 - share, 0.5)
-
-
-def logit_mean_of_three(a: np.ndarray, b: np.ndarray, vote: np.ndarray) -> np.ndarray:
-    """The probability whose logit is the mean of the three logits, the vote clipped to
-    [VOTE_CLIP, 1 - VOTE_CLIP]."""
-    clipped = [np.clip(p, LOG_FLOOR, 1 - LOG_FLOOR) for p in (a, b)]
-    clipped.append(np.clip(vote, VOTE_CLIP, 1 - VOTE_CLIP))
-    total = sum(np.log(p / (1 - p)) for p in clipped)
-    return 1.0 / (1.0 + np.exp(-total / 3))
 
 
 def review_severity(
@@ -259,7 +251,8 @@ def review_severity(
     if not voted:
         return logit_mean(ranked, by_groups)
     assert neighbours is not None  # voted says so
-    return logit_mean_of_three(ranked, by_groups, neighbour_vote(*neighbours, scores))
+    vote = np.clip(neighbour_vote(*neighbours, scores), VOTE_CLIP, 1 - VOTE_CLIP)
+    return logit_mean(ranked, by_groups, vote)
 
 
 def flags(predicted: np.ndarray, scores: np.ndarray) -> np.ndarray:
