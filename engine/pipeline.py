@@ -104,7 +104,7 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
         with timer.stage("checks"):
             checks = _checks(*inputs, reporter)
     with timer.stage("severity"):
-        ranked, note = _severity(vectors, graph, result, responses, config, reporter)
+        ranked, note = _severity(vectors, graph, result, responses, config, reporter, helper)
     if pending is not None:
         assert helper is not None  # pending came from it
         checks = _checks_from(helper, pending, inputs, timer, reporter)
@@ -152,14 +152,15 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
     return _neighbour_graph(embedded.vectors, config, reporter), None, config
 
 
-def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config, reporter):
+def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config, reporter, helper):
     """The review queue's severity (engine.audit.queue.severity) on the one scale of every item
     (engine.audit.queue.calibration), and a note when it had to fall back to 1 - p(human score) from
-    the PARM fit because two folds were not possible."""
+    the PARM fit because two folds were not possible. helper: the item's helper process, which
+    fits the lexical model once the checks are done (None: all here)."""
     scores = responses.scores
     ranked = severity.review_severity(
         vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed,
-        reporter, (graph.indices, graph.similarities),
+        reporter, (graph.indices, graph.similarities), helper,
     )  # fmt: skip
     if ranked is not None:
         return calibrated(ranked, scores, responses.n_classes), []

@@ -1,6 +1,7 @@
-"""The helper process (engine/core/machine/helper.py): a large item's checks made there give the
-same bits as made here, a helper that dies leaves the checks to this process, and a cancelled
-wait ends it."""
+"""The helper process (engine/core/machine/helper.py): a large item's checks and the severity's
+embedding fits made there give the same bits as made here, work offered to it is done once (by
+whichever process begins it), a helper that dies leaves its work to this process, and a
+cancelled wait ends it."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def test_checks_made_by_the_helper_are_the_same_bits_as_made_here(monkeypatch):
         Helper, "submit", lambda self, f, *a: submitted.append(f) or real(self, f, *a)
     )
     there = _audit(monkeypatch, 0)
-    assert [f.__name__ for f in submitted] == ["_checks_elsewhere"]
+    # The checks, then the severity's embedding fits offered (engine.audit.queue.severity).
+    assert [f.__name__ for f in submitted] == ["_checks_elsewhere", "_unless_claimed"]
     assert "checks" in here.timings and "checks" in there.timings
     for name in CHECKS:
         assert pickle.dumps(getattr(here, name)) == pickle.dumps(getattr(there, name)), name
@@ -104,6 +106,87 @@ def test_a_helper_that_dies_says_so_and_the_checks_are_made_here(monkeypatch):
     inputs = ("graph", "tuned", "responses", "config", "predicted")
     checks = pipeline._checks_from(Dead(), None, inputs, timer, Reporter())
     assert checks == {"x": 1} and made == [6] and "checks" in timer.timings
+
+
+def test_offered_work_is_done_by_whichever_process_begins_it_and_only_once():
+    helper = Helper()
+    try:
+        taken = helper.offer(pow, 3, 4)
+        assert taken is not None
+        assert helper.result(taken.future)[0] == 81  # the helper began it, so it is its result
+        assert taken.result_or_here(lambda: pytest.fail("made twice")) == 81
+        helper.submit(time.sleep, 1.0)  # busy: the next offer waits behind it
+        queued = helper.offer(pow, 2, 5)
+        assert queued is not None
+        assert queued.result_or_here(lambda: "here") == "here"
+        assert helper.result(queued.future)[0] is None  # the helper skipped it when free
+        slow = helper.offer(time.sleep, 0.6)
+        assert slow is not None
+        while not helper.claims[slow.slot]:  # the helper has begun it
+            time.sleep(0.01)
+        waited = []
+        assert (
+            slow.result_or_here(lambda: pytest.fail("made twice"), lambda: waited.append(1)) is None
+        )
+        assert len(waited) >= 3  # the wait looks at its check every POLL_SECONDS
+        while helper.offer(pow, 1, 1) is not None:
+            pass
+        assert helper.offers == helper_module.OFFERS  # no flag left: the caller does the work
+    finally:
+        helper.close()
+
+
+def test_work_offered_to_a_helper_that_dies_is_made_here():
+    helper = Helper()
+    try:
+        dying = helper.offer(os._exit, 3)
+        assert dying is not None
+        with pytest.raises(BrokenProcessPool):
+            helper.result(dying.future)
+        assert dying.result_or_here(lambda: "here") == "here"
+        late = helper.offer(pow, 2, 2)  # offered to a helper already dead
+        assert late is not None and late.result_or_here(lambda: "here") == "here"
+    finally:
+        helper.close()
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the helper needs two cores")
+@pytest.mark.parametrize("where", ["helper", "here"])
+def test_the_severity_with_its_embedding_fits_offered_is_the_same_bits(monkeypatch, where):
+    """review_severity's embedding fits taken by the helper (it began them before the lexical
+    fits ended here) or made here (the helper busy): the same severities as without a helper."""
+    from engine.audit.queue import severity
+
+    n = 300
+    vectors, scores = clustered_embeddings(n, 3, noise=1.5, seed=2)
+    texts = [f"answer {i % 17} about {i % 5}" for i in range(n)]
+    rng = np.random.default_rng(0)
+    t = rng.random((n, 3))
+    features = (t, t.sum(axis=1))
+    alone = severity.review_severity(vectors, texts, features, scores, 3, 0)
+    helper = Helper(("engine.audit.queue.severity",))
+    try:
+        if where == "here":
+            helper.submit(time.sleep, 3.0)
+        else:
+            real_rows = severity.lexical_rows
+
+            def after_the_helper_began(*args, **kwargs):
+                while not helper.claims[0]:
+                    time.sleep(0.01)
+                return real_rows(*args, **kwargs)
+
+            monkeypatch.setattr(severity, "lexical_rows", after_the_helper_began)
+        offers = []
+        real_offer = helper.offer
+        monkeypatch.setattr(helper, "offer", lambda *a: offers.append(real_offer(*a)) or offers[-1])
+        offered = severity.review_severity(vectors, texts, features, scores, 3, 0, helper=helper)
+        made_there = helper.result(offers[0].future)[0]
+        assert (made_there is not None) == (where == "helper")  # None: the helper skipped it
+    finally:
+        helper.close()
+    assert alone is not None and offered is not None
+    assert alone.tobytes() == offered.tobytes()
 
 
 def test_a_cancelled_wait_for_the_helper_stops_at_once_and_close_ends_it():

@@ -5,6 +5,11 @@ side, the checks in a helper process, the severity here. A large session model s
 cross-fitting folds there the same way (engine.model.session.cross_fit.CrossFitting), and a run
 with several items to audit half of them (engine.session).
 
+Work either process could do is offered (`Helper.offer`): queued behind the helper's own, and
+done by whichever process begins it first, once (a flag per offer, shared with the helper from
+its start): the severity offers its embedding fits, which the helper takes when its checks end
+before this process gets to them (engine.audit.queue.severity.review_severity).
+
 The helper is started ("spawn", as engine.core.machine.workers: the parent may have loaded
 torch) when the item's audit starts, so its imports run during the neighbour search and tuning.
 Its results are the same bits as this process's would be: the same code on the same inputs,
@@ -22,6 +27,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.sharedctypes import SynchronizedArray
 
 from engine.core.machine.workers import spawn_context
 
@@ -30,6 +36,8 @@ from engine.core.machine.workers import spawn_context
 MIN_ANSWERS = 5000
 # How often the parent, waiting for the helper, looks at its cancel token.
 POLL_SECONDS = 0.1
+# Offers one helper can take (an item's audit makes one, engine.audit.queue.severity).
+OFFERS = 8
 
 
 def helper_wanted(size: int, jobs: int, scheduler: str | None, smallest: int | None = None) -> bool:
@@ -52,8 +60,23 @@ class Helper:
     `check()` (which may raise, e.g. Cancelled) every POLL_SECONDS; `close()` ends it."""
 
     def __init__(self, warm: tuple[str, ...] = ()) -> None:
-        self.pool = ProcessPoolExecutor(1, mp_context=spawn_context())
+        context = spawn_context()
+        # One flag per offer, shared with the helper from its start: who began the work.
+        self.claims = context.Array("b", OFFERS)
+        self.offers = 0
+        self.pool = ProcessPoolExecutor(
+            1, mp_context=context, initializer=_share_claims, initargs=(self.claims,)
+        )
         self.pool.submit(_warm, warm)
+
+    def offer(self, function: Callable[..., object], *args: object) -> Offer | None:
+        """Work this process would otherwise do itself, queued for the helper behind what it
+        already has: whichever process starts it first does it (`Offer.result_or_here`). None
+        when this helper has no flag left (the caller does the work)."""
+        if self.offers >= OFFERS:
+            return None
+        slot, self.offers = self.offers, self.offers + 1
+        return Offer(self, slot, self.submit(_unless_claimed, slot, function, *args))
 
     def submit(
         self, function: Callable[..., object], *args: object
@@ -105,6 +128,45 @@ class Helper:
             process.join(timeout=5)
 
 
+class Offer:
+    """Work offered to the helper (`Helper.offer`)."""
+
+    def __init__(self, helper: Helper, slot: int, future: Future[tuple[object, float]]):
+        self.helper, self.slot, self.future = helper, slot, future
+
+    def result_or_here(
+        self, here: Callable[[], object], check: Callable[[], None] | None = None
+    ) -> object:
+        """`here()` when the helper has not begun the work (it then skips it), else the
+        helper's result, waiting for it (calling `check` as `Helper.result` does); `here()`
+        too when the helper died."""
+        if _claim(self.helper.claims, self.slot):
+            return here()
+        return self.helper.result_or(self.future, here, check)[0]
+
+
+_CLAIMS: SynchronizedArray[int] | None = None  # the helper process's Helper.claims
+
+
+def _share_claims(claims: SynchronizedArray[int]) -> None:
+    global _CLAIMS
+    _CLAIMS = claims
+
+
+def _claim(claims: SynchronizedArray[int] | None, slot: int) -> bool:
+    """Take the offer's flag; False when the other process took it first."""
+    assert claims is not None  # set in the helper by _share_claims, here by Helper
+    with claims.get_lock():
+        if claims[slot]:
+            return False
+        claims[slot] = 1
+        return True
+
+
+def _unless_claimed(slot: int, function: Callable[..., object], *args: object) -> object:
+    return function(*args) if _claim(_CLAIMS, slot) else None
+
+
 def _warm(modules: tuple[str, ...]) -> None:
     for module in modules:
         importlib.import_module(module)
@@ -116,4 +178,4 @@ def _timed(function: Callable[..., object], *args: object) -> tuple[object, floa
     return out, time.perf_counter() - started
 
 
-__all__ = ["BrokenProcessPool", "Helper", "helper_wanted"]
+__all__ = ["BrokenProcessPool", "Helper", "Offer", "helper_wanted"]
