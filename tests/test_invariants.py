@@ -320,3 +320,25 @@ def test_every_invariant_holds_on_random_designs(design, tmp_path_factory):
     reads = reads_of(frame, json.loads((out / "report.json").read_text())["config"])
     found = output_breaches(out, reads, list(frame.columns), result.output)
     assert not found, describe(found)
+
+
+def test_the_items_whose_raters_agree_least_give_their_least_pairs_figure_and_name_it():
+    """Powergrading: the summary read "items whose raters agree least: 3 (0.511)" while item 3's
+    table row gave G1 and G2's 0.700; with three raters the line names the pair."""
+    from invariants.text import least_pair_breaches
+
+    def pair(a, b, qwk, too_few=False):
+        return {"item": "3", "rater_a": a, "rater_b": b, "too_few": too_few,
+                "figures": {"qwk": {"estimate": qwk}}}  # fmt: skip
+
+    report = {"agreement": {"raters": ["G1", "G2", "G3"], "pairs": [
+        pair("G1", "G2", 0.700), pair("G1", "G3", 0.5111), pair("G2", "G3", 0.2, too_few=True)]}}  # fmt: skip
+    head = "Items whose raters agree least (QWK{} under the field's minimum of 0.70): "
+    named = head.format(" of the least-agreeing pair")
+    assert least_pair_breaches([named + "3 (G1 and G3, 0.511)."], "report.md", report) == []
+    for said in (head.format("") + "3 (0.511).", named + "3 (G1 and G2, 0.511).",
+                 named + "3 (G1 and G3, 0.700)."):  # fmt: skip
+        found = least_pair_breaches([said], "report.md", report)
+        assert [b.check for b in found] == ["the least-agreeing pair named"], said
+    two = {"agreement": {"raters": ["G1", "G2"], "pairs": [pair("G1", "G2", 0.5111)]}}
+    assert least_pair_breaches([head.format("") + "3 (0.511)."], "report.md", two) == []

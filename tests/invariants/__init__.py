@@ -48,6 +48,7 @@ from invariants.reads import (
 from invariants.text import (
     comparison_breaches,
     html_parts,
+    least_pair_breaches,
     markdown_parts,
     prose_breaches,
     table_breaches,
@@ -61,7 +62,8 @@ FAMILIES = {
     "figures": ("in range", "finite", "interval holds its estimate", "probabilities sum to 1"),
     "sentences": ("comparison holds", "difference and its limit", "memorised figure marked",
                   "stated gap is the figures' difference", "part within its whole",
-                  "the cross-fitted figure is compared", "no Python None in a sentence"),
+                  "the cross-fitted figure is compared", "no Python None in a sentence",
+                  "the least-agreeing pair named"),
     "consensus": ("consensus", "consensus = agreeing reads", "consensus within the reads",
                   "consensus reads kept"),
     "raters": ("every rater in raters.csv", "raters named as the file names them",
@@ -95,6 +97,7 @@ def output_breaches(
     for name, (prose, tables) in texts.items():
         found += prose_breaches(prose, name, GAP)
         found += comparison_breaches(prose, name, report)
+        found += least_pair_breaches(prose, name, report)
         for table in tables:
             found += table_breaches(table)
     if reads is not None:

@@ -241,6 +241,48 @@ def comparison_breaches(lines: list[str], where: str, report: dict) -> list[Brea
     return found
 
 
+LEAST = re.compile(
+    r"Items whose raters agree least \((?P<metric>QWK|kappa)(?P<named> of the "
+    r"least-agreeing pair)? under [^)]*\): (?P<listed>[^.]*(?:\.\d+[^.]*)*)\."
+)
+LEAST_ITEM = re.compile(
+    r"(?P<item>[^,(]+?) \((?:(?P<a>[^(),]+) and (?P<b>[^(),]+), )?"
+    r"(?P<value>-?\d+\.\d+)\)"
+)
+
+
+def least_pair_breaches(lines: list[str], where: str, report: dict) -> list[Breach]:
+    """The attention line's "items whose raters agree least" gives each item its least-agreeing
+    pair's figure, and with more than two raters names that pair (Powergrading's item 3 read
+    0.511 there beside G1 and G2's 0.700 in the item's table, unnamed)."""
+    agreement = report.get("agreement") or {}
+    several = len(agreement.get("raters") or ()) > 2
+    found = []
+    for k, line in enumerate(lines):
+        at = f"{where} [{k}] {line[:90]!r}"
+        for match in LEAST.finditer(line):
+            metric = match["metric"].lower()
+            if several != bool(match["named"]):
+                found.append(Breach("the least-agreeing pair named", at, f"{several=}"))
+            for entry in LEAST_ITEM.finditer(match["listed"]):
+                item = entry["item"].removeprefix("and ").strip()
+                pairs = [p for p in agreement.get("pairs") or () if str(p["item"]) == item
+                         and not p["too_few"]]  # fmt: skip
+                figures = {(p["rater_a"], p["rater_b"]): p["figures"][metric]["estimate"]
+                           for p in pairs}  # fmt: skip
+                value, pair = float(entry["value"]), (entry["a"], entry["b"])
+                lowest = min(figures.values(), default=None)
+                if lowest is None or abs(lowest - value) > 0.0006:
+                    found.append(Breach("the least-agreeing pair named", at,
+                                        f"item {item}: {value} is not its lowest pair's {lowest}"))  # fmt: skip
+                elif match["named"] and (
+                    pair not in figures or abs(figures[pair] - value) > 0.0006
+                ):
+                    found.append(Breach("the least-agreeing pair named", at,
+                                        f"item {item}: {pair} is not the pair at {value}"))  # fmt: skip
+    return found
+
+
 # Table columns that quote the file (answers, ids, items, raters, notes): not figures.
 QUOTED = {"text", "answer", "evidence", "nearest_answer", "id", "row", "item", "rater", "note",
           "warning", "scores", "human", "model", "file", "neighbours", "question", "reference"}  # fmt: skip

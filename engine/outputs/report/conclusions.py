@@ -216,12 +216,14 @@ def _raters_short(session: SessionResult) -> str:
     return f"The raters agree {verdict} the field requires ({said})."
 
 
-def items_below(session: SessionResult) -> list[tuple[str, Comparison]]:
-    """(item, comparison) for each item whose least-agreeing pair of raters is under the
-    minimum, the lowest first; pairs with too few shared answers are not judged."""
+def items_below(session: SessionResult) -> list[tuple[str, Comparison, str]]:
+    """(item, comparison, the pair: "G1 and G3") for each item whose least-agreeing pair of
+    raters is under the minimum, the lowest first; pairs with too few shared answers are not
+    judged."""
     if session.reads is None or not session.by_item:
         return []
-    lowest: dict[str, tuple[float, Comparison]] = {}  # each item's least figure, its comparison
+    names = session.reads.raters
+    lowest: dict[str, tuple[float, Comparison, str]] = {}  # each item's least figure
     for p in session.reads.agreement.pairs:
         if p.item == ALL or p.too_few:
             continue
@@ -229,9 +231,10 @@ def items_below(session: SessionResult) -> list[tuple[str, Comparison]]:
         if found.within is False:
             assert found.value is not None  # judged: its figure is known
             if p.item not in lowest or found.value < lowest[p.item][0]:
-                lowest[p.item] = (found.value, found)
+                pair = f"{names[p.rater_a]} and {names[p.rater_b]}"
+                lowest[p.item] = (found.value, found, pair)
     ordered = sorted(lowest.items(), key=lambda entry: (entry[1][0], entry[0]))
-    return [(item, found) for item, (_, found) in ordered]
+    return [(item, found, pair) for item, (_, found, pair) in ordered]
 
 
 # -- the flags -----------------------------------------------------------------------------------
@@ -287,7 +290,7 @@ def attention_items(session: SessionResult) -> list[tuple[str, str, Comparison]]
     raters agree under the minimum (why RATERS, lowest first), then those whose model falls
     short of their raters by more than the degradation limit (why MODEL; not judged on an item
     too small for its scores)."""
-    found = [(item, RATERS, c) for item, c in items_below(session)]
+    found = [(item, RATERS, c) for item, c, _ in items_below(session)]
     named = {item for item, _, _ in found}
     for result, row in zip(session.results, session.overview):
         short = degradation(result)
@@ -343,9 +346,17 @@ def _attention_point(session: SessionResult, items: list) -> Point:
     disputed_items = [(item, c) for item, why, c in items if why == RATERS]
     if disputed_items:
         label = disputed_items[0][1].figure.split()[1]  # "the QWK of ..." -> "QWK"
+        # The pair: an item's other pairs may agree well (Powergrading's item 3: G1 and G2
+        # 0.700 in the item-by-item table, G1 and G3 0.511 here).
+        # Named where there are more than two raters (with two, the pair is the only one).
+        assert session.reads is not None  # disputed items come from its pairs
+        several = len(session.reads.raters) > 2
+        pairs = {item: f"{pair}, " if several else "" for item, _, pair in items_below(session)}
         sentences.append(
-            f"Items whose raters agree least ({label} under {MINIMUM} of {AGREE:.2f}): "
-            + _listed([f"{item} ({c.shown(c.value)})" for item, c in disputed_items]) + "."
+            f"Items whose raters agree least ({label}{' of the least-agreeing pair' * several} "
+            f"under {MINIMUM} of {AGREE:.2f}): "
+            + _listed([f"{item} ({pairs[item]}{c.shown(c.value)})" for item, c in disputed_items])
+            + "."
         )  # fmt: skip
     model = [(item, c) for item, why, c in items if why == MODEL]
     if model and not session.by_item:
