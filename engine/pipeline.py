@@ -155,8 +155,8 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
 def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config, reporter, helper):
     """The review queue's severity (engine.audit.queue.severity) on the one scale of every item
     (engine.audit.queue.calibration), and a note when it had to fall back to 1 - p(human score) from
-    the PARM fit because two folds were not possible. helper: the item's helper process, which
-    fits the lexical model once the checks are done (None: all here)."""
+    the PARM fit because two folds were not possible. helper: the item's helper process, offered
+    the embedding model's fits, which it makes if its checks end in time (None: all here)."""
     scores = responses.scores
     ranked = severity.review_severity(
         vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed,

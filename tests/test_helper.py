@@ -108,6 +108,15 @@ def test_a_helper_that_dies_says_so_and_the_checks_are_made_here(monkeypatch):
     assert checks == {"x": 1} and made == [6] and "checks" in timer.timings
 
 
+def _until(condition, seconds: float = 60.0) -> None:
+    """Wait for `condition()`, failing (not hanging) after `seconds`: a helper that never
+    starts."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the helper did not begin the offered work"
+        time.sleep(0.01)
+
+
 def test_offered_work_is_done_by_whichever_process_begins_it_and_only_once():
     helper = Helper()
     try:
@@ -122,8 +131,7 @@ def test_offered_work_is_done_by_whichever_process_begins_it_and_only_once():
         assert helper.result(queued.future)[0] is None  # the helper skipped it when free
         slow = helper.offer(time.sleep, 0.6)
         assert slow is not None
-        while not helper.claims[slow.slot]:  # the helper has begun it
-            time.sleep(0.01)
+        _until(lambda: helper.claims[slow.slot])  # the helper has begun it
         waited = []
         assert (
             slow.result_or_here(lambda: pytest.fail("made twice"), lambda: waited.append(1)) is None
@@ -172,8 +180,7 @@ def test_the_severity_with_its_embedding_fits_offered_is_the_same_bits(monkeypat
             real_rows = severity.lexical_rows
 
             def after_the_helper_began(*args, **kwargs):
-                while not helper.claims[0]:
-                    time.sleep(0.01)
+                _until(lambda: helper.claims[0])
                 return real_rows(*args, **kwargs)
 
             monkeypatch.setattr(severity, "lexical_rows", after_the_helper_began)
