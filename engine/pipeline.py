@@ -15,10 +15,10 @@ from engine.audit.queue.calibration import calibrated
 from engine.audit.queue.second_rater import second_rater
 from engine.audit.raters.every_read import every_read
 from engine.audit.raters.expectation import rater_left_out_proba
-from engine.audit.reads.session_reads import read_evidence
+from engine.audit.reads.session_reads import read_evidence, several_reads
 from engine.core.errors import ConfigError, EmbeddingError
 from engine.core.machine.helper import Helper, helper_wanted
-from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
+from engine.core.progress import CHECKS, DONE, CancelToken, ProgressCallback, Reporter
 from engine.core.stages import EMBEDDING, LOADING, TOTAL, StageTimer
 from engine.embedding.blank import with_blanks
 from engine.embedding.sentence import Reading, embed_text_lists
@@ -103,18 +103,25 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
     if pending is None:
         with timer.stage("checks"):
             checks = _checks(*inputs, reporter)
+    # The rater expectation and the reads' evidence need neither the severity nor the checks:
+    # offered to the helper, which takes them once its checks are done, if this process has not
+    # begun them by then (the same bits either way).
+    offered = _offer_extras(helper, vectors, graph, responses, config)
     with timer.stage("severity"):
         ranked, note = _severity(vectors, graph, result, responses, config, reporter, helper)
     if pending is not None:
         assert helper is not None  # pending came from it
         checks = _checks_from(helper, pending, inputs, timer, reporter)
     warnings += note
-    with timer.stage("raters"):
-        rater_proba = _rater_expectation(vectors, responses, reporter)
-    with timer.stage("reads"):
-        evidence_of_text = read_evidence(
-            vectors, graph.indices, graph.similarities, responses, config.seed
-        )
+    rater_proba = _offered(
+        offered["raters"], lambda: _rater_expectation(vectors, responses, reporter), timer,
+        "raters", reporter,
+    )  # fmt: skip
+    evidence_of_text = _offered(
+        offered["reads"],
+        lambda: read_evidence(vectors, graph.indices, graph.similarities, responses, config.seed),
+        timer, "reads", reporter,
+    )  # fmt: skip
     for stage, made in (("raters", rater_proba), ("reads", evidence_of_text)):
         if made is None:
             timer.forget(stage)
@@ -172,15 +179,48 @@ def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config,
     return calibrated(raw, scores, responses.n_classes), [note]
 
 
-def _rater_expectation(vectors, responses: Responses, reporter):
+def _rater_expectation(vectors, responses: Responses, reporter=None):
     """(R, C+1) each read's probabilities from a model without its rater's reads, one row per
     read (engine.audit.raters.every_read.every_read; None without raters)."""
     if responses.raters is None:
         return None
     reads = every_read(responses)
     return rater_left_out_proba(
-        vectors[reads.answer], reads.code, responses.n_classes, reads.rater, reporter
-    )
+        vectors[reads.answer], reads.code, responses.n_classes, reads.rater,
+        reporter or Reporter(),
+    )  # fmt: skip
+
+
+def _offer_extras(helper, vectors, graph, responses: Responses, config) -> dict:
+    """The item's rater expectation and reads' evidence offered to its helper (engine.core.
+    machine.helper.Helper.offer), where there is one and the item has them; else None."""
+    offers: dict = {"raters": None, "reads": None}
+    if helper is None:
+        return offers
+    if responses.raters is not None:
+        offers["raters"] = helper.offer(_rater_expectation, vectors, responses)
+    if several_reads(responses):
+        offers["reads"] = helper.offer(
+            read_evidence, vectors, graph.indices, graph.similarities, responses, config.seed
+        )
+    return offers
+
+
+def _offered(offer, here, timer: StageTimer, stage: str, reporter: Reporter):
+    """An offer's result (`here()`, timed as `stage`, when this process begins it first or
+    there was no offer), timed by the helper's own seconds when the helper made it."""
+
+    def timed_here():
+        with timer.stage(stage):
+            return here()
+
+    if offer is None:
+        return timed_here()
+    message = f"{stage}: in the helper process"
+    made = offer.result_or_here(timed_here, lambda: reporter.tick(CHECKS, 0, 1, message))
+    if offer.seconds is not None:
+        timer.add(stage, offer.seconds)
+    return made
 
 
 def check_selection_metric(config: AuditConfig, responses: Responses) -> None:

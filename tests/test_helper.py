@@ -25,7 +25,8 @@ from engine.embedding.vectors import Embedded
 from engine.input.responses import responses_from_frame
 from engine.input.settings.config import load_defaults
 
-CHECKS = ("intervals", "cross_fit", "near_duplicates", "second_rater", "severity", "predicted")
+CHECKS = ("intervals", "cross_fit", "near_duplicates", "second_rater", "severity", "predicted",
+          "rater_proba", "read_evidence")  # fmt: skip
 
 
 def _audit(monkeypatch, smallest: int):
@@ -40,10 +41,13 @@ def _audit(monkeypatch, smallest: int):
         "answer": [f"answer {i}" for i in range(n)],
         "score": [str(s) for s in scores],
         "score2": [str((s + (i % 5 == 0)) % 3) for i, s in enumerate(scores)],
+        "rater": [f"R{i % 3}" for i in range(n)],
+        "rater2": [f"R{(i + 1) % 3}" for i in range(n)],
     })  # fmt: skip
     config = load_defaults().updated(
-        similarity_top_k=[5, 10, 20], second_score_column="score2", bootstrap_samples=50
-    )
+        similarity_top_k=[5, 10, 20], second_score_column="score2", bootstrap_samples=50,
+        rater_column="rater", second_rater_column="rater2",
+    )  # fmt: skip
     responses = responses_from_frame(frame, config, "helper.csv")
     return run_audit(responses, config, embedded=Embedded.precomputed(vectors))
 
@@ -51,15 +55,22 @@ def _audit(monkeypatch, smallest: int):
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="the helper needs two cores")
 def test_checks_made_by_the_helper_are_the_same_bits_as_made_here(monkeypatch):
     here = _audit(monkeypatch, 10**9)
-    submitted = []
-    real = Helper.submit
+    submitted, offered = [], []
+    real, real_offer = Helper.submit, Helper.offer
     monkeypatch.setattr(
         Helper, "submit", lambda self, f, *a: submitted.append(f) or real(self, f, *a)
     )
+    monkeypatch.setattr(
+        Helper, "offer", lambda self, f, *a: offered.append(f) or real_offer(self, f, *a)
+    )
     there = _audit(monkeypatch, 0)
-    # The checks, then the severity's embedding fits offered (engine.audit.queue.severity).
-    assert [f.__name__ for f in submitted] == ["_checks_elsewhere", "_unless_claimed"]
-    assert "checks" in here.timings and "checks" in there.timings
+    # The checks, then the rater expectation, the reads' evidence and the severity's embedding
+    # fits offered (engine.pipeline, engine.audit.queue.severity).
+    assert [f.__name__ for f in submitted] == ["_checks_elsewhere"] + ["_unless_claimed"] * 3
+    assert [f.__name__ for f in offered] == ["_rater_expectation", "read_evidence", "model_probas"]
+    for stage in ("checks", "raters", "reads"):
+        assert stage in here.timings and stage in there.timings, stage
+    assert here.rater_proba is not None and here.read_evidence is not None
     for name in CHECKS:
         assert pickle.dumps(getattr(here, name)) == pickle.dumps(getattr(there, name)), name
     assert here.near_duplicates  # the pair is found either way

@@ -7,8 +7,9 @@ with several items to audit half of them (engine.session).
 
 Work either process could do is offered (`Helper.offer`): queued behind the helper's own, and
 done by whichever process begins it first, once (a flag per offer, shared with the helper from
-its start): the severity offers its embedding fits, which the helper takes when its checks end
-before this process gets to them (engine.audit.queue.severity.review_severity).
+its start): the severity offers its embedding fits, and an item's audit its rater expectation
+and its reads' evidence, which the helper takes when its checks end before this process gets
+to them (engine.audit.queue.severity.review_severity, engine.pipeline).
 
 The helper is started ("spawn", as engine.core.machine.workers: the parent may have loaded
 torch) when the item's audit starts, so its imports run during the neighbour search and tuning.
@@ -36,7 +37,7 @@ from engine.core.machine.workers import spawn_context
 MIN_ANSWERS = 5000
 # How often the parent, waiting for the helper, looks at its cancel token.
 POLL_SECONDS = 0.1
-# Offers one helper can take (an item's audit makes one, engine.audit.queue.severity).
+# Offers one helper can take (an item's audit makes up to three: engine.pipeline).
 OFFERS = 8
 
 
@@ -133,6 +134,8 @@ class Offer:
 
     def __init__(self, helper: Helper, slot: int, future: Future[tuple[object, float]]):
         self.helper, self.slot, self.future = helper, slot, future
+        # The helper's seconds on it, once `result_or_here` has its result from there.
+        self.seconds: float | None = None
 
     def result_or_here(
         self, here: Callable[[], object], check: Callable[[], None] | None = None
@@ -142,7 +145,8 @@ class Offer:
         too when the helper died."""
         if _claim(self.helper.claims, self.slot):
             return here()
-        return self.helper.result_or(self.future, here, check)[0]
+        made, self.seconds = self.helper.result_or(self.future, here, check)
+        return made
 
 
 _CLAIMS: SynchronizedArray[int] | None = None  # the helper process's Helper.claims
