@@ -3,8 +3,11 @@ that could load or run, and text from the data (item and rater names) as escaped
 
 from __future__ import annotations
 
+import os
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
+import pytest
 from hostile import HTML, MARKUP
 
 from engine.outputs.report.plots import drawing as plots
@@ -104,3 +107,37 @@ def test_a_series_with_nothing_to_draw_has_no_legend_entry():
     drawn = plots.interval_dots(["a", "b", "c"], [0.2, None, 0.4], none, none, "Cohen's kappa",
                                 "Kappa", extra=("cross-fitted", [0.1, 0.2, 0.3]), series="in-sample")  # fmt: skip
     assert {"cross-fitted", "in-sample", "Cohen's kappa"} <= set(texts(parse(drawn)))
+
+
+@pytest.mark.parametrize("where", ["MATPLOTLIBRC", "working folder"])
+def test_a_users_matplotlibrc_does_not_change_the_plots(tmp_path, where):
+    """A matplotlibrc in the user's settings or in the folder parm runs in (matplotlib reads
+    both) changed the report's plots, and a kept plot then differed from a fresh one."""
+    import subprocess
+    import sys
+
+    code = (
+        "from engine.outputs.report.plots.drawing import score_distribution as plot\n"
+        "print(plot.__wrapped__(['0', '1'], {'human': [3, 4], 'model': [2, 5]}, 'Item 1'))\n"
+    )
+    rc = tmp_path / "rc" / "matplotlibrc"
+    rc.parent.mkdir()
+    rc.write_text("axes.facecolor: red\nlines.linewidth: 7\nfont.size: 20\n"
+                  "axes.prop_cycle: cycler('color', ['00ff00'])\nfigure.dpi: 30\n")  # fmt: skip
+
+    def drawn(env: dict, cwd) -> str:
+        plain = {k: v for k, v in os.environ.items() if k != "MATPLOTLIBRC"}
+        plain["MPLCONFIGDIR"] = str(tmp_path / "mpl")  # not the user's own settings
+        run = subprocess.run([sys.executable, "-c", code], env={**plain, **env}, cwd=cwd,
+                             capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+        return run.stdout
+
+    root = Path(__file__).resolve().parents[1]
+    env = {"PYTHONPATH": str(root)}
+    fresh = drawn(env, tmp_path)
+    assert "<svg" in fresh
+    if where == "MATPLOTLIBRC":
+        changed = drawn({**env, "MATPLOTLIBRC": str(rc)}, tmp_path)
+    else:
+        changed = drawn(env, rc.parent)
+    assert changed == fresh

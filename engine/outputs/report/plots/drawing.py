@@ -47,27 +47,31 @@ def short(name, limit: int = NAME_LIMIT) -> str:
 
 @contextmanager
 def _style(salt: str):
-    """matplotlib's settings for one figure: text as text, no mathtext, ids unique to it (the
-    salt is the plot's kind and title, which name the item by its position, never by data)."""
+    """matplotlib's settings for one figure: its defaults (never the user's or the working
+    folder's matplotlibrc, so a report draws the same on every machine and a kept plot is what
+    a fresh one would be), text as text, no mathtext, ids unique to it (the salt is the plot's
+    kind and title, which name the item by its position, never by data)."""
     from engine.core.places import matplotlib_folder
 
     matplotlib_folder()  # before the import: no advice on stderr where the home is read-only
     import matplotlib
 
-    with matplotlib.rc_context(
-        {
-            "svg.fonttype": "none",
-            "svg.hashsalt": salt,
-            "text.parse_math": False,
-            "font.size": 9,
-            "font.family": "sans-serif",
-            "axes.spines.top": False,
-            "axes.spines.right": False,
-            "axes.titlesize": 10,
-            "axes.titleweight": "bold",
-        }
-    ):
-        yield
+    with matplotlib.rc_context():  # restores the caller's settings afterwards
+        matplotlib.rcdefaults()
+        with matplotlib.rc_context(
+            {
+                "svg.fonttype": "none",
+                "svg.hashsalt": salt,
+                "text.parse_math": False,
+                "font.size": 9,
+                "font.family": "sans-serif",
+                "axes.spines.top": False,
+                "axes.spines.right": False,
+                "axes.titlesize": 10,
+                "axes.titleweight": "bold",
+            }
+        ):
+            yield
 
 
 def _figure(width: float, height: float):
