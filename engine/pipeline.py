@@ -17,8 +17,8 @@ from engine.audit.raters.every_read import every_read
 from engine.audit.raters.expectation import rater_left_out_proba
 from engine.audit.reads.session_reads import read_evidence, several_reads
 from engine.core.errors import ConfigError, EmbeddingError
-from engine.core.machine.helper import Helper, helper_wanted
-from engine.core.progress import CHECKS, DONE, CancelToken, ProgressCallback, Reporter
+from engine.core.machine.helper import Helper, helper_wanted, offered_result
+from engine.core.progress import DONE, CancelToken, ProgressCallback, Reporter
 from engine.core.stages import EMBEDDING, LOADING, TOTAL, StageTimer
 from engine.embedding.blank import with_blanks
 from engine.embedding.sentence import Reading, embed_text_lists
@@ -214,12 +214,9 @@ def _offered(offer, here, timer: StageTimer, stage: str, reporter: Reporter):
         with timer.stage(stage):
             return here()
 
-    if offer is None:
-        return timed_here()
-    message = f"{stage}: in the helper process"
-    made = offer.result_or_here(timed_here, lambda: reporter.tick(CHECKS, 0, 1, message))
-    if offer.seconds is not None:
-        timer.add(stage, offer.seconds)
+    made, seconds = offered_result(offer, timed_here, reporter, f"{stage}: in the helper process")
+    if seconds is not None:
+        timer.add(stage, seconds)
     return made
 
 

@@ -67,7 +67,11 @@ def test_checks_made_by_the_helper_are_the_same_bits_as_made_here(monkeypatch):
     # The checks, then the rater expectation, the reads' evidence and the severity's embedding
     # fits offered (engine.pipeline, engine.audit.queue.severity).
     assert [f.__name__ for f in submitted] == ["_checks_elsewhere"] + ["_unless_claimed"] * 3
-    assert [f.__name__ for f in offered] == ["_rater_expectation", "read_evidence", "model_probas"]
+    assert [f.__name__ for f in offered] == [
+        "_rater_expectation",
+        "read_evidence",
+        "embedding_probas",
+    ]
     for stage in ("checks", "raters", "reads"):
         assert stage in here.timings and stage in there.timings, stage
     assert here.rater_proba is not None and here.read_evidence is not None
@@ -134,19 +138,20 @@ def test_offered_work_is_done_by_whichever_process_begins_it_and_only_once():
         taken = helper.offer(pow, 3, 4)
         assert taken is not None
         assert helper.result(taken.future)[0] == 81  # the helper began it, so it is its result
-        assert taken.result_or_here(lambda: pytest.fail("made twice")) == 81
+        assert taken.result_or_here(lambda: pytest.fail("made twice"))[0] == 81
         helper.submit(time.sleep, 1.0)  # busy: the next offer waits behind it
         queued = helper.offer(pow, 2, 5)
         assert queued is not None
-        assert queued.result_or_here(lambda: "here") == "here"
+        assert queued.result_or_here(lambda: "here") == ("here", None)
         assert helper.result(queued.future)[0] is None  # the helper skipped it when free
         slow = helper.offer(time.sleep, 0.6)
         assert slow is not None
         _until(lambda: helper.claims[slow.slot])  # the helper has begun it
         waited = []
-        assert (
-            slow.result_or_here(lambda: pytest.fail("made twice"), lambda: waited.append(1)) is None
+        made, seconds = slow.result_or_here(
+            lambda: pytest.fail("made twice"), lambda: waited.append(1)
         )
+        assert made is None and seconds is not None and seconds >= 0.5  # the helper's own
         assert len(waited) >= 3  # the wait looks at its check every POLL_SECONDS
         while helper.offer(pow, 1, 1) is not None:
             pass
@@ -162,9 +167,9 @@ def test_work_offered_to_a_helper_that_dies_is_made_here():
         assert dying is not None
         with pytest.raises(BrokenProcessPool):
             helper.result(dying.future)
-        assert dying.result_or_here(lambda: "here") == "here"
+        assert dying.result_or_here(lambda: "here") == ("here", None)
         late = helper.offer(pow, 2, 2)  # offered to a helper already dead
-        assert late is not None and late.result_or_here(lambda: "here") == "here"
+        assert late is not None and late.result_or_here(lambda: "here") == ("here", None)
     finally:
         helper.close()
 

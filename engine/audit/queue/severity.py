@@ -33,12 +33,10 @@ then puts the severity on one scale across items.
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from engine.audit.queue.answer_groups import group_folds, similar_groups
-from engine.core.machine.helper import Helper
+from engine.core.machine.helper import Helper, offered_result
 from engine.core.progress import CHECKS, Reporter
 from engine.model.classifier import (
     narrow,
@@ -77,7 +75,6 @@ GROUPS = 20
 # logit mean, as a vote of 0 or 1 would outweigh the two other logits.
 NEIGHBOUR_VOTE_K = 34
 VOTE_CLIP = 0.02
-EMBEDDING, LEXICAL = "embedding", "lexical"
 CLASSIFIER_STEP = "severity: embedding classifier"
 LEXICAL_STEP = "severity: word and character classifier"
 
@@ -145,33 +142,27 @@ def classifier_probas(vectors, words, scores, n_classes, partitions, reporter, o
     offered: the embedding model's fits as offered to the item's helper process
     (engine.core.machine.helper.Offer), taken there if it began them before the lexical
     model's fits end here, else made here: the same bits either way (`review_severity`)."""
-    lexical = model_probas(LEXICAL, words, scores, n_classes, partitions, reporter)
-
-    def here() -> list[np.ndarray]:
-        return model_probas(EMBEDDING, vectors, scores, n_classes, partitions, reporter)
-
-    if offered is None:
-        return here(), lexical
-    started, message = time.monotonic(), f"{CLASSIFIER_STEP}: in the helper process"
-
-    def waiting() -> None:
-        reporter.tick(CHECKS, 0, 1, f"{message}, {time.monotonic() - started:.0f} s")
-
-    embedded = offered.result_or_here(here, waiting)
-    assert isinstance(embedded, list)  # model_probas's, here or there
+    lexical = lexical_probas(words, scores, n_classes, partitions, reporter)
+    embedded, _ = offered_result(
+        offered, lambda: embedding_probas(vectors, scores, n_classes, partitions, reporter),
+        reporter, f"{CLASSIFIER_STEP}: in the helper process",
+    )  # fmt: skip
+    assert isinstance(embedded, list)  # embedding_probas's, here or there
     return embedded, lexical
 
 
-def model_probas(model, features, scores, n_classes, partitions, reporter=None):
-    """One classifier's out-of-fold probabilities over each partition (none: [])."""
-    if not partitions:
-        return []
-    if model == EMBEDDING:
-        features, inverse_penalty, what = narrow(features), EMBEDDING_C, CLASSIFIER_STEP
-    else:
-        inverse_penalty, what = LEXICAL_C, LEXICAL_STEP
+def embedding_probas(vectors, scores, n_classes, partitions, reporter=None) -> list[np.ndarray]:
+    """The embedding classifier's out-of-fold probabilities over each partition."""
     return out_of_fold_probas(
-        features, scores, n_classes, partitions, inverse_penalty, reporter=reporter, what=what
+        narrow(vectors), scores, n_classes, partitions, EMBEDDING_C, reporter=reporter,
+        what=CLASSIFIER_STEP,
+    )  # fmt: skip
+
+
+def lexical_probas(words, scores, n_classes, partitions, reporter=None) -> list[np.ndarray]:
+    """The word and character classifier's out-of-fold probabilities over each partition."""
+    return out_of_fold_probas(
+        words, scores, n_classes, partitions, LEXICAL_C, reporter=reporter, what=LEXICAL_STEP
     )
 
 
@@ -265,7 +256,7 @@ def review_severity(
     partitions = [parts, grouped] if grouped else [parts]
     offered = None
     if helper is not None:
-        offered = helper.offer(model_probas, EMBEDDING, vectors, scores, n_classes, partitions)
+        offered = helper.offer(embedding_probas, vectors, scores, n_classes, partitions)
     reporter(CHECKS, 0, len(parts), f"{LEXICAL_STEP}: n-grams")
     words = lexical_rows(texts, seed, reporter)
     embedded, lexical = classifier_probas(

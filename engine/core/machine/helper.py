@@ -31,6 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.sharedctypes import SynchronizedArray
 
 from engine.core.machine.workers import spawn_context
+from engine.core.progress import CHECKS, Reporter
 
 # Items with fewer answers keep their checks here: at 2,000 answers the checks take about a
 # second, and a process costs about that in imports on a busy two-core machine.
@@ -134,19 +135,32 @@ class Offer:
 
     def __init__(self, helper: Helper, slot: int, future: Future[tuple[object, float]]):
         self.helper, self.slot, self.future = helper, slot, future
-        # The helper's seconds on it, once `result_or_here` has its result from there.
-        self.seconds: float | None = None
 
     def result_or_here(
         self, here: Callable[[], object], check: Callable[[], None] | None = None
-    ) -> object:
-        """`here()` when the helper has not begun the work (it then skips it), else the
-        helper's result, waiting for it (calling `check` as `Helper.result` does); `here()`
-        too when the helper died."""
+    ) -> tuple[object, float | None]:
+        """(`here()`, None) when the helper has not begun the work (it then skips it), else
+        the helper's (result, its seconds there), waiting for it (calling `check` as
+        `Helper.result` does); (`here()`, None) too when the helper died."""
         if _claim(self.helper.claims, self.slot):
-            return here()
-        made, self.seconds = self.helper.result_or(self.future, here, check)
-        return made
+            return here(), None
+        return self.helper.result_or(self.future, here, check)
+
+
+def offered_result(
+    offer: Offer | None, here: Callable[[], object], reporter: Reporter, message: str
+) -> tuple[object, float | None]:
+    """(result, the helper's seconds or None) of work that may have been offered: `here()`
+    without an offer, else `Offer.result_or_here`, saying `message` and the seconds waited
+    while this process waits for the helper (every quarter second at most)."""
+    if offer is None:
+        return here(), None
+    started = time.monotonic()
+
+    def waiting() -> None:
+        reporter.tick(CHECKS, 0, 1, f"{message}, {time.monotonic() - started:.0f} s")
+
+    return offer.result_or_here(here, waiting)
 
 
 _CLAIMS: SynchronizedArray[int] | None = None  # the helper process's Helper.claims
@@ -182,4 +196,4 @@ def _timed(function: Callable[..., object], *args: object) -> tuple[object, floa
     return out, time.perf_counter() - started
 
 
-__all__ = ["BrokenProcessPool", "Helper", "Offer", "helper_wanted"]
+__all__ = ["BrokenProcessPool", "Helper", "Offer", "helper_wanted", "offered_result"]

@@ -343,7 +343,7 @@ def _attention_point(session: SessionResult, items: list) -> Point:
                          + "; ".join(f"{r.rater} ({r.verdict})" for r in raters) + ".")  # fmt: skip
     elif session.raters is not None:
         sentences.append("No rater needs a word: every judged rater is fine.")
-    disputed_items = [(item, c) for item, why, c in items if why == RATERS]
+    disputed_items = items_below(session)  # `items`' RATERS entries, with their pairs
     if disputed_items:
         label = disputed_items[0][1].figure.split()[1]  # "the QWK of ..." -> "QWK"
         # The pair: an item's other pairs may agree well (Powergrading's item 3: G1 and G2
@@ -351,13 +351,14 @@ def _attention_point(session: SessionResult, items: list) -> Point:
         # Named where there are more than two raters (with two, the pair is the only one).
         assert session.reads is not None  # disputed items come from its pairs
         several = len(session.reads.raters) > 2
-        pairs = {item: f"{pair}, " if several else "" for item, _, pair in items_below(session)}
+        listed = []
+        for item, c, pair in disputed_items:
+            assert c.value is not None  # judged: items_below keeps only those
+            listed.append(f"{item} ({pair + ', ' if several else ''}{c.shown(c.value)})")
         sentences.append(
             f"Items whose raters agree least ({label}{' of the least-agreeing pair' * several} "
-            f"under {MINIMUM} of {AGREE:.2f}): "
-            + _listed([f"{item} ({pairs[item]}{c.shown(c.value)})" for item, c in disputed_items])
-            + "."
-        )  # fmt: skip
+            f"under {MINIMUM} of {AGREE:.2f}): " + _listed(listed) + "."
+        )
     model = [(item, c) for item, why, c in items if why == MODEL]
     if model and not session.by_item:
         sentences.append(sentence(model[0][1].sentence) + " The model, not the raters, is at "
