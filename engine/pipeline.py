@@ -2,7 +2,8 @@
 runs the stages in the order the data flows: embedding, the neighbour graph (found once), tuning
 K and p, then the checks of the selected fit and the review queue's severity (for an item of
 engine.core.machine.helper.MIN_ANSWERS answers or more on two cores, side by side: the checks on a
-helper process, the same bits)."""
+helper process, cross-fitting from the moment the graph is found, beside tuning; the same
+bits)."""
 
 from __future__ import annotations
 
@@ -87,10 +88,11 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
             f"{embedded.facts.truncated} response(s) were longer than the model's input "
             "limit and were truncated before embedding."
         )
+    # Cross-fitting tunes on its own folds from the graph alone: on the helper it runs beside
+    # tuning (the checks that need the tuned model follow it there).
+    crossing = None if helper is None else helper.submit(_cross_fit, graph, responses, tune_config)
     with timer.stage("tuning"):
-        features = ItemFeatures(
-            graph, responses.scores, responses.n_classes, tune_config.similarity_top_k_symmetric
-        )
+        features = _item_features(graph, responses, tune_config)
         result = tune(features, tune_config, reporter, responses.ordered)
     warnings += result.warnings
     predicted = result.fitted.predicted
@@ -99,7 +101,9 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
     found = _evidence(graph, result)
     vectors = embedded.single_vectors()
     inputs = (graph, result, responses, tune_config, predicted)
-    pending = None if helper is None else helper.submit(_checks_elsewhere, *inputs)
+    pending = None
+    if helper is not None:
+        pending = helper.submit(_tuned_checks_elsewhere, graph, responses, tune_config, predicted)
     if pending is None:
         with timer.stage("checks"):
             checks = _checks(*inputs, reporter)
@@ -110,8 +114,8 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
     with timer.stage("severity"):
         ranked, note = _severity(vectors, graph, result, responses, config, reporter, helper)
     if pending is not None:
-        assert helper is not None  # pending came from it
-        checks = _checks_from(helper, pending, inputs, timer, reporter)
+        assert helper is not None and crossing is not None  # both came from it
+        checks = _checks_from(helper, (crossing, pending), inputs, timer, reporter)
     warnings += note
     rater_proba = _offered(
         offered["raters"], lambda: _rater_expectation(vectors, responses, reporter), timer,
@@ -286,34 +290,60 @@ def _evidence(graph: NeighbourGraph, tuned: TuningResult):
     best = tuned.best
     if best.top_k is None:
         weights = graph.transform(graph.similarities, best.power)
-        found = evidence.evidence_from_lists(graph.indices, weights)
-    else:
-        assert tuned.item_features is not None  # tune() always keeps them
-        found = evidence.evidence_from_weights(tuned.item_features.weights(best.top_k, best.power))
-    return evidence.with_similarities(found, graph.indices, graph.similarities)
+        return evidence.evidence_from_lists(graph.indices, weights, graph.similarities)
+    assert tuned.item_features is not None  # tune() always keeps them
+    selected = tuned.item_features.weights(best.top_k, best.power)
+    return evidence.evidence_from_weights(selected, graph.indices, graph.similarities)
 
 
-def _checks_elsewhere(graph, tuned, responses: Responses, config: AuditConfig, predicted):
-    """`_checks` in the helper process (no progress: the parent reports the severity's)."""
-    return _checks(graph, tuned, responses, config, predicted, Reporter())
+def _item_features(graph, responses: Responses, config: AuditConfig) -> ItemFeatures:
+    return ItemFeatures(
+        graph, responses.scores, responses.n_classes, config.similarity_top_k_symmetric
+    )
+
+
+def _cross_fit(graph, responses: Responses, config: AuditConfig, features=None, reporter=None):
+    """Cross-fitting (engine.model.cross_fit) of `config`'s whole search on the item's graph:
+    `features` the tuning's own (here), or new ones from the graph (in the helper, where it
+    runs beside tuning; the same bits)."""
+    features = _item_features(graph, responses, config) if features is None else features
+    return cross_fit(features, config, reporter, responses.ordered)
+
+
+def _tuned_checks_elsewhere(graph, responses: Responses, config: AuditConfig, predicted):
+    """`_tuned_checks` in the helper process (no progress: the parent reports the severity's)."""
+    return _tuned_checks(graph, responses, config, predicted, Reporter())
 
 
 def _checks_from(
-    helper: Helper, pending: Future, inputs: tuple, timer: StageTimer, reporter: Reporter
-) -> dict:
-    """The checks the helper made, timed by its own seconds (they ran beside the severity, so
-    the stages' sum exceeds the item's total); made here if the helper died."""
+    helper: Helper, pending: tuple[Future, Future], inputs: tuple, timer: StageTimer,
+    reporter: Reporter,
+) -> dict:  # fmt: skip
+    """The checks the helper made (`pending`: its cross-fitting and the checks of the tuned
+    model), timed by its own seconds (they ran beside tuning and the severity, so the stages'
+    sum exceeds the item's total); each made here if the helper died."""
+    graph, tuned, responses, config, predicted = inputs
 
-    def here() -> dict:
-        graph, tuned, responses, config, predicted = inputs
-        with timer.stage("checks"):
-            return _checks(graph, tuned, responses, config, predicted, reporter)
+    def here(make):
+        def timed():
+            with timer.stage("checks"):
+                return make()
 
-    checks, seconds = helper.result_or(pending, here, reporter.check)
-    if seconds is not None:
-        timer.add("checks", seconds)
-    assert isinstance(checks, dict)  # what _checks_elsewhere and _checks return
-    return checks
+        return timed
+
+    crossing, rest = pending
+    made = {}
+    for future, make in (
+        (crossing, lambda: _cross_fit(graph, responses, config, tuned.item_features, reporter)),
+        (rest, lambda: _tuned_checks(graph, responses, config, predicted, reporter)),
+    ):
+        result, seconds = helper.result_or(future, here(make), reporter.check)
+        if seconds is not None:
+            timer.add("checks", seconds)
+        made[future] = result
+    checks = made[rest]
+    assert isinstance(checks, dict)  # what _tuned_checks returns
+    return {**checks, "cross_fit": made[crossing]}
 
 
 def _checks(graph, tuned, responses: Responses, config: AuditConfig, predicted, reporter):
@@ -321,6 +351,14 @@ def _checks(graph, tuned, responses: Responses, config: AuditConfig, predicted, 
 
     `config` is the configuration tuning used, so cross-fitting repeats exactly that search.
     """
+    checks = _tuned_checks(graph, responses, config, predicted, reporter)
+    crossed = _cross_fit(graph, responses, config, tuned.item_features, reporter)
+    return {**checks, "cross_fit": crossed}
+
+
+def _tuned_checks(graph, responses: Responses, config: AuditConfig, predicted, reporter) -> dict:
+    """The checks of the tuned model's predictions: second rater, near-duplicates, bootstrap
+    intervals."""
     scores, n_classes, ordered = responses.scores, responses.n_classes, responses.ordered
     pairs = []
     # The threshold is a cosine similarity; late-interaction scores are on another scale.
@@ -339,12 +377,10 @@ def _checks(graph, tuned, responses: Responses, config: AuditConfig, predicted, 
             reporter,
             ordered=ordered,
         )
-    crossed = cross_fit(tuned.item_features, config, reporter, ordered)
     return {
         "second_rater": second_rater(
             scores, responses.second_scores, predicted, n_classes, ordered
         ),
         "near_duplicates": pairs,
         "intervals": figures,
-        "cross_fit": crossed,
     }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import pickle
 import time
+from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -64,9 +65,11 @@ def test_checks_made_by_the_helper_are_the_same_bits_as_made_here(monkeypatch):
         Helper, "offer", lambda self, f, *a: offered.append(f) or real_offer(self, f, *a)
     )
     there = _audit(monkeypatch, 0)
-    # The checks, then the rater expectation, the reads' evidence and the severity's embedding
-    # fits offered (engine.pipeline, engine.audit.queue.severity).
-    assert [f.__name__ for f in submitted] == ["_checks_elsewhere"] + ["_unless_claimed"] * 3
+    # Cross-fitting (beside tuning), the checks of the tuned model, then the rater expectation,
+    # the reads' evidence and the severity's embedding fits offered.
+    assert [f.__name__ for f in submitted] == ["_cross_fit", "_tuned_checks_elsewhere"] + [
+        "_unless_claimed"
+    ] * 3
     assert [f.__name__ for f in offered] == [
         "_rater_expectation",
         "read_evidence",
@@ -116,11 +119,18 @@ def test_a_helper_that_dies_says_so_and_the_checks_are_made_here(monkeypatch):
             raise BrokenProcessPool("gone")
 
     made = []
-    monkeypatch.setattr(pipeline, "_checks", lambda *args: made.append(len(args)) or {"x": 1})
+    monkeypatch.setattr(pipeline, "_cross_fit", lambda *args: made.append("cross") or "crossed")
+    monkeypatch.setattr(pipeline, "_tuned_checks", lambda *args: made.append("tuned") or {"x": 1})
     timer = StageTimer()
-    inputs = ("graph", "tuned", "responses", "config", "predicted")
-    checks = pipeline._checks_from(Dead(), None, inputs, timer, Reporter())
-    assert checks == {"x": 1} and made == [6] and "checks" in timer.timings
+
+    class Tuned:
+        item_features = "features"
+
+    inputs = ("graph", Tuned(), "responses", "config", "predicted")
+    pending = (Future(), Future())
+    checks = pipeline._checks_from(Dead(), pending, inputs, timer, Reporter())
+    assert checks == {"x": 1, "cross_fit": "crossed"} and made == ["cross", "tuned"]
+    assert "checks" in timer.timings
 
 
 def _until(condition, seconds: float = 60.0) -> None:

@@ -32,6 +32,8 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r", "\x00")
 # What a spreadsheet may skip before it decides a cell is a formula: blanks, and quote
 # characters around a cell whose own quotes were escaped by the csv module.
 _SKIPPED_LEAD = " \t\r\n\"'"
+# The first characters after which a cell may still be read as a formula.
+_LEADS = frozenset(FORMULA_PREFIXES + tuple(_SKIPPED_LEAD))
 # A plain decimal number (not "inf", "nan" or "1_000", which float() also accepts).
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 # Characters json.dumps leaves raw that a terminal acts on (it escapes C0 itself).
@@ -48,8 +50,8 @@ def guard_cell(value):
     after a newline inside a cell stays text: the csv module quotes the cell, so a spreadsheet
     keeps it as one cell and never evaluates its second line.
     """
-    if not isinstance(value, str):
-        return value
+    if not isinstance(value, str) or value[:1] not in _LEADS:
+        return value  # most cells: no character a formula or a skipped lead begins with
     if value.startswith(FORMULA_PREFIXES) or value.lstrip(_SKIPPED_LEAD).startswith(
         FORMULA_PREFIXES
     ):
@@ -62,9 +64,8 @@ def csv_text(header: list[str], rows) -> str:
     no field can end early, spill into the next column or run as a formula."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n", quoting=csv.QUOTE_ALL)
-    writer.writerow([guard_cell(v) for v in header])
-    for row in rows:
-        writer.writerow([guard_cell(v) for v in row])
+    writer.writerow(list(map(guard_cell, header)))
+    writer.writerows(list(map(guard_cell, row)) for row in rows)
     return buffer.getvalue()
 
 

@@ -22,10 +22,12 @@ class Neighbour:
 
 
 def evidence_from_weights(
-    weights: sp.csr_matrix, count: int = EVIDENCE_COUNT
-) -> list[list[Neighbour]]:
+    weights: sp.csr_matrix, indices: np.ndarray, similarities: np.ndarray,
+    count: int = EVIDENCE_COUNT,
+) -> list[list[Neighbour]]:  # fmt: skip
     """For every row, the `count` neighbours with the largest weights in the graph that was fitted:
-    the edges that make up T_i(c), so the responses that drove the prediction."""
+    the edges that make up T_i(c), so the responses that drove the prediction; with their raw
+    similarities from the neighbour lists (`with_similarities`)."""
     weights = weights.tocsr()
     n = weights.shape[0]
     rows = np.repeat(np.arange(n), np.diff(weights.indptr))
@@ -33,41 +35,40 @@ def evidence_from_weights(
     order = np.lexsort((weights.indices, -weights.data, rows))
     rank = np.arange(order.size) - weights.indptr[rows[order]]
     keep = order[rank < count]
-    cols, vals, owner = weights.indices[keep].tolist(), weights.data[keep].tolist(), rows[keep]
-    bounds = np.searchsorted(owner, np.arange(n + 1)).tolist()
-    return [
-        [Neighbour(cols[j], vals[j]) for j in range(bounds[i], bounds[i + 1])] for i in range(n)
-    ]
+    owner = rows[keep]
+    return with_similarities(
+        n, owner, weights.indices[keep], weights.data[keep], indices, similarities
+    )
 
 
 def evidence_from_lists(
-    indices: np.ndarray, weights: np.ndarray, count: int = EVIDENCE_COUNT
-) -> list[list[Neighbour]]:
+    indices: np.ndarray, weights: np.ndarray, similarities: np.ndarray,
+    count: int = EVIDENCE_COUNT,
+) -> list[list[Neighbour]]:  # fmt: skip
     """Evidence for the dense graph: each row's nearest neighbours from the sorted lists."""
-    count = min(count, indices.shape[1])
-    return [
-        [Neighbour(int(j), float(w)) for j, w in zip(indices[i, :count], weights[i, :count])]
-        for i in range(indices.shape[0])
-    ]
+    n, count = indices.shape[0], min(count, indices.shape[1])
+    owner = np.repeat(np.arange(n), count)
+    cols, vals = indices[:, :count].ravel(), weights[:, :count].ravel()
+    return with_similarities(n, owner, cols, vals, indices, similarities)
 
 
 def with_similarities(
-    evidence: list[list[Neighbour]], indices: np.ndarray, similarities: np.ndarray
-) -> list[list[Neighbour]]:
-    """Attach raw similarities from the neighbour lists (N, Kmax) to every evidence neighbour.
+    n: int, owner: np.ndarray, cols: np.ndarray, vals: np.ndarray, indices: np.ndarray,
+    similarities: np.ndarray,
+) -> list[list[Neighbour]]:  # fmt: skip
+    """Every row's evidence neighbours (the edges owner -> cols of weights vals, row by row),
+    with raw similarities from the neighbour lists (N, Kmax).
 
     An edge i-j of the symmetrised graph is in i's list or in j's, so both are looked up.
     """
-    pairs = np.array(
-        [(i, nb.index) for i, row in enumerate(evidence) for nb in row], dtype=np.int64
-    )
-    if pairs.size == 0:
-        return evidence
+    pairs = np.stack([owner, cols], axis=1).astype(np.int64, copy=False)
     found = np.full(len(pairs), np.nan)
-    for a, b in ((0, 1), (1, 0)):
-        hit = indices[pairs[:, a]] == pairs[:, b, None]
-        where = hit.any(axis=1) & np.isnan(found)
-        cols = hit.argmax(axis=1)
-        found[where] = similarities[pairs[where, a], cols[where]]
-    values = iter(found.tolist())
-    return [[Neighbour(nb.index, nb.weight, next(values)) for nb in row] for row in evidence]
+    if pairs.size:
+        for a, b in ((0, 1), (1, 0)):
+            hit = indices[pairs[:, a]] == pairs[:, b, None]
+            where = hit.any(axis=1) & np.isnan(found)
+            at = hit.argmax(axis=1)
+            found[where] = similarities[pairs[where, a], at[where]]
+    flat = list(map(Neighbour, cols.tolist(), vals.tolist(), found.tolist()))
+    bounds = np.searchsorted(owner, np.arange(n + 1)).tolist()
+    return [flat[bounds[i] : bounds[i + 1]] for i in range(n)]

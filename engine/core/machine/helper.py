@@ -1,7 +1,9 @@
 """A second process for the part of a large item's audit that does not wait for the rest (issue
 49): the checks (bootstrap intervals, cross-fitting, near-duplicates) need the tuned model but
 not the severity, and the severity not them, so on a machine with two cores they run side by
-side, the checks in a helper process, the severity here. A large session model sends half its
+side, the checks in a helper process, the severity here. Cross-fitting, which tunes on its own
+folds, needs only the neighbour graph: it starts there as soon as the graph is found, beside
+tuning (engine.pipeline). A large session model sends half its
 cross-fitting folds there the same way (engine.model.session.cross_fit.CrossFitting), and a run
 with several items to audit half of them (engine.session).
 
