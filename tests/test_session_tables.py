@@ -52,3 +52,33 @@ def test_the_items_warning_cell_marks_a_small_item_or_a_memorised_fit():
     assert (
         memorised.warning == "in-sample 0.800 above cross-fitted, more than 0.05: memorised (kappa)"
     )
+
+
+def test_the_items_pair_column_says_whose_reads_it_compares():
+    """Powergrading (three graders): the Items tab's raters' column gave G1 and G2's kappa
+    unnamed while the summary named the least-agreeing pair, G1 and G3; the note under the
+    table names the two reads and sends a lead to the Raters tab for the other pairs."""
+    from types import SimpleNamespace as Namespace
+
+    import numpy as np
+
+    from parm_tui.widgets.session_tables import PAIR_HEADER, pair_note
+
+    def session(names: list[str], raters: tuple[str, ...], kappa=0.7):
+        reads = Namespace(rater=np.array(names * 4), rank=lambda: np.tile(range(len(names)), 4))
+        return Namespace(
+            overview=[Namespace(human_kappa=kappa)],
+            results=[Namespace(responses=Namespace(reads=reads))],
+            reads=Namespace(raters=raters),
+        )
+
+    three = pair_note(session(["G1", "G2", "G3"], ("G1", "G2", "G3")))
+    assert three == (f"{PAIR_HEADER}: Cohen's kappa of G1's reads against G2's reads; "
+                     "3 raters read: every pair's agreement is in the Raters tab.")  # fmt: skip
+    two = pair_note(session(["Score1", "Score2"], ("Score1", "Score2")))
+    assert two == f"{PAIR_HEADER}: Cohen's kappa of Score1's reads against Score2's reads."
+    # Many raters sharing each place: the places, not a name.
+    shared = session(["a", "b"], ("a", "b", "c"))
+    shared.results[0].responses.reads.rater = np.array(["a", "b", "b", "c"] * 2)
+    assert pair_note(shared).startswith(f"{PAIR_HEADER}: Cohen's kappa of the first reads against")
+    assert pair_note(session(["G1", "G2"], ("G1", "G2"), kappa=None)) is None

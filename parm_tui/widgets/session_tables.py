@@ -18,7 +18,14 @@ from textual.widgets import DataTable
 
 from engine.core.text import safe_text
 from engine.results.lead import SMALL_RULE
-from engine.workspace.reporting import RATERS, TOO_FEW, interval_text, pair_cells, prmse_text
+from engine.workspace.reporting import (
+    RATERS,
+    TOO_FEW,
+    interval_text,
+    pair_cells,
+    prmse_text,
+    read_pair,
+)
 from parm_tui.widgets.metrics import fmt
 
 if TYPE_CHECKING:
@@ -70,6 +77,10 @@ class SessionTable(DataTable):
         self.post_message(OpenReview(item, rater, self.WHOLE))
 
 
+# The two reads the Items tab's raters' column compares (named under the table: pair_note).
+PAIR_HEADER = "κ 1st·2nd"
+
+
 class ItemsTable(SessionTable):
     """One row per item, the figures that matter first so that they stay in view at 80
     columns: size, the cross-fitted kappa and QWK, the session model's cross-fitted figure
@@ -83,7 +94,7 @@ class ItemsTable(SessionTable):
         self.clear(columns=True)
         modelled = session.session_model is not None
         headers = ["item", "n", "κ x-fit", "QWK x-fit", *(["session"] if modelled else [])]
-        headers += ["flagged", "raters κ", "note", "κ in", "QWK in", "K", "p"]
+        headers += ["flagged", PAIR_HEADER, "note", "κ in", "QWK in", "K", "p"]
         for header in headers:
             self.add_column(header, key=header)
         for s in session.overview:
@@ -119,6 +130,9 @@ def items_notes(session: SessionResult) -> Text:
         "each), in-sample figures not shown.",
         "dim",
     )
+    pair = pair_note(session)
+    if pair is not None:
+        text.append("\n" + pair, "dim")
     for s in session.overview:
         if s.skipped is not None:
             text.append("\nSkipped ", "bold")
@@ -126,6 +140,25 @@ def items_notes(session: SessionResult) -> Text:
             text.append(f" ({s.n:,} rows): ")
             text.append(safe_text(s.skipped))
     return text
+
+
+def pair_note(session: SessionResult) -> str | None:
+    """Whose reads the PAIR_HEADER column compares (engine.input.several_reads.read_pair: the
+    raters by name where one rater gave every answer's first or second read), and where the
+    other pairs are when more than two raters read; None when no item has second reads."""
+    if all(s.human_kappa is None for s in session.overview):
+        return None
+    first, other = read_pair(result.responses.reads for result in session.results)
+    note = f"{PAIR_HEADER}: Cohen's kappa of {_whose(first)} against {_whose(other)}"
+    raters = 0 if session.reads is None else len(session.reads.raters)
+    if raters > 2:
+        note += f"; {raters} raters read: every pair's agreement is in the Raters tab"
+    return safe_text(note + ".")
+
+
+def _whose(reader: str) -> str:
+    """ "first read" -> "the first reads"; a rater's name -> "G1's reads"."""
+    return f"the {reader}s" if reader.endswith(" read") else f"{reader}'s reads"
 
 
 def warning_cell(row) -> Text:
