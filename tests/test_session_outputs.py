@@ -150,3 +150,32 @@ def test_the_schemas_settings_are_the_settings_table():
 
     config = report_schema()["$defs"]["config"]
     assert config["required"] == [s.name for s in SETTINGS] == list(config["properties"])
+
+
+def test_the_items_tables_have_a_reads_column_only_where_answers_are_read_twice():
+    """SciEntsBank (one read per answer) had an empty "first read vs second read (exact,
+    kappa)" column in report.md's and report.html's items tables and in the app's Items tab."""
+    from engine.outputs.session import html_report
+    from parm_tui.widgets.session_tables import PAIR_HEADER, item_cells, items_headers, read_twice
+
+    frame, vectors = session_frame()
+    once = run_frame(frame, vectors, session_config())
+    second = frame.assign(score2=[str((int(s) + (k % 7 == 0)) % 3) for k, s in
+                                  enumerate(frame["score"])])  # fmt: skip
+    twice = run_frame(second, vectors, session_config(second_score_column="score2"))
+    for session, shown in ((once, False), (twice, True)):
+        markdown = session_markdown(session)
+        items = markdown[markdown.index("## Items") :]
+        lines = items.splitlines()
+        start = next(k for k, line in enumerate(lines) if line.startswith("| item"))
+        end = next(k for k in range(start, len(lines)) if not lines[k].startswith("|"))
+        header, rows = lines[start], lines[start + 2 : end]
+        assert ("(exact, kappa)" in header) is shown
+        assert len(rows) == 2 and all(r.count("|") == header.count("|") for r in rows)
+        page = html_report(session, None)
+        assert ("(exact, kappa)</th>" in page) is shown
+        modelled = session.session_model is not None
+        headers = items_headers(modelled, read_twice(session))
+        assert (PAIR_HEADER in headers) is shown
+        rows = [item_cells(s, modelled, read_twice(session)) for s in session.overview]
+        assert all(len(row) == len(headers) for row in rows)

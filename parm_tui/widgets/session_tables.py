@@ -84,7 +84,8 @@ PAIR_HEADER = "κ 1st·2nd"
 class ItemsTable(SessionTable):
     """One row per item, the figures that matter first so that they stay in view at 80
     columns: size, the cross-fitted kappa and QWK, the session model's cross-fitted figure
-    where the run fitted it, flags, the two raters' kappa where answers were scored twice, a
+    where the run fitted it, flags, the first and second reads' kappa where some item has answers
+    read twice (PAIR_HEADER), a
     short note (⚠ memorised: in-sample more than .05 above cross-fitted; ⚠ small: fewer than
     ten answers per score value beyond the most common one; skipped), then the in-sample figures ("small" for a small
     item, engine.results.lead) and the selected K and p. A skipped item's reason is under the
@@ -93,8 +94,8 @@ class ItemsTable(SessionTable):
     def show(self, session: SessionResult) -> None:
         self.clear(columns=True)
         modelled = session.session_model is not None
-        headers = ["item", "n", "κ x-fit", "QWK x-fit", *(["session"] if modelled else [])]
-        headers += ["flagged", PAIR_HEADER, "note", "κ in", "QWK in", "K", "p"]
+        twice = read_twice(session)
+        headers = items_headers(modelled, twice)
         for header in headers:
             self.add_column(header, key=header)
         for s in session.overview:
@@ -103,22 +104,36 @@ class ItemsTable(SessionTable):
                 cells += [""] * (headers.index("note") - 2) + [Text("skipped ↓", "dim")]
                 self.add_target(cells + [""] * (len(headers) - len(cells)), None, None)
                 continue
-            self.add_target(item_cells(s, modelled), s.item, None)
+            self.add_target(item_cells(s, modelled, twice), s.item, None)
 
 
 def _right(value: str) -> Text:
     return Text(value, justify="right")
 
 
-def item_cells(s, modelled: bool) -> list:
-    """An audited item's row of the Items tab (ItemsTable's columns)."""
+def read_twice(session: SessionResult) -> bool:
+    """Whether some item has answers read twice: the PAIR_HEADER column is there only then."""
+    return any(s.human_kappa is not None for s in session.overview)
+
+
+def items_headers(modelled: bool, twice: bool) -> list[str]:
+    """The Items tab's columns (`item_cells`'s)."""
+    headers = ["item", "n", "κ x-fit", "QWK x-fit", *(["session"] if modelled else [])]
+    headers += ["flagged", *([PAIR_HEADER] if twice else []), "note", "κ in", "QWK in"]
+    return headers + ["K", "p"]
+
+
+def item_cells(s, modelled: bool, twice: bool = True) -> list:
+    """An audited item's row of the Items tab (ItemsTable's columns; twice: whether the
+    PAIR_HEADER column is there, as it is where some item has answers read twice)."""
     share = f"{s.flagged:,} ({s.flagged / max(s.n, 1):.0%})"
     inside = (Text("small", "dim", justify="right"),) * 2 if s.small else (
         _right(fmt(s.kappa)), _right(fmt(s.qwk)))  # fmt: skip
     cells = [name(s.item), _right(f"{s.n:,}"), _right(fmt(s.cross_fit_kappa)),
              _right(fmt(s.cross_fit_qwk))]  # fmt: skip
     cells += [_right(fmt(s.session_model))] if modelled else []
-    cells += [_right(share), _right(fmt(s.human_kappa)), warning_cell(s), *inside]
+    cells += [_right(share), *([_right(fmt(s.human_kappa))] if twice else []), warning_cell(s)]
+    cells += inside
     return cells + [_right("dense" if s.top_k is None else str(s.top_k)), _right(f"{s.power:.3g}")]
 
 
@@ -146,7 +161,7 @@ def pair_note(session: SessionResult) -> str | None:
     """Whose reads the PAIR_HEADER column compares (engine.input.several_reads.read_pair: the
     raters by name where one rater gave every answer's first or second read), and where the
     other pairs are when more than two raters read; None when no item has second reads."""
-    if all(s.human_kappa is None for s in session.overview):
+    if not read_twice(session):
         return None
     first, other = read_pair(result.responses.reads for result in session.results)
     note = f"{PAIR_HEADER}: Cohen's kappa of {_whose(first)} against {_whose(other)}"

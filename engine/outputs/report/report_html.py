@@ -325,6 +325,8 @@ def overview(session: SessionResult) -> dict:
     interval and the cross-fitted kappa."""
     rows = []
     anchors = {r.responses.item: f"item-{k + 1}" for k, r in enumerate(session.results)}
+    # The reads' column only where some item has answers read twice (as report.md).
+    twice = any(s.human_kappa is not None for s in session.overview)
     for s in session.overview:
         if s.skipped is not None:
             rows.append({"item": s.item, "n": s.n, "skipped": s.skipped, "cells": [], "anchor": ""})
@@ -334,7 +336,8 @@ def overview(session: SessionResult) -> dict:
         inside = [{"text": "too small", "below": False}] if s.small else [_cell(s.kappa)]
         cells = [
             _cell(s.cross_fit_kappa), _cell(s.cross_fit_qwk, "qwk"), *inside,
-            {"text": f"{s.flagged:,}", "below": False}, {"text": human, "below": human_below},
+            {"text": f"{s.flagged:,}", "below": False},
+            *([{"text": human, "below": human_below}] if twice else []),
         ]  # fmt: skip
         rows.append(
             {"item": s.item, "n": s.n, "skipped": None, "cells": cells, "anchor": anchors[s.item]}
@@ -358,7 +361,7 @@ def overview(session: SessionResult) -> dict:
     return {
         "rows": rows,
         "plot": plot,
-        "human_column": f"{first} vs {other} (exact, kappa)",
+        "human_column": f"{first} vs {other} (exact, kappa)" if twice else None,
         "in_sample": not all(small),
     }
 

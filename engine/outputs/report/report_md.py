@@ -115,12 +115,16 @@ def _overview_section(session: SessionResult) -> str:
     ]
     header = ["item", "n", "scores", "K", "p", "cross-fitted kappa", "cross-fitted QWK"]
     header += ["in-sample kappa"]
-    first, other = read_pair(result.responses.reads for result in session.results)
-    header += ["warning", "flagged", f"{first} vs {other} (exact, kappa)"]
+    header += ["warning", "flagged"]
+    # The reads' column only where some item has answers read twice: empty, it asks a question.
+    twice = any(s.human_kappa is not None for s in session.overview)
+    if twice:
+        first, other = read_pair(result.responses.reads for result in session.results)
+        header.append(f"{first} vs {other} (exact, kappa)")
     rows = []
     for s in session.overview:
         if s.skipped is not None:
-            rows.append([s.item, s.n, f"skipped: {s.skipped}"] + [""] * 8)
+            rows.append([s.item, s.n, f"skipped: {s.skipped}"] + [""] * (len(header) - 3))
             continue
         scores = ", ".join(f"{k}: {v}" for k, v in s.score_counts.items())
         human = "" if s.human_kappa is None else f"{s.human_exact:.3f}, {s.human_kappa:.3f}"
@@ -128,7 +132,7 @@ def _overview_section(session: SessionResult) -> str:
         figures = [markdown._fmt(v) for v in (s.cross_fit_kappa, s.cross_fit_qwk)]
         figures.append("too small" if s.small else markdown._fmt(s.kappa))
         rows.append([s.item, s.n, scores, k, f"{s.power:.3g}"])
-        rows[-1] += [*figures, s.warning, s.flagged, human]
+        rows[-1] += [*figures, s.warning, s.flagged, *([human] if twice else [])]
     lines.append(markdown._table(header, rows))
     return "\n".join(lines)
 
