@@ -97,6 +97,28 @@ def test_a_decision_does_not_attach_to_a_changed_answer(source, database):
         assert "row" in store.stale_message() and "1" in store.stale_message()
 
 
+def test_a_decision_made_before_misread_characters_were_restored_still_applies(source, database):
+    """An earlier parm read ASAP's "donâ\x80\x99t" as "donâ\ufffd\ufffdt"; a decision made on
+    that answer is on the same answer now that it reads "don’t" (engine.core.text.
+    repair_misread), and still never on another one."""
+    from engine.core.text import repair_misread, sanitise
+
+    raw = ["I don\u00e2\x80\x99t know", "it\u00e2\x80\x99s \u00e2\x80\x9cfine\u00e2\x80\x9d"]
+    texts = [f"answer number {i}" for i in range(12)]
+    before = make_responses([sanitise(t)[0] for t in raw] + texts[2:])
+    with open_store(source, before, database) as store:
+        record(store, before, 0, "keep")
+        record(store, before, 1, "change", "2")
+    now = make_responses([sanitise(repair_misread(t)[0])[0] for t in raw] + texts[2:])
+    assert now.texts[:2] == ["I don’t know", "it’s “fine”"]
+    with open_store(source, now, database) as store:
+        assert store.get(1).action == "keep" and store.get(2).new_score == "2"
+        assert store.stale == []
+    other = make_responses(["I don’t know either", *now.texts[1:]])
+    with open_store(source, other, database) as store:
+        assert store.get(1) is None and [d.row for d in store.stale] == [1]
+
+
 def test_invalid_decisions_are_refused_with_a_message(source, database):
     responses = make_responses()
     with open_store(source, responses, database) as store:

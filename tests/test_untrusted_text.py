@@ -296,3 +296,29 @@ def test_signed_numbers_stay_numbers_in_a_csv_cell(number):
     # start followed by more than a number is guarded.
     assert guard_cell(number) == number
     assert guard_cell(number + "+A1") == "'" + number + "+A1"
+
+
+def test_characters_misread_as_latin_1_are_restored_before_controls_are_replaced(tmp_path):
+    """ASAP's essays hold "donâ\\x80\\x99t": a right quote's UTF-8 bytes read back as Latin-1
+    and saved again; the C1 bytes were replaced by U+FFFD ("donâ\\ufffd\\ufffdt") and called
+    terminal escape sequences. Restored instead, counted apart; a lone C1 control, or one
+    that does not finish a character, is still replaced, and a restored bidi override too."""
+    from engine.core.text import repair_misread
+
+    assert repair_misread("don\u00e2\x80\x99t and \u00f0\x9f\x98\x80") == ("don’t and 😀", 2)
+    for kept in ("café, Ã©", "a\x9bb", "\u00e2\x80", "\u00e0\x80\x80"):  # overlong: not UTF-8
+        assert repair_misread(kept) == (kept, 0)
+    path = tmp_path / "misread.csv"
+    path.write_text(
+        "answer,score\n"
+        "I don\u00e2\x80\x99t know \u00e2\x80\x9cwhy\u00e2\x80\x9d,1\n"
+        "turn \u00e2\x80\u00aeleft,0\nplain \x9b31m,1\n",
+        encoding="utf-8",
+    )
+    frame = read_table(path)
+    assert list(frame["answer"]) == [
+        "I don’t know “why”", "turn \ufffdleft", "plain \ufffd31m"
+    ]  # fmt: skip
+    restored, replaced = frame.attrs["warnings"]
+    assert "4 character(s) whose UTF-8 bytes had been read as Latin-1" in restored
+    assert "2 control character(s)" in replaced

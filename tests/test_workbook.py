@@ -213,6 +213,17 @@ def test_control_characters_in_cells_and_names_are_replaced(tmp_path):
     assert any("36 control character(s)" in note for note in frame.attrs["warnings"])
 
 
+def test_characters_misread_as_latin_1_in_cells_are_restored(tmp_path):
+    """A right quote's UTF-8 bytes read back as Latin-1 ("donâ\x80\x99t") is restored, as in a
+    CSV (engine.core.text.repair_misread), and said apart from the controls replaced."""
+    sheet = [["id", "answer", "score"],
+             *[[f"S{i}", f"don\u00e2\x80\x99t {i}", i % 2] for i in range(12)]]  # fmt: skip
+    frame = read_file(write_xlsx(tmp_path / "m.xlsx", {"S": sheet}))
+    assert frame.iloc[0, 1] == "don’t 0"
+    assert any("12 character(s) whose UTF-8 bytes" in note for note in frame.attrs["warnings"])
+    assert not any("control character" in note for note in frame.attrs["warnings"])
+
+
 # -- which sheet --------------------------------------------------------------------------------
 def two_sheets(tmp_path, name="two.xlsx"):
     notes = [["note"], ["read me"]]

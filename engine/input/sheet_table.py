@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.core.text import is_safe, sanitise
+from engine.core.text import is_safe, repair_misread, sanitise
 
 # How many of the sheet's first rows may hold titles above the header.
 HEADER_SCAN = 50
@@ -37,7 +37,8 @@ BELOW_SCAN = 200
 class SheetTable:
     """A sheet as a table: column names, each column's cells (text), the 1-based sheet row of
     every data row and of the header (its last row), each column's letter, how many characters
-    were replaced and which merged cells were spread, for the reading's notes."""
+    were replaced (and restored: engine.core.text.repair_misread) and which merged cells were
+    spread, for the reading's notes."""
 
     names: list[str]
     columns: list[list[str]]
@@ -46,6 +47,7 @@ class SheetTable:
     letters: list[str]
     replaced: int = 0
     empty_rows: int = 0
+    restored: int = 0
     renamed: tuple[str, ...] = ()
 
 
@@ -217,7 +219,7 @@ def sheet_table(grid: list[list], merges=None) -> SheetTable | None:
     shown = np.flatnonzero(_filled_rows(texts, len(body)))
     if len(shown) < len(body):  # empty rows between the answers: layout, not answers
         texts = [[column[r] for r in shown] for column in texts]
-    texts, replaced = _made_safe(texts)
+    texts, replaced, restored = _made_safe(texts)
     return SheetTable(
         names=[names[j] for j in kept],
         columns=texts,
@@ -226,6 +228,7 @@ def sheet_table(grid: list[list], merges=None) -> SheetTable | None:
         letters=[column_letter(j) for j in kept],
         replaced=replaced,
         empty_rows=len(body) - len(shown),
+        restored=restored,
         renamed=tuple(renamed),
     )
 
@@ -260,10 +263,11 @@ def _kept_columns(names, texts, continued) -> tuple[list[int], list[str]]:
     return kept, renamed
 
 
-def _made_safe(columns: list[list[str]]) -> tuple[list[list[str]], int]:
-    """Every cell through engine.core.text.sanitise (control characters replaced), a column at
-    a time: one scan of a column without any is all it costs."""
-    replaced = 0
+def _made_safe(columns: list[list[str]]) -> tuple[list[list[str]], int, int]:
+    """Every cell through engine.core.text.repair_misread and sanitise (misread characters
+    restored, control characters replaced), a column at a time: one scan of a column without
+    any is all it costs. Returns the columns, the characters replaced and those restored."""
+    replaced = restored = 0
     out = []
     for column in columns:
         if is_safe("\n".join(column)):
@@ -271,8 +275,10 @@ def _made_safe(columns: list[list[str]]) -> tuple[list[list[str]], int]:
             continue
         clean = []
         for value in column:
-            text, n = sanitise(value)
+            text, fixed = repair_misread(value)
+            text, n = sanitise(text)
             clean.append(text)
             replaced += n
+            restored += fixed
         out.append(clean)
-    return out, replaced
+    return out, replaced, restored

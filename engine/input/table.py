@@ -18,7 +18,7 @@ import pandas as pd
 from engine.core.errors import DataError
 from engine.core.files import open_regular, reason
 from engine.core.suggest import did_you_mean
-from engine.core.text import sanitise
+from engine.core.text import MISREAD_NOTE, repair_misread, sanitise
 
 _SNIFF_BYTES = 256 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
@@ -156,7 +156,8 @@ def read_table(path: str | Path) -> pd.DataFrame:
     raw_text, encoding = read_text_file(path)
     # One pass over the whole text: a cell or a column name cannot hold a character the file
     # does not, and the delimiters (, ; tab |) and quotes are untouched.
-    text, replaced = sanitise(raw_text)
+    text, restored = repair_misread(raw_text)
+    text, replaced = sanitise(text)
     delimiter = sniff_delimiter(text, path)
     _refuse_repeated_columns(text, delimiter, path)
     try:
@@ -183,7 +184,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
             f"File {path}: {NOT_A_TABLE}: it has {frame.shape[1]} column; parm needs at least "
             "a text and a score column, one row per response."
         )
-    frame.attrs["warnings"] = _reading_warnings(path, encoding, replaced)
+    frame.attrs["warnings"] = _reading_warnings(path, encoding, replaced, restored)
     return frame
 
 
@@ -221,7 +222,7 @@ def _refuse_repeated_columns(text: str, delimiter: str, path: Path) -> None:
         )
 
 
-def _reading_warnings(path: Path, encoding: str, replaced: int) -> list[str]:
+def _reading_warnings(path: Path, encoding: str, replaced: int, restored: int = 0) -> list[str]:
     warnings = []
     encoding, gzipped, _ = encoding.partition("+gzip")
     if gzipped:
@@ -232,6 +233,8 @@ def _reading_warnings(path: Path, encoding: str, replaced: int) -> list[str]:
             f"File {path} is not valid UTF-8; it was read as {name}. If accented letters look "
             "wrong, save the file as UTF-8 and load it again."
         )
+    if restored:
+        warnings.append(f"File {path} holds {restored:,} {MISREAD_NOTE}.")
     if replaced:
         warnings.append(
             f"File {path} holds {replaced:,} control character(s) (terminal escape sequences, "

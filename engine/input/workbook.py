@@ -24,7 +24,7 @@ import pandas as pd
 from engine.core.errors import DataError
 from engine.core.files import open_regular, reason
 from engine.core.suggest import did_you_mean
-from engine.core.text import safe_text
+from engine.core.text import MISREAD_NOTE, safe_text
 from engine.input.sheet_table import HEADER_SCAN, SheetTable, cell_text, sheet_table
 from engine.input.table import read_table
 
@@ -273,6 +273,8 @@ def _notes(table: SheetTable, path: Path, sheet: str, names, candidates) -> list
         )
     if table.renamed:
         notes.append(f"{where}: column(s) without a name of their own: {', '.join(table.renamed)}.")
+    if table.restored:
+        notes.append(f"{where} holds {table.restored:,} {MISREAD_NOTE}.")
     if table.replaced:
         notes.append(
             f"{where} holds {table.replaced:,} control character(s) (terminal escape "

@@ -43,6 +43,7 @@ from pathlib import Path
 from engine.core.errors import ReviewError
 from engine.core.files import reason
 from engine.core.places import data_dir
+from engine.core.text import before_repair
 from engine.results.decision import ACTIONS, Decision, RunContext, text_hash
 from engine.saved.added_reads import AddedReads
 from engine.saved.decision_db import (
@@ -211,7 +212,12 @@ class DecisionStore:
                 self._conflicts.setdefault(row, []).append(conflict)
 
     def _matches(self, i: int, response_id: str, digest: str) -> bool:
-        return self.responses.ids[i] == response_id and text_hash(self.responses.texts[i]) == digest
+        if self.responses.ids[i] != response_id:
+            return False
+        text = self.responses.texts[i]
+        # Or the text as an earlier parm read it, before misread characters were restored
+        # (engine.core.text.repair_misread): a decision made then is on the same answer.
+        return text_hash(text) == digest or text_hash(before_repair(text)) == digest
 
     def _query(self, sql: str, params=()) -> list:
         with self._lock:
