@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.core.text import safe_text
+from engine.core.text import repair_misread, safe_text
 from engine.embedding.sentence import embed_texts
 from engine.input.items import Items, split_items
 from engine.input.responses import Responses
@@ -132,9 +132,11 @@ class Item:
 
 
 def file_vectors(path: Path, column: str) -> np.ndarray:
-    """The whole file embedded by parm's cached embed_texts (a cache hit for the shared data)."""
+    """The whole file embedded by parm's cached embed_texts (a cache hit for the shared data),
+    each text as parm reads it (misread characters restored, controls replaced)."""
     frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    vectors, _ = embed_texts([safe_text(t) for t in frame[column].tolist()])
+    texts = [safe_text(repair_misread(t)[0]) for t in frame[column].tolist()]
+    vectors, _ = embed_texts(texts)
     return vectors
 
 
