@@ -78,7 +78,7 @@ class SessionTable(DataTable):
 
 
 # The two reads the Items tab's raters' column compares (named under the table: pair_note).
-PAIR_HEADER = "κ 1st·2nd"
+PAIR_HEADER = "reads κ"
 
 
 class ItemsTable(SessionTable):
