@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from engine.core.text import safe_text
 from engine.outputs import declared
 from engine.outputs.report.reads_outputs import consensus_by_row
@@ -67,8 +69,9 @@ def _run_cells(session: SessionResult) -> dict[int, tuple[str, str]]:
     """The run's predicted score (its label) and severity by data row."""
     cells = {}
     for result in session.results:
-        responses = result.responses
-        for i, row in enumerate(responses.rows):
-            label = responses.labels[int(result.predicted[i])]
-            cells[int(row)] = (label, f"{float(result.severity[i]):.6f}")
+        labels = result.responses.labels
+        severities = np.asarray(result.severity, dtype=float).tolist()
+        codes = np.asarray(result.predicted).tolist()
+        for row, code, severity in zip(result.responses.rows.tolist(), codes, severities):
+            cells[row] = (labels[code], f"{severity:.6f}")
     return cells

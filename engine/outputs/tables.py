@@ -3,6 +3,8 @@ configuration tried) and decisions.csv (one row per review decision)."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from engine.core.text import safe_text
 from engine.model.metrics import metric_names
 from engine.results.decision import DECISION_COLUMNS, Decision, Decisions, RunContext
@@ -15,11 +17,15 @@ def evidence_text(result: AuditResult, i: int) -> str:
     the input file, score its human score, weight its edge weight in the fitted graph (normalised
     similarity to the power p); ids and raw similarities are in report.md and on `Neighbour`."""
     responses = result.responses
-    parts = []
-    for nb in result.evidence[i]:
-        label = responses.labels[responses.scores[nb.index]]
-        parts.append(f"{responses.rows[nb.index]}:{label}:{nb.weight:.3f}")
-    return ";".join(parts)
+    return _evidence_text(result.evidence[i], responses.labels, responses.scores, responses.rows)
+
+
+def _evidence_text(neighbours, labels, scores, rows) -> str:
+    """`evidence_text` of one response's neighbours; scores and rows: arrays or lists (a
+    table of N rows passes lists: numpy's one-element reads cost more than the rest)."""
+    return ";".join(
+        f"{rows[nb.index]}:{labels[scores[nb.index]]}:{nb.weight:.3f}" for nb in neighbours
+    )
 
 
 def prediction_table(result: AuditResult) -> tuple[list[str], list[list]]:
@@ -34,17 +40,17 @@ def prediction_table(result: AuditResult) -> tuple[list[str], list[list]]:
     if second is not None:
         header += ["score2", "raters_disagree"]
     rows = []
-    flagged = result.flagged  # once: the property compares all N scores on every access
+    flagged = result.flagged.tolist()  # once: the property compares all N scores on every access
+    # Python lists, read element by element below (the same numbers as the arrays').
+    scores, data_rows = responses.scores.tolist(), responses.rows.tolist()
+    predicted = np.asarray(result.predicted).tolist()
+    severity = np.asarray(result.severity, dtype=float).tolist()
     for i in range(len(responses)):
-        row = [
-            int(responses.rows[i]),
-            responses.ids[i],
-            responses.texts[i],
-            labels[responses.scores[i]],
-            labels[result.predicted[i]],
-        ]
-        row += [f"{p:.6f}" for p in proba[i]]
-        row += [f"{result.severity[i]:.6f}", bool(flagged[i]), evidence_text(result, i)]
+        row = [data_rows[i], responses.ids[i], responses.texts[i], labels[scores[i]],
+               labels[predicted[i]]]  # fmt: skip
+        row += [f"{p:.6f}" for p in proba[i].tolist()]
+        evidence = _evidence_text(result.evidence[i], labels, scores, data_rows)
+        row += [f"{severity[i]:.6f}", flagged[i], evidence]
         if second is not None:
             code = second[i]
             row += [

@@ -165,11 +165,14 @@ def review_set(
     proba = np.zeros(on_scale.shape)
     for k, (result, code) in enumerate(zip(results, codes)):
         proba[starts[k] : starts[k + 1], code] = result.fitted.proba
+    # Positions over the pooled responses: the first item's are its own (its lists are kept,
+    # not copied: a Neighbour cannot change).
     evidence = [
+        neighbours if not starts[k] else
         [Neighbour(nb.index + int(starts[k]), nb.weight, nb.similarity) for nb in neighbours]
         for k, result in enumerate(results)
         for neighbours in result.evidence
-    ]
+    ]  # fmt: skip
     disagree = [result.raters_disagree for result in results]
     known = [d for d in disagree if d is not None]
     return ReviewSet(
