@@ -288,6 +288,28 @@ def test_three_raters_are_each_named_in_the_first_screen():
     assert "two raters" not in text.lower()
 
 
+def test_the_first_line_says_which_items_raters_agree_under_the_minimum_when_pooled_they_do_not(
+    monkeypatch,
+):
+    """Powergrading: "The raters agree as the field requires (0 of 3 pairs under the minimum of
+    0.70)" while items 3 and 13 had a pair under it, said only further down; now the first line
+    names them, the first three at most; a pooled verdict that already says less adds nothing."""
+    from types import SimpleNamespace
+
+    from engine.outputs.report import conclusions
+
+    worst = [("3", None, "G1 and G3"), ("13", None, "G1 and G2")]
+    monkeypatch.setattr(conclusions, "items_below", lambda session: worst)
+    session = SimpleNamespace(results=[None] * 5)
+    caveat = conclusions._items_caveat(session, below=[])
+    assert caveat == ", but on 2 of 5 item(s) a pair agrees under it (3, 13)"
+    assert conclusions._items_caveat(session, below=["a pooled pair under it"]) == ""
+    worst += [("7", None, ""), ("20", None, "")]
+    assert conclusions._items_caveat(session, []).endswith("(3, 13, 7, …)")
+    worst.clear()
+    assert conclusions._items_caveat(session, []) == ""
+
+
 def test_report_md_of_many_items_lists_in_full_only_the_five_that_need_attention(many_items):
     from engine.outputs.report.html_items import SHOWN, attention_order
     from engine.outputs.report.markdown import BRIEF_TOP

@@ -33,6 +33,8 @@ from engine.results.session import SessionResult
 
 # The field's minimum for agreement (QWK 0.70), held to kappa where scores have no order.
 AGREE = FIELD_THRESHOLDS["qwk"]
+# Items the summary's first line names where some item's raters agree under the minimum.
+CAVEAT_ITEMS = 3
 MINIMUM = "the field's minimum"
 # The model's agreement with a rater may fall below the raters' own by at most this.
 DEGRADATION = Limit(
@@ -213,7 +215,20 @@ def _raters_short(session: SessionResult) -> str:
         said = f"{_label(_figure_name(pairs[0]))} {c.shown(c.value)}, minimum {c.other_value:.2f}"
     else:
         said = f"{len(below)} of {len(found)} pairs under the minimum of {AGREE:.2f}"
-    return f"The raters agree {verdict} the field requires ({said})."
+    return f"The raters agree {verdict} the field requires ({said}){_items_caveat(session, below)}."
+
+
+def _items_caveat(session: SessionResult, below: list) -> str:
+    """', but on 2 of 5 item(s) a pair agrees under it (3, 13)' where the pooled pairs meet the
+    minimum and some item's do not (Powergrading: every pooled pair above 0.70, items 3 and 13
+    under it); "" otherwise (the pooled verdict already says less)."""
+    worst = items_below(session)
+    if below or not worst:
+        return ""
+    named = ", ".join(item for item, _, _ in worst[:CAVEAT_ITEMS])
+    more = ", …" if len(worst) > CAVEAT_ITEMS else ""
+    return (f", but on {len(worst)} of {len(session.results)} item(s) a pair agrees under it "
+            f"({named}{more})")  # fmt: skip
 
 
 def items_below(session: SessionResult) -> list[tuple[str, Comparison, str]]:
