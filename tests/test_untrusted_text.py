@@ -29,6 +29,8 @@ from hostile import (
     unsafe_characters,
     write_hostile,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from engine.core.text import PLACEHOLDER, is_safe, safe_text, sanitise
@@ -322,3 +324,21 @@ def test_characters_misread_as_latin_1_are_restored_before_controls_are_replaced
     restored, replaced = frame.attrs["warnings"]
     assert "4 character(s) whose UTF-8 bytes had been read as Latin-1" in restored
     assert "2 control character(s)" in replaced
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(
+    ["a", " ", ",", "\n", "\u00e2", "\u00c3", "\u00f0", "\x80", "\x99", "\x9b", "\u00ae",
+     "\u00a9", "\u00bf", "\x1b", "’", "é"]), max_size=40))  # fmt: skip
+def test_restoring_misread_characters_never_leaves_anything_a_terminal_acts_on(text):
+    """Whatever the restoration makes of a text, sanitising it after leaves it inert, changes
+    nothing in a text without a C1 control, never touches an ASCII character, and what it
+    restores is one character for each sequence counted."""
+    from engine.core.text import repair_misread
+
+    restored, count = repair_misread(text)
+    assert is_safe(sanitise(restored)[0])
+    if not any("\x80" <= c <= "\x9f" for c in text):
+        assert (restored, count) == (text, 0)
+    assert [c for c in restored if c.isascii()] == [c for c in text if c.isascii()]
+    assert len(text) - len(restored) >= count  # each restored sequence is 2-4 characters -> 1
