@@ -107,12 +107,18 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
     if pending is None:
         with timer.stage("checks"):
             checks = _checks(*inputs, reporter)
-    # The rater expectation and the reads' evidence need neither the severity nor the checks:
-    # offered to the helper, which takes them once its checks are done, if this process has not
-    # begun them by then (the same bits either way).
+    # The severity's embedding fits, then the rater expectation and the reads' evidence (which
+    # need neither the severity nor the checks) are offered to the helper in that order: it
+    # takes each once its checks are done, if this process has not begun it by then (the same
+    # bits either way). The embedding fits first: this process fits the lexical model meanwhile
+    # and needs them next; the extras it comes to only after the severity.
+    with timer.stage("severity"):
+        started = severity.start_severity(
+            vectors, responses.scores, responses.n_classes, config.seed, reporter, helper
+        )
     offered = _offer_extras(helper, vectors, graph, responses, config)
     with timer.stage("severity"):
-        ranked, note = _severity(vectors, graph, result, responses, config, reporter, helper)
+        ranked, note = _severity(vectors, graph, result, responses, config, reporter, started)
     if pending is not None:
         assert helper is not None and crossing is not None  # both came from it
         checks = _checks_from(helper, (crossing, pending), inputs, timer, reporter)
@@ -163,16 +169,19 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
     return _neighbour_graph(embedded.vectors, config, reporter), None, config
 
 
-def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config, reporter, helper):
+def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config, reporter, started):
     """The review queue's severity (engine.audit.queue.severity) on the one scale of every item
     (engine.audit.queue.calibration), and a note when it had to fall back to 1 - p(human score) from
-    the PARM fit because two folds were not possible. helper: the item's helper process, offered
-    the embedding model's fits, which it makes if its checks end in time (None: all here)."""
+    the PARM fit because two folds were not possible. started: `severity.start_severity`'s (its
+    folds, and its embedding fits as offered to the item's helper process), None when two folds
+    were not possible."""
     scores = responses.scores
-    ranked = severity.review_severity(
-        vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed,
-        reporter, (graph.indices, graph.similarities), helper,
-    )  # fmt: skip
+    ranked = None
+    if started is not None:
+        ranked = severity.review_severity(
+            vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed,
+            reporter, (graph.indices, graph.similarities), started=started,
+        )  # fmt: skip
     if ranked is not None:
         return calibrated(ranked, scores, responses.n_classes), []
     note = (

@@ -65,15 +65,15 @@ def test_checks_made_by_the_helper_are_the_same_bits_as_made_here(monkeypatch):
         Helper, "offer", lambda self, f, *a: offered.append(f) or real_offer(self, f, *a)
     )
     there = _audit(monkeypatch, 0)
-    # Cross-fitting (beside tuning), the checks of the tuned model, then the rater expectation,
-    # the reads' evidence and the severity's embedding fits offered.
+    # Cross-fitting (beside tuning), the checks of the tuned model, then the severity's
+    # embedding fits, the rater expectation and the reads' evidence offered.
     assert [f.__name__ for f in submitted] == ["_cross_fit", "_tuned_checks_elsewhere"] + [
         "_unless_claimed"
     ] * 3
     assert [f.__name__ for f in offered] == [
+        "embedding_probas",
         "_rater_expectation",
         "read_evidence",
-        "embedding_probas",
     ]
     for stage in ("checks", "raters", "reads"):
         assert stage in here.timings and stage in there.timings, stage

@@ -33,10 +33,12 @@ then puts the severity on one scale across items.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from engine.audit.queue.answer_groups import group_folds, similar_groups
-from engine.core.machine.helper import Helper, offered_result
+from engine.core.machine.helper import Helper, Offer, offered_result
 from engine.core.progress import CHECKS, Reporter
 from engine.model.classifier import (
     narrow,
@@ -226,6 +228,40 @@ def neighbour_vote(indices: np.ndarray, similarities: np.ndarray, scores: np.nda
     return np.where(total > 0, 1.0 - share, 0.5)
 
 
+@dataclass(frozen=True)
+class SeverityStart:
+    """What a severity begins with: its random folds (`parts`), its folds of groups of similar
+    answers (`grouped`, [] under two groups) and its embedding fits as offered to the item's
+    helper process (None: made here)."""
+
+    parts: list[np.ndarray]
+    grouped: list[np.ndarray]
+    offered: Offer | None = None
+
+    @property
+    def partitions(self) -> list[list[np.ndarray]]:
+        return [self.parts, self.grouped] if self.grouped else [self.parts]
+
+
+def start_severity(
+    vectors: np.ndarray, scores: np.ndarray, n_classes: int, seed: int,
+    reporter: Reporter | None = None, helper: Helper | None = None,
+) -> SeverityStart | None:  # fmt: skip
+    """The severity's folds, and its embedding fits offered to `helper` when there is one (so
+    that an item's audit can offer them before other work: engine.pipeline); None when there
+    are too few responses for two folds."""
+    reporter = reporter or Reporter()
+    parts = stratified_folds(scores, SEVERITY_FOLDS, seed)
+    if not parts:
+        return None
+    reporter(CHECKS, 0, len(parts), "severity: groups of similar answers")
+    started = SeverityStart(parts, group_parts(vectors, seed))
+    if helper is None:
+        return started
+    offered = helper.offer(embedding_probas, vectors, scores, n_classes, started.partitions)
+    return SeverityStart(started.parts, started.grouped, offered)
+
+
 def review_severity(
     vectors: np.ndarray,
     texts: list[str],
@@ -236,6 +272,7 @@ def review_severity(
     reporter: Reporter | None = None,
     neighbours: tuple[np.ndarray, np.ndarray] | None = None,
     helper: Helper | None = None,
+    started: SeverityStart | None = None,
 ) -> np.ndarray | None:
     """Raw severity in [0, 1] (see the module docstring), every response predicted by models
     fitted on other folds' scores only: the logit mean of the random-fold and the group-fold
@@ -246,17 +283,16 @@ def review_severity(
     machine.helper), offered the embedding model's fits while the lexical model's run here:
     with the default grid its checks end first and it fits them meanwhile (N = 15,000: the
     severity 4.1 -> 3.1 s); after a large grid's cross-fitting it takes them when it is free,
-    if this process has not begun them. None when there are too few responses for two folds."""
+    if this process has not begun them; started: `start_severity`'s, when the caller began the
+    severity (and made its offer) before (helper is then not read). None when there are too
+    few responses for two folds."""
     reporter = reporter or Reporter()
-    parts = stratified_folds(scores, SEVERITY_FOLDS, seed)
-    if not parts:
-        return None
-    reporter(CHECKS, 0, len(parts), "severity: groups of similar answers")
-    grouped = group_parts(vectors, seed)
-    partitions = [parts, grouped] if grouped else [parts]
-    offered = None
-    if helper is not None:
-        offered = helper.offer(embedding_probas, vectors, scores, n_classes, partitions)
+    if started is None:
+        started = start_severity(vectors, scores, n_classes, seed, reporter, helper)
+        if started is None:
+            return None
+    parts, grouped, partitions = started.parts, started.grouped, started.partitions
+    offered = started.offered
     reporter(CHECKS, 0, len(parts), f"{LEXICAL_STEP}: n-grams")
     words = lexical_rows(texts, seed, reporter)
     embedded, lexical = classifier_probas(
