@@ -189,6 +189,34 @@ async def test_the_app_notifies_a_fallback_encoding(tmp_path):
         assert "Lumière" in app.state.responses.texts[0]
 
 
+@pytest.mark.slow
+async def test_a_reading_note_comes_after_the_question_whether_to_resume(tmp_path):
+    """At 80x24 the note's toast covered the Resume question's buttons (ASAP essays set 1, a
+    saved run): the note is now said once the question is answered."""
+    from helpers import wait_for
+
+    from parm_tui.app import ParmApp
+    from parm_tui.screens.resume import ResumeModal
+
+    rows = [[f"s{i}", f"Lumière et eau {i}", i % 3] for i in range(N)]
+    path = write_rows(tmp_path / "fr.csv", ["id", "answer", "score"], rows, encoding="cp1252")
+    vectors = tmp_path / "fr.npy"
+    np.save(vectors, clustered_embeddings(N, 3, seed=1)[0])
+    code, output = cli(path, "--embeddings", vectors, "--out", tmp_path / "out", *FAST_CLI)
+    assert code == 0, output
+    app = ParmApp(path=path)
+
+    def warned() -> bool:
+        return any("read as Windows-1252" in n.message for n in app._notifications)
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ResumeModal), "the question")
+        await pilot.pause()
+        assert not warned()
+        await pilot.press("n")  # start fresh
+        await wait_for(pilot, warned, "the note")
+
+
 # -- exports are all or nothing ----------------------------------------------------------------
 def test_a_folder_in_a_targets_place_stops_the_export_before_anything_is_written(tmp_path, good):
     out = tmp_path / "o"

@@ -232,15 +232,19 @@ class LoadScreen(Screen):
             message.update(
                 plain(f"{display_path(path)} · {len(frame):,} rows · {frame.shape[1]} columns")
             )
-            # A fallback encoding or replaced control characters: said once, when the file opens.
-            for warning in file.warnings:
-                self.app.notify(warning, severity="warning", timeout=10)
             self.app.open_file(file)
             self.show_sheets(file)
             self.show_frame(frame)
             self.app.choose_columns(self.chosen_columns())
             self.show_recent()
-            await offer_resume(self.app, runs[0] if runs else None, file.runs_problem)
+
+            # A fallback encoding, restored or replaced characters: said once, when the file
+            # opens, after the question whether to resume it where one is asked.
+            def notes() -> None:
+                for warning in file.warnings:
+                    self.app.notify(warning, severity="warning", timeout=10)
+
+            await offer_resume(self.app, runs[0] if runs else None, file.runs_problem, notes)
         elif event.state == WorkerState.ERROR:
             error = event.worker.error
             if isinstance(error, ParmError):

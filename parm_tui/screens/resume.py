@@ -52,22 +52,30 @@ class ResumeModal(ConfirmModal):
         ]
 
 
-async def offer_resume(app, saved, problem: str | None) -> None:
+async def offer_resume(app, saved, problem: str | None, then=None) -> None:
     """After a file is read: ask whether to resume its saved session (`problem`: why the
-    session could not be read). Not asked again for a session declined or already open."""
+    session could not be read). Not asked again for a session declined or already open.
+    then(): called once the question is answered, or at once where none is asked (the file's
+    reading notes: a note's toast over the question hid its buttons at 80x24)."""
+    then = then or (lambda: None)
     if problem is not None:
         message = f"The saved session of this file cannot be used: {problem}"
         app.notify(message, severity="warning", timeout=10)
+        then()
         return
     state = app.state
-    if saved is None or saved.file_digest in state.declined:
-        return
-    if state.result is not None and state.result.run_id in saved.run_ids:
+    if (
+        saved is None
+        or saved.file_digest in state.declined
+        or (state.result is not None and state.result.run_id in saved.run_ids)
+    ):
+        then()
         return
     try:
         config = saved.config()
     except ResumeError as exc:
         app.notify(str(exc), severity="warning", timeout=10)
+        then()
         return
     decided = len(state.store.all()) if state.store is not None else None
 
@@ -76,5 +84,6 @@ async def offer_resume(app, saved, problem: str | None) -> None:
             await app.resume(saved)
         else:
             app.decline_session(saved.file_digest)
+        then()
 
     app.push_screen(ResumeModal(saved, config, decided), answer)
