@@ -213,7 +213,8 @@ def test_the_severity_with_its_embedding_fits_offered_is_the_same_bits(monkeypat
         offers = []
         real_offer = helper.offer
         monkeypatch.setattr(helper, "offer", lambda *a: offers.append(real_offer(*a)) or offers[-1])
-        offered = severity.review_severity(vectors, texts, features, scores, 3, 0, helper=helper)
+        started = severity.start_severity(vectors, scores, 3, 0, helper=helper)
+        offered = severity.review_severity(vectors, texts, features, scores, 3, 0, started=started)
         made_there = helper.result(offers[0].future)[0]
         assert (made_there is not None) == (where == "helper")  # None: the helper skipped it
     finally:

@@ -247,19 +247,23 @@ def start_severity(
     vectors: np.ndarray, scores: np.ndarray, n_classes: int, seed: int,
     reporter: Reporter | None = None, helper: Helper | None = None,
 ) -> SeverityStart | None:  # fmt: skip
-    """The severity's folds, and its embedding fits offered to `helper` when there is one (so
-    that an item's audit can offer them before other work: engine.pipeline); None when there
-    are too few responses for two folds."""
+    """The severity's folds, and its embedding fits offered to `helper` (the item's helper
+    process, engine.core.machine.helper) when there is one, so that an item's audit can offer
+    them before other work (engine.pipeline): the helper makes them while the lexical model's
+    fits run here (N = 15,000, default grid: the severity 4.1 -> 3.1 s), or, busy with a large
+    grid's cross-fitting, takes them when it is free if this process has not begun them. None
+    when there are too few responses for two folds."""
     reporter = reporter or Reporter()
     parts = stratified_folds(scores, SEVERITY_FOLDS, seed)
     if not parts:
         return None
     reporter(CHECKS, 0, len(parts), "severity: groups of similar answers")
-    started = SeverityStart(parts, group_parts(vectors, seed))
-    if helper is None:
-        return started
-    offered = helper.offer(embedding_probas, vectors, scores, n_classes, started.partitions)
-    return SeverityStart(started.parts, started.grouped, offered)
+    grouped = group_parts(vectors, seed)
+    partitions = [parts, grouped] if grouped else [parts]
+    offered = None
+    if helper is not None:
+        offered = helper.offer(embedding_probas, vectors, scores, n_classes, partitions)
+    return SeverityStart(parts, grouped, offered)
 
 
 def review_severity(
@@ -271,7 +275,6 @@ def review_severity(
     seed: int,
     reporter: Reporter | None = None,
     neighbours: tuple[np.ndarray, np.ndarray] | None = None,
-    helper: Helper | None = None,
     started: SeverityStart | None = None,
 ) -> np.ndarray | None:
     """Raw severity in [0, 1] (see the module docstring), every response predicted by models
@@ -279,16 +282,12 @@ def review_severity(
     severities, and on an item too small for the stacker the neighbours' vote. vectors: (N, d)
     embeddings; texts: the N answers; features: PARM's T (N, C+1) and S (N,) for the selected
     graph; neighbours: the neighbour graph's sorted lists (indices, similarities), (N, Kmax)
-    each (without them no vote enters); helper: the item's helper process (engine.core.
-    machine.helper), offered the embedding model's fits while the lexical model's run here:
-    with the default grid its checks end first and it fits them meanwhile (N = 15,000: the
-    severity 4.1 -> 3.1 s); after a large grid's cross-fitting it takes them when it is free,
-    if this process has not begun them; started: `start_severity`'s, when the caller began the
-    severity (and made its offer) before (helper is then not read). None when there are too
-    few responses for two folds."""
+    each (without them no vote enters); started: `start_severity`'s, when the caller began the
+    severity (its folds, and its embedding fits offered to a helper process); None: begun here,
+    with no helper. None when there are too few responses for two folds."""
     reporter = reporter or Reporter()
     if started is None:
-        started = start_severity(vectors, scores, n_classes, seed, reporter, helper)
+        started = start_severity(vectors, scores, n_classes, seed, reporter)
         if started is None:
             return None
     parts, grouped, partitions = started.parts, started.grouped, started.partitions
