@@ -156,7 +156,7 @@ def test_the_items_tables_have_a_reads_column_only_where_answers_are_read_twice(
     """SciEntsBank (one read per answer) had an empty "first read vs second read (exact,
     kappa)" column in report.md's and report.html's items tables and in the app's Items tab."""
     from engine.outputs.session import html_report
-    from parm_tui.widgets.session_tables import PAIR_HEADER, item_cells, items_headers, read_twice
+    from parm_tui.widgets.session_tables import PAIR_HEADER, item_cells, items_headers
 
     frame, vectors = session_frame()
     once = run_frame(frame, vectors, session_config())
@@ -175,7 +175,7 @@ def test_the_items_tables_have_a_reads_column_only_where_answers_are_read_twice(
         page = html_report(session, None)
         assert ("(exact, kappa)</th>" in page) is shown
         modelled = session.session_model is not None
-        headers = items_headers(modelled, read_twice(session))
+        headers = items_headers(modelled, session.second_reads)
         assert (PAIR_HEADER in headers) is shown
-        rows = [item_cells(s, modelled, read_twice(session)) for s in session.overview]
+        rows = [item_cells(s, modelled, session.second_reads) for s in session.overview]
         assert all(len(row) == len(headers) for row in rows)

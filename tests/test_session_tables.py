@@ -68,6 +68,7 @@ def test_the_items_pair_column_says_whose_reads_it_compares():
         reads = Namespace(rater=np.array(names * 4), rank=lambda: np.tile(range(len(names)), 4))
         return Namespace(
             overview=[Namespace(human_kappa=kappa)],
+            second_reads=kappa is not None,  # SessionResult.second_reads of that overview
             results=[Namespace(responses=Namespace(reads=reads))],
             reads=Namespace(raters=raters),
         )

@@ -65,6 +65,12 @@ class SessionResult:
         made with its own."""
         return item_overview(self.results, self.items.skipped, self.session_model)
 
+    @property
+    def second_reads(self) -> bool:
+        """Whether some item has its audited read compared with a second read (its overview's
+        human_exact and human_kappa): the items tables' reads column is there only then."""
+        return any(s.human_kappa is not None for s in self.overview)
+
     @functools.cached_property
     def review(self) -> ReviewSet:
         """One review queue over every audited item (one item: a set of that item)."""

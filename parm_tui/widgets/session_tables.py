@@ -94,7 +94,7 @@ class ItemsTable(SessionTable):
     def show(self, session: SessionResult) -> None:
         self.clear(columns=True)
         modelled = session.session_model is not None
-        twice = read_twice(session)
+        twice = session.second_reads
         headers = items_headers(modelled, twice)
         for header in headers:
             self.add_column(header, key=header)
@@ -109,11 +109,6 @@ class ItemsTable(SessionTable):
 
 def _right(value: str) -> Text:
     return Text(value, justify="right")
-
-
-def read_twice(session: SessionResult) -> bool:
-    """Whether some item has answers read twice: the PAIR_HEADER column is there only then."""
-    return any(s.human_kappa is not None for s in session.overview)
 
 
 def items_headers(modelled: bool, twice: bool) -> list[str]:
@@ -161,7 +156,7 @@ def pair_note(session: SessionResult) -> str | None:
     """Whose reads the PAIR_HEADER column compares (engine.input.several_reads.read_pair: the
     raters by name where one rater gave every answer's first or second read), and where the
     other pairs are when more than two raters read; None when no item has second reads."""
-    if not read_twice(session):
+    if not session.second_reads:
         return None
     first, other = read_pair(result.responses.reads for result in session.results)
     note = f"{PAIR_HEADER}: Cohen's kappa of {_whose(first)} against {_whose(other)}"

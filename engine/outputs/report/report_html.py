@@ -326,7 +326,7 @@ def overview(session: SessionResult) -> dict:
     rows = []
     anchors = {r.responses.item: f"item-{k + 1}" for k, r in enumerate(session.results)}
     # The reads' column only where some item has answers read twice (as report.md).
-    twice = any(s.human_kappa is not None for s in session.overview)
+    twice = session.second_reads
     for s in session.overview:
         if s.skipped is not None:
             rows.append({"item": s.item, "n": s.n, "skipped": s.skipped, "cells": [], "anchor": ""})

@@ -117,7 +117,7 @@ def _overview_section(session: SessionResult) -> str:
     header += ["in-sample kappa"]
     header += ["warning", "flagged"]
     # The reads' column only where some item has answers read twice: empty, it asks a question.
-    twice = any(s.human_kappa is not None for s in session.overview)
+    twice = session.second_reads
     if twice:
         first, other = read_pair(result.responses.reads for result in session.results)
         header.append(f"{first} vs {other} (exact, kappa)")
