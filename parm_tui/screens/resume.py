@@ -58,26 +58,11 @@ async def offer_resume(app, saved, problem: str | None, then=None) -> None:
     then(): called once the question is answered, or at once where none is asked (the file's
     reading notes: a note's toast over the question hid its buttons at 80x24)."""
     then = then or (lambda: None)
-    if problem is not None:
-        message = f"The saved session of this file cannot be used: {problem}"
-        app.notify(message, severity="warning", timeout=10)
+    asked = _question(app, saved, problem)
+    if asked is None:
         then()
         return
-    state = app.state
-    if (
-        saved is None
-        or saved.file_digest in state.declined
-        or (state.result is not None and state.result.run_id in saved.run_ids)
-    ):
-        then()
-        return
-    try:
-        config = saved.config()
-    except ResumeError as exc:
-        app.notify(str(exc), severity="warning", timeout=10)
-        then()
-        return
-    decided = len(state.store.all()) if state.store is not None else None
+    config, decided = asked
 
     async def answer(resume: bool) -> None:
         if resume:
@@ -87,3 +72,23 @@ async def offer_resume(app, saved, problem: str | None, then=None) -> None:
         then()
 
     app.push_screen(ResumeModal(saved, config, decided), answer)
+
+
+def _question(app, saved, problem: str | None):
+    """(the saved session's settings, its decisions so far) to ask about; None where nothing
+    is asked, saying why where the session cannot be used."""
+    if problem is not None:
+        message = f"The saved session of this file cannot be used: {problem}"
+        app.notify(message, severity="warning", timeout=10)
+        return None
+    state = app.state
+    if saved is None or saved.file_digest in state.declined:
+        return None
+    if state.result is not None and state.result.run_id in saved.run_ids:
+        return None
+    try:
+        config = saved.config()
+    except ResumeError as exc:
+        app.notify(str(exc), severity="warning", timeout=10)
+        return None
+    return config, len(state.store.all()) if state.store is not None else None
