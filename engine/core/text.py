@@ -64,6 +64,14 @@ def repair_misread(text: str) -> tuple[str, int]:
     return _MISREAD.sub(restore, text), restored
 
 
+def read_safely(text: str) -> tuple[str, int, int]:
+    """Text as a file's reader keeps it: misread characters restored (`repair_misread`), then
+    made inert (`sanitise`); with how many characters were replaced and how many restored."""
+    restored_text, restored = repair_misread(text)
+    clean, replaced = sanitise(restored_text)
+    return clean, replaced, restored
+
+
 def before_repair(text: str) -> str:
     """`text` as parm read it before `repair_misread`: each character that function restores
     shown as its UTF-8 bytes read as Latin-1, their C1 controls replaced (’ -> â\ufffd\ufffd).

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.core.text import is_safe, repair_misread, sanitise
+from engine.core.text import is_safe, read_safely
 
 # How many of the sheet's first rows may hold titles above the header.
 HEADER_SCAN = 50
@@ -264,8 +264,8 @@ def _kept_columns(names, texts, continued) -> tuple[list[int], list[str]]:
 
 
 def _made_safe(columns: list[list[str]]) -> tuple[list[list[str]], int, int]:
-    """Every cell through engine.core.text.repair_misread and sanitise (misread characters
-    restored, control characters replaced), a column at a time: one scan of a column without
+    """Every cell through engine.core.text.read_safely (misread characters restored, control
+    characters replaced), a column at a time: one scan of a column without
     any is all it costs. Returns the columns, the characters replaced and those restored."""
     replaced = restored = 0
     out = []
@@ -275,8 +275,7 @@ def _made_safe(columns: list[list[str]]) -> tuple[list[list[str]], int, int]:
             continue
         clean = []
         for value in column:
-            text, fixed = repair_misread(value)
-            text, n = sanitise(text)
+            text, n, fixed = read_safely(value)
             clean.append(text)
             replaced += n
             restored += fixed

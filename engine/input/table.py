@@ -18,7 +18,7 @@ import pandas as pd
 from engine.core.errors import DataError
 from engine.core.files import open_regular, reason
 from engine.core.suggest import did_you_mean
-from engine.core.text import MISREAD_NOTE, repair_misread, sanitise
+from engine.core.text import MISREAD_NOTE, read_safely
 
 _SNIFF_BYTES = 256 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
@@ -156,8 +156,7 @@ def read_table(path: str | Path) -> pd.DataFrame:
     raw_text, encoding = read_text_file(path)
     # One pass over the whole text: a cell or a column name cannot hold a character the file
     # does not, and the delimiters (, ; tab |) and quotes are untouched.
-    text, restored = repair_misread(raw_text)
-    text, replaced = sanitise(text)
+    text, replaced, restored = read_safely(raw_text)
     delimiter = sniff_delimiter(text, path)
     _refuse_repeated_columns(text, delimiter, path)
     try:
