@@ -11,13 +11,20 @@ process then leaves at once (os._exit) instead of finalising the interpreter, be
 threads may still be inside a model when Ctrl+C arrives, and tearing the interpreter down under
 them can abort the process ("terminate called without an active exception", exit -6) instead of
 leaving with 130 or 143.
+
+A command that ends otherwise with a number leaves the same way after what finalising would do
+first (`_finish`): its threads are waited for and the atexit handlers run (multiprocessing joins
+its children, logging flushes). What is skipped is tearing down every module and freeing every
+object one by one, which after an audit of 15,000 answers took 0.15-0.25 s of a 7.5-second run.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
+import threading
 
 # The exit codes of an interrupted command (parm_tui.headless): Ctrl+C, SIGTERM.
 INTERRUPTED = (130, 143)
@@ -37,6 +44,15 @@ def _leave_now(code: int) -> None:
     os._exit(code)
 
 
+def _finish(code: int) -> None:
+    """Leave with `code` as the interpreter would, less its teardown (see the module docstring):
+    non-daemon threads waited for (threading's own shutdown, which also stops the
+    concurrent.futures pools' threads), then the atexit handlers, then the streams flushed."""
+    threading._shutdown()  # type: ignore[attr-defined]  # what Py_FinalizeEx calls first
+    atexit._run_exitfuncs()
+    _leave_now(code)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the `parm` script: install the quiet handlers, import the CLI, run it."""
     quiet = [signal.SIGINT] + ([signal.SIGTERM] if hasattr(signal, "SIGTERM") else [])
@@ -50,7 +66,9 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as leaving:
         if leaving.code in INTERRUPTED:
             _leave_now(leaving.code)
-        raise
+        if leaving.code is None or isinstance(leaving.code, int):
+            _finish(leaving.code or 0)
+        raise  # a message as the code: Python prints it and leaves with 1
 
 
 if __name__ == "__main__":

@@ -516,3 +516,31 @@ def test_a_commands_request_is_built_by_keyword_only(request_class):
     assert all(field.kw_only for field in fields)
     with pytest.raises(TypeError, match="positional"):
         cls(*(Path("x") for _ in fields))
+
+
+FINISHING = """
+import atexit, sys, threading, time
+from pathlib import Path
+folder = Path(sys.argv[1])
+atexit.register(lambda: (folder / "atexit").write_text("ran"))
+def late():
+    time.sleep(0.3)
+    (folder / "thread").write_text("ran")
+threading.Thread(target=late).start()
+print("before", end="")  # a pipe: block-buffered, written only if flushed
+from parm_tui.launch import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize(("args", "code"), [(["--version"], 0), (["audit"], 2)])
+def test_a_command_leaves_as_the_interpreter_would_without_its_teardown(tmp_path, args, code):
+    """parm_tui.launch leaves with os._exit after a command, skipping the teardown of every
+    module: what finalising does first still happens (a thread still running is waited for,
+    atexit handlers run, buffered output is flushed) and the code is the command's."""
+    done = subprocess.run([sys.executable, "-c", FINISHING, str(tmp_path), *args],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == code, done.stderr
+    assert done.stdout.startswith("before")
+    assert (tmp_path / "thread").read_text() == "ran"
+    assert (tmp_path / "atexit").read_text() == "ran"
