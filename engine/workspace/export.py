@@ -85,6 +85,7 @@ def export(
     with the others in warnings.txt and the reports. table_format: the tables as CSV files,
     in results.xlsx, or both (engine.outputs.names; `names` lists the files otherwise).
     ParmError subclasses name the file or folder."""
+    from engine.core.machine.collector import new_objects_only
     from engine.core.run_warnings import RunWarning
     from engine.outputs.session import write_session
     from engine.results.added_reads import session_with_added
@@ -97,16 +98,17 @@ def export(
         ]
         result = dataclasses.replace(result, warnings=[*result.warnings, *added])
 
-    return write_session(
-        result,
-        out,
-        overwrite=force,
-        names=names,
-        on_switched=on_switched,
-        store=decisions,
-        table=table,
-        table_format=table_format,
-    )
+    with new_objects_only():  # engine.core.machine.collector: the tables' rows
+        return write_session(
+            result,
+            out,
+            overwrite=force,
+            names=names,
+            on_switched=on_switched,
+            store=decisions,
+            table=table,
+            table_format=table_format,
+        )
 
 
 def copy_set(found: OutputSet, out: str | Path, force: bool = False,
