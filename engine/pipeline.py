@@ -10,6 +10,8 @@ from __future__ import annotations
 from concurrent.futures import Future
 from dataclasses import replace
 
+import numpy as np
+
 from engine.audit import intervals
 from engine.audit.queue import duplicates, evidence, severity
 from engine.audit.queue.calibration import calibrated
@@ -30,6 +32,7 @@ from engine.graph.neighbour_graph import NeighbourGraph
 from engine.graph.search import build_graph
 from engine.input.responses import Responses
 from engine.input.settings.config import SINGLE_VECTOR, AuditConfig, fit_top_k
+from engine.input.several_reads import rater_column_given
 from engine.model.cross_fit import cross_fit
 from engine.model.features import ItemFeatures
 from engine.model.metrics import ORDINAL_METRICS
@@ -118,7 +121,7 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
         )
     offered = _offer_extras(helper, vectors, graph, responses, config)
     with timer.stage("severity"):
-        ranked, note = _severity(vectors, graph, result, responses, config, reporter, started)
+        raw, note = _severity(vectors, graph, result, responses, config, reporter, started)
     if pending is not None:
         assert helper is not None and crossing is not None  # both came from it
         checks = _checks_from(helper, (crossing, pending), inputs, timer, reporter)
@@ -127,6 +130,8 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
         offered["raters"], lambda: _rater_expectation(vectors, responses, reporter), timer,
         "raters", reporter,
     )  # fmt: skip
+    with timer.stage("severity"):
+        ranked = _on_the_scale(raw, not note, rater_proba, responses, config)
     evidence_of_text = _offered(
         offered["reads"],
         lambda: read_evidence(vectors, graph.indices, graph.similarities, responses, config.seed),
@@ -170,11 +175,10 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
 
 
 def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config, reporter, started):
-    """The review queue's severity (engine.audit.queue.severity) on the one scale of every item
-    (engine.audit.queue.calibration), and a note when it had to fall back to 1 - p(human score) from
-    the PARM fit because two folds were not possible. started: `severity.start_severity`'s (its
-    folds, and its embedding fits as offered to the item's helper process), None when two folds
-    were not possible."""
+    """The review queue's raw severity (engine.audit.queue.severity), and a note when it had to
+    fall back to 1 - p(human score) from the PARM fit because two folds were not possible.
+    started: `severity.start_severity`'s (its folds, and its embedding fits as offered to the
+    item's helper process), None when two folds were not possible."""
     scores = responses.scores
     ranked = None
     if started is not None:
@@ -183,13 +187,41 @@ def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config,
             reporter, (graph.indices, graph.similarities), started=started,
         )  # fmt: skip
     if ranked is not None:
-        return calibrated(ranked, scores, responses.n_classes), []
+        return ranked, []
     note = (
         "Too few responses per score to cross-fit the severity: it is 1 - p(human score) "
         "from the PARM fit instead."
     )
-    raw = severity.severity(tuned.fitted.proba, scores)
-    return calibrated(raw, scores, responses.n_classes), [note]
+    return severity.severity(tuned.fitted.proba, scores), [note]
+
+
+def _on_the_scale(raw, crossed: bool, rater_proba, responses: Responses, config: AuditConfig):
+    """The queue's severity on the one scale of every item (engine.audit.queue.calibration):
+    the cross-fitted raw severity of an answer read once joined, where a column of the file
+    says who gave each score and names two raters or more, by the rater expectation's
+    (severity.with_rater_expectation; rater_proba: one row per read). Not an answer read twice:
+    the other raters' model was fitted on its other read, which would vouch for or against it
+    in the queue and in the figures that test the queue against the reads (engine.audit.queue.
+    read_severity learns from them instead). Not where the raters are a wide file's score
+    columns: every audited read is then the first column's, and the "other raters" are the
+    second reads, which read_severity already learns from."""
+    scores = responses.scores
+    if crossed and rater_proba is not None and rater_column_given(config):
+        once = np.bincount(every_read(responses).answer, minlength=len(responses)) == 1
+        audited = np.asarray(rater_proba)[audited_reads(responses)]
+        joined = severity.with_rater_expectation(raw, audited, scores)
+        raw = np.where(once, joined, raw)
+    return calibrated(raw, scores, responses.n_classes)
+
+
+def audited_reads(responses: Responses) -> np.ndarray:
+    """(N,) the row of each answer's audited read among its item's reads (engine.audit.raters.
+    every_read: the rows the rater expectation has)."""
+    reads = responses.reads
+    if reads is None or not len(reads):
+        return np.arange(len(responses))  # every_read: the answers first, in order
+    first = np.flatnonzero(reads.first)
+    return first[np.argsort(reads.answer[first], kind="stable")]
 
 
 def _rater_expectation(vectors, responses: Responses, reporter=None):

@@ -215,3 +215,27 @@ def trigram_vectors(texts: list[str], dim: int = 64) -> np.ndarray:
             out[i, sum(map(ord, padded[k : k + 3])) * 2654435761 % dim] += 1.0
         out[i] = out[i] if out[i].any() else np.eye(dim, dtype=np.float32)[0]
     return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_the_queue_reads_each_answers_audited_read_whatever_the_files_shape():
+    """engine.pipeline.audited_reads: the row of each answer's audited read among every_read's
+    rows (the rater expectation's), in a long file whose reads come in any order and in a file
+    read once."""
+    from engine.pipeline import audited_reads
+
+    wide, vectors = three_graders(items=(("A", 40, 3),))
+    long, _ = as_long(wide, vectors)
+    long = long.sample(frac=1.0, random_state=4).reset_index(drop=True)  # reads in any order
+    config = load_defaults().updated(
+        reads="long", id_column="id", item_column="item", rater_column="rater",
+        text_column="answer", score_column="score",
+    )  # fmt: skip
+    responses = split_items(long, config).audited[0]
+    reads = every_read(responses)
+    rows = audited_reads(responses)
+    np.testing.assert_array_equal(reads.answer[rows], np.arange(len(responses)))
+    np.testing.assert_array_equal(reads.code[rows], responses.scores)
+    assert np.all(responses.reads.first[rows])
+    once = split_items(wide, load_defaults().updated(score_column="G1")).audited[0]
+    np.testing.assert_array_equal(audited_reads(once), np.arange(len(once)))
+    np.testing.assert_array_equal(every_read(once).code[audited_reads(once)], once.scores)

@@ -5,6 +5,8 @@ order, seeds, small files, cancel, the dense graph)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from helpers import (
@@ -430,3 +432,53 @@ def test_the_lexical_model_is_exact_up_to_its_limit_and_uses_landmarks_above(mon
             vectors, texts, scores, 3, stratified_folds(scores, 5, 0), 0, Reporter()
         )
     assert seen == [(60, 60), (90, 25)]  # exact (m = N) at the limit, Nystrom above it
+
+
+def test_the_rater_expectation_joins_with_a_third_of_the_logit():
+    raw = np.array([0.1, 0.5, 0.9, 0.3])
+    proba = np.array([[0.2, 0.8], [0.5, 0.5], [0.9, 0.1], [0.7, 0.3]])
+    scores = np.array([1, 0, 1, 0])
+    left = 1 - proba[np.arange(4), scores]  # 0.2, 0.5, 0.9, 0.3: the rater model agrees
+    logit = lambda p: np.log(p / (1 - p))  # noqa: E731
+    expected = 1 / (1 + np.exp(-(2 / 3 * logit(raw) + 1 / 3 * logit(left))))
+    joined = audit.with_rater_expectation(raw, proba, scores)
+    np.testing.assert_allclose(joined, expected, rtol=1e-12)
+    np.testing.assert_allclose(joined[1:3], raw[1:3], rtol=1e-12)  # the same where they agree
+    assert joined[0] > raw[0] and joined[3] == pytest.approx(raw[3])
+
+
+def _central_rater(seed: int):
+    """An item of 240 answers dealt to four raters; rater 0 never gives the top score (each of
+    their top scores one step lower, as bench_severity_raters.py plants it). Responses with the
+    raters named, and the moved mask."""
+    vectors, scores = clustered_embeddings(240, 3, dim=12, noise=1.5, seed=seed)
+    rater = np.random.default_rng(seed).integers(4, size=240)
+    moved = (rater == 0) & (scores == 2)
+    responses = synthetic_responses(np.where(moved, 1, scores))
+    named = dataclasses.replace(responses, raters=tuple(f"r{k}" for k in rater))
+    return vectors.astype(np.float64), responses, named, moved
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_a_file_naming_its_raters_puts_a_central_raters_scores_higher_in_the_queue(seed):
+    """The rater expectation is fitted without rater 0's scores, so it expects their top
+    answers at the top: their lowered scores move up the queue. Without a rater column the
+    severity is the cross-fitted one alone, as before."""
+    vectors, plain, named, moved = _central_rater(seed)
+    embedded = Embedded.precomputed(vectors)
+    without = run_audit(plain, small_config(), embedded=embedded)
+    with_raters = run_audit(named, small_config(rater_column="rater"), embedded=embedded)
+    # Raters that are a wide file's score columns (no column of who scored): not joined.
+    columns = run_audit(named, small_config(), embedded=embedded)
+    np.testing.assert_array_equal(columns.severity, without.severity)
+    assert with_raters.rater_proba is not None and without.rater_proba is None
+    assert (
+        roc_auc_score(moved, with_raters.severity) > roc_auc_score(moved, without.severity) + 0.08
+    )
+    raw = audit.review_severity(
+        vectors, plain.texts, without.tuning.features, plain.scores, 3, 0, None,
+        (without.graph.indices, without.graph.similarities),
+    )  # fmt: skip
+    np.testing.assert_array_equal(without.severity, calibrated(raw, plain.scores, 3))
+    joined = audit.with_rater_expectation(raw, with_raters.rater_proba, plain.scores)
+    np.testing.assert_array_equal(with_raters.severity, calibrated(joined, plain.scores, 3))

@@ -21,7 +21,10 @@ SEVERITY_DEFINITION = (
     "logistic regressions, on the embeddings and on word and character n-grams, cross-fitted "
     "over random folds and stacked with the PARM graph's features, and over folds of whole "
     "groups of similar answers, so a wording scored the same wrong way throughout is not "
-    "learned), their logits averaged, then mapped to that probability by a calibration fitted "
+    "learned), their logits averaged (for an answer read once where the file names two raters "
+    "or more, with a third of the weight to a model that never saw the rater's own scores), "
+    "then mapped to that "
+    "probability by a calibration fitted "
     "on real second reads (or relearned from the session's own answers read twice). Chosen by "
     "leaving one kind of file out (docs/explanation/severity.md)"
 )
