@@ -43,7 +43,7 @@ then puts the severity on one scale across items.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -219,22 +219,20 @@ def group_parts(vectors: np.ndarray, seed: int) -> list[np.ndarray]:
     return group_folds(similar_groups(vectors, GROUPS, seed), SEVERITY_FOLDS, seed)
 
 
-def logit_mean(*probabilities: np.ndarray) -> np.ndarray:
+def logit_mean(*probabilities: np.ndarray, weights: tuple[float, ...] | None = None) -> np.ndarray:
     """The probability whose logit is the mean of the probabilities' logits (each clipped to
-    [LOG_FLOOR, 1 - LOG_FLOOR])."""
+    [LOG_FLOOR, 1 - LOG_FLOOR]), or their sum weighted by `weights`."""
     clipped = [np.clip(p, LOG_FLOOR, 1 - LOG_FLOOR) for p in probabilities]
     logits = [np.log(p / (1 - p)) for p in clipped]
-    return 1.0 / (1.0 + np.exp(-sum(logits) / len(logits)))
+    if weights is None:
+        return 1.0 / (1.0 + np.exp(-sum(logits) / len(logits)))
+    return 1.0 / (1.0 + np.exp(-sum(w * logit for w, logit in zip(weights, logits))))
 
 
 def with_rater_expectation(raw: np.ndarray, proba: np.ndarray, scores: np.ndarray) -> np.ndarray:
     """The probability whose logit is (1 - RATER_SHARE) logit(raw) + RATER_SHARE logit(1 -
-    p(score)) under the rater-left-out model (proba: (N, C+1), each answer's audited read), both
-    clipped to [LOG_FLOOR, 1 - LOG_FLOOR]."""
-    left = np.clip(severity(proba, scores), LOG_FLOOR, 1 - LOG_FLOOR)
-    raw = np.clip(raw, LOG_FLOOR, 1 - LOG_FLOOR)
-    logit = (1 - RATER_SHARE) * np.log(raw / (1 - raw)) + RATER_SHARE * np.log(left / (1 - left))
-    return 1.0 / (1.0 + np.exp(-logit))
+    p(score)) under the rater-left-out model (proba: (N, C+1), each answer's audited read)."""
+    return logit_mean(raw, severity(proba, scores), weights=(1 - RATER_SHARE, RATER_SHARE))
 
 
 def neighbour_vote(indices: np.ndarray, similarities: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -281,12 +279,11 @@ def start_severity(
     if not parts:
         return None
     reporter(CHECKS, 0, len(parts), "severity: groups of similar answers")
-    grouped = group_parts(vectors, seed)
-    partitions = [parts, grouped] if grouped else [parts]
-    offered = None
-    if helper is not None:
-        offered = helper.offer(embedding_probas, vectors, scores, n_classes, partitions)
-    return SeverityStart(parts, grouped, offered)
+    start = SeverityStart(parts, group_parts(vectors, seed))
+    if helper is None:
+        return start
+    offered = helper.offer(embedding_probas, vectors, scores, n_classes, start.partitions)
+    return replace(start, offered=offered)
 
 
 def review_severity(

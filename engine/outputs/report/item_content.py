@@ -23,10 +23,9 @@ SEVERITY_DEFINITION = (
     "groups of similar answers, so a wording scored the same wrong way throughout is not "
     "learned), their logits averaged (for an answer read once where the file names two raters "
     "or more, with a third of the weight to a model that never saw the rater's own scores), "
-    "then mapped to that "
-    "probability by a calibration fitted "
-    "on real second reads (or relearned from the session's own answers read twice). Chosen by "
-    "leaving one kind of file out (docs/explanation/severity.md)"
+    "then mapped to that probability by a calibration fitted on real second reads (or "
+    "relearned from the session's own answers read twice). Chosen by leaving one kind of file "
+    "out (docs/explanation/severity.md)"
 )
 BOOTSTRAP_METHOD = (
     "bootstrap over responses (kappa and QWK: the estimate +- t x the draws' SD, within [-1, 1]; "
