@@ -83,13 +83,29 @@ CLASSES: dict[tuple[str, str], tuple] = {}
 PREDICTED: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
 
 
-def audit(name: str, seeds: int, limit: int | None, groups) -> list[Outcome]:
+def dataset_items(name: str, limit: int | None):
+    """(item, its inputs, the dataset's settings) for every item of the dataset `name`."""
     dataset = BY_NAME[name]
     items, _ = load_items(dataset, limit)
     config = dataset.config()
-    outcomes = []
     for item in with_progress(name, items, every=10):
-        inputs = item_inputs(item)
+        yield item, item_inputs(item), config
+
+
+def audit_datasets(args, audit_one) -> list[Outcome]:
+    """audit_one(name, limit) for every dataset of args, on one BLAS thread (SciEntsBank: its
+    first args.scientsbank questions)."""
+    outcomes = []
+    with threadpool_limits(1, user_api="blas"):
+        for name in args.datasets:
+            limit = args.scientsbank if name.startswith("scientsbank") else args.limit
+            outcomes += audit_one(name, limit)
+    return outcomes
+
+
+def audit(name: str, seeds: int, limit: int | None, groups) -> list[Outcome]:
+    outcomes = []
+    for item, inputs, config in dataset_items(name, limit):
         CLASSES[(name, item.name)] = (item.responses.n_classes, item.responses.scores)
         for task, seed, scores, positives in tasks(name, item, seeds):
             found = pieces(item, inputs, task, seed, scores, config, groups)
@@ -109,11 +125,7 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     print(machine_line(), file=sys.stderr)
-    outcomes = []
-    with threadpool_limits(1, user_api="blas"):
-        for name in args.datasets:
-            limit = args.scientsbank if name.startswith("scientsbank") else args.limit
-            outcomes += audit(name, args.seeds, limit, args.groups)
+    outcomes = audit_datasets(args, lambda name, limit: audit(name, args.seeds, limit, args.groups))
     np.seterr(all="ignore")
     print(report(outcomes))
     real = [o for o in outcomes if o.task == "real"]

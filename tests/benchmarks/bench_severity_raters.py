@@ -48,17 +48,22 @@ import time
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench_severity_errors import NAMES, rankings, tasks  # noqa: E402
+from bench_severity_errors import (  # noqa: E402
+    NAMES,
+    audit_datasets,
+    dataset_items,
+    rankings,
+    tasks,
+)
 from machine import dataset_options, machine_line  # noqa: E402
-from severity_data import BY_NAME, item_seed, load_items, with_progress  # noqa: E402
+from severity_data import item_seed  # noqa: E402
 from severity_error_calibration import ece  # noqa: E402
 from severity_error_candidates import _blend  # noqa: E402
-from severity_error_pieces import GROUP_COUNTS, item_inputs, pieces  # noqa: E402
+from severity_error_pieces import GROUP_COUNTS, pieces  # noqa: E402
 from severity_error_report import (  # noqa: E402
     CURRENT,
     KNN,
@@ -144,12 +149,8 @@ def with_raters(base: dict, item, scores: np.ndarray, raters: np.ndarray) -> dic
 
 
 def audit(name: str, seeds: int, limit: int | None) -> list[Outcome]:
-    dataset = BY_NAME[name]
-    items, _ = load_items(dataset, limit)
-    config = dataset.config()
     outcomes = []
-    for item in with_progress(name, items, every=10):
-        inputs = item_inputs(item)
+    for item, inputs, config in dataset_items(name, limit):
         planted = [
             (t, s, sc, p, dealt(name, item, t, s)) for t, s, sc, p in tasks(name, item, seeds)
         ]
@@ -196,11 +197,7 @@ def main() -> None:
     DOMINANT[0] = args.dominant
     started = time.perf_counter()
     print(machine_line(), file=sys.stderr)
-    outcomes = []
-    with threadpool_limits(1, user_api="blas"):
-        for name in args.datasets:
-            limit = args.scientsbank if name.startswith("scientsbank") else args.limit
-            outcomes += audit(name, args.seeds, limit)
+    outcomes = audit_datasets(args, lambda name, limit: audit(name, args.seeds, limit))
     np.seterr(all="ignore")
     grouped = units(outcomes)
     names = list(outcomes[0].rankings)
