@@ -146,7 +146,12 @@ def peer_pieces(item, inputs, scores) -> dict[str, np.ndarray]:
 
 
 def _path(item, task: str, seed, scores: np.ndarray) -> Path:
-    digest = hashlib.sha256(np.ascontiguousarray(scores).tobytes()).hexdigest()[:12]
+    """The pieces' file: named by the scores audited, the texts and their vectors (the texts
+    as read change when reading does: the essays' misread characters restored)."""
+    hashed = hashlib.sha256(np.ascontiguousarray(scores).tobytes())
+    hashed.update("\x00".join(item.responses.texts).encode("utf-8", "surrogatepass"))
+    hashed.update(np.ascontiguousarray(item.vectors).tobytes())
+    digest = hashed.hexdigest()[:12]
     safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in item.name)
     return CACHE / item.dataset / f"{safe}-{task}-{seed}-{digest}.npz"
 

@@ -83,9 +83,12 @@ def held_out_lines(grouped, figures, choices) -> list[str]:
     misses = []
     for u in grouped:
         row, chosen = figures[u], choices[u[0]]
-        g = row[chosen] - max(row[p] for p in PEERS)
+        peer = max(PEERS, key=lambda p: row[p])
+        g = row[chosen] - row[peer]
         if g < 0:
-            misses.append(f"{u[0]} {u[1]} ({g:+.3f})")
+            low, high = pooled_gap(grouped[u], chosen, peer)
+            noise = "beyond noise" if high < 0 else "within noise"
+            misses.append(f"{u[0]} {u[1]} ({g:+.3f}; 95% {low:+.3f} to {high:+.3f}, {noise})")
         lines.append(
             f"| {u[0]} | {u[1]} | {chosen} | **{row[chosen]:.3f}** | {row[KNN]:.3f} | "
             f"{row[OOF_LR]:.3f} | {row[CURRENT]:.3f} | {g:+.3f} |"
@@ -101,6 +104,31 @@ def fast_auroc(positives: np.ndarray, ranking: np.ndarray) -> float:
     return float(
         (ranks[positives].sum() - hits * (hits + 1) / 2) / (hits * (positives.size - hits))
     )
+
+
+def pooled_gap(found: list[Outcome], ours: str, peer: str) -> tuple[float, float]:
+    """The paired bootstrap 95% interval of (ours - peer) pooled AUROC: items resampled with
+    replacement (an item's answers and seeds move together: they share its texts and raters)."""
+    rng = np.random.default_rng(0)
+    items = sorted({o.item for o in found})
+    by_seed: dict = {}
+    for o in found:
+        by_seed.setdefault(o.seed, {})[o.item] = o
+    draws = []
+    for _ in range(BOOTSTRAP):
+        picked = rng.choice(len(items), size=len(items))
+        gaps = []
+        for group in by_seed.values():
+            chosen = [group[items[i]] for i in picked if items[i] in group]
+            y = np.concatenate([o.positives for o in chosen])
+            if 0 < y.sum() < y.size:
+                a = np.concatenate([o.rankings[ours] for o in chosen])
+                b = np.concatenate([o.rankings[peer] for o in chosen])
+                gaps.append(fast_auroc(y, a) - fast_auroc(y, b))
+        if gaps:
+            draws.append(np.mean(gaps))
+    low, high = np.percentile(draws, [2.5, 97.5])
+    return float(low), float(high)
 
 
 def paired_gap(found: list[Outcome], ours: str, peer: str) -> tuple[float, float, float]:
