@@ -121,7 +121,7 @@ def _audit(responses, config, reporter, embedded, run_id, helper) -> AuditResult
         )
     offered = _offer_extras(helper, vectors, graph, responses, config)
     with timer.stage("severity"):
-        raw, note = _severity(vectors, graph, result, responses, config, reporter, started)
+        raw, note = _severity(vectors, result, responses, config, reporter, started)
     if pending is not None:
         assert helper is not None and crossing is not None  # both came from it
         checks = _checks_from(helper, (crossing, pending), inputs, timer, reporter)
@@ -174,7 +174,7 @@ def _graph(embedded: Embedded, config: AuditConfig, reporter: Reporter):
     return _neighbour_graph(embedded.vectors, config, reporter), None, config
 
 
-def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config, reporter, started):
+def _severity(vectors, tuned: TuningResult, responses: Responses, config, reporter, started):
     """The review queue's raw severity (engine.audit.queue.severity), and a note when it had to
     fall back to 1 - p(human score) from the PARM fit because two folds were not possible.
     started: `severity.start_severity`'s (its folds, and its embedding fits as offered to the
@@ -184,7 +184,7 @@ def _severity(vectors, graph, tuned: TuningResult, responses: Responses, config,
     if started is not None:
         ranked = severity.review_severity(
             vectors, responses.texts, tuned.features, scores, responses.n_classes, config.seed,
-            reporter, (graph.indices, graph.similarities), started=started,
+            reporter, started=started,
         )  # fmt: skip
     if ranked is not None:
         return ranked, []
@@ -199,17 +199,21 @@ def _on_the_scale(raw, crossed: bool, rater_proba, responses: Responses, config:
     """The queue's severity on the one scale of every item (engine.audit.queue.calibration):
     the cross-fitted raw severity of an answer read once joined, where a column of the file
     says who gave each score and names two raters or more, by the rater expectation's
-    (severity.with_rater_expectation; rater_proba: one row per read). Not an answer read twice:
-    the other raters' model was fitted on its other read, which would vouch for or against it
-    in the queue and in the figures that test the queue against the reads (engine.audit.queue.
-    read_severity learns from them instead). Not where the raters are a wide file's score
+    (severity.with_rater_expectation; rater_proba: one row per read), weighted more where the
+    answer's rater read more of the item than the others (severity.expectation_share). Not an
+    answer read twice: the other raters' model was fitted on its other read, which would vouch
+    for or against it in the queue and in the figures that test the queue against the reads
+    (engine.audit.queue.read_severity learns from them instead). Not where the raters are a wide file's score
     columns: every audited read is then the first column's, and the "other raters" are the
     second reads, which read_severity already learns from."""
     scores = responses.scores
     if crossed and rater_proba is not None and rater_column_given(config):
-        once = np.bincount(every_read(responses).answer, minlength=len(responses)) == 1
-        audited = np.asarray(rater_proba)[audited_reads(responses)]
-        joined = severity.with_rater_expectation(raw, audited, scores)
+        reads, rows = every_read(responses), audited_reads(responses)
+        once = np.bincount(reads.answer, minlength=len(responses)) == 1
+        _, rater = np.unique(reads.rater.astype(str), return_inverse=True)
+        own = np.bincount(rater)[rater[rows]]
+        share = severity.expectation_share(own, len(reads) - own)
+        joined = severity.with_rater_expectation(raw, np.asarray(rater_proba)[rows], scores, share)
         raw = np.where(once, joined, raw)
     return calibrated(raw, scores, responses.n_classes)
 
@@ -318,9 +322,7 @@ def with_blank_answers(embedded: Embedded, responses: Responses) -> Embedded:
 def _neighbour_graph(embeddings, config: AuditConfig, reporter: Reporter) -> NeighbourGraph:
     # fit_top_k has already left out every K not below N.
     ks = [k for k in config.top_k_values if k is not None]
-    # The lists also serve the evidence and the severity's neighbour vote.
-    least = max(evidence.EVIDENCE_COUNT, severity.NEIGHBOUR_VOTE_K)
-    k_max = max(ks + [min(least, embeddings.shape[0] - 1)])
+    k_max = max(ks + [min(evidence.EVIDENCE_COUNT, embeddings.shape[0] - 1)])
     return build_graph(
         embeddings, k_max, config.similarity_top_k_chunk, config.normalize_similarities, reporter
     )

@@ -164,8 +164,6 @@ def test_late_interaction_severity_uses_the_mean_pooled_token_vectors(
         responses.scores,
         responses.n_classes,
         0,
-        None,
-        (result.graph.indices, result.graph.similarities),  # the maxsim graph's lists vote
     )
     # on the one scale of every item, as the pipeline puts it
     expected = calibrated(raw, responses.scores, responses.n_classes)

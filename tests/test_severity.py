@@ -21,7 +21,6 @@ from scipy.stats import spearmanr
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.model_selection import cross_val_predict
-from sklearn.neighbors import NearestNeighbors
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
@@ -32,7 +31,6 @@ from engine.audit.queue.severity import severity
 from engine.core.errors import Cancelled
 from engine.core.progress import CancelToken, Reporter
 from engine.embedding.vectors import Embedded
-from engine.graph.search import build_graph
 from engine.model.classifier import narrow, out_of_fold_proba, stratified_folds
 from engine.model.lexical import gram_features, lexical_features
 from engine.pipeline import run_audit
@@ -189,39 +187,8 @@ def test_the_stacker_needs_ten_responses_per_parameter():
     assert not audit.stacks(1199, 6) and audit.stacks(1200, 6)
 
 
-def lists_of(vectors, k=audit.NEIGHBOUR_VOTE_K):
-    unit = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-    graph = build_graph(unit, min(k, unit.shape[0] - 1))
-    return graph.indices, graph.similarities
-
-
-def scikit_learn_vote(vectors, scores, k=audit.NEIGHBOUR_VOTE_K):
-    """1 - the cosine-weighted share of the own score among the k nearest (NearestNeighbors)."""
-    found = NearestNeighbors(n_neighbors=k + 1, metric="cosine").fit(vectors)
-    distance, index = found.kneighbors(vectors)
-    index, weight = index[:, 1:], np.clip(1.0 - distance[:, 1:], 0.0, None)
-    same = (weight * (scores[index] == scores[:, None])).sum(axis=1)
-    return 1.0 - same / weight.sum(axis=1)
-
-
-def test_the_neighbour_vote_is_the_weighted_share_of_the_nearest_answers_own_score():
-    vectors, scores = fixture(n=150, seed=5)
-    vote = audit.neighbour_vote(*lists_of(vectors), scores)
-    np.testing.assert_allclose(vote, scikit_learn_vote(vectors, scores), atol=1e-6)
-    # Fewer answers than K: every other answer votes.
-    few = audit.neighbour_vote(*lists_of(vectors[:20]), scores[:20])
-    np.testing.assert_allclose(few, scikit_learn_vote(vectors[:20], scores[:20], 19), atol=1e-6)
-    # No weight (a blank answer's zero vector, or only opposite answers): no evidence either way.
-    indices = np.array([[1, 2], [0, 2], [0, 1]])
-    similarities = np.array([[0.0, -0.3], [0.9, 0.5], [0.9, 0.5]])
-    vote = audit.neighbour_vote(indices, similarities, np.array([0, 0, 1]))
-    np.testing.assert_allclose(vote, [0.5, 0.5 / 1.4, 1.0])
-
-
-@pytest.mark.parametrize("voted", [False, True])
-def test_review_severity_on_a_small_item_is_the_mean_of_both_classifiers_and_the_vote(voted):
-    """Over both kinds of folds, the logits averaged; with the graph's lists, the neighbours'
-    vote (clipped to 2-98%) as a third logit."""
+def test_review_severity_on_a_small_item_is_the_mean_of_both_classifiers_logits():
+    """Over both kinds of folds (random and groups of similar answers), the logits averaged."""
     vectors, scores = fixture(n=60, seed=3)
     texts = answers_for(scores, seed=3)
     split = as_split(stratified_folds(scores, 5, seed=0), scores.size)
@@ -229,28 +196,10 @@ def test_review_severity_on_a_small_item_is_the_mean_of_both_classifiers_and_the
     mean = (embedded + words) / 2
     plain = 1.0 - mean[np.arange(scores.size), scores]
     grouped = scikit_learn_groups(vectors, texts, scores, 0, mean)
-    logits = [logit(plain), logit(grouped)]
-    if voted:
-        vote = np.clip(scikit_learn_vote(vectors, scores), 0.02, 0.98)
-        logits.append(np.log(vote / (1 - vote)))
-    expected = 1 / (1 + np.exp(-sum(logits) / len(logits)))
+    expected = 1 / (1 + np.exp(-(logit(plain) + logit(grouped)) / 2))
     t = np.ones((60, 3))
-    lists = lists_of(vectors) if voted else None
-    ours = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), scores, 3, 0, None, lists)
+    ours = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), scores, 3, 0)
     np.testing.assert_allclose(ours, expected, atol=1e-5)
-
-
-def test_an_item_large_enough_for_the_stacker_takes_no_vote():
-    n = audit.ROWS_PER_PARAMETER * audit.stacker_parameters(3)
-    vectors, scores = fixture(n=n, seed=7)
-    texts = answers_for(scores, seed=7)
-    t = np.random.default_rng(0).random((n, 3)) * 5
-    without = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), scores, 3, seed=2)
-    lists = lists_of(vectors)
-    with_lists = audit.review_severity(
-        vectors, texts, (t, t.sum(axis=1)), scores, 3, 2, None, lists
-    )
-    np.testing.assert_array_equal(without, with_lists)
 
 
 @pytest.mark.parametrize("n", [40, 400])
@@ -261,8 +210,7 @@ def test_flipped_scores_are_ranked_first_on_small_and_large_items(n):
     noisy = scores.copy()
     noisy[flipped] = (scores[flipped] + 1) % 3
     t = np.ones((n, 3))
-    lists = lists_of(vectors)
-    ranked = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), noisy, 3, 0, None, lists)
+    ranked = audit.review_severity(vectors, texts, (t, t.sum(axis=1)), noisy, 3, 0)
     assert audit.stacks(n, 3) == (n == 400)
     assert np.all((ranked >= 0) & (ranked <= 1))
     top = audit.queue_order(ranked)[: flipped.size]
@@ -330,9 +278,8 @@ def test_severity_stays_in_zero_to_one_and_the_queue_is_sorted_by_it(noisy_run):
 def test_run_audit_severity_is_the_review_severity_of_its_own_fit(noisy_run):
     result, vectors = noisy_run
     responses = result.responses
-    lists = (result.graph.indices, result.graph.similarities)
     raw = audit.review_severity(
-        vectors, responses.texts, result.tuning.features, responses.scores, 3, 0, None, lists
+        vectors, responses.texts, result.tuning.features, responses.scores, 3, 0
     )
     np.testing.assert_array_equal(result.severity, calibrated(raw, responses.scores, 3))
 
@@ -368,11 +315,10 @@ def test_small_files_with_a_single_response_in_a_score_get_a_severity():
         embedded=Embedded.precomputed(vectors),
     )
     assert np.all((result.severity >= 0) & (result.severity <= 1))
-    # No other response supports score 3: the most severe, and on its calibrated scale. The
-    # classifiers give it 1 - 1e-6 (their floor), the neighbours' vote at most 0.98 (its clip).
-    lists = (result.graph.indices, result.graph.similarities)
+    # No other response supports score 3: the most severe, and on its calibrated scale (the
+    # classifiers give it 1 - 1e-6, their floor).
     raw = audit.review_severity(
-        vectors, result.responses.texts, result.tuning.features, scores, 4, 0, None, lists
+        vectors, result.responses.texts, result.tuning.features, scores, 4, 0
     )
     assert raw[0] == pytest.approx(1.0, abs=1e-4) and raw[0] == raw.max()
     np.testing.assert_array_equal(result.severity, calibrated(raw, scores, 4))
@@ -447,6 +393,19 @@ def test_the_rater_expectation_joins_with_a_third_of_the_logit():
     assert joined[0] > raw[0] and joined[3] == pytest.approx(raw[3])
 
 
+def test_the_expectation_weighs_more_where_its_rater_read_more_than_the_others():
+    own = np.array([60, 70, 50, 120, 168, 12, 5])
+    others = np.array([180, 70, 150, 80, 72, 228, 0])
+    share = audit.expectation_share(own, others)
+    np.testing.assert_allclose(share[[0, 1, 2, 5]], 1 / 3, rtol=1e-15)
+    assert share[3] == pytest.approx(1 / 3 * 120 / 80, rel=1e-15)  # 0.5
+    assert share[4] == share[6] == 2 / 3  # capped: 168 / 72 / 3 = 0.78; no other rater
+    raw, proba, scores = np.array([0.2, 0.2]), np.array([[0.9, 0.1], [0.9, 0.1]]), np.array([1, 1])
+    heavier = audit.with_rater_expectation(raw, proba, scores, np.array([1 / 3, 2 / 3]))
+    assert raw[0] < heavier[0] < heavier[1]  # the expectation doubts the score, more at 2/3
+    assert heavier[0] == audit.with_rater_expectation(raw, proba, scores)[0]
+
+
 def _central_rater(seed: int):
     """An item of 240 answers dealt to four raters; rater 0 never gives the top score (each of
     their top scores one step lower, as bench_severity_raters.py plants it). Responses with the
@@ -475,10 +434,32 @@ def test_a_file_naming_its_raters_puts_a_central_raters_scores_higher_in_the_que
     assert (
         roc_auc_score(moved, with_raters.severity) > roc_auc_score(moved, without.severity) + 0.08
     )
-    raw = audit.review_severity(
-        vectors, plain.texts, without.tuning.features, plain.scores, 3, 0, None,
-        (without.graph.indices, without.graph.similarities),
-    )  # fmt: skip
+    raw = audit.review_severity(vectors, plain.texts, without.tuning.features, plain.scores, 3, 0)
     np.testing.assert_array_equal(without.severity, calibrated(raw, plain.scores, 3))
     joined = audit.with_rater_expectation(raw, with_raters.rater_proba, plain.scores)
     np.testing.assert_array_equal(with_raters.severity, calibrated(joined, plain.scores, 3))
+
+
+def test_a_rater_who_read_most_of_the_item_is_joined_with_more_of_the_expectation():
+    """Rater 0 read about 60% of 240 answers: the classifiers learned their scores most, so
+    their answers join the expectation at (1/3) x own / others; the other raters' at 1/3."""
+    vectors, scores = clustered_embeddings(240, 3, dim=12, noise=1.5, seed=4)
+    rater = np.random.default_rng(2).choice(4, size=240, p=[0.6, 0.4 / 3, 0.4 / 3, 0.4 / 3])
+    plain = synthetic_responses(scores)
+    named = dataclasses.replace(plain, raters=tuple(f"r{k}" for k in rater))
+    embedded = Embedded.precomputed(vectors.astype(np.float64))
+    without = run_audit(plain, small_config(), embedded=embedded)
+    with_raters = run_audit(named, small_config(rater_column="rater"), embedded=embedded)
+    raw = audit.review_severity(
+        vectors.astype(np.float64), plain.texts, without.tuning.features, plain.scores, 3, 0
+    )
+    own = np.bincount(rater)[rater]
+    share = np.where(rater == 0, own / (240 - own) / 3, 1 / 3)
+    assert 0.4 < share[rater == 0][0] < 0.6  # below the cap
+    joined = audit.with_rater_expectation(raw, with_raters.rater_proba, plain.scores, share)
+    # rtol: the share computed here in another order of operations (one ulp apart)
+    np.testing.assert_allclose(
+        with_raters.severity, calibrated(joined, plain.scores, 3), rtol=1e-12
+    )
+    evenly = audit.with_rater_expectation(raw, with_raters.rater_proba, plain.scores)
+    assert not np.allclose(with_raters.severity, calibrated(evenly, plain.scores, 3))

@@ -18,11 +18,15 @@ Rankings (raw severities, before engine.audit.queue.calibration's map):
   kNN vote, OOF LR    the peers (severity_peers.py), as in bench_severity_errors.py
   current             the severity parm shipped before issue 44 (for the tables' column)
   shipped             the severity parm ships (severity_error_candidates.py's "logit mean
-                      current+groups20+kNN where small"), which does not read the raters
+                      current+groups20"), which does not read the raters
   rater left out      1 - p(score) from engine.audit.raters.expectation.rater_left_out_proba:
                       each rater's answers predicted by the embedding classifier fitted on the
                       other raters' answers only (the rater table's expectation)
   logit w shipped + (1 - w) rater left out    w = 2/3, 1/2, 1/3
+  the expectation's weight 1/3 shrunk (times others / own where the answer's rater read more
+  of the item than the others) or grown (times own / others there, up to 2/3): added after
+  --dominant first printed (the fifth round; engine.audit.queue.severity.expectation_share is
+  the grown one)
 
 Added after the first run printed its tables (so not blind): **rater cluster**, the issue's "a
 rater who misjudges one wording" with the rater known: the RATER_CLUSTER_SHARE of the answers
@@ -31,9 +35,12 @@ rater 0's move one step the same way (about 5% of the answers, as the cluster ki
 other raters score that wording right. And the calibration: the expected calibration error of
 engine.audit.queue.calibration's map on the real second reads, for shipped and for each blend.
 
-`--dominant 0.7` deals 70% of the answers of the real, random and cluster tasks to one rater
-and 10% to each other (the tasks whose dealing is the bench's own): how the expectation does
-when one rater scored most of the file and the others' model learns from few answers.
+`--dominant 0.7` runs every task a second time with 70% of the answers dealt to one rater and
+10% to each other (the tasks named "..., one rater 70%"; the rule chooses on both dealings): how
+the expectation does when one rater scored most of the file and the others' model learns from
+few answers. The real, random and cluster tasks keep their scores; central tendency, drift and the
+rater cluster are planted on the dominant rater (new scores, so new pieces: about ten minutes
+the first time).
 
 The pool the rule chooses from is shipped and the four rankings that read the raters (not
 current); the rule
@@ -43,6 +50,7 @@ script printed anything.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -75,18 +83,25 @@ from severity_error_report import (  # noqa: E402
     table,
     units,
 )
-from severity_errors import RATERS, TIE  # noqa: E402
+from severity_errors import GENERATORS, RATERS, TIE  # noqa: E402
 from severity_metrics import Outcome  # noqa: E402
 
 from engine.audit.queue.calibration import calibrated  # noqa: E402
 from engine.audit.raters.expectation import rater_left_out_proba  # noqa: E402
 
-SHIPPED = "logit mean current+groups20+kNN where small"
+SHIPPED = "logit mean current+groups20"
 RATER_CLUSTER = "rater cluster"
 RATER_CLUSTER_SHARE = 0.2
 WEIGHTS = (2 / 3, 1 / 2, 1 / 3)
 SHIPPED_NAME = "shipped"
 LEFT_OUT = "rater left out"
+# A rater's own errors: under --dominant, planted on the dominant rater (dominant_errors).
+OWN_ERRORS = ("central", "drift")
+# Added after --dominant first printed (not blind): the expectation's weight shrinks where the
+# answer's rater read more of the item than the others (their model learns from fewer answers),
+# or grows there (the classifiers learned that rater's scores most), up to 2/3 (what parm ships).
+SHRUNK = "logit shipped + rater left out at 1/3 x min(1, others / own)"
+GROWN = "logit shipped + rater left out at min(2/3, 1/3 x max(1, own / others))"
 
 
 # --dominant: the share of rater 0 where the dealing is the bench's own (real, random, cluster);
@@ -102,8 +117,25 @@ def dealt(name: str, item, task: str, seed: int | None) -> np.ndarray:
     rng = item_seed(name, f"{item.name}/{task}/raters", seed or 0)
     if DOMINANT[0] is None:
         return rng.integers(RATERS, size=n)
+    return rng.choice(RATERS, size=n, p=shares())
+
+
+def dominant_errors(name: str, item, seeds: int):
+    """(task, seed, scores, moved, raters) of central tendency and drift on the dominant rater:
+    rater 0, dealt DOMINANT of the answers, is the one who errs."""
+    n = item.responses.scores.size
+    for task in OWN_ERRORS:
+        for seed in range(seeds):
+            rng = item_seed(name, f"{item.name}/{task}/dominant", seed)
+            raters = rng.choice(RATERS, size=n, p=shares())
+            made = GENERATORS[task](item, rng, mine=np.flatnonzero(raters == 0))
+            if made is not None and made[1].any():
+                yield task, seed, made[0], made[1], raters
+
+
+def shares() -> list[float]:
     rest = (1.0 - DOMINANT[0]) / (RATERS - 1)
-    return rng.choice(RATERS, size=n, p=[DOMINANT[0]] + [rest] * (RATERS - 1))
+    return [DOMINANT[0]] + [rest] * (RATERS - 1)
 
 
 def rater_cluster(name: str, item, seed: int):
@@ -112,7 +144,11 @@ def rater_cluster(name: str, item, seed: int):
     responses = item.responses
     scores, top, n = responses.scores, responses.n_classes - 1, responses.scores.size
     rng = item_seed(name, f"{item.name}/{RATER_CLUSTER}", seed)
-    raters = rng.integers(RATERS, size=n)
+    raters = (
+        rng.integers(RATERS, size=n)
+        if DOMINANT[0] is None
+        else rng.choice(RATERS, size=n, p=shares())
+    )
     mine = np.flatnonzero(raters == 0)
     if mine.size == 0:
         return None
@@ -145,6 +181,10 @@ def with_raters(base: dict, item, scores: np.ndarray, raters: np.ndarray) -> dic
     out[LEFT_OUT] = left
     for w in WEIGHTS:
         out[f"logit {w:.2f} shipped + {1 - w:.2f} rater left out"] = _blend(shipped, left, w)
+    own = np.bincount(raters)[raters].astype(float)
+    ratio = (raters.size - own) / own  # the other raters' reads over the answer's rater's
+    out[SHRUNK] = _blend(shipped, left, 1.0 - np.minimum(1.0, ratio) / 3)
+    out[GROWN] = _blend(shipped, left, 1.0 - np.minimum(2 / 3, 1 / (3 * np.minimum(1.0, ratio))))
     return out
 
 
@@ -152,8 +192,12 @@ def audit(name: str, seeds: int, limit: int | None) -> list[Outcome]:
     outcomes = []
     for item, inputs, config in dataset_items(name, limit):
         planted = [
-            (t, s, sc, p, dealt(name, item, t, s)) for t, s, sc, p in tasks(name, item, seeds)
+            (t, s, sc, p, dealt(name, item, t, s))
+            for t, s, sc, p in tasks(name, item, seeds)
+            if DOMINANT[0] is None or t not in OWN_ERRORS
         ]
+        if DOMINANT[0] is not None:
+            planted += list(dominant_errors(name, item, seeds))
         for seed in range(seeds):
             made = rater_cluster(name, item, seed)
             if made is not None:
@@ -163,7 +207,7 @@ def audit(name: str, seeds: int, limit: int | None) -> list[Outcome]:
             base = rankings(found, scores, GROUP_COUNTS)
             ranked = with_raters(base, item, scores, raters)
             outcomes.append(Outcome(name, item.name, task, seed, positives, ranked, {}))
-            if task == "real":
+            if task == "real" and DOMINANT[0] is None:
                 n_classes = item.responses.n_classes
                 REAL.append((name, scores, n_classes, positives, ranked))
     return outcomes
@@ -194,10 +238,14 @@ def main() -> None:
     parser.add_argument("--dominant", type=float, default=None,
                         help="rater 0's share of the real, random and cluster tasks' answers")  # fmt: skip
     args = parser.parse_args()
-    DOMINANT[0] = args.dominant
     started = time.perf_counter()
     print(machine_line(), file=sys.stderr)
     outcomes = audit_datasets(args, lambda name, limit: audit(name, args.seeds, limit))
+    if args.dominant is not None:  # the same tasks again, one rater dealt args.dominant
+        DOMINANT[0] = args.dominant
+        label = f", one rater {args.dominant:.0%}"
+        again = audit_datasets(args, lambda name, limit: audit(name, args.seeds, limit))
+        outcomes += [dataclasses.replace(o, task=o.task + label) for o in again]
     np.seterr(all="ignore")
     grouped = units(outcomes)
     names = list(outcomes[0].rankings)

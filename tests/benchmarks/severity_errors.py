@@ -63,24 +63,26 @@ def _dealt(n: int, rng: np.random.Generator) -> np.ndarray:
     return np.flatnonzero(rng.integers(RATERS, size=n) == 0)
 
 
-def central_errors(item, rng: np.random.Generator):
+def central_errors(item, rng: np.random.Generator, mine: np.ndarray | None = None):
+    """mine: the central rater's answers (default: a quarter dealt at random by `rng`)."""
     responses = item.responses
     top = responses.n_classes - 1
     if not responses.ordered or top < 2:
         return None
-    mine = _dealt(responses.scores.size, rng)
+    mine = _dealt(responses.scores.size, rng) if mine is None else mine
     new = responses.scores.copy()
     hit = mine[new[mine] == top]
     new[hit] = top - 1
     return new, new != responses.scores
 
 
-def drift_errors(item, rng: np.random.Generator):
+def drift_errors(item, rng: np.random.Generator, mine: np.ndarray | None = None):
+    """mine: the drifting rater's answers in scoring order (default: a quarter dealt by `rng`)."""
     responses = item.responses
     if not responses.ordered:
         return None
     scores, top = responses.scores, responses.n_classes - 1
-    mine = _dealt(scores.size, rng)
+    mine = _dealt(scores.size, rng) if mine is None else mine
     step = int(rng.choice([-1, 1]))
     chance = DRIFT_TOP * np.arange(mine.size) / max(mine.size - 1, 1)
     drifted = mine[rng.random(mine.size) < chance]

@@ -17,13 +17,7 @@ two kinds of cross-fitting, their logits averaged (`logit_mean`):
    answer like it. A rater who scores a whole wording the same wrong way teaches random folds
    (and the neighbours) the error; group folds do not (issue 44: on Powergrading's planted
    clusters, AUROC .529 before, .915 now).
-3. on an item too small for the stacker, where the classifiers learn from few answers per score
-   and no neighbour evidence enters 1., the vote of the answer's NEIGHBOUR_VOTE_K nearest
-   answers (`neighbour_vote`, from the item's neighbour graph) joins the logit mean as a third
-   logit (issue 44's third round: on Mohler's 28-answer items the real second reads' AUROC
-   .820 -> .827 held out, against the kNN vote's .836).
-
-4. on an answer read once, where the file names two raters or more: the rater table's
+3. on an answer read once, where the file names two raters or more: the rater table's
    expectation (engine.audit.raters.expectation: each rater's answers predicted by a model
    fitted on the other raters' answers only), which a rater's own consistent error cannot
    teach, joins with a third of the weight (`with_rater_expectation`, called by
@@ -65,8 +59,7 @@ EMBEDDING_C = 10.0
 LEXICAL_C = 10.0
 STACKER_C = 1.0
 STACKER_MAX_ITER = 1000
-# Items with fewer responses per stacker parameter use the mean of the two classifiers (and
-# the neighbours' vote, review_severity).
+# Items with fewer responses per stacker parameter use the mean of the two classifiers.
 ROWS_PER_PARAMETER = 10
 # Up to this many responses the lexical model's Gram matrix is exact (every item of the
 # benchmark, at most 1,800 answers); above, it sees the answers through LEXICAL_LANDMARKS of
@@ -82,14 +75,11 @@ LEXICAL_DTYPE = np.float32
 LOG_FLOOR = 1e-6
 # Groups of similar answers for the group folds (engine.audit.queue.answer_groups).
 GROUPS = 20
-# The neighbour vote on items too small for the stacker: the nearest 34 answers (the kNN peer's
-# K in the benchmark), cosine-weighted, negative similarities counted 0; clipped to 2-98% in the
-# logit mean, as a vote of 0 or 1 would outweigh the two other logits.
-NEIGHBOUR_VOTE_K = 34
-VOTE_CLIP = 0.02
 # The rater expectation's share of the logit where raters are named (the fourth round's choice
-# among 1/3, 1/2 and 2/3, and the severity alone).
+# among 1/3, 1/2 and 2/3, and the severity alone), and where the answer's rater read more of the
+# item than the others together, up to twice that (the fifth round's, expectation_share).
 RATER_SHARE = 1 / 3
+RATER_SHARE_MAX = 2 / 3
 CLASSIFIER_STEP = "severity: embedding classifier"
 LEXICAL_STEP = "severity: word and character classifier"
 
@@ -229,24 +219,23 @@ def logit_mean(*probabilities: np.ndarray, weights: tuple[float, ...] | None = N
     return 1.0 / (1.0 + np.exp(-sum(w * logit for w, logit in zip(weights, logits))))
 
 
-def with_rater_expectation(raw: np.ndarray, proba: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """The probability whose logit is (1 - RATER_SHARE) logit(raw) + RATER_SHARE logit(1 -
-    p(score)) under the rater-left-out model (proba: (N, C+1), each answer's audited read)."""
-    return logit_mean(raw, severity(proba, scores), weights=(1 - RATER_SHARE, RATER_SHARE))
+def with_rater_expectation(
+    raw: np.ndarray, proba: np.ndarray, scores: np.ndarray, share=RATER_SHARE
+) -> np.ndarray:
+    """The probability whose logit is (1 - share) logit(raw) + share logit(1 - p(score)) under
+    the rater-left-out model (proba: (N, C+1), each answer's audited read; share: a number or
+    (N,), `expectation_share`)."""
+    return logit_mean(raw, severity(proba, scores), weights=(1 - share, share))
 
 
-def neighbour_vote(indices: np.ndarray, similarities: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """(N,) 1 - the share of each answer's own score among its NEIGHBOUR_VOTE_K nearest answers
-    (fewer where the lists hold fewer), weighted by similarity (below 0 counts 0); 0.5, no
-    evidence either way, where every weight is 0 (a blank answer). indices, similarities: the
-    neighbour graph's sorted lists (N, Kmax), self excluded."""
-    k = min(NEIGHBOUR_VOTE_K, indices.shape[1])
-    near = np.asarray(indices[:, :k], dtype=np.int64)
-    weights = np.clip(np.asarray(similarities[:, :k], dtype=np.float64), 0.0, None)
-    total = weights.sum(axis=1)
-    same = (weights * (scores[near] == scores[:, None])).sum(axis=1)
-    share = np.divide(same, total, out=np.zeros_like(total), where=total > 0)
-    return np.where(total > 0, 1.0 - share, 0.5)
+def expectation_share(own: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """(N,) the rater expectation's weight in each answer's severity: RATER_SHARE, times the
+    answer's rater's reads of the item over the other raters' where they are more, up to
+    RATER_SHARE_MAX (own, others: (N,) counts). The more of an item one rater read, the more the
+    classifiers learned that rater's own errors, and the more the others' model is the evidence
+    left (issue 44's fifth round)."""
+    ratio = np.asarray(own, np.float64) / np.maximum(np.asarray(others, np.float64), 1.0)
+    return np.minimum(RATER_SHARE_MAX, RATER_SHARE * np.maximum(1.0, ratio))
 
 
 @dataclass(frozen=True)
@@ -294,15 +283,12 @@ def review_severity(
     n_classes: int,
     seed: int,
     reporter: Reporter | None = None,
-    neighbours: tuple[np.ndarray, np.ndarray] | None = None,
     started: SeverityStart | None = None,
 ) -> np.ndarray | None:
     """Raw severity in [0, 1] (see the module docstring), every response predicted by models
     fitted on other folds' scores only: the logit mean of the random-fold and the group-fold
-    severities, and on an item too small for the stacker the neighbours' vote. vectors: (N, d)
-    embeddings; texts: the N answers; features: PARM's T (N, C+1) and S (N,) for the selected
-    graph; neighbours: the neighbour graph's sorted lists (indices, similarities), (N, Kmax)
-    each (without them no vote enters); started: `start_severity`'s, when the caller began the
+    severities. vectors: (N, d) embeddings; texts: the N answers; features: PARM's T (N, C+1)
+    and S (N,) for the selected graph; started: `start_severity`'s, when the caller began the
     severity (its folds, and its embedding fits offered to a helper process); None: begun here,
     with no helper. None when there are too few responses for two folds."""
     reporter = reporter or Reporter()
@@ -320,22 +306,12 @@ def review_severity(
     ranked = random_fold_severity(
         embedded[0], lexical[0], features, scores, n_classes, parts, reporter
     )
-    voted = neighbours is not None and not stacks(scores.shape[0], n_classes)
-    if not grouped and not voted:
+    if not grouped:
         return ranked
     fallback = (embedded[0] + lexical[0]) / 2
-    # Without two groups every answer keeps the random folds' mean (as group_fold_severity
-    # does for an answer its fold cannot give a score).
-    by_groups = (
-        group_fold_severity(embedded[1], lexical[1], scores, grouped, fallback)
-        if grouped
-        else severity(fallback, scores)
+    return logit_mean(
+        ranked, group_fold_severity(embedded[1], lexical[1], scores, grouped, fallback)
     )
-    if not voted:
-        return logit_mean(ranked, by_groups)
-    assert neighbours is not None  # voted says so
-    vote = np.clip(neighbour_vote(*neighbours, scores), VOTE_CLIP, 1 - VOTE_CLIP)
-    return logit_mean(ranked, by_groups, vote)
 
 
 def flags(predicted: np.ndarray, scores: np.ndarray) -> np.ndarray:
