@@ -20,14 +20,16 @@ two kinds of cross-fitting, their logits averaged (`logit_mean`):
 3. on an answer read once, where the file names two raters or more: the rater table's
    expectation (engine.audit.raters.expectation: each rater's answers predicted by a model
    fitted on the other raters' answers only), which a rater's own consistent error cannot
-   teach, joins with a third of the weight (`with_rater_expectation`, called by
-   engine.pipeline once it is made; not on an answer read twice, whose other read that model
-   saw). Issue 44's fourth round (tests/benchmarks/bench_severity_raters.py: the same tasks
-   with four raters dealt and known) chose it held out: a rater who never gives the top score
-   .642 -> .692 on ASAP-SAS, .687 -> .789 on Mohler, at .001-.015 on random errors, real
-   reads and clusters every rater scores alike.
+   teach, joins with a third of the weight, more where the answer's rater read more of the
+   item than the others together, up to two thirds (`with_rater_expectation`,
+   `expectation_share`, called by engine.pipeline once the expectation is made; not on an
+   answer read twice, whose other read that model saw). Issue 44's fourth and fifth rounds
+   (tests/benchmarks/bench_severity_raters.py: the same tasks with four raters dealt and
+   known, evenly and with one reading 70%) chose it held out: a rater who never gives the top
+   score .642 -> .692 on ASAP-SAS, .697 -> .792 on Mohler, at up to .016 on random errors,
+   real reads and clusters every rater scores alike.
 
-tests/benchmarks/bench_severity_errors.py chose 1-3 by leaving one kind of file out, over every
+tests/benchmarks/bench_severity_errors.py chose 1-2 by leaving one kind of file out, over every
 kind in the shared data, on random errors, real second reads and the errors raters make (a
 cluster of similar answers one step off, a rater who never gives the top score, one who
 drifts), against a kNN vote and out-of-fold logistic regression computed per item on the same
