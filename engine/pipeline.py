@@ -203,9 +203,9 @@ def _on_the_scale(raw, crossed: bool, rater_proba, responses: Responses, config:
     answer's rater read more of the item than the others (severity.expectation_share). Not an
     answer read twice: the other raters' model was fitted on its other read, which would vouch
     for or against it in the queue and in the figures that test the queue against the reads
-    (engine.audit.queue.read_severity learns from them instead). Not where the raters are a wide file's score
-    columns: every audited read is then the first column's, and the "other raters" are the
-    second reads, which read_severity already learns from."""
+    (engine.audit.queue.read_severity learns from them instead). Not where the raters are a
+    wide file's score columns: every audited read is then the first column's, and the "other
+    raters" are the second reads, which read_severity already learns from."""
     scores = responses.scores
     if crossed and rater_proba is not None and rater_column_given(config):
         reads, rows = every_read(responses), audited_reads(responses)

@@ -39,8 +39,8 @@ engine.audit.queue.calibration's map on the real second reads, for shipped and f
 10% to each other (the tasks named "..., one rater 70%"; the rule chooses on both dealings): how
 the expectation does when one rater scored most of the file and the others' model learns from
 few answers. The real, random and cluster tasks keep their scores; central tendency, drift and the
-rater cluster are planted on the dominant rater (new scores, so new pieces: about ten minutes
-the first time).
+rater cluster are planted on the dominant rater (new scores, so new pieces: about five minutes
+more the first time).
 
 The pool the rule chooses from is shipped and the four rankings that read the raters (not
 current); the rule
