@@ -87,6 +87,7 @@ from severity_errors import GENERATORS, RATERS, TIE  # noqa: E402
 from severity_metrics import Outcome  # noqa: E402
 
 from engine.audit.queue.calibration import calibrated  # noqa: E402
+from engine.audit.queue.severity import expectation_share  # noqa: E402
 from engine.audit.raters.expectation import rater_left_out_proba  # noqa: E402
 
 SHIPPED = "logit mean current+groups20"
@@ -181,10 +182,10 @@ def with_raters(base: dict, item, scores: np.ndarray, raters: np.ndarray) -> dic
     out[LEFT_OUT] = left
     for w in WEIGHTS:
         out[f"logit {w:.2f} shipped + {1 - w:.2f} rater left out"] = _blend(shipped, left, w)
-    own = np.bincount(raters)[raters].astype(float)
+    own = np.bincount(raters)[raters]
     ratio = (raters.size - own) / own  # the other raters' reads over the answer's rater's
     out[SHRUNK] = _blend(shipped, left, 1.0 - np.minimum(1.0, ratio) / 3)
-    out[GROWN] = _blend(shipped, left, 1.0 - np.minimum(2 / 3, 1 / (3 * np.minimum(1.0, ratio))))
+    out[GROWN] = _blend(shipped, left, 1.0 - expectation_share(own, raters.size - own))
     return out
 
 
